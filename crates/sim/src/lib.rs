@@ -1,0 +1,15 @@
+//! `sim`: the ground every other zonelab layer stands on.
+//!
+//! Virtual time in integer nanoseconds, resource timelines, a deterministic
+//! discrete-event queue, seeded randomness and metrics. Nothing here knows
+//! about flash or zones.
+
+pub mod event;
+pub mod metrics;
+pub mod rng;
+pub mod time;
+
+pub use event::EventQueue;
+pub use metrics::{Counter, LatencyHistogram, TimeSeries};
+pub use rng::SimRng;
+pub use time::{transfer_ns, Nanos, ServerPool, Timeline, MS, SEC, US};
