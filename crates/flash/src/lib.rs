@@ -1,14 +1,16 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! `flash`: NAND flash as a set of timed resources.
+//!
+//! Channels carry data between the controller and the dies; dies execute
+//! array operations (read, program, erase, copyback) on their planes. Each is a
+//! [`Timeline`](zonelab_sim::Timeline), so parallelism and contention between
+//! operations come out of reservations, not out of per-workload formulas.
+//! The array also keeps erase and program counts per block and checks that
+//! pages of a block are programmed in order after an erase.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod array;
+pub mod geometry;
+pub mod timing;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use array::{BlockAddr, FlashArray, FlashCounters, FlashError, ProgramDone};
+pub use geometry::{Geometry, GeometryError};
+pub use timing::Timing;

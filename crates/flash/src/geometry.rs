@@ -1,0 +1,141 @@
+//! Physical organisation of the flash: channels × chips × dies × planes × blocks × pages.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Geometry {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_bytes: u32,
+    /// Pages per plane programmed by one program operation (3 for TLC one-shot
+    /// programming of a word line, 1 for page-at-a-time media).
+    pub oneshot_pages: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeometryError(pub String);
+
+impl std::fmt::Display for GeometryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for GeometryError {}
+
+impl Geometry {
+    /// Dies are numbered so that consecutive dies sit on consecutive channels:
+    /// a stripe over N dies uses min(N, channels) channels.
+    pub fn dies_total(&self) -> u32 {
+        self.channels * self.chips_per_channel * self.dies_per_chip
+    }
+
+    #[inline]
+    pub fn channel_of_die(&self, die: u32) -> u32 {
+        die % self.channels
+    }
+
+    /// Chip (package) a die belongs to; dies of one chip share its channel.
+    pub fn chip_of_die(&self, die: u32) -> u32 {
+        let chips = self.channels * self.chips_per_channel;
+        die % chips
+    }
+
+    pub fn blocks_total(&self) -> u64 {
+        u64::from(self.dies_total())
+            * u64::from(self.planes_per_die)
+            * u64::from(self.blocks_per_plane)
+    }
+
+    pub fn block_bytes(&self) -> u64 {
+        u64::from(self.pages_per_block) * u64::from(self.page_bytes)
+    }
+
+    pub fn raw_bytes(&self) -> u64 {
+        self.blocks_total() * self.block_bytes()
+    }
+
+    /// Bytes one multi-plane one-shot program writes on a die.
+    pub fn program_unit_bytes(&self) -> u64 {
+        u64::from(self.planes_per_die) * u64::from(self.oneshot_pages) * u64::from(self.page_bytes)
+    }
+
+    pub fn validate(&self) -> Result<(), GeometryError> {
+        let fields = [
+            ("channels", self.channels),
+            ("chips_per_channel", self.chips_per_channel),
+            ("dies_per_chip", self.dies_per_chip),
+            ("planes_per_die", self.planes_per_die),
+            ("blocks_per_plane", self.blocks_per_plane),
+            ("pages_per_block", self.pages_per_block),
+            ("page_bytes", self.page_bytes),
+            ("oneshot_pages", self.oneshot_pages),
+        ];
+        for (name, value) in fields {
+            if value == 0 {
+                return Err(GeometryError(format!("flash.{name} must be at least 1")));
+            }
+        }
+        if !self.page_bytes.is_power_of_two() || self.page_bytes < 512 {
+            return Err(GeometryError(format!(
+                "flash.page_bytes = {} must be a power of two of at least 512 (e.g. 4096, 16384)",
+                self.page_bytes
+            )));
+        }
+        if self.pages_per_block % self.oneshot_pages != 0 {
+            return Err(GeometryError(format!(
+                "flash.pages_per_block = {} is not a multiple of flash.oneshot_pages = {}: a block must hold whole program units",
+                self.pages_per_block, self.oneshot_pages
+            )));
+        }
+        if self.dies_total() > 1 << 16 || self.blocks_total() > 1 << 32 {
+            return Err(GeometryError(format!(
+                "flash has {} dies and {} blocks; at most 65536 dies and 2^32 blocks are supported",
+                self.dies_total(),
+                self.blocks_total()
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Geometry {
+        Geometry {
+            channels: 4,
+            chips_per_channel: 2,
+            dies_per_chip: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 8,
+            pages_per_block: 12,
+            page_bytes: 16384,
+            oneshot_pages: 3,
+        }
+    }
+
+    #[test]
+    fn derived_sizes() {
+        let g = small();
+        assert_eq!(g.dies_total(), 8);
+        assert_eq!(g.blocks_total(), 128);
+        assert_eq!(g.program_unit_bytes(), 2 * 3 * 16384);
+        assert_eq!((0..8).map(|d| g.channel_of_die(d)).collect::<Vec<_>>(), [0, 1, 2, 3, 0, 1, 2, 3]);
+        g.validate().unwrap();
+    }
+
+    #[test]
+    fn rejects_partial_program_units() {
+        let g = Geometry { pages_per_block: 10, ..small() };
+        let e = g.validate().unwrap_err().0;
+        assert!(e.contains("oneshot_pages"), "{e}");
+        let g = Geometry { planes_per_die: 0, ..small() };
+        assert!(g.validate().unwrap_err().0.contains("planes_per_die"));
+    }
+}
