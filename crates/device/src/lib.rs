@@ -1,14 +1,26 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! `device`: a ZNS SSD that follows the NVMe Zoned Namespace command set.
+//!
+//! Commands ([`Command`]) go to a [`Device`] built from a [`DeviceConfig`]
+//! (a preset or TOML); each returns a [`Completion`] with its NVMe status and
+//! its simulated submission and completion times. Zone states and resources
+//! live in [`zone`], the zone-to-flash mapping in [`mapping`], write buffering
+//! in [`buffer`], and timing comes from the `flash` layer's timelines.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod buffer;
+pub mod command;
+pub mod config;
+pub mod data;
+pub mod device;
+pub mod mapping;
+pub mod options;
+pub mod presets;
+pub mod status;
+pub mod zone;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use command::{CmdResult, Command, Completion, IdentifyData, Payload, ReadPattern, ReportFilter, ZoneAction, ZoneDescriptor, ZoneReport};
+pub use config::{ConfigError, DeviceConfig, Layout, Mode};
+pub use device::{Device, DeviceCounters};
+pub use options::{load_device, parse_size, DeviceOptions};
+pub use presets::{preset, PRESET_NAMES};
+pub use status::Status;
+pub use zone::{ZoneState, ZoneType};

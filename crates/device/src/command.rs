@@ -1,0 +1,155 @@
+//! Commands the device accepts and what their completions carry.
+
+use crate::status::Status;
+use crate::zone::{ZoneState, ZoneType};
+use zonelab_sim::Nanos;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneAction {
+    Open,
+    Close,
+    Finish,
+    Reset,
+    Offline,
+}
+
+impl ZoneAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneAction::Open => "open",
+            ZoneAction::Close => "close",
+            ZoneAction::Finish => "finish",
+            ZoneAction::Reset => "reset",
+            ZoneAction::Offline => "offline",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "open" => ZoneAction::Open,
+            "close" => ZoneAction::Close,
+            "finish" => ZoneAction::Finish,
+            "reset" => ZoneAction::Reset,
+            "offline" => ZoneAction::Offline,
+            _ => return None,
+        })
+    }
+}
+
+/// Zone Receive Action Specific filter of Report Zones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFilter {
+    All,
+    State(ZoneState),
+}
+
+impl ReportFilter {
+    pub fn matches(self, zone_type: ZoneType, state: ZoneState) -> bool {
+        match self {
+            ReportFilter::All => true,
+            ReportFilter::State(s) => zone_type == ZoneType::SeqWriteRequired && s == state,
+        }
+    }
+}
+
+/// Data a write carries: nothing (metadata mode), one byte repeated over
+/// every block, or the bytes themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'a> {
+    None,
+    Pattern(u8),
+    Bytes(&'a [u8]),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command<'a> {
+    Identify,
+    Read { slba: u64, nlb: u32 },
+    Write { slba: u64, nlb: u32, payload: Payload<'a> },
+    WriteZeroes { slba: u64, nlb: u32 },
+    Append { zslba: u64, nlb: u32, payload: Payload<'a> },
+    ZoneMgmtSend { action: ZoneAction, slba: u64, select_all: bool },
+    ReportZones { slba: u64, filter: ReportFilter, max_zones: u32, partial: bool },
+}
+
+impl Command<'_> {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Identify => "identify",
+            Command::Read { .. } => "read",
+            Command::Write { .. } => "write",
+            Command::WriteZeroes { .. } => "write_zeroes",
+            Command::Append { .. } => "append",
+            Command::ZoneMgmtSend { .. } => "zone_mgmt",
+            Command::ReportZones { .. } => "report_zones",
+        }
+    }
+}
+
+/// Identify Namespace (and the zoned I/O command set fields).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentifyData {
+    pub lba_bytes: u32,
+    /// Namespace size in logical blocks.
+    pub nsze: u64,
+    pub zsze: u64,
+    pub zcap: u64,
+    pub nr_zones: u32,
+    pub nr_conventional_zones: u32,
+    /// Max Active Resources, 0-based; `u32::MAX` means no limit.
+    pub mar: u32,
+    /// Max Open Resources, 0-based; `u32::MAX` means no limit.
+    pub mor: u32,
+    pub zasl_bytes: u64,
+    pub mdts_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZoneDescriptor {
+    pub zone_type: ZoneType,
+    pub state: ZoneState,
+    pub zcap: u64,
+    pub zslba: u64,
+    pub wp: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZoneReport {
+    /// Zones matching the filter from SLBA on, or the number of descriptors
+    /// returned when the report is partial.
+    pub nr_zones: u64,
+    pub zones: Vec<ZoneDescriptor>,
+}
+
+/// What a read found, for checking data without copying it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadPattern {
+    /// Every byte read holds this value.
+    Uniform(u8),
+    Mixed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CmdResult {
+    None,
+    /// LBA a Zone Append wrote to.
+    Lba(u64),
+    Identify(Box<IdentifyData>),
+    Report(ZoneReport),
+    /// Data mode only.
+    Read(ReadPattern),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub status: Status,
+    pub submit_ns: Nanos,
+    pub complete_ns: Nanos,
+    pub result: CmdResult,
+}
+
+impl Completion {
+    pub fn latency_ns(&self) -> Nanos {
+        self.complete_ns - self.submit_ns
+    }
+}

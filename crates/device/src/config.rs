@@ -1,0 +1,308 @@
+//! Device configuration: every parameter of a simulated device, as TOML.
+//!
+//! Sections follow the layers: `namespace` (what the host sees), `mapping`
+//! (how zones land on flash), `flash` and `flash_timing` (the medium),
+//! `link` (PCIe), `controller` (firmware cost per command), `write_buffer`,
+//! `management` (zone management cost).
+
+use serde::{Deserialize, Serialize};
+use zonelab_flash::{Geometry, Timing};
+use zonelab_sim::Nanos;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Keep only zone metadata: reads return zeros, memory stays small.
+    Metadata,
+    /// Keep written data so that reads return it.
+    Data,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    pub name: String,
+    pub mode: Mode,
+    pub namespace: NamespaceConfig,
+    pub mapping: MappingConfig,
+    pub flash: Geometry,
+    pub flash_timing: Timing,
+    pub link: LinkConfig,
+    pub controller: ControllerConfig,
+    pub write_buffer: WriteBufferConfig,
+    pub management: ManagementConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceConfig {
+    /// Logical block size: 512 or 4096.
+    pub lba_bytes: u32,
+    /// Zones in the namespace, conventional ones included.
+    pub zones: u32,
+    /// Conventional (randomly writable) zones at the start of the namespace.
+    pub conventional_zones: u32,
+    pub zone_size_bytes: u64,
+    pub zone_capacity_bytes: u64,
+    /// Max open zones; 0 = unlimited.
+    pub max_open_zones: u32,
+    /// Max active zones; 0 = unlimited.
+    pub max_active_zones: u32,
+    /// Largest Zone Append; 0 = MDTS.
+    pub zasl_bytes: u64,
+    /// Maximum data transfer size of one command.
+    pub mdts_bytes: u64,
+    /// Whether a read may cross a zone boundary.
+    pub cross_zone_read: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MappingConfig {
+    /// Zone interleaving degree D_zone: dies a zone's chunks are striped over.
+    /// Must divide the number of dies; dies / D_zone flash chip groups result.
+    pub d_zone: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub lanes: u32,
+    /// Payload bandwidth of one lane in one direction.
+    pub lane_bytes_per_s: u64,
+}
+
+impl LinkConfig {
+    pub fn bytes_per_s(&self) -> u64 {
+        u64::from(self.lanes) * self.lane_bytes_per_s
+    }
+}
+
+/// Firmware and host-interface costs. `submit_ns` and `complete_ns` overlap
+/// between commands (doorbell, fetch, completion post and interrupt); the
+/// `*_ns` firmware costs run on `firmware_cores` cores and so bound IOPS.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    pub firmware_cores: u32,
+    pub submit_ns: Nanos,
+    pub complete_ns: Nanos,
+    pub read_ns: Nanos,
+    pub write_ns: Nanos,
+    pub append_ns: Nanos,
+    pub write_zeroes_ns: Nanos,
+    /// Extra firmware work when a write or append implicitly opens a zone.
+    pub implicit_open_write_ns: Nanos,
+    pub implicit_open_append_ns: Nanos,
+    pub identify_ns: Nanos,
+    pub report_ns: Nanos,
+    pub report_per_zone_ns: Nanos,
+    /// Firmware cost of a command that fails its checks.
+    pub error_ns: Nanos,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteBufferConfig {
+    /// Controller memory holding each open zone's data until it is programmed;
+    /// writes wait for space (back-pressure) once it is full.
+    pub zone_buffer_bytes: u64,
+}
+
+/// Firmware time of zone management commands (a fixed cost each for now;
+/// finish additionally programs the zone's buffered data, reset erases the
+/// blocks that hold data in the background).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManagementConfig {
+    pub open_ns: Nanos,
+    pub close_ns: Nanos,
+    pub finish_ns: Nanos,
+    pub reset_ns: Nanos,
+    pub offline_ns: Nanos,
+}
+
+/// A configuration that cannot describe a device, with what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for ConfigError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError(msg.into()))
+}
+
+/// Quantities derived from a valid configuration, in the units the device uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub lba_bytes: u64,
+    pub zone_lbas: u64,
+    pub zone_lbas_log2: u32,
+    pub zcap_lbas: u64,
+    pub zones: u32,
+    pub conventional_zones: u32,
+    pub lbas_per_chunk: u64,
+    pub d_zone: u32,
+    pub fcgs: u32,
+    /// Blocks per plane in one flash block group.
+    pub fbg_blocks: u32,
+    pub fbgs_per_fcg: u32,
+    /// Chunks of one super word line: every plane and one-shot page of every die.
+    pub super_row_chunks: u64,
+    pub zone_buffer_bytes: u64,
+    pub mdts_lbas: u64,
+    pub zasl_lbas: u64,
+}
+
+impl DeviceConfig {
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let config: DeviceConfig = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a device config always serialises")
+    }
+
+    pub fn validate(&self) -> Result<Layout, ConfigError> {
+        self.flash.validate().map_err(|e| ConfigError(e.0))?;
+        self.flash_timing.validate().map_err(ConfigError)?;
+        self.validate_interfaces()?;
+        let mut layout = self.validate_namespace()?;
+        self.validate_flash_fit(&mut layout)?;
+        Ok(layout)
+    }
+
+    fn validate_interfaces(&self) -> Result<(), ConfigError> {
+        if self.link.lanes == 0 || self.link.lane_bytes_per_s == 0 {
+            return err("link.lanes and link.lane_bytes_per_s must be positive");
+        }
+        if self.controller.firmware_cores == 0 || self.controller.firmware_cores > 64 {
+            return err(format!("controller.firmware_cores = {} must be between 1 and 64", self.controller.firmware_cores));
+        }
+        Ok(())
+    }
+
+    fn validate_namespace(&self) -> Result<Layout, ConfigError> {
+        let ns = &self.namespace;
+        if ns.lba_bytes != 512 && ns.lba_bytes != 4096 {
+            return err(format!("namespace.lba_bytes = {} is not an LBA format: use 512 or 4096", ns.lba_bytes));
+        }
+        let lba = u64::from(ns.lba_bytes);
+        if ns.zones == 0 {
+            return err("namespace.zones must be at least 1");
+        }
+        if ns.conventional_zones >= ns.zones {
+            return err(format!(
+                "namespace.conventional_zones = {} leaves no sequential zone of namespace.zones = {}: lower it below {}",
+                ns.conventional_zones, ns.zones, ns.zones
+            ));
+        }
+        if ns.zone_size_bytes % lba != 0 || !(ns.zone_size_bytes / lba).is_power_of_two() {
+            return err(format!(
+                "namespace.zone_size_bytes = {} is not a power of two number of {lba}-byte LBAs: use e.g. {}",
+                ns.zone_size_bytes,
+                (ns.zone_size_bytes.max(lba) / lba).next_power_of_two() * lba
+            ));
+        }
+        if ns.zone_capacity_bytes == 0 || ns.zone_capacity_bytes % lba != 0 {
+            return err(format!(
+                "namespace.zone_capacity_bytes = {} must be a positive multiple of the LBA size {lba}",
+                ns.zone_capacity_bytes
+            ));
+        }
+        if ns.zone_capacity_bytes > ns.zone_size_bytes {
+            return err(format!(
+                "namespace.zone_capacity_bytes = {} exceeds namespace.zone_size_bytes = {}: capacity must be at most the zone size",
+                ns.zone_capacity_bytes, ns.zone_size_bytes
+            ));
+        }
+        if ns.max_open_zones > 0 && ns.max_active_zones > 0 && ns.max_open_zones > ns.max_active_zones {
+            return err(format!(
+                "namespace.max_open_zones = {} exceeds namespace.max_active_zones = {}: an open zone is also active, so MOR must be <= MAR",
+                ns.max_open_zones, ns.max_active_zones
+            ));
+        }
+        if ns.max_open_zones == 0 && ns.max_active_zones > 0 {
+            return err("namespace.max_open_zones = 0 (unlimited) with a limited namespace.max_active_zones: MOR must be <= MAR, so limit max_open_zones too");
+        }
+        if ns.mdts_bytes < lba || ns.mdts_bytes % lba != 0 {
+            return err(format!("namespace.mdts_bytes = {} must be a positive multiple of the LBA size {lba}", ns.mdts_bytes));
+        }
+        if ns.zasl_bytes % lba != 0 || ns.zasl_bytes > ns.mdts_bytes {
+            return err(format!(
+                "namespace.zasl_bytes = {} must be a multiple of the LBA size {lba} and at most namespace.mdts_bytes = {} (0 means MDTS)",
+                ns.zasl_bytes, ns.mdts_bytes
+            ));
+        }
+        let page = u64::from(self.flash.page_bytes);
+        if page < lba {
+            return err(format!("flash.page_bytes = {page} is smaller than namespace.lba_bytes = {lba}"));
+        }
+        let zone_lbas = ns.zone_size_bytes / lba;
+        let total_lbas = zone_lbas.checked_mul(u64::from(ns.zones));
+        if total_lbas.is_none_or(|t| t > 1 << 48) {
+            return err("namespace.zones × zone size exceeds 2^48 LBAs");
+        }
+        let g = &self.flash;
+        Ok(Layout {
+            lba_bytes: lba,
+            zone_lbas,
+            zone_lbas_log2: zone_lbas.trailing_zeros(),
+            zcap_lbas: ns.zone_capacity_bytes / lba,
+            zones: ns.zones,
+            conventional_zones: ns.conventional_zones,
+            lbas_per_chunk: page / lba,
+            d_zone: self.mapping.d_zone,
+            fcgs: 0,
+            fbg_blocks: 0,
+            fbgs_per_fcg: 0,
+            super_row_chunks: u64::from(self.mapping.d_zone) * u64::from(g.planes_per_die) * u64::from(g.oneshot_pages),
+            zone_buffer_bytes: self.write_buffer.zone_buffer_bytes,
+            mdts_lbas: ns.mdts_bytes / lba,
+            zasl_lbas: if ns.zasl_bytes == 0 { ns.mdts_bytes / lba } else { ns.zasl_bytes / lba },
+        })
+    }
+
+    fn validate_flash_fit(&self, layout: &mut Layout) -> Result<(), ConfigError> {
+        let g = &self.flash;
+        let dies = g.dies_total();
+        let d = self.mapping.d_zone;
+        if d == 0 || dies % d != 0 {
+            return err(format!(
+                "mapping.d_zone = {d} must divide the {dies} dies (flash.channels × chips_per_channel × dies_per_chip) into equal flash chip groups"
+            ));
+        }
+        let row_bytes = u64::from(d) * u64::from(g.planes_per_die) * g.block_bytes();
+        let fbg_blocks = self.namespace.zone_capacity_bytes.div_ceil(row_bytes);
+        let fcgs = dies / d;
+        let fbgs_per_fcg = u64::from(g.blocks_per_plane) / fbg_blocks;
+        let zones_per_fcg = u64::from(self.namespace.zones).div_ceil(u64::from(fcgs));
+        if fbgs_per_fcg < zones_per_fcg {
+            let need = zones_per_fcg * fbg_blocks;
+            return err(format!(
+                "the flash holds {} flash block groups of {} block(s) per plane but the namespace has {} zones: raise flash.blocks_per_plane to at least {need} or lower namespace.zones",
+                fbgs_per_fcg * u64::from(fcgs),
+                fbg_blocks,
+                self.namespace.zones
+            ));
+        }
+        let super_row_bytes = layout.super_row_chunks * u64::from(g.page_bytes);
+        if self.write_buffer.zone_buffer_bytes < super_row_bytes {
+            return err(format!(
+                "write_buffer.zone_buffer_bytes = {} cannot hold one super word line ({super_row_bytes} bytes = d_zone × planes × oneshot_pages × page_bytes), so no program could start: raise it to at least {super_row_bytes}",
+                self.write_buffer.zone_buffer_bytes
+            ));
+        }
+        layout.fcgs = fcgs;
+        layout.fbg_blocks = u32::try_from(fbg_blocks).expect("fbg blocks fit the blocks per plane");
+        layout.fbgs_per_fcg = u32::try_from(fbgs_per_fcg).expect("bounded by blocks per plane");
+        Ok(())
+    }
+}

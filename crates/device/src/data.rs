@@ -1,0 +1,108 @@
+//! Data mode: what the host wrote, kept sparsely.
+//!
+//! A sequential zone is written only at its write pointer, so its data is one
+//! contiguous vector from the zone start. Conventional zones are random
+//! access and keep written blocks in a map.
+
+use crate::command::{Payload, ReadPattern};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone)]
+pub struct DataStore {
+    lba_bytes: usize,
+    zone_lbas_log2: u32,
+    seq: Vec<Vec<u8>>,
+    conventional: HashMap<u64, Box<[u8]>>,
+    conventional_zones: u32,
+}
+
+fn fill(dst: &mut [u8], payload: Payload<'_>, offset: usize) {
+    match payload {
+        Payload::None => dst.fill(0),
+        Payload::Pattern(b) => dst.fill(b),
+        Payload::Bytes(src) => dst.copy_from_slice(&src[offset..offset + dst.len()]),
+    }
+}
+
+impl DataStore {
+    pub fn new(zones: u32, conventional_zones: u32, zone_lbas_log2: u32, lba_bytes: u64) -> Self {
+        Self {
+            lba_bytes: lba_bytes as usize,
+            zone_lbas_log2,
+            seq: vec![Vec::new(); zones as usize],
+            conventional: HashMap::new(),
+            conventional_zones,
+        }
+    }
+
+    fn zone_of(&self, lba: u64) -> u32 {
+        (lba >> self.zone_lbas_log2) as u32
+    }
+
+    pub fn write(&mut self, lba: u64, nlb: u64, payload: Payload<'_>) {
+        if let Payload::Bytes(b) = payload {
+            assert_eq!(b.len() as u64, nlb * self.lba_bytes as u64, "write data length must match nlb");
+        }
+        let zone = self.zone_of(lba);
+        if zone < self.conventional_zones {
+            for i in 0..nlb {
+                let mut block = vec![0u8; self.lba_bytes].into_boxed_slice();
+                fill(&mut block, payload, i as usize * self.lba_bytes);
+                self.conventional.insert(lba + i, block);
+            }
+            return;
+        }
+        let offset = ((lba - (u64::from(zone) << self.zone_lbas_log2)) as usize) * self.lba_bytes;
+        let v = &mut self.seq[zone as usize];
+        assert_eq!(v.len(), offset, "sequential zone data grows only at the write pointer");
+        let len = nlb as usize * self.lba_bytes;
+        v.resize(offset + len, 0);
+        fill(&mut v[offset..], payload, 0);
+    }
+
+    /// Reads into `out` (if given) and summarises what was read.
+    pub fn read(&self, lba: u64, nlb: u64, mut out: Option<&mut [u8]>) -> ReadPattern {
+        let mut summary: Option<ReadPattern> = None;
+        let note = |bytes: &[u8], summary: &mut Option<ReadPattern>| {
+            for &b in bytes {
+                *summary = match *summary {
+                    None => Some(ReadPattern::Uniform(b)),
+                    Some(ReadPattern::Uniform(u)) if u == b => Some(ReadPattern::Uniform(u)),
+                    _ => Some(ReadPattern::Mixed),
+                };
+                if summary == &Some(ReadPattern::Mixed) {
+                    return;
+                }
+            }
+        };
+        let zeros = vec![0u8; self.lba_bytes];
+        for i in 0..nlb {
+            let block = self.block(lba + i).unwrap_or(&zeros);
+            note(block, &mut summary);
+            if let Some(out) = out.as_deref_mut() {
+                let at = i as usize * self.lba_bytes;
+                out[at..at + self.lba_bytes].copy_from_slice(block);
+            }
+        }
+        summary.unwrap_or(ReadPattern::Uniform(0))
+    }
+
+    fn block(&self, lba: u64) -> Option<&[u8]> {
+        let zone = self.zone_of(lba);
+        if zone < self.conventional_zones {
+            return self.conventional.get(&lba).map(|b| &b[..]);
+        }
+        let offset = ((lba - (u64::from(zone) << self.zone_lbas_log2)) as usize) * self.lba_bytes;
+        self.seq[zone as usize].get(offset..offset + self.lba_bytes)
+    }
+
+    /// Reset: the zone reads as zeros again.
+    pub fn reset(&mut self, zone: u32) {
+        self.seq[zone as usize] = Vec::new();
+    }
+
+    /// Bytes held, for memory accounting.
+    pub fn bytes(&self) -> usize {
+        self.seq.iter().map(Vec::capacity).sum::<usize>() + self.conventional.len() * self.lba_bytes
+    }
+}

@@ -1,0 +1,593 @@
+//! The ZNS device: NVMe zoned command handling on top of the flash model.
+//!
+//! Each command is checked in the order of the semantics sheet, changes zone
+//! state when it is accepted, and is timed by reserving the resources it uses
+//! in order: host interface (`submit_ns`), a firmware core, the zone's write
+//! buffer, the PCIe link, and flash channels and dies for the program units it
+//! completes or the pages it reads. Commands must be submitted in
+//! non-decreasing time order.
+
+use crate::buffer::ZoneBuffer;
+use crate::command::*;
+use crate::config::{DeviceConfig, Layout, Mode};
+use crate::data::DataStore;
+use crate::mapping::Mapping;
+use crate::status::Status;
+use crate::zone::{ZoneState, ZoneTable, ZoneType};
+use zonelab_flash::{FlashArray, FlashCounters};
+use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
+
+/// Largest NLB a command can carry (16-bit, 0-based field).
+const NLB_MAX: u32 = 1 << 16;
+/// Bytes of a Report Zones header and of each zone descriptor.
+const REPORT_HEADER_BYTES: u64 = 64;
+const ZONE_DESCRIPTOR_BYTES: u64 = 64;
+const IDENTIFY_BYTES: u64 = 4096;
+
+/// Flash-side progress of one zone since its last reset.
+#[derive(Debug, Clone, Default)]
+struct ZoneIo {
+    buffer: ZoneBuffer,
+    /// LBAs whose data has reached the controller (for a conventional zone,
+    /// the head of its log).
+    filled_lbas: u64,
+    /// Program units issued to flash.
+    flushed_units: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    pub commands: u64,
+    pub errors: u64,
+    pub host_write_bytes: u64,
+    pub host_read_bytes: u64,
+    /// Bytes programmed to complete partly filled program units.
+    pub pad_bytes: u64,
+    pub auto_closes: u64,
+    pub resets: u64,
+    pub finishes: u64,
+}
+
+pub struct Device {
+    config: DeviceConfig,
+    layout: Layout,
+    mapping: Mapping,
+    zones: ZoneTable,
+    flash: FlashArray,
+    firmware: ServerPool,
+    link_to_device: Timeline,
+    link_to_host: Timeline,
+    link_bytes_per_s: u64,
+    zone_io: Vec<ZoneIo>,
+    data: Option<DataStore>,
+    counters: DeviceCounters,
+    last_submit_ns: Nanos,
+    program_unit_bytes: u64,
+}
+
+/// The outcome of the checks and state change of a command, before timing.
+struct Accepted {
+    firmware_ns: Nanos,
+    result: CmdResult,
+}
+
+impl Device {
+    pub fn new(config: DeviceConfig) -> Result<Self, crate::config::ConfigError> {
+        let layout = config.validate()?;
+        let mapping = Mapping::new(&layout, &config.flash);
+        let ns = &config.namespace;
+        let zones = ZoneTable::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.zcap_lbas, ns.max_open_zones, ns.max_active_zones);
+        let data = (config.mode == Mode::Data).then(|| DataStore::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.lba_bytes));
+        Ok(Self {
+            mapping,
+            zones,
+            flash: FlashArray::new(config.flash.clone(), config.flash_timing.clone()),
+            firmware: ServerPool::new(config.controller.firmware_cores as usize),
+            link_to_device: Timeline::new(),
+            link_to_host: Timeline::new(),
+            link_bytes_per_s: config.link.bytes_per_s(),
+            zone_io: vec![ZoneIo::default(); layout.zones as usize],
+            data,
+            counters: DeviceCounters::default(),
+            last_submit_ns: 0,
+            program_unit_bytes: config.flash.program_unit_bytes(),
+            layout,
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &DeviceConfig {
+        &self.config
+    }
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    pub fn mapping(&self) -> &Mapping {
+        &self.mapping
+    }
+    pub fn zones(&self) -> &ZoneTable {
+        &self.zones
+    }
+    pub fn flash(&self) -> &FlashArray {
+        &self.flash
+    }
+    pub fn counters(&self) -> DeviceCounters {
+        self.counters
+    }
+    pub fn flash_counters(&self) -> FlashCounters {
+        self.flash.counters()
+    }
+    pub fn nsze(&self) -> u64 {
+        u64::from(self.layout.zones) * self.layout.zone_lbas
+    }
+
+    /// Bytes of data kept in data mode.
+    pub fn data_bytes(&self) -> usize {
+        self.data.as_ref().map_or(0, DataStore::bytes)
+    }
+
+    /// Submits `cmd` at `submit_ns`; `read_out`, in data mode, receives the
+    /// data of a read.
+    pub fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        assert!(submit_ns >= self.last_submit_ns, "commands must be submitted in time order");
+        self.last_submit_ns = submit_ns;
+        self.counters.commands += 1;
+        let ready_ns = submit_ns + self.config.controller.submit_ns;
+        let (status, complete_ns, result) = match *cmd {
+            Command::Write { slba, nlb, payload } => self.write(ready_ns, slba, nlb, payload, false),
+            Command::WriteZeroes { slba, nlb } => self.write(ready_ns, slba, nlb, Payload::None, true),
+            Command::Append { zslba, nlb, payload } => self.append(ready_ns, zslba, nlb, payload),
+            Command::Read { slba, nlb } => self.read(ready_ns, slba, nlb, read_out),
+            Command::ZoneMgmtSend { action, slba, select_all } => self.zone_mgmt(ready_ns, action, slba, select_all),
+            Command::ReportZones { slba, filter, max_zones, partial } => self.report(ready_ns, slba, filter, max_zones, partial),
+            Command::Identify => {
+                let fw_end = self.firmware.reserve(ready_ns, self.config.controller.identify_ns);
+                let done = self.link_to_host.reserve(fw_end, transfer_ns(IDENTIFY_BYTES, self.link_bytes_per_s));
+                (Status::Success, done, CmdResult::Identify(Box::new(self.identify())))
+            }
+        };
+        if !status.is_success() {
+            self.counters.errors += 1;
+        }
+        let complete_ns = complete_ns + self.config.controller.complete_ns;
+        debug_assert!(complete_ns > submit_ns);
+        Completion { status, submit_ns, complete_ns, result }
+    }
+
+    /// Fault injection (not an NVMe command): the zone turns read-only or offline.
+    pub fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
+        if slba >= self.nsze() {
+            return Err(Status::LbaOutOfRange);
+        }
+        let zone = self.zones.zone_of(slba);
+        if self.zones.zslba(zone) != slba || !matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
+            return Err(Status::InvalidField);
+        }
+        self.zones.inject_fault(zone, state);
+        if state == ZoneState::Offline {
+            if let Some(d) = self.data.as_mut() {
+                d.reset(zone);
+            }
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
+        let done = self.firmware.reserve(ready_ns, self.config.controller.error_ns);
+        (status, done, CmdResult::None)
+    }
+
+    pub fn identify(&self) -> IdentifyData {
+        let ns = &self.config.namespace;
+        let zero_based = |limit: u32| if limit == 0 { u32::MAX } else { limit - 1 };
+        IdentifyData {
+            lba_bytes: ns.lba_bytes,
+            nsze: self.nsze(),
+            zsze: self.layout.zone_lbas,
+            zcap: self.layout.zcap_lbas,
+            nr_zones: self.layout.zones,
+            nr_conventional_zones: self.layout.conventional_zones,
+            mar: zero_based(ns.max_active_zones),
+            mor: zero_based(ns.max_open_zones),
+            zasl_bytes: self.layout.zasl_lbas * self.layout.lba_bytes,
+            mdts_bytes: ns.mdts_bytes,
+        }
+    }
+
+    /// Checks shared by every data command: NLB and MDTS, then the LBA range.
+    fn check_range(&self, slba: u64, nlb: u32, mdts_applies: bool) -> Result<(), Status> {
+        if nlb == 0 || nlb > NLB_MAX || (mdts_applies && u64::from(nlb) > self.layout.mdts_lbas) {
+            return Err(Status::InvalidField);
+        }
+        match slba.checked_add(u64::from(nlb)) {
+            Some(end) if end <= self.nsze() => Ok(()),
+            _ => Err(Status::LbaOutOfRange),
+        }
+    }
+
+    fn write(&mut self, ready_ns: Nanos, slba: u64, nlb: u32, payload: Payload<'_>, zeroes: bool) -> (Status, Nanos, CmdResult) {
+        match self.accept_write(slba, nlb, zeroes) {
+            Err(status) => self.fail(ready_ns, status),
+            Ok(accepted) => {
+                let done = self.write_data(ready_ns, accepted.firmware_ns, slba, nlb, payload, zeroes);
+                (Status::Success, done, accepted.result)
+            }
+        }
+    }
+
+    fn accept_write(&mut self, slba: u64, nlb: u32, zeroes: bool) -> Result<Accepted, Status> {
+        self.check_range(slba, nlb, !zeroes)?;
+        let zone = self.zones.zone_of(slba);
+        let zone_end = self.zones.zslba(zone) + self.layout.zone_lbas;
+        let c = &self.config.controller;
+        let base_ns = if zeroes { c.write_zeroes_ns } else { c.write_ns };
+        if self.zones.zone_type(zone) == ZoneType::Conventional {
+            self.zones.check_writable(zone)?;
+            if slba + u64::from(nlb) > zone_end {
+                return Err(Status::ZoneBoundaryError);
+            }
+            return Ok(Accepted { firmware_ns: base_ns, result: CmdResult::None });
+        }
+        self.zones.check_writable(zone)?;
+        if slba != self.zones.wp(zone) {
+            return Err(Status::ZoneInvalidWrite);
+        }
+        if slba + u64::from(nlb) > self.zones.zslba(zone) + self.layout.zcap_lbas {
+            return Err(Status::ZoneBoundaryError);
+        }
+        let admission = self.zones.admit_write(zone)?;
+        let extra_ns = if admission.implicitly_opened { self.config.controller.implicit_open_write_ns } else { 0 };
+        self.note_auto_close(admission.auto_closed);
+        Ok(Accepted { firmware_ns: base_ns + extra_ns, result: CmdResult::None })
+    }
+
+    fn note_auto_close(&mut self, auto_closed: Option<u32>) {
+        if auto_closed.is_some() {
+            self.counters.auto_closes += 1;
+        }
+    }
+
+    fn append(&mut self, ready_ns: Nanos, zslba: u64, nlb: u32, payload: Payload<'_>) -> (Status, Nanos, CmdResult) {
+        match self.accept_append(zslba, nlb) {
+            Err(status) => self.fail(ready_ns, status),
+            Ok((accepted, lba)) => {
+                let done = self.write_data(ready_ns, accepted.firmware_ns, lba, nlb, payload, false);
+                (Status::Success, done, accepted.result)
+            }
+        }
+    }
+
+    fn accept_append(&mut self, zslba: u64, nlb: u32) -> Result<(Accepted, u64), Status> {
+        self.check_range(zslba, nlb, true)?;
+        let zone = self.zones.zone_of(zslba);
+        if self.zones.zslba(zone) != zslba {
+            return Err(Status::InvalidField);
+        }
+        if self.zones.zone_type(zone) == ZoneType::Conventional {
+            return Err(Status::InvalidZoneOperation);
+        }
+        if u64::from(nlb) > self.layout.zasl_lbas {
+            return Err(Status::InvalidField);
+        }
+        self.zones.check_writable(zone)?;
+        let lba = self.zones.wp(zone);
+        if lba + u64::from(nlb) > zslba + self.layout.zcap_lbas {
+            return Err(Status::ZoneBoundaryError);
+        }
+        let admission = self.zones.admit_write(zone)?;
+        let c = &self.config.controller;
+        let extra_ns = if admission.implicitly_opened { c.implicit_open_append_ns } else { 0 };
+        let firmware_ns = c.append_ns + extra_ns;
+        self.note_auto_close(admission.auto_closed);
+        Ok((Accepted { firmware_ns, result: CmdResult::Lba(lba) }, lba))
+    }
+
+    /// Times an accepted write of `nlb` blocks at `slba` and applies it:
+    /// firmware, then page-sized pieces that each wait for buffer room and
+    /// cross the link; complete program units go to flash.
+    fn write_data(&mut self, ready_ns: Nanos, firmware_ns: Nanos, slba: u64, nlb: u32, payload: Payload<'_>, zeroes: bool) -> Nanos {
+        let zone = self.zones.zone_of(slba);
+        let nlb = u64::from(nlb);
+        if self.zones.zone_type(zone) == ZoneType::SeqWriteRequired {
+            self.zones.advance_wp(zone, nlb);
+        }
+        if let Some(d) = self.data.as_mut() {
+            d.write(slba, nlb, if zeroes { Payload::Pattern(0) } else { payload });
+        }
+        let lba_bytes = self.layout.lba_bytes;
+        self.counters.host_write_bytes += nlb * lba_bytes;
+        let mut t = self.firmware.reserve(ready_ns, firmware_ns);
+        let capacity = self.layout.zone_buffer_bytes;
+        let mut remaining = nlb;
+        while remaining > 0 {
+            let piece = self.next_piece(zone, remaining);
+            let bytes = piece * lba_bytes;
+            let admitted = self.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
+            // Write Zeroes moves no data over the link.
+            t = if zeroes { admitted } else { self.link_to_device.reserve(admitted, transfer_ns(bytes, self.link_bytes_per_s)) };
+            self.fill(zone, piece, t);
+            remaining -= piece;
+        }
+        if self.zones.state(zone) == ZoneState::Full {
+            self.flush_partial_units(zone, t);
+        }
+        t
+    }
+
+    /// LBAs of the next piece: up to the end of the current chunk, so a piece
+    /// never spans two program units.
+    fn next_piece(&mut self, zone: u32, remaining: u64) -> u64 {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let io = &mut self.zone_io[zone as usize];
+        if self.zones.zone_type(zone) == ZoneType::Conventional && io.filled_lbas >= self.layout.zcap_lbas {
+            // The conventional zone's log wrapped: start over on freshly erased blocks.
+            io.filled_lbas = 0;
+            io.flushed_units = 0;
+            self.erase_zone_blocks(zone, self.last_submit_ns);
+        }
+        let io = &self.zone_io[zone as usize];
+        let room = (self.layout.zcap_lbas - io.filled_lbas).max(1);
+        remaining.min(per_chunk - io.filled_lbas % per_chunk).min(room)
+    }
+
+    /// `lbas` more LBAs of the zone are in the buffer at `at_ns`: program
+    /// every unit they complete.
+    fn fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
+        let io = &mut self.zone_io[zone as usize];
+        io.filled_lbas += lbas;
+        let complete_chunks = io.filled_lbas / self.layout.lbas_per_chunk;
+        loop {
+            let io = &self.zone_io[zone as usize];
+            let (_, last_chunk) = self.mapping.unit_chunk_span(io.flushed_units);
+            if last_chunk >= complete_chunks {
+                break;
+            }
+            self.program_unit(zone, at_ns, self.program_unit_bytes);
+        }
+    }
+
+    fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) {
+        let unit = self.zone_io[zone as usize].flushed_units;
+        let (addr, first_page) = self.mapping.unit_target(zone, unit);
+        let done = self.flash.program(at_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+        let io = &mut self.zone_io[zone as usize];
+        io.buffer.programmed(unit, data_bytes, done.done_ns);
+        io.flushed_units += 1;
+    }
+
+    /// Programs the units that hold buffered data but are not complete,
+    /// padding them (a zone that became full or was finished).
+    fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
+        let lba_bytes = self.layout.lba_bytes;
+        let filled_chunks = self.zone_io[zone as usize].filled_lbas.div_ceil(self.layout.lbas_per_chunk);
+        let chunk_bytes = self.layout.lbas_per_chunk * lba_bytes;
+        let mut units_left = self.layout.zcap_lbas; // bound: a zone has fewer units than LBAs
+        loop {
+            let io = &self.zone_io[zone as usize];
+            let (first_chunk, last_chunk) = self.mapping.unit_chunk_span(io.flushed_units);
+            if first_chunk >= filled_chunks || units_left == 0 {
+                break;
+            }
+            let d = u64::from(self.mapping.d_zone());
+            let data_chunks = (filled_chunks.min(last_chunk + 1) - first_chunk).div_ceil(d);
+            let data_bytes = (data_chunks * chunk_bytes).min(self.program_unit_bytes);
+            self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
+            self.program_unit(zone, at_ns, data_bytes);
+            units_left -= 1;
+        }
+    }
+
+    fn read(&mut self, ready_ns: Nanos, slba: u64, nlb: u32, out: Option<&mut [u8]>) -> (Status, Nanos, CmdResult) {
+        if let Err(status) = self.check_read(slba, nlb) {
+            return self.fail(ready_ns, status);
+        }
+        let fw_end = self.firmware.reserve(ready_ns, self.config.controller.read_ns);
+        let mut data_ready = fw_end;
+        let per_chunk = self.layout.lbas_per_chunk;
+        let (mut lba, end) = (slba, slba + u64::from(nlb));
+        while lba < end {
+            let piece_end = end.min((lba / per_chunk + 1) * per_chunk);
+            data_ready = data_ready.max(self.read_piece(fw_end, lba, piece_end - lba));
+            lba = piece_end;
+        }
+        let bytes = u64::from(nlb) * self.layout.lba_bytes;
+        self.counters.host_read_bytes += bytes;
+        let done = self.link_to_host.reserve(data_ready, transfer_ns(bytes, self.link_bytes_per_s));
+        let result = match self.data.as_ref() {
+            Some(d) => CmdResult::Read(d.read(slba, u64::from(nlb), out)),
+            None => CmdResult::None,
+        };
+        (Status::Success, done, result)
+    }
+
+    fn check_read(&self, slba: u64, nlb: u32) -> Result<(), Status> {
+        self.check_range(slba, nlb, true)?;
+        let first = self.zones.zone_of(slba);
+        let last = self.zones.zone_of(slba + u64::from(nlb) - 1);
+        if self.zones.state(first) == ZoneState::Offline {
+            return Err(Status::ZoneIsOffline);
+        }
+        if last != first && !self.config.namespace.cross_zone_read {
+            return Err(Status::ZoneBoundaryError);
+        }
+        if (first..=last).any(|z| self.zones.state(z) == ZoneState::Offline) {
+            return Err(Status::ZoneIsOffline);
+        }
+        Ok(())
+    }
+
+    /// Times the read of `lbas` LBAs within one chunk: nothing for unwritten
+    /// blocks, controller memory for data not yet programmed, else flash.
+    fn read_piece(&mut self, at_ns: Nanos, lba: u64, lbas: u64) -> Nanos {
+        let zone = self.zones.zone_of(lba);
+        let offset = lba - self.zones.zslba(zone);
+        let io = &self.zone_io[zone as usize];
+        let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
+        if !conventional && offset >= io.filled_lbas {
+            return at_ns; // never written: the mapping says zeros
+        }
+        let chunk = offset / self.layout.lbas_per_chunk;
+        let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk) } else { chunk };
+        let unit = self.mapping.unit_of_chunk(chunk);
+        if unit >= io.flushed_units || io.buffer.unit_pending_until(unit, at_ns).is_some() {
+            return at_ns; // still in the write buffer
+        }
+        let loc = self.mapping.locate(zone, chunk);
+        let bytes = u32::try_from(lbas * self.layout.lba_bytes).expect("a piece is within one page");
+        self.flash.read(at_ns, loc.die, loc.plane, bytes)
+    }
+
+    fn zone_mgmt(&mut self, ready_ns: Nanos, action: ZoneAction, slba: u64, select_all: bool) -> (Status, Nanos, CmdResult) {
+        if select_all {
+            return self.zone_mgmt_all(ready_ns, action);
+        }
+        if slba >= self.nsze() {
+            return self.fail(ready_ns, Status::LbaOutOfRange);
+        }
+        let zone = self.zones.zone_of(slba);
+        if self.zones.zslba(zone) != slba {
+            return self.fail(ready_ns, Status::InvalidField);
+        }
+        if self.zones.zone_type(zone) == ZoneType::Conventional {
+            return self.fail(ready_ns, Status::InvalidZoneOperation);
+        }
+        match self.apply_action(ready_ns, action, zone) {
+            Ok(done) => (Status::Success, done, CmdResult::None),
+            Err(status) => self.fail(ready_ns, status),
+        }
+    }
+
+    /// Select All: the action on every zone in a state it applies to, in zone
+    /// order, stopping at the first error without undoing earlier zones.
+    /// The states are those of NVMe TP 4053 (Open: closed; Close: opened;
+    /// Finish: opened and closed; Reset: opened, closed and full; Offline:
+    /// read only).
+    fn zone_mgmt_all(&mut self, ready_ns: Nanos, action: ZoneAction) -> (Status, Nanos, CmdResult) {
+        let applies = |s: ZoneState| match action {
+            ZoneAction::Open => s == ZoneState::Closed,
+            ZoneAction::Close => s.is_open(),
+            ZoneAction::Finish => s.is_active(),
+            ZoneAction::Reset => s.is_active() || s == ZoneState::Full,
+            ZoneAction::Offline => s == ZoneState::ReadOnly,
+        };
+        let mut done = self.firmware.reserve(ready_ns, self.config.controller.error_ns);
+        for zone in self.layout.conventional_zones..self.layout.zones {
+            if !applies(self.zones.state(zone)) {
+                continue;
+            }
+            match self.apply_action(done, action, zone) {
+                Ok(t) => done = t,
+                Err(status) => return (status, done, CmdResult::None),
+            }
+        }
+        (Status::Success, done, CmdResult::None)
+    }
+
+    /// Applies `action` to one sequential zone at `ready_ns`; returns when its
+    /// firmware work is done.
+    fn apply_action(&mut self, ready_ns: Nanos, action: ZoneAction, zone: u32) -> Result<Nanos, Status> {
+        let m = &self.config.management;
+        let cost_ns = match action {
+            ZoneAction::Open => m.open_ns,
+            ZoneAction::Close => m.close_ns,
+            ZoneAction::Finish => m.finish_ns,
+            ZoneAction::Reset => m.reset_ns,
+            ZoneAction::Offline => m.offline_ns,
+        };
+        match action {
+            ZoneAction::Open => {
+                let auto_closed = self.zones.open(zone)?;
+                self.note_auto_close(auto_closed);
+            }
+            ZoneAction::Close => self.zones.close(zone)?,
+            ZoneAction::Offline => {
+                self.zones.offline(zone)?;
+                self.discard_zone(zone);
+            }
+            ZoneAction::Finish => {
+                let was_full = self.zones.state(zone) == ZoneState::Full;
+                self.zones.finish(zone)?;
+                if !was_full {
+                    self.counters.finishes += 1;
+                }
+            }
+            ZoneAction::Reset => {
+                let was_empty = self.zones.state(zone) == ZoneState::Empty;
+                self.zones.reset(zone)?;
+                if !was_empty {
+                    self.counters.resets += 1;
+                }
+            }
+        }
+        let done = self.firmware.reserve(ready_ns, cost_ns);
+        match action {
+            ZoneAction::Finish => self.flush_partial_units(zone, done),
+            ZoneAction::Reset => {
+                self.erase_zone_blocks(zone, done);
+                self.discard_zone(zone);
+            }
+            _ => {}
+        }
+        Ok(done)
+    }
+
+    /// Erases, from `at_ns` on, every block of the zone's group that holds data.
+    fn erase_zone_blocks(&mut self, zone: u32, at_ns: Nanos) {
+        for die in self.mapping.fcg_dies(zone) {
+            for block in self.mapping.fbg_blocks(zone) {
+                if self.flash.pages_written(die, 0, block) > 0 {
+                    self.flash.erase(at_ns, zonelab_flash::BlockAddr { die, block });
+                }
+            }
+        }
+    }
+
+    fn discard_zone(&mut self, zone: u32) {
+        let io = &mut self.zone_io[zone as usize];
+        io.buffer.clear();
+        io.filled_lbas = 0;
+        io.flushed_units = 0;
+        if let Some(d) = self.data.as_mut() {
+            d.reset(zone);
+        }
+    }
+
+    fn report(&mut self, ready_ns: Nanos, slba: u64, filter: ReportFilter, max_zones: u32, partial: bool) -> (Status, Nanos, CmdResult) {
+        if slba >= self.nsze() {
+            return self.fail(ready_ns, Status::LbaOutOfRange);
+        }
+        let first = self.zones.zone_of(slba);
+        let mut zones = Vec::new();
+        let mut matching = 0u64;
+        for zone in first..self.layout.zones {
+            let (zone_type, state) = (self.zones.zone_type(zone), self.zones.state(zone));
+            if !filter.matches(zone_type, state) {
+                continue;
+            }
+            matching += 1;
+            if zones.len() < max_zones as usize {
+                zones.push(self.descriptor(zone));
+            } else if partial {
+                break;
+            }
+        }
+        let nr_zones = if partial { zones.len() as u64 } else { matching };
+        let c = &self.config.controller;
+        let fw_ns = c.report_ns + c.report_per_zone_ns * zones.len() as u64;
+        let fw_end = self.firmware.reserve(ready_ns, fw_ns);
+        let bytes = REPORT_HEADER_BYTES + ZONE_DESCRIPTOR_BYTES * zones.len() as u64;
+        let done = self.link_to_host.reserve(fw_end, transfer_ns(bytes, self.link_bytes_per_s));
+        (Status::Success, done, CmdResult::Report(ZoneReport { nr_zones, zones }))
+    }
+
+    pub fn descriptor(&self, zone: u32) -> ZoneDescriptor {
+        let zone_type = self.zones.zone_type(zone);
+        let zslba = self.zones.zslba(zone);
+        let (zcap, wp) = match zone_type {
+            // A conventional zone has no write pointer; report it past the end as Linux does.
+            ZoneType::Conventional => (self.layout.zone_lbas, zslba + self.layout.zone_lbas),
+            ZoneType::SeqWriteRequired => (self.layout.zcap_lbas, self.zones.wp(zone)),
+        };
+        ZoneDescriptor { zone_type, state: self.zones.state(zone), zcap, zslba, wp }
+    }
+}

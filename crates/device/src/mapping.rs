@@ -1,0 +1,153 @@
+//! Static zone-to-flash mapping of ZNS+ §2.2 (seed 002).
+//!
+//! The dies are split into flash chip groups (FCGs) of D_zone dies; zone `z`
+//! lives in FCG `z mod N_FCG` and owns flash block group (FBG) `z / N_FCG` of
+//! it: the same block offset(s) on every plane of the group's dies. Chunk `j`
+//! of a zone (one flash page of data) lands on die `j mod D_zone` of the FCG,
+//! so the host can compute the die of any chunk. Consecutive stripes fill the
+//! planes of a die, then its pages; a program unit is one one-shot program
+//! on all planes of one die, and a super word line is one program unit on
+//! every die of the group.
+
+use crate::config::Layout;
+use zonelab_flash::{BlockAddr, Geometry};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkLocation {
+    pub die: u32,
+    pub plane: u32,
+    pub block: u32,
+    pub page: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    d_zone: u32,
+    fcgs: u32,
+    planes: u32,
+    oneshot_pages: u32,
+    pages_per_block: u32,
+    fbg_blocks: u32,
+    super_row_chunks: u64,
+}
+
+impl Mapping {
+    pub fn new(layout: &Layout, geometry: &Geometry) -> Self {
+        assert!(layout.d_zone > 0 && layout.fcgs > 0 && layout.fbg_blocks > 0);
+        Self {
+            d_zone: layout.d_zone,
+            fcgs: layout.fcgs,
+            planes: geometry.planes_per_die,
+            oneshot_pages: geometry.oneshot_pages,
+            pages_per_block: geometry.pages_per_block,
+            fbg_blocks: layout.fbg_blocks,
+            super_row_chunks: layout.super_row_chunks,
+        }
+    }
+
+    pub fn d_zone(&self) -> u32 {
+        self.d_zone
+    }
+
+    pub fn fcg_of_zone(&self, zone: u32) -> u32 {
+        zone % self.fcgs
+    }
+
+    /// Static mapping: a zone always owns the same block group.
+    pub fn fbg_of_zone(&self, zone: u32) -> u32 {
+        zone / self.fcgs
+    }
+
+    #[inline]
+    pub fn die_of_chunk(&self, zone: u32, chunk: u64) -> u32 {
+        self.fcg_of_zone(zone) * self.d_zone + (chunk % u64::from(self.d_zone)) as u32
+    }
+
+    #[inline]
+    pub fn locate(&self, zone: u32, chunk: u64) -> ChunkLocation {
+        let row = chunk / u64::from(self.d_zone);
+        let page_in_fbg = row / u64::from(self.planes);
+        ChunkLocation {
+            die: self.die_of_chunk(zone, chunk),
+            plane: (row % u64::from(self.planes)) as u32,
+            block: self.fbg_of_zone(zone) * self.fbg_blocks + (page_in_fbg / u64::from(self.pages_per_block)) as u32,
+            page: (page_in_fbg % u64::from(self.pages_per_block)) as u32,
+        }
+    }
+
+    /// Program unit holding `chunk`. Units are numbered super word line by
+    /// super word line, die by die within one.
+    #[inline]
+    pub fn unit_of_chunk(&self, chunk: u64) -> u64 {
+        let d = u64::from(self.d_zone);
+        (chunk / self.super_row_chunks) * d + chunk % d
+    }
+
+    /// First and last chunk of unit `unit` (its chunks are `d_zone` apart).
+    #[inline]
+    pub fn unit_chunk_span(&self, unit: u64) -> (u64, u64) {
+        let d = u64::from(self.d_zone);
+        let first = (unit / d) * self.super_row_chunks + unit % d;
+        (first, first + self.super_row_chunks - d)
+    }
+
+    /// Where program unit `unit` of `zone` goes: the block and first page.
+    pub fn unit_target(&self, zone: u32, unit: u64) -> (BlockAddr, u32) {
+        let d = u64::from(self.d_zone);
+        let first_page_in_fbg = (unit / d) * u64::from(self.oneshot_pages);
+        let die = self.fcg_of_zone(zone) * self.d_zone + (unit % d) as u32;
+        let block = self.fbg_of_zone(zone) * self.fbg_blocks + (first_page_in_fbg / u64::from(self.pages_per_block)) as u32;
+        (BlockAddr { die, block }, (first_page_in_fbg % u64::from(self.pages_per_block)) as u32)
+    }
+
+    /// Blocks (per plane) of a zone's block group on one die.
+    pub fn fbg_blocks(&self, zone: u32) -> std::ops::Range<u32> {
+        let first = self.fbg_of_zone(zone) * self.fbg_blocks;
+        first..first + self.fbg_blocks
+    }
+
+    /// Dies of the zone's flash chip group.
+    pub fn fcg_dies(&self, zone: u32) -> std::ops::Range<u32> {
+        let first = self.fcg_of_zone(zone) * self.d_zone;
+        first..first + self.d_zone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Figure 1 of seed 002: D_zone = 4 of 8 dies, so two FCGs.
+    fn figure1() -> Mapping {
+        Mapping { d_zone: 4, fcgs: 2, planes: 1, oneshot_pages: 1, pages_per_block: 8, fbg_blocks: 1, super_row_chunks: 4 }
+    }
+
+    #[test]
+    fn zone_and_chunk_land_as_in_figure_1() {
+        let m = figure1();
+        // Zone 3: FCG 1, second FBG; chunk 10: third stripe, third die of the group.
+        let loc = m.locate(3, 10);
+        assert_eq!(loc, ChunkLocation { die: 4 + 2, plane: 0, block: 1, page: 2 });
+        assert_eq!(m.die_of_chunk(2, 5), 1);
+    }
+
+    #[test]
+    fn units_cover_super_rows_die_by_die() {
+        let m = Mapping { d_zone: 2, fcgs: 1, planes: 2, oneshot_pages: 3, pages_per_block: 6, fbg_blocks: 2, super_row_chunks: 12 };
+        // Every chunk lies in exactly the unit whose span and die match it.
+        for chunk in 0..48u64 {
+            let unit = m.unit_of_chunk(chunk);
+            let (first, last) = m.unit_chunk_span(unit);
+            assert!(first <= chunk && chunk <= last && (chunk - first) % 2 == 0, "chunk {chunk} unit {unit}");
+            let loc = m.locate(0, chunk);
+            let (addr, first_page) = m.unit_target(0, unit);
+            assert_eq!((loc.die, loc.block), (addr.die, addr.block));
+            assert!(loc.page >= first_page && loc.page < first_page + 3);
+        }
+        // The last chunks of units grow with the unit number: units complete in order.
+        let lasts: Vec<u64> = (0..8).map(|u| m.unit_chunk_span(u).1).collect();
+        assert!(lasts.windows(2).all(|w| w[0] < w[1]), "{lasts:?}");
+        // Unit 4 = third... second super row starts block offset page 3 of block 0; row 2 wraps to block 1.
+        assert_eq!(m.unit_target(0, 4), (BlockAddr { die: 0, block: 1 }, 0));
+    }
+}

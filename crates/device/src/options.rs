@@ -1,0 +1,294 @@
+//! Choosing a device on the command line: a preset or a TOML file, `--set
+//! PATH=VALUE` overrides, and shortcuts in the spirit of Linux null_blk's zoned
+//! parameters. Shortcuts describe the namespace the user wants; where the
+//! flash is too small for it, the flash grows (more blocks per plane).
+
+use crate::config::{ConfigError, DeviceConfig, Mode};
+use crate::presets::{preset, PRESET_NAMES};
+
+/// Device options shared by every command that takes `--device`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceOptions {
+    /// `(path, value)` pairs, applied in order.
+    pub sets: Vec<(String, String)>,
+    pub zones: Option<u32>,
+    pub zone_size_bytes: Option<u64>,
+    pub zone_capacity_bytes: Option<u64>,
+    pub max_open_zones: Option<u32>,
+    pub max_active_zones: Option<u32>,
+    pub conventional_zones: Option<u32>,
+    pub lba_bytes: Option<u32>,
+    pub data: bool,
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError(msg.into()))
+}
+
+/// Parses a byte size: a plain number or one with a binary suffix
+/// (k, m, g, t; optional "i" and "b": 4k, 4KiB, 1077m, 2g).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, suffix) = t.split_at(digits_end);
+    if number.is_empty() {
+        return Err(format!("'{text}' is not a size: use a number with an optional k, m, g or t suffix (e.g. 4k, 1077m)"));
+    }
+    let n: u64 = number.parse().map_err(|_| format!("'{text}' is too large"))?;
+    let shift = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("'{text}' has an unknown size suffix '{suffix}': use k, m, g or t")),
+    };
+    n.checked_mul(1u64 << shift).ok_or_else(|| format!("'{text}' overflows 64 bits"))
+}
+
+/// Parses a duration into nanoseconds: a plain number of ns or one with a
+/// unit (ns, us, ms, s).
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits_end);
+    let n: u64 = number.parse().map_err(|_| format!("'{text}' is not a duration: use e.g. 500, 10us, 3ms, 1s"))?;
+    let scale = match unit {
+        "" | "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return Err(format!("'{text}' has an unknown time unit '{unit}': use ns, us, ms or s")),
+    };
+    n.checked_mul(scale).ok_or_else(|| format!("'{text}' overflows 64 bits"))
+}
+
+/// A preset name or the path of a TOML device file.
+pub fn load_device(spec: &str) -> Result<DeviceConfig, ConfigError> {
+    if let Some(config) = preset(spec) {
+        return Ok(config);
+    }
+    let path = std::path::Path::new(spec);
+    if !path.exists() {
+        return err(format!("unknown device '{spec}': use a preset ({}) or the path of a TOML device file", PRESET_NAMES.join(", ")));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{spec}: {e}")))?;
+    DeviceConfig::from_toml(&text).map_err(|e| ConfigError(format!("{spec}: {e}")))
+}
+
+/// Sets the parameter at dotted `path` (e.g. `flash_timing.program_ns`) to
+/// `value`, parsed according to the parameter's type; sizes and durations
+/// take suffixes.
+pub fn set_parameter(config: &DeviceConfig, path: &str, value: &str) -> Result<DeviceConfig, ConfigError> {
+    let mut table = toml::Table::try_from(config).expect("config serialises to a table");
+    let keys: Vec<&str> = path.split('.').collect();
+    let (last, parents) = keys.split_last().expect("split yields at least one key");
+    let mut node = &mut table;
+    let mut walked = String::new();
+    for key in parents {
+        let valid = table_keys(node);
+        node = match node.get_mut(*key) {
+            Some(toml::Value::Table(t)) => t,
+            _ => return err(format!("--set {path}: no section '{walked}{key}'; valid here: {valid}")),
+        };
+        walked.push_str(key);
+        walked.push('.');
+    }
+    let valid = table_keys(node);
+    let Some(old) = node.get(*last) else {
+        return err(format!("--set {path}: unknown parameter '{last}' in '{}'; valid: {valid}", walked.trim_end_matches('.')));
+    };
+    let new = convert_value(last, old, value).map_err(|e| ConfigError(format!("--set {path}={value}: {e}")))?;
+    node.insert((*last).to_string(), new);
+    let updated: DeviceConfig = table.try_into().map_err(|e: toml::de::Error| ConfigError(format!("--set {path}={value}: {}", e.message())))?;
+    Ok(updated)
+}
+
+fn table_keys(table: &toml::Table) -> String {
+    table.keys().cloned().collect::<Vec<_>>().join(", ")
+}
+
+fn convert_value(key: &str, old: &toml::Value, value: &str) -> Result<toml::Value, String> {
+    match old {
+        toml::Value::Integer(_) => {
+            let n = if key.ends_with("_ns") {
+                parse_duration_ns(value)?
+            } else if key.contains("bytes") {
+                parse_size(value)?
+            } else {
+                value.trim().parse::<u64>().map_err(|_| format!("'{value}' is not a non-negative integer"))?
+            };
+            i64::try_from(n).map(toml::Value::Integer).map_err(|_| format!("'{value}' is too large"))
+        }
+        toml::Value::Boolean(_) => match value.trim() {
+            "true" | "1" => Ok(toml::Value::Boolean(true)),
+            "false" | "0" => Ok(toml::Value::Boolean(false)),
+            _ => Err(format!("'{value}' is not a boolean: use true or false")),
+        },
+        toml::Value::String(_) => Ok(toml::Value::String(value.to_string())),
+        toml::Value::Float(_) => value.trim().parse::<f64>().map(toml::Value::Float).map_err(|_| format!("'{value}' is not a number")),
+        _ => Err("this parameter is a section; set one of its fields".into()),
+    }
+}
+
+impl DeviceOptions {
+    /// Applies `--set` overrides, then the shortcuts, then grows the flash
+    /// to hold the namespace if a shortcut asked for more than it has.
+    pub fn apply(&self, mut config: DeviceConfig) -> Result<DeviceConfig, ConfigError> {
+        for (path, value) in &self.sets {
+            config = set_parameter(&config, path, value)?;
+        }
+        let ns = &mut config.namespace;
+        if let Some(lba) = self.lba_bytes {
+            ns.lba_bytes = lba;
+        }
+        if let Some(size) = self.zone_size_bytes {
+            ns.zone_size_bytes = size;
+            if self.zone_capacity_bytes.is_none() && ns.zone_capacity_bytes > size {
+                ns.zone_capacity_bytes = size;
+            }
+        }
+        if let Some(cap) = self.zone_capacity_bytes {
+            ns.zone_capacity_bytes = cap;
+        }
+        if let Some(n) = self.zones {
+            ns.zones = n;
+        }
+        if let Some(n) = self.conventional_zones {
+            ns.conventional_zones = n;
+        }
+        self.apply_resource_limits(&mut config);
+        if self.data {
+            config.mode = Mode::Data;
+        }
+        if self.changes_namespace_shape() {
+            grow_flash_to_fit(&mut config);
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn changes_namespace_shape(&self) -> bool {
+        self.zones.is_some() || self.zone_size_bytes.is_some() || self.zone_capacity_bytes.is_some()
+    }
+
+    /// Keeps MOR <= MAR when only one of the two is given.
+    fn apply_resource_limits(&self, config: &mut DeviceConfig) {
+        let ns = &mut config.namespace;
+        match (self.max_open_zones, self.max_active_zones) {
+            (Some(open), Some(active)) => {
+                ns.max_open_zones = open;
+                ns.max_active_zones = active;
+            }
+            (Some(open), None) => {
+                ns.max_open_zones = open;
+                if open == 0 || (ns.max_active_zones != 0 && ns.max_active_zones < open) {
+                    ns.max_active_zones = open;
+                }
+            }
+            (None, Some(active)) => {
+                ns.max_active_zones = active;
+                if active != 0 && (ns.max_open_zones == 0 || ns.max_open_zones > active) {
+                    ns.max_open_zones = active;
+                }
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+/// Raises `flash.blocks_per_plane` (keeping the preset's spare blocks) when
+/// the namespace needs more flash block groups than the flash has.
+fn grow_flash_to_fit(config: &mut DeviceConfig) {
+    let g = &config.flash;
+    let d = u64::from(config.mapping.d_zone.max(1));
+    let dies = u64::from(g.dies_total());
+    if dies % d != 0 {
+        return; // validation reports the bad d_zone
+    }
+    let row_bytes = d * u64::from(g.planes_per_die) * g.block_bytes();
+    let fbg_blocks = config.namespace.zone_capacity_bytes.div_ceil(row_bytes).max(1);
+    let zones_per_fcg = u64::from(config.namespace.zones).div_ceil(dies / d);
+    let needed = zones_per_fcg * fbg_blocks;
+    if needed > u64::from(g.blocks_per_plane) {
+        let preset_spare = u64::from(g.blocks_per_plane) % fbg_blocks.max(1);
+        let blocks = (needed + preset_spare).min(u64::from(u32::MAX));
+        config.flash.blocks_per_plane = u32::try_from(blocks).expect("clamped to u32");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("1077m"), Ok(1077 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert!(parse_size("4x").unwrap_err().contains("suffix"));
+        assert!(parse_size("k").is_err());
+        assert_eq!(parse_duration_ns("3ms"), Ok(3_000_000));
+        assert!(parse_duration_ns("3h").is_err());
+    }
+
+    #[test]
+    fn set_parameter_by_path() {
+        let c = preset("zn540").unwrap();
+        let c = set_parameter(&c, "flash_timing.program_ns", "2ms").unwrap();
+        assert_eq!(c.flash_timing.program_ns, 2_000_000);
+        let c = set_parameter(&c, "namespace.zone_capacity_bytes", "1g").unwrap();
+        assert_eq!(c.namespace.zone_capacity_bytes, 1 << 30);
+        let c = set_parameter(&c, "mode", "data").unwrap();
+        assert_eq!(c.mode, Mode::Data);
+        let e = set_parameter(&c, "flash.pages", "3").unwrap_err().0;
+        assert!(e.contains("unknown parameter 'pages'") && e.contains("pages_per_block"), "{e}");
+        let e = set_parameter(&c, "nope.x", "3").unwrap_err().0;
+        assert!(e.contains("no section 'nope'"), "{e}");
+        let e = set_parameter(&c, "mode", "fast").unwrap_err().0;
+        assert!(e.contains("mode"), "{e}");
+        let e = set_parameter(&c, "namespace.cross_zone_read", "maybe").unwrap_err().0;
+        assert!(e.contains("boolean"), "{e}");
+    }
+
+    #[test]
+    fn shortcuts_grow_flash_for_more_zones() {
+        let opts = DeviceOptions { zones: Some(3688), ..Default::default() };
+        let c = opts.apply(preset("zn540").unwrap()).unwrap();
+        assert_eq!(c.namespace.zones, 3688);
+        assert!(c.flash.blocks_per_plane >= 3688);
+    }
+
+    #[test]
+    fn zone_size_shortcut_clamps_capacity_and_limits_stay_ordered() {
+        let opts = DeviceOptions { zone_size_bytes: Some(64 << 20), max_active_zones: Some(4), ..Default::default() };
+        let c = opts.apply(preset("zn540").unwrap()).unwrap();
+        assert_eq!(c.namespace.zone_capacity_bytes, 64 << 20);
+        assert_eq!((c.namespace.max_open_zones, c.namespace.max_active_zones), (4, 4));
+        let opts = DeviceOptions { max_open_zones: Some(20), ..Default::default() };
+        let c = opts.apply(preset("zn540").unwrap()).unwrap();
+        assert_eq!((c.namespace.max_open_zones, c.namespace.max_active_zones), (20, 20));
+        let opts = DeviceOptions { max_open_zones: Some(20), max_active_zones: Some(10), ..Default::default() };
+        let e = opts.apply(preset("zn540").unwrap()).unwrap_err().0;
+        assert!(e.contains("MOR must be <= MAR"), "{e}");
+    }
+
+    #[test]
+    fn invalid_configurations_say_what_to_change() {
+        let base = preset("zn540").unwrap();
+        let cases = [
+            ("namespace.zone_size_bytes", "3g", "power of two"),
+            ("namespace.zone_capacity_bytes", "3g", "capacity must be at most the zone size"),
+            ("namespace.lba_bytes", "1024", "use 512 or 4096"),
+            ("mapping.d_zone", "3", "must divide"),
+            ("namespace.zones", "5000", "raise flash.blocks_per_plane"),
+            ("write_buffer.zone_buffer_bytes", "1m", "super word line"),
+            ("flash.pages_per_block", "1000", "oneshot_pages"),
+        ];
+        for (path, value, needle) in cases {
+            let e = set_parameter(&base, path, value).and_then(|c| c.validate().map(|_| ())).unwrap_err().0;
+            assert!(e.contains(needle), "{path}={value}: {e}");
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Built-in device presets.
+//!
+//! `zn540`: Western Digital Ultrastar DC ZN540 1 TB (seed 000 Tab. II). The
+//! flash organisation is not published; this one is chosen so that the known
+//! numbers follow from it: 16 dies of BiCS4-like TLC (4 planes, 16 KiB pages,
+//! 1152 pages = 96 layers × 4 strings × 3 bits per block). A zone's block group
+//! is one block per plane on all 16 dies, 1152 MiB, of which the 1077 MiB zone
+//! capacity is exactly 359 super word lines of 3 MiB (the rest holds the
+//! die-level parity and metadata real drives keep). Timings are a first cut
+//! from the QD-1 latencies of seed 000 Obs 2-4 and 9.
+//!
+//! `tlc`, `mlc`, `znand`: the ZNS+ emulated SSD of seed 002 Table 2: 8
+//! channels × 2 ways, one die and one plane per chip, 16 KiB pages, 128 pages
+//! per block, D_zone = 16 (32 MiB zones), PCIe Gen2 × 2.
+
+use crate::config::*;
+use zonelab_flash::{Geometry, Timing};
+use zonelab_sim::{MS, US};
+
+pub const PRESET_NAMES: [&str; 4] = ["zn540", "tlc", "mlc", "znand"];
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+
+pub fn preset(name: &str) -> Option<DeviceConfig> {
+    match name {
+        "zn540" => Some(zn540()),
+        "tlc" => Some(znsplus("tlc", Timing { read_ns: 60 * US, program_ns: 700 * US, erase_ns: 3_500 * US, channel_bytes_per_s: 682_666_667 })),
+        "mlc" => Some(znsplus("mlc", Timing { read_ns: 35 * US, program_ns: 390 * US, erase_ns: 3 * MS, channel_bytes_per_s: 682_666_667 })),
+        "znand" => Some(znsplus("znand", Timing { read_ns: 3 * US, program_ns: 100 * US, erase_ns: 1 * MS, channel_bytes_per_s: 4_818_823_530 })),
+        _ => None,
+    }
+}
+
+fn zn540() -> DeviceConfig {
+    DeviceConfig {
+        name: "zn540".into(),
+        mode: Mode::Metadata,
+        namespace: NamespaceConfig {
+            lba_bytes: 4096,
+            zones: 904,
+            conventional_zones: 0,
+            zone_size_bytes: 2 * GIB,
+            zone_capacity_bytes: 1077 * MIB,
+            max_open_zones: 14,
+            max_active_zones: 14,
+            zasl_bytes: 0,
+            mdts_bytes: 128 * KIB,
+            cross_zone_read: false,
+        },
+        mapping: MappingConfig { d_zone: 16 },
+        flash: Geometry {
+            channels: 8,
+            chips_per_channel: 2,
+            dies_per_chip: 1,
+            planes_per_die: 4,
+            blocks_per_plane: 916,
+            pages_per_block: 1152,
+            page_bytes: 16384,
+            oneshot_pages: 3,
+        },
+        // 16 dies × 192 KiB per 2.5 ms one-shot program = 1.2 GiB/s, the
+        // device's write limit (seed 000 Obs 8).
+        flash_timing: Timing { read_ns: 70 * US, program_ns: 2_500 * US, erase_ns: 3_500 * US, channel_bytes_per_s: 1_200_000_000 },
+        link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
+        controller: ControllerConfig {
+            firmware_cores: 1,
+            submit_ns: 2_400,
+            complete_ns: 2_520,
+            read_ns: 2_400,
+            write_ns: 5_400,
+            append_ns: 7_000,
+            write_zeroes_ns: 5_400,
+            implicit_open_write_ns: 2_020,
+            implicit_open_append_ns: 2_830,
+            identify_ns: 20 * US,
+            report_ns: 10 * US,
+            report_per_zone_ns: 100,
+            error_ns: 1_000,
+        },
+        write_buffer: WriteBufferConfig { zone_buffer_bytes: 6 * MIB },
+        management: ManagementConfig {
+            open_ns: 4_640,
+            close_ns: 6_090,
+            finish_ns: 3 * MS,
+            reset_ns: 11_600 * US,
+            offline_ns: 10 * US,
+        },
+    }
+}
+
+fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
+    DeviceConfig {
+        name: name.into(),
+        mode: Mode::Metadata,
+        namespace: NamespaceConfig {
+            lba_bytes: 4096,
+            zones: 512,
+            conventional_zones: 0,
+            zone_size_bytes: 32 * MIB,
+            zone_capacity_bytes: 32 * MIB,
+            max_open_zones: 14,
+            max_active_zones: 14,
+            zasl_bytes: 0,
+            mdts_bytes: 512 * KIB,
+            cross_zone_read: false,
+        },
+        mapping: MappingConfig { d_zone: 16 },
+        flash: Geometry {
+            channels: 8,
+            chips_per_channel: 2,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 544,
+            pages_per_block: 128,
+            page_bytes: 16384,
+            oneshot_pages: 1,
+        },
+        flash_timing,
+        link: LinkConfig { lanes: 2, lane_bytes_per_s: 600_000_000 },
+        controller: ControllerConfig {
+            firmware_cores: 1,
+            submit_ns: 2_000,
+            complete_ns: 2_000,
+            read_ns: 2_000,
+            write_ns: 3_000,
+            append_ns: 3_500,
+            write_zeroes_ns: 3_000,
+            implicit_open_write_ns: 1_000,
+            implicit_open_append_ns: 1_000,
+            identify_ns: 20 * US,
+            report_ns: 10 * US,
+            report_per_zone_ns: 100,
+            error_ns: 1_000,
+        },
+        write_buffer: WriteBufferConfig { zone_buffer_bytes: 512 * KIB },
+        management: ManagementConfig { open_ns: 5 * US, close_ns: 5 * US, finish_ns: 1 * MS, reset_ns: 2 * MS, offline_ns: 10 * US },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_valid_and_round_trip_through_toml() {
+        for name in PRESET_NAMES {
+            let config = preset(name).unwrap();
+            let layout = config.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(layout.zones > 0);
+            let text = config.to_toml();
+            assert_eq!(DeviceConfig::from_toml(&text).unwrap(), config, "{name}");
+        }
+        assert!(preset("nope").is_none());
+    }
+
+    #[test]
+    fn zn540_zone_capacity_is_whole_super_word_lines() {
+        let c = preset("zn540").unwrap();
+        let l = c.validate().unwrap();
+        assert_eq!(l.super_row_chunks * 16384, 3 * MIB);
+        assert_eq!(c.namespace.zone_capacity_bytes % (3 * MIB), 0);
+        assert_eq!(l.fbg_blocks, 1);
+        assert_eq!(l.fcgs, 1);
+    }
+
+    #[test]
+    fn znsplus_zone_is_sixteen_blocks() {
+        let c = preset("mlc").unwrap();
+        let l = c.validate().unwrap();
+        assert_eq!(c.namespace.zone_capacity_bytes, 16 * c.flash.block_bytes());
+        assert_eq!((l.fcgs, l.fbg_blocks, l.lbas_per_chunk), (1, 1, 4));
+    }
+}

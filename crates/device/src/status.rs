@@ -1,0 +1,126 @@
+//! NVMe completion statuses the zoned command set returns.
+
+/// Completion status of a command: Status Code Type and Status Code as NVMe
+/// defines them; every error carries Do Not Retry, as devices report zone errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    Success,
+    InvalidField,
+    LbaOutOfRange,
+    InvalidZoneOperation,
+    ZoneBoundaryError,
+    ZoneIsFull,
+    ZoneIsReadOnly,
+    ZoneIsOffline,
+    ZoneInvalidWrite,
+    TooManyActiveZones,
+    TooManyOpenZones,
+    ZoneInvalidStateTransition,
+}
+
+impl Status {
+    pub const ALL: [Status; 12] = [
+        Status::Success,
+        Status::InvalidField,
+        Status::LbaOutOfRange,
+        Status::InvalidZoneOperation,
+        Status::ZoneBoundaryError,
+        Status::ZoneIsFull,
+        Status::ZoneIsReadOnly,
+        Status::ZoneIsOffline,
+        Status::ZoneInvalidWrite,
+        Status::TooManyActiveZones,
+        Status::TooManyOpenZones,
+        Status::ZoneInvalidStateTransition,
+    ];
+
+    /// Status Code Type: 0 generic, 1 command specific.
+    pub fn sct(self) -> u8 {
+        match self {
+            Status::Success | Status::InvalidField | Status::LbaOutOfRange => 0,
+            _ => 1,
+        }
+    }
+
+    /// Status Code (the low byte; the zoned codes are 0x1B6-0x1BF with SCT 1).
+    pub fn sc(self) -> u8 {
+        match self {
+            Status::Success => 0x00,
+            Status::InvalidField => 0x02,
+            Status::LbaOutOfRange => 0x80,
+            Status::InvalidZoneOperation => 0xB6,
+            Status::ZoneBoundaryError => 0xB8,
+            Status::ZoneIsFull => 0xB9,
+            Status::ZoneIsReadOnly => 0xBA,
+            Status::ZoneIsOffline => 0xBB,
+            Status::ZoneInvalidWrite => 0xBC,
+            Status::TooManyActiveZones => 0xBD,
+            Status::TooManyOpenZones => 0xBE,
+            Status::ZoneInvalidStateTransition => 0xBF,
+        }
+    }
+
+    /// The combined code as the semantics sheet writes it (SCT << 8 | SC).
+    pub fn code(self) -> u16 {
+        u16::from(self.sct()) << 8 | u16::from(self.sc())
+    }
+
+    pub fn dnr(self) -> bool {
+        self != Status::Success
+    }
+
+    pub fn is_success(self) -> bool {
+        self == Status::Success
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::InvalidField => "invalid_field",
+            Status::LbaOutOfRange => "lba_out_of_range",
+            Status::InvalidZoneOperation => "invalid_zone_operation",
+            Status::ZoneBoundaryError => "zone_boundary_error",
+            Status::ZoneIsFull => "zone_is_full",
+            Status::ZoneIsReadOnly => "zone_is_read_only",
+            Status::ZoneIsOffline => "zone_is_offline",
+            Status::ZoneInvalidWrite => "zone_invalid_write",
+            Status::TooManyActiveZones => "too_many_active_zones",
+            Status::TooManyOpenZones => "too_many_open_zones",
+            Status::ZoneInvalidStateTransition => "zone_invalid_state_transition",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_match_the_semantics_sheet() {
+        let expected = [
+            ("success", 0x000),
+            ("invalid_field", 0x002),
+            ("lba_out_of_range", 0x080),
+            ("invalid_zone_operation", 0x1B6),
+            ("zone_boundary_error", 0x1B8),
+            ("zone_is_full", 0x1B9),
+            ("zone_is_read_only", 0x1BA),
+            ("zone_is_offline", 0x1BB),
+            ("zone_invalid_write", 0x1BC),
+            ("too_many_active_zones", 0x1BD),
+            ("too_many_open_zones", 0x1BE),
+            ("zone_invalid_state_transition", 0x1BF),
+        ];
+        for (status, (name, code)) in Status::ALL.iter().zip(expected) {
+            assert_eq!(status.name(), name);
+            assert_eq!(status.code(), code, "{name}");
+            assert_eq!(status.dnr(), name != "success");
+        }
+    }
+}

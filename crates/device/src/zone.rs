@@ -1,0 +1,377 @@
+//! Zone states, write pointers and open/active resource accounting.
+
+use crate::status::Status;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ZoneState {
+    Empty,
+    ImplicitlyOpened,
+    ExplicitlyOpened,
+    Closed,
+    Full,
+    ReadOnly,
+    Offline,
+    /// Conventional zones have no write pointer.
+    NotWritePointer,
+}
+
+impl ZoneState {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneState::Empty => "empty",
+            ZoneState::ImplicitlyOpened => "implicitly_opened",
+            ZoneState::ExplicitlyOpened => "explicitly_opened",
+            ZoneState::Closed => "closed",
+            ZoneState::Full => "full",
+            ZoneState::ReadOnly => "read_only",
+            ZoneState::Offline => "offline",
+            ZoneState::NotWritePointer => "not_write_pointer",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            ZoneState::Empty,
+            ZoneState::ImplicitlyOpened,
+            ZoneState::ExplicitlyOpened,
+            ZoneState::Closed,
+            ZoneState::Full,
+            ZoneState::ReadOnly,
+            ZoneState::Offline,
+            ZoneState::NotWritePointer,
+        ]
+        .into_iter()
+        .find(|z| z.name() == s)
+    }
+
+    pub fn is_open(self) -> bool {
+        matches!(self, ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
+    }
+
+    pub fn is_active(self) -> bool {
+        self.is_open() || self == ZoneState::Closed
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ZoneType {
+    Conventional,
+    SeqWriteRequired,
+}
+
+impl ZoneType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneType::Conventional => "conventional",
+            ZoneType::SeqWriteRequired => "seq_write_required",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Zone {
+    state: ZoneState,
+    /// Absolute LBA of the write pointer.
+    wp: u64,
+    /// When the zone became implicitly opened (key into the LRU).
+    open_seq: u64,
+}
+
+/// Outcome of taking a zone for a write: whether the write opened it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteAdmission {
+    pub implicitly_opened: bool,
+    /// A zone the device closed to free an open resource.
+    pub auto_closed: Option<u32>,
+}
+
+/// All zones of the namespace and the open/active resources they hold.
+#[derive(Debug, Clone)]
+pub struct ZoneTable {
+    zones: Vec<Zone>,
+    zone_lbas_log2: u32,
+    zcap_lbas: u64,
+    conventional: u32,
+    /// 0 = unlimited.
+    max_open: u32,
+    max_active: u32,
+    open: u32,
+    active: u32,
+    /// Implicitly opened zones by the order they were opened in.
+    implicit_lru: BTreeMap<u64, u32>,
+    seq_next: u64,
+}
+
+impl ZoneTable {
+    pub fn new(zones: u32, conventional: u32, zone_lbas_log2: u32, zcap_lbas: u64, max_open: u32, max_active: u32) -> Self {
+        assert!(conventional < zones && zcap_lbas <= 1 << zone_lbas_log2);
+        let table = (0..zones)
+            .map(|i| Zone {
+                state: if i < conventional { ZoneState::NotWritePointer } else { ZoneState::Empty },
+                wp: u64::from(i) << zone_lbas_log2,
+                open_seq: 0,
+            })
+            .collect();
+        Self {
+            zones: table,
+            zone_lbas_log2,
+            zcap_lbas,
+            conventional,
+            max_open,
+            max_active,
+            open: 0,
+            active: 0,
+            implicit_lru: BTreeMap::new(),
+            seq_next: 0,
+        }
+    }
+
+    pub fn len(&self) -> u32 {
+        self.zones.len() as u32
+    }
+    pub fn is_empty(&self) -> bool {
+        self.zones.is_empty()
+    }
+    pub fn zslba(&self, zone: u32) -> u64 {
+        u64::from(zone) << self.zone_lbas_log2
+    }
+    pub fn zone_of(&self, lba: u64) -> u32 {
+        (lba >> self.zone_lbas_log2) as u32
+    }
+    pub fn zcap(&self) -> u64 {
+        self.zcap_lbas
+    }
+    pub fn state(&self, zone: u32) -> ZoneState {
+        self.zones[zone as usize].state
+    }
+    pub fn wp(&self, zone: u32) -> u64 {
+        self.zones[zone as usize].wp
+    }
+    pub fn zone_type(&self, zone: u32) -> ZoneType {
+        if zone < self.conventional {
+            ZoneType::Conventional
+        } else {
+            ZoneType::SeqWriteRequired
+        }
+    }
+    pub fn open_count(&self) -> u32 {
+        self.open
+    }
+    pub fn active_count(&self) -> u32 {
+        self.active
+    }
+
+    fn set_state(&mut self, zone: u32, state: ZoneState) {
+        let z = &mut self.zones[zone as usize];
+        let old = z.state;
+        if old.is_open() {
+            self.open -= 1;
+        }
+        if old.is_active() {
+            self.active -= 1;
+        }
+        if old == ZoneState::ImplicitlyOpened {
+            self.implicit_lru.remove(&z.open_seq);
+        }
+        z.state = state;
+        if state.is_open() {
+            self.open += 1;
+        }
+        if state.is_active() {
+            self.active += 1;
+        }
+        if state == ZoneState::ImplicitlyOpened {
+            z.open_seq = self.seq_next;
+            self.implicit_lru.insert(self.seq_next, zone);
+            self.seq_next += 1;
+        }
+        debug_assert!(self.max_open == 0 || self.open <= self.max_open);
+        debug_assert!(self.max_active == 0 || self.active <= self.max_active);
+    }
+
+    /// Checks that `zone` (in state Empty or Closed) can become open, closing
+    /// the implicitly opened zone opened longest ago if the open resources
+    /// are used up. Returns the zone it closed, if any.
+    fn make_room_to_open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
+        let state = self.state(zone);
+        debug_assert!(matches!(state, ZoneState::Empty | ZoneState::Closed));
+        if state == ZoneState::Empty && self.max_active != 0 && self.active >= self.max_active {
+            return Err(Status::TooManyActiveZones);
+        }
+        if self.max_open == 0 || self.open < self.max_open {
+            return Ok(None);
+        }
+        let Some((_, &victim)) = self.implicit_lru.first_key_value() else {
+            return Err(Status::TooManyOpenZones);
+        };
+        self.set_state(victim, ZoneState::Closed);
+        Ok(Some(victim))
+    }
+
+    /// Takes `zone` for a write of `nlb` blocks at the write pointer: state
+    /// and resource rules of Write and Zone Append (the caller has checked
+    /// range, write pointer and boundary).
+    pub fn admit_write(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
+        match self.state(zone) {
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => Ok(WriteAdmission { implicitly_opened: false, auto_closed: None }),
+            ZoneState::Empty | ZoneState::Closed => {
+                let auto_closed = self.make_room_to_open(zone)?;
+                self.set_state(zone, ZoneState::ImplicitlyOpened);
+                Ok(WriteAdmission { implicitly_opened: true, auto_closed })
+            }
+            ZoneState::Full => Err(Status::ZoneIsFull),
+            ZoneState::ReadOnly => Err(Status::ZoneIsReadOnly),
+            ZoneState::Offline => Err(Status::ZoneIsOffline),
+            ZoneState::NotWritePointer => Ok(WriteAdmission { implicitly_opened: false, auto_closed: None }),
+        }
+    }
+
+    /// State check of a write, before the write pointer and boundary checks.
+    pub fn check_writable(&self, zone: u32) -> Result<(), Status> {
+        match self.state(zone) {
+            ZoneState::Full => Err(Status::ZoneIsFull),
+            ZoneState::ReadOnly => Err(Status::ZoneIsReadOnly),
+            ZoneState::Offline => Err(Status::ZoneIsOffline),
+            _ => Ok(()),
+        }
+    }
+
+    /// Advances the write pointer of an admitted write; returns true if the
+    /// zone became full.
+    pub fn advance_wp(&mut self, zone: u32, nlb: u64) -> bool {
+        let end = self.zslba(zone) + self.zcap_lbas;
+        let z = &mut self.zones[zone as usize];
+        assert!(z.state.is_open(), "write pointer moves only in an open zone");
+        z.wp += nlb;
+        assert!(z.wp <= end, "write past zone capacity");
+        if z.wp == end {
+            self.set_state(zone, ZoneState::Full);
+            return true;
+        }
+        false
+    }
+
+    pub fn open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
+        match self.state(zone) {
+            ZoneState::Empty | ZoneState::Closed => {
+                let auto_closed = self.make_room_to_open(zone)?;
+                self.set_state(zone, ZoneState::ExplicitlyOpened);
+                Ok(auto_closed)
+            }
+            ZoneState::ImplicitlyOpened => {
+                self.set_state(zone, ZoneState::ExplicitlyOpened);
+                Ok(None)
+            }
+            ZoneState::ExplicitlyOpened => Ok(None),
+            _ => Err(Status::ZoneInvalidStateTransition),
+        }
+    }
+
+    pub fn close(&mut self, zone: u32) -> Result<(), Status> {
+        match self.state(zone) {
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
+                self.set_state(zone, ZoneState::Closed);
+                Ok(())
+            }
+            ZoneState::Closed => Ok(()),
+            _ => Err(Status::ZoneInvalidStateTransition),
+        }
+    }
+
+    /// Finish: the zone becomes full with its write pointer at the end; returns
+    /// the write pointer it had.
+    pub fn finish(&mut self, zone: u32) -> Result<u64, Status> {
+        match self.state(zone) {
+            ZoneState::Empty | ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed => {
+                let old_wp = self.wp(zone);
+                self.set_state(zone, ZoneState::Full);
+                self.zones[zone as usize].wp = self.zslba(zone) + self.zcap_lbas;
+                Ok(old_wp)
+            }
+            ZoneState::Full => Ok(self.wp(zone)),
+            _ => Err(Status::ZoneInvalidStateTransition),
+        }
+    }
+
+    /// Reset: the zone becomes empty; returns the write pointer it had.
+    pub fn reset(&mut self, zone: u32) -> Result<u64, Status> {
+        match self.state(zone) {
+            ZoneState::ReadOnly | ZoneState::Offline | ZoneState::NotWritePointer => Err(Status::ZoneInvalidStateTransition),
+            _ => {
+                let old_wp = self.wp(zone);
+                self.set_state(zone, ZoneState::Empty);
+                self.zones[zone as usize].wp = self.zslba(zone);
+                Ok(old_wp)
+            }
+        }
+    }
+
+    pub fn offline(&mut self, zone: u32) -> Result<(), Status> {
+        match self.state(zone) {
+            ZoneState::ReadOnly | ZoneState::Offline => {
+                self.set_state(zone, ZoneState::Offline);
+                Ok(())
+            }
+            _ => Err(Status::ZoneInvalidStateTransition),
+        }
+    }
+
+    /// Fault injection: the zone fails into Read Only or Offline, releasing
+    /// whatever resources it held.
+    pub fn inject_fault(&mut self, zone: u32, state: ZoneState) {
+        assert!(matches!(state, ZoneState::ReadOnly | ZoneState::Offline));
+        self.set_state(zone, state);
+    }
+
+    /// Recounts resources from the states (for invariant checks in tests).
+    pub fn recount(&self) -> (u32, u32) {
+        let open = self.zones.iter().filter(|z| z.state.is_open()).count() as u32;
+        let active = self.zones.iter().filter(|z| z.state.is_active()).count() as u32;
+        (open, active)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> ZoneTable {
+        ZoneTable::new(8, 0, 4, 12, 2, 3)
+    }
+
+    #[test]
+    fn write_opens_implicitly_and_auto_closes_oldest() {
+        let mut t = table();
+        assert!(t.admit_write(0).unwrap().implicitly_opened);
+        t.admit_write(1).unwrap();
+        let a = t.admit_write(2).unwrap();
+        assert_eq!(a.auto_closed, Some(0), "zone opened longest ago is closed");
+        assert_eq!(t.state(0), ZoneState::Closed);
+        assert_eq!((t.open_count(), t.active_count()), (2, 3));
+        assert_eq!(t.admit_write(3), Err(Status::TooManyActiveZones));
+        assert_eq!(t.recount(), (2, 3));
+    }
+
+    #[test]
+    fn explicit_opens_are_never_auto_closed() {
+        let mut t = table();
+        t.open(0).unwrap();
+        t.open(1).unwrap();
+        assert_eq!(t.admit_write(2), Err(Status::TooManyOpenZones));
+        assert_eq!(t.state(2), ZoneState::Empty);
+        assert_eq!(t.open(2), Err(Status::TooManyOpenZones));
+    }
+
+    #[test]
+    fn full_releases_resources() {
+        let mut t = table();
+        t.admit_write(0).unwrap();
+        assert!(!t.advance_wp(0, 8));
+        assert!(t.advance_wp(0, 4));
+        assert_eq!(t.state(0), ZoneState::Full);
+        assert_eq!((t.open_count(), t.active_count()), (0, 0));
+        assert_eq!(t.reset(0), Ok(12));
+        assert_eq!((t.state(0), t.wp(0)), (ZoneState::Empty, 0));
+    }
+}
