@@ -1,3 +1,126 @@
-fn main() {
-    println!("Hello, world!");
+//! `zonelab`: the command-line front end.
+
+mod args;
+mod bench;
+
+use args::DeviceArgs;
+use clap::{Parser, Subcommand};
+use std::io::{BufReader, BufWriter, Write};
+use std::process::ExitCode;
+use zonelab_device::{Device, PRESET_NAMES};
+use zonelab_workload::{run_trace, TraceError};
+
+/// The trace `zonelab demo` runs: write, append, finish and reset zones.
+const DEMO_TRACE: &str = include_str!("../../../examples/traces/demo.jsonl");
+
+#[derive(Parser)]
+#[command(name = "zonelab", version, about = "A deterministic, virtual-time simulator of NVMe ZNS SSDs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a JSON-lines command trace (file or stdin) and print one result per command.
+    Exec {
+        #[command(flatten)]
+        device: DeviceArgs,
+        /// Seed of the run's random numbers.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Trace file; stdin when absent or "-".
+        trace: Option<String>,
+    },
+    /// Run the built-in demonstration trace on a device and print the results.
+    Demo {
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
+    /// Device presets and configurations.
+    Device {
+        #[command(subcommand)]
+        action: DeviceCmd,
+    },
+    /// Measure the simulator itself: simulated commands per wall-clock second.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Subcommand)]
+enum DeviceCmd {
+    /// Print a device configuration (preset plus options) as TOML.
+    Show {
+        /// Preset name or TOML file.
+        preset: String,
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
+    /// List the built-in presets.
+    List,
+}
+
+/// A user error: printed as one line, exit status 2.
+struct UserError(String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(UserError(message)) => {
+            eprintln!("zonelab: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn device_from(args: &DeviceArgs) -> Result<Device, UserError> {
+    let config = args.config().map_err(|e| UserError(e.0))?;
+    Device::new(config).map_err(|e| UserError(e.0))
+}
+
+fn run(cli: Cli) -> Result<(), UserError> {
+    match cli.command {
+        Cmd::Exec { device, seed: _, trace } => {
+            let mut dev = device_from(&device)?;
+            let stdout = std::io::stdout().lock();
+            match trace.as_deref() {
+                None | Some("-") => exec(&mut dev, std::io::stdin().lock(), stdout, "stdin"),
+                Some(path) => {
+                    let file = std::fs::File::open(path).map_err(|e| UserError(format!("{path}: {e}")))?;
+                    exec(&mut dev, BufReader::new(file), stdout, path)
+                }
+            }
+        }
+        Cmd::Demo { device } => {
+            let mut dev = device_from(&device)?;
+            let mut out = BufWriter::new(std::io::stdout().lock());
+            let _ = writeln!(out, "# zonelab demo on {}: write, append, finish and reset zones, then report them", dev.config().name);
+            exec(&mut dev, DEMO_TRACE.as_bytes(), out, "demo trace")
+        }
+        Cmd::Device { action: DeviceCmd::List } => {
+            for name in PRESET_NAMES {
+                println!("{name}");
+            }
+            Ok(())
+        }
+        Cmd::Device { action: DeviceCmd::Show { preset, mut device } } => {
+            device.device = preset;
+            let config = device.config().map_err(|e| UserError(e.0))?;
+            print!("{}", config.to_toml());
+            Ok(())
+        }
+        Cmd::Bench(args) => bench::run(&args).map_err(UserError),
+    }
+}
+
+fn exec<R: std::io::BufRead, W: Write>(dev: &mut Device, input: R, out: W, source: &str) -> Result<(), UserError> {
+    match run_trace(dev, input, BufWriter::new(out)) {
+        Ok(_) => Ok(()),
+        Err(TraceError::Malformed { line, message }) => {
+            eprintln!("{}", serde_json::json!({"line": line, "error": message, "source": source}));
+            Err(UserError(format!("{source}: line {line}: {message}")))
+        }
+        Err(TraceError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(TraceError::Io(e)) => Err(UserError(format!("{source}: {e}"))),
+    }
 }

@@ -109,6 +109,7 @@ pub struct ZoneDescriptor {
     pub zone_type: ZoneType,
     pub state: ZoneState,
     pub zcap: u64,
+    pub zsze: u64,
     pub zslba: u64,
     pub wp: u64,
 }

@@ -588,6 +588,6 @@ impl Device {
             ZoneType::Conventional => (self.layout.zone_lbas, zslba + self.layout.zone_lbas),
             ZoneType::SeqWriteRequired => (self.layout.zcap_lbas, self.zones.wp(zone)),
         };
-        ZoneDescriptor { zone_type, state: self.zones.state(zone), zcap, zslba, wp }
+        ZoneDescriptor { zone_type, state: self.zones.state(zone), zcap, zsze: self.layout.zone_lbas, zslba, wp }
     }
 }

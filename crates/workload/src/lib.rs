@@ -1,14 +1,9 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! `workload`: what drives a device. For now, command traces: JSON Lines of
+//! NVMe commands run one by one against a device, in the spirit of nvme-cli
+//! (`../shared/reference/command-trace.md`). fio jobs and file-system
+//! workloads come next.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod bench;
+pub mod trace;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use trace::{run_trace, TraceError, TraceSummary};

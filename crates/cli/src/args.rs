@@ -1,0 +1,68 @@
+//! Command-line options shared by every command that takes a device.
+
+use clap::Args;
+use zonelab_device::{load_device, parse_size, ConfigError, DeviceConfig, DeviceOptions};
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s)
+}
+
+fn set_arg(s: &str) -> Result<(String, String), String> {
+    let (path, value) = s.split_once('=').ok_or_else(|| format!("'{s}' is not PATH=VALUE (e.g. flash_timing.program_ns=2ms)"))?;
+    if path.is_empty() {
+        return Err(format!("'{s}' has an empty PATH"));
+    }
+    Ok((path.trim().to_string(), value.to_string()))
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DeviceArgs {
+    /// Device preset (zn540, tlc, mlc, znand) or a TOML device file.
+    #[arg(long, default_value = "zn540")]
+    pub device: String,
+    /// Override any device parameter by its TOML path, e.g. --set flash_timing.program_ns=2ms.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = set_arg)]
+    pub sets: Vec<(String, String)>,
+    /// Number of zones (conventional ones included).
+    #[arg(long)]
+    pub zones: Option<u32>,
+    /// Zone size (power of two of LBAs), e.g. 64m.
+    #[arg(long, value_parser = size_arg)]
+    pub zone_size: Option<u64>,
+    /// Zone capacity, e.g. 48m.
+    #[arg(long, value_parser = size_arg)]
+    pub zone_capacity: Option<u64>,
+    /// Max open zones (0 = unlimited).
+    #[arg(long)]
+    pub max_open: Option<u32>,
+    /// Max active zones (0 = unlimited).
+    #[arg(long)]
+    pub max_active: Option<u32>,
+    /// Conventional zones at the start of the namespace.
+    #[arg(long)]
+    pub conventional_zones: Option<u32>,
+    /// LBA format: 512 or 4096.
+    #[arg(long)]
+    pub lba_bytes: Option<u32>,
+    /// Keep written data so that reads return it.
+    #[arg(long)]
+    pub data: bool,
+}
+
+impl DeviceArgs {
+    pub fn config(&self) -> Result<DeviceConfig, ConfigError> {
+        let base = load_device(&self.device)?;
+        let opts = DeviceOptions {
+            sets: self.sets.clone(),
+            zones: self.zones,
+            zone_size_bytes: self.zone_size,
+            zone_capacity_bytes: self.zone_capacity,
+            max_open_zones: self.max_open,
+            max_active_zones: self.max_active,
+            conventional_zones: self.conventional_zones,
+            lba_bytes: self.lba_bytes,
+            data: self.data,
+        };
+        opts.apply(base)
+    }
+}

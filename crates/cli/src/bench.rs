@@ -1,0 +1,57 @@
+//! `zonelab bench`: throughput of the simulator itself, and the memory a
+//! large device takes.
+
+use clap::Args;
+use std::time::Instant;
+use zonelab_device::{preset, Device, DeviceOptions};
+use zonelab_workload::bench::{run as run_scenario, Scenario};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Commands per scenario.
+    #[arg(long, default_value_t = 5_000_000)]
+    pub commands: u64,
+    /// Also build a zn540 with this many zones and report the process's peak memory.
+    #[arg(long, default_value_t = 3688)]
+    pub memory_zones: u32,
+}
+
+/// Peak resident memory of this process (Linux), in KiB.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+pub fn run(args: &BenchArgs) -> Result<(), String> {
+    if args.commands == 0 {
+        return Err("--commands must be at least 1".into());
+    }
+    let base = preset("zn540").expect("built-in preset");
+    println!("{:<24} {:>12} {:>10} {:>16} {:>14}", "scenario", "commands", "wall s", "commands/wall s", "sim MiB/s");
+    for s in Scenario::ALL {
+        let mut dev = Device::new(base.clone()).map_err(|e| e.0)?;
+        let t0 = Instant::now();
+        let out = run_scenario(&mut dev, s, args.commands, 1);
+        let wall = t0.elapsed().as_secs_f64();
+        let sim_mib_s = out.bytes as f64 / (1 << 20) as f64 / (out.sim_ns as f64 / 1e9);
+        println!("{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}", s.name(), out.commands, wall, out.commands as f64 / wall, sim_mib_s);
+    }
+    let before = peak_rss_kib();
+    let opts = DeviceOptions { zones: Some(args.memory_zones), ..Default::default() };
+    let config = opts.apply(base).map_err(|e| e.0)?;
+    let mut dev = Device::new(config).map_err(|e| e.0)?;
+    // Touch every zone's state machine so nothing is left lazily unallocated.
+    let _ = run_scenario(&mut dev, Scenario::Write128kFourZones, 10_000, 1);
+    match (before, peak_rss_kib()) {
+        (Some(b), Some(a)) => println!(
+            "memory: zn540 with {} zones of {} MiB (metadata mode): peak RSS {:.1} MiB (process peak before building it {:.1} MiB)",
+            args.memory_zones,
+            dev.layout().zone_lbas * dev.layout().lba_bytes >> 20,
+            a as f64 / 1024.0,
+            b as f64 / 1024.0
+        ),
+        _ => println!("memory: peak RSS not available on this platform"),
+    }
+    Ok(())
+}

@@ -1,0 +1,421 @@
+//! Command traces: one JSON object per line in, one JSON result per line out.
+//!
+//! Commands run one after another: each is submitted when the previous one
+//! completed, later if `at_ns` asks, or without waiting for the previous one
+//! when that one was `async`. Results print in submission order.
+
+use serde_json::{json, Map, Value};
+use std::io::{BufRead, Write};
+use zonelab_device::{CmdResult, Command, Completion, Device, Payload, ReadPattern, ReportFilter, Status, ZoneAction, ZoneState};
+use zonelab_sim::Nanos;
+
+/// Longest trace line accepted, so a corrupt input cannot exhaust memory.
+const LINE_BYTES_MAX: usize = 1 << 20;
+
+#[derive(Debug)]
+pub enum TraceError {
+    /// A line that is not a valid command; `line` counts from 1.
+    Malformed { line: usize, message: String },
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceError::Malformed { line, message } => write!(f, "line {line}: {message}"),
+            TraceError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+impl std::error::Error for TraceError {}
+
+impl From<std::io::Error> for TraceError {
+    fn from(e: std::io::Error) -> Self {
+        TraceError::Io(e)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TraceSummary {
+    pub commands: u64,
+    pub errors: u64,
+    /// Simulated time when the last command completed.
+    pub end_ns: Nanos,
+}
+
+/// One parsed trace line.
+#[derive(Debug, Clone, PartialEq)]
+enum Op {
+    Identify,
+    Write { slba: u64, nlb: u32 },
+    WriteZeroes { slba: u64, nlb: u32 },
+    Append { zslba: u64, nlb: u32 },
+    Read { slba: u64, nlb: u32 },
+    ZoneMgmt { action: ZoneAction, slba: u64, select_all: bool },
+    Report { slba: u64, filter: ReportFilter, max_zones: u32, partial: bool },
+    SetZoneState { slba: u64, state: ZoneState },
+    Wait { ns: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Line {
+    op: Op,
+    name: String,
+    id: Option<Value>,
+    at_ns: Option<Nanos>,
+    is_async: bool,
+    pattern: Option<u8>,
+}
+
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+}
+
+impl Fields<'_> {
+    fn u64(&self, key: &str) -> Result<Option<u64>, String> {
+        match self.obj.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| format!("\"{key}\" must be a non-negative integer, got {v}")),
+        }
+    }
+    fn req_u64(&self, key: &str) -> Result<u64, String> {
+        self.u64(key)?.ok_or_else(|| format!("missing \"{key}\""))
+    }
+    fn req_u32(&self, key: &str) -> Result<u32, String> {
+        let v = self.req_u64(key)?;
+        u32::try_from(v).map_err(|_| format!("\"{key}\" = {v} is larger than 2^32-1"))
+    }
+    fn bool(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.obj.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_bool().map(Some).ok_or_else(|| format!("\"{key}\" must be true or false, got {v}")),
+        }
+    }
+    fn str(&self, key: &str) -> Result<Option<&str>, String> {
+        match self.obj.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_str().map(Some).ok_or_else(|| format!("\"{key}\" must be a string, got {v}")),
+        }
+    }
+}
+
+const COMMON_KEYS: [&str; 5] = ["op", "id", "at_ns", "async", "pattern"];
+
+fn op_keys(op: &str) -> Option<&'static [&'static str]> {
+    Some(match op {
+        "identify" => &[],
+        "write" | "write_zeroes" | "read" => &["slba", "nlb"],
+        "append" => &["zslba", "nlb"],
+        "zone_mgmt" => &["action", "slba", "select_all"],
+        "report_zones" => &["slba", "filter", "max", "partial"],
+        "set_zone_state" => &["slba", "state"],
+        "wait" => &["ns"],
+        _ => return None,
+    })
+}
+
+const OPS: &str = "identify, write, write_zeroes, append, read, zone_mgmt, report_zones, set_zone_state, wait";
+
+fn parse_line(text: &str, nr_zones: u32) -> Result<Line, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let obj = value.as_object().ok_or("a command must be a JSON object")?;
+    let f = Fields { obj };
+    let name = f.str("op")?.ok_or("missing \"op\"")?.to_string();
+    let keys = op_keys(&name).ok_or_else(|| format!("unknown op \"{name}\"; valid: {OPS}"))?;
+    if let Some(k) = obj.keys().find(|k| !keys.contains(&k.as_str()) && !COMMON_KEYS.contains(&k.as_str())) {
+        return Err(format!("unknown field \"{k}\" for op \"{name}\"; valid: {}", [keys, &COMMON_KEYS[1..]].concat().join(", ")));
+    }
+    let op = match name.as_str() {
+        "identify" => Op::Identify,
+        "write" => Op::Write { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
+        "write_zeroes" => Op::WriteZeroes { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
+        "read" => Op::Read { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
+        "append" => Op::Append { zslba: f.req_u64("zslba")?, nlb: f.req_u32("nlb")? },
+        "zone_mgmt" => parse_zone_mgmt(&f)?,
+        "report_zones" => parse_report(&f, nr_zones)?,
+        "set_zone_state" => {
+            let state = f.str("state")?.ok_or("missing \"state\"")?;
+            let state = match state {
+                "read_only" => ZoneState::ReadOnly,
+                "offline" => ZoneState::Offline,
+                _ => return Err(format!("\"state\" must be read_only or offline, got \"{state}\"")),
+            };
+            Op::SetZoneState { slba: f.req_u64("slba")?, state }
+        }
+        "wait" => Op::Wait { ns: f.req_u64("ns")? },
+        _ => unreachable!("op_keys accepted it"),
+    };
+    let pattern = match f.u64("pattern")? {
+        None => None,
+        Some(p) => Some(u8::try_from(p).map_err(|_| format!("\"pattern\" must be a byte (0-255), got {p}"))?),
+    };
+    Ok(Line { op, name, id: obj.get("id").cloned(), at_ns: f.u64("at_ns")?, is_async: f.bool("async")?.unwrap_or(false), pattern })
+}
+
+fn parse_zone_mgmt(f: &Fields<'_>) -> Result<Op, String> {
+    let action = f.str("action")?.ok_or("missing \"action\"")?;
+    let action = ZoneAction::parse(action).ok_or_else(|| format!("\"action\" must be open, close, finish, reset or offline, got \"{action}\""))?;
+    let select_all = f.bool("select_all")?.unwrap_or(false);
+    let slba = match f.u64("slba")? {
+        Some(s) => s,
+        None if select_all => 0,
+        None => return Err("missing \"slba\" (required unless \"select_all\" is true)".into()),
+    };
+    Ok(Op::ZoneMgmt { action, slba, select_all })
+}
+
+fn parse_report(f: &Fields<'_>, nr_zones: u32) -> Result<Op, String> {
+    let filter = match f.str("filter")?.unwrap_or("all") {
+        "all" => ReportFilter::All,
+        s => match ZoneState::parse(s) {
+            Some(state) if state != ZoneState::NotWritePointer => ReportFilter::State(state),
+            _ => {
+                return Err(format!(
+                    "\"filter\" must be all, empty, implicitly_opened, explicitly_opened, closed, full, read_only or offline, got \"{s}\""
+                ))
+            }
+        },
+    };
+    let max_zones = match f.u64("max")? {
+        None => nr_zones,
+        Some(m) => u32::try_from(m).map_err(|_| format!("\"max\" = {m} is larger than 2^32-1"))?,
+    };
+    Ok(Op::Report { slba: f.u64("slba")?.unwrap_or(0), filter, max_zones, partial: f.bool("partial")?.unwrap_or(false) })
+}
+
+/// Runs the trace in `input` on `device`, writing one result per command to
+/// `out`. Stops at the first malformed line, after writing the results of the
+/// lines before it.
+pub fn run_trace<R: BufRead, W: Write>(device: &mut Device, mut input: R, mut out: W) -> Result<TraceSummary, TraceError> {
+    let mut summary = TraceSummary::default();
+    let mut now_ns: Nanos = 0;
+    let mut text = String::new();
+    let mut line_no = 0usize;
+    let nr_zones = device.layout().zones;
+    loop {
+        text.clear();
+        let read = std::io::Read::take(&mut input, LINE_BYTES_MAX as u64 + 1).read_line(&mut text);
+        let read = match read {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                out.flush()?;
+                return Err(TraceError::Malformed { line: line_no + 1, message: "not valid UTF-8".into() });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if read == 0 {
+            break;
+        }
+        line_no += 1;
+        if text.len() > LINE_BYTES_MAX {
+            out.flush()?;
+            return Err(TraceError::Malformed { line: line_no, message: format!("line longer than {LINE_BYTES_MAX} bytes") });
+        }
+        if text.trim().is_empty() {
+            continue;
+        }
+        let line = match parse_line(text.trim(), nr_zones) {
+            Ok(l) => l,
+            Err(message) => {
+                out.flush()?;
+                return Err(TraceError::Malformed { line: line_no, message });
+            }
+        };
+        let submit_ns = now_ns.max(line.at_ns.unwrap_or(0));
+        let (result, complete_ns) = execute(device, &line, submit_ns);
+        serde_json::to_writer(&mut out, &result).map_err(std::io::Error::from)?;
+        out.write_all(b"\n")?;
+        summary.commands += 1;
+        if result.get("status").and_then(Value::as_str) != Some("success") {
+            summary.errors += 1;
+        }
+        summary.end_ns = summary.end_ns.max(complete_ns);
+        now_ns = if line.is_async { submit_ns } else { complete_ns };
+    }
+    out.flush()?;
+    Ok(summary)
+}
+
+fn status_fields(map: &mut Map<String, Value>, status: Status) {
+    map.insert("status".into(), status.name().into());
+    map.insert("sct".into(), status.sct().into());
+    map.insert("sc".into(), status.sc().into());
+    map.insert("dnr".into(), status.dnr().into());
+}
+
+fn execute(device: &mut Device, line: &Line, submit_ns: Nanos) -> (Map<String, Value>, Nanos) {
+    let mut map = Map::new();
+    if let Some(id) = &line.id {
+        map.insert("id".into(), id.clone());
+    }
+    map.insert("op".into(), line.name.as_str().into());
+    let payload = line.pattern.map_or(Payload::None, Payload::Pattern);
+    let cmd = match line.op {
+        Op::Identify => Command::Identify,
+        Op::Write { slba, nlb } => Command::Write { slba, nlb, payload },
+        Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
+        Op::Append { zslba, nlb } => Command::Append { zslba, nlb, payload },
+        Op::Read { slba, nlb } => Command::Read { slba, nlb },
+        Op::ZoneMgmt { action, slba, select_all } => Command::ZoneMgmtSend { action, slba, select_all },
+        Op::Report { slba, filter, max_zones, partial } => Command::ReportZones { slba, filter, max_zones, partial },
+        Op::SetZoneState { slba, state } => {
+            let status = device.set_zone_state(slba, state).err().unwrap_or(Status::Success);
+            status_fields(&mut map, status);
+            times(&mut map, submit_ns, submit_ns);
+            return (map, submit_ns);
+        }
+        Op::Wait { ns } => {
+            status_fields(&mut map, Status::Success);
+            times(&mut map, submit_ns, submit_ns + ns);
+            return (map, submit_ns + ns);
+        }
+    };
+    let completion = device.submit(submit_ns, &cmd, None);
+    status_fields(&mut map, completion.status);
+    result_fields(&mut map, &completion);
+    times(&mut map, completion.submit_ns, completion.complete_ns);
+    (map, completion.complete_ns)
+}
+
+fn times(map: &mut Map<String, Value>, submit_ns: Nanos, complete_ns: Nanos) {
+    map.insert("submit_ns".into(), submit_ns.into());
+    map.insert("complete_ns".into(), complete_ns.into());
+    map.insert("latency_ns".into(), (complete_ns - submit_ns).into());
+}
+
+fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
+    match &completion.result {
+        CmdResult::None => {}
+        CmdResult::Lba(lba) => {
+            map.insert("lba".into(), (*lba).into());
+        }
+        CmdResult::Read(pattern) => {
+            let v = match pattern {
+                ReadPattern::Uniform(b) => Value::from(*b),
+                ReadPattern::Mixed => Value::from("mixed"),
+            };
+            map.insert("pattern".into(), v);
+        }
+        CmdResult::Identify(id) => {
+            let v = json!({
+                "lba_bytes": id.lba_bytes, "nsze": id.nsze, "zsze": id.zsze, "zcap": id.zcap,
+                "nr_zones": id.nr_zones, "nr_conventional_zones": id.nr_conventional_zones,
+                "mar": id.mar, "mor": id.mor, "zasl_bytes": id.zasl_bytes, "mdts_bytes": id.mdts_bytes,
+            });
+            map.extend(v.as_object().expect("object literal").clone());
+        }
+        CmdResult::Report(report) => {
+            map.insert("nr_zones".into(), report.nr_zones.into());
+            let zones: Vec<Value> = report
+                .zones
+                .iter()
+                .map(|z| {
+                    json!({"zslba": z.zslba, "wp": z.wp, "zcap": z.zcap, "zsze": z.zsze,
+                           "state": z.state.name(), "type": z.zone_type.name()})
+                })
+                .collect();
+            map.insert("zones".into(), zones.into());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zonelab_device::{preset, DeviceOptions};
+
+    fn device() -> Device {
+        let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(1 << 20), zone_capacity_bytes: Some(512 << 10), data: true, ..Default::default() };
+        Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap()
+    }
+
+    fn run(trace: &str) -> (String, Result<TraceSummary, TraceError>) {
+        let mut out = Vec::new();
+        let r = run_trace(&mut device(), trace.as_bytes(), &mut out);
+        (String::from_utf8(out).unwrap(), r)
+    }
+
+    #[test]
+    fn results_follow_the_contract() {
+        let (out, r) = run(concat!(
+            "{\"op\":\"write\",\"slba\":0,\"nlb\":8,\"pattern\":7,\"id\":\"w1\"}\n",
+            "\n",
+            "{\"op\":\"append\",\"zslba\":0,\"nlb\":2}\n",
+            "{\"op\":\"read\",\"slba\":0,\"nlb\":8}\n",
+            "{\"op\":\"write\",\"slba\":0,\"nlb\":1}\n",
+            "{\"op\":\"report_zones\",\"slba\":0,\"filter\":\"implicitly_opened\",\"max\":16,\"partial\":true}\n",
+        ));
+        assert_eq!(r.unwrap().commands, 5);
+        let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines[0]["id"], "w1");
+        assert_eq!(lines[0]["status"], "success");
+        assert_eq!(lines[1]["lba"], 8);
+        assert_eq!(lines[2]["pattern"], 7);
+        assert_eq!((lines[3]["status"].as_str(), lines[3]["sct"].as_u64(), lines[3]["sc"].as_u64()), (Some("zone_invalid_write"), Some(1), Some(188)));
+        assert_eq!(lines[3]["dnr"], true);
+        assert_eq!(lines[4]["nr_zones"], 1);
+        assert_eq!(lines[4]["zones"][0]["wp"], 10);
+        assert!(out.lines().next().unwrap().starts_with("{\"id\":\"w1\",\"op\":\"write\",\"status\":\"success\",\"sct\":0,\"sc\":0,\"dnr\":false"));
+    }
+
+    #[test]
+    fn commands_wait_for_each_other_unless_async() {
+        let (out, _) = run(concat!(
+            "{\"op\":\"write\",\"slba\":0,\"nlb\":1}\n",
+            "{\"op\":\"write\",\"slba\":1,\"nlb\":1,\"async\":true}\n",
+            "{\"op\":\"write\",\"slba\":2,\"nlb\":1}\n",
+            "{\"op\":\"wait\",\"ns\":1000000}\n",
+            "{\"op\":\"identify\",\"at_ns\":5000000}\n",
+        ));
+        let l: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let (c0, s1, s2) = (l[0]["complete_ns"].as_u64(), l[1]["submit_ns"].as_u64(), l[2]["submit_ns"].as_u64());
+        assert_eq!(c0, s1, "submitted when the previous completed");
+        assert_eq!(s1, s2, "an async command does not hold back the next one");
+        assert_eq!(l[3]["latency_ns"], 1_000_000);
+        assert_eq!(l[4]["submit_ns"], 5_000_000);
+    }
+
+    #[test]
+    fn malformed_lines_are_located() {
+        let cases = [
+            ("{\"op\":\"write\",\"slba\":0}", "missing \"nlb\""),
+            ("{\"op\":\"fly\"}", "unknown op \"fly\""),
+            ("{\"op\":\"write\",\"slba\":-1,\"nlb\":1}", "non-negative integer"),
+            ("{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"sbla\":3}", "unknown field \"sbla\""),
+            ("{\"op\":\"zone_mgmt\",\"action\":\"explode\",\"slba\":0}", "\"action\" must be"),
+            ("[1,2]", "JSON object"),
+            ("{\"op\":\"write\"", "not valid JSON"),
+            ("{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"pattern\":300}", "byte"),
+            ("{\"op\":\"report_zones\",\"filter\":\"opened\"}", "\"filter\" must be"),
+        ];
+        for (bad, needle) in cases {
+            let trace = format!("{{\"op\":\"identify\"}}\n{bad}\n{{\"op\":\"identify\"}}\n");
+            let (out, r) = run(&trace);
+            assert_eq!(out.lines().count(), 1, "results before the bad line only: {bad}");
+            match r {
+                Err(TraceError::Malformed { line: 2, message }) => assert!(message.contains(needle), "{bad}: {message}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_input_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let mut out = Vec::new();
+            let _ = run_trace(&mut device(), &bytes[..], &mut out);
+        }
+
+        #[test]
+        fn json_shaped_input_never_panics(
+            op in proptest::sample::select(vec!["write", "append", "read", "zone_mgmt", "report_zones", "set_zone_state", "wait", "identify", "write_zeroes"]),
+            slba in proptest::prelude::any::<u64>(), nlb in proptest::prelude::any::<u64>(),
+            action in proptest::sample::select(vec!["open", "close", "finish", "reset", "offline", "bogus"]),
+            at in proptest::prelude::any::<u32>(),
+        ) {
+            let line = format!("{{\"op\":\"{op}\",\"slba\":{slba},\"nlb\":{nlb},\"zslba\":{slba},\"action\":\"{action}\",\"at_ns\":{at}}}\n");
+            let mut out = Vec::new();
+            let _ = run_trace(&mut device(), line.as_bytes(), &mut out);
+        }
+    }
+}
