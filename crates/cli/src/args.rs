@@ -8,7 +8,8 @@ fn size_arg(s: &str) -> Result<u64, String> {
 }
 
 fn set_arg(s: &str) -> Result<(String, String), String> {
-    let (path, value) = s.split_once('=').ok_or_else(|| format!("'{s}' is not PATH=VALUE (e.g. flash_timing.program_ns=2ms)"))?;
+    let (path, value) =
+        s.split_once('=').ok_or_else(|| format!("'{s}' is not PATH=VALUE (e.g. flash_timing.program_ns=2ms)"))?;
     if path.is_empty() {
         return Err(format!("'{s}' has an empty PATH"));
     }

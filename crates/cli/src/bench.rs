@@ -35,7 +35,14 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         let out = run_scenario(&mut dev, s, args.commands, 1);
         let wall = t0.elapsed().as_secs_f64();
         let sim_mib_s = out.bytes as f64 / (1 << 20) as f64 / (out.sim_ns as f64 / 1e9);
-        println!("{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}", s.name(), out.commands, wall, out.commands as f64 / wall, sim_mib_s);
+        println!(
+            "{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}",
+            s.name(),
+            out.commands,
+            wall,
+            out.commands as f64 / wall,
+            sim_mib_s
+        );
     }
     let before = peak_rss_kib();
     let opts = DeviceOptions { zones: Some(args.memory_zones), ..Default::default() };
@@ -47,7 +54,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         (Some(b), Some(a)) => println!(
             "memory: zn540 with {} zones of {} MiB (metadata mode): peak RSS {:.1} MiB (process peak before building it {:.1} MiB)",
             args.memory_zones,
-            dev.layout().zone_lbas * dev.layout().lba_bytes >> 20,
+            (dev.layout().zone_lbas * dev.layout().lba_bytes) >> 20,
             a as f64 / 1024.0,
             b as f64 / 1024.0
         ),

@@ -94,7 +94,11 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Demo { device } => {
             let mut dev = device_from(&device)?;
             let mut out = BufWriter::new(std::io::stdout().lock());
-            let _ = writeln!(out, "# zonelab demo on {}: write, append, finish and reset zones, then report them", dev.config().name);
+            let _ = writeln!(
+                out,
+                "# zonelab demo on {}: write, append, finish and reset zones, then report them",
+                dev.config().name
+            );
             exec(&mut dev, DEMO_TRACE.as_bytes(), out, "demo trace")
         }
         Cmd::Device { action: DeviceCmd::List } => {

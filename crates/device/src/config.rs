@@ -184,7 +184,10 @@ impl DeviceConfig {
             return err("link.lanes and link.lane_bytes_per_s must be positive");
         }
         if self.controller.firmware_cores == 0 || self.controller.firmware_cores > 64 {
-            return err(format!("controller.firmware_cores = {} must be between 1 and 64", self.controller.firmware_cores));
+            return err(format!(
+                "controller.firmware_cores = {} must be between 1 and 64",
+                self.controller.firmware_cores
+            ));
         }
         Ok(())
     }
@@ -204,14 +207,14 @@ impl DeviceConfig {
                 ns.conventional_zones, ns.zones, ns.zones
             ));
         }
-        if ns.zone_size_bytes % lba != 0 || !(ns.zone_size_bytes / lba).is_power_of_two() {
+        if !ns.zone_size_bytes.is_multiple_of(lba) || !(ns.zone_size_bytes / lba).is_power_of_two() {
             return err(format!(
                 "namespace.zone_size_bytes = {} is not a power of two number of {lba}-byte LBAs: use e.g. {}",
                 ns.zone_size_bytes,
                 (ns.zone_size_bytes.max(lba) / lba).next_power_of_two() * lba
             ));
         }
-        if ns.zone_capacity_bytes == 0 || ns.zone_capacity_bytes % lba != 0 {
+        if ns.zone_capacity_bytes == 0 || !ns.zone_capacity_bytes.is_multiple_of(lba) {
             return err(format!(
                 "namespace.zone_capacity_bytes = {} must be a positive multiple of the LBA size {lba}",
                 ns.zone_capacity_bytes
@@ -232,10 +235,13 @@ impl DeviceConfig {
         if ns.max_open_zones == 0 && ns.max_active_zones > 0 {
             return err("namespace.max_open_zones = 0 (unlimited) with a limited namespace.max_active_zones: MOR must be <= MAR, so limit max_open_zones too");
         }
-        if ns.mdts_bytes < lba || ns.mdts_bytes % lba != 0 {
-            return err(format!("namespace.mdts_bytes = {} must be a positive multiple of the LBA size {lba}", ns.mdts_bytes));
+        if ns.mdts_bytes < lba || !ns.mdts_bytes.is_multiple_of(lba) {
+            return err(format!(
+                "namespace.mdts_bytes = {} must be a positive multiple of the LBA size {lba}",
+                ns.mdts_bytes
+            ));
         }
-        if ns.zasl_bytes % lba != 0 || ns.zasl_bytes > ns.mdts_bytes {
+        if !ns.zasl_bytes.is_multiple_of(lba) || ns.zasl_bytes > ns.mdts_bytes {
             return err(format!(
                 "namespace.zasl_bytes = {} must be a multiple of the LBA size {lba} and at most namespace.mdts_bytes = {} (0 means MDTS)",
                 ns.zasl_bytes, ns.mdts_bytes
@@ -274,7 +280,7 @@ impl DeviceConfig {
         let g = &self.flash;
         let dies = g.dies_total();
         let d = self.mapping.d_zone;
-        if d == 0 || dies % d != 0 {
+        if d == 0 || !dies.is_multiple_of(d) {
             return err(format!(
                 "mapping.d_zone = {d} must divide the {dies} dies (flash.channels × chips_per_channel × dies_per_chip) into equal flash chip groups"
             ));

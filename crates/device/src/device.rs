@@ -76,8 +76,16 @@ impl Device {
         let layout = config.validate()?;
         let mapping = Mapping::new(&layout, &config.flash);
         let ns = &config.namespace;
-        let zones = ZoneTable::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.zcap_lbas, ns.max_open_zones, ns.max_active_zones);
-        let data = (config.mode == Mode::Data).then(|| DataStore::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.lba_bytes));
+        let zones = ZoneTable::new(
+            layout.zones,
+            layout.conventional_zones,
+            layout.zone_lbas_log2,
+            layout.zcap_lbas,
+            ns.max_open_zones,
+            ns.max_active_zones,
+        );
+        let data = (config.mode == Mode::Data)
+            .then(|| DataStore::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.lba_bytes));
         Ok(Self {
             mapping,
             zones,
@@ -139,7 +147,9 @@ impl Device {
             Command::Append { zslba, nlb, payload } => self.append(ready_ns, zslba, nlb, payload),
             Command::Read { slba, nlb } => self.read(ready_ns, slba, nlb, read_out),
             Command::ZoneMgmtSend { action, slba, select_all } => self.zone_mgmt(ready_ns, action, slba, select_all),
-            Command::ReportZones { slba, filter, max_zones, partial } => self.report(ready_ns, slba, filter, max_zones, partial),
+            Command::ReportZones { slba, filter, max_zones, partial } => {
+                self.report(ready_ns, slba, filter, max_zones, partial)
+            }
             Command::Identify => {
                 let fw_end = self.firmware.reserve(ready_ns, self.config.controller.identify_ns);
                 let done = self.link_to_host.reserve(fw_end, transfer_ns(IDENTIFY_BYTES, self.link_bytes_per_s));
@@ -205,7 +215,14 @@ impl Device {
         }
     }
 
-    fn write(&mut self, ready_ns: Nanos, slba: u64, nlb: u32, payload: Payload<'_>, zeroes: bool) -> (Status, Nanos, CmdResult) {
+    fn write(
+        &mut self,
+        ready_ns: Nanos,
+        slba: u64,
+        nlb: u32,
+        payload: Payload<'_>,
+        zeroes: bool,
+    ) -> (Status, Nanos, CmdResult) {
         match self.accept_write(slba, nlb, zeroes) {
             Err(status) => self.fail(ready_ns, status),
             Ok(accepted) => {
@@ -285,7 +302,15 @@ impl Device {
     /// Times an accepted write of `nlb` blocks at `slba` and applies it:
     /// firmware, then page-sized pieces that each wait for buffer room and
     /// cross the link; complete program units go to flash.
-    fn write_data(&mut self, ready_ns: Nanos, firmware_ns: Nanos, slba: u64, nlb: u32, payload: Payload<'_>, zeroes: bool) -> Nanos {
+    fn write_data(
+        &mut self,
+        ready_ns: Nanos,
+        firmware_ns: Nanos,
+        slba: u64,
+        nlb: u32,
+        payload: Payload<'_>,
+        zeroes: bool,
+    ) -> Nanos {
         let zone = self.zones.zone_of(slba);
         let nlb = u64::from(nlb);
         if self.zones.zone_type(zone) == ZoneType::SeqWriteRequired {
@@ -304,7 +329,11 @@ impl Device {
             let bytes = piece * lba_bytes;
             let admitted = self.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
             // Write Zeroes moves no data over the link.
-            t = if zeroes { admitted } else { self.link_to_device.reserve(admitted, transfer_ns(bytes, self.link_bytes_per_s)) };
+            t = if zeroes {
+                admitted
+            } else {
+                self.link_to_device.reserve(admitted, transfer_ns(bytes, self.link_bytes_per_s))
+            };
             self.fill(zone, piece, t);
             remaining -= piece;
         }
@@ -349,7 +378,8 @@ impl Device {
     fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) {
         let unit = self.zone_io[zone as usize].flushed_units;
         let (addr, first_page) = self.mapping.unit_target(zone, unit);
-        let done = self.flash.program(at_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+        let done =
+            self.flash.program(at_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         let io = &mut self.zone_io[zone as usize];
         io.buffer.programmed(unit, data_bytes, done.done_ns);
         io.flushed_units += 1;
@@ -427,7 +457,8 @@ impl Device {
             return at_ns; // never written: the mapping says zeros
         }
         let chunk = offset / self.layout.lbas_per_chunk;
-        let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk) } else { chunk };
+        let chunk =
+            if conventional { chunk % self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk) } else { chunk };
         let unit = self.mapping.unit_of_chunk(chunk);
         if unit >= io.flushed_units || io.buffer.unit_pending_until(unit, at_ns).is_some() {
             return at_ns; // still in the write buffer
@@ -437,7 +468,13 @@ impl Device {
         self.flash.read(at_ns, loc.die, loc.plane, bytes)
     }
 
-    fn zone_mgmt(&mut self, ready_ns: Nanos, action: ZoneAction, slba: u64, select_all: bool) -> (Status, Nanos, CmdResult) {
+    fn zone_mgmt(
+        &mut self,
+        ready_ns: Nanos,
+        action: ZoneAction,
+        slba: u64,
+        select_all: bool,
+    ) -> (Status, Nanos, CmdResult) {
         if select_all {
             return self.zone_mgmt_all(ready_ns, action);
         }
@@ -552,7 +589,14 @@ impl Device {
         }
     }
 
-    fn report(&mut self, ready_ns: Nanos, slba: u64, filter: ReportFilter, max_zones: u32, partial: bool) -> (Status, Nanos, CmdResult) {
+    fn report(
+        &mut self,
+        ready_ns: Nanos,
+        slba: u64,
+        filter: ReportFilter,
+        max_zones: u32,
+        partial: bool,
+    ) -> (Status, Nanos, CmdResult) {
         if slba >= self.nsze() {
             return self.fail(ready_ns, Status::LbaOutOfRange);
         }

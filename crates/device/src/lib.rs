@@ -17,7 +17,10 @@ pub mod presets;
 pub mod status;
 pub mod zone;
 
-pub use command::{CmdResult, Command, Completion, IdentifyData, Payload, ReadPattern, ReportFilter, ZoneAction, ZoneDescriptor, ZoneReport};
+pub use command::{
+    CmdResult, Command, Completion, IdentifyData, Payload, ReadPattern, ReportFilter, ZoneAction, ZoneDescriptor,
+    ZoneReport,
+};
 pub use config::{ConfigError, DeviceConfig, Layout, Mode};
 pub use device::{Device, DeviceCounters};
 pub use options::{load_device, parse_size, DeviceOptions};

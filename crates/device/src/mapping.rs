@@ -96,7 +96,8 @@ impl Mapping {
         let d = u64::from(self.d_zone);
         let first_page_in_fbg = (unit / d) * u64::from(self.oneshot_pages);
         let die = self.fcg_of_zone(zone) * self.d_zone + (unit % d) as u32;
-        let block = self.fbg_of_zone(zone) * self.fbg_blocks + (first_page_in_fbg / u64::from(self.pages_per_block)) as u32;
+        let block =
+            self.fbg_of_zone(zone) * self.fbg_blocks + (first_page_in_fbg / u64::from(self.pages_per_block)) as u32;
         (BlockAddr { die, block }, (first_page_in_fbg % u64::from(self.pages_per_block)) as u32)
     }
 
@@ -119,7 +120,15 @@ mod tests {
 
     /// Figure 1 of seed 002: D_zone = 4 of 8 dies, so two FCGs.
     fn figure1() -> Mapping {
-        Mapping { d_zone: 4, fcgs: 2, planes: 1, oneshot_pages: 1, pages_per_block: 8, fbg_blocks: 1, super_row_chunks: 4 }
+        Mapping {
+            d_zone: 4,
+            fcgs: 2,
+            planes: 1,
+            oneshot_pages: 1,
+            pages_per_block: 8,
+            fbg_blocks: 1,
+            super_row_chunks: 4,
+        }
     }
 
     #[test]
@@ -133,7 +142,15 @@ mod tests {
 
     #[test]
     fn units_cover_super_rows_die_by_die() {
-        let m = Mapping { d_zone: 2, fcgs: 1, planes: 2, oneshot_pages: 3, pages_per_block: 6, fbg_blocks: 2, super_row_chunks: 12 };
+        let m = Mapping {
+            d_zone: 2,
+            fcgs: 1,
+            planes: 2,
+            oneshot_pages: 3,
+            pages_per_block: 6,
+            fbg_blocks: 2,
+            super_row_chunks: 12,
+        };
         // Every chunk lies in exactly the unit whose span and die match it.
         for chunk in 0..48u64 {
             let unit = m.unit_of_chunk(chunk);

@@ -32,7 +32,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (number, suffix) = t.split_at(digits_end);
     if number.is_empty() {
-        return Err(format!("'{text}' is not a size: use a number with an optional k, m, g or t suffix (e.g. 4k, 1077m)"));
+        return Err(format!(
+            "'{text}' is not a size: use a number with an optional k, m, g or t suffix (e.g. 4k, 1077m)"
+        ));
     }
     let n: u64 = number.parse().map_err(|_| format!("'{text}' is too large"))?;
     let shift = match suffix.to_ascii_lowercase().as_str() {
@@ -70,7 +72,10 @@ pub fn load_device(spec: &str) -> Result<DeviceConfig, ConfigError> {
     }
     let path = std::path::Path::new(spec);
     if !path.exists() {
-        return err(format!("unknown device '{spec}': use a preset ({}) or the path of a TOML device file", PRESET_NAMES.join(", ")));
+        return err(format!(
+            "unknown device '{spec}': use a preset ({}) or the path of a TOML device file",
+            PRESET_NAMES.join(", ")
+        ));
     }
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{spec}: {e}")))?;
     DeviceConfig::from_toml(&text).map_err(|e| ConfigError(format!("{spec}: {e}")))
@@ -96,11 +101,15 @@ pub fn set_parameter(config: &DeviceConfig, path: &str, value: &str) -> Result<D
     }
     let valid = table_keys(node);
     let Some(old) = node.get(*last) else {
-        return err(format!("--set {path}: unknown parameter '{last}' in '{}'; valid: {valid}", walked.trim_end_matches('.')));
+        return err(format!(
+            "--set {path}: unknown parameter '{last}' in '{}'; valid: {valid}",
+            walked.trim_end_matches('.')
+        ));
     };
     let new = convert_value(last, old, value).map_err(|e| ConfigError(format!("--set {path}={value}: {e}")))?;
     node.insert((*last).to_string(), new);
-    let updated: DeviceConfig = table.try_into().map_err(|e: toml::de::Error| ConfigError(format!("--set {path}={value}: {}", e.message())))?;
+    let updated: DeviceConfig =
+        table.try_into().map_err(|e: toml::de::Error| ConfigError(format!("--set {path}={value}: {}", e.message())))?;
     Ok(updated)
 }
 
@@ -126,7 +135,9 @@ fn convert_value(key: &str, old: &toml::Value, value: &str) -> Result<toml::Valu
             _ => Err(format!("'{value}' is not a boolean: use true or false")),
         },
         toml::Value::String(_) => Ok(toml::Value::String(value.to_string())),
-        toml::Value::Float(_) => value.trim().parse::<f64>().map(toml::Value::Float).map_err(|_| format!("'{value}' is not a number")),
+        toml::Value::Float(_) => {
+            value.trim().parse::<f64>().map(toml::Value::Float).map_err(|_| format!("'{value}' is not a number"))
+        }
         _ => Err("this parameter is a section; set one of its fields".into()),
     }
 }

@@ -26,9 +26,18 @@ const GIB: u64 = 1024 * MIB;
 pub fn preset(name: &str) -> Option<DeviceConfig> {
     match name {
         "zn540" => Some(zn540()),
-        "tlc" => Some(znsplus("tlc", Timing { read_ns: 60 * US, program_ns: 700 * US, erase_ns: 3_500 * US, channel_bytes_per_s: 682_666_667 })),
-        "mlc" => Some(znsplus("mlc", Timing { read_ns: 35 * US, program_ns: 390 * US, erase_ns: 3 * MS, channel_bytes_per_s: 682_666_667 })),
-        "znand" => Some(znsplus("znand", Timing { read_ns: 3 * US, program_ns: 100 * US, erase_ns: 1 * MS, channel_bytes_per_s: 4_818_823_530 })),
+        "tlc" => Some(znsplus(
+            "tlc",
+            Timing { read_ns: 60 * US, program_ns: 700 * US, erase_ns: 3_500 * US, channel_bytes_per_s: 682_666_667 },
+        )),
+        "mlc" => Some(znsplus(
+            "mlc",
+            Timing { read_ns: 35 * US, program_ns: 390 * US, erase_ns: 3 * MS, channel_bytes_per_s: 682_666_667 },
+        )),
+        "znand" => Some(znsplus(
+            "znand",
+            Timing { read_ns: 3 * US, program_ns: 100 * US, erase_ns: MS, channel_bytes_per_s: 4_818_823_530 },
+        )),
         _ => None,
     }
 }
@@ -62,7 +71,12 @@ fn zn540() -> DeviceConfig {
         },
         // 16 dies × 192 KiB per 2.5 ms one-shot program = 1.2 GiB/s, the
         // device's write limit (seed 000 Obs 8).
-        flash_timing: Timing { read_ns: 70 * US, program_ns: 2_500 * US, erase_ns: 3_500 * US, channel_bytes_per_s: 1_200_000_000 },
+        flash_timing: Timing {
+            read_ns: 70 * US,
+            program_ns: 2_500 * US,
+            erase_ns: 3_500 * US,
+            channel_bytes_per_s: 1_200_000_000,
+        },
         link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
         controller: ControllerConfig {
             firmware_cores: 1,
@@ -135,7 +149,13 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             error_ns: 1_000,
         },
         write_buffer: WriteBufferConfig { zone_buffer_bytes: 512 * KIB },
-        management: ManagementConfig { open_ns: 5 * US, close_ns: 5 * US, finish_ns: 1 * MS, reset_ns: 2 * MS, offline_ns: 10 * US },
+        management: ManagementConfig {
+            open_ns: 5 * US,
+            close_ns: 5 * US,
+            finish_ns: MS,
+            reset_ns: 2 * MS,
+            offline_ns: 10 * US,
+        },
     }
 }
 

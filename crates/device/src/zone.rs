@@ -104,7 +104,14 @@ pub struct ZoneTable {
 }
 
 impl ZoneTable {
-    pub fn new(zones: u32, conventional: u32, zone_lbas_log2: u32, zcap_lbas: u64, max_open: u32, max_active: u32) -> Self {
+    pub fn new(
+        zones: u32,
+        conventional: u32,
+        zone_lbas_log2: u32,
+        zcap_lbas: u64,
+        max_open: u32,
+        max_active: u32,
+    ) -> Self {
         assert!(conventional < zones && zcap_lbas <= 1 << zone_lbas_log2);
         let table = (0..zones)
             .map(|i| Zone {
@@ -214,7 +221,9 @@ impl ZoneTable {
     /// range, write pointer and boundary).
     pub fn admit_write(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
         match self.state(zone) {
-            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => Ok(WriteAdmission { implicitly_opened: false, auto_closed: None }),
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
+                Ok(WriteAdmission { implicitly_opened: false, auto_closed: None })
+            }
             ZoneState::Empty | ZoneState::Closed => {
                 let auto_closed = self.make_room_to_open(zone)?;
                 self.set_state(zone, ZoneState::ImplicitlyOpened);
@@ -297,7 +306,9 @@ impl ZoneTable {
     /// Reset: the zone becomes empty; returns the write pointer it had.
     pub fn reset(&mut self, zone: u32) -> Result<u64, Status> {
         match self.state(zone) {
-            ZoneState::ReadOnly | ZoneState::Offline | ZoneState::NotWritePointer => Err(Status::ZoneInvalidStateTransition),
+            ZoneState::ReadOnly | ZoneState::Offline | ZoneState::NotWritePointer => {
+                Err(Status::ZoneInvalidStateTransition)
+            }
             _ => {
                 let old_wp = self.wp(zone);
                 self.set_state(zone, ZoneState::Empty);

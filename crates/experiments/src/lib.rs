@@ -1,14 +1,5 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+//! `experiments`: reruns of the seed papers' experiments (`zonelab
+//! reproduce`), each printing paper-vs-model tables and plots.
+//!
+//! Empty for now: the characterization reproduction (seeds 000 and 003)
+//! arrives with issue 4, the ZNS+ one (seed 002) with issue 6.

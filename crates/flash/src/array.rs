@@ -238,7 +238,8 @@ mod tests {
             page_bytes: 16384,
             oneshot_pages: 3,
         };
-        let t = Timing { read_ns: 50_000, program_ns: 1_000_000, erase_ns: 3_000_000, channel_bytes_per_s: 1_638_400_000 };
+        let t =
+            Timing { read_ns: 50_000, program_ns: 1_000_000, erase_ns: 3_000_000, channel_bytes_per_s: 1_638_400_000 };
         FlashArray::new(g, t)
     }
 

@@ -46,9 +46,7 @@ impl Geometry {
     }
 
     pub fn blocks_total(&self) -> u64 {
-        u64::from(self.dies_total())
-            * u64::from(self.planes_per_die)
-            * u64::from(self.blocks_per_plane)
+        u64::from(self.dies_total()) * u64::from(self.planes_per_die) * u64::from(self.blocks_per_plane)
     }
 
     pub fn block_bytes(&self) -> u64 {
@@ -86,7 +84,7 @@ impl Geometry {
                 self.page_bytes
             )));
         }
-        if self.pages_per_block % self.oneshot_pages != 0 {
+        if !self.pages_per_block.is_multiple_of(self.oneshot_pages) {
             return Err(GeometryError(format!(
                 "flash.pages_per_block = {} is not a multiple of flash.oneshot_pages = {}: a block must hold whole program units",
                 self.pages_per_block, self.oneshot_pages

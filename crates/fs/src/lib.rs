@@ -1,14 +1,5 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+//! `fs`: a ZNS+-aware log-structured file system (F2FS-like) in simulated
+//! time, with threaded logging, copyback-aware block allocation and hybrid
+//! segment recycling.
+//!
+//! Empty for now: it arrives with issue 6, on top of ZNS+ in the device (issue 5).

@@ -1,14 +1,7 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+//! `host`: the host side of the NVMe interface: submission and completion
+//! queues, the block layer's I/O schedulers (none, mq-deadline with zone write
+//! locking and merging, ZINC) and softFinish.
+//!
+//! Empty for now: it arrives with the fio front end (issue 3) and the
+//! management-aware scheduling work (issue 4). Until then workloads drive the
+//! `device` crate directly.

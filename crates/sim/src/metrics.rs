@@ -21,8 +21,7 @@ impl LatencyHistogram {
     const LATENCY_NS_MAX: u64 = 3_600_000_000_000;
 
     pub fn new() -> Self {
-        let hist = Histogram::new_with_bounds(1, Self::LATENCY_NS_MAX, 3)
-            .expect("static histogram bounds are valid");
+        let hist = Histogram::new_with_bounds(1, Self::LATENCY_NS_MAX, 3).expect("static histogram bounds are valid");
         Self { hist }
     }
 

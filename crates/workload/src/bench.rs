@@ -47,7 +47,11 @@ impl ZoneWriter {
     fn step(&mut self, dev: &mut Device, now_ns: Nanos, nlb: u32) -> (Nanos, u64) {
         let zslba = dev.zones().zslba(self.zone);
         if self.next_lba + u64::from(nlb) > zslba + dev.layout().zcap_lbas {
-            let c = dev.submit(now_ns, &Command::ZoneMgmtSend { action: ZoneAction::Reset, slba: zslba, select_all: false }, None);
+            let c = dev.submit(
+                now_ns,
+                &Command::ZoneMgmtSend { action: ZoneAction::Reset, slba: zslba, select_all: false },
+                None,
+            );
             assert_eq!(c.status, Status::Success);
             self.next_lba = zslba;
             return (c.complete_ns, 0);
@@ -73,7 +77,8 @@ fn writers(dev: &mut Device, zones: u32, bytes: u64, commands: u64) -> BenchOutc
     let nlb = u32::try_from(bytes / dev.layout().lba_bytes).expect("request fits u32 LBAs");
     let first = dev.layout().conventional_zones;
     assert!(first + zones <= dev.layout().zones, "device has too few zones for the scenario");
-    let mut ws: Vec<ZoneWriter> = (0..zones).map(|i| ZoneWriter { zone: first + i, next_lba: dev.zones().zslba(first + i) }).collect();
+    let mut ws: Vec<ZoneWriter> =
+        (0..zones).map(|i| ZoneWriter { zone: first + i, next_lba: dev.zones().zslba(first + i) }).collect();
     let mut queue: EventQueue<usize> = EventQueue::new(zones as usize + 1);
     for w in 0..ws.len() {
         queue.schedule(0, w).expect("queue sized for the writers");

@@ -6,7 +6,9 @@
 
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
-use zonelab_device::{CmdResult, Command, Completion, Device, Payload, ReadPattern, ReportFilter, Status, ZoneAction, ZoneState};
+use zonelab_device::{
+    CmdResult, Command, Completion, Device, Payload, ReadPattern, ReportFilter, Status, ZoneAction, ZoneState,
+};
 use zonelab_sim::Nanos;
 
 /// Longest trace line accepted, so a corrupt input cannot exhaust memory.
@@ -15,7 +17,10 @@ const LINE_BYTES_MAX: usize = 1 << 20;
 #[derive(Debug)]
 pub enum TraceError {
     /// A line that is not a valid command; `line` counts from 1.
-    Malformed { line: usize, message: String },
+    Malformed {
+        line: usize,
+        message: String,
+    },
     Io(std::io::Error),
 }
 
@@ -123,7 +128,10 @@ fn parse_line(text: &str, nr_zones: u32) -> Result<Line, String> {
     let name = f.str("op")?.ok_or("missing \"op\"")?.to_string();
     let keys = op_keys(&name).ok_or_else(|| format!("unknown op \"{name}\"; valid: {OPS}"))?;
     if let Some(k) = obj.keys().find(|k| !keys.contains(&k.as_str()) && !COMMON_KEYS.contains(&k.as_str())) {
-        return Err(format!("unknown field \"{k}\" for op \"{name}\"; valid: {}", [keys, &COMMON_KEYS[1..]].concat().join(", ")));
+        return Err(format!(
+            "unknown field \"{k}\" for op \"{name}\"; valid: {}",
+            [keys, &COMMON_KEYS[1..]].concat().join(", ")
+        ));
     }
     let op = match name.as_str() {
         "identify" => Op::Identify,
@@ -149,12 +157,20 @@ fn parse_line(text: &str, nr_zones: u32) -> Result<Line, String> {
         None => None,
         Some(p) => Some(u8::try_from(p).map_err(|_| format!("\"pattern\" must be a byte (0-255), got {p}"))?),
     };
-    Ok(Line { op, name, id: obj.get("id").cloned(), at_ns: f.u64("at_ns")?, is_async: f.bool("async")?.unwrap_or(false), pattern })
+    Ok(Line {
+        op,
+        name,
+        id: obj.get("id").cloned(),
+        at_ns: f.u64("at_ns")?,
+        is_async: f.bool("async")?.unwrap_or(false),
+        pattern,
+    })
 }
 
 fn parse_zone_mgmt(f: &Fields<'_>) -> Result<Op, String> {
     let action = f.str("action")?.ok_or("missing \"action\"")?;
-    let action = ZoneAction::parse(action).ok_or_else(|| format!("\"action\" must be open, close, finish, reset or offline, got \"{action}\""))?;
+    let action = ZoneAction::parse(action)
+        .ok_or_else(|| format!("\"action\" must be open, close, finish, reset or offline, got \"{action}\""))?;
     let select_all = f.bool("select_all")?.unwrap_or(false);
     let slba = match f.u64("slba")? {
         Some(s) => s,
@@ -180,13 +196,22 @@ fn parse_report(f: &Fields<'_>, nr_zones: u32) -> Result<Op, String> {
         None => nr_zones,
         Some(m) => u32::try_from(m).map_err(|_| format!("\"max\" = {m} is larger than 2^32-1"))?,
     };
-    Ok(Op::Report { slba: f.u64("slba")?.unwrap_or(0), filter, max_zones, partial: f.bool("partial")?.unwrap_or(false) })
+    Ok(Op::Report {
+        slba: f.u64("slba")?.unwrap_or(0),
+        filter,
+        max_zones,
+        partial: f.bool("partial")?.unwrap_or(false),
+    })
 }
 
 /// Runs the trace in `input` on `device`, writing one result per command to
 /// `out`. Stops at the first malformed line, after writing the results of the
 /// lines before it.
-pub fn run_trace<R: BufRead, W: Write>(device: &mut Device, mut input: R, mut out: W) -> Result<TraceSummary, TraceError> {
+pub fn run_trace<R: BufRead, W: Write>(
+    device: &mut Device,
+    mut input: R,
+    mut out: W,
+) -> Result<TraceSummary, TraceError> {
     let mut summary = TraceSummary::default();
     let mut now_ns: Nanos = 0;
     let mut text = String::new();
@@ -209,7 +234,10 @@ pub fn run_trace<R: BufRead, W: Write>(device: &mut Device, mut input: R, mut ou
         line_no += 1;
         if text.len() > LINE_BYTES_MAX {
             out.flush()?;
-            return Err(TraceError::Malformed { line: line_no, message: format!("line longer than {LINE_BYTES_MAX} bytes") });
+            return Err(TraceError::Malformed {
+                line: line_no,
+                message: format!("line longer than {LINE_BYTES_MAX} bytes"),
+            });
         }
         if text.trim().is_empty() {
             continue;
@@ -325,7 +353,13 @@ mod tests {
     use zonelab_device::{preset, DeviceOptions};
 
     fn device() -> Device {
-        let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(1 << 20), zone_capacity_bytes: Some(512 << 10), data: true, ..Default::default() };
+        let opts = DeviceOptions {
+            zones: Some(4),
+            zone_size_bytes: Some(1 << 20),
+            zone_capacity_bytes: Some(512 << 10),
+            data: true,
+            ..Default::default()
+        };
         Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap()
     }
 
@@ -351,11 +385,18 @@ mod tests {
         assert_eq!(lines[0]["status"], "success");
         assert_eq!(lines[1]["lba"], 8);
         assert_eq!(lines[2]["pattern"], 7);
-        assert_eq!((lines[3]["status"].as_str(), lines[3]["sct"].as_u64(), lines[3]["sc"].as_u64()), (Some("zone_invalid_write"), Some(1), Some(188)));
+        assert_eq!(
+            (lines[3]["status"].as_str(), lines[3]["sct"].as_u64(), lines[3]["sc"].as_u64()),
+            (Some("zone_invalid_write"), Some(1), Some(188))
+        );
         assert_eq!(lines[3]["dnr"], true);
         assert_eq!(lines[4]["nr_zones"], 1);
         assert_eq!(lines[4]["zones"][0]["wp"], 10);
-        assert!(out.lines().next().unwrap().starts_with("{\"id\":\"w1\",\"op\":\"write\",\"status\":\"success\",\"sct\":0,\"sc\":0,\"dnr\":false"));
+        assert!(out
+            .lines()
+            .next()
+            .unwrap()
+            .starts_with("{\"id\":\"w1\",\"op\":\"write\",\"status\":\"success\",\"sct\":0,\"sc\":0,\"dnr\":false"));
     }
 
     #[test]
@@ -393,7 +434,9 @@ mod tests {
             let (out, r) = run(&trace);
             assert_eq!(out.lines().count(), 1, "results before the bad line only: {bad}");
             match r {
-                Err(TraceError::Malformed { line: 2, message }) => assert!(message.contains(needle), "{bad}: {message}"),
+                Err(TraceError::Malformed { line: 2, message }) => {
+                    assert!(message.contains(needle), "{bad}: {message}")
+                }
                 other => panic!("{bad}: {other:?}"),
             }
         }
