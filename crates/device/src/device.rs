@@ -325,7 +325,7 @@ impl Device {
         let capacity = self.layout.zone_buffer_bytes;
         let mut remaining = nlb;
         while remaining > 0 {
-            let piece = self.next_piece(zone, remaining);
+            let piece = self.next_piece(zone, remaining, t);
             let bytes = piece * lba_bytes;
             let admitted = self.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
             // Write Zeroes moves no data over the link.
@@ -345,14 +345,16 @@ impl Device {
 
     /// LBAs of the next piece: up to the end of the current chunk, so a piece
     /// never spans two program units.
-    fn next_piece(&mut self, zone: u32, remaining: u64) -> u64 {
+    fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> u64 {
         let per_chunk = self.layout.lbas_per_chunk;
-        let io = &mut self.zone_io[zone as usize];
-        if self.zones.zone_type(zone) == ZoneType::Conventional && io.filled_lbas >= self.layout.zcap_lbas {
+        let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
+        if conventional && self.zone_io[zone as usize].filled_lbas >= self.layout.zcap_lbas {
             // The conventional zone's log wrapped: start over on freshly erased blocks.
+            self.flush_partial_units(zone, at_ns);
+            self.erase_zone_blocks(zone, at_ns);
+            let io = &mut self.zone_io[zone as usize];
             io.filled_lbas = 0;
             io.flushed_units = 0;
-            self.erase_zone_blocks(zone, self.last_submit_ns);
         }
         let io = &self.zone_io[zone as usize];
         let room = (self.layout.zcap_lbas - io.filled_lbas).max(1);
@@ -388,22 +390,23 @@ impl Device {
     /// Programs the units that hold buffered data but are not complete,
     /// padding them (a zone that became full or was finished).
     fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
-        let lba_bytes = self.layout.lba_bytes;
-        let filled_chunks = self.zone_io[zone as usize].filled_lbas.div_ceil(self.layout.lbas_per_chunk);
-        let chunk_bytes = self.layout.lbas_per_chunk * lba_bytes;
-        let mut units_left = self.layout.zcap_lbas; // bound: a zone has fewer units than LBAs
-        loop {
-            let io = &self.zone_io[zone as usize];
-            let (first_chunk, last_chunk) = self.mapping.unit_chunk_span(io.flushed_units);
-            if first_chunk >= filled_chunks || units_left == 0 {
-                break;
+        let per_chunk = self.layout.lbas_per_chunk;
+        let filled_lbas = self.zone_io[zone as usize].filled_lbas;
+        let d = u64::from(self.mapping.d_zone());
+        // Bound: a zone has fewer program units than LBAs of capacity.
+        for _ in 0..self.layout.zcap_lbas {
+            let (first_chunk, last_chunk) = self.mapping.unit_chunk_span(self.zone_io[zone as usize].flushed_units);
+            if first_chunk * per_chunk >= filled_lbas {
+                return;
             }
-            let d = u64::from(self.mapping.d_zone());
-            let data_chunks = (filled_chunks.min(last_chunk + 1) - first_chunk).div_ceil(d);
-            let data_bytes = (data_chunks * chunk_bytes).min(self.program_unit_bytes);
+            let data_lbas: u64 = (first_chunk..=last_chunk)
+                .step_by(d as usize)
+                .map(|c| filled_lbas.saturating_sub(c * per_chunk).min(per_chunk))
+                .sum();
+            let data_bytes = data_lbas * self.layout.lba_bytes;
+            debug_assert!(data_bytes < self.program_unit_bytes, "complete units are programmed as they fill");
             self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
             self.program_unit(zone, at_ns, data_bytes);
-            units_left -= 1;
         }
     }
 
@@ -633,5 +636,62 @@ impl Device {
             ZoneType::SeqWriteRequired => (self.layout.zcap_lbas, self.zones.wp(zone)),
         };
         ZoneDescriptor { zone_type, state: self.zones.state(zone), zcap, zsze: self.layout.zone_lbas, zslba, wp }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{preset, DeviceOptions};
+
+    fn zn540_small() -> Device {
+        let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(64 << 20), ..Default::default() };
+        Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn finish_pads_exactly_the_partly_filled_units() {
+        let mut dev = zn540_small();
+        let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None }, None);
+        assert_eq!(dev.zone_io[0].buffer.occupied_bytes(), 4096);
+        let f = dev.submit(
+            c.complete_ns,
+            &Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: false },
+            None,
+        );
+        assert_eq!(f.status, Status::Success);
+        // One LBA lives in die 0's first unit (4 planes × 3 pages × 16 KiB): the rest is padding.
+        assert_eq!(dev.counters().pad_bytes, 192 * 1024 - 4096);
+        assert_eq!(dev.flash_counters().programs, 1);
+        assert_eq!(dev.flash.pages_written(0, 0, 0), 3);
+        assert_eq!(dev.flash.pages_written(1, 0, 0), 0, "dies without data are not programmed");
+        // The buffer frees exactly what it held once the program is done.
+        dev.zone_io[0].buffer.admit(u64::MAX / 2, 0, 1);
+        assert_eq!(dev.zone_io[0].buffer.occupied_bytes(), 0);
+    }
+
+    #[test]
+    fn full_super_word_line_programs_every_die_once() {
+        let mut dev = zn540_small();
+        let mut t = 0;
+        // 3 MiB = one super word line: 16 dies × 192 KiB, written as 24 × 128 KiB.
+        for i in 0..24u64 {
+            t = dev.submit(t, &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None }, None).complete_ns;
+        }
+        assert_eq!(dev.flash_counters().programs, 16);
+        assert_eq!(dev.counters().pad_bytes, 0);
+        assert!((0..16).all(|die| dev.flash.pages_written(die, 3, 0) == 3));
+    }
+
+    #[test]
+    fn writes_feel_back_pressure_once_the_buffer_is_full() {
+        let mut dev = zn540_small();
+        // All writes submitted at once: the buffer (6 MiB) absorbs two super word
+        // lines at link speed; after that, writes wait for programs (2.5 ms each).
+        let lat: Vec<Nanos> = (0..96u64)
+            .map(|i| dev.submit(0, &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None }, None).complete_ns)
+            .collect();
+        assert!(lat[40] < 2_000_000, "within the buffer: link-bound, {} ns", lat[40]);
+        assert!(lat[60] > 2_500_000, "beyond the buffer: waits for a program, {} ns", lat[60]);
     }
 }
