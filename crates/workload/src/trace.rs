@@ -450,15 +450,31 @@ mod tests {
         }
 
         #[test]
-        fn json_shaped_input_never_panics(
-            op in proptest::sample::select(vec!["write", "append", "read", "zone_mgmt", "report_zones", "set_zone_state", "wait", "identify", "write_zeroes"]),
-            slba in proptest::prelude::any::<u64>(), nlb in proptest::prelude::any::<u64>(),
-            action in proptest::sample::select(vec!["open", "close", "finish", "reset", "offline", "bogus"]),
-            at in proptest::prelude::any::<u32>(),
+        fn command_sequences_never_panic(
+            cmds in proptest::collection::vec((0usize..9, proptest::prelude::any::<u64>(), 0u64..300, 0usize..5, proptest::prelude::any::<bool>()), 1..40),
         ) {
-            let line = format!("{{\"op\":\"{op}\",\"slba\":{slba},\"nlb\":{nlb},\"zslba\":{slba},\"action\":\"{action}\",\"at_ns\":{at}}}\n");
+            // Valid lines with arbitrary values, so that they reach the device.
+            let actions = ["open", "close", "finish", "reset", "offline"];
+            let mut trace = String::new();
+            for (op, a, n, act, flag) in cmds {
+                let slba = if flag { a % 1100 } else { a };
+                let line = match op {
+                    0 => format!("{{\"op\":\"write\",\"slba\":{slba},\"nlb\":{n},\"pattern\":{}}}", n % 256),
+                    1 => format!("{{\"op\":\"write_zeroes\",\"slba\":{slba},\"nlb\":{n}}}"),
+                    2 => format!("{{\"op\":\"append\",\"zslba\":{},\"nlb\":{n},\"async\":{flag}}}", (a % 5) * 256),
+                    3 => format!("{{\"op\":\"read\",\"slba\":{slba},\"nlb\":{n}}}"),
+                    4 => format!("{{\"op\":\"zone_mgmt\",\"action\":\"{}\",\"slba\":{},\"select_all\":{flag}}}", actions[act], (a % 5) * 256),
+                    5 => format!("{{\"op\":\"report_zones\",\"slba\":{slba},\"max\":{n},\"partial\":{flag}}}"),
+                    6 => format!("{{\"op\":\"set_zone_state\",\"slba\":{},\"state\":\"read_only\"}}", (a % 5) * 256),
+                    7 => format!("{{\"op\":\"wait\",\"ns\":{n}}}"),
+                    _ => format!("{{\"op\":\"identify\",\"at_ns\":{}}}", a % 1_000_000_000),
+                };
+                trace.push_str(&line);
+                trace.push('\n');
+            }
             let mut out = Vec::new();
-            let _ = run_trace(&mut device(), line.as_bytes(), &mut out);
+            let r = run_trace(&mut device(), trace.as_bytes(), &mut out);
+            proptest::prop_assert!(r.is_ok(), "{r:?}");
         }
     }
 }
