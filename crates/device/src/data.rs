@@ -96,8 +96,12 @@ impl DataStore {
         self.seq[zone as usize].get(offset..offset + self.lba_bytes)
     }
 
-    /// Reset: the zone reads as zeros again.
+    /// Reset (or offline): the zone reads as zeros again.
     pub fn reset(&mut self, zone: u32) {
+        if zone < self.conventional_zones {
+            let (start, end) = (u64::from(zone) << self.zone_lbas_log2, u64::from(zone + 1) << self.zone_lbas_log2);
+            self.conventional.retain(|lba, _| !(start..end).contains(lba));
+        }
         self.seq[zone as usize] = Vec::new();
     }
 

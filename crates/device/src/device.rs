@@ -31,8 +31,11 @@ struct ZoneIo {
     /// LBAs whose data has reached the controller (for a conventional zone,
     /// the head of its log).
     filled_lbas: u64,
-    /// Program units issued to flash.
+    /// Program units issued to flash in the current lap of the zone's block group.
     flushed_units: u64,
+    /// Units of earlier laps (a conventional zone's log wraps), so that the
+    /// buffer's unit ids keep increasing.
+    lap_units: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -172,6 +175,10 @@ impl Device {
         let zone = self.zones.zone_of(slba);
         if self.zones.zslba(zone) != slba || !matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
             return Err(Status::InvalidField);
+        }
+        // Offline is final: nothing brings a zone back from it.
+        if self.zones.state(zone) == ZoneState::Offline {
+            return if state == ZoneState::Offline { Ok(()) } else { Err(Status::ZoneInvalidStateTransition) };
         }
         self.zones.inject_fault(zone, state);
         if state == ZoneState::Offline {
@@ -353,6 +360,7 @@ impl Device {
             self.flush_partial_units(zone, at_ns);
             self.erase_zone_blocks(zone, at_ns);
             let io = &mut self.zone_io[zone as usize];
+            io.lap_units += io.flushed_units;
             io.filled_lbas = 0;
             io.flushed_units = 0;
         }
@@ -383,7 +391,7 @@ impl Device {
         let done =
             self.flash.program(at_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         let io = &mut self.zone_io[zone as usize];
-        io.buffer.programmed(unit, data_bytes, done.done_ns);
+        io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
         io.flushed_units += 1;
     }
 
@@ -463,7 +471,7 @@ impl Device {
         let chunk =
             if conventional { chunk % self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk) } else { chunk };
         let unit = self.mapping.unit_of_chunk(chunk);
-        if unit >= io.flushed_units || io.buffer.unit_pending_until(unit, at_ns).is_some() {
+        if unit >= io.flushed_units || io.buffer.unit_pending_until(io.lap_units + unit, at_ns).is_some() {
             return at_ns; // still in the write buffer
         }
         let loc = self.mapping.locate(zone, chunk);
@@ -587,6 +595,7 @@ impl Device {
         io.buffer.clear();
         io.filled_lbas = 0;
         io.flushed_units = 0;
+        io.lap_units = 0;
         if let Some(d) = self.data.as_mut() {
             d.reset(zone);
         }

@@ -17,6 +17,17 @@ pub enum ZoneState {
 }
 
 impl ZoneState {
+    /// The states a sequential zone can be in (Report Zones filters).
+    pub const SEQUENTIAL: [ZoneState; 7] = [
+        ZoneState::Empty,
+        ZoneState::ImplicitlyOpened,
+        ZoneState::ExplicitlyOpened,
+        ZoneState::Closed,
+        ZoneState::Full,
+        ZoneState::ReadOnly,
+        ZoneState::Offline,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             ZoneState::Empty => "empty",
@@ -31,18 +42,7 @@ impl ZoneState {
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [
-            ZoneState::Empty,
-            ZoneState::ImplicitlyOpened,
-            ZoneState::ExplicitlyOpened,
-            ZoneState::Closed,
-            ZoneState::Full,
-            ZoneState::ReadOnly,
-            ZoneState::Offline,
-            ZoneState::NotWritePointer,
-        ]
-        .into_iter()
-        .find(|z| z.name() == s)
+        Self::SEQUENTIAL.into_iter().chain([ZoneState::NotWritePointer]).find(|z| z.name() == s)
     }
 
     pub fn is_open(self) -> bool {
