@@ -48,7 +48,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     let opts = DeviceOptions { zones: Some(args.memory_zones), ..Default::default() };
     let config = opts.apply(base).map_err(|e| e.0)?;
     let mut dev = Device::new(config).map_err(|e| e.0)?;
-    // Touch every zone's state machine so nothing is left lazily unallocated.
+    // Run some I/O so that buffers and timelines hold state, as in real use.
     let _ = run_scenario(&mut dev, Scenario::Write128kFourZones, 10_000, 1);
     match (before, peak_rss_kib()) {
         (Some(b), Some(a)) => println!(

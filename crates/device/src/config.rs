@@ -122,6 +122,12 @@ pub struct ManagementConfig {
     pub offline_ns: Nanos,
 }
 
+/// Longest duration any one operation may take.
+pub const DURATION_NS_MAX: Nanos = 3_600_000_000_000;
+
+/// Zones a namespace may have: per-zone state stays below ~100 MB.
+pub const ZONES_MAX: u32 = 1 << 20;
+
 /// A configuration that cannot describe a device, with what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError(pub String);
@@ -135,6 +141,15 @@ impl std::error::Error for ConfigError {}
 
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(msg.into()))
+}
+
+/// How zones fit the flash: chip groups, blocks per plane of one block group,
+/// and blocks per plane the namespace needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ZoneFit {
+    pub fcgs: u32,
+    pub fbg_blocks: u64,
+    pub blocks_per_plane_needed: u64,
 }
 
 /// Quantities derived from a valid configuration, in the units the device uses.
@@ -179,7 +194,40 @@ impl DeviceConfig {
         Ok(layout)
     }
 
+    /// Every duration parameter, by TOML path.
+    fn durations(&self) -> [(&'static str, Nanos); 18] {
+        let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
+        [
+            ("flash_timing.read_ns", t.read_ns),
+            ("flash_timing.program_ns", t.program_ns),
+            ("flash_timing.erase_ns", t.erase_ns),
+            ("controller.submit_ns", c.submit_ns),
+            ("controller.complete_ns", c.complete_ns),
+            ("controller.read_ns", c.read_ns),
+            ("controller.write_ns", c.write_ns),
+            ("controller.append_ns", c.append_ns),
+            ("controller.write_zeroes_ns", c.write_zeroes_ns),
+            ("controller.implicit_open_write_ns", c.implicit_open_write_ns),
+            ("controller.implicit_open_append_ns", c.implicit_open_append_ns),
+            ("controller.identify_ns", c.identify_ns),
+            ("controller.report_ns", c.report_ns),
+            ("controller.report_per_zone_ns", c.report_per_zone_ns),
+            ("controller.error_ns", c.error_ns),
+            ("management.open_ns", m.open_ns),
+            ("management.finish_ns", m.finish_ns),
+            ("management.reset_ns", m.reset_ns),
+        ]
+    }
+
     fn validate_interfaces(&self) -> Result<(), ConfigError> {
+        // Bounded so that simulated time (u64 ns, 584 years) cannot overflow.
+        let m = &self.management;
+        let extra = [("management.close_ns", m.close_ns), ("management.offline_ns", m.offline_ns)];
+        for (name, ns) in self.durations().into_iter().chain(extra) {
+            if ns > DURATION_NS_MAX {
+                return err(format!("{name} = {ns} ns is longer than one hour ({DURATION_NS_MAX} ns)"));
+            }
+        }
         if self.link.lanes == 0 || self.link.lane_bytes_per_s == 0 {
             return err("link.lanes and link.lane_bytes_per_s must be positive");
         }
@@ -198,8 +246,8 @@ impl DeviceConfig {
             return err(format!("namespace.lba_bytes = {} is not an LBA format: use 512 or 4096", ns.lba_bytes));
         }
         let lba = u64::from(ns.lba_bytes);
-        if ns.zones == 0 {
-            return err("namespace.zones must be at least 1");
+        if ns.zones == 0 || ns.zones > ZONES_MAX {
+            return err(format!("namespace.zones = {} must be between 1 and {ZONES_MAX}", ns.zones));
         }
         if ns.conventional_zones >= ns.zones {
             return err(format!(
@@ -269,29 +317,43 @@ impl DeviceConfig {
             fcgs: 0,
             fbg_blocks: 0,
             fbgs_per_fcg: 0,
-            super_row_chunks: u64::from(self.mapping.d_zone) * u64::from(g.planes_per_die) * u64::from(g.oneshot_pages),
+            super_row_chunks: u64::from(self.mapping.d_zone)
+                .saturating_mul(u64::from(g.planes_per_die))
+                .saturating_mul(u64::from(g.oneshot_pages)),
             zone_buffer_bytes: self.write_buffer.zone_buffer_bytes,
             mdts_lbas: ns.mdts_bytes / lba,
             zasl_lbas: if ns.zasl_bytes == 0 { ns.mdts_bytes / lba } else { ns.zasl_bytes / lba },
         })
     }
 
+    /// How the namespace's zones fit the flash, or None when D_zone does not
+    /// divide the dies or the geometry is degenerate (validation says which).
+    pub(crate) fn zone_fit(&self) -> Option<ZoneFit> {
+        let g = &self.flash;
+        let (dies, d) = (g.dies_total(), self.mapping.d_zone);
+        let row_bytes = u64::from(d).saturating_mul(u64::from(g.planes_per_die)).saturating_mul(g.block_bytes());
+        if d == 0 || dies == 0 || !dies.is_multiple_of(d) || row_bytes == 0 {
+            return None;
+        }
+        let fcgs = dies / d;
+        // A block group is as many blocks per plane as the zone capacity needs.
+        let fbg_blocks = self.namespace.zone_capacity_bytes.div_ceil(row_bytes).max(1);
+        let zones_per_fcg = u64::from(self.namespace.zones).div_ceil(u64::from(fcgs));
+        Some(ZoneFit { fcgs, fbg_blocks, blocks_per_plane_needed: zones_per_fcg.saturating_mul(fbg_blocks) })
+    }
+
     fn validate_flash_fit(&self, layout: &mut Layout) -> Result<(), ConfigError> {
         let g = &self.flash;
-        let dies = g.dies_total();
-        let d = self.mapping.d_zone;
-        if d == 0 || !dies.is_multiple_of(d) {
+        let Some(fit) = self.zone_fit() else {
             return err(format!(
-                "mapping.d_zone = {d} must divide the {dies} dies (flash.channels × chips_per_channel × dies_per_chip) into equal flash chip groups"
+                "mapping.d_zone = {} must divide the {} dies (flash.channels × chips_per_channel × dies_per_chip) into equal flash chip groups",
+                self.mapping.d_zone,
+                g.dies_total()
             ));
-        }
-        let row_bytes = u64::from(d) * u64::from(g.planes_per_die) * g.block_bytes();
-        let fbg_blocks = self.namespace.zone_capacity_bytes.div_ceil(row_bytes);
-        let fcgs = dies / d;
+        };
+        let ZoneFit { fcgs, fbg_blocks, blocks_per_plane_needed: need } = fit;
         let fbgs_per_fcg = u64::from(g.blocks_per_plane) / fbg_blocks;
-        let zones_per_fcg = u64::from(self.namespace.zones).div_ceil(u64::from(fcgs));
-        if fbgs_per_fcg < zones_per_fcg {
-            let need = zones_per_fcg * fbg_blocks;
+        if u64::from(g.blocks_per_plane) < need {
             return err(format!(
                 "the flash holds {} flash block groups of {} block(s) per plane but the namespace has {} zones: raise flash.blocks_per_plane to at least {need} or lower namespace.zones",
                 fbgs_per_fcg * u64::from(fcgs),
@@ -299,7 +361,7 @@ impl DeviceConfig {
                 self.namespace.zones
             ));
         }
-        let super_row_bytes = layout.super_row_chunks * u64::from(g.page_bytes);
+        let super_row_bytes = layout.super_row_chunks.saturating_mul(u64::from(g.page_bytes));
         if self.write_buffer.zone_buffer_bytes < super_row_bytes {
             return err(format!(
                 "write_buffer.zone_buffer_bytes = {} cannot hold one super word line ({super_row_bytes} bytes = d_zone × planes × oneshot_pages × page_bytes), so no program could start: raise it to at least {super_row_bytes}",

@@ -182,9 +182,7 @@ impl Device {
         }
         self.zones.inject_fault(zone, state);
         if state == ZoneState::Offline {
-            if let Some(d) = self.data.as_mut() {
-                d.reset(zone);
-            }
+            self.discard_zone(zone);
         }
         Ok(())
     }

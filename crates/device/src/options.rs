@@ -211,19 +211,13 @@ impl DeviceOptions {
 /// Raises `flash.blocks_per_plane` (keeping the preset's spare blocks) when
 /// the namespace needs more flash block groups than the flash has.
 fn grow_flash_to_fit(config: &mut DeviceConfig) {
-    let g = &config.flash;
-    let d = u64::from(config.mapping.d_zone.max(1));
-    let dies = u64::from(g.dies_total());
-    if dies % d != 0 {
-        return; // validation reports the bad d_zone
-    }
-    let row_bytes = d * u64::from(g.planes_per_die) * g.block_bytes();
-    let fbg_blocks = config.namespace.zone_capacity_bytes.div_ceil(row_bytes).max(1);
-    let zones_per_fcg = u64::from(config.namespace.zones).div_ceil(dies / d);
-    let needed = zones_per_fcg * fbg_blocks;
-    if needed > u64::from(g.blocks_per_plane) {
-        let preset_spare = u64::from(g.blocks_per_plane) % fbg_blocks.max(1);
-        let blocks = (needed + preset_spare).min(u64::from(u32::MAX));
+    let Some(fit) = config.zone_fit() else {
+        return; // validation reports what is wrong
+    };
+    let blocks_per_plane = u64::from(config.flash.blocks_per_plane);
+    if fit.blocks_per_plane_needed > blocks_per_plane {
+        let preset_spare = blocks_per_plane % fit.fbg_blocks;
+        let blocks = (fit.blocks_per_plane_needed + preset_spare).min(u64::from(u32::MAX));
         config.flash.blocks_per_plane = u32::try_from(blocks).expect("clamped to u32");
     }
 }
@@ -286,6 +280,17 @@ mod tests {
     }
 
     #[test]
+    fn shortcuts_on_a_degenerate_geometry_report_instead_of_panicking() {
+        let opts = DeviceOptions {
+            sets: vec![("flash.pages_per_block".into(), "0".into())],
+            zones: Some(5),
+            ..Default::default()
+        };
+        let e = opts.apply(preset("zn540").unwrap()).unwrap_err().0;
+        assert!(e.contains("pages_per_block"), "{e}");
+    }
+
+    #[test]
     fn invalid_configurations_say_what_to_change() {
         let base = preset("zn540").unwrap();
         let cases = [
@@ -300,6 +305,59 @@ mod tests {
         for (path, value, needle) in cases {
             let e = set_parameter(&base, path, value).and_then(|c| c.validate().map(|_| ())).unwrap_err().0;
             assert!(e.contains(needle), "{path}={value}: {e}");
+        }
+    }
+
+    fn exercise(config: DeviceConfig) {
+        use crate::{Command, Device, Payload, ReportFilter, ZoneAction};
+        let mut dev = Device::new(config).expect("validated");
+        let zslba = dev.zones().zslba(dev.layout().conventional_zones);
+        let nlb = dev.layout().mdts_lbas.min(dev.layout().zcap_lbas).min(64) as u32;
+        let mgmt = |action| Command::ZoneMgmtSend { action, slba: zslba, select_all: false };
+        let cmds = [
+            Command::Identify,
+            Command::Write { slba: zslba, nlb, payload: Payload::Pattern(1) },
+            Command::Append { zslba, nlb: 1, payload: Payload::None },
+            Command::Read { slba: zslba, nlb },
+            Command::ReportZones { slba: 0, filter: ReportFilter::All, max_zones: 4, partial: true },
+            mgmt(ZoneAction::Finish),
+            Command::Read { slba: zslba, nlb },
+            mgmt(ZoneAction::Reset),
+            Command::WriteZeroes { slba: zslba, nlb },
+            Command::ZoneMgmtSend { action: ZoneAction::Close, slba: 0, select_all: true },
+        ];
+        let mut now = 0;
+        for cmd in &cmds {
+            now = dev.submit(now, cmd, None).complete_ns;
+        }
+    }
+
+    proptest::proptest! {
+        /// Any value for any parameter gives a config or an error, never a panic.
+        #[test]
+        fn extreme_overrides_never_panic(
+            path_index in 0usize..64,
+            value in proptest::sample::select(vec!["0", "1", "3", "4095", "4294967295", "18446744073709551615", "9223372036854775807", "1t", "abc", "-1", "true"]),
+            zones in proptest::option::of(proptest::sample::select(vec![0u32, 1, 7, 3688, 1 << 20, u32::MAX])),
+        ) {
+            let base = preset("zn540").unwrap();
+            let table = toml::Table::try_from(&base).unwrap();
+            let mut paths = Vec::new();
+            for (section, v) in &table {
+                match v {
+                    toml::Value::Table(t) => paths.extend(t.keys().map(|k| format!("{section}.{k}"))),
+                    _ => paths.push(section.clone()),
+                }
+            }
+            let path = paths[path_index % paths.len()].clone();
+            let opts = DeviceOptions { sets: vec![(path, value.to_string())], zones, ..Default::default() };
+            if let Ok(config) = opts.apply(base) {
+                proptest::prop_assert!(config.validate().is_ok());
+                // Small enough to build: every command runs without panicking.
+                if config.flash.blocks_total() <= 1 << 20 && config.namespace.zones <= 1 << 12 {
+                    exercise(config);
+                }
+            }
         }
     }
 }

@@ -31,7 +31,9 @@ impl Geometry {
     /// Dies are numbered so that consecutive dies sit on consecutive channels:
     /// a stripe over N dies uses min(N, channels) channels.
     pub fn dies_total(&self) -> u32 {
-        self.channels * self.chips_per_channel * self.dies_per_chip
+        // Saturates so that an absurd geometry fails validation instead of overflowing.
+        let dies = u64::from(self.channels) * u64::from(self.chips_per_channel) * u64::from(self.dies_per_chip);
+        u32::try_from(dies).unwrap_or(u32::MAX)
     }
 
     #[inline]
@@ -46,7 +48,9 @@ impl Geometry {
     }
 
     pub fn blocks_total(&self) -> u64 {
-        u64::from(self.dies_total()) * u64::from(self.planes_per_die) * u64::from(self.blocks_per_plane)
+        u64::from(self.dies_total())
+            .saturating_mul(u64::from(self.planes_per_die))
+            .saturating_mul(u64::from(self.blocks_per_plane))
     }
 
     pub fn block_bytes(&self) -> u64 {
@@ -59,7 +63,9 @@ impl Geometry {
 
     /// Bytes one multi-plane one-shot program writes on a die.
     pub fn program_unit_bytes(&self) -> u64 {
-        u64::from(self.planes_per_die) * u64::from(self.oneshot_pages) * u64::from(self.page_bytes)
+        u64::from(self.planes_per_die)
+            .saturating_mul(u64::from(self.oneshot_pages))
+            .saturating_mul(u64::from(self.page_bytes))
     }
 
     pub fn validate(&self) -> Result<(), GeometryError> {
@@ -90,9 +96,10 @@ impl Geometry {
                 self.pages_per_block, self.oneshot_pages
             )));
         }
-        if self.dies_total() > 1 << 16 || self.blocks_total() > 1 << 32 {
+        // Per-block state is kept for every block: bound it (16 Mi blocks = 200 MB).
+        if self.dies_total() > 1 << 16 || self.blocks_total() > 1 << 24 {
             return Err(GeometryError(format!(
-                "flash has {} dies and {} blocks; at most 65536 dies and 2^32 blocks are supported",
+                "flash has {} dies and {} blocks; at most 65536 dies and 16777216 blocks are supported",
                 self.dies_total(),
                 self.blocks_total()
             )));
@@ -135,5 +142,7 @@ mod tests {
         assert!(e.contains("oneshot_pages"), "{e}");
         let g = Geometry { planes_per_die: 0, ..small() };
         assert!(g.validate().unwrap_err().0.contains("planes_per_die"));
+        let g = Geometry { channels: u32::MAX, chips_per_channel: u32::MAX, ..small() };
+        assert!(g.validate().unwrap_err().0.contains("at most 65536 dies"));
     }
 }
