@@ -74,7 +74,7 @@ pub struct LinkConfig {
 
 impl LinkConfig {
     pub fn bytes_per_s(&self) -> u64 {
-        u64::from(self.lanes) * self.lane_bytes_per_s
+        u64::from(self.lanes).saturating_mul(self.lane_bytes_per_s)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::mapping::Mapping;
 use crate::status::Status;
 use crate::zone::{ZoneState, ZoneTable, ZoneType};
 use zonelab_flash::{FlashArray, FlashCounters};
-use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
+use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline, TIME_NS_MAX};
 
 /// Largest NLB a command can carry (16-bit, 0-based field).
 const NLB_MAX: u32 = 1 << 16;
@@ -141,6 +141,7 @@ impl Device {
     /// data of a read.
     pub fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         assert!(submit_ns >= self.last_submit_ns, "commands must be submitted in time order");
+        assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.last_submit_ns = submit_ns;
         self.counters.commands += 1;
         let ready_ns = submit_ns + self.config.controller.submit_ns;

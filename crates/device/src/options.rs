@@ -217,7 +217,7 @@ fn grow_flash_to_fit(config: &mut DeviceConfig) {
     let blocks_per_plane = u64::from(config.flash.blocks_per_plane);
     if fit.blocks_per_plane_needed > blocks_per_plane {
         let preset_spare = blocks_per_plane % fit.fbg_blocks;
-        let blocks = (fit.blocks_per_plane_needed + preset_spare).min(u64::from(u32::MAX));
+        let blocks = fit.blocks_per_plane_needed.saturating_add(preset_spare).min(u64::from(u32::MAX));
         config.flash.blocks_per_plane = u32::try_from(blocks).expect("clamped to u32");
     }
 }
@@ -336,8 +336,7 @@ mod tests {
         /// Any value for any parameter gives a config or an error, never a panic.
         #[test]
         fn extreme_overrides_never_panic(
-            path_index in 0usize..64,
-            value in proptest::sample::select(vec!["0", "1", "3", "4095", "4294967295", "18446744073709551615", "9223372036854775807", "1t", "abc", "-1", "true"]),
+            overrides in proptest::collection::vec((0usize..64, proptest::sample::select(vec!["0", "1", "3", "4095", "65536", "4294967295", "18446744073709551615", "9223372036854775807", "1t", "abc", "-1", "true"])), 1..4),
             zones in proptest::option::of(proptest::sample::select(vec![0u32, 1, 7, 3688, 1 << 20, u32::MAX])),
         ) {
             let base = preset("zn540").unwrap();
@@ -349,8 +348,8 @@ mod tests {
                     _ => paths.push(section.clone()),
                 }
             }
-            let path = paths[path_index % paths.len()].clone();
-            let opts = DeviceOptions { sets: vec![(path, value.to_string())], zones, ..Default::default() };
+            let sets = overrides.iter().map(|(i, v)| (paths[i % paths.len()].clone(), v.to_string())).collect();
+            let opts = DeviceOptions { sets, zones, ..Default::default() };
             if let Ok(config) = opts.apply(base) {
                 proptest::prop_assert!(config.validate().is_ok());
                 // Small enough to build: every command runs without panicking.

@@ -32,19 +32,15 @@ impl Geometry {
     /// a stripe over N dies uses min(N, channels) channels.
     pub fn dies_total(&self) -> u32 {
         // Saturates so that an absurd geometry fails validation instead of overflowing.
-        let dies = u64::from(self.channels) * u64::from(self.chips_per_channel) * u64::from(self.dies_per_chip);
+        let dies = u64::from(self.channels)
+            .saturating_mul(u64::from(self.chips_per_channel))
+            .saturating_mul(u64::from(self.dies_per_chip));
         u32::try_from(dies).unwrap_or(u32::MAX)
     }
 
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
         die % self.channels
-    }
-
-    /// Chip (package) a die belongs to; dies of one chip share its channel.
-    pub fn chip_of_die(&self, die: u32) -> u32 {
-        let chips = self.channels * self.chips_per_channel;
-        die % chips
     }
 
     pub fn blocks_total(&self) -> u64 {

@@ -12,4 +12,4 @@ pub mod time;
 pub use event::EventQueue;
 pub use metrics::{Counter, LatencyHistogram, TimeSeries};
 pub use rng::SimRng;
-pub use time::{transfer_ns, Nanos, ServerPool, Timeline, MS, SEC, US};
+pub use time::{transfer_ns, Nanos, ServerPool, Timeline, MS, SEC, TIME_NS_MAX, US};

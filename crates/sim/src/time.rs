@@ -12,6 +12,11 @@ pub const US: Nanos = 1_000;
 pub const MS: Nanos = 1_000_000;
 pub const SEC: Nanos = 1_000_000_000;
 
+/// The simulation horizon (2^62 ns, about 146 years). Inputs that would move
+/// the clock past it are rejected, which leaves every model room to add
+/// operation times to a timestamp without overflowing.
+pub const TIME_NS_MAX: Nanos = 1 << 62;
+
 /// Time to move `bytes` at `bytes_per_s`, rounded up so that no transfer is free.
 #[inline]
 pub fn transfer_ns(bytes: u64, bytes_per_s: u64) -> Nanos {
