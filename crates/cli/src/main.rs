@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod run;
 
 use args::DeviceArgs;
 use clap::{Parser, Subcommand};
@@ -42,6 +43,12 @@ enum Cmd {
         #[command(subcommand)]
         action: DeviceCmd,
     },
+    /// Run fio job files or a fio command line (`zonelab run --help`).
+    #[command(disable_help_flag = true)]
+    Run {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Measure the simulator itself: simulated commands per wall-clock second.
     Bench(bench::BenchArgs),
 }
@@ -60,9 +67,20 @@ enum DeviceCmd {
 }
 
 /// A user error: printed as one line, exit status 2.
-struct UserError(String);
+pub(crate) struct UserError(pub(crate) String);
 
 fn main() -> ExitCode {
+    // `run` takes fio's own options, which clap cannot know: it parses its part itself.
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("run") {
+        return match run::run(&argv[2..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(UserError(message)) => {
+                eprintln!("zonelab: {message}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -73,7 +91,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn device_from(args: &DeviceArgs) -> Result<Device, UserError> {
+pub(crate) fn device_from(args: &DeviceArgs) -> Result<Device, UserError> {
     let config = args.config().map_err(|e| UserError(e.0))?;
     Device::new(config).map_err(|e| UserError(e.0))
 }
@@ -114,6 +132,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             Ok(())
         }
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
+        Cmd::Run { args } => run::run(&args),
     }
 }
 

@@ -1,7 +1,12 @@
-//! `host`: the host side of the NVMe interface: submission and completion
-//! queues, the block layer's I/O schedulers (none, mq-deadline with zone write
-//! locking and merging, ZINC) and softFinish.
-//!
-//! Empty for now: it arrives with the fio front end (issue 3) and the
-//! management-aware scheduling work (issue 4). Until then workloads drive the
-//! `device` crate directly.
+//! `host`: the host side of the NVMe interface. A host stack charges the
+//! software cost of an I/O path (SPDK or io_uring passthrough, or the kernel
+//! block layer), and the block layer's I/O scheduler decides when a request
+//! reaches the device: `none` passes requests through, `mq-deadline` locks
+//! each sequential zone to one write in flight and merges the writes queued
+//! behind it. ZINC and softFinish arrive with issue 4.
+
+pub mod scheduler;
+pub mod stack;
+
+pub use scheduler::{BlockLayer, Dispatch, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
+pub use stack::{HostConfig, StackCost, StackKind};

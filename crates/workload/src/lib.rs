@@ -4,6 +4,7 @@
 //! workloads come next.
 
 pub mod bench;
+pub mod fio;
 pub mod trace;
 
 pub use trace::{run_trace, TraceError, TraceSummary};

@@ -1,0 +1,266 @@
+//! The block layer between the host's threads and the device queue.
+//!
+//! `none` hands every request to the device at once. `mq-deadline` on a
+//! zoned device holds a zone write lock: one write per sequential zone is at
+//! the device, and the writes queued behind it wait; when the lock is
+//! released, the queued writes that continue one another are merged into a
+//! single request of at most `merge_bytes_max` (Linux's max_sectors_kb).
+//! Reads, appends and zone management are not locked.
+
+use std::collections::{HashMap, VecDeque};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedulerKind {
+    None,
+    MqDeadline,
+}
+
+impl SchedulerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedulerKind::None => "none",
+            SchedulerKind::MqDeadline => "mq-deadline",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestOp {
+    Read,
+    Write,
+    Append,
+    ZoneReset,
+    ZoneFinish,
+}
+
+/// One request from a thread; `tag` identifies it when it completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostRequest {
+    pub tag: u64,
+    pub op: RequestOp,
+    pub slba: u64,
+    pub nlb: u32,
+    /// The sequential zone a write goes to, for zone write locking; `None` for
+    /// conventional space.
+    pub locked_zone: Option<u32>,
+}
+
+/// A request leaving the block layer for the device; `id` is handed back to
+/// `complete`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dispatch {
+    pub id: u32,
+    pub op: RequestOp,
+    pub slba: u64,
+    pub nlb: u32,
+}
+
+/// What /proc/diskstats would count: requests that reached the device and
+/// requests merged into another one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchedulerCounters {
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    op: Option<RequestOp>,
+    slba: u64,
+    nlb: u32,
+    locked_zone: Option<u32>,
+    tags: Vec<u64>,
+}
+
+pub struct BlockLayer {
+    kind: SchedulerKind,
+    merge_lbas_max: u64,
+    /// In flight at the device, by dispatch id; `op == None` marks a free slot.
+    slots: Vec<Pending>,
+    free_slots: Vec<u32>,
+    locked_zones: HashMap<u32, VecDeque<Pending>>,
+    counters: SchedulerCounters,
+}
+
+/// Requests at the device at once; more means a thread ignored its iodepth.
+const SLOTS_MAX: usize = 1 << 20;
+
+impl BlockLayer {
+    pub fn new(kind: SchedulerKind, merge_lbas_max: u64) -> Self {
+        assert!(merge_lbas_max > 0);
+        BlockLayer {
+            kind,
+            merge_lbas_max,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            locked_zones: HashMap::new(),
+            counters: SchedulerCounters::default(),
+        }
+    }
+
+    pub fn kind(&self) -> SchedulerKind {
+        self.kind
+    }
+
+    pub fn counters(&self) -> SchedulerCounters {
+        self.counters
+    }
+
+    /// Takes a request; pushes onto `out` what goes to the device now.
+    pub fn insert(&mut self, request: HostRequest, out: &mut Vec<Dispatch>) {
+        let zone = if self.kind == SchedulerKind::MqDeadline && request.op == RequestOp::Write {
+            request.locked_zone
+        } else {
+            None
+        };
+        let mut pending =
+            Pending { op: Some(request.op), slba: request.slba, nlb: request.nlb, locked_zone: zone, tags: Vec::new() };
+        pending.tags.push(request.tag);
+        let Some(zone) = zone else {
+            out.push(self.dispatch(pending));
+            return;
+        };
+        match self.locked_zones.get_mut(&zone) {
+            None => {
+                self.locked_zones.insert(zone, VecDeque::new());
+                out.push(self.dispatch(pending));
+            }
+            Some(queue) => {
+                if let Some(tail) = queue.back_mut() {
+                    let contiguous = tail.slba + u64::from(tail.nlb) == request.slba;
+                    if contiguous && u64::from(tail.nlb) + u64::from(request.nlb) <= self.merge_lbas_max {
+                        tail.nlb += request.nlb;
+                        tail.tags.push(request.tag);
+                        self.counters.write_merges += 1;
+                        return;
+                    }
+                }
+                queue.push_back(pending);
+            }
+        }
+    }
+
+    /// The device finished dispatch `id`: its tags go to `tags`, and a write
+    /// waiting for the zone's lock may now go to the device.
+    pub fn complete(&mut self, id: u32, tags: &mut Vec<u64>, out: &mut Vec<Dispatch>) {
+        let slot = &mut self.slots[id as usize];
+        assert!(slot.op.is_some(), "completion of a request that is not at the device");
+        slot.op = None;
+        tags.extend_from_slice(&slot.tags);
+        slot.tags.clear();
+        let zone = slot.locked_zone;
+        self.free_slots.push(id);
+        let Some(zone) = zone else { return };
+        let queue = self.locked_zones.get_mut(&zone).expect("a locked zone has a queue");
+        match queue.pop_front() {
+            Some(next) => out.push(self.dispatch(next)),
+            None => {
+                self.locked_zones.remove(&zone);
+            }
+        }
+    }
+
+    /// The first request merged into dispatch `id`.
+    pub fn first_tag(&self, id: u32) -> u64 {
+        let slot = &self.slots[id as usize];
+        assert!(slot.op.is_some(), "dispatch {id} is not at the device");
+        slot.tags[0]
+    }
+
+    fn dispatch(&mut self, pending: Pending) -> Dispatch {
+        let op = pending.op.expect("a pending request has an operation");
+        match op {
+            RequestOp::Read => self.counters.read_ios += 1,
+            RequestOp::Write | RequestOp::Append => self.counters.write_ios += 1,
+            RequestOp::ZoneReset | RequestOp::ZoneFinish => {}
+        }
+        let dispatch = Dispatch { id: 0, op, slba: pending.slba, nlb: pending.nlb };
+        let id = match self.free_slots.pop() {
+            Some(id) => {
+                let slot = &mut self.slots[id as usize];
+                // Keep the slot's tag buffer so the steady state does not allocate.
+                let mut tags = std::mem::take(&mut slot.tags);
+                tags.extend_from_slice(&pending.tags);
+                *slot = Pending { tags, ..pending };
+                id
+            }
+            None => {
+                assert!(self.slots.len() < SLOTS_MAX, "more than {SLOTS_MAX} requests at the device");
+                self.slots.push(pending);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        Dispatch { id, ..dispatch }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(tag: u64, slba: u64, nlb: u32) -> HostRequest {
+        HostRequest { tag, op: RequestOp::Write, slba, nlb, locked_zone: Some(0) }
+    }
+
+    #[test]
+    fn mq_deadline_locks_a_zone_and_merges_queued_writes() {
+        let mut layer = BlockLayer::new(SchedulerKind::MqDeadline, 32);
+        let mut out = Vec::new();
+        for i in 0..5 {
+            layer.insert(write(i, i * 4, 4), &mut out);
+        }
+        assert_eq!(out.len(), 1, "one write per zone at the device");
+        assert_eq!((out[0].slba, out[0].nlb), (0, 4));
+        let first = out.pop().unwrap();
+        let mut tags = Vec::new();
+        layer.complete(first.id, &mut tags, &mut out);
+        assert_eq!(tags, vec![0]);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].slba, out[0].nlb), (4, 16), "the four queued writes leave as one");
+        assert_eq!(layer.counters().write_merges, 3);
+        let merged = out.pop().unwrap();
+        tags.clear();
+        layer.complete(merged.id, &mut tags, &mut out);
+        assert_eq!(tags, vec![1, 2, 3, 4]);
+        assert!(out.is_empty());
+        assert_eq!(layer.counters().write_ios, 2);
+    }
+
+    #[test]
+    fn merging_stops_at_the_request_size_limit_and_at_gaps() {
+        let mut layer = BlockLayer::new(SchedulerKind::MqDeadline, 8);
+        let mut out = Vec::new();
+        layer.insert(write(0, 0, 4), &mut out);
+        layer.insert(write(1, 4, 4), &mut out);
+        layer.insert(write(2, 8, 4), &mut out);
+        layer.insert(write(3, 12, 4), &mut out);
+        layer.insert(write(4, 100, 4), &mut out);
+        let mut tags = Vec::new();
+        let mut sizes = Vec::new();
+        while let Some(d) = out.pop() {
+            sizes.push((d.slba, d.nlb));
+            tags.clear();
+            layer.complete(d.id, &mut tags, &mut out);
+        }
+        assert_eq!(sizes, vec![(0, 4), (4, 8), (12, 4), (100, 4)]);
+    }
+
+    #[test]
+    fn none_and_reads_are_never_held() {
+        let mut layer = BlockLayer::new(SchedulerKind::None, 32);
+        let mut out = Vec::new();
+        for i in 0..4 {
+            layer.insert(write(i, i * 4, 4), &mut out);
+        }
+        assert_eq!(out.len(), 4);
+        let mut deadline = BlockLayer::new(SchedulerKind::MqDeadline, 32);
+        out.clear();
+        for i in 0..4 {
+            deadline.insert(HostRequest { op: RequestOp::Read, ..write(i, i * 4, 4) }, &mut out);
+        }
+        assert_eq!(out.len(), 4);
+        assert_eq!(deadline.counters().read_ios, 4);
+    }
+}

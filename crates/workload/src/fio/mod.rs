@@ -1,0 +1,14 @@
+//! fio front end: fio job files and command lines in, fio's reports out.
+//! `job` is the parsed form, `options`/`parse` read job files and command
+//! lines, `run` simulates the jobs against a device, `stats` keeps fio's
+//! statistics and `report` prints them as fio does.
+
+mod distribution;
+pub mod job;
+pub mod options;
+pub mod parse;
+pub mod report;
+pub mod run;
+pub mod stats;
+pub mod verify;
+mod zbd;

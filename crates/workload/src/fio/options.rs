@@ -1,0 +1,953 @@
+//! fio option table: names, value parsing (sizes with kb_base, percentages, ranges, times).
+//!
+//! Every fio 3.33 option (`fio --cmdhelp=all`, plus the io_uring, libaio and
+//! SPDK engine options) is in exactly one class:
+//! - modelled: applied to `JobSpec`;
+//! - ignored: tunes the host or fio's own output, no effect on a simulated
+//!   result, accepted so published command lines run as printed;
+//! - unmodelled: changes the result and zonelab does not simulate it, refused.
+//!
+//! Value syntax follows fio's `parse.c` (`str_to_decimal`, `get_mult_bytes`,
+//! `get_mult_time`), except where fio silently misreads a value (unknown
+//! suffixes, fractions, negative sizes): zonelab refuses those instead.
+
+use super::job::{
+    BlockSize, Distribution, IoEngine, JobSpec, RateProcess, RwKind, Scheduler, Size, Verify, ZoneMode, DDIRS,
+};
+use zonelab_sim::Nanos;
+
+/// Applies one option value (never empty for value options; "1" for a bare flag).
+pub type Apply = fn(&mut JobSpec, &str) -> Result<(), String>;
+
+#[derive(Clone, Copy)]
+pub enum Class {
+    Modelled(Apply),
+    Ignored,
+    Unmodelled,
+}
+
+/// One option as fio knows it.
+#[derive(Clone, Copy)]
+pub struct OptionInfo {
+    /// Canonical name (aliases resolved), as fio prints it in "job options".
+    pub name: &'static str,
+    pub class: Class,
+    /// fio's `FIO_OPT_STR_SET`: the value is optional (`time_based` alone means 1),
+    /// and on the command line `--flag value` does not take `value`.
+    pub flag: bool,
+}
+
+impl OptionInfo {
+    /// fio sorts a section's options by priority before parsing them (`sort_options`,
+    /// stable): `kb_base` first so sizes see it, `filename` last.
+    pub fn prio(&self) -> i8 {
+        match self.name {
+            "kb_base" => 1,
+            "filename" => -1,
+            _ => 0,
+        }
+    }
+}
+
+/// fio's option aliases (`fio --cmdhelp=X` shows them).
+const ALIASES: &[(&str, &str)] = &[
+    ("readwrite", "rw"),
+    ("blocksize", "bs"),
+    ("blockalign", "ba"),
+    ("blocksize_range", "bsrange"),
+    ("blocksize_unaligned", "bs_unaligned"),
+    ("iodepth_batch_submit", "iodepth_batch"),
+    ("iodepth_batch_complete", "iodepth_batch_complete_min"),
+    ("io_limit", "io_size"),
+    ("fill_fs", "fill_device"),
+    ("fileoffset", "offset"),
+    ("nr_files", "nrfiles"),
+    ("timeout", "runtime"),
+    ("iomem", "mem"),
+    ("ratemin", "rate_min"),
+    ("ratecycle", "rate_cycle"),
+    ("wait_for_previous", "stonewall"),
+    ("disable_bw", "disable_bw_measurement"),
+    ("ss", "steadystate"),
+    ("ss_dur", "steadystate_duration"),
+    ("ss_ramp", "steadystate_ramp_time"),
+];
+
+/// fio's `FIO_OPT_STR_SET` options (plus flag-like engine and ConfZNS++ options).
+const FLAGS: &[&str] = &[
+    "bs_unaligned",
+    "norandommap",
+    "time_based",
+    "verify_only",
+    "exitall",
+    "exitall_on_error",
+    "stonewall",
+    "new_group",
+    "thread",
+    "group_reporting",
+    "zero_buffers",
+    "refill_buffers",
+    "hipri",
+    "fixedbufs",
+    "registerfiles",
+    "sqthread_poll",
+    "userspace_reap",
+    "zone_append",
+    "finish",
+    "softfinish",
+];
+
+/// Host tuning, data contents and fio's own logs/output: no effect on a simulated result.
+const IGNORED: &[&str] = &[
+    "description",
+    "directory",
+    "filename_format",
+    "unique_filename",
+    "norandommap",
+    "allrandrepeat",
+    "nice",
+    "prio",
+    "prioclass",
+    "cpumask",
+    "cpus_allowed",
+    "cpus_allowed_policy",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "thread",
+    "gtod_reduce",
+    "gtod_cpu",
+    "clocksource",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "significant_figures",
+    "block_error_percentiles",
+    "disk_util",
+    "per_job_logs",
+    "write_bw_log",
+    "bwavgtime",
+    "write_lat_log",
+    "write_iops_log",
+    "iopsavgtime",
+    "log_entries",
+    "log_avg_msec",
+    "log_hist_msec",
+    "log_hist_coarseness",
+    "write_hist_log",
+    "log_max_value",
+    "log_offset",
+    "log_prio",
+    "log_compression",
+    "log_compression_cpus",
+    "log_store_compressed",
+    "log_unix_epoch",
+    "log_alternate_epoch",
+    "log_alternate_epoch_clock_id",
+    "write_iolog",
+    "zero_buffers",
+    "refill_buffers",
+    "scramble_buffers",
+    "buffer_pattern",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "dedupe_percentage",
+    "dedupe_mode",
+    "dedupe_working_set_percentage",
+    "dedupe_global",
+    "invalidate",
+    "fadvise_hint",
+    "fallocate",
+    "overwrite",
+    "allow_file_create",
+    "allow_mounted_write",
+    "create_serialize",
+    "create_fsync",
+    "create_on_open",
+    "unlink",
+    "unlink_each_loop",
+    "lockmem",
+    "mem",
+    "hugepage-size",
+    "exitall",
+    "exit_what",
+    "exitall_on_error",
+    "error_dump",
+    "cgroup",
+    "cgroup_nodelete",
+    "cgroup_weight",
+    "uid",
+    "gid",
+    "unit_base",
+    "iodepth_batch",
+    "iodepth_batch_complete_min",
+    "iodepth_batch_complete_max",
+    "io_submit_mode",
+    "verify_fatal",
+    "verify_dump",
+    "verify_async",
+    "verify_state_load",
+    "verify_state_save",
+    // io_uring / io_uring_cmd / libaio engine options
+    "hipri",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
+    "fixedbufs",
+    "registerfiles",
+    "sqthread_poll",
+    "sqthread_poll_cpu",
+    "nonvectored",
+    "uncached",
+    "nowait",
+    "force_async",
+    "cmd_type",
+    "userspace_reap",
+    // SPDK fio plugin options
+    "spdk_conf",
+    "spdk_json_conf",
+    "spdk_mem",
+    "mem_size_mb",
+    "shm_id",
+    "enable_sgl",
+    "sge_size",
+    "bit_bucket_data_len",
+    "hostnqn",
+    "pi_act",
+    "pi_chk",
+    "md_per_io_size",
+    "apptag",
+    "apptag_mask",
+    "digest_enable",
+    "enable_vmd",
+    "initiator_ip_addr",
+    "spdk_single_seg",
+    "print_qid_mappings",
+    "spdk_tracing",
+];
+
+/// Real fio options that change what a job does or reports; zonelab refuses them.
+const UNMODELLED: &[&str] = &[
+    "wait_for",
+    "lockfile",
+    "opendir",
+    "rw_sequencer",
+    "ba",
+    "bssplit",
+    "ignore_error",
+    "iodepth_low",
+    "serialize_overlap",
+    "fill_device",
+    "filesize",
+    "file_append",
+    "offset_align",
+    "random_generator",
+    "percentage_random",
+    "nrfiles",
+    "file_service_type",
+    "openfiles",
+    "fsync",
+    "fdatasync",
+    "write_barrier",
+    "sync_file_range",
+    "atomic",
+    "loops",
+    "verify_only",
+    "do_verify",
+    "verify_interval",
+    "verify_offset",
+    "verify_pattern",
+    "verify_backlog",
+    "verify_backlog_batch",
+    "experimental_verify",
+    "trim_percentage",
+    "trim_verify_zero",
+    "trim_backlog",
+    "trim_backlog_batch",
+    "read_iolog",
+    "read_iolog_chunked",
+    "replay_no_stall",
+    "replay_redirect",
+    "replay_scale",
+    "replay_align",
+    "replay_time_scale",
+    "replay_skip",
+    "merge_blktrace_file",
+    "merge_blktrace_scalars",
+    "merge_blktrace_iters",
+    "exec_prerun",
+    "exec_postrun",
+    "zonerange",
+    "ignore_zone_limits",
+    "thinktime_spin",
+    "thinktime_blocks",
+    "thinktime_blocks_type",
+    "thinktime_iotime",
+    "rate_min",
+    "rate_cycle",
+    "rate_ignore_thinktime",
+    "rate_iops_min",
+    "max_latency",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
+    "sync",
+    "write_hint",
+    "create_only",
+    "pre_read",
+    "end_fsync",
+    "fsync_on_close",
+    "stats",
+    "unified_rw_reporting",
+    "continue_on_error",
+    "profile",
+    "flow_id",
+    "flow",
+    "flow_sleep",
+    "steadystate",
+    "steadystate_duration",
+    "steadystate_ramp_time",
+];
+
+/// Options zonelab applies to `JobSpec`.
+const MODELLED: &[(&str, Apply)] = &[
+    ("name", |j, v| {
+        j.name = v.to_string();
+        Ok(())
+    }),
+    ("filename", |j, v| {
+        j.filename = Some(v.to_string());
+        Ok(())
+    }),
+    ("rw", |j, v| {
+        j.rw = parse_rw(v)?;
+        Ok(())
+    }),
+    ("rwmixread", |j, v| {
+        j.rwmixread = parse_percent_u32(v, j.kb_base)?;
+        Ok(())
+    }),
+    ("rwmixwrite", |j, v| {
+        j.rwmixread = 100 - parse_percent_u32(v, j.kb_base)?;
+        Ok(())
+    }),
+    ("bs", |j, v| per_ddir(v, &mut j.bs, |s| parse_bs_range(s, j.kb_base))),
+    ("bsrange", |j, v| per_ddir(v, &mut j.bs, |s| parse_bs_range(s, j.kb_base))),
+    ("bs_unaligned", |j, v| {
+        j.blocksize_unaligned = parse_flag(v)?;
+        Ok(())
+    }),
+    ("iodepth", |j, v| {
+        j.iodepth = parse_u32_in(v, j.kb_base, 1, u32::MAX)?;
+        Ok(())
+    }),
+    ("numjobs", |j, v| {
+        j.numjobs = parse_u32_in(v, j.kb_base, 1, MAX_NUMJOBS)?;
+        Ok(())
+    }),
+    ("size", |j, v| {
+        j.size = Some(parse_size(v, j.kb_base, SizeForm::Length)?);
+        Ok(())
+    }),
+    ("io_size", |j, v| {
+        j.io_size = Some(parse_size(v, j.kb_base, SizeForm::Length)?);
+        Ok(())
+    }),
+    ("offset", |j, v| {
+        j.offset = parse_size(v, j.kb_base, SizeForm::Position)?;
+        Ok(())
+    }),
+    ("offset_increment", |j, v| {
+        j.offset_increment = parse_size(v, j.kb_base, SizeForm::Position)?;
+        Ok(())
+    }),
+    ("number_ios", |j, v| {
+        j.number_ios = Some(parse_u64(v, j.kb_base)?).filter(|&n| n > 0);
+        Ok(())
+    }),
+    ("zonemode", |j, v| {
+        j.zonemode = parse_zonemode(v)?;
+        Ok(())
+    }),
+    ("zonesize", |j, v| {
+        j.zonesize = Some(Size::Bytes(parse_nonzero(v, j.kb_base)?));
+        Ok(())
+    }),
+    ("zonecapacity", |j, v| {
+        j.zonecapacity = Some(Size::Bytes(parse_nonzero(v, j.kb_base)?));
+        Ok(())
+    }),
+    ("zoneskip", |j, v| {
+        j.zoneskip = parse_size(v, j.kb_base, SizeForm::ZonesOnly)?;
+        Ok(())
+    }),
+    ("max_open_zones", |j, v| {
+        j.max_open_zones = parse_u32_in(v, j.kb_base, 0, MAX_OPEN_ZONES)?;
+        Ok(())
+    }),
+    ("job_max_open_zones", |j, v| {
+        j.job_max_open_zones = parse_u32_in(v, j.kb_base, 0, MAX_OPEN_ZONES)?;
+        Ok(())
+    }),
+    ("zone_reset_threshold", |j, v| {
+        j.zone_reset_threshold = parse_fraction(v)?;
+        Ok(())
+    }),
+    ("zone_reset_frequency", |j, v| {
+        j.zone_reset_frequency = parse_fraction(v)?;
+        Ok(())
+    }),
+    ("read_beyond_wp", |j, v| {
+        j.read_beyond_wp = parse_bool(v)?;
+        Ok(())
+    }),
+    ("runtime", |j, v| {
+        j.runtime_ns = Some(parse_time_ns(v, TimeUnit::Seconds)?).filter(|&t| t > 0);
+        Ok(())
+    }),
+    ("time_based", |j, v| {
+        j.time_based = parse_flag(v)?;
+        Ok(())
+    }),
+    ("ramp_time", |j, v| {
+        j.ramp_time_ns = parse_time_ns(v, TimeUnit::Seconds)?;
+        Ok(())
+    }),
+    ("startdelay", |j, v| {
+        j.startdelay_ns = parse_time_range_ns(v)?;
+        Ok(())
+    }),
+    ("rate", |j, v| per_ddir(v, &mut j.rate_bytes_per_s, |s| Ok(Some(parse_u64(s, j.kb_base)?).filter(|&r| r > 0)))),
+    ("rate_iops", |j, v| per_ddir(v, &mut j.rate_iops, |s| Ok(Some(parse_u64(s, j.kb_base)?).filter(|&r| r > 0)))),
+    ("rate_process", |j, v| {
+        j.rate_process = parse_rate_process(v)?;
+        Ok(())
+    }),
+    ("thinktime", |j, v| {
+        j.thinktime_ns = parse_time_ns(v, TimeUnit::Micros)?;
+        Ok(())
+    }),
+    ("percentile_list", |j, v| {
+        j.percentile_list = parse_percentile_list(v)?;
+        Ok(())
+    }),
+    ("group_reporting", |j, v| {
+        j.group_reporting = parse_flag(v)?;
+        Ok(())
+    }),
+    ("stonewall", |j, v| {
+        j.stonewall = parse_flag(v)?;
+        Ok(())
+    }),
+    ("new_group", |j, v| {
+        j.new_group = parse_flag(v)?;
+        Ok(())
+    }),
+    ("randrepeat", |j, v| {
+        j.randrepeat = parse_bool(v)?;
+        Ok(())
+    }),
+    ("randseed", |j, v| {
+        j.randseed = Some(parse_u64(v, j.kb_base)?);
+        Ok(())
+    }),
+    ("random_distribution", |j, v| {
+        j.random_distribution = parse_distribution(v)?;
+        Ok(())
+    }),
+    ("direct", |j, v| {
+        j.direct = parse_bool(v)?;
+        Ok(())
+    }),
+    ("buffered", |j, v| {
+        j.direct = !parse_bool(v)?;
+        Ok(())
+    }),
+    ("ioengine", |j, v| {
+        j.ioengine = parse_ioengine(v)?;
+        Ok(())
+    }),
+    ("ioscheduler", |j, v| {
+        j.scheduler = Some(parse_scheduler(v)?);
+        Ok(())
+    }),
+    ("scheduler", |j, v| {
+        j.scheduler = Some(parse_scheduler(v)?);
+        Ok(())
+    }),
+    ("verify", |j, v| {
+        j.verify = parse_verify(v)?;
+        Ok(())
+    }),
+    ("zone_append", |j, v| {
+        j.zone_append = parse_flag(v)?;
+        Ok(())
+    }),
+    ("finish", |j, v| {
+        j.finish = parse_flag(v)?;
+        Ok(())
+    }),
+    ("softfinish", |j, v| {
+        j.softfinish = parse_flag(v)?;
+        Ok(())
+    }),
+    ("softfinish_chunk", |j, v| {
+        j.softfinish_chunk = Some(Size::Bytes(parse_nonzero(v, j.kb_base)?));
+        Ok(())
+    }),
+    ("kb_base", |j, v| {
+        j.kb_base = parse_kb_base(v)?;
+        Ok(())
+    }),
+];
+
+/// fio's own command-line switches (not job options) that only shape fio's
+/// output or process; (name, takes a value).
+const CLI_IGNORED: &[(&str, bool)] = &[
+    ("output", true),
+    ("output-format", true),
+    ("eta", true),
+    ("eta-newline", true),
+    ("eta-interval", true),
+    ("status-interval", true),
+    ("minimal", false),
+    ("terse-version", true),
+    ("append-terse", false),
+    ("warnings-fatal", false),
+    ("max-jobs", true),
+    ("alloc-size", true),
+    ("bandwidth-log", false),
+    ("debug", true),
+];
+
+/// fio command-line switches that change what runs; refused. (name, takes a value).
+const CLI_UNMODELLED: &[(&str, bool)] = &[
+    ("parse-only", false),
+    ("showcmd", false),
+    ("readonly", false),
+    ("section", true),
+    ("server", true),
+    ("client", true),
+    ("daemonize", true),
+    ("remote-config", true),
+    ("version", false),
+    ("help", false),
+    ("cmdhelp", true),
+    ("enghelp", true),
+    ("crctest", true),
+    ("cpuclock-test", false),
+    ("idle-prof", true),
+    ("inflate-log", true),
+    ("trigger-file", true),
+    ("trigger-timeout", true),
+    ("trigger", true),
+    ("trigger-remote", true),
+    ("aux-path", true),
+];
+
+/// fio's `max_open_zones` range (`--cmdhelp=max_open_zones`: max=4096).
+const MAX_OPEN_ZONES: u32 = 4096;
+/// Clones per job; fio has no limit but each clone is a simulated thread.
+pub const MAX_NUMJOBS: u32 = 4096;
+/// fio's `FIO_IO_U_LIST_MAX_LEN`: "the list exceeding max length 20".
+pub const MAX_PERCENTILES: usize = 20;
+
+/// The job option `name` (or an alias of it), if fio knows it.
+pub fn lookup(name: &str) -> Option<OptionInfo> {
+    let name = ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, canonical)| canonical);
+    let flag = FLAGS.contains(&name);
+    if let Some((canonical, apply)) = MODELLED.iter().find(|(n, _)| *n == name) {
+        return Some(OptionInfo { name: canonical, class: Class::Modelled(*apply), flag });
+    }
+    let static_name = |list: &'static [&'static str]| list.iter().copied().find(|n| *n == name);
+    if let Some(canonical) = static_name(IGNORED) {
+        return Some(OptionInfo { name: canonical, class: Class::Ignored, flag });
+    }
+    static_name(UNMODELLED).map(|canonical| OptionInfo { name: canonical, class: Class::Unmodelled, flag })
+}
+
+/// A fio command-line-only switch: (canonical name, class, takes a value).
+pub fn lookup_cli(name: &str) -> Option<(&'static str, Class, bool)> {
+    let find = |list: &'static [(&'static str, bool)]| list.iter().copied().find(|(n, _)| *n == name);
+    if let Some((n, takes_value)) = find(CLI_IGNORED) {
+        return Some((n, Class::Ignored, takes_value));
+    }
+    find(CLI_UNMODELLED).map(|(n, takes_value)| (n, Class::Unmodelled, takes_value))
+}
+
+/// The known option closest to a misspelt `name` (fio prints "Did you mean ...?").
+pub fn suggest(name: &str) -> Option<&'static str> {
+    let all = MODELLED.iter().map(|(n, _)| *n).chain(IGNORED.iter().copied()).chain(UNMODELLED.iter().copied());
+    all.map(|n| (edit_distance(name, n), n)).filter(|(d, _)| *d <= 2).min_by_key(|(d, _)| *d).map(|(_, n)| n)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (k, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[k + 1];
+            row[k + 1] = substitution.min(row[k] + 1).min(row[k + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// Applies `value` (`None`: the option was written without `=`) to `spec`.
+/// Returns Ok(false) when the option is accepted but has no effect.
+pub fn apply(spec: &mut JobSpec, info: &OptionInfo, value: Option<&str>) -> Result<bool, String> {
+    let apply = match info.class {
+        Class::Modelled(apply) => apply,
+        Class::Ignored => return Ok(false),
+        Class::Unmodelled => return Err(unmodelled(info.name)),
+    };
+    match value.map(str::trim) {
+        Some(v) if !v.is_empty() => apply(spec, v).map(|()| true),
+        // fio: "Option bs requires an argument"; a bare flag means 1.
+        _ if info.flag => apply(spec, "1").map(|()| true),
+        _ => Err(format!("option '{}' requires a value", info.name)),
+    }
+}
+
+pub fn unmodelled(name: &str) -> String {
+    format!("fio option '{name}' changes the result and zonelab does not model it")
+}
+
+// ---- value parsers -------------------------------------------------------
+
+/// fio's comma-separated per-direction values (`str_split_parse`): one value
+/// for all directions; `r,w` gives trim the write value; `r,w,t`; an empty
+/// part keeps the direction's current value (`bs=,8k`, `rate=1m,`).
+fn per_ddir<T>(
+    value: &str,
+    out: &mut [T; DDIRS],
+    mut parse: impl FnMut(&str) -> Result<T, String>,
+) -> Result<(), String> {
+    let parts: Vec<&str> = value.split(',').map(str::trim).collect();
+    let picks: [&str; DDIRS] = match parts.as_slice() {
+        [all] => [all, all, all],
+        [read, write] => [read, write, write],
+        [read, write, trim] => [read, write, trim],
+        _ => return Err(format!("'{value}' has more than 3 comma-separated values (read,write,trim)")),
+    };
+    for (slot, part) in out.iter_mut().zip(picks) {
+        if !part.is_empty() {
+            *slot = parse(part)?;
+        }
+    }
+    Ok(())
+}
+
+/// Splits a decimal number (digits, optional '.' fraction) from its suffix.
+fn split_number(value: &str) -> (&str, &str) {
+    let end = value.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(value.len());
+    value.split_at(end)
+}
+
+/// Multiplier of a byte suffix under `kb_base` (fio's `__get_mult_bytes`):
+/// `k`, `kb`, `ki` use kb_base; `kib` uses the other base (fio's compatibility
+/// inversion: with kb_base=1024, 4KiB = 4000). `b` or nothing = bytes.
+fn byte_multiplier(suffix: &str, kb_base: u32) -> Result<u64, String> {
+    let lower = suffix.to_ascii_lowercase();
+    if lower.is_empty() || lower == "b" {
+        return Ok(1);
+    }
+    let mut chars = lower.chars();
+    let power = match chars.next() {
+        Some('k') => 1,
+        Some('m') => 2,
+        Some('g') => 3,
+        Some('t') => 4,
+        Some('p') => 5,
+        _ => return Err(format!("unknown size suffix '{suffix}' (valid: k, m, g, t, p, optionally with b, i or ib)")),
+    };
+    let base: u64 = match chars.as_str() {
+        "" | "b" | "i" => u64::from(kb_base),
+        "ib" if kb_base == 1000 => 1024,
+        "ib" => 1000,
+        _ => return Err(format!("unknown size suffix '{suffix}' (valid: k, m, g, t, p, optionally with b, i or ib)")),
+    };
+    Ok(base.pow(power))
+}
+
+/// A byte count or integer: decimal with an optional unit suffix, or `0x` hex.
+pub fn parse_u64(value: &str, kb_base: u32) -> Result<u64, String> {
+    let value = value.trim();
+    if let Some(hex) = value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16).map_err(|_| format!("'{value}' is not a valid hexadecimal number"));
+    }
+    if value.starts_with('-') {
+        return Err(format!("'{value}' is negative"));
+    }
+    let (digits, suffix) = split_number(value);
+    if digits.contains('.') {
+        return Err(format!("'{value}' has a fraction; fio reads only the integer part, write it in a smaller unit"));
+    }
+    let number: u64 = digits.parse().map_err(|_| match digits.is_empty() {
+        true => format!("'{value}' is not a number"),
+        false => format!("'{value}' does not fit in 64 bits"),
+    })?;
+    number.checked_mul(byte_multiplier(suffix, kb_base)?).ok_or_else(|| format!("'{value}' does not fit in 64 bits"))
+}
+
+fn parse_nonzero(value: &str, kb_base: u32) -> Result<u64, String> {
+    match parse_u64(value, kb_base)? {
+        0 => Err("must be greater than 0".to_string()),
+        n => Ok(n),
+    }
+}
+
+fn parse_u32_in(value: &str, kb_base: u32, min: u32, max: u32) -> Result<u32, String> {
+    let n = parse_u64(value, kb_base)?;
+    match u32::try_from(n) {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("{n} is out of range {min}..={max}")),
+    }
+}
+
+fn parse_percent_u32(value: &str, kb_base: u32) -> Result<u32, String> {
+    parse_u32_in(value, kb_base, 0, 100)
+}
+
+/// What suffixes a size option accepts besides bytes.
+#[derive(Clone, Copy, PartialEq)]
+enum SizeForm {
+    /// `size`, `io_size`: zones (`3z`) or a share of the target (0 < p <= 100).
+    Length,
+    /// `offset`, `offset_increment`: zones or a share (0 <= p <= 100).
+    Position,
+    /// `zoneskip`: zones or bytes.
+    ZonesOnly,
+}
+
+fn parse_size(value: &str, kb_base: u32, form: SizeForm) -> Result<Size, String> {
+    let value = value.trim();
+    if let Some(zones) = value.strip_suffix(['z', 'Z']) {
+        // fio's FIO_OPT_STR_VAL_ZONE: an integer count of zones.
+        let n: u64 = zones.parse().map_err(|_| format!("'{value}' is not a whole number of zones"))?;
+        return Ok(Size::Zones(n as f64));
+    }
+    if let Some(percent) = value.strip_suffix('%').filter(|_| form != SizeForm::ZonesOnly) {
+        let p: f64 = percent.parse().map_err(|_| format!("'{value}' is not a percentage"))?;
+        let min_ok = if form == SizeForm::Length { p > 0.0 } else { p >= 0.0 };
+        if !(min_ok && p <= 100.0) {
+            return Err(format!("'{value}' is out of range (percent in 0..100)"));
+        }
+        return Ok(Size::Percent(p));
+    }
+    parse_u64(value, kb_base).map(Size::Bytes)
+}
+
+/// `4k` or a range `4k-16k` (also `4k:16k`), as `bs` and `bsrange` accept.
+fn parse_bs_range(value: &str, kb_base: u32) -> Result<BlockSize, String> {
+    let (min, max) = match value.split_once(['-', ':']) {
+        Some((min, max)) => (parse_nonzero(min, kb_base)?, parse_nonzero(max, kb_base)?),
+        None => {
+            let bs = parse_nonzero(value, kb_base)?;
+            (bs, bs)
+        }
+    };
+    if min > max {
+        return Err(format!("minimum block size {min} is larger than maximum {max} in '{value}'"));
+    }
+    Ok(BlockSize { min_bytes: min, max_bytes: max })
+}
+
+/// fio's `FIO_OPT_BOOL`: 0 or 1 only (`direct=true` fails in fio too).
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.trim() {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        other => Err(format!("'{other}' is not a boolean (0 or 1)")),
+    }
+}
+
+/// fio's `FIO_OPT_STR_SET`: any integer, non-zero = set.
+fn parse_flag(value: &str) -> Result<bool, String> {
+    parse_u64(value, 1024).map(|n| n != 0).map_err(|e| format!("{e} (expected 0 or 1)"))
+}
+
+fn parse_fraction(value: &str) -> Result<f64, String> {
+    match value.trim().parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("'{value}' is not a number between 0 and 1")),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum TimeUnit {
+    Seconds,
+    Micros,
+}
+
+/// fio's `get_mult_time`: us/usec, ms/msec, s, m, h, d (any case); no suffix
+/// = the option's default unit. fio reads any other suffix as microseconds
+/// (`10sec` = 10 us); zonelab refuses it.
+fn parse_time_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
+    let value = value.trim();
+    let (digits, suffix) = split_number(value);
+    if digits.contains('.') {
+        return Err(format!("'{value}' has a fraction; fio truncates it, write it in a smaller unit (e.g. 1500ms)"));
+    }
+    let number: u64 = digits.parse().map_err(|_| format!("'{value}' is not a time"))?;
+    let micros_per_unit: u64 = match suffix.to_ascii_lowercase().as_str() {
+        "" => match default_unit {
+            TimeUnit::Seconds => 1_000_000,
+            TimeUnit::Micros => 1,
+        },
+        "us" | "usec" => 1,
+        "ms" | "msec" => 1_000,
+        "s" => 1_000_000,
+        "m" => 60_000_000,
+        "h" => 3_600_000_000,
+        "d" => 86_400_000_000,
+        _ => return Err(format!("unknown time unit '{suffix}' in '{value}' (valid: us, usec, ms, msec, s, m, h, d)")),
+    };
+    number
+        .checked_mul(micros_per_unit)
+        .and_then(|us| us.checked_mul(1_000))
+        .ok_or_else(|| format!("'{value}' is too long"))
+}
+
+/// `startdelay=a` or `a-b` (fio picks uniformly in the range).
+fn parse_time_range_ns(value: &str) -> Result<(Nanos, Nanos), String> {
+    let (low, high) = match value.split_once('-') {
+        Some((low, high)) => (parse_time_ns(low, TimeUnit::Seconds)?, parse_time_ns(high, TimeUnit::Seconds)?),
+        None => {
+            let t = parse_time_ns(value, TimeUnit::Seconds)?;
+            (t, t)
+        }
+    };
+    if low > high {
+        return Err(format!("range '{value}' ends before it starts"));
+    }
+    Ok((low, high))
+}
+
+/// `50:95:99.9`: each in (0, 100], at most `MAX_PERCENTILES`.
+fn parse_percentile_list(value: &str) -> Result<Vec<f64>, String> {
+    let list = value
+        .split(':')
+        .map(|p| match p.trim().parse::<f64>() {
+            Ok(f) if f > 0.0 && f <= 100.0 => Ok(f),
+            _ => Err(format!("'{p}' is not a percentile in (0, 100]")),
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
+    if list.len() > MAX_PERCENTILES {
+        return Err(format!("{} percentiles given, fio accepts at most {MAX_PERCENTILES}", list.len()));
+    }
+    Ok(list)
+}
+
+fn one_of<T: Copy>(option: &str, value: &str, table: &[(&str, T)]) -> Result<T, String> {
+    let value = value.trim();
+    table.iter().find(|(name, _)| *name == value).map(|(_, v)| *v).ok_or_else(|| {
+        let valid: Vec<&str> = table.iter().map(|(name, _)| *name).collect();
+        format!("{option}: '{value}' is not one of {}", valid.join(", "))
+    })
+}
+
+fn parse_rw(value: &str) -> Result<RwKind, String> {
+    let (kind, modifier) = value.split_once(':').unwrap_or((value, ""));
+    if !modifier.is_empty() {
+        return Err(format!("rw: the ':{modifier}' offset modifier changes the result and zonelab does not model it"));
+    }
+    if matches!(kind.trim(), "randtrim" | "trimwrite" | "randtrimwrite") {
+        return Err(format!("rw: '{}' is not modelled", kind.trim()));
+    }
+    let table = [
+        ("read", RwKind::Read),
+        ("write", RwKind::Write),
+        ("randread", RwKind::RandRead),
+        ("randwrite", RwKind::RandWrite),
+        ("rw", RwKind::ReadWrite),
+        ("readwrite", RwKind::ReadWrite),
+        ("randrw", RwKind::RandRw),
+        ("trim", RwKind::Trim),
+    ];
+    one_of("rw", kind, &table)
+}
+
+fn parse_zonemode(value: &str) -> Result<ZoneMode, String> {
+    if matches!(value.trim(), "strided" | "host-aware") {
+        return Err(format!("zonemode: '{}' is not modelled", value.trim()));
+    }
+    one_of("zonemode", value, &[("none", ZoneMode::None), ("zbd", ZoneMode::Zbd)])
+}
+
+fn parse_rate_process(value: &str) -> Result<RateProcess, String> {
+    one_of("rate_process", value, &[("linear", RateProcess::Linear), ("poisson", RateProcess::Poisson)])
+}
+
+fn parse_scheduler(value: &str) -> Result<Scheduler, String> {
+    one_of("scheduler", value, &[("none", Scheduler::None), ("mq-deadline", Scheduler::MqDeadline)])
+}
+
+fn parse_kb_base(value: &str) -> Result<u32, String> {
+    one_of("kb_base", value, &[("1024", 1024), ("1000", 1000)])
+}
+
+/// `sync`, `psync`, `vsync`, `pvsync`, `pvsync2` all keep one I/O in flight
+/// per job and go through the block layer: the simulation treats them alike.
+fn parse_ioengine(value: &str) -> Result<IoEngine, String> {
+    let table = [
+        ("spdk", IoEngine::Spdk),
+        ("io_uring_cmd", IoEngine::IoUringCmd),
+        ("io_uring", IoEngine::IoUring),
+        ("libaio", IoEngine::Libaio),
+        ("psync", IoEngine::Psync),
+        ("sync", IoEngine::Psync),
+        ("vsync", IoEngine::Psync),
+        ("pvsync", IoEngine::Psync),
+        ("pvsync2", IoEngine::Psync),
+    ];
+    one_of("ioengine", value, &table)
+}
+
+fn parse_verify(value: &str) -> Result<Verify, String> {
+    let table =
+        [("0", Verify::None), ("crc32c", Verify::Crc32c), ("crc32c-intel", Verify::Crc32c), ("md5", Verify::Md5)];
+    one_of("verify", value, &table)
+}
+
+/// `random`, `zipf[:theta]`, `pareto[:power]`, `normal[:dev]`; fio's defaults
+/// are theta 1.1, power 0.2, dev 0 (`str_random_distribution_cb`).
+fn parse_distribution(value: &str) -> Result<Distribution, String> {
+    if value.contains(',') {
+        return Err("per-direction random distributions change the result and zonelab does not model them".into());
+    }
+    let mut parts = value.trim().split(':');
+    let kind = parts.next().unwrap_or_default();
+    let param = parts.next().map(|p| p.trim().parse::<f64>().map_err(|_| format!("'{p}' is not a number")));
+    if parts.next().is_some() {
+        return Err("a distribution center (second value) changes the result and zonelab does not model it".into());
+    }
+    let param = param.transpose()?;
+    match kind {
+        "random" if param.is_none() => Ok(Distribution::Random),
+        "zipf" => match param.unwrap_or(1.1) {
+            theta if theta > 0.0 && theta != 1.0 => Ok(Distribution::Zipf(theta)),
+            theta => Err(format!("zipf theta {theta} must be > 0 and different from 1.0")),
+        },
+        "pareto" => match param.unwrap_or(0.2) {
+            power if power > 0.0 && power < 1.0 => Ok(Distribution::Pareto(power)),
+            power => Err(format!("pareto power {power} is out of range (0 < power < 1)")),
+        },
+        "normal" => match param.unwrap_or(0.0) {
+            dev if (0.0..100.0).contains(&dev) => Ok(Distribution::Normal(dev)),
+            dev => Err(format!("normal deviation {dev} is out of range (0 <= dev < 100)")),
+        },
+        "zoned" | "zoned_abs" => {
+            Err(format!("'{kind}' distributions change the result and zonelab does not model them"))
+        }
+        _ => Err(format!("random_distribution: '{value}' is not one of random, zipf:theta, pareto:power, normal:dev")),
+    }
+}

@@ -1,0 +1,365 @@
+//! fio's statistics: latency with fio's own log-linear histogram (so that
+//! percentiles and json+ bins are the values fio would print), bandwidth and
+//! IOPS samples per averaging window, and their sums for group reporting.
+
+use zonelab_sim::Nanos;
+
+/// fio's `FIO_IO_U_PLAT_BITS`: 2^6 buckets per power of two.
+const PLAT_BITS: u32 = 6;
+const PLAT_VAL: u64 = 1 << PLAT_BITS;
+const PLAT_GROUP_NR: usize = 29;
+pub const PLAT_NR: usize = PLAT_GROUP_NR * PLAT_VAL as usize;
+
+/// The bucket fio puts a latency in (`plat_val_to_idx`).
+pub fn plat_index(value_ns: u64) -> usize {
+    let msb = if value_ns == 0 { 0 } else { 63 - value_ns.leading_zeros() };
+    if msb <= PLAT_BITS {
+        return value_ns as usize;
+    }
+    let error_bits = msb - PLAT_BITS;
+    let base = ((error_bits + 1) as u64) << PLAT_BITS;
+    let offset = (PLAT_VAL - 1) & (value_ns >> error_bits);
+    ((base + offset) as usize).min(PLAT_NR - 1)
+}
+
+/// The value fio reports for a bucket (`plat_idx_to_val`): its midpoint.
+pub fn plat_value(index: usize) -> u64 {
+    assert!(index < PLAT_NR);
+    let index = index as u64;
+    if index < (PLAT_VAL << 1) {
+        return index;
+    }
+    let error_bits = (index >> PLAT_BITS) - 1;
+    let base = 1u64 << (error_bits + PLAT_BITS as u64);
+    let k = index % PLAT_VAL;
+    base + ((k as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
+}
+
+/// min/max/mean/stddev the way fio keeps them (Welford), plus the histogram.
+#[derive(Debug, Clone)]
+pub struct LatStat {
+    pub samples: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    mean_ns: f64,
+    m2: f64,
+    /// Allocated on first use: most jobs leave most directions empty.
+    plat: Vec<u64>,
+}
+
+impl Default for LatStat {
+    fn default() -> Self {
+        LatStat { samples: 0, min_ns: u64::MAX, max_ns: 0, mean_ns: 0.0, m2: 0.0, plat: Vec::new() }
+    }
+}
+
+impl LatStat {
+    pub fn add(&mut self, value_ns: Nanos) {
+        if self.plat.is_empty() {
+            self.plat = vec![0; PLAT_NR];
+        }
+        self.samples += 1;
+        self.min_ns = self.min_ns.min(value_ns);
+        self.max_ns = self.max_ns.max(value_ns);
+        let delta = value_ns as f64 - self.mean_ns;
+        self.mean_ns += delta / self.samples as f64;
+        self.m2 += delta * (value_ns as f64 - self.mean_ns);
+        self.plat[plat_index(value_ns)] += 1;
+    }
+
+    pub fn min(&self) -> u64 {
+        if self.samples == 0 {
+            0
+        } else {
+            self.min_ns
+        }
+    }
+
+    pub fn mean(&self) -> f64 {
+        self.mean_ns
+    }
+
+    pub fn stddev(&self) -> f64 {
+        if self.samples < 2 {
+            0.0
+        } else {
+            (self.m2 / (self.samples - 1) as f64).sqrt()
+        }
+    }
+
+    /// Chan et al.'s parallel combination, as fio's `sum_stat` does.
+    pub fn merge(&mut self, other: &LatStat) {
+        if other.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            *self = other.clone();
+            return;
+        }
+        let n = (self.samples + other.samples) as f64;
+        let delta = other.mean_ns - self.mean_ns;
+        self.m2 += other.m2 + delta * delta * self.samples as f64 * other.samples as f64 / n;
+        self.mean_ns += delta * other.samples as f64 / n;
+        self.samples += other.samples;
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+        for (mine, theirs) in self.plat.iter_mut().zip(&other.plat) {
+            *mine += theirs;
+        }
+    }
+
+    /// fio's `calc_clat_percentiles`: the first bucket at which the running
+    /// count reaches each percentile.
+    pub fn percentiles(&self, list: &[f64]) -> Vec<(f64, u64)> {
+        let mut sorted: Vec<f64> = list.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let mut out = Vec::with_capacity(sorted.len());
+        let mut sum = 0u64;
+        let mut j = 0;
+        for (index, &count) in self.plat.iter().enumerate() {
+            sum += count;
+            while j < sorted.len() && sum as f64 >= sorted[j] / 100.0 * self.samples as f64 && count > 0 {
+                out.push((sorted[j], plat_value(index)));
+                j += 1;
+            }
+            if j == sorted.len() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Non-empty buckets as (value, count), for json+.
+    pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.plat.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, c)| (plat_value(i), *c))
+    }
+
+    /// Share of samples in [low, high) ns, from the histogram.
+    pub fn share_between(&self, low_ns: u64, high_ns: u64) -> f64 {
+        if self.samples == 0 {
+            return 0.0;
+        }
+        let hits: u64 = self.bins().filter(|(v, _)| *v >= low_ns && *v < high_ns).map(|(_, c)| c).sum();
+        hits as f64 / self.samples as f64
+    }
+}
+
+/// Samples of a rate (KiB/s or IOPS) over fio's averaging windows.
+#[derive(Debug, Clone, Default)]
+pub struct RateSamples {
+    pub min: u64,
+    pub max: u64,
+    pub count: u64,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl RateSamples {
+    pub fn add(&mut self, value: u64) {
+        if self.count == 0 || value < self.min {
+            self.min = value;
+        }
+        self.max = self.max.max(value);
+        self.count += 1;
+        self.sum += value as f64;
+        self.sum_sq += (value as f64) * (value as f64);
+    }
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+    pub fn stddev(&self) -> f64 {
+        if self.count < 2 {
+            return 0.0;
+        }
+        let n = self.count as f64;
+        ((self.sum_sq - self.sum * self.sum / n) / (n - 1.0)).max(0.0).sqrt()
+    }
+    /// Group reporting adds the jobs' rates window by window; fio sums the
+    /// per-job statistics instead, which this mirrors.
+    pub fn merge(&mut self, other: &RateSamples) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = other.clone();
+            return;
+        }
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.count += other.count;
+        self.sum += other.sum;
+        self.sum_sq += other.sum_sq;
+    }
+}
+
+/// One data direction of one job (or of a reporting group).
+#[derive(Debug, Clone, Default)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    /// Statistics window of the direction (after ramp_time), summed over
+    /// jobs for a group, as fio does.
+    pub runtime_ns: Nanos,
+    pub slat: LatStat,
+    pub clat: LatStat,
+    pub lat: LatStat,
+    pub bw_kib: RateSamples,
+    pub iops: RateSamples,
+    /// Bytes and I/Os at the last window boundary.
+    window_bytes: u64,
+    window_ios: u64,
+}
+
+impl DirStats {
+    /// Closes an averaging window of `window_ns`.
+    pub fn sample_window(&mut self, window_ns: Nanos) {
+        assert!(window_ns > 0);
+        let bytes = self.io_bytes - self.window_bytes;
+        let ios = self.total_ios - self.window_ios;
+        self.window_bytes = self.io_bytes;
+        self.window_ios = self.total_ios;
+        let per_s = |n: u64| (n as u128 * 1_000_000_000 / window_ns as u128) as u64;
+        self.bw_kib.add(per_s(bytes) / 1024);
+        self.iops.add(per_s(ios));
+    }
+
+    pub fn merge(&mut self, other: &DirStats) {
+        self.io_bytes += other.io_bytes;
+        self.total_ios += other.total_ios;
+        self.runtime_ns = self.runtime_ns.max(other.runtime_ns);
+        self.slat.merge(&other.slat);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+        self.bw_kib.merge(&other.bw_kib);
+        self.iops.merge(&other.iops);
+    }
+
+    pub fn bw_bytes_per_s(&self) -> u64 {
+        if self.runtime_ns == 0 {
+            return 0;
+        }
+        (self.io_bytes as u128 * 1_000_000_000 / self.runtime_ns as u128) as u64
+    }
+
+    pub fn iops_value(&self) -> f64 {
+        if self.runtime_ns == 0 {
+            return 0.0;
+        }
+        self.total_ios as f64 * 1e9 / self.runtime_ns as f64
+    }
+}
+
+/// Distribution of the number of I/Os in flight when one was submitted,
+/// in fio's buckets 1, 2, 4, 8, 16, 32, >=64.
+#[derive(Debug, Clone, Default)]
+pub struct DepthStats {
+    pub counts: [u64; 7],
+}
+
+impl DepthStats {
+    pub fn add(&mut self, depth: u32) {
+        let bucket = match depth {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        self.counts[bucket] += 1;
+    }
+    pub fn merge(&mut self, other: &DepthStats) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
+            *a += b;
+        }
+    }
+}
+
+/// Everything reported of one job.
+#[derive(Debug, Clone, Default)]
+pub struct JobStats {
+    pub dirs: [DirStats; 3],
+    pub depth: DepthStats,
+    /// Zone resets the job issued (fio's "N zone resets").
+    pub zone_resets: u64,
+    /// First error (errno, as fio reports it) and its message.
+    pub error: Option<(i32, String)>,
+    /// Wall time of the job in simulated ns, ramp included.
+    pub elapsed_ns: Nanos,
+    /// Time the job ran with statistics on.
+    pub job_runtime_ns: Nanos,
+}
+
+impl JobStats {
+    pub fn merge(&mut self, other: &JobStats) {
+        for (mine, theirs) in self.dirs.iter_mut().zip(&other.dirs) {
+            mine.merge(theirs);
+        }
+        self.depth.merge(&other.depth);
+        self.zone_resets += other.zone_resets;
+        if self.error.is_none() {
+            self.error.clone_from(&other.error);
+        }
+        self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+        self.job_runtime_ns = self.job_runtime_ns.max(other.job_runtime_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plat_buckets_match_fio() {
+        // Values read off fio 3.33 json+ bins for a psync run.
+        for value in [1020u64, 1048, 1496, 2512, 27520, 27776] {
+            assert_eq!(plat_value(plat_index(value)), value, "{value} is a bucket midpoint fio printed");
+        }
+        assert_eq!(plat_index(0), 0);
+        assert_eq!(plat_index(127), 127);
+        for value in [1u64, 63, 128, 1000, 123_456, 10_000_000_000] {
+            let mid = plat_value(plat_index(value));
+            let error = mid.abs_diff(value) as f64 / value as f64;
+            assert!(error < 0.02, "bucket of {value} reports {mid}");
+        }
+    }
+
+    #[test]
+    fn percentiles_walk_the_histogram_like_fio() {
+        let mut stat = LatStat::default();
+        for v in 1..=100u64 {
+            stat.add(v * 1000);
+        }
+        let p = stat.percentiles(&[50.0, 99.0, 100.0]);
+        assert_eq!(p.len(), 3);
+        assert!((49_000..=51_000).contains(&p[0].1), "{p:?}");
+        assert!((98_000..=100_500).contains(&p[1].1), "{p:?}");
+        assert!(p[2].1 >= p[1].1);
+        assert_eq!(stat.min(), 1000);
+        assert_eq!(stat.max_ns, 100_000);
+        assert!((stat.mean() - 50_500.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn merged_moments_equal_those_of_all_samples() {
+        let (mut a, mut b, mut all) = (LatStat::default(), LatStat::default(), LatStat::default());
+        for v in 0..50u64 {
+            a.add(v * 7 + 3);
+            all.add(v * 7 + 3);
+        }
+        for v in 0..30u64 {
+            b.add(v * 13 + 1000);
+            all.add(v * 13 + 1000);
+        }
+        a.merge(&b);
+        assert_eq!(a.samples, all.samples);
+        assert!((a.mean() - all.mean()).abs() < 1e-9);
+        assert!((a.stddev() - all.stddev()).abs() < 1e-9);
+        assert_eq!(a.bins().collect::<Vec<_>>(), all.bins().collect::<Vec<_>>());
+    }
+}
