@@ -44,6 +44,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             sim_mib_s
         );
     }
+    fio_scenario(&base, args.commands)?;
     let before = peak_rss_kib();
     let opts = DeviceOptions { zones: Some(args.memory_zones), ..Default::default() };
     let config = opts.apply(base).map_err(|e| e.0)?;
@@ -60,5 +61,41 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         ),
         _ => println!("memory: peak RSS not available on this platform"),
     }
+    Ok(())
+}
+
+/// The fio layer on top of the device: `zonelab run` of 4 KiB writes at QD 1.
+fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64) -> Result<(), String> {
+    use zonelab_workload::fio::{parse::parse_run, run::Engine, run::RunOptions};
+    let args: Vec<String> = [
+        "--name=bench".to_string(),
+        "--rw=write".into(),
+        "--bs=4k".into(),
+        "--iodepth=1".into(),
+        "--ioengine=io_uring_cmd".into(),
+        "--direct=1".into(),
+        "--zonemode=zbd".into(),
+        format!("--number_ios={ios}"),
+        "--time_based".into(),
+        "--runtime=1h".into(),
+    ]
+    .into();
+    let set = parse_run(&args, &[]).map_err(|e| e.to_string())?;
+    let mut dev = Device::new(base.clone()).map_err(|e| e.0)?;
+    let t0 = Instant::now();
+    let engine = Engine::new(&mut dev, &set, &RunOptions::default()).map_err(|e| e.to_string())?;
+    let result = engine.run(&mut |_| {}).map_err(|e| e.to_string())?;
+    let wall = t0.elapsed().as_secs_f64();
+    let done: u64 = result.threads.iter().map(|t| t.stats.dirs[1].total_ios).sum();
+    let bytes: u64 = result.threads.iter().map(|t| t.stats.dirs[1].io_bytes).sum();
+    let sim_mib_s = bytes as f64 / (1 << 20) as f64 / (result.end_ns.max(1) as f64 / 1e9);
+    println!(
+        "{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}",
+        "fio-run-write-4k-qd1",
+        done,
+        wall,
+        done as f64 / wall,
+        sim_mib_s
+    );
     Ok(())
 }

@@ -40,7 +40,7 @@ impl Engine<'_> {
             return match ddir {
                 DDIR_WRITE => self.zbd_write(now, t, nlb),
                 DDIR_READ => self.zbd_read(t, nlb),
-                _ => self.zbd_trim(t, nlb),
+                _ => self.zbd_trim(now, t, nlb),
             };
         }
         let slba = self.plain_offset(t, ddir, nlb);
@@ -94,6 +94,20 @@ impl Engine<'_> {
                 // The cursor's zone is done with: move on.
                 self.advance_write_cursor(t);
                 continue;
+            }
+            if !self.zones.is_sequential(zone) {
+                // Conventional zones take plain writes anywhere: the cursor
+                // wraps without a reset, and zone management skips them.
+                if management {
+                    self.advance_write_cursor(t);
+                    continue;
+                }
+                if room < u64::from(nlb) {
+                    self.zones.set_empty(zone);
+                }
+                self.threads[t as usize].cursor_written = true;
+                let slba = self.zones.reserve(zone, u64::from(nlb));
+                return Next::Io { ddir: DDIR_WRITE, op: RequestOp::Write, slba, nlb, zone: Some(zone), kind };
             }
             let must_be_empty = management && room < self.zones.zcap_lbas;
             let threshold = random && room < self.zones.zcap_lbas && self.over_reset_threshold(t);
@@ -237,7 +251,7 @@ impl Engine<'_> {
     }
 
     /// A trim in zonemode=zbd resets a zone, as fio does.
-    fn zbd_trim(&mut self, t: u32, nlb: u32) -> Next {
+    fn zbd_trim(&mut self, now: Nanos, t: u32, nlb: u32) -> Next {
         let random = self.set.jobs[self.threads[t as usize].spec].rw.is_random();
         let zone = if random {
             self.random_zone(t)
@@ -247,6 +261,15 @@ impl Engine<'_> {
             thread.cursor_zone[DDIR_TRIM] = if zone + 1 >= thread.end_zone { thread.first_zone } else { zone + 1 };
             zone
         };
+        if !self.zones.is_sequential(zone) {
+            // Conventional zones have no reset and the device no deallocate.
+            return if self.zones.any_sequential(self.threads[t as usize].first_zone, self.threads[t as usize].end_zone)
+            {
+                Next::Wait(now)
+            } else {
+                Next::End
+            };
+        }
         let slba = self.zones.zslba(zone);
         Next::Io { ddir: DDIR_TRIM, op: RequestOp::ZoneReset, slba, nlb, zone: Some(zone), kind: IoKind::TrimReset }
     }

@@ -84,13 +84,17 @@ impl ZoneView {
         let lba = self.planned_wp(zone);
         let wp = &mut self.planned_wp[zone as usize];
         *wp += nlb;
-        if !self.open.contains(&zone) {
+        if self.sequential[zone as usize] && !self.open.contains(&zone) {
             self.open.push(zone);
         }
         if *wp == self.zcap_lbas {
             self.open.retain(|&z| z != zone);
         }
         lba
+    }
+
+    pub fn any_sequential(&self, first: u32, end: u32) -> bool {
+        self.sequential[first as usize..end as usize].iter().any(|&s| s)
     }
 
     /// The zone was reset or finished.
