@@ -1,0 +1,779 @@
+//! The fio engine against fio's documented behaviour, option by option, on a
+//! small zn540-like device (16 zones of 64 MiB with 48 MiB capacity).
+
+use serde_json::Value;
+use zonelab_device::{preset, Command, Device, DeviceOptions, Payload, ZoneAction, ZoneState};
+use zonelab_sim::MS;
+use zonelab_workload::fio::job::{JobError, JobSet, Scheduler, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use zonelab_workload::fio::parse::{parse_job_file, parse_run};
+use zonelab_workload::fio::report::{entries, json_report};
+use zonelab_workload::fio::run::{Engine, RunOptions, RunResult};
+use zonelab_workload::fio::stats::JobStats;
+
+const MIB: u64 = 1 << 20;
+const ZONE_BYTES: u64 = 64 * MIB;
+const CAP_BYTES: u64 = 48 * MIB;
+const LBA: u64 = 4096;
+const ZONE_LBAS: u64 = ZONE_BYTES / LBA;
+const CAP_LBAS: u64 = CAP_BYTES / LBA;
+const ZONES: u32 = 16;
+
+fn device_with(extra: DeviceOptions) -> Device {
+    let options = DeviceOptions {
+        zones: Some(ZONES),
+        zone_size_bytes: Some(ZONE_BYTES),
+        zone_capacity_bytes: Some(CAP_BYTES),
+        ..extra
+    };
+    let config = options.apply(preset("zn540").expect("zn540 preset")).expect("small zn540");
+    Device::new(config).expect("device")
+}
+
+fn device() -> Device {
+    device_with(DeviceOptions::default())
+}
+
+/// A device whose first `n` zones are conventional.
+fn conventional_device(n: u32) -> Device {
+    device_with(DeviceOptions { conventional_zones: Some(n), ..Default::default() })
+}
+
+fn job_set(line: &str) -> JobSet {
+    let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    parse_run(&args, &[]).unwrap_or_else(|e| panic!("{line}: {e}"))
+}
+
+fn file_set(text: &str) -> JobSet {
+    parse_job_file("t.fio", text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run_seeded(device: &mut Device, set: &JobSet, seed: u64, scheduler: Scheduler) -> RunResult {
+    let options = RunOptions { seed, scheduler, ..RunOptions::default() };
+    let engine = Engine::new(device, set, &options).unwrap_or_else(|e| panic!("{e}"));
+    engine.run(&mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(device: &mut Device, set: &JobSet) -> RunResult {
+    run_seeded(device, set, 0, Scheduler::None)
+}
+
+/// Runs a command line on a fresh small device.
+fn run_line(line: &str) -> (Device, JobSet, RunResult) {
+    let mut dev = device();
+    let set = job_set(line);
+    let result = run(&mut dev, &set);
+    (dev, set, result)
+}
+
+fn engine_error(device: &mut Device, set: &JobSet) -> JobError {
+    match Engine::new(device, set, &RunOptions::default()) {
+        Ok(_) => panic!("expected a JobError"),
+        Err(e) => e,
+    }
+}
+
+fn only(result: &RunResult) -> &JobStats {
+    assert_eq!(result.threads.len(), 1);
+    &result.threads[0].stats
+}
+
+fn no_errors(result: &RunResult) {
+    for t in &result.threads {
+        assert_eq!(t.stats.error, None, "thread {} clone {}", t.spec, t.clone);
+    }
+}
+
+/// LBAs written in a zone, from the device's write pointer.
+fn written(device: &Device, zone: u32) -> u64 {
+    let zones = device.zones();
+    match zones.state(zone) {
+        ZoneState::Full => CAP_LBAS,
+        _ => zones.wp(zone) - zones.zslba(zone),
+    }
+}
+
+fn zslba(zone: u32) -> u64 {
+    u64::from(zone) * ZONE_LBAS
+}
+
+fn within(value: f64, expected: f64, tolerance: f64) -> bool {
+    (value - expected).abs() <= tolerance * expected
+}
+
+fn json(set: &JobSet, result: &RunResult, plus: bool) -> Value {
+    json_report(set, result, plus)
+}
+
+fn keys(value: &Value) -> Vec<String> {
+    value.as_object().expect("an object").keys().cloned().collect()
+}
+
+const ZBD: &str = "--zonemode=zbd --direct=1 --ioengine=spdk";
+
+// ---- 1. offset_increment -------------------------------------------------
+
+#[test]
+fn offset_increment_gives_each_clone_its_own_zones() {
+    // fio: clone i starts at offset + i * offset_increment.
+    let (dev, _, result) =
+        run_line(&format!("--name=w --rw=write --bs=4k {ZBD} --numjobs=3 --offset=1z --offset_increment=2z --size=1z --io_size=1m"));
+    no_errors(&result);
+    assert_eq!(result.threads.len(), 3);
+    for zone in 0..ZONES {
+        let expected = if [1, 3, 5].contains(&zone) { 256 } else { 0 };
+        assert_eq!(written(&dev, zone), expected, "zone {zone}");
+    }
+    for t in &result.threads {
+        assert_eq!(t.stats.dirs[DDIR_WRITE].io_bytes, MIB);
+    }
+}
+
+// ---- 2. group_reporting, new_group, stonewall ----------------------------
+
+#[test]
+fn group_reporting_sums_the_threads() {
+    let line = format!("--name=w --rw=write --bs=4k {ZBD} --numjobs=3 --offset_increment=1z --size=1z --io_size=1m");
+    let (_, set, result) = run_line(&line);
+    no_errors(&result);
+    let per_thread = entries(&set, &result);
+    assert_eq!(per_thread.len(), 3, "without group_reporting one entry per thread");
+    let (_, grouped_set, grouped) = run_line(&format!("{line} --group_reporting"));
+    let all = entries(&grouped_set, &grouped);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].threads, 3);
+    let sum_ios: u64 = grouped.threads.iter().map(|t| t.stats.dirs[DDIR_WRITE].total_ios).sum();
+    let sum_bytes: u64 = grouped.threads.iter().map(|t| t.stats.dirs[DDIR_WRITE].io_bytes).sum();
+    assert_eq!(sum_ios, 3 * 256);
+    assert_eq!(all[0].stats.dirs[DDIR_WRITE].total_ios, sum_ios);
+    assert_eq!(all[0].stats.dirs[DDIR_WRITE].io_bytes, sum_bytes);
+    let report = json(&grouped_set, &grouped, false);
+    assert_eq!(report["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(report["jobs"][0]["write"]["total_ios"], 768);
+    assert_eq!(report["jobs"][0]["write"]["io_kbytes"], 3 * 1024);
+}
+
+#[test]
+fn new_group_and_stonewall_make_groups_and_stonewall_orders_jobs() {
+    let text = "[global]\nrw=write\nbs=4k\nzonemode=zbd\ndirect=1\nioengine=spdk\ntime_based\nruntime=20ms\n\
+                [a]\noffset=0z\nsize=1z\n[b]\nnew_group\noffset=2z\nsize=1z\n[c]\nstonewall\noffset=4z\nsize=1z\n";
+    let set = file_set(text);
+    let mut dev = device();
+    let result = run(&mut dev, &set);
+    no_errors(&result);
+    let groups: Vec<u32> = result.threads.iter().map(|t| t.groupid).collect();
+    assert_eq!(groups, [0, 1, 2]);
+    // a and b run together for 20 ms, then c for 20 ms.
+    assert!((40 * MS..41 * MS).contains(&result.end_ns), "end {}", result.end_ns);
+    let without = file_set(&text.replace("stonewall\n", ""));
+    let mut dev = device();
+    let result = run(&mut dev, &without);
+    assert_eq!(result.threads.iter().map(|t| t.groupid).collect::<Vec<_>>(), [0, 1, 1]);
+    assert!((20 * MS..21 * MS).contains(&result.end_ns), "end {}", result.end_ns);
+}
+
+// ---- 3. ramp_time --------------------------------------------------------
+
+#[test]
+fn ramp_time_is_run_but_not_counted() {
+    let base = format!("--name=w --rw=write --bs=4k {ZBD} --size=4z --time_based --runtime=50ms");
+    let (dev, _, plain) = run_line(&base);
+    let (ramp_dev, _, ramped) = run_line(&format!("{base} --ramp_time=20ms"));
+    no_errors(&plain);
+    no_errors(&ramped);
+    let (p, r) = (&only(&plain).dirs[DDIR_WRITE], &only(&ramped).dirs[DDIR_WRITE]);
+    // The statistics window is the runtime, after the ramp.
+    assert!((50 * MS..51 * MS).contains(&r.runtime_ns), "runtime {}", r.runtime_ns);
+    assert!((50 * MS..51 * MS).contains(&p.runtime_ns), "runtime {}", p.runtime_ns);
+    // Same rate at QD1, so the same count in the same window.
+    assert!(within(r.total_ios as f64, p.total_ios as f64, 0.02), "{} vs {}", r.total_ios, p.total_ios);
+    assert_eq!(dev.counters().host_write_bytes, p.io_bytes);
+    // The device saw the ramp's writes too: counted / all = 50 / 70.
+    let device_ios = ramp_dev.counters().host_write_bytes / 4096;
+    let share = r.total_ios as f64 / device_ios as f64;
+    assert!(within(share, 50.0 / 70.0, 0.02), "share {share}");
+    assert!((70 * MS..71 * MS).contains(&ramped.end_ns));
+}
+
+// ---- 4. rate limits ------------------------------------------------------
+
+#[test]
+fn rate_limits_bandwidth_and_iops() {
+    let (_, _, result) = run_line(&format!("--name=w --rw=write --bs=4k {ZBD} --size=4z --time_based --runtime=100ms --rate=10m"));
+    no_errors(&result);
+    let bw = only(&result).dirs[DDIR_WRITE].bw_bytes_per_s() as f64;
+    assert!(within(bw, 10.0 * MIB as f64, 0.02), "bw {bw}");
+
+    let (_, _, result) =
+        run_line(&format!("--name=w --rw=write --bs=4k {ZBD} --size=4z --time_based --runtime=100ms --rate_iops=1000"));
+    let iops = only(&result).dirs[DDIR_WRITE].iops_value();
+    assert!(within(iops, 1000.0, 0.02), "iops {iops}");
+
+    // Rates in the JSON are what the limit allows.
+    let (_, set, result) = run_line(&format!(
+        "--name=w --rw=write --bs=4k {ZBD} --size=4z --time_based --runtime=100ms --rate=10m --rate_iops=500"
+    ));
+    let report = json(&set, &result, false);
+    let iops = report["jobs"][0]["write"]["iops"].as_f64().unwrap();
+    assert!(within(iops, 500.0, 0.02), "the lower of the two limits wins: {iops}");
+}
+
+#[test]
+fn poisson_rate_averages_to_the_rate() {
+    let (_, _, result) = run_line(&format!(
+        "--name=w --rw=write --bs=4k {ZBD} --size=4z --time_based --runtime=1s --rate_iops=2000 --rate_process=poisson"
+    ));
+    no_errors(&result);
+    let dir = &only(&result).dirs[DDIR_WRITE];
+    assert!(within(dir.iops_value(), 2000.0, 0.05), "iops {}", dir.iops_value());
+    // Poisson arrivals: gaps vary, so latencies from queueing are not all equal
+    // and the per-window IOPS samples differ.
+    assert_eq!(dir.iops.count, 2);
+}
+
+// ---- 5. max_open_zones ---------------------------------------------------
+
+/// Zones written but not full: with no resets in the run, every zone ever
+/// opened is still one of these at the end.
+fn partly_written(device: &Device) -> Vec<u32> {
+    (0..ZONES).filter(|&z| (1..CAP_LBAS).contains(&written(device, z))).collect()
+}
+
+#[test]
+fn max_open_zones_is_never_exceeded() {
+    let (dev, _, result) = run_line(&format!(
+        "--name=w --rw=randwrite --bs=4k {ZBD} --iodepth=4 --numjobs=2 --max_open_zones=3 --time_based --runtime=20ms"
+    ));
+    no_errors(&result);
+    assert!(result.threads.iter().all(|t| t.stats.dirs[DDIR_WRITE].total_ios > 100));
+    assert_eq!(partly_written(&dev).len(), 3, "{:?}", partly_written(&dev));
+    assert!(dev.zones().open_count() <= 3);
+    assert_eq!(dev.counters().errors, 0);
+}
+
+#[test]
+fn job_max_open_zones_limits_each_job() {
+    // fio counts job_max_open_zones per thread: two threads of one job may
+    // have one zone open each.
+    let (dev, _, result) = run_line(&format!(
+        "--name=w --rw=randwrite --bs=4k {ZBD} --iodepth=4 --numjobs=2 --job_max_open_zones=1 --time_based --runtime=20ms"
+    ));
+    no_errors(&result);
+    assert_eq!(partly_written(&dev).len(), 2, "{:?}", partly_written(&dev));
+    // In disjoint ranges each thread keeps to one zone of its own.
+    let (dev, _, result) = run_line(&format!(
+        "--name=w --rw=randwrite --bs=4k {ZBD} --numjobs=2 --size=4z --offset_increment=4z --job_max_open_zones=1 \
+         --time_based --runtime=20ms"
+    ));
+    no_errors(&result);
+    let open = partly_written(&dev);
+    assert_eq!(open.len(), 2, "{open:?}");
+    assert!(open[0] < 4 && (4..8).contains(&open[1]), "{open:?}");
+}
+
+// ---- 6. trim in zonemode=zbd ---------------------------------------------
+
+#[test]
+fn trim_resets_zones_in_zbd_mode() {
+    let text = "[global]\nzonemode=zbd\ndirect=1\nioengine=spdk\nsize=4z\n\
+                [fill]\nrw=write\nbs=128k\nio_size=192m\n\
+                [trim]\nstonewall\nrw=trim\nbs=64m\n";
+    let set = file_set(text);
+    let mut dev = device();
+    let result = run(&mut dev, &set);
+    no_errors(&result);
+    assert_eq!(result.threads[0].stats.dirs[DDIR_WRITE].io_bytes, 4 * CAP_BYTES);
+    let trim = &result.threads[1].stats;
+    assert_eq!(trim.dirs[DDIR_TRIM].total_ios, 4);
+    assert_eq!(trim.zone_resets, 4);
+    assert_eq!(result.threads[0].stats.zone_resets, 0);
+    for zone in 0..ZONES {
+        assert_eq!(dev.zones().state(zone), ZoneState::Empty, "zone {zone}");
+    }
+    assert_eq!(dev.counters().resets, 4);
+    let report = json(&set, &result, false);
+    assert_eq!(report["jobs"][1]["zone_resets"], 4);
+    assert_eq!(report["jobs"][1]["trim"]["total_ios"], 4);
+}
+
+#[test]
+fn trim_without_zbd_is_a_job_error() {
+    let set = job_set("--name=t --rw=trim --bs=4k --size=1z");
+    let error = engine_error(&mut device(), &set);
+    assert_eq!(error.option.as_deref(), Some("rw"), "{error}");
+}
+
+// ---- 7. writes at the write pointer --------------------------------------
+
+#[test]
+fn zbd_writes_continue_at_the_write_pointer() {
+    let mut dev = device();
+    let done = dev.submit(0, &Command::Write { slba: zslba(2), nlb: 100, payload: Payload::None }, None);
+    assert!(done.status.is_success());
+    let set = job_set(&format!("--name=w --rw=write --bs=4k {ZBD} --offset=2z --size=1z --io_size=1m"));
+    let result = run(&mut dev, &set);
+    no_errors(&result);
+    assert_eq!(dev.zones().wp(2), zslba(2) + 100 + 256);
+    assert_eq!(only(&result).zone_resets, 0);
+    assert_eq!(dev.counters().errors, 0);
+}
+
+#[test]
+fn zbd_resets_a_full_zone_before_rewriting_it() {
+    let mut dev = device();
+    let action = Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: zslba(3), select_all: false };
+    assert!(dev.submit(0, &action, None).status.is_success());
+    assert_eq!(dev.zones().state(3), ZoneState::Full);
+    let set = job_set(&format!("--name=w --rw=write --bs=4k {ZBD} --offset=3z --size=1z --io_size=1m"));
+    let result = run(&mut dev, &set);
+    no_errors(&result);
+    assert_eq!(only(&result).zone_resets, 1);
+    assert_eq!(dev.zones().wp(3), zslba(3) + 256);
+    assert_eq!(dev.counters().resets, 1);
+}
+
+#[test]
+fn time_based_wraps_over_a_one_zone_range_with_resets() {
+    let (dev, _, result) = run_line(&format!(
+        "--name=w --rw=write --bs=128k --iodepth=4 {ZBD} --offset=1z --size=1z --time_based --runtime=100ms"
+    ));
+    no_errors(&result);
+    let stats = only(&result);
+    let bytes = stats.dirs[DDIR_WRITE].io_bytes;
+    assert!(bytes > CAP_BYTES, "the run writes more than one zone: {bytes}");
+    let laps = bytes / CAP_BYTES;
+    assert_eq!(stats.zone_resets, laps, "one reset per refill of the full zone");
+    assert_eq!(written(&dev, 1), (bytes - laps * CAP_BYTES) / LBA);
+    assert_eq!(dev.counters().errors, 0);
+}
+
+// ---- 8. reads below the write pointer ------------------------------------
+
+#[test]
+fn reads_of_empty_zones_do_no_io_unless_read_beyond_wp() {
+    let line = format!("--name=r --rw=read --bs=4k {ZBD} --size=2z --io_size=1m");
+    let (_, _, result) = run_line(&line);
+    no_errors(&result);
+    assert_eq!(only(&result).dirs[DDIR_READ].total_ios, 0);
+    let (dev, _, result) = run_line(&format!("{line} --read_beyond_wp=1"));
+    no_errors(&result);
+    assert_eq!(only(&result).dirs[DDIR_READ].total_ios, 256);
+    assert_eq!(dev.counters().host_read_bytes, MIB);
+    // Random reads too, and after a write they stay below the write pointer.
+    let (_, _, result) = run_line(&format!("--name=r --rw=randread --bs=4k {ZBD} --size=2z --io_size=1m"));
+    assert_eq!(only(&result).dirs[DDIR_READ].total_ios, 0);
+    let mut dev = device();
+    assert!(dev.submit(0, &Command::Write { slba: 0, nlb: 64, payload: Payload::None }, None).status.is_success());
+    let set = job_set(&format!("--name=r --rw=randread --bs=4k {ZBD} --size=2z --io_size=1m"));
+    let result = run(&mut dev, &set);
+    no_errors(&result);
+    assert_eq!(only(&result).dirs[DDIR_READ].total_ios, 256);
+    assert_eq!(dev.counters().errors, 0);
+}
+
+// ---- 9. zone_append ------------------------------------------------------
+
+#[test]
+fn zone_append_lands_at_the_write_pointer_with_many_in_flight() {
+    let (dev, set, result) =
+        run_line(&format!("--name=a --rw=write --bs=4k {ZBD} --iodepth=8 --zone_append=1 --size=1z --io_size=1m"));
+    no_errors(&result);
+    assert_eq!(dev.zones().wp(0), 256);
+    assert_eq!(dev.counters().host_write_bytes, MIB);
+    assert_eq!(dev.counters().errors, 0);
+    let report = json(&set, &result, false);
+    let depth8 = report["jobs"][0]["iodepth_level"]["8"].as_f64().unwrap();
+    assert!(depth8 > 90.0, "appends are not serialised: depth 8 share {depth8}");
+}
+
+// ---- 10. finish and softfinish -------------------------------------------
+
+#[test]
+fn finish_operations_finish_zones() {
+    let (dev, _, result) = run_line(&format!("--name=f --rw=write --bs=4k {ZBD} --finish=1 --size=4z --number_ios=4"));
+    no_errors(&result);
+    let stats = only(&result);
+    for zone in 0..ZONES {
+        let expected = if zone < 4 { ZoneState::Full } else { ZoneState::Empty };
+        assert_eq!(dev.zones().state(zone), expected, "zone {zone}");
+    }
+    assert_eq!(stats.dirs[DDIR_TRIM].total_ios, 4);
+    assert_eq!(dev.counters().finishes, 4);
+    assert_eq!(dev.counters().host_write_bytes, 4 * 4096);
+}
+
+#[test]
+fn softfinish_fills_zones_from_the_host() {
+    let (dev, _, result) = run_line(&format!(
+        "--name=f --rw=write --bs=4k {ZBD} --softfinish=1 --softfinish_chunk=1m --size=4z --number_ios=2"
+    ));
+    no_errors(&result);
+    let stats = only(&result);
+    for zone in 0..ZONES {
+        let expected = if zone < 2 { ZoneState::Full } else { ZoneState::Empty };
+        assert_eq!(dev.zones().state(zone), expected, "zone {zone}");
+    }
+    assert_eq!(stats.dirs[DDIR_TRIM].total_ios, 2);
+    assert_eq!(dev.counters().host_write_bytes, 2 * CAP_BYTES);
+    assert_eq!(dev.counters().finishes, 0);
+}
+
+// ---- 11. iodepth, engines, schedulers, latencies ---------------------------
+
+fn depth_share(report: &Value, bucket: &str) -> f64 {
+    report["jobs"][0]["iodepth_level"][bucket].as_f64().unwrap()
+}
+
+#[test]
+fn psync_keeps_one_io_in_flight_whatever_iodepth() {
+    let (_, set, result) = run_line("--name=w --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine=psync --iodepth=8 --size=1z --io_size=1m");
+    no_errors(&result);
+    let report = json(&set, &result, false);
+    assert_eq!(depth_share(&report, "1"), 100.0);
+    let (_, set, result) = run_line("--name=w --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine=libaio --iodepth=8 --size=1z --io_size=1m");
+    no_errors(&result);
+    let report = json(&set, &result, false);
+    assert!(depth_share(&report, "8") > 90.0, "{}", report["jobs"][0]["iodepth_level"]);
+}
+
+#[test]
+fn mq_deadline_merges_sequential_writes_to_one_zone() {
+    let line = "--name=w --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine=libaio --iodepth=16 --size=1z --io_size=8m";
+    let mut dev = device();
+    let set = job_set(line);
+    let result = run_seeded(&mut dev, &set, 0, Scheduler::MqDeadline);
+    no_errors(&result);
+    let ios = only(&result).dirs[DDIR_WRITE].total_ios;
+    assert_eq!(ios, 2048);
+    let merges = result.disk.write_merges;
+    assert!(merges as f64 > 0.8 * ios as f64, "{merges} merges of {ios}");
+    assert_eq!(result.disk.write_ios + merges, ios);
+    assert_eq!(dev.zones().wp(0), 2048);
+    let report = json(&set, &result, false);
+    assert_eq!(report["disk_util"][0]["write_merges"], merges);
+    let (_, _, result) = run_line(line);
+    no_errors(&result);
+    assert_eq!(result.disk.write_merges, 0);
+    assert_eq!(result.disk.write_ios, 2048);
+}
+
+fn qd1_write_lat(line: &str, scheduler: Scheduler) -> (f64, f64) {
+    let mut dev = device();
+    let set = job_set(&format!("--name=w --rw=write --bs=4k --zonemode=zbd --direct=1 --size=1z --io_size=4m {line}"));
+    let result = run_seeded(&mut dev, &set, 0, scheduler);
+    no_errors(&result);
+    let dir = &only(&result).dirs[DDIR_WRITE];
+    assert_eq!(dir.total_ios, 1024);
+    (dir.clat.mean(), dir.lat.mean())
+}
+
+#[test]
+fn qd1_write_latencies_match_seed_000_obs_2() {
+    let (clat, lat) = qd1_write_lat("--ioengine=spdk", Scheduler::None);
+    assert!(within(clat, 11_360.0, 0.01), "passthrough clat {clat}");
+    assert!(lat >= clat);
+    let (_, lat) = qd1_write_lat("--ioengine=io_uring", Scheduler::None);
+    assert!(within(lat, 12_620.0, 0.01), "io_uring none lat {lat}");
+    let (_, lat) = qd1_write_lat("--ioengine=io_uring", Scheduler::MqDeadline);
+    assert!(within(lat, 14_470.0, 0.01), "io_uring mq-deadline lat {lat}");
+    // A job's scheduler= wins over the run's default.
+    let (_, lat) = qd1_write_lat("--ioengine=io_uring --scheduler=mq-deadline", Scheduler::None);
+    assert!(within(lat, 14_470.0, 0.01), "scheduler=mq-deadline lat {lat}");
+}
+
+// ---- 12. block sizes, rwmix, number_ios, size, io_size -------------------
+
+/// Size of the one I/O of a `number_ios=1` job, for several seeds.
+fn single_io_sizes(device_lba: Option<u32>, options: &str) -> Vec<u64> {
+    (0..40)
+        .map(|seed| {
+            let mut dev = device_with(DeviceOptions {
+                conventional_zones: Some(4),
+                lba_bytes: device_lba,
+                ..Default::default()
+            });
+            let set = job_set(&format!("--name=w --rw=randwrite --size=4z --number_ios=1 {options}"));
+            let result = run_seeded(&mut dev, &set, seed, Scheduler::None);
+            no_errors(&result);
+            let dir = &only(&result).dirs[DDIR_WRITE];
+            assert_eq!(dir.total_ios, 1);
+            dir.io_bytes
+        })
+        .collect()
+}
+
+#[test]
+fn block_size_ranges_stay_in_range_and_aligned() {
+    let sizes = single_io_sizes(None, "--bsrange=4k-64k");
+    assert!(sizes.iter().all(|&s| (4096..=65536).contains(&s) && s % 4096 == 0), "{sizes:?}");
+    let distinct: std::collections::BTreeSet<u64> = sizes.iter().copied().collect();
+    assert!(distinct.len() >= 8, "sizes spread over the range: {distinct:?}");
+    // Aligned: multiples of the minimum.
+    let sizes = single_io_sizes(Some(512), "--bs=1k-3k");
+    assert!(sizes.iter().all(|&s| [1024, 2048, 3072].contains(&s)), "{sizes:?}");
+    // Unaligned: multiples of the LBA size only.
+    let sizes = single_io_sizes(Some(512), "--bs=1k-3k --blocksize_unaligned");
+    assert!(sizes.iter().all(|&s| (1024..=3072).contains(&s) && s % 512 == 0), "{sizes:?}");
+    assert!(sizes.iter().any(|&s| s % 1024 != 0), "{sizes:?}");
+}
+
+#[test]
+fn rwmixread_sets_the_read_share() {
+    let mut dev = conventional_device(4);
+    let set = job_set("--name=m --rw=randrw --rwmixread=70 --bs=4k --size=4z --number_ios=2000");
+    let result = run(&mut dev, &set);
+    no_errors(&result);
+    let d = &only(&result).dirs;
+    assert_eq!(d[DDIR_READ].total_ios + d[DDIR_WRITE].total_ios, 2000);
+    let share = d[DDIR_READ].total_ios as f64 / 2000.0;
+    assert!((0.65..=0.75).contains(&share), "read share {share}");
+}
+
+#[test]
+fn number_ios_size_and_io_size_stop_the_job() {
+    let mut dev = conventional_device(4);
+    let result = run(&mut dev, &job_set("--name=w --rw=randwrite --bs=4k --size=4z --number_ios=123"));
+    assert_eq!(only(&result).dirs[DDIR_WRITE].total_ios, 123);
+    let mut dev = conventional_device(4);
+    let result = run(&mut dev, &job_set("--name=w --rw=write --bs=4k --size=1m"));
+    assert_eq!(only(&result).dirs[DDIR_WRITE].io_bytes, MIB);
+    assert_eq!(dev.counters().host_write_bytes, MIB);
+    let mut dev = conventional_device(4);
+    let result = run(&mut dev, &job_set("--name=w --rw=write --bs=4k --size=4m --io_size=512k"));
+    assert_eq!(only(&result).dirs[DDIR_WRITE].io_bytes, 512 * 1024);
+    // io_size larger than size: fio loops over the range.
+    let mut dev = conventional_device(4);
+    let result = run(&mut dev, &job_set("--name=w --rw=write --bs=4k --size=1m --io_size=3m"));
+    assert_eq!(only(&result).dirs[DDIR_WRITE].io_bytes, 3 * MIB);
+    no_errors(&result);
+}
+
+// ---- 13. seeds -------------------------------------------------------------
+
+fn json_text(line: &str, seed: u64) -> String {
+    let mut dev = conventional_device(4);
+    let set = job_set(line);
+    let result = run_seeded(&mut dev, &set, seed, Scheduler::None);
+    serde_json::to_string(&json_report(&set, &result, true)).unwrap()
+}
+
+#[test]
+fn run_seed_changes_random_jobs_unless_randseed_is_set() {
+    let line = "--name=m --rw=randrw --bs=4k --size=4z --number_ios=500";
+    assert_eq!(json_text(line, 1), json_text(line, 1));
+    assert_ne!(json_text(line, 1), json_text(line, 2));
+    let fixed = format!("{line} --randseed=42");
+    assert_eq!(json_text(&fixed, 1), json_text(&fixed, 2));
+}
+
+// ---- 14. thinktime ---------------------------------------------------------
+
+#[test]
+fn thinktime_spaces_ios_at_qd1() {
+    let (_, _, result) =
+        run_line(&format!("--name=w --rw=write --bs=4k {ZBD} --size=1z --time_based --runtime=50ms --thinktime=100"));
+    no_errors(&result);
+    let dir = &only(&result).dirs[DDIR_WRITE];
+    let expected = 1e9 / (dir.lat.mean() + 100_000.0);
+    assert!(within(dir.iops_value(), expected, 0.02), "iops {} expected {expected}", dir.iops_value());
+}
+
+// ---- 15. startdelay --------------------------------------------------------
+
+#[test]
+fn startdelay_delays_the_job() {
+    let line = format!("--name=w --rw=write --bs=4k {ZBD} --size=1z --time_based --runtime=30ms");
+    let (_, _, plain) = run_line(&line);
+    let (_, _, delayed) = run_line(&format!("{line} --startdelay=20ms"));
+    no_errors(&delayed);
+    assert!((30 * MS..31 * MS).contains(&plain.end_ns), "{}", plain.end_ns);
+    assert!((50 * MS..51 * MS).contains(&delayed.end_ns), "{}", delayed.end_ns);
+    let (p, d) = (&only(&plain).dirs[DDIR_WRITE], &only(&delayed).dirs[DDIR_WRITE]);
+    assert_eq!(p.runtime_ns, d.runtime_ns);
+    assert_eq!(p.total_ios, d.total_ios);
+}
+
+// ---- 16. verify ------------------------------------------------------------
+
+#[test]
+fn verify_reads_back_what_was_written() {
+    for verify in ["crc32c", "md5"] {
+        let mut dev = device_with(DeviceOptions { data: true, ..Default::default() });
+        let set = job_set(&format!("--name=v --rw=write --bs=16k {ZBD} --iodepth=4 --size=1z --io_size=1m --verify={verify}"));
+        let result = run(&mut dev, &set);
+        no_errors(&result);
+        let d = &only(&result).dirs;
+        assert_eq!(d[DDIR_WRITE].io_bytes, MIB, "{verify}");
+        assert_eq!(d[DDIR_READ].io_bytes, MIB, "{verify}: everything written is read back");
+        assert!(d[DDIR_READ].total_ios > 0);
+        assert_eq!(dev.counters().host_read_bytes, MIB);
+    }
+    let set = job_set(&format!("--name=v --rw=write --bs=4k {ZBD} --size=1z --io_size=1m --verify=crc32c"));
+    let error = engine_error(&mut device(), &set);
+    assert_eq!(error.option.as_deref(), Some("verify"), "{error}");
+}
+
+#[test]
+fn verify_detects_data_overwritten_behind_the_job() {
+    // Corrupting is not possible from the outside during a run; instead a
+    // zone finished by another job is rewritten after a reset and still verifies.
+    let mut dev = device_with(DeviceOptions { data: true, ..Default::default() });
+    let set = job_set(&format!(
+        "--name=v --rw=write --bs=128k {ZBD} --iodepth=4 --offset=1z --size=1z --time_based --runtime=60ms --verify=crc32c"
+    ));
+    let result = run(&mut dev, &set);
+    no_errors(&result);
+    let stats = only(&result);
+    assert!(stats.zone_resets > 0, "the zone wrapped");
+    // Only data written since the last reset is read back.
+    assert_eq!(stats.dirs[DDIR_READ].io_bytes, written(&dev, 1) * LBA);
+}
+
+// ---- 17. determinism -------------------------------------------------------
+
+#[test]
+fn same_set_and_seed_give_identical_reports() {
+    let text = "[global]\nzonemode=zbd\ndirect=1\nbs=4k\ntime_based\nruntime=20ms\n\
+                [w]\nrw=randwrite\nioengine=libaio\niodepth=8\nnumjobs=2\nmax_open_zones=4\nscheduler=mq-deadline\n\
+                [r]\nrw=randread\nioengine=spdk\niodepth=4\nread_beyond_wp=1\n";
+    let set = file_set(text);
+    let report = |seed| {
+        let mut dev = device();
+        let result = run_seeded(&mut dev, &set, seed, Scheduler::None);
+        no_errors(&result);
+        serde_json::to_string(&json_report(&set, &result, true)).unwrap()
+    };
+    let first = report(7);
+    assert_eq!(first, report(7));
+    assert_ne!(first, report(8));
+}
+
+// ---- 18. JSON structure ------------------------------------------------------
+
+#[test]
+fn json_keys_match_fio_3_33() {
+    let (_, set, result) = run_line(&format!("--name=w --rw=write --bs=4k {ZBD} --size=1z --io_size=1m"));
+    let report = json(&set, &result, false);
+    assert_eq!(keys(&report), ["fio version", "timestamp", "timestamp_ms", "time", "jobs"]);
+    let job = &report["jobs"][0];
+    let mut expected_job = vec![
+        "jobname",
+        "groupid",
+        "error",
+        "eta",
+        "elapsed",
+        "job options",
+        "read",
+        "write",
+        "trim",
+        "sync",
+        "job_runtime",
+        "usr_cpu",
+        "sys_cpu",
+        "ctx",
+        "majf",
+        "minf",
+        "iodepth_level",
+        "iodepth_submit",
+        "iodepth_complete",
+        "latency_ns",
+        "latency_us",
+        "latency_ms",
+        "latency_depth",
+        "latency_target",
+        "latency_percentile",
+        "latency_window",
+    ];
+    expected_job.push("zone_resets");
+    assert_eq!(keys(job), expected_job);
+    let ddir = [
+        "io_bytes",
+        "io_kbytes",
+        "bw_bytes",
+        "bw",
+        "iops",
+        "runtime",
+        "total_ios",
+        "short_ios",
+        "drop_ios",
+        "slat_ns",
+        "clat_ns",
+        "lat_ns",
+        "bw_min",
+        "bw_max",
+        "bw_agg",
+        "bw_mean",
+        "bw_dev",
+        "bw_samples",
+        "iops_min",
+        "iops_max",
+        "iops_mean",
+        "iops_stddev",
+        "iops_samples",
+    ];
+    for dir in ["read", "write", "trim"] {
+        assert_eq!(keys(&job[dir]), ddir, "{dir}");
+    }
+    assert_eq!(keys(&job["write"]["clat_ns"]), ["min", "max", "mean", "stddev", "N", "percentile"]);
+    assert_eq!(keys(&job["read"]["clat_ns"]), ["min", "max", "mean", "stddev", "N"]);
+    assert_eq!(keys(&job["write"]["slat_ns"]), ["min", "max", "mean", "stddev", "N"]);
+    let percentiles = keys(&job["write"]["clat_ns"]["percentile"]);
+    assert_eq!(percentiles.len(), 17);
+    assert_eq!(percentiles[0], "1.000000");
+    assert_eq!(percentiles[6], "50.000000");
+    assert_eq!(percentiles[16], "99.990000");
+    assert_eq!(keys(&job["iodepth_level"]), ["1", "2", "4", "8", "16", "32", ">=64"]);
+    assert_eq!(keys(&job["latency_us"]), ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"]);
+    assert_eq!(job["write"]["total_ios"], 256);
+    assert_eq!(job["write"]["io_kbytes"], 1024);
+    assert_eq!(job["job options"]["rw"], "write");
+
+    // Not in zbd mode: no zone_resets; a kernel engine adds disk_util; a
+    // [global] section adds "global options".
+    let mut dev = conventional_device(4);
+    let set = file_set("[global]\nbs=4k\n[w]\nrw=write\nioengine=libaio\nsize=1m\n");
+    let result = run(&mut dev, &set);
+    let report = json(&set, &result, true);
+    assert_eq!(keys(&report), ["fio version", "timestamp", "timestamp_ms", "time", "global options", "jobs", "disk_util"]);
+    expected_job.pop();
+    assert_eq!(keys(&report["jobs"][0]), expected_job);
+    assert_eq!(
+        keys(&report["disk_util"][0]),
+        ["name", "read_ios", "write_ios", "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue", "util"]
+    );
+    // json+: bins whose counts sum to N.
+    let clat = &report["jobs"][0]["write"]["clat_ns"];
+    let n = clat["N"].as_u64().unwrap();
+    assert_eq!(n, 256);
+    let bins: u64 = clat["bins"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(bins, n);
+    assert!(clat["bins"].as_object().unwrap().keys().all(|k| k.parse::<u64>().is_ok()));
+}
+
+// ---- 19. errors --------------------------------------------------------------
+
+#[test]
+fn write_off_the_write_pointer_fails_the_job() {
+    // zonemode=none does not know about write pointers: fio gets EIO.
+    let (dev, set, result) = run_line("--name=w --rw=write --bs=4k --ioengine=spdk --offset=1m --size=1m");
+    let stats = only(&result);
+    let (errno, message) = stats.error.clone().expect("an error");
+    assert_eq!(errno, 5, "{message}");
+    assert!(message.contains("offset=1048576"), "{message}");
+    assert_eq!(stats.dirs[DDIR_WRITE].total_ios, 0, "the failed write is not counted");
+    assert_eq!(dev.counters().errors, 1, "the job stops at its first error");
+    assert_eq!(json(&set, &result, false)["jobs"][0]["error"], 5);
+}
+
+#[test]
+fn invalid_jobs_are_job_errors() {
+    let set = job_set(&format!("--name=w --rw=write --bs=4k {ZBD} --size=1m"));
+    let error = engine_error(&mut device(), &set);
+    assert_eq!(error.option.as_deref(), Some("size"), "{error}");
+    let set = job_set(&format!("--name=w --rw=write --bs=4k {ZBD} --size=1z --time_based"));
+    let error = engine_error(&mut device(), &set);
+    assert_eq!(error.option.as_deref(), Some("time_based"), "{error}");
+    let set = job_set("--name=w --rw=write --bs=4k --zonemode=zbd --size=1z");
+    let error = engine_error(&mut device(), &set);
+    assert_eq!(error.option.as_deref(), Some("direct"), "{error}");
+}
+
