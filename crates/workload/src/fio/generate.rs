@@ -117,7 +117,11 @@ impl Engine<'_> {
             let thread = &mut self.threads[t as usize];
             thread.open_retries = 0;
             thread.cursor_written = true;
+            let opening = !self.zones.is_open(zone);
             let slba = self.zones.reserve(zone, u64::from(nlb));
+            if opening {
+                self.zone_opener[zone as usize] = t;
+            }
             return Next::Io { ddir: DDIR_WRITE, op, slba, nlb, zone: Some(zone), kind };
         }
         Next::End
@@ -131,8 +135,7 @@ impl Engine<'_> {
         }
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &self.threads[t as usize];
-        let own_open =
-            self.zones.open_zones().iter().filter(|&&z| z >= thread.first_zone && z < thread.end_zone).count();
+        let own_open = self.zones.open_zones().iter().filter(|&&z| self.zone_opener[z as usize] == t).count();
         let job_limit_ok = job.job_max_open_zones == 0 || (own_open as u32) < job.job_max_open_zones;
         if self.zones.can_open() && job_limit_ok {
             return Some(zone);

@@ -274,10 +274,16 @@ fn human(value: f64, base: f64, units: &[&str]) -> String {
     format!("{text}{}", units[unit])
 }
 
+fn binary_rate(bytes_per_s: u64) -> String {
+    human(bytes_per_s as f64, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"])
+}
+
+fn decimal_rate(bytes_per_s: u64) -> String {
+    human(bytes_per_s as f64, 1000.0, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"])
+}
+
 fn bw_text(bytes_per_s: u64) -> String {
-    let binary = human(bytes_per_s as f64, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]);
-    let decimal = human(bytes_per_s as f64, 1000.0, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"]);
-    format!("{binary} ({decimal})")
+    format!("{} ({})", binary_rate(bytes_per_s), decimal_rate(bytes_per_s))
 }
 
 fn lat_line(out: &mut String, label: &str, stat: &LatStat) {
@@ -433,11 +439,14 @@ pub fn normal_report(set: &JobSet, result: &RunResult) -> String {
             let bw_max = members.iter().map(|d| d.bw_bytes_per_s()).max().unwrap_or(0);
             let _ = writeln!(
                 out,
-                "{label:>7}: bw={}, {}-{}, io={}, run={}-{}msec",
+                "{label:>7}: bw={}, {}-{} ({}-{}), io={} ({}), run={}-{}msec",
                 bw_text(bw_total),
-                bw_text(bw_min),
-                bw_text(bw_max),
+                binary_rate(bw_min),
+                binary_rate(bw_max),
+                decimal_rate(bw_min),
+                decimal_rate(bw_max),
                 human(bytes as f64, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]),
+                human(bytes as f64, 1000.0, &["B", "kB", "MB", "GB", "TB"]),
                 run_min / 1_000_000,
                 run_max / 1_000_000
             );

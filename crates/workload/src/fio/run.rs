@@ -183,6 +183,12 @@ pub struct Engine<'a> {
     tags: Vec<u64>,
     buffer: Vec<u8>,
     zone_generation: Vec<u32>,
+    /// When the last write or zone operation on each zone was submitted: fio
+    /// holds a zone's lock until its write is queued, so writes of several
+    /// threads reach a zone in write-pointer order.
+    zone_submit_ns: Vec<Nanos>,
+    /// The thread that opened each zone, for job_max_open_zones (counted per thread, as fio does).
+    zone_opener: Vec<u32>,
     verify_seed: u64,
     lba_bytes: u64,
     phase_running: u32,
@@ -217,6 +223,8 @@ impl<'a> Engine<'a> {
             host: options.host,
             threads: Vec::new(),
             zone_generation: vec![0; layout.zones as usize],
+            zone_submit_ns: vec![0; layout.zones as usize],
+            zone_opener: vec![u32::MAX; layout.zones as usize],
             zones,
             layers: [
                 BlockLayer::new(SchedulerKind::None, merge_lbas),
@@ -634,7 +642,13 @@ impl<'a> Engine<'a> {
         if written && self.set.jobs[thread.spec].verify != Verify::None {
             thread.verify_ranges.push((slba, nlb));
         }
-        let submit_ns = thread.cpu.reserve(now, thread.submit_cost_ns);
+        let zone_locked = zone.filter(|&z| op != RequestOp::Read && self.zones.is_sequential(z));
+        let ready_ns = zone_locked.map_or(now, |z| now.max(self.zone_submit_ns[z as usize]));
+        let thread = &mut self.threads[t as usize];
+        let submit_ns = thread.cpu.reserve(ready_ns, thread.submit_cost_ns);
+        if let Some(z) = zone_locked {
+            self.zone_submit_ns[z as usize] = submit_ns;
+        }
         let io = Io {
             thread: t,
             ddir,
