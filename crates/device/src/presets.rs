@@ -101,6 +101,7 @@ fn zn540() -> DeviceConfig {
             reset_ns: 11_600 * US,
             offline_ns: 10 * US,
         },
+        znsplus: ZnsPlusConfig::default(),
     }
 }
 
@@ -156,6 +157,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             reset_ns: 2 * MS,
             offline_ns: 10 * US,
         },
+        znsplus: ZnsPlusConfig::default(),
     }
 }
 
