@@ -747,14 +747,7 @@ impl Device {
 
     fn discard_zone(&mut self, zone: u32) {
         self.tl_drop(zone, self.last_submit_ns);
-        let io = &mut self.zone_io[zone as usize];
-        io.buffer.clear();
-        io.filled_lbas = 0;
-        io.flushed_units = 0;
-        io.lap_units = 0;
-        io.preprogrammed.clear();
-        io.unit_ready.clear();
-        io.gate.clear();
+        self.zone_io[zone as usize] = ZoneIo::default();
         if let Some(d) = self.data.as_mut() {
             d.reset(zone);
         }

@@ -30,6 +30,7 @@
 use crate::command::CmdResult;
 use crate::config::Plugging;
 use crate::device::Device;
+
 use crate::status::Status;
 use crate::znsplus::TlZone;
 use crate::zone::{ZoneState, ZoneType};
@@ -94,15 +95,8 @@ impl Device {
             .fcg_dies(zone)
             .all(|die| self.mapping.fbg_blocks(log_fbg).all(|b| self.flash.pages_written(die, 0, b) == 0)));
         self.mapping.set_zone_fbg(zone, log_fbg);
-        let io = &mut self.zone_io[zone as usize];
-        let original_lbas = io.filled_lbas;
-        io.buffer.clear();
-        io.filled_lbas = 0;
-        io.flushed_units = 0;
-        io.lap_units = 0;
-        io.preprogrammed.clear();
-        io.unit_ready.clear();
-        io.gate.clear();
+        // The LogFBG starts empty; the original's programs are on the flash timelines.
+        let original_lbas = std::mem::take(&mut self.zone_io[zone as usize]).filled_lbas;
         if let Some(d) = self.data.as_mut() {
             d.tl_open(zone);
         }
