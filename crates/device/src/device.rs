@@ -109,7 +109,7 @@ pub struct Device {
     pub(crate) zone_io: Vec<ZoneIo>,
     pub(crate) data: Option<DataStore>,
     counters: DeviceCounters,
-    last_submit_ns: Nanos,
+    pub(crate) last_submit_ns: Nanos,
     program_unit_bytes: u64,
     /// TL_opened zones.
     pub(crate) tl: BTreeMap<u32, TlZone>,

@@ -21,6 +21,7 @@ pub mod identify_mapping;
 pub mod threaded_logging;
 
 use crate::device::{Device, Source};
+use crate::mapping::ChunkLocation;
 use zonelab_sim::Nanos;
 
 /// What the ZNS+ commands did, in blocks (logical blocks).
@@ -138,6 +139,16 @@ impl Device {
         let t = self.take_in(zone, lbas, ready_ns, false);
         self.zone_io[zone as usize].push_gate(ready_ns, at_ns);
         t
+    }
+
+    /// Where a read of `lba` would find its data in flash now: `None` when
+    /// it is in the controller or reads as zeros. During threaded logging
+    /// this is the LogFBG below the write pointer and the original above it.
+    pub fn flash_location(&self, lba: u64) -> Option<ChunkLocation> {
+        match self.source_of(lba, self.last_submit_ns) {
+            Source::Flash { loc, .. } => Some(loc),
+            Source::Zeros | Source::Controller { .. } => None,
+        }
     }
 
     /// Bytes of one chunk (a flash page).
