@@ -24,6 +24,9 @@ use crate::device::{Device, Source};
 use crate::mapping::ChunkLocation;
 use zonelab_sim::Nanos;
 
+/// Largest zone capacity TL_open takes (its bitmap is kept per zone).
+pub const TL_ZONE_BLOCKS_MAX: u64 = 1 << 24;
+
 /// What the ZNS+ commands did, in blocks (logical blocks).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ZnsPlusCounters {

@@ -3,7 +3,7 @@
 //! State rules (where the paper leaves a choice):
 //! - TL_open accepts a sequential zone that is Empty, opened, Closed or Full
 //!   and not already TL_opened; Read Only and Offline -> zone_invalid_state_transition;
-//!   conventional -> invalid_zone_operation; SLBA not a zone start or a valid
+//!   conventional (or a zone over 2^24 blocks) -> invalid_zone_operation; SLBA not a zone start or a valid
 //!   bit at or past the zone's write pointer (no data there) -> invalid_field;
 //!   no spare block group left for the LogFBG -> too_many_active_zones.
 //!   Resources as for Open (a Full zone needs an active and an open one, like an
@@ -32,7 +32,7 @@ use crate::config::Plugging;
 use crate::device::Device;
 
 use crate::status::Status;
-use crate::znsplus::TlZone;
+use crate::znsplus::{TlZone, TL_ZONE_BLOCKS_MAX};
 use crate::zone::{ZoneState, ZoneType};
 use zonelab_sim::Nanos;
 
@@ -56,7 +56,7 @@ impl Device {
         if self.zones.zslba(zone) != zslba {
             return Err(Status::InvalidField);
         }
-        if self.zones.zone_type(zone) == ZoneType::Conventional {
+        if self.zones.zone_type(zone) == ZoneType::Conventional || self.layout.zcap_lbas > TL_ZONE_BLOCKS_MAX {
             return Err(Status::InvalidZoneOperation);
         }
         let written_lbas = self.zones.wp(zone) - zslba;
