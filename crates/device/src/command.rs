@@ -61,15 +61,66 @@ pub enum Payload<'a> {
     Bytes(&'a [u8]),
 }
 
+/// One source range of a Simple Copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceRange {
+    pub slba: u64,
+    pub nlb: u32,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command<'a> {
     Identify,
-    Read { slba: u64, nlb: u32 },
-    Write { slba: u64, nlb: u32, payload: Payload<'a> },
-    WriteZeroes { slba: u64, nlb: u32 },
-    Append { zslba: u64, nlb: u32, payload: Payload<'a> },
-    ZoneMgmtSend { action: ZoneAction, slba: u64, select_all: bool },
-    ReportZones { slba: u64, filter: ReportFilter, max_zones: u32, partial: bool },
+    Read {
+        slba: u64,
+        nlb: u32,
+    },
+    Write {
+        slba: u64,
+        nlb: u32,
+        payload: Payload<'a>,
+    },
+    WriteZeroes {
+        slba: u64,
+        nlb: u32,
+    },
+    Append {
+        zslba: u64,
+        nlb: u32,
+        payload: Payload<'a>,
+    },
+    ZoneMgmtSend {
+        action: ZoneAction,
+        slba: u64,
+        select_all: bool,
+    },
+    ReportZones {
+        slba: u64,
+        filter: ReportFilter,
+        max_zones: u32,
+        partial: bool,
+    },
+    /// ZNS+ in-storage zone compaction: block `src[i]` is copied to `dst[i]`.
+    /// Destinations lie in one zone, strictly increasing, from its write
+    /// pointer on; skipped blocks are plugged (TL_opened zone) or read as zeros.
+    ZoneCompaction {
+        src: &'a [u64],
+        dst: &'a [u64],
+    },
+    /// NVMe Simple Copy: the ranges, in order, to `sdlba` onwards, written
+    /// like a Write at `sdlba`.
+    SimpleCopy {
+        ranges: &'a [SourceRange],
+        sdlba: u64,
+    },
+    /// ZNS+ TL_open: opens the zone for threaded logging; bit `i` of `valid`
+    /// (word `i / 64`, bit `i % 64`) says block `zslba + i` holds valid data.
+    TlOpen {
+        zslba: u64,
+        valid: &'a [u64],
+    },
+    /// ZNS+ identify_mapping: where the chip of a chunk is in its address.
+    IdentifyMapping,
 }
 
 impl Command<'_> {
@@ -82,6 +133,10 @@ impl Command<'_> {
             Command::Append { .. } => "append",
             Command::ZoneMgmtSend { .. } => "zone_mgmt",
             Command::ReportZones { .. } => "report_zones",
+            Command::ZoneCompaction { .. } => "zone_compaction",
+            Command::SimpleCopy { .. } => "simple_copy",
+            Command::TlOpen { .. } => "tl_open",
+            Command::IdentifyMapping => "identify_mapping",
         }
     }
 }
@@ -102,6 +157,20 @@ pub struct IdentifyData {
     pub mor: u32,
     pub zasl_bytes: u64,
     pub mdts_bytes: u64,
+}
+
+/// identify_mapping (seed 002 §3.3.1): in a logical chunk address (LBA /
+/// `lbas_per_chunk`), bits `[chip_id_shift, chip_id_shift + chip_id_bits)`
+/// select the die within the flash chip group and bits `[fcg_id_shift,
+/// fcg_id_shift + fcg_id_bits)` select the group: two chunks with equal
+/// fields live on the same die, so a copy between them can be a copyback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MappingInfo {
+    pub lbas_per_chunk: u64,
+    pub chip_id_shift: u32,
+    pub chip_id_bits: u32,
+    pub fcg_id_shift: u32,
+    pub fcg_id_bits: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,6 +208,7 @@ pub enum CmdResult {
     Report(ZoneReport),
     /// Data mode only.
     Read(ReadPattern),
+    Mapping(MappingInfo),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

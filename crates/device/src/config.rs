@@ -31,7 +31,58 @@ pub struct DeviceConfig {
     pub controller: ControllerConfig,
     pub write_buffer: WriteBufferConfig,
     pub management: ManagementConfig,
+    /// ZNS+ extensions (seed 002); absent from older files, so defaulted.
+    #[serde(default)]
+    pub znsplus: ZnsPlusConfig,
 }
+
+/// How a TL_opened zone's skipped valid blocks reach its LogFBG (seed 002 §3.2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Plugging {
+    /// At the write pointer: right after each write, the valid blocks that follow.
+    Lba,
+    /// Fully valid chunks ahead of the write pointer whenever their die is
+    /// idle, in page order within each flash block.
+    Ppa,
+}
+
+/// ZNS+ commands: zone_compaction, Simple Copy, TL_open, identify_mapping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZnsPlusConfig {
+    /// Copybacks a page's data may go through in a row (K): copyback skips the
+    /// controller's ECC check, so bit errors accumulate; after K the copy goes
+    /// through the controller. 0 disables copyback.
+    pub copyback_chain_max: u32,
+    pub plugging: Plugging,
+    /// Most blocks one zone_compaction or Simple Copy may move.
+    pub copy_blocks_max: u32,
+    /// Most source ranges of one Simple Copy (MSRC + 1).
+    pub copy_ranges_max: u32,
+    /// Firmware cost of a copy command, and per block it copies.
+    pub copy_ns: Nanos,
+    pub copy_per_block_ns: Nanos,
+    pub tl_open_ns: Nanos,
+}
+
+impl Default for ZnsPlusConfig {
+    fn default() -> Self {
+        Self {
+            copyback_chain_max: 4,
+            plugging: Plugging::Ppa,
+            copy_blocks_max: 16384,
+            copy_ranges_max: 256,
+            copy_ns: 5_000,
+            copy_per_block_ns: 100,
+            tl_open_ns: 10_000,
+        }
+    }
+}
+
+/// Largest `znsplus.copy_blocks_max`: data mode keeps a copy's source blocks
+/// while it runs (256 MiB of 4 KiB blocks).
+pub const COPY_BLOCKS_MAX: u32 = 1 << 16;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -221,8 +272,14 @@ impl DeviceConfig {
 
     fn validate_interfaces(&self) -> Result<(), ConfigError> {
         // Bounded so that simulated time (u64 ns, 584 years) cannot overflow.
-        let m = &self.management;
-        let extra = [("management.close_ns", m.close_ns), ("management.offline_ns", m.offline_ns)];
+        let (m, z) = (&self.management, &self.znsplus);
+        let extra = [
+            ("management.close_ns", m.close_ns),
+            ("management.offline_ns", m.offline_ns),
+            ("znsplus.copy_ns", z.copy_ns),
+            ("znsplus.copy_per_block_ns", z.copy_per_block_ns),
+            ("znsplus.tl_open_ns", z.tl_open_ns),
+        ];
         for (name, ns) in self.durations().into_iter().chain(extra) {
             if ns > DURATION_NS_MAX {
                 return err(format!("{name} = {ns} ns is longer than one hour ({DURATION_NS_MAX} ns)"));
@@ -230,6 +287,18 @@ impl DeviceConfig {
         }
         if self.link.lanes == 0 || self.link.lane_bytes_per_s == 0 {
             return err("link.lanes and link.lane_bytes_per_s must be positive");
+        }
+        if z.copy_blocks_max == 0 || z.copy_blocks_max > COPY_BLOCKS_MAX {
+            return err(format!(
+                "znsplus.copy_blocks_max = {} must be between 1 and {COPY_BLOCKS_MAX}",
+                z.copy_blocks_max
+            ));
+        }
+        if z.copy_ranges_max == 0 || z.copy_ranges_max > z.copy_blocks_max {
+            return err(format!(
+                "znsplus.copy_ranges_max = {} must be between 1 and znsplus.copy_blocks_max = {} (each range holds a block)",
+                z.copy_ranges_max, z.copy_blocks_max
+            ));
         }
         if self.controller.firmware_cores == 0 || self.controller.firmware_cores > 64 {
             return err(format!(

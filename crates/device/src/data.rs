@@ -14,6 +14,9 @@ pub struct DataStore {
     seq: Vec<Vec<u8>>,
     conventional: HashMap<u64, Box<[u8]>>,
     conventional_zones: u32,
+    /// What TL_opened zones held when they were opened (their original block
+    /// group): read at and above the write pointer, plugged below it.
+    original: HashMap<u32, Vec<u8>>,
 }
 
 fn fill(dst: &mut [u8], payload: Payload<'_>, offset: usize) {
@@ -32,7 +35,35 @@ impl DataStore {
             seq: vec![Vec::new(); zones as usize],
             conventional: HashMap::new(),
             conventional_zones,
+            original: HashMap::new(),
         }
+    }
+
+    /// TL_open: the zone's data becomes its original; new data starts over at the zone start.
+    pub fn tl_open(&mut self, zone: u32) {
+        assert!(zone >= self.conventional_zones && !self.original.contains_key(&zone));
+        let data = std::mem::take(&mut self.seq[zone as usize]);
+        self.original.insert(zone, data);
+    }
+
+    /// The LogFBG replaced the original block group.
+    pub fn tl_close(&mut self, zone: u32) {
+        self.original.remove(&zone);
+    }
+
+    /// Appends block `lba` of a TL_opened zone as the device plugs it: the
+    /// original data if `valid`, zeros otherwise.
+    pub fn plug(&mut self, lba: u64, valid: bool) {
+        let block = if valid { self.block(lba).map(<[u8]>::to_vec) } else { None };
+        match block {
+            Some(b) => self.write(lba, 1, Payload::Bytes(&b)),
+            None => self.write(lba, 1, Payload::Pattern(0)),
+        }
+    }
+
+    /// A copy of block `lba` (zeros if never written).
+    pub fn block_copy(&self, lba: u64) -> Vec<u8> {
+        self.block(lba).map_or_else(|| vec![0; self.lba_bytes], <[u8]>::to_vec)
     }
 
     fn zone_of(&self, lba: u64) -> u32 {
@@ -93,7 +124,11 @@ impl DataStore {
             return self.conventional.get(&lba).map(|b| &b[..]);
         }
         let offset = ((lba - (u64::from(zone) << self.zone_lbas_log2)) as usize) * self.lba_bytes;
-        self.seq[zone as usize].get(offset..offset + self.lba_bytes)
+        let seq = &self.seq[zone as usize];
+        if offset < seq.len() {
+            return seq.get(offset..offset + self.lba_bytes);
+        }
+        self.original.get(&zone).and_then(|o| o.get(offset..offset + self.lba_bytes))
     }
 
     /// Reset (or offline): the zone reads as zeros again.
@@ -103,10 +138,13 @@ impl DataStore {
             self.conventional.retain(|lba, _| !(start..end).contains(lba));
         }
         self.seq[zone as usize] = Vec::new();
+        self.original.remove(&zone);
     }
 
     /// Bytes held, for memory accounting.
     pub fn bytes(&self) -> usize {
-        self.seq.iter().map(Vec::capacity).sum::<usize>() + self.conventional.len() * self.lba_bytes
+        self.seq.iter().map(Vec::capacity).sum::<usize>()
+            + self.original.values().map(Vec::capacity).sum::<usize>()
+            + self.conventional.len() * self.lba_bytes
     }
 }

@@ -11,9 +11,11 @@ use crate::buffer::ZoneBuffer;
 use crate::command::*;
 use crate::config::{DeviceConfig, Layout, Mode};
 use crate::data::DataStore;
-use crate::mapping::Mapping;
+use crate::mapping::{ChunkLocation, Mapping};
 use crate::status::Status;
+use crate::znsplus::{TlZone, ZnsPlusCounters};
 use crate::zone::{ZoneState, ZoneTable, ZoneType};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use zonelab_flash::{FlashArray, FlashCounters};
 use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline, TIME_NS_MAX};
 
@@ -26,16 +28,59 @@ const IDENTIFY_BYTES: u64 = 4096;
 
 /// Flash-side progress of one zone since its last reset.
 #[derive(Debug, Clone, Default)]
-struct ZoneIo {
-    buffer: ZoneBuffer,
+pub(crate) struct ZoneIo {
+    pub(crate) buffer: ZoneBuffer,
     /// LBAs whose data has reached the controller (for a conventional zone,
     /// the head of its log).
-    filled_lbas: u64,
+    pub(crate) filled_lbas: u64,
     /// Program units issued to flash in the current lap of the zone's block group.
-    flushed_units: u64,
+    pub(crate) flushed_units: u64,
     /// Units of earlier laps (a conventional zone's log wraps), so that the
     /// buffer's unit ids keep increasing.
-    lap_units: u64,
+    pub(crate) lap_units: u64,
+    /// Units already programmed without the buffer (copyback, plugging ahead
+    /// of the write pointer): the fill skips them.
+    pub(crate) preprogrammed: BTreeSet<u64>,
+    /// When the data taken in for each unit not yet programmed is all in the controller.
+    pub(crate) unit_ready: BTreeMap<u64, Nanos>,
+    /// Internal copies in flight: LBAs below `end` (zone offset) are readable
+    /// from `ready_ns` on; ready times never decrease, so a read waits for the
+    /// device's write pointer to pass its block.
+    pub(crate) gate: VecDeque<(u64, Nanos)>,
+}
+
+impl ZoneIo {
+    /// When the device's write pointer passes zone offset `offset`.
+    pub(crate) fn gate_ns(&self, offset: u64) -> Nanos {
+        self.gate.iter().find(|&&(end, _)| end > offset).map_or(0, |&(_, ready)| ready)
+    }
+
+    /// Copied data up to the fill point is readable from `ready_ns` on; drops
+    /// what was readable by `now_ns`.
+    pub(crate) fn push_gate(&mut self, ready_ns: Nanos, now_ns: Nanos) {
+        let ready_ns = self.gate.back().map_or(ready_ns, |&(_, r)| r.max(ready_ns));
+        while self.gate.front().is_some_and(|&(_, r)| r <= now_ns) {
+            self.gate.pop_front();
+        }
+        if ready_ns <= now_ns {
+            return;
+        }
+        match self.gate.back_mut() {
+            Some(last) if last.1 == ready_ns => last.0 = self.filled_lbas,
+            _ => self.gate.push_back((self.filled_lbas, ready_ns)),
+        }
+    }
+}
+
+/// Where the data of a block is, for a read or an internal copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Never written (or skipped): reads as zeros.
+    Zeros,
+    /// In the controller's write buffer from `ready_ns` on.
+    Controller { ready_ns: Nanos },
+    /// In flash; readable from `ready_ns` on.
+    Flash { loc: ChunkLocation, ready_ns: Nanos },
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,26 +97,32 @@ pub struct DeviceCounters {
 }
 
 pub struct Device {
-    config: DeviceConfig,
-    layout: Layout,
-    mapping: Mapping,
-    zones: ZoneTable,
-    flash: FlashArray,
-    firmware: ServerPool,
+    pub(crate) config: DeviceConfig,
+    pub(crate) layout: Layout,
+    pub(crate) mapping: Mapping,
+    pub(crate) zones: ZoneTable,
+    pub(crate) flash: FlashArray,
+    pub(crate) firmware: ServerPool,
     link_to_device: Timeline,
-    link_to_host: Timeline,
-    link_bytes_per_s: u64,
-    zone_io: Vec<ZoneIo>,
-    data: Option<DataStore>,
+    pub(crate) link_to_host: Timeline,
+    pub(crate) link_bytes_per_s: u64,
+    pub(crate) zone_io: Vec<ZoneIo>,
+    pub(crate) data: Option<DataStore>,
     counters: DeviceCounters,
-    last_submit_ns: Nanos,
+    pub(crate) last_submit_ns: Nanos,
     program_unit_bytes: u64,
+    /// TL_opened zones.
+    pub(crate) tl: BTreeMap<u32, TlZone>,
+    pub(crate) znsplus: ZnsPlusCounters,
+    /// Latest program end since the current command started (copies complete
+    /// when their data is programmed).
+    pub(crate) op_done_max_ns: Nanos,
 }
 
 /// The outcome of the checks and state change of a command, before timing.
-struct Accepted {
-    firmware_ns: Nanos,
-    result: CmdResult,
+pub(crate) struct Accepted {
+    pub(crate) firmware_ns: Nanos,
+    pub(crate) result: CmdResult,
 }
 
 impl Device {
@@ -102,6 +153,9 @@ impl Device {
             counters: DeviceCounters::default(),
             last_submit_ns: 0,
             program_unit_bytes: config.flash.program_unit_bytes(),
+            tl: BTreeMap::new(),
+            znsplus: ZnsPlusCounters::default(),
+            op_done_max_ns: 0,
             layout,
             config,
         })
@@ -128,6 +182,17 @@ impl Device {
     pub fn flash_counters(&self) -> FlashCounters {
         self.flash.counters()
     }
+    pub fn znsplus_counters(&self) -> ZnsPlusCounters {
+        self.znsplus
+    }
+    /// Chip utilization per 100 ms of simulated time (interval start, busy share).
+    pub fn chip_utilization(&self) -> Vec<(Nanos, f64)> {
+        self.flash.chip_utilization()
+    }
+    /// Whether `zone` is TL_opened.
+    pub fn is_tl_opened(&self, zone: u32) -> bool {
+        self.tl.contains_key(&zone)
+    }
     pub fn nsze(&self) -> u64 {
         u64::from(self.layout.zones) * self.layout.zone_lbas
     }
@@ -144,6 +209,8 @@ impl Device {
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.last_submit_ns = submit_ns;
         self.counters.commands += 1;
+        self.plug_background(submit_ns);
+        self.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.config.controller.submit_ns;
         let (status, complete_ns, result) = match *cmd {
             Command::Write { slba, nlb, payload } => self.write(ready_ns, slba, nlb, payload, false),
@@ -159,6 +226,10 @@ impl Device {
                 let done = self.link_to_host.reserve(fw_end, transfer_ns(IDENTIFY_BYTES, self.link_bytes_per_s));
                 (Status::Success, done, CmdResult::Identify(Box::new(self.identify())))
             }
+            Command::ZoneCompaction { src, dst } => self.zone_compaction(ready_ns, src, dst),
+            Command::SimpleCopy { ranges, sdlba } => self.simple_copy(ready_ns, ranges, sdlba),
+            Command::TlOpen { zslba, valid } => self.tl_open(ready_ns, zslba, valid),
+            Command::IdentifyMapping => self.identify_mapping_command(ready_ns),
         };
         if !status.is_success() {
             self.counters.errors += 1;
@@ -188,7 +259,7 @@ impl Device {
         Ok(())
     }
 
-    fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
+    pub(crate) fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
         let done = self.firmware.reserve(ready_ns, self.config.controller.error_ns);
         (status, done, CmdResult::None)
     }
@@ -252,10 +323,16 @@ impl Device {
             return Ok(Accepted { firmware_ns: base_ns, result: CmdResult::None });
         }
         self.zones.check_writable(zone)?;
-        if slba != self.zones.wp(zone) {
+        let end = slba + u64::from(nlb);
+        let invalid_write = match self.tl.get(&zone) {
+            // Sparse sequential: at or past the write pointer, invalid blocks only.
+            Some(tl) => slba < self.zones.wp(zone) || tl.any_valid(slba - self.zones.zslba(zone), end - slba),
+            None => slba != self.zones.wp(zone),
+        };
+        if invalid_write {
             return Err(Status::ZoneInvalidWrite);
         }
-        if slba + u64::from(nlb) > self.zones.zslba(zone) + self.layout.zcap_lbas {
+        if end > self.zones.zslba(zone) + self.layout.zcap_lbas {
             return Err(Status::ZoneBoundaryError);
         }
         let admission = self.zones.admit_write(zone)?;
@@ -264,7 +341,7 @@ impl Device {
         Ok(Accepted { firmware_ns: base_ns + extra_ns, result: CmdResult::None })
     }
 
-    fn note_auto_close(&mut self, auto_closed: Option<u32>) {
+    pub(crate) fn note_auto_close(&mut self, auto_closed: Option<u32>) {
         if auto_closed.is_some() {
             self.counters.auto_closes += 1;
         }
@@ -291,6 +368,10 @@ impl Device {
         }
         if u64::from(nlb) > self.layout.zasl_lbas {
             return Err(Status::InvalidField);
+        }
+        if self.tl.contains_key(&zone) {
+            // Threaded logging writes at LBAs the host chose from the valid bitmap.
+            return Err(Status::InvalidZoneOperation);
         }
         self.zones.check_writable(zone)?;
         let lba = self.zones.wp(zone);
@@ -319,34 +400,61 @@ impl Device {
     ) -> Nanos {
         let zone = self.zones.zone_of(slba);
         let nlb = u64::from(nlb);
-        if self.zones.zone_type(zone) == ZoneType::SeqWriteRequired {
-            self.zones.advance_wp(zone, nlb);
+        let fw_end = self.firmware.reserve(ready_ns, firmware_ns);
+        let sequential = self.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
+        if sequential {
+            // A TL_opened zone plugs the blocks the write skips first.
+            self.fill_gap(zone, slba - self.zones.zslba(zone), fw_end);
+            let wp = self.zones.wp(zone);
+            self.zones.advance_wp(zone, slba + nlb - wp);
         }
         if let Some(d) = self.data.as_mut() {
             d.write(slba, nlb, if zeroes { Payload::Pattern(0) } else { payload });
         }
+        self.counters.host_write_bytes += nlb * self.layout.lba_bytes;
+        // Write Zeroes moves no data over the link.
+        let t = self.take_in(zone, nlb, fw_end, !zeroes);
+        if sequential {
+            self.after_wp_moved(zone, t);
+        }
+        t
+    }
+
+    /// Takes `lbas` LBAs of data, ready from `ready_ns` on, into the zone's
+    /// buffer at its fill point, piece by piece; host data (`link`) also
+    /// crosses the link. Returns when the last piece is in.
+    pub(crate) fn take_in(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
         let lba_bytes = self.layout.lba_bytes;
-        self.counters.host_write_bytes += nlb * lba_bytes;
-        let mut t = self.firmware.reserve(ready_ns, firmware_ns);
         let capacity = self.layout.zone_buffer_bytes;
-        let mut remaining = nlb;
+        let mut t = ready_ns;
+        let mut remaining = lbas;
         while remaining > 0 {
             let piece = self.next_piece(zone, remaining, t);
             let bytes = piece * lba_bytes;
             let admitted = self.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
-            // Write Zeroes moves no data over the link.
-            t = if zeroes {
-                admitted
-            } else {
+            t = if link {
                 self.link_to_device.reserve(admitted, transfer_ns(bytes, self.link_bytes_per_s))
+            } else {
+                admitted
             };
             self.fill(zone, piece, t);
             remaining -= piece;
         }
-        if self.zones.state(zone) == ZoneState::Full {
-            self.flush_partial_units(zone, t);
-        }
         t
+    }
+
+    /// After a sequential zone's write pointer moved: a TL_opened zone in
+    /// LBA-ordered plugging plugs the valid blocks that follow; a zone that
+    /// became full programs its partial units (and a TL_opened one swaps
+    /// its LogFBG in).
+    pub(crate) fn after_wp_moved(&mut self, zone: u32, at_ns: Nanos) {
+        self.plug_following(zone, at_ns);
+        if self.zones.state(zone) == ZoneState::Full {
+            if self.tl.contains_key(&zone) {
+                self.tl_finalize(zone, at_ns);
+            }
+            self.flush_partial_units(zone, at_ns);
+        }
     }
 
     /// LBAs of the next piece: up to the end of the current chunk, so a piece
@@ -370,8 +478,11 @@ impl Device {
 
     /// `lbas` more LBAs of the zone are in the buffer at `at_ns`: program
     /// every unit they complete.
-    fn fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
+    pub(crate) fn fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
         let io = &mut self.zone_io[zone as usize];
+        let unit = self.mapping.unit_of_chunk(io.filled_lbas / self.layout.lbas_per_chunk);
+        let ready = io.unit_ready.entry(unit).or_insert(at_ns);
+        *ready = (*ready).max(at_ns);
         io.filled_lbas += lbas;
         let complete_chunks = io.filled_lbas / self.layout.lbas_per_chunk;
         loop {
@@ -384,19 +495,27 @@ impl Device {
         }
     }
 
+    /// Programs the zone's next unit once its data is in (or skips it if it
+    /// was programmed without the buffer).
     fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) {
-        let unit = self.zone_io[zone as usize].flushed_units;
+        let io = &mut self.zone_io[zone as usize];
+        let unit = io.flushed_units;
+        let ready_ns = io.unit_ready.remove(&unit).map_or(at_ns, |r| r.max(at_ns));
+        io.flushed_units += 1;
+        if io.preprogrammed.remove(&unit) {
+            return;
+        }
         let (addr, first_page) = self.mapping.unit_target(zone, unit);
         let done =
-            self.flash.program(at_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+            self.flash.program(ready_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+        self.op_done_max_ns = self.op_done_max_ns.max(done.done_ns);
         let io = &mut self.zone_io[zone as usize];
         io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
-        io.flushed_units += 1;
     }
 
     /// Programs the units that hold buffered data but are not complete,
     /// padding them (a zone that became full or was finished).
-    fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
+    pub(crate) fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
         let per_chunk = self.layout.lbas_per_chunk;
         let filled_lbas = self.zone_io[zone as usize].filled_lbas;
         let d = u64::from(self.mapping.d_zone());
@@ -412,7 +531,10 @@ impl Device {
                 .sum();
             let data_bytes = data_lbas * self.layout.lba_bytes;
             debug_assert!(data_bytes < self.program_unit_bytes, "complete units are programmed as they fill");
-            self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
+            let io = &self.zone_io[zone as usize];
+            if !io.preprogrammed.contains(&io.flushed_units) {
+                self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
+            }
             self.program_unit(zone, at_ns, data_bytes);
         }
     }
@@ -459,23 +581,44 @@ impl Device {
     /// Times the read of `lbas` LBAs within one chunk: nothing for unwritten
     /// blocks, controller memory for data not yet programmed, else flash.
     fn read_piece(&mut self, at_ns: Nanos, lba: u64, lbas: u64) -> Nanos {
+        let bytes = u32::try_from(lbas * self.layout.lba_bytes).expect("a piece is within one page");
+        self.fetch(lba, at_ns, bytes)
+    }
+
+    /// Brings `bytes` of `lba`'s chunk into the controller; returns when they are there.
+    pub(crate) fn fetch(&mut self, lba: u64, at_ns: Nanos, bytes: u32) -> Nanos {
+        match self.source_of(lba, at_ns) {
+            Source::Zeros => at_ns,
+            Source::Controller { ready_ns } => at_ns.max(ready_ns),
+            Source::Flash { loc, ready_ns } => self.flash.read(at_ns.max(ready_ns), loc.die, loc.plane, bytes),
+        }
+    }
+
+    /// Where the data of `lba` is at `at_ns`. A TL_opened zone's blocks at or
+    /// above the write pointer are in its original block group.
+    pub(crate) fn source_of(&self, lba: u64, at_ns: Nanos) -> Source {
         let zone = self.zones.zone_of(lba);
         let offset = lba - self.zones.zslba(zone);
         let io = &self.zone_io[zone as usize];
+        let per_chunk = self.layout.lbas_per_chunk;
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
         if !conventional && offset >= io.filled_lbas {
-            return at_ns; // never written: the mapping says zeros
+            return match self.tl.get(&zone) {
+                Some(tl) if offset < tl.original_lbas => Source::Flash {
+                    loc: self.mapping.locate_in(zone, tl.original_fbg, offset / per_chunk),
+                    ready_ns: 0,
+                },
+                _ => Source::Zeros, // never written: the mapping says zeros
+            };
         }
-        let chunk = offset / self.layout.lbas_per_chunk;
-        let chunk =
-            if conventional { chunk % self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk) } else { chunk };
+        let ready_ns = io.gate_ns(offset);
+        let chunk = offset / per_chunk;
+        let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(per_chunk) } else { chunk };
         let unit = self.mapping.unit_of_chunk(chunk);
         if unit >= io.flushed_units || io.buffer.unit_pending_until(io.lap_units + unit, at_ns).is_some() {
-            return at_ns; // still in the write buffer
+            return Source::Controller { ready_ns }; // still in the write buffer
         }
-        let loc = self.mapping.locate(zone, chunk);
-        let bytes = u32::try_from(lbas * self.layout.lba_bytes).expect("a piece is within one page");
-        self.flash.read(at_ns, loc.die, loc.plane, bytes)
+        Source::Flash { loc: self.mapping.locate(zone, chunk), ready_ns }
     }
 
     fn zone_mgmt(
@@ -546,6 +689,8 @@ impl Device {
                 let auto_closed = self.zones.open(zone)?;
                 self.note_auto_close(auto_closed);
             }
+            // A TL_opened zone is always open, so closing it succeeds.
+            ZoneAction::Close if self.tl.contains_key(&zone) => self.tl_close(zone, ready_ns),
             ZoneAction::Close => self.zones.close(zone)?,
             ZoneAction::Offline => {
                 self.zones.offline(zone)?;
@@ -553,7 +698,13 @@ impl Device {
             }
             ZoneAction::Finish => {
                 let was_full = self.zones.state(zone) == ZoneState::Full;
+                if self.tl.contains_key(&zone) {
+                    self.tl_plug_all(zone, ready_ns);
+                }
                 self.zones.finish(zone)?;
+                if self.tl.contains_key(&zone) {
+                    self.tl_finalize(zone, ready_ns);
+                }
                 if !was_full {
                     self.counters.finishes += 1;
                 }
@@ -580,8 +731,13 @@ impl Device {
 
     /// Erases, from `at_ns` on, every block of the zone's group that holds data.
     fn erase_zone_blocks(&mut self, zone: u32, at_ns: Nanos) {
+        self.erase_fbg(zone, self.mapping.fbg_of_zone(zone), at_ns);
+    }
+
+    /// Erases the blocks of block group `fbg` of `zone`'s FCG that hold data.
+    pub(crate) fn erase_fbg(&mut self, zone: u32, fbg: u32, at_ns: Nanos) {
         for die in self.mapping.fcg_dies(zone) {
-            for block in self.mapping.fbg_blocks(zone) {
+            for block in self.mapping.fbg_blocks(fbg) {
                 if self.flash.pages_written(die, 0, block) > 0 {
                     self.flash.erase(at_ns, zonelab_flash::BlockAddr { die, block });
                 }
@@ -590,11 +746,8 @@ impl Device {
     }
 
     fn discard_zone(&mut self, zone: u32) {
-        let io = &mut self.zone_io[zone as usize];
-        io.buffer.clear();
-        io.filled_lbas = 0;
-        io.flushed_units = 0;
-        io.lap_units = 0;
+        self.tl_drop(zone, self.last_submit_ns);
+        self.zone_io[zone as usize] = ZoneIo::default();
         if let Some(d) = self.data.as_mut() {
             d.reset(zone);
         }

@@ -15,15 +15,17 @@ pub mod mapping;
 pub mod options;
 pub mod presets;
 pub mod status;
+pub mod znsplus;
 pub mod zone;
 
 pub use command::{
-    CmdResult, Command, Completion, IdentifyData, Payload, ReadPattern, ReportFilter, ZoneAction, ZoneDescriptor,
-    ZoneReport,
+    CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
+    ZoneAction, ZoneDescriptor, ZoneReport,
 };
-pub use config::{ConfigError, DeviceConfig, Layout, Mode};
+pub use config::{ConfigError, DeviceConfig, Layout, Mode, Plugging, ZnsPlusConfig};
 pub use device::{Device, DeviceCounters};
 pub use options::{load_device, parse_size, DeviceOptions};
 pub use presets::{preset, PRESET_NAMES};
 pub use status::Status;
+pub use znsplus::ZnsPlusCounters;
 pub use zone::{ZoneState, ZoneType};

@@ -8,8 +8,13 @@
 //! planes of a die, then its pages; a program unit is one one-shot program
 //! on all planes of one die, and a super word line is one program unit on
 //! every die of the group.
+//!
+//! The zone-to-FBG table is the one piece of dynamic mapping: a zone starts
+//! on FBG `z / N_FCG` of its FCG, and threaded logging (TL_open) moves it to
+//! a LogFBG taken from the FCG's spare block groups, releasing the old one.
 
 use crate::config::Layout;
+use std::collections::VecDeque;
 use zonelab_flash::{BlockAddr, Geometry};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,11 +34,23 @@ pub struct Mapping {
     pages_per_block: u32,
     fbg_blocks: u32,
     super_row_chunks: u64,
+    /// Block group each zone writes to.
+    zone_fbg: Vec<u32>,
+    /// Block groups no zone uses, per FCG, oldest released first.
+    free_fbgs: Vec<VecDeque<u32>>,
 }
 
 impl Mapping {
     pub fn new(layout: &Layout, geometry: &Geometry) -> Self {
         assert!(layout.d_zone > 0 && layout.fcgs > 0 && layout.fbg_blocks > 0);
+        let zone_fbg: Vec<u32> = (0..layout.zones).map(|z| z / layout.fcgs).collect();
+        let free_fbgs = (0..layout.fcgs)
+            .map(|fcg| {
+                let used = (0..layout.zones).filter(|z| z % layout.fcgs == fcg).count() as u32;
+                assert!(used <= layout.fbgs_per_fcg, "validation guarantees a block group per zone");
+                (used..layout.fbgs_per_fcg).collect()
+            })
+            .collect();
         Self {
             d_zone: layout.d_zone,
             fcgs: layout.fcgs,
@@ -42,7 +59,35 @@ impl Mapping {
             pages_per_block: geometry.pages_per_block,
             fbg_blocks: layout.fbg_blocks,
             super_row_chunks: layout.super_row_chunks,
+            zone_fbg,
+            free_fbgs,
         }
+    }
+
+    pub fn fcgs(&self) -> u32 {
+        self.fcgs
+    }
+
+    /// Takes a spare block group of `zone`'s FCG (a LogFBG), if one is left.
+    pub fn take_free_fbg(&mut self, zone: u32) -> Option<u32> {
+        let fcg = self.fcg_of_zone(zone) as usize;
+        self.free_fbgs[fcg].pop_front()
+    }
+
+    pub fn has_free_fbg(&self, zone: u32) -> bool {
+        !self.free_fbgs[self.fcg_of_zone(zone) as usize].is_empty()
+    }
+
+    /// Returns block group `fbg` of `zone`'s FCG to the spares (erased by the caller).
+    pub fn release_fbg(&mut self, zone: u32, fbg: u32) {
+        let fcg = self.fcg_of_zone(zone) as usize;
+        debug_assert!(!self.free_fbgs[fcg].contains(&fbg), "block group {fbg} released twice");
+        self.free_fbgs[fcg].push_back(fbg);
+    }
+
+    /// Points `zone` at block group `fbg` of its FCG.
+    pub fn set_zone_fbg(&mut self, zone: u32, fbg: u32) {
+        self.zone_fbg[zone as usize] = fbg;
     }
 
     pub fn d_zone(&self) -> u32 {
@@ -53,9 +98,9 @@ impl Mapping {
         zone % self.fcgs
     }
 
-    /// Static mapping: a zone always owns the same block group.
+    /// The block group `zone` writes to.
     pub fn fbg_of_zone(&self, zone: u32) -> u32 {
-        zone / self.fcgs
+        self.zone_fbg[zone as usize]
     }
 
     #[inline]
@@ -65,12 +110,18 @@ impl Mapping {
 
     #[inline]
     pub fn locate(&self, zone: u32, chunk: u64) -> ChunkLocation {
+        self.locate_in(zone, self.fbg_of_zone(zone), chunk)
+    }
+
+    /// Where `chunk` of `zone` lies in block group `fbg` of the zone's FCG.
+    #[inline]
+    pub fn locate_in(&self, zone: u32, fbg: u32, chunk: u64) -> ChunkLocation {
         let row = chunk / u64::from(self.d_zone);
         let page_in_fbg = row / u64::from(self.planes);
         ChunkLocation {
             die: self.die_of_chunk(zone, chunk),
             plane: (row % u64::from(self.planes)) as u32,
-            block: self.fbg_of_zone(zone) * self.fbg_blocks + (page_in_fbg / u64::from(self.pages_per_block)) as u32,
+            block: fbg * self.fbg_blocks + (page_in_fbg / u64::from(self.pages_per_block)) as u32,
             page: (page_in_fbg % u64::from(self.pages_per_block)) as u32,
         }
     }
@@ -101,9 +152,9 @@ impl Mapping {
         (BlockAddr { die, block }, (first_page_in_fbg % u64::from(self.pages_per_block)) as u32)
     }
 
-    /// Blocks (per plane) of a zone's block group on one die.
-    pub fn fbg_blocks(&self, zone: u32) -> std::ops::Range<u32> {
-        let first = self.fbg_of_zone(zone) * self.fbg_blocks;
+    /// Blocks (per plane) of block group `fbg` on one die.
+    pub fn fbg_blocks(&self, fbg: u32) -> std::ops::Range<u32> {
+        let first = fbg * self.fbg_blocks;
         first..first + self.fbg_blocks
     }
 
@@ -128,6 +179,8 @@ mod tests {
             pages_per_block: 8,
             fbg_blocks: 1,
             super_row_chunks: 4,
+            zone_fbg: (0..8).map(|z| z / 2).collect(),
+            free_fbgs: vec![VecDeque::new(); 2],
         }
     }
 
@@ -150,6 +203,8 @@ mod tests {
             pages_per_block: 6,
             fbg_blocks: 2,
             super_row_chunks: 12,
+            zone_fbg: vec![0],
+            free_fbgs: vec![VecDeque::new()],
         };
         // Every chunk lies in exactly the unit whose span and die match it.
         for chunk in 0..48u64 {

@@ -202,8 +202,8 @@ impl ZoneTable {
     /// are used up. Returns the zone it closed, if any.
     fn make_room_to_open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
         let state = self.state(zone);
-        debug_assert!(matches!(state, ZoneState::Empty | ZoneState::Closed));
-        if state == ZoneState::Empty && self.max_active != 0 && self.active >= self.max_active {
+        debug_assert!(matches!(state, ZoneState::Empty | ZoneState::Closed | ZoneState::Full));
+        if state != ZoneState::Closed && self.max_active != 0 && self.active >= self.max_active {
             return Err(Status::TooManyActiveZones);
         }
         if self.max_open == 0 || self.open < self.max_open {
@@ -275,6 +275,21 @@ impl ZoneTable {
             ZoneState::ExplicitlyOpened => Ok(None),
             _ => Err(Status::ZoneInvalidStateTransition),
         }
+    }
+
+    /// TL_open (ZNS+): the zone becomes explicitly opened with its write
+    /// pointer back at its start. Resources as for Open, a full zone needing an
+    /// active and an open one like an empty zone. Returns the zone auto-closed
+    /// to free an open resource, if any.
+    pub fn tl_open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
+        let auto_closed = match self.state(zone) {
+            ZoneState::Empty | ZoneState::Closed | ZoneState::Full => self.make_room_to_open(zone)?,
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => None,
+            _ => return Err(Status::ZoneInvalidStateTransition),
+        };
+        self.set_state(zone, ZoneState::ExplicitlyOpened);
+        self.zones[zone as usize].wp = self.zslba(zone);
+        Ok(auto_closed)
     }
 
     pub fn close(&mut self, zone: u32) -> Result<(), Status> {

@@ -2,7 +2,14 @@
 //! in-order programming rule.
 
 use crate::{Geometry, Timing};
-use zonelab_sim::{transfer_ns, Nanos, Timeline};
+use std::collections::BTreeMap;
+use zonelab_sim::{transfer_ns, Nanos, TimeSeries, Timeline, MS};
+
+/// Interval of the chip utilization series: 100 ms of simulated time.
+pub const UTILIZATION_INTERVAL_NS: Nanos = 100 * MS;
+/// Intervals the series keeps (29 hours of simulated time, 8 MiB at most);
+/// later samples are dropped.
+const UTILIZATION_INTERVALS_MAX: usize = 1 << 20;
 
 /// A multi-plane block: block `block` on every plane of die `die`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,6 +32,8 @@ pub struct FlashCounters {
     pub pages_programmed: u64,
     pub erases: u64,
     pub channel_bytes: u64,
+    /// Program units copied inside a die without crossing the channel.
+    pub copybacks: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,6 +50,8 @@ pub enum FlashError {
     OutOfOrderProgram { die: u32, plane: u32, block: u32, page: u32, expected: u32 },
     /// Programming past the last page of a block.
     BlockFull { die: u32, block: u32 },
+    /// A copyback source page that is not programmed (nothing to copy).
+    CopybackUnwritten { die: u32, block: u32, page: u32 },
 }
 
 impl std::fmt::Display for FlashError {
@@ -51,6 +62,9 @@ impl std::fmt::Display for FlashError {
                 "out-of-order program: die {die} plane {plane} block {block} page {page}, next programmable page is {expected}"
             ),
             Self::BlockFull { die, block } => write!(f, "program past the end of die {die} block {block}"),
+            Self::CopybackUnwritten { die, block, page } => {
+                write!(f, "copyback from die {die} block {block} page {page}, which is not programmed")
+            }
         }
     }
 }
@@ -66,6 +80,12 @@ pub struct FlashArray {
     blocks: Vec<BlockState>,
     counters: FlashCounters,
     page_transfer_ns: Nanos,
+    /// Copybacks the data of a page went through since it last crossed the
+    /// controller (which checks ECC), by (die, plane, block, page); absent = 0.
+    /// Bit errors accumulate along such chains, so the device bounds them.
+    copyback_chains: BTreeMap<(u32, u32, u32, u32), u32>,
+    /// Busy time of all dies per 100 ms interval, in die-nanoseconds.
+    die_busy_series: TimeSeries,
 }
 
 impl FlashArray {
@@ -79,6 +99,8 @@ impl FlashArray {
             blocks: vec![BlockState::default(); geometry.blocks_total() as usize],
             counters: FlashCounters::default(),
             page_transfer_ns,
+            copyback_chains: BTreeMap::new(),
+            die_busy_series: TimeSeries::new(UTILIZATION_INTERVAL_NS, UTILIZATION_INTERVALS_MAX),
             geometry,
             timing,
         }
@@ -122,6 +144,8 @@ impl FlashArray {
         assert!(bytes <= self.geometry.page_bytes);
         let plane_index = self.plane_index(die, plane);
         let sensed_ns = self.planes[plane_index].reserve(ready_ns, self.timing.read_ns);
+        let share = 1.0 / f64::from(self.geometry.planes_per_die);
+        self.die_busy_series.add_span(sensed_ns - self.timing.read_ns, sensed_ns, share);
         let channel = self.geometry.channel_of_die(die) as usize;
         let xfer_ns = transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s);
         let done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
@@ -134,6 +158,7 @@ impl FlashArray {
     /// block `addr`: the data crosses the channel, then all planes program together.
     pub fn program(&mut self, ready_ns: Nanos, addr: BlockAddr, first_page: u32) -> Result<ProgramDone, FlashError> {
         self.check_and_advance_program(addr, first_page)?;
+        self.clear_chains(addr, first_page..first_page + self.geometry.oneshot_pages);
         let pages = self.geometry.planes_per_die * self.geometry.oneshot_pages;
         let page_bytes = self.geometry.page_bytes;
         let channel = self.geometry.channel_of_die(addr.die) as usize;
@@ -145,8 +170,70 @@ impl FlashArray {
         Ok(ProgramDone { transfer_end_ns, done_ns })
     }
 
+    /// Copies one program unit inside die `die` (copyback): every plane reads
+    /// the `oneshot_pages` pages from `src_first_page` of `src_block` into its
+    /// page register, then all planes program them at `dst_first_page` of
+    /// `dst_block`. Nothing crosses the channel, so this costs the array read
+    /// and the program only. Each copied page's copyback chain grows by one.
+    pub fn copyback(
+        &mut self,
+        ready_ns: Nanos,
+        die: u32,
+        src_block: u32,
+        src_first_page: u32,
+        dst: BlockAddr,
+        dst_first_page: u32,
+    ) -> Result<Nanos, FlashError> {
+        assert!(dst.die == die, "copyback stays inside one die");
+        let oneshot = self.geometry.oneshot_pages;
+        for plane in 0..self.geometry.planes_per_die {
+            let written = self.blocks[self.block_index(die, plane, src_block)].next_page;
+            if src_first_page + oneshot > written {
+                return Err(FlashError::CopybackUnwritten { die, block: src_block, page: src_first_page });
+            }
+        }
+        let chains: Vec<u32> = (0..self.geometry.planes_per_die)
+            .flat_map(|plane| (0..oneshot).map(move |i| (plane, i)))
+            .map(|(plane, i)| self.copyback_chain(die, plane, src_block, src_first_page + i))
+            .collect();
+        self.check_and_advance_program(dst, dst_first_page)?;
+        let sensed_ns = self.reserve_die(die, ready_ns, self.timing.read_ns * Nanos::from(oneshot));
+        let done_ns = self.reserve_die(die, sensed_ns, self.timing.program_ns);
+        let mut chain = chains.into_iter();
+        for plane in 0..self.geometry.planes_per_die {
+            for i in 0..oneshot {
+                let next = chain.next().expect("one chain per copied page") + 1;
+                self.copyback_chains.insert((die, plane, dst.block, dst_first_page + i), next);
+            }
+        }
+        let pages = self.geometry.planes_per_die * oneshot;
+        self.counters.page_reads += u64::from(pages);
+        self.counters.programs += 1;
+        self.counters.pages_programmed += u64::from(pages);
+        self.counters.copybacks += 1;
+        Ok(done_ns)
+    }
+
+    /// Copybacks the data of a page has been through since it last crossed
+    /// the controller.
+    pub fn copyback_chain(&self, die: u32, plane: u32, block: u32, page: u32) -> u32 {
+        self.copyback_chains.get(&(die, plane, block, page)).copied().unwrap_or(0)
+    }
+
+    fn clear_chains(&mut self, addr: BlockAddr, pages: std::ops::Range<u32>) {
+        if self.copyback_chains.is_empty() {
+            return;
+        }
+        for plane in 0..self.geometry.planes_per_die {
+            for page in pages.clone() {
+                self.copyback_chains.remove(&(addr.die, plane, addr.block, page));
+            }
+        }
+    }
+
     /// Erases block `addr` on every plane of its die.
     pub fn erase(&mut self, ready_ns: Nanos, addr: BlockAddr) -> Nanos {
+        self.clear_chains(addr, 0..self.geometry.pages_per_block);
         for plane in 0..self.geometry.planes_per_die {
             let b = self.block_index(addr.die, plane, addr.block);
             self.blocks[b].erase_count += 1;
@@ -163,6 +250,7 @@ impl FlashArray {
         for plane in &mut self.planes[range] {
             plane.occupy_until(start_ns, start_ns + duration_ns);
         }
+        self.die_busy_series.add_span(start_ns, start_ns + duration_ns, 1.0);
         start_ns + duration_ns
     }
 
@@ -220,6 +308,14 @@ impl FlashArray {
 
     pub fn channel_busy_ns(&self, channel: u32) -> Nanos {
         self.channels[channel as usize].busy_ns()
+    }
+
+    /// Chip utilization per 100 ms of simulated time: (interval start, share
+    /// of the dies' time they were busy, 0..=1). A die is busy while any of
+    /// its planes reads, programs or erases.
+    pub fn chip_utilization(&self) -> Vec<(Nanos, f64)> {
+        let capacity_ns = (UTILIZATION_INTERVAL_NS * Nanos::from(self.geometry.dies_total())) as f64;
+        self.die_busy_series.samples().map(|(t, busy_ns)| (t, busy_ns / capacity_ns)).collect()
     }
 }
 
@@ -280,5 +376,67 @@ mod tests {
         assert_eq!(f.erase_count(1, 1, 2), 1);
         assert_eq!(f.pages_written(1, 0, 2), 0);
         f.program(0, addr, 0).unwrap();
+    }
+
+    /// The ZNS+ emulated SSD of seed 002 (Table 2): one plane, page programs.
+    fn table2(read_us: u64, program_us: u64, channel_bytes_per_s: u64) -> FlashArray {
+        let g = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 8,
+            page_bytes: 16384,
+            oneshot_pages: 1,
+        };
+        let t =
+            Timing { read_ns: read_us * 1000, program_ns: program_us * 1000, erase_ns: 1_000_000, channel_bytes_per_s };
+        FlashArray::new(g, t)
+    }
+
+    /// Copyback = read + program; a copy through the controller adds two
+    /// channel transfers. With Table 2's latencies and DMA times the ratio
+    /// is the paper's normalized copyback latency.
+    #[test]
+    fn copyback_skips_the_channel_and_matches_table_2() {
+        for (read_us, program_us, bw, paper) in
+            [(60, 700, 682_666_667, 0.94), (35, 390, 682_666_667, 0.90), (3, 100, 4_818_823_530, 0.94)]
+        {
+            let mut f = table2(read_us, program_us, bw);
+            let src = BlockAddr { die: 0, block: 0 };
+            let t0 = f.program(0, src, 0).unwrap().done_ns;
+            let copyback_ns = f.copyback(t0, 0, 0, 0, BlockAddr { die: 0, block: 1 }, 0).unwrap() - t0;
+            let channel_bytes = f.counters().channel_bytes;
+            let read_ns = f.read(t0 + copyback_ns, 0, 0, 16384) - (t0 + copyback_ns);
+            let via_controller_ns =
+                f.program(t0 + copyback_ns + read_ns, BlockAddr { die: 0, block: 2 }, 0).unwrap().done_ns
+                    - (t0 + copyback_ns);
+            assert_eq!(copyback_ns, (read_us + program_us) * 1000);
+            assert_eq!(channel_bytes, 16384, "only the first program crossed the channel");
+            let ratio = copyback_ns as f64 / via_controller_ns as f64;
+            assert!((ratio - paper).abs() < 0.005, "{read_us}/{program_us}: ratio {ratio:.4}, paper {paper}");
+            assert_eq!(f.counters().copybacks, 1);
+        }
+    }
+
+    #[test]
+    fn copyback_chains_grow_and_reset_through_the_controller() {
+        let mut f = table2(35, 390, 682_666_667);
+        let a = BlockAddr { die: 0, block: 0 };
+        let b = BlockAddr { die: 0, block: 1 };
+        assert!(matches!(f.copyback(0, 0, 0, 0, b, 0), Err(FlashError::CopybackUnwritten { .. })));
+        f.program(0, a, 0).unwrap();
+        f.copyback(0, 0, 0, 0, b, 0).unwrap();
+        f.copyback(0, 0, 1, 0, b, 1).unwrap();
+        assert_eq!((f.copyback_chain(0, 0, 1, 0), f.copyback_chain(0, 0, 1, 1)), (1, 2));
+        assert!(matches!(f.copyback(0, 0, 0, 0, b, 3), Err(FlashError::OutOfOrderProgram { expected: 2, .. })));
+        f.erase(0, b);
+        assert_eq!(f.copyback_chain(0, 0, 1, 1), 0, "erase drops the chains of the block");
+        f.program(0, b, 0).unwrap();
+        assert_eq!(f.copyback_chain(0, 0, 1, 0), 0);
+        // Utilization: the die was busy for every operation above.
+        let busy: f64 = f.chip_utilization().iter().map(|(_, u)| u).sum();
+        assert!(busy > 0.0 && busy <= 1.0, "{busy}");
     }
 }

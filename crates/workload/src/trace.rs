@@ -7,7 +7,8 @@
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use zonelab_device::{
-    CmdResult, Command, Completion, Device, Payload, ReadPattern, ReportFilter, Status, ZoneAction, ZoneState,
+    CmdResult, Command, Completion, Device, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction,
+    ZoneState,
 };
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
@@ -60,6 +61,10 @@ enum Op {
     Report { slba: u64, filter: ReportFilter, max_zones: u32, partial: bool },
     SetZoneState { slba: u64, state: ZoneState },
     Wait { ns: u64 },
+    ZoneCompaction { src: Vec<u64>, dst: Vec<u64> },
+    SimpleCopy { ranges: Vec<SourceRange>, sdlba: u64 },
+    TlOpen { zslba: u64, valid: Vec<u64> },
+    IdentifyMapping,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -115,13 +120,88 @@ fn op_keys(op: &str) -> Option<&'static [&'static str]> {
         "report_zones" => &["slba", "filter", "max", "partial"],
         "set_zone_state" => &["slba", "state"],
         "wait" => &["ns"],
+        "zone_compaction" => &["src", "dst"],
+        "simple_copy" => &["ranges", "sdlba"],
+        "tl_open" => &["zslba", "valid"],
+        "identify_mapping" => &[],
         _ => return None,
     })
 }
 
-const OPS: &str = "identify, write, write_zeroes, append, read, zone_mgmt, report_zones, set_zone_state, wait";
+const OPS: &str = "identify, write, write_zeroes, append, read, zone_mgmt, report_zones, set_zone_state, wait, \
+                   zone_compaction, simple_copy, tl_open, identify_mapping";
 
-fn parse_line(text: &str, nr_zones: u32) -> Result<Line, String> {
+/// Largest zone capacity a tl_open bitmap may cover (the device's limit too).
+const TL_ZONE_BLOCKS_MAX: u64 = zonelab_device::znsplus::TL_ZONE_BLOCKS_MAX;
+
+/// Most entries a list field may hold (LBA lists, ranges, valid offsets).
+const LIST_LEN_MAX: usize = 1 << 16;
+
+/// A JSON array of at most [`LIST_LEN_MAX`] entries.
+fn list<'v>(v: &'v Value, key: &str) -> Result<&'v Vec<Value>, String> {
+    let items = v.as_array().ok_or_else(|| format!("\"{key}\" must be an array, got {v}"))?;
+    if items.len() > LIST_LEN_MAX {
+        return Err(format!("\"{key}\" has {} entries; at most {LIST_LEN_MAX}", items.len()));
+    }
+    Ok(items)
+}
+
+impl Fields<'_> {
+    fn lba_list(&self, key: &str) -> Result<Vec<u64>, String> {
+        let v = self.obj.get(key).ok_or_else(|| format!("missing \"{key}\""))?;
+        list(v, key)?
+            .iter()
+            .map(|x| x.as_u64().ok_or_else(|| format!("\"{key}\" must hold non-negative integers, got {x}")))
+            .collect()
+    }
+
+    /// `[[slba, nlb], ...]`.
+    fn ranges(&self, key: &str) -> Result<Vec<SourceRange>, String> {
+        let v = self.obj.get(key).ok_or_else(|| format!("missing \"{key}\""))?;
+        let bad = |x: &Value| format!("\"{key}\" must hold [slba, nlb] pairs, got {x}");
+        list(v, key)?
+            .iter()
+            .map(|x| match x.as_array().map(Vec::as_slice) {
+                Some([slba, nlb]) => {
+                    let slba = slba.as_u64().ok_or_else(|| bad(x))?;
+                    let nlb = nlb.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad(x))?;
+                    Ok(SourceRange { slba, nlb })
+                }
+                _ => Err(bad(x)),
+            })
+            .collect()
+    }
+}
+
+/// The valid bitmap of tl_open: a list of valid block offsets from the zone
+/// start, each an offset or a `[start, end)` pair. Offsets past the zone's
+/// blocks are refused here (the device checks them against the write pointer).
+fn valid_bitmap(v: &Value, zone_blocks: u64) -> Result<Vec<u64>, String> {
+    let bad =
+        |x: &Value| format!("\"valid\" must hold block offsets or [start, end) pairs below {zone_blocks}, got {x}");
+    if zone_blocks > TL_ZONE_BLOCKS_MAX {
+        return Err(format!(
+            "tl_open supports zones of at most {TL_ZONE_BLOCKS_MAX} blocks; this one has {zone_blocks}"
+        ));
+    }
+    let mut words = vec![0u64; zone_blocks.div_ceil(64) as usize];
+    for x in list(v, "valid")? {
+        let (start, end) = match (x.as_u64(), x.as_array().map(Vec::as_slice)) {
+            (Some(o), _) => (o, o.saturating_add(1)),
+            (None, Some([a, b])) => (a.as_u64().ok_or_else(|| bad(x))?, b.as_u64().ok_or_else(|| bad(x))?),
+            _ => return Err(bad(x)),
+        };
+        if start >= end || end > zone_blocks {
+            return Err(bad(x));
+        }
+        for o in start..end {
+            words[(o / 64) as usize] |= 1 << (o % 64);
+        }
+    }
+    Ok(words)
+}
+
+fn parse_line(text: &str, nr_zones: u32, nr_zone_blocks: u64) -> Result<Line, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let obj = value.as_object().ok_or("a command must be a JSON object")?;
     let f = Fields { obj };
@@ -151,6 +231,17 @@ fn parse_line(text: &str, nr_zones: u32) -> Result<Line, String> {
             Op::SetZoneState { slba: f.req_u64("slba")?, state }
         }
         "wait" => Op::Wait { ns: f.req_u64("ns")? },
+        "zone_compaction" => Op::ZoneCompaction { src: f.lba_list("src")?, dst: f.lba_list("dst")? },
+        "simple_copy" => Op::SimpleCopy { ranges: f.ranges("ranges")?, sdlba: f.req_u64("sdlba")? },
+        "tl_open" => {
+            let zslba = f.req_u64("zslba")?;
+            let valid = match f.obj.get("valid") {
+                None => Vec::new(),
+                Some(v) => valid_bitmap(v, nr_zone_blocks)?,
+            };
+            Op::TlOpen { zslba, valid }
+        }
+        "identify_mapping" => Op::IdentifyMapping,
         _ => unreachable!("op_keys accepted it"),
     };
     let pattern = match f.u64("pattern")? {
@@ -217,6 +308,7 @@ pub fn run_trace<R: BufRead, W: Write>(
     let mut text = String::new();
     let mut line_no = 0usize;
     let nr_zones = device.layout().zones;
+    let nr_zone_blocks = device.layout().zcap_lbas;
     loop {
         text.clear();
         let read = std::io::Read::take(&mut input, LINE_BYTES_MAX as u64 + 1).read_line(&mut text);
@@ -242,7 +334,7 @@ pub fn run_trace<R: BufRead, W: Write>(
         if text.trim().is_empty() {
             continue;
         }
-        let line = match parse_line(text.trim(), nr_zones) {
+        let line = match parse_line(text.trim(), nr_zones, nr_zone_blocks) {
             Ok(l) => l,
             Err(message) => {
                 out.flush()?;
@@ -284,21 +376,25 @@ fn execute(device: &mut Device, line: &Line, submit_ns: Nanos) -> (Map<String, V
     }
     map.insert("op".into(), line.name.as_str().into());
     let payload = line.pattern.map_or(Payload::None, Payload::Pattern);
-    let cmd = match line.op {
+    let cmd = match &line.op {
         Op::Identify => Command::Identify,
-        Op::Write { slba, nlb } => Command::Write { slba, nlb, payload },
-        Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
-        Op::Append { zslba, nlb } => Command::Append { zslba, nlb, payload },
-        Op::Read { slba, nlb } => Command::Read { slba, nlb },
-        Op::ZoneMgmt { action, slba, select_all } => Command::ZoneMgmtSend { action, slba, select_all },
-        Op::Report { slba, filter, max_zones, partial } => Command::ReportZones { slba, filter, max_zones, partial },
-        Op::SetZoneState { slba, state } => {
+        &Op::Write { slba, nlb } => Command::Write { slba, nlb, payload },
+        &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
+        &Op::Append { zslba, nlb } => Command::Append { zslba, nlb, payload },
+        &Op::Read { slba, nlb } => Command::Read { slba, nlb },
+        &Op::ZoneMgmt { action, slba, select_all } => Command::ZoneMgmtSend { action, slba, select_all },
+        &Op::Report { slba, filter, max_zones, partial } => Command::ReportZones { slba, filter, max_zones, partial },
+        Op::ZoneCompaction { src, dst } => Command::ZoneCompaction { src, dst },
+        Op::SimpleCopy { ranges, sdlba } => Command::SimpleCopy { ranges, sdlba: *sdlba },
+        Op::TlOpen { zslba, valid } => Command::TlOpen { zslba: *zslba, valid },
+        Op::IdentifyMapping => Command::IdentifyMapping,
+        &Op::SetZoneState { slba, state } => {
             let status = device.set_zone_state(slba, state).err().unwrap_or(Status::Success);
             status_fields(&mut map, status);
             times(&mut map, submit_ns, submit_ns);
             return (map, submit_ns);
         }
-        Op::Wait { ns } => {
+        &Op::Wait { ns } => {
             status_fields(&mut map, Status::Success);
             times(&mut map, submit_ns, submit_ns + ns);
             return (map, submit_ns + ns);
@@ -335,6 +431,14 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
                 "lba_bytes": id.lba_bytes, "nsze": id.nsze, "zsze": id.zsze, "zcap": id.zcap,
                 "nr_zones": id.nr_zones, "nr_conventional_zones": id.nr_conventional_zones,
                 "mar": id.mar, "mor": id.mor, "zasl_bytes": id.zasl_bytes, "mdts_bytes": id.mdts_bytes,
+            });
+            map.extend(v.as_object().expect("object literal").clone());
+        }
+        CmdResult::Mapping(m) => {
+            let v = json!({
+                "lbas_per_chunk": m.lbas_per_chunk,
+                "chip_id": {"shift": m.chip_id_shift, "bits": m.chip_id_bits},
+                "fcg_id": {"shift": m.fcg_id_shift, "bits": m.fcg_id_bits},
             });
             map.extend(v.as_object().expect("object literal").clone());
         }
@@ -437,7 +541,17 @@ mod tests {
             ("{\"op\":\"identify\",\"at_ns\":18446744073709551615}", "horizon"),
             ("{\"op\":\"wait\",\"ns\":18446744073709551615}", "horizon"),
         ];
-        for (bad, needle) in cases {
+        let znsplus_cases = [
+            ("{\"op\":\"zone_compaction\",\"src\":[0]}", "missing \"dst\""),
+            ("{\"op\":\"zone_compaction\",\"src\":[-1],\"dst\":[0]}", "non-negative integers"),
+            ("{\"op\":\"zone_compaction\",\"src\":5,\"dst\":[0]}", "must be an array"),
+            ("{\"op\":\"simple_copy\",\"ranges\":[[0]],\"sdlba\":0}", "[slba, nlb] pairs"),
+            ("{\"op\":\"simple_copy\",\"ranges\":[[0,4294967296]],\"sdlba\":0}", "[slba, nlb] pairs"),
+            ("{\"op\":\"tl_open\",\"zslba\":0,\"valid\":[[3,2]]}", "[start, end) pairs"),
+            ("{\"op\":\"tl_open\",\"zslba\":0,\"valid\":[1000000]}", "below"),
+            ("{\"op\":\"tl_open\",\"valid\":[]}", "missing \"zslba\""),
+        ];
+        for (bad, needle) in cases.into_iter().chain(znsplus_cases) {
             let trace = format!("{{\"op\":\"identify\"}}\n{bad}\n{{\"op\":\"identify\"}}\n");
             let (out, r) = run(&trace);
             assert_eq!(out.lines().count(), 1, "results before the bad line only: {bad}");
@@ -450,6 +564,33 @@ mod tests {
         }
     }
 
+    #[test]
+    fn znsplus_commands_in_traces() {
+        let (out, r) = run(concat!(
+            "{\"op\":\"write\",\"slba\":0,\"nlb\":16,\"pattern\":7}\n",
+            "{\"op\":\"identify_mapping\"}\n",
+            "{\"op\":\"zone_compaction\",\"src\":[0,1,2],\"dst\":[256,258,259],\"async\":true}\n",
+            "{\"op\":\"read\",\"slba\":256,\"nlb\":4}\n",
+            "{\"op\":\"simple_copy\",\"ranges\":[[0,2],[8,2]],\"sdlba\":512}\n",
+            "{\"op\":\"simple_copy\",\"ranges\":[[0,2]],\"sdlba\":520}\n",
+            "{\"op\":\"tl_open\",\"zslba\":0,\"valid\":[0,[4,8]]}\n",
+            "{\"op\":\"write\",\"slba\":1,\"nlb\":3,\"pattern\":9}\n",
+            "{\"op\":\"read\",\"slba\":0,\"nlb\":1}\n",
+            "{\"op\":\"report_zones\",\"slba\":0,\"max\":1}\n",
+        ));
+        assert_eq!(r.unwrap().errors, 1);
+        let l: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(l[1]["chip_id"]["bits"], 4, "16 dies per zone");
+        assert_eq!(l[1]["lbas_per_chunk"], 4);
+        assert_eq!(l[2]["status"], "success");
+        assert!(l[3]["complete_ns"].as_u64() >= l[2]["complete_ns"].as_u64(), "the read waits for the copy");
+        assert_eq!(l[3]["pattern"], "mixed", "copied blocks and a zero hole");
+        assert_eq!(l[4]["status"], "success");
+        assert_eq!((l[5]["status"].as_str(), l[5]["sc"].as_u64()), (Some("zone_invalid_write"), Some(0xBC)));
+        assert_eq!(l[8]["pattern"], 7, "valid block 0 plugged");
+        assert_eq!(l[9]["zones"][0]["wp"], 4, "PPA-ordered plugging (the default) leaves it at the write's end");
+    }
+
     proptest::proptest! {
         #[test]
         fn arbitrary_input_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
@@ -459,7 +600,7 @@ mod tests {
 
         #[test]
         fn command_sequences_never_panic(
-            cmds in proptest::collection::vec((0usize..9, proptest::prelude::any::<u64>(), 0u64..300, 0usize..5, proptest::prelude::any::<bool>()), 1..40),
+            cmds in proptest::collection::vec((0usize..13, proptest::prelude::any::<u64>(), 0u64..300, 0usize..5, proptest::prelude::any::<bool>()), 1..40),
         ) {
             // Valid lines with arbitrary values, so that they reach the device.
             let actions = ["open", "close", "finish", "reset", "offline"];
@@ -475,6 +616,10 @@ mod tests {
                     5 => format!("{{\"op\":\"report_zones\",\"slba\":{slba},\"max\":{n},\"partial\":{flag}}}"),
                     6 => format!("{{\"op\":\"set_zone_state\",\"slba\":{},\"state\":\"read_only\"}}", (a % 5) * 256),
                     7 => format!("{{\"op\":\"wait\",\"ns\":{}}}", if flag { a >> (n % 64) } else { n }),
+                    9 => format!("{{\"op\":\"zone_compaction\",\"src\":[{},{}],\"dst\":[{slba},{}]}}", a % 1100, n, slba + n % 3 + 1),
+                    10 => format!("{{\"op\":\"simple_copy\",\"ranges\":[[{},{}]],\"sdlba\":{slba}}}", a % 1100, n % 20),
+                    11 => format!("{{\"op\":\"tl_open\",\"zslba\":{},\"valid\":[[0,{}]],\"async\":{flag}}}", (a % 5) * 256, n % 128 + 1),
+                    12 => "{\"op\":\"identify_mapping\"}".to_string(),
                     _ => format!("{{\"op\":\"identify\",\"at_ns\":{}}}", if flag { a >> (n % 64) } else { a % 1_000_000_000 }),
                 };
                 trace.push_str(&line);

@@ -1,0 +1,190 @@
+//! zone_compaction (ZNS+ IZC, seed 002 §3.2.1) and NVMe Simple Copy.
+//!
+//! Both copy block `src[i]` to LBA `dst[i]` inside the device. Destination
+//! rules (checked in this order, after the list checks):
+//! 1. lists of equal length, 1..=`copy_blocks_max` blocks -> invalid_field;
+//!    an LBA beyond the namespace -> lba_out_of_range; a source in an offline
+//!    zone -> zone_is_offline.
+//! 2. every destination in one zone, else zone_boundary_error; a conventional
+//!    zone -> invalid_zone_operation; then the write state checks (full, read
+//!    only, offline).
+//! 3. destinations strictly increasing and at or past the write pointer, and
+//!    in a TL_opened zone only invalid blocks -> else zone_invalid_write. Simple
+//!    Copy must start at the write pointer of a normal zone (it writes like a
+//!    Write). Past the zone capacity -> zone_boundary_error.
+//! 4. resources as for a Write (the destination zone opens implicitly).
+//!
+//! Blocks the destinations skip read as zeros in a normal zone; in a
+//! TL_opened zone valid ones are plugged. Sources are read as they are when
+//! the command is accepted. The completion comes when every copied block is
+//! programmed or, for the last partial unit, in the write buffer.
+
+use crate::command::{CmdResult, SourceRange};
+use crate::device::{Accepted, Device};
+use crate::status::Status;
+use crate::zone::{ZoneState, ZoneType};
+use zonelab_sim::Nanos;
+
+impl Device {
+    pub(crate) fn zone_compaction(&mut self, ready_ns: Nanos, src: &[u64], dst: &[u64]) -> (Status, Nanos, CmdResult) {
+        match self.accept_copy(src, dst, false) {
+            Err(status) => self.fail(ready_ns, status),
+            Ok(accepted) => {
+                self.znsplus.compactions += 1;
+                let fw_end = self.firmware.reserve(ready_ns, accepted.firmware_ns);
+                (Status::Success, self.run_copy(fw_end, src, dst), accepted.result)
+            }
+        }
+    }
+
+    pub(crate) fn simple_copy(
+        &mut self,
+        ready_ns: Nanos,
+        ranges: &[SourceRange],
+        sdlba: u64,
+    ) -> (Status, Nanos, CmdResult) {
+        let z = &self.config.znsplus;
+        let blocks: u64 = ranges.iter().map(|r| u64::from(r.nlb)).sum();
+        if ranges.is_empty()
+            || ranges.len() > z.copy_ranges_max as usize
+            || ranges.iter().any(|r| r.nlb == 0)
+            || blocks > u64::from(z.copy_blocks_max)
+        {
+            return self.fail(ready_ns, Status::InvalidField);
+        }
+        let nsze = self.nsze();
+        let in_range = |slba: u64, n: u64| slba.checked_add(n).is_some_and(|end| end <= nsze);
+        if !ranges.iter().all(|r| in_range(r.slba, u64::from(r.nlb))) || !in_range(sdlba, blocks) {
+            return self.fail(ready_ns, Status::LbaOutOfRange);
+        }
+        let src: Vec<u64> = ranges.iter().flat_map(|r| r.slba..r.slba + u64::from(r.nlb)).collect();
+        let dst: Vec<u64> = (sdlba..sdlba + blocks).collect();
+        match self.accept_copy(&src, &dst, true) {
+            Err(status) => self.fail(ready_ns, status),
+            Ok(accepted) => {
+                self.znsplus.simple_copies += 1;
+                let fw_end = self.firmware.reserve(ready_ns, accepted.firmware_ns);
+                (Status::Success, self.run_copy(fw_end, &src, &dst), accepted.result)
+            }
+        }
+    }
+
+    /// The checks of the module comment; on success the destination zone is
+    /// admitted for writing.
+    fn accept_copy(&mut self, src: &[u64], dst: &[u64], simple: bool) -> Result<Accepted, Status> {
+        let z = &self.config.znsplus;
+        if src.len() != dst.len() || src.is_empty() || src.len() > z.copy_blocks_max as usize {
+            return Err(Status::InvalidField);
+        }
+        let nsze = self.nsze();
+        if src.iter().chain(dst).any(|&lba| lba >= nsze) {
+            return Err(Status::LbaOutOfRange);
+        }
+        if src.iter().any(|&lba| self.zones.state(self.zones.zone_of(lba)) == ZoneState::Offline) {
+            return Err(Status::ZoneIsOffline);
+        }
+        let zone = self.zones.zone_of(dst[0]);
+        if dst.iter().any(|&lba| self.zones.zone_of(lba) != zone) {
+            return Err(Status::ZoneBoundaryError);
+        }
+        if self.zones.zone_type(zone) == ZoneType::Conventional {
+            return Err(Status::InvalidZoneOperation);
+        }
+        self.zones.check_writable(zone)?;
+        let (zslba, wp) = (self.zones.zslba(zone), self.zones.wp(zone));
+        let increasing = dst.windows(2).all(|w| w[0] < w[1]);
+        let invalid_write = match self.tl.get(&zone) {
+            Some(tl) => dst.iter().any(|&lba| tl.is_valid(lba - zslba)),
+            None => simple && dst[0] != wp,
+        };
+        if !increasing || dst[0] < wp || invalid_write {
+            return Err(Status::ZoneInvalidWrite);
+        }
+        if dst[dst.len() - 1] >= zslba + self.layout.zcap_lbas {
+            return Err(Status::ZoneBoundaryError);
+        }
+        let admission = self.zones.admit_write(zone)?;
+        self.note_auto_close(admission.auto_closed);
+        let implicit_ns = if admission.implicitly_opened { self.config.controller.implicit_open_write_ns } else { 0 };
+        let z = &self.config.znsplus;
+        let firmware_ns = z.copy_ns + z.copy_per_block_ns * src.len() as u64 + implicit_ns;
+        Ok(Accepted { firmware_ns, result: CmdResult::None })
+    }
+
+    /// Runs an accepted copy from `at_ns`: destination chunk by destination
+    /// chunk, a copyback where the rule allows, else through the controller.
+    fn run_copy(&mut self, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos {
+        let zone = self.zones.zone_of(dst[0]);
+        let zslba = self.zones.zslba(zone);
+        let per_chunk = self.layout.lbas_per_chunk;
+        // Data mode: the sources as they are now, before the copy moves anything.
+        let snapshot: Vec<Vec<u8>> =
+            self.data.as_ref().map_or_else(Vec::new, |d| src.iter().map(|&l| d.block_copy(l)).collect());
+        let mut done_ns = at_ns;
+        let mut i = 0;
+        while i < dst.len() {
+            let chunk = (dst[i] - zslba) / per_chunk;
+            let j = i + dst[i..].iter().take_while(|&&d| (d - zslba) / per_chunk == chunk).count();
+            done_ns = done_ns.max(self.fill_gap(zone, dst[i] - zslba, at_ns));
+            let whole = j - i == per_chunk as usize
+                && src[i].is_multiple_of(per_chunk)
+                && src[i..j].iter().enumerate().all(|(k, &s)| s == src[i] + k as u64);
+            let blocks = snapshot.get(i..j);
+            match if whole { self.try_copyback(zone, src[i], at_ns) } else { None } {
+                Some(t) => {
+                    done_ns = done_ns.max(t);
+                    for (k, &d) in dst[i..j].iter().enumerate() {
+                        self.store_copy(d, blocks.map(|b| &b[k][..]));
+                    }
+                }
+                None => {
+                    let t = self.copy_through_controller(zone, &src[i..j], &dst[i..j], blocks, at_ns);
+                    done_ns = done_ns.max(t);
+                }
+            }
+            i = j;
+        }
+        let wp = self.zones.wp(zone);
+        self.zones.advance_wp(zone, dst[dst.len() - 1] + 1 - wp);
+        self.after_wp_moved(zone, at_ns);
+        done_ns.max(self.op_done_max_ns)
+    }
+
+    /// Copies the blocks of one destination chunk through the controller:
+    /// each distinct source chunk is read once; skipped blocks between
+    /// destinations are zero-filled or plugged.
+    fn copy_through_controller(
+        &mut self,
+        zone: u32,
+        src: &[u64],
+        dst: &[u64],
+        blocks: Option<&[Vec<u8>]>,
+        at_ns: Nanos,
+    ) -> Nanos {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let zslba = self.zones.zslba(zone);
+        let chunk_bytes = self.chunk_bytes();
+        let mut reads: Vec<(u64, Nanos)> = Vec::with_capacity(src.len());
+        for &s in src {
+            if !reads.iter().any(|&(c, _)| c == s / per_chunk) {
+                reads.push((s / per_chunk, self.fetch(s, at_ns, chunk_bytes)));
+            }
+        }
+        let ready_ns = reads.iter().map(|&(_, t)| t).fold(at_ns, Nanos::max);
+        let mut done_ns = ready_ns;
+        for (k, &d) in dst.iter().enumerate() {
+            self.fill_gap(zone, d - zslba, at_ns);
+            done_ns = done_ns.max(self.take_in_copy(zone, 1, ready_ns, at_ns));
+            self.store_copy(d, blocks.map(|b| &b[k][..]));
+        }
+        self.znsplus.read_program_blocks += dst.len() as u64;
+        done_ns
+    }
+
+    /// Data mode: block `lba` now holds `bytes`.
+    fn store_copy(&mut self, lba: u64, bytes: Option<&[u8]>) {
+        if let (Some(d), Some(b)) = (self.data.as_mut(), bytes) {
+            d.write(lba, 1, crate::command::Payload::Bytes(b));
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! ZNS+ (seed 002, OSDI'21): the device does the copies of a log-structured
+//! file system's segment compaction and threaded logging.
+//!
+//! - [`compaction`]: `zone_compaction` (block `src[i]` to LBA `dst[i]`,
+//!   destinations sparse) and NVMe Simple Copy (one contiguous destination).
+//! - [`threaded_logging`]: `TL_open`, the LogFBG and internal plugging, LBA- or
+//!   PPA-ordered.
+//! - [`identify_mapping`]: where a chunk's chip is in its address.
+//!
+//! Every internal copy moves one chunk (flash page) at a time: by copyback
+//! when the whole chunk is copied, source and destination sit on the same
+//! die, a program unit is one page, and the source's copyback chain is below
+//! `znsplus.copyback_chain_max`; otherwise read into the controller and
+//! programmed from there (two channel transfers, no host link). Copies are
+//! reserved on the flash timelines when the command is accepted, so host
+//! commands submitted later queue behind them only on the dies and channels
+//! they share.
+
+pub mod compaction;
+pub mod identify_mapping;
+pub mod threaded_logging;
+
+use crate::device::{Device, Source};
+use crate::mapping::ChunkLocation;
+use zonelab_sim::Nanos;
+
+/// Largest zone capacity TL_open takes (its bitmap is kept per zone).
+pub const TL_ZONE_BLOCKS_MAX: u64 = 1 << 24;
+
+/// What the ZNS+ commands did, in blocks (logical blocks).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ZnsPlusCounters {
+    pub compactions: u64,
+    pub simple_copies: u64,
+    pub tl_opens: u64,
+    /// Blocks copied inside the device (compaction, Simple Copy, plugging) by copyback.
+    pub copyback_blocks: u64,
+    /// Blocks copied inside the device by a read into the controller and a program.
+    pub read_program_blocks: u64,
+    /// Valid blocks plugged into a LogFBG when the write pointer passed them.
+    pub plugged_blocks_foreground: u64,
+    /// Valid blocks plugged ahead of the write pointer while their die was idle.
+    pub plugged_blocks_background: u64,
+}
+
+impl ZnsPlusCounters {
+    /// Share of internally copied blocks that went by copyback.
+    pub fn copyback_ratio(&self) -> f64 {
+        let total = self.copyback_blocks + self.read_program_blocks;
+        if total == 0 {
+            0.0
+        } else {
+            self.copyback_blocks as f64 / total as f64
+        }
+    }
+}
+
+/// A TL_opened zone: new data goes to the zone's LogFBG (its current block
+/// group); blocks at or above the write pointer are read from the original.
+#[derive(Debug, Clone)]
+pub struct TlZone {
+    pub(crate) original_fbg: u32,
+    /// LBAs of the zone held by the original block group.
+    pub(crate) original_lbas: u64,
+    /// Valid bitmap over the zone capacity.
+    valid: Vec<u64>,
+    pub(crate) opened_ns: Nanos,
+    zcap_lbas: u64,
+}
+
+impl TlZone {
+    pub(crate) fn new(original_fbg: u32, original_lbas: u64, valid: &[u64], opened_ns: Nanos, zcap_lbas: u64) -> Self {
+        let words = zcap_lbas.div_ceil(64) as usize;
+        assert!(valid.len() <= words, "the caller checked the bitmap length");
+        let mut bits = valid.to_vec();
+        bits.resize(words, 0);
+        Self { original_fbg, original_lbas, valid: bits, opened_ns, zcap_lbas }
+    }
+
+    pub(crate) fn is_valid(&self, offset: u64) -> bool {
+        offset < self.zcap_lbas && self.valid[(offset / 64) as usize] >> (offset % 64) & 1 == 1
+    }
+
+    pub(crate) fn count_valid(&self, offset: u64, lbas: u64) -> u64 {
+        (offset..offset + lbas).filter(|&o| self.is_valid(o)).count() as u64
+    }
+
+    pub(crate) fn any_valid(&self, offset: u64, lbas: u64) -> bool {
+        (offset..offset + lbas).any(|o| self.is_valid(o))
+    }
+
+    /// First invalid block at or after `offset`, or the zone capacity.
+    pub(crate) fn next_invalid(&self, offset: u64) -> u64 {
+        (offset..self.zcap_lbas).find(|&o| !self.is_valid(o)).unwrap_or(self.zcap_lbas)
+    }
+
+    /// One past the last valid block (0 if none).
+    pub(crate) fn valid_end(&self) -> u64 {
+        (0..self.zcap_lbas).rev().find(|&o| self.is_valid(o)).map_or(0, |o| o + 1)
+    }
+}
+
+impl Device {
+    /// Copies the chunk holding `src_lba` (whole and chunk-aligned) into the
+    /// zone's next chunk by copyback, if the rule allows it: one-page program
+    /// units, a source in flash on the destination's die, and a copyback chain
+    /// below the limit. Returns when the copy is programmed.
+    pub(crate) fn try_copyback(&mut self, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<Nanos> {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let chain_max = self.config.znsplus.copyback_chain_max;
+        let g = self.flash.geometry();
+        if chain_max == 0 || g.planes_per_die != 1 || g.oneshot_pages != 1 {
+            return None;
+        }
+        assert!(src_lba.is_multiple_of(per_chunk), "copyback copies whole chunks");
+        let Source::Flash { loc, ready_ns } = self.source_of(src_lba, at_ns) else {
+            return None;
+        };
+        let io = &self.zone_io[zone as usize];
+        assert!(io.filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
+        let unit = self.mapping.unit_of_chunk(io.filled_lbas / per_chunk);
+        assert_eq!(unit, io.flushed_units, "one-page units are programmed as they fill");
+        let (addr, first_page) = self.mapping.unit_target(zone, unit);
+        if addr.die != loc.die || self.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page) >= chain_max {
+            return None;
+        }
+        let done_ns = self
+            .flash
+            .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)
+            .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+        self.op_done_max_ns = self.op_done_max_ns.max(done_ns);
+        self.zone_io[zone as usize].preprogrammed.insert(unit);
+        self.fill(zone, per_chunk, done_ns);
+        self.zone_io[zone as usize].push_gate(done_ns, at_ns);
+        self.znsplus.copyback_blocks += per_chunk;
+        Some(done_ns)
+    }
+
+    /// Takes `lbas` copied blocks, in the controller from `ready_ns` on, into
+    /// the zone at its fill point; reads wait until they are in.
+    pub(crate) fn take_in_copy(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, at_ns: Nanos) -> Nanos {
+        let t = self.take_in(zone, lbas, ready_ns, false);
+        self.zone_io[zone as usize].push_gate(ready_ns, at_ns);
+        t
+    }
+
+    /// Where a read of `lba` would find its data in flash now: `None` when
+    /// it is in the controller or reads as zeros. During threaded logging
+    /// this is the LogFBG below the write pointer and the original above it.
+    pub fn flash_location(&self, lba: u64) -> Option<ChunkLocation> {
+        match self.source_of(lba, self.last_submit_ns) {
+            Source::Flash { loc, .. } => Some(loc),
+            Source::Zeros | Source::Controller { .. } => None,
+        }
+    }
+
+    /// Bytes of one chunk (a flash page).
+    pub(crate) fn chunk_bytes(&self) -> u32 {
+        u32::try_from(self.layout.lbas_per_chunk * self.layout.lba_bytes).expect("a chunk is one flash page")
+    }
+}

@@ -1,0 +1,322 @@
+//! TL_open and internal plugging (ZNS+ threaded logging, seed 002 §3.2.2).
+//!
+//! State rules (where the paper leaves a choice):
+//! - TL_open accepts a sequential zone that is Empty, opened, Closed or Full
+//!   and not already TL_opened; Read Only and Offline -> zone_invalid_state_transition;
+//!   conventional (or a zone over 2^24 blocks) -> invalid_zone_operation; SLBA not a zone start or a valid
+//!   bit at or past the zone's write pointer (no data there) -> invalid_field;
+//!   no spare block group left for the LogFBG -> too_many_active_zones.
+//!   Resources as for Open (a Full zone needs an active and an open one, like an
+//!   Empty zone); the zone becomes Explicitly Opened, so it is never auto-closed.
+//! - The write pointer restarts at the zone start and new data goes to a LogFBG.
+//!   Writes (and copy destinations) must be at or past the write pointer and
+//!   on invalid blocks only, else zone_invalid_write; Zone Append ->
+//!   invalid_zone_operation (the host picks threaded-logging LBAs itself).
+//! - Blocks a write skips are plugged: valid ones copied from the original
+//!   block group, invalid ones read as zeros. LBA-ordered plugging also moves
+//!   the write pointer over the valid blocks that follow each write (and that
+//!   start the zone); PPA-ordered plugging leaves the write pointer at the end
+//!   of the write and copies fully valid chunks ahead of it while their die is
+//!   idle, in page order.
+//! - Close plugs up to the last valid block (the zone is Full if that reaches
+//!   its capacity, else Closed); Finish plugs them too and the zone is Full.
+//!   Either way the LogFBG replaces the original, which is erased and becomes
+//!   a spare. Reset and Offline drop both.
+//!
+//! "Idle" for PPA-ordered plugging is judged when a command is submitted: a
+//! die whose timeline is free before that moment plugs, from the moment it
+//! became free, the fully valid chunks next in its flash block.
+
+use crate::command::CmdResult;
+use crate::config::Plugging;
+use crate::device::Device;
+
+use crate::status::Status;
+use crate::znsplus::{TlZone, TL_ZONE_BLOCKS_MAX};
+use crate::zone::{ZoneState, ZoneType};
+use zonelab_sim::Nanos;
+
+impl Device {
+    pub(crate) fn tl_open(&mut self, ready_ns: Nanos, zslba: u64, valid: &[u64]) -> (Status, Nanos, CmdResult) {
+        match self.accept_tl_open(zslba, valid) {
+            Err(status) => self.fail(ready_ns, status),
+            Ok(zone) => {
+                let fw_end = self.firmware.reserve(ready_ns, self.config.znsplus.tl_open_ns);
+                self.start_threaded_logging(zone, valid, fw_end);
+                (Status::Success, fw_end, CmdResult::None)
+            }
+        }
+    }
+
+    fn accept_tl_open(&mut self, zslba: u64, valid: &[u64]) -> Result<u32, Status> {
+        if zslba >= self.nsze() {
+            return Err(Status::LbaOutOfRange);
+        }
+        let zone = self.zones.zone_of(zslba);
+        if self.zones.zslba(zone) != zslba {
+            return Err(Status::InvalidField);
+        }
+        if self.zones.zone_type(zone) == ZoneType::Conventional || self.layout.zcap_lbas > TL_ZONE_BLOCKS_MAX {
+            return Err(Status::InvalidZoneOperation);
+        }
+        let written_lbas = self.zones.wp(zone) - zslba;
+        let words = self.layout.zcap_lbas.div_ceil(64) as usize;
+        let beyond_data = valid.iter().enumerate().any(|(w, &bits)| {
+            let first = w as u64 * 64;
+            let mask = if first >= written_lbas {
+                u64::MAX
+            } else {
+                u64::MAX.checked_shl((written_lbas - first) as u32).unwrap_or(0)
+            };
+            bits & mask != 0
+        });
+        if valid.len() > words || beyond_data {
+            return Err(Status::InvalidField);
+        }
+        let state = self.zones.state(zone);
+        if self.tl.contains_key(&zone) || matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
+            return Err(Status::ZoneInvalidStateTransition);
+        }
+        if !self.mapping.has_free_fbg(zone) {
+            return Err(Status::TooManyActiveZones);
+        }
+        let auto_closed = self.zones.tl_open(zone)?;
+        self.note_auto_close(auto_closed);
+        Ok(zone)
+    }
+
+    /// Moves the zone to a LogFBG: the original keeps what the zone held.
+    fn start_threaded_logging(&mut self, zone: u32, valid: &[u64], at_ns: Nanos) {
+        self.flush_partial_units(zone, at_ns);
+        let original_fbg = self.mapping.fbg_of_zone(zone);
+        let log_fbg = self.mapping.take_free_fbg(zone).expect("checked when accepted");
+        debug_assert!(self
+            .mapping
+            .fcg_dies(zone)
+            .all(|die| self.mapping.fbg_blocks(log_fbg).all(|b| self.flash.pages_written(die, 0, b) == 0)));
+        self.mapping.set_zone_fbg(zone, log_fbg);
+        // The LogFBG starts empty; the original's programs are on the flash timelines.
+        let original_lbas = std::mem::take(&mut self.zone_io[zone as usize]).filled_lbas;
+        if let Some(d) = self.data.as_mut() {
+            d.tl_open(zone);
+        }
+        let tl = TlZone::new(original_fbg, original_lbas, valid, at_ns, self.layout.zcap_lbas);
+        self.tl.insert(zone, tl);
+        self.znsplus.tl_opens += 1;
+        self.after_wp_moved(zone, at_ns);
+    }
+
+    /// Brings the zone's data up to zone offset `to` from its fill point:
+    /// in a TL_opened zone valid blocks are plugged from the original block
+    /// group and invalid ones read as zeros; elsewhere skipped blocks read as
+    /// zeros. Returns when the plugged data is in.
+    pub(crate) fn fill_gap(&mut self, zone: u32, to: u64, at_ns: Nanos) -> Nanos {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let zslba = self.zones.zslba(zone);
+        let mut done_ns = at_ns;
+        // Bound: every pass fills at least one block of the zone.
+        for _ in 0..=self.layout.zcap_lbas {
+            let from = self.zone_io[zone as usize].filled_lbas;
+            if from >= to {
+                break;
+            }
+            let end = to.min((from / per_chunk + 1) * per_chunk);
+            let valid: Vec<bool> = match self.tl.get(&zone) {
+                Some(tl) => (from..end).map(|o| tl.is_valid(o)).collect(),
+                None => vec![false; (end - from) as usize],
+            };
+            let valid_lbas = valid.iter().filter(|&&v| v).count() as u64;
+            let t = if valid_lbas == per_chunk {
+                self.plug_whole_chunk(zone, from, at_ns)
+            } else if valid_lbas > 0 {
+                let ready_ns = self.fetch(zslba + from, at_ns, self.chunk_bytes());
+                self.take_in_copy(zone, end - from, ready_ns, at_ns);
+                self.znsplus.read_program_blocks += valid_lbas;
+                self.znsplus.plugged_blocks_foreground += valid_lbas;
+                ready_ns
+            } else {
+                self.take_in(zone, end - from, at_ns, false)
+            };
+            done_ns = done_ns.max(t);
+            if let Some(d) = self.data.as_mut() {
+                for (o, v) in (from..end).zip(valid) {
+                    d.plug(zslba + o, v);
+                }
+            }
+        }
+        done_ns
+    }
+
+    /// Plugs the fully valid chunk at zone offset `from` (the fill point),
+    /// unless it was plugged ahead already.
+    fn plug_whole_chunk(&mut self, zone: u32, from: u64, at_ns: Nanos) -> Nanos {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let unit = self.mapping.unit_of_chunk(from / per_chunk);
+        if self.zone_io[zone as usize].preprogrammed.contains(&unit) {
+            self.fill(zone, per_chunk, at_ns);
+            return at_ns;
+        }
+        self.znsplus.plugged_blocks_foreground += per_chunk;
+        let src_lba = self.zones.zslba(zone) + from;
+        if let Some(done_ns) = self.try_copyback(zone, src_lba, at_ns) {
+            return done_ns;
+        }
+        let ready_ns = self.fetch(src_lba, at_ns, self.chunk_bytes());
+        self.take_in_copy(zone, per_chunk, ready_ns, at_ns);
+        self.znsplus.read_program_blocks += per_chunk;
+        ready_ns
+    }
+
+    /// LBA-ordered plugging: the write pointer of an open TL_opened zone moves
+    /// over the valid blocks that follow it.
+    pub(crate) fn plug_following(&mut self, zone: u32, at_ns: Nanos) {
+        if self.config.znsplus.plugging != Plugging::Lba || !self.zones.state(zone).is_open() {
+            return;
+        }
+        let Some(tl) = self.tl.get(&zone) else {
+            return;
+        };
+        let zslba = self.zones.zslba(zone);
+        let wp = self.zones.wp(zone);
+        let to = tl.next_invalid(wp - zslba);
+        self.move_wp_to(zone, to, at_ns);
+    }
+
+    /// Plugs the zone's data and moves its write pointer up to zone offset `to`.
+    fn move_wp_to(&mut self, zone: u32, to: u64, at_ns: Nanos) {
+        let wp = self.zones.wp(zone);
+        let target = self.zones.zslba(zone) + to;
+        if target > wp {
+            self.fill_gap(zone, to, at_ns);
+            self.zones.advance_wp(zone, target - wp);
+        }
+    }
+
+    /// Plugs every valid block left (Close and Finish).
+    pub(crate) fn tl_plug_all(&mut self, zone: u32, at_ns: Nanos) {
+        let tl = self.tl.get(&zone).expect("a TL_opened zone");
+        debug_assert!(self.zones.state(zone).is_open(), "TL_opened zones stay open");
+        let to = tl.valid_end();
+        self.move_wp_to(zone, to, at_ns);
+    }
+
+    /// Close of a TL_opened zone: plug the rest, then the LogFBG takes over.
+    pub(crate) fn tl_close(&mut self, zone: u32, at_ns: Nanos) {
+        self.tl_plug_all(zone, at_ns);
+        if self.zones.state(zone) == ZoneState::Full {
+            self.after_wp_moved(zone, at_ns);
+        } else {
+            self.zones.close(zone).expect("an open zone closes");
+            self.tl_finalize(zone, at_ns);
+        }
+    }
+
+    /// The LogFBG replaces the original block group, which is erased and spared.
+    pub(crate) fn tl_finalize(&mut self, zone: u32, at_ns: Nanos) {
+        let tl = self.tl.remove(&zone).expect("a TL_opened zone");
+        self.erase_fbg(zone, tl.original_fbg, at_ns);
+        self.mapping.release_fbg(zone, tl.original_fbg);
+        if let Some(d) = self.data.as_mut() {
+            d.tl_close(zone);
+        }
+    }
+
+    /// Reset or offline: the original block group goes back to the spares.
+    pub(crate) fn tl_drop(&mut self, zone: u32, at_ns: Nanos) {
+        if self.tl.contains_key(&zone) {
+            self.tl_finalize(zone, at_ns);
+        }
+    }
+
+    /// PPA-ordered plugging in the background, judged at `now_ns`.
+    pub(crate) fn plug_background(&mut self, now_ns: Nanos) {
+        if self.config.znsplus.plugging != Plugging::Ppa || self.tl.is_empty() {
+            return;
+        }
+        let zones: Vec<u32> = self.tl.keys().copied().collect();
+        for zone in zones {
+            for die in self.mapping.fcg_dies(zone) {
+                self.plug_ahead_on_die(zone, die, now_ns);
+            }
+        }
+    }
+
+    /// While `die` was idle before `now_ns`, plugs the unit next in its
+    /// LogFBG block if all of it is fully valid and still ahead of the fill.
+    fn plug_ahead_on_die(&mut self, zone: u32, die: u32, now_ns: Nanos) {
+        let g = self.flash.geometry();
+        let units_per_die = u64::from(self.layout.fbg_blocks) * u64::from(g.pages_per_block / g.oneshot_pages);
+        for _ in 0..units_per_die {
+            let start_ns = self.flash.die_free_at_ns(die).max(self.tl[&zone].opened_ns);
+            if start_ns >= now_ns {
+                return;
+            }
+            let Some(unit) = self.next_unit_on_die(zone, die) else {
+                return;
+            };
+            if !self.pluggable_ahead(zone, unit) {
+                return;
+            }
+            self.plug_unit_ahead(zone, unit, start_ns);
+        }
+    }
+
+    /// The LogFBG unit that is next to program on `die` (in page order).
+    fn next_unit_on_die(&self, zone: u32, die: u32) -> Option<u64> {
+        let g = self.flash.geometry();
+        let rows_per_block = u64::from(g.pages_per_block / g.oneshot_pages);
+        let fbg = self.mapping.fbg_of_zone(zone);
+        let die_in_fcg = u64::from(die - self.mapping.fcg_dies(zone).start);
+        let d = u64::from(self.mapping.d_zone());
+        self.mapping.fbg_blocks(fbg).enumerate().find_map(|(b, block)| {
+            let written = self.flash.pages_written(die, 0, block);
+            (written < g.pages_per_block)
+                .then(|| (b as u64 * rows_per_block + u64::from(written / g.oneshot_pages)) * d + die_in_fcg)
+        })
+    }
+
+    /// Every chunk of `unit` is fully valid, held by the original block group,
+    /// and not reached by the fill.
+    fn pluggable_ahead(&self, zone: u32, unit: u64) -> bool {
+        let tl = &self.tl[&zone];
+        let per_chunk = self.layout.lbas_per_chunk;
+        let filled = self.zone_io[zone as usize].filled_lbas;
+        let (first, last) = self.mapping.unit_chunk_span(unit);
+        (first..=last).step_by(self.mapping.d_zone() as usize).all(|c| {
+            let (start, end) = (c * per_chunk, (c + 1) * per_chunk);
+            start >= filled && end <= tl.original_lbas && tl.count_valid(start, per_chunk) == per_chunk
+        })
+    }
+
+    /// Copies `unit` from the original block group to the LogFBG from `start_ns`.
+    fn plug_unit_ahead(&mut self, zone: u32, unit: u64, start_ns: Nanos) {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let original_fbg = self.tl[&zone].original_fbg;
+        let (first, last) = self.mapping.unit_chunk_span(unit);
+        let chunks: Vec<u64> = (first..=last).step_by(self.mapping.d_zone() as usize).collect();
+        let (addr, first_page) = self.mapping.unit_target(zone, unit);
+        let src = self.mapping.locate_in(zone, original_fbg, first);
+        let blocks = chunks.len() as u64 * per_chunk;
+        let g = self.flash.geometry();
+        let one_page_units = g.planes_per_die == 1 && g.oneshot_pages == 1;
+        let chain_ok =
+            self.flash.copyback_chain(src.die, src.plane, src.block, src.page) < self.config.znsplus.copyback_chain_max;
+        if one_page_units && chain_ok {
+            self.flash
+                .copyback(start_ns, src.die, src.block, src.page, addr, first_page)
+                .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+            self.znsplus.copyback_blocks += blocks;
+        } else {
+            let chunk_bytes = self.chunk_bytes();
+            let mut ready_ns = start_ns;
+            for &c in &chunks {
+                let loc = self.mapping.locate_in(zone, original_fbg, c);
+                ready_ns = ready_ns.max(self.flash.read(start_ns, loc.die, loc.plane, chunk_bytes));
+            }
+            self.flash.program(ready_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+            self.znsplus.read_program_blocks += blocks;
+        }
+        self.zone_io[zone as usize].preprogrammed.insert(unit);
+        self.znsplus.plugged_blocks_background += blocks;
+    }
+}

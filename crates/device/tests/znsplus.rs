@@ -1,0 +1,271 @@
+//! ZNS+ commands: when copyback is chosen, PPA-ordered plugging, read routing
+//! during threaded logging, and the NVMe statuses of bad input.
+
+use zonelab_device::*;
+
+/// The `mlc` preset (16 one-plane dies, 16 KiB pages = 4 LBAs per chunk)
+/// with D_zone = 4, so zones `z` and `z + 4` share a flash chip group, and
+/// 64-chunk zones.
+fn device(chain_max: u32, plugging: &str, data: bool) -> Device {
+    let opts = DeviceOptions {
+        zones: Some(16),
+        zone_size_bytes: Some(1 << 20),
+        data,
+        sets: vec![
+            ("mapping.d_zone".into(), "4".into()),
+            ("znsplus.copyback_chain_max".into(), chain_max.to_string()),
+            ("znsplus.plugging".into(), plugging.into()),
+            ("namespace.max_open_zones".into(), "0".into()),
+            ("namespace.max_active_zones".into(), "0".into()),
+        ],
+        ..Default::default()
+    };
+    Device::new(opts.apply(preset("mlc").unwrap()).unwrap()).unwrap()
+}
+
+const ZSZE: u64 = 256;
+const CHUNK: u64 = 4;
+
+struct Run {
+    dev: Device,
+    now: u64,
+}
+
+impl Run {
+    fn new(dev: Device) -> Self {
+        Self { dev, now: 0 }
+    }
+    fn cmd(&mut self, cmd: &Command<'_>) -> Completion {
+        let c = self.dev.submit(self.now, cmd, None);
+        self.now = c.complete_ns;
+        c
+    }
+    fn ok(&mut self, cmd: &Command<'_>) -> Completion {
+        let c = self.cmd(cmd);
+        assert_eq!(c.status, Status::Success, "{cmd:?}");
+        c
+    }
+    fn write(&mut self, slba: u64, nlb: u32, pattern: u8) -> Completion {
+        self.ok(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern) })
+    }
+    fn mgmt(&mut self, action: ZoneAction, slba: u64) -> Completion {
+        self.ok(&Command::ZoneMgmtSend { action, slba, select_all: false })
+    }
+    fn compact(&mut self, src: &[u64], dst: &[u64]) -> Completion {
+        self.ok(&Command::ZoneCompaction { src, dst })
+    }
+    /// Lets every flash operation finish (an Identify marks the moment).
+    fn settle(&mut self) {
+        self.now += 100_000_000;
+        self.ok(&Command::Identify);
+    }
+    fn read_pattern(&mut self, slba: u64, nlb: u32) -> ReadPattern {
+        match self.ok(&Command::Read { slba, nlb }).result {
+            CmdResult::Read(p) => p,
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+fn counters(r: &Run) -> (u64, u64) {
+    let z = r.dev.znsplus_counters();
+    (z.copyback_blocks, z.read_program_blocks)
+}
+
+#[test]
+fn copyback_exactly_when_whole_chunk_same_die_and_chain_allows() {
+    let mut r = Run::new(device(2, "lba", false));
+    // Zone 0 holds 32 chunks (programmed); zone 4 shares its chip group, zone 1 does not.
+    r.write(0, 128, 1);
+    r.settle();
+    let chunk = |zone: u64, c: u64| -> Vec<u64> { (0..CHUNK).map(|i| zone * ZSZE + c * CHUNK + i).collect() };
+    // Whole chunk 0 -> chunk 0 of zone 4: same die (0 mod 4): copyback, no channel traffic.
+    let channel_before = r.dev.flash_counters().channel_bytes;
+    let link_before = r.dev.counters().host_read_bytes + r.dev.counters().host_write_bytes;
+    r.compact(&chunk(0, 0), &chunk(4, 0));
+    assert_eq!(counters(&r), (4, 0));
+    assert_eq!(r.dev.flash_counters().channel_bytes, channel_before);
+    assert_eq!(r.dev.flash_counters().copybacks, 1);
+    // Chunk 5 (die 1) -> chunk 1 of zone 4 (die 1): copyback.
+    r.compact(&chunk(0, 5), &chunk(4, 1));
+    assert_eq!(counters(&r), (8, 0));
+    // Chunk 2 (die 2) -> chunk 2 of zone 1: another chip group: read + program.
+    r.compact(&chunk(0, 2), &chunk(1, 0));
+    assert_eq!(counters(&r), (8, 4));
+    // Chunk 3 (die 3) -> chunk 2 of zone 4 (die 2): other die.
+    r.compact(&chunk(0, 3), &chunk(4, 2));
+    assert_eq!(counters(&r), (8, 8));
+    // Three blocks of a chunk: not the whole chunk.
+    r.compact(&chunk(0, 7)[..3], &chunk(4, 3)[..3]);
+    assert_eq!(counters(&r), (8, 11));
+    // Whole chunk, same die, but the blocks in another order: the page cannot be copied as is.
+    let mut shuffled = chunk(0, 8);
+    shuffled.swap(0, 1);
+    r.compact(&shuffled, &chunk(4, 4));
+    assert_eq!(counters(&r), (8, 15));
+    // Source not in flash yet (still in the write buffer): read from the controller.
+    r.write(2 * ZSZE, 2, 9);
+    r.compact(&[2 * ZSZE, 2 * ZSZE + 1, 0, 1], &chunk(4, 5));
+    assert_eq!(counters(&r), (8, 19));
+    // Chain limit 2: zone 4 chunk 0 (chain 1) -> zone 8 chunk 0 (chain 2) -> zone 12: through the controller.
+    r.settle();
+    r.compact(&chunk(4, 0), &chunk(8, 0));
+    assert_eq!(counters(&r), (12, 19));
+    r.settle();
+    r.compact(&chunk(8, 0), &chunk(12, 0));
+    assert_eq!(counters(&r), (12, 23), "chain limit reached: the controller re-checks the data");
+    // The host link carried none of it.
+    assert_eq!(r.dev.counters().host_read_bytes + r.dev.counters().host_write_bytes, link_before + 2 * 4096);
+}
+
+#[test]
+fn copyback_disabled_and_copy_costs_follow_the_timing() {
+    let mut with = Run::new(device(4, "lba", false));
+    let mut without = Run::new(device(0, "lba", false));
+    let src: Vec<u64> = (0..64).collect();
+    let dst: Vec<u64> = (4 * ZSZE..4 * ZSZE + 64).collect();
+    let mut times = Vec::new();
+    for r in [&mut with, &mut without] {
+        r.write(0, 64, 3);
+        r.settle();
+        let c = r.compact(&src, &dst);
+        times.push(c.latency_ns());
+    }
+    assert_eq!(counters(&with), (64, 0));
+    assert_eq!(counters(&without), (0, 64));
+    // 16 chunks on 4 dies: 4 per die. Copyback: read + program; through the
+    // controller adds two 24 µs transfers per chunk.
+    assert!(times[0] < times[1], "{times:?}");
+    assert!(times[0] >= 4 * (35_000 + 390_000), "{times:?}");
+}
+
+#[test]
+fn reads_go_to_the_logfbg_below_the_write_pointer_and_the_original_above() {
+    for plugging in ["lba", "ppa"] {
+        let mut r = Run::new(device(4, plugging, true));
+        for c in 0..16u64 {
+            r.write(c * CHUNK, CHUNK as u32, 10 + c as u8);
+        }
+        r.mgmt(ZoneAction::Finish, 0);
+        r.settle();
+        let original_block = r.dev.flash_location(40).unwrap().block;
+        // Valid: chunks 0 and 1, block 9; everything else may be overwritten.
+        let valid = [0xFFu64 | 1 << 9];
+        r.ok(&Command::TlOpen { zslba: 0, valid: &valid });
+        let wp = r.dev.zones().wp(0);
+        assert_eq!(wp, if plugging == "lba" { 8 } else { 0 }, "{plugging}");
+        // Overwrite blocks 10..13, skipping invalid 8 and valid 9 (and in PPA mode valid 0..8).
+        r.write(10, 3, 99);
+        assert_eq!(r.dev.zones().wp(0), 13);
+        assert_eq!(r.read_pattern(0, 4), ReadPattern::Uniform(10), "{plugging}: plugged valid chunk");
+        assert_eq!(r.read_pattern(8, 1), ReadPattern::Uniform(0), "{plugging}: skipped invalid block");
+        assert_eq!(r.read_pattern(9, 1), ReadPattern::Uniform(12), "{plugging}: plugged valid block");
+        assert_eq!(r.read_pattern(10, 3), ReadPattern::Uniform(99));
+        // Above the write pointer: the original block group, old data.
+        assert_eq!(r.read_pattern(40, 4), ReadPattern::Uniform(20));
+        r.settle();
+        let below = r.dev.flash_location(0).unwrap();
+        let above = r.dev.flash_location(40).unwrap();
+        assert_eq!(above.block, original_block, "{plugging}");
+        assert_ne!(below.block, original_block, "{plugging}: the LogFBG");
+        // Close: the LogFBG replaces the original; what was above reads as zeros.
+        r.mgmt(ZoneAction::Close, 0);
+        assert!(!r.dev.is_tl_opened(0));
+        assert_eq!(r.dev.zones().state(0), ZoneState::Closed);
+        assert_eq!(r.read_pattern(40, 4), ReadPattern::Uniform(0));
+        assert_eq!(r.read_pattern(9, 1), ReadPattern::Uniform(12));
+        r.settle();
+        assert_eq!(r.dev.flash_location(0).unwrap().block, below.block);
+        let z = r.dev.znsplus_counters();
+        assert_eq!(z.plugged_blocks_foreground + z.plugged_blocks_background, 9, "{plugging}: {z:?}");
+    }
+}
+
+#[test]
+fn ppa_ordered_plugging_copies_ahead_in_page_order() {
+    let mut r = Run::new(device(8, "ppa", true));
+    r.write(0, 128, 5);
+    r.write(128, 128, 6);
+    r.settle();
+    // Every other chunk fully valid: the invalid ones will be overwritten.
+    let mut valid = [0u64; 4];
+    for c in (0..64u64).step_by(2) {
+        for b in c * CHUNK..(c + 1) * CHUNK {
+            valid[(b / 64) as usize] |= 1 << (b % 64);
+        }
+    }
+    r.ok(&Command::TlOpen { zslba: 0, valid: &valid });
+    // The dies are idle: the next command lets them plug ahead.
+    r.settle();
+    let bg = r.dev.znsplus_counters().plugged_blocks_background;
+    // Chunk c is on die c mod 4: dies 0 and 2 hold only valid chunks and plug
+    // ahead while idle; dies 1 and 3 hold only chunks the host will overwrite.
+    assert!(bg > 0, "background plugging ran");
+    for c in (1..64u64).step_by(2) {
+        r.write(c * CHUNK, CHUNK as u32, 7);
+        r.settle();
+    }
+    r.mgmt(ZoneAction::Finish, 0);
+    let z = r.dev.znsplus_counters();
+    assert_eq!(z.plugged_blocks_background + z.plugged_blocks_foreground, 128, "{z:?}");
+    assert!(z.plugged_blocks_background > 64, "idle dies plug most chunks ahead: {z:?}");
+    for c in 0..64u64 {
+        let expect = if c % 2 == 0 {
+            if c < 32 {
+                5
+            } else {
+                6
+            }
+        } else {
+            7
+        };
+        assert_eq!(r.read_pattern(c * CHUNK, CHUNK as u32), ReadPattern::Uniform(expect), "chunk {c}");
+    }
+    // Every die's LogFBG block was programmed in page order, every page once.
+    let block = r.dev.flash_location(0).unwrap().block;
+    for die in 0..4 {
+        assert_eq!(r.dev.flash().pages_written(die, 0, block), 16, "die {die}");
+    }
+}
+
+#[test]
+fn bad_input_gets_nvme_statuses() {
+    let mut r = Run::new(device(4, "lba", false));
+    r.write(0, 8, 1);
+    let cases: Vec<(Command<'_>, Status)> = vec![
+        (Command::ZoneCompaction { src: &[0, 1], dst: &[ZSZE] }, Status::InvalidField),
+        (Command::ZoneCompaction { src: &[], dst: &[] }, Status::InvalidField),
+        (Command::ZoneCompaction { src: &[0], dst: &[16 * ZSZE] }, Status::LbaOutOfRange),
+        (Command::ZoneCompaction { src: &[0, 1], dst: &[ZSZE, 2 * ZSZE] }, Status::ZoneBoundaryError),
+        (Command::ZoneCompaction { src: &[0, 1], dst: &[ZSZE + 1, ZSZE] }, Status::ZoneInvalidWrite),
+        (Command::ZoneCompaction { src: &[0], dst: &[3] }, Status::ZoneInvalidWrite),
+        (Command::SimpleCopy { ranges: &[SourceRange { slba: 0, nlb: 2 }], sdlba: ZSZE + 1 }, Status::ZoneInvalidWrite),
+        (Command::SimpleCopy { ranges: &[SourceRange { slba: 0, nlb: 0 }], sdlba: ZSZE }, Status::InvalidField),
+        (
+            Command::SimpleCopy { ranges: &[SourceRange { slba: 0, nlb: 4 }], sdlba: 2 * ZSZE - 2 },
+            Status::ZoneBoundaryError,
+        ),
+        (Command::TlOpen { zslba: 1, valid: &[] }, Status::InvalidField),
+        (Command::TlOpen { zslba: 0, valid: &[1 << 8] }, Status::InvalidField),
+        (Command::TlOpen { zslba: 0, valid: &[0; 5] }, Status::InvalidField),
+        (Command::TlOpen { zslba: 16 * ZSZE, valid: &[] }, Status::LbaOutOfRange),
+    ];
+    for (cmd, status) in cases {
+        assert_eq!(r.cmd(&cmd).status, status, "{cmd:?}");
+    }
+    // A TL_opened zone: no append, writes only to invalid blocks at or past the write pointer.
+    r.ok(&Command::TlOpen { zslba: 0, valid: &[0b1100] });
+    assert_eq!(r.dev.zones().wp(0), 0);
+    assert_eq!(
+        r.cmd(&Command::Append { zslba: 0, nlb: 1, payload: Payload::None }).status,
+        Status::InvalidZoneOperation
+    );
+    assert_eq!(r.cmd(&Command::Write { slba: 2, nlb: 2, payload: Payload::None }).status, Status::ZoneInvalidWrite);
+    assert_eq!(r.cmd(&Command::TlOpen { zslba: 0, valid: &[] }).status, Status::ZoneInvalidStateTransition);
+    r.write(4, 1, 2);
+    assert_eq!(r.dev.zones().wp(0), 5, "write pointer past the plugged blocks 2, 3");
+    assert_eq!(r.cmd(&Command::Write { slba: 1, nlb: 1, payload: Payload::None }).status, Status::ZoneInvalidWrite);
+    assert_eq!(r.cmd(&Command::ZoneCompaction { src: &[0], dst: &[3] }).status, Status::ZoneInvalidWrite);
+    r.ok(&Command::ZoneCompaction { src: &[0], dst: &[7] });
+    assert_eq!(r.dev.zones().wp(0), 8);
+}
