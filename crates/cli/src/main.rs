@@ -49,8 +49,23 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Rerun an experiment of the seed papers and print its table.
+    Reproduce {
+        #[command(subcommand)]
+        experiment: Experiment,
+    },
     /// Measure the simulator itself: simulated commands per wall-clock second.
     Bench(bench::BenchArgs),
+}
+
+#[derive(Subcommand)]
+enum Experiment {
+    /// Seed 002: in-storage copy (copyback) against host read-then-write, for TLC, MLC and ZNAND.
+    CopyOffload {
+        /// Blocks copied.
+        #[arg(long, default_value_t = 2048)]
+        blocks: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -133,6 +148,11 @@ fn run(cli: Cli) -> Result<(), UserError> {
         }
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
         Cmd::Run { args } => run::run(&args),
+        Cmd::Reproduce { experiment: Experiment::CopyOffload { blocks } } => {
+            let rows = zonelab_experiments::copy_offload::copy_offload(blocks).map_err(UserError)?;
+            print!("{}", zonelab_experiments::copy_offload::render(&rows));
+            Ok(())
+        }
     }
 }
 

@@ -648,9 +648,9 @@ fn verify_reads_back_what_was_written() {
 }
 
 #[test]
-fn verify_detects_data_overwritten_behind_the_job() {
-    // Corrupting is not possible from the outside during a run; instead a
-    // zone finished by another job is rewritten after a reset and still verifies.
+fn verify_after_a_wrap_reads_back_only_the_current_data() {
+    // A time_based job that wraps over one zone resets it; what was written
+    // before the reset is gone and is not verified.
     let mut dev = device_with(DeviceOptions { data: true, ..Default::default() });
     let set = job_set(&format!(
         "--name=v --rw=write --bs=128k {ZBD} --iodepth=4 --offset=1z --size=1z --time_based --runtime=60ms --verify=crc32c"
