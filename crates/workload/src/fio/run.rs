@@ -785,9 +785,8 @@ impl<'a> Engine<'a> {
     fn fill_verify(&self, buffer: &mut [u8], verify: Verify, slba: u64, nlb: u32) {
         // An append lands at the write pointer the zone view planned for it,
         // which is the `slba` the request carries.
-        let base = slba;
         for (i, block) in buffer.chunks_mut(self.lba_bytes as usize).take(nlb as usize).enumerate() {
-            let lba = base + i as u64;
+            let lba = slba + i as u64;
             let generation = self.zone_generation[(lba / self.zones.zone_lbas) as usize];
             verify::fill_block(block, verify, self.verify_seed, lba, generation);
         }
