@@ -46,7 +46,7 @@ impl Engine<'_> {
         let slba = self.plain_offset(t, ddir, nlb);
         let op = if ddir == DDIR_READ { RequestOp::Read } else { RequestOp::Write };
         let zone = Some(self.zones.zone_of(slba));
-        Next::Io { ddir, op, slba, nlb, zone, kind: IoKind::Data }
+        Next::Io(Planned { ddir, op, slba, nlb, zone, kind: IoKind::Data })
     }
 
     /// zonemode=none: sequential offsets wrap at the end of the range; random
@@ -107,7 +107,7 @@ impl Engine<'_> {
                 }
                 self.threads[t as usize].cursor_written = true;
                 let slba = self.zones.reserve(zone, u64::from(nlb));
-                return Next::Io { ddir: DDIR_WRITE, op: RequestOp::Write, slba, nlb, zone: Some(zone), kind };
+                return Next::Io(Planned { ddir: DDIR_WRITE, op: RequestOp::Write, slba, nlb, zone: Some(zone), kind });
             }
             let must_be_empty = management && room < self.zones.zcap_lbas;
             let threshold = random && room < self.zones.zcap_lbas && self.over_reset_threshold(t);
@@ -122,7 +122,7 @@ impl Engine<'_> {
             if opening {
                 self.zone_opener[zone as usize] = t;
             }
-            return Next::Io { ddir: DDIR_WRITE, op, slba, nlb, zone: Some(zone), kind };
+            return Next::Io(Planned { ddir: DDIR_WRITE, op, slba, nlb, zone: Some(zone), kind });
         }
         Next::End
     }
@@ -222,14 +222,7 @@ impl Engine<'_> {
                 let unit = (job.bs[DDIR_READ].min_bytes / self.lba_bytes).max(1);
                 let slots = (limit - zslba - nlb64) / unit + 1;
                 let slba = zslba + thread.rng.below(slots) * unit;
-                return Next::Io {
-                    ddir: DDIR_READ,
-                    op: RequestOp::Read,
-                    slba,
-                    nlb,
-                    zone: Some(zone),
-                    kind: IoKind::Data,
-                };
+                return read_at(slba, nlb, zone);
             }
             let cursor = thread.seq_next[DDIR_READ].max(zslba);
             if step > 0 || cursor < zslba || cursor >= zslba + self.zones.zone_lbas {
@@ -238,14 +231,7 @@ impl Engine<'_> {
             let slba = thread.seq_next[DDIR_READ];
             if slba + nlb64 <= limit {
                 thread.seq_next[DDIR_READ] = slba + nlb64;
-                return Next::Io {
-                    ddir: DDIR_READ,
-                    op: RequestOp::Read,
-                    slba,
-                    nlb,
-                    zone: Some(zone),
-                    kind: IoKind::Data,
-                };
+                return read_at(slba, nlb, zone);
             }
             let next = if zone + 1 >= end { first } else { zone + 1 };
             thread.seq_next[DDIR_READ] = self.zones.zslba(next);
@@ -274,6 +260,17 @@ impl Engine<'_> {
             };
         }
         let slba = self.zones.zslba(zone);
-        Next::Io { ddir: DDIR_TRIM, op: RequestOp::ZoneReset, slba, nlb, zone: Some(zone), kind: IoKind::TrimReset }
+        Next::Io(Planned {
+            ddir: DDIR_TRIM,
+            op: RequestOp::ZoneReset,
+            slba,
+            nlb,
+            zone: Some(zone),
+            kind: IoKind::TrimReset,
+        })
     }
+}
+
+fn read_at(slba: u64, nlb: u32, zone: u32) -> Next {
+    Next::Io(Planned { ddir: DDIR_READ, op: RequestOp::Read, slba, nlb, zone: Some(zone), kind: IoKind::Data })
 }

@@ -5,7 +5,7 @@
 
 use super::job::*;
 use super::run::RunResult;
-use super::stats::{DirStats, JobStats, LatStat};
+use super::stats::{DirStats, JobStats, LatStat, RateSamples};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
@@ -336,25 +336,21 @@ fn normal_dir(out: &mut String, name: &str, dir: &DirStats, stats: &JobStats, pe
         let _ = writeln!(out, "     | {}{tail}", cells.join(", "));
     }
     if dir.bw_kib.count > 0 {
-        let _ = writeln!(
-            out,
-            "   bw (  KiB/s): min={}, max={}, avg={:.2}, stdev={:.2}, samples={}",
-            dir.bw_kib.min,
-            dir.bw_kib.max,
-            dir.bw_kib.mean(),
-            dir.bw_kib.stddev(),
-            dir.bw_kib.count
-        );
-        let _ = writeln!(
-            out,
-            "   iops        : min={}, max={}, avg={:.2}, stdev={:.2}, samples={}",
-            dir.iops.min,
-            dir.iops.max,
-            dir.iops.mean(),
-            dir.iops.stddev(),
-            dir.iops.count
-        );
+        rate_line(out, "   bw (  KiB/s)", &dir.bw_kib);
+        rate_line(out, "   iops        ", &dir.iops);
     }
+}
+
+fn rate_line(out: &mut String, label: &str, samples: &RateSamples) {
+    let _ = writeln!(
+        out,
+        "{label}: min={}, max={}, avg={:.2}, stdev={:.2}, samples={}",
+        samples.min,
+        samples.max,
+        samples.mean(),
+        samples.stddev(),
+        samples.count
+    );
 }
 
 fn normal_entry(out: &mut String, entry: &Entry<'_>) {

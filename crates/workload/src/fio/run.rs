@@ -98,16 +98,20 @@ struct Io {
     verify_error: bool,
 }
 
+/// A request a thread is about to issue.
+#[derive(Debug, Clone, Copy)]
+struct Planned {
+    ddir: usize,
+    op: RequestOp,
+    slba: u64,
+    nlb: u32,
+    zone: Option<u32>,
+    kind: IoKind,
+}
+
 /// What a thread does next.
 enum Next {
-    Io {
-        ddir: usize,
-        op: RequestOp,
-        slba: u64,
-        nlb: u32,
-        zone: Option<u32>,
-        kind: IoKind,
-    },
+    Io(Planned),
     Wait(Nanos),
     /// Quiesce, then reset this zone (fio's reset of a full zone before writing it).
     Reset(u32),
@@ -508,16 +512,16 @@ impl<'a> Engine<'a> {
                     return;
                 }
                 if let Some(zone) = thread.pending_reset.take() {
-                    self.issue(
-                        now,
-                        t,
-                        DDIR_WRITE,
-                        RequestOp::ZoneReset,
-                        self.zones.zslba(zone),
-                        0,
-                        Some(zone),
-                        IoKind::ResetForWrite,
-                    );
+                    let slba = self.zones.zslba(zone);
+                    let reset = Planned {
+                        ddir: DDIR_WRITE,
+                        op: RequestOp::ZoneReset,
+                        slba,
+                        nlb: 0,
+                        zone: Some(zone),
+                        kind: IoKind::ResetForWrite,
+                    };
+                    self.issue(now, t, reset);
                     continue;
                 }
                 self.finish_issuing(now, t);
@@ -527,8 +531,8 @@ impl<'a> Engine<'a> {
                 return;
             }
             match self.next_io(now, t) {
-                Next::Io { ddir, op, slba, nlb, zone, kind } => {
-                    self.issue(now, t, ddir, op, slba, nlb, zone, kind);
+                Next::Io(planned) => {
+                    self.issue(now, t, planned);
                     let job = &self.set.jobs[self.threads[t as usize].spec];
                     if job.thinktime_ns > 0 {
                         self.threads[t as usize].think_pending = true;
@@ -580,7 +584,15 @@ impl<'a> Engine<'a> {
                 if head < nlb {
                     thread.verify_ranges.push((slba + u64::from(head), nlb - head));
                 }
-                self.issue(now, t, DDIR_READ, RequestOp::Read, slba, head, None, IoKind::VerifyRead);
+                let read = Planned {
+                    ddir: DDIR_READ,
+                    op: RequestOp::Read,
+                    slba,
+                    nlb: head,
+                    zone: None,
+                    kind: IoKind::VerifyRead,
+                };
+                self.issue(now, t, read);
             }
             if self.threads[t as usize].inflight > 0 {
                 return;
@@ -608,18 +620,8 @@ impl<'a> Engine<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn issue(
-        &mut self,
-        now: Nanos,
-        t: u32,
-        ddir: usize,
-        op: RequestOp,
-        slba: u64,
-        nlb: u32,
-        zone: Option<u32>,
-        kind: IoKind,
-    ) {
+    fn issue(&mut self, now: Nanos, t: u32, planned: Planned) {
+        let Planned { ddir, op, slba, nlb, zone, kind } = planned;
         let thread = &mut self.threads[t as usize];
         let bytes = u64::from(nlb) * self.lba_bytes;
         if matches!(kind, IoKind::Data | IoKind::TrimReset | IoKind::OpenBlock) {
@@ -899,7 +901,16 @@ impl<'a> Engine<'a> {
                     self.soft_fill(now, t, chunk);
                 } else {
                     self.zones.set_full(zone);
-                    self.issue_chained(now, t, RequestOp::ZoneFinish, self.zones.zslba(zone), 0, zone, IoKind::Finish);
+                    let slba = self.zones.zslba(zone);
+                    let finish = Planned {
+                        ddir: DDIR_TRIM,
+                        op: RequestOp::ZoneFinish,
+                        slba,
+                        nlb: 0,
+                        zone: Some(zone),
+                        kind: IoKind::Finish,
+                    };
+                    self.issue_chained(now, t, finish);
                 }
             }
             IoKind::SoftFill => {
@@ -934,13 +945,21 @@ impl<'a> Engine<'a> {
             chunk.map_or(self.device.layout().mdts_lbas, |c| c.resolve(zone_bytes, zone_bytes) / self.lba_bytes);
         let nlb = chunk_lbas.clamp(1, self.device.layout().mdts_lbas.max(1)).min(room);
         let lba = self.zones.reserve(chain.zone, nlb);
-        self.issue_chained(now, t, RequestOp::Write, lba, nlb as u32, chain.zone, IoKind::SoftFill);
+        let fill = Planned {
+            ddir: DDIR_TRIM,
+            op: RequestOp::Write,
+            slba: lba,
+            nlb: nlb as u32,
+            zone: Some(chain.zone),
+            kind: IoKind::SoftFill,
+        };
+        self.issue_chained(now, t, fill);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn issue_chained(&mut self, now: Nanos, t: u32, op: RequestOp, slba: u64, nlb: u32, zone: u32, kind: IoKind) {
+    /// Issues a request of a chained operation without ending the chain.
+    fn issue_chained(&mut self, now: Nanos, t: u32, planned: Planned) {
         let chain = self.threads[t as usize].chain.take();
-        self.issue(now, t, DDIR_TRIM, op, slba, nlb, Some(zone), kind);
+        self.issue(now, t, planned);
         self.threads[t as usize].chain = chain;
     }
 }
