@@ -1,6 +1,16 @@
 //! `zonelab bench`: throughput of the simulator itself, and the memory a
 //! large device takes.
 
+/// Prints a line; a closed stdout (`zonelab bench | head`) ends quietly instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 use clap::Args;
 use std::time::Instant;
 use zonelab_device::{preset, Device, DeviceOptions};
@@ -28,14 +38,14 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         return Err("--commands must be at least 1".into());
     }
     let base = preset("zn540").expect("built-in preset");
-    println!("{:<24} {:>12} {:>10} {:>16} {:>14}", "scenario", "commands", "wall s", "commands/wall s", "sim MiB/s");
+    say!("{:<24} {:>12} {:>10} {:>16} {:>14}", "scenario", "commands", "wall s", "commands/wall s", "sim MiB/s");
     for s in Scenario::ALL {
         let mut dev = Device::new(base.clone()).map_err(|e| e.0)?;
         let t0 = Instant::now();
         let out = run_scenario(&mut dev, s, args.commands, 1);
         let wall = t0.elapsed().as_secs_f64();
         let sim_mib_s = out.bytes as f64 / (1 << 20) as f64 / (out.sim_ns as f64 / 1e9);
-        println!(
+        say!(
             "{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}",
             s.name(),
             out.commands,
@@ -52,14 +62,14 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     // Run some I/O so that buffers and timelines hold state, as in real use.
     let _ = run_scenario(&mut dev, Scenario::Write128kFourZones, 10_000, 1);
     match (before, peak_rss_kib()) {
-        (Some(b), Some(a)) => println!(
+        (Some(b), Some(a)) => say!(
             "memory: zn540 with {} zones of {} MiB (metadata mode): peak RSS {:.1} MiB (process peak before building it {:.1} MiB)",
             args.memory_zones,
             (dev.layout().zone_lbas * dev.layout().lba_bytes) >> 20,
             a as f64 / 1024.0,
             b as f64 / 1024.0
         ),
-        _ => println!("memory: peak RSS not available on this platform"),
+        _ => say!("memory: peak RSS not available on this platform"),
     }
     Ok(())
 }
@@ -89,7 +99,7 @@ fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64) -> Result<(), Str
     let done: u64 = result.threads.iter().map(|t| t.stats.dirs[1].total_ios).sum();
     let bytes: u64 = result.threads.iter().map(|t| t.stats.dirs[1].io_bytes).sum();
     let sim_mib_s = bytes as f64 / (1 << 20) as f64 / (result.end_ns.max(1) as f64 / 1e9);
-    println!(
+    say!(
         "{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}",
         "fio-run-write-4k-qd1",
         done,
