@@ -99,13 +99,6 @@ fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64) -> Result<(), Str
     let done: u64 = result.threads.iter().map(|t| t.stats.dirs[1].total_ios).sum();
     let bytes: u64 = result.threads.iter().map(|t| t.stats.dirs[1].io_bytes).sum();
     let sim_mib_s = bytes as f64 / (1 << 20) as f64 / (result.end_ns.max(1) as f64 / 1e9);
-    say!(
-        "{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}",
-        "fio-run-write-4k-qd1",
-        done,
-        wall,
-        done as f64 / wall,
-        sim_mib_s
-    );
+    say!("{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}", "fio-run-write-4k-qd1", done, wall, done as f64 / wall, sim_mib_s);
     Ok(())
 }
