@@ -113,6 +113,20 @@ pub struct MappingConfig {
     /// Zone interleaving degree D_zone: dies a zone's chunks are striped over.
     /// Must divide the number of dies; dies / D_zone flash chip groups result.
     pub d_zone: u32,
+    #[serde(default)]
+    pub zone_mapping: ZoneMapping,
+}
+
+/// How zones get flash block groups (seed 003).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZoneMapping {
+    /// Zone z always owns block group z / N_FCG of its chip group.
+    #[default]
+    Static,
+    /// A reset returns the zone's block group to its chip group's free list
+    /// (to be erased) and takes the longest-free one.
+    Dynamic,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,17 +174,112 @@ pub struct WriteBufferConfig {
     pub zone_buffer_bytes: u64,
 }
 
-/// Firmware time of zone management commands (a fixed cost each for now;
-/// finish additionally programs the zone's buffered data, reset erases the
-/// blocks that hold data in the background).
+/// Zone management: fixed firmware costs, and the designs of seed 003
+/// (ConfZNS++) for finish, reset and when erases happen. Management work
+/// runs as steps on the firmware core and the dies; with `host_priority`
+/// a host command arriving while it runs goes first at the next step
+/// boundary (seed 000 Obs 12-13, seed 003 Obs 1-4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManagementConfig {
     pub open_ns: Nanos,
     pub close_ns: Nanos,
+    /// Fixed firmware cost of a finish (mapping and zone-descriptor update).
     pub finish_ns: Nanos,
+    /// Fixed firmware cost of a reset.
     pub reset_ns: Nanos,
     pub offline_ns: Nanos,
+    /// Host commands take the firmware core and the dies before queued
+    /// management steps; false runs management work as soon as it is sent.
+    #[serde(default = "default_true")]
+    pub host_priority: bool,
+    /// Longest piece of management firmware work between two host commands.
+    #[serde(default = "default_slice_ns")]
+    pub slice_ns: Nanos,
+    #[serde(default)]
+    pub finish: FinishConfig,
+    #[serde(default)]
+    pub reset: ResetConfig,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_slice_ns() -> Nanos {
+    5_000
+}
+
+/// How a finish makes the rest of the zone's capacity unwritable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishDesign {
+    /// Program padding into the rest of the zone capacity, in requests of
+    /// `pad_bytes` with `pause_ns` between them.
+    Pad,
+    /// Only mark the unwritten capacity in the mapping: `map_per_lba_ns` of
+    /// firmware time per unwritten LBA; the partly written program units are
+    /// still padded.
+    Metadata,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinishConfig {
+    pub design: FinishDesign,
+    /// Bytes of padding one internal request programs (rounded up to whole
+    /// program units).
+    pub pad_bytes: u64,
+    /// Least time between the starts of two padding requests (a request
+    /// also waits until the die of its first unit is about to be free).
+    pub pause_ns: Nanos,
+    /// Host I/O pre-empts padding between requests (with `host_priority`).
+    pub preempt: bool,
+    pub map_per_lba_ns: Nanos,
+}
+
+impl Default for FinishConfig {
+    fn default() -> Self {
+        Self { design: FinishDesign::Metadata, pad_bytes: 0, pause_ns: 0, preempt: true, map_per_lba_ns: 0 }
+    }
+}
+
+/// Which blocks of a reset zone's block group are erased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EraseScope {
+    All,
+    /// Only blocks that hold data.
+    Data,
+}
+
+/// When a reset zone's blocks are erased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EraseAt {
+    /// Inside the reset command, before it completes.
+    Sync,
+    /// After the reset completes, while the dies are idle.
+    Async,
+    /// When a block is next programmed.
+    Deferred,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResetConfig {
+    pub erase: EraseScope,
+    pub erase_at: EraseAt,
+    /// Unmapping cost per written LBA (the metadata cost that grows with occupancy).
+    pub unmap_per_lba_ns: Nanos,
+    /// Tearing down an open or closed zone's write state (buffer, open
+    /// blocks, journal), which a finish or filling the zone already did.
+    pub active_ns: Nanos,
+}
+
+impl Default for ResetConfig {
+    fn default() -> Self {
+        Self { erase: EraseScope::Data, erase_at: EraseAt::Async, unmap_per_lba_ns: 0, active_ns: 0 }
+    }
 }
 
 /// Longest duration any one operation may take.
@@ -276,6 +385,11 @@ impl DeviceConfig {
         let extra = [
             ("management.close_ns", m.close_ns),
             ("management.offline_ns", m.offline_ns),
+            ("management.slice_ns", m.slice_ns),
+            ("management.finish.pause_ns", m.finish.pause_ns),
+            ("management.finish.map_per_lba_ns", m.finish.map_per_lba_ns),
+            ("management.reset.unmap_per_lba_ns", m.reset.unmap_per_lba_ns),
+            ("management.reset.active_ns", m.reset.active_ns),
             ("znsplus.copy_ns", z.copy_ns),
             ("znsplus.copy_per_block_ns", z.copy_per_block_ns),
             ("znsplus.tl_open_ns", z.tl_open_ns),
@@ -284,6 +398,15 @@ impl DeviceConfig {
             if ns > DURATION_NS_MAX {
                 return err(format!("{name} = {ns} ns is longer than one hour ({DURATION_NS_MAX} ns)"));
             }
+        }
+        if m.slice_ns == 0 {
+            return err("management.slice_ns must be positive: management work advances in slices of it");
+        }
+        if m.finish.design == FinishDesign::Pad && m.finish.pad_bytes == 0 {
+            return err("management.finish.pad_bytes must be positive with management.finish.design = \"pad\"");
+        }
+        if m.finish.pad_bytes > 1 << 30 {
+            return err(format!("management.finish.pad_bytes = {} is larger than 1 GiB", m.finish.pad_bytes));
         }
         if self.link.lanes == 0 || self.link.lane_bytes_per_s == 0 {
             return err("link.lanes and link.lane_bytes_per_s must be positive");

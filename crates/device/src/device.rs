@@ -11,6 +11,7 @@ use crate::buffer::ZoneBuffer;
 use crate::command::*;
 use crate::config::{DeviceConfig, Layout, Mode};
 use crate::data::DataStore;
+use crate::management::{Management, Phase};
 use crate::mapping::{ChunkLocation, Mapping};
 use crate::status::Status;
 use crate::znsplus::{TlZone, ZnsPlusCounters};
@@ -117,6 +118,7 @@ pub struct Device {
     /// Latest program end since the current command started (copies complete
     /// when their data is programmed).
     pub(crate) op_done_max_ns: Nanos,
+    pub(crate) management: Management,
 }
 
 /// The outcome of the checks and state change of a command, before timing.
@@ -156,6 +158,7 @@ impl Device {
             tl: BTreeMap::new(),
             znsplus: ZnsPlusCounters::default(),
             op_done_max_ns: 0,
+            management: Management::default(),
             layout,
             config,
         })
@@ -202,9 +205,10 @@ impl Device {
         self.data.as_ref().map_or(0, DataStore::bytes)
     }
 
-    /// Submits `cmd` at `submit_ns`; `read_out`, in data mode, receives the
-    /// data of a read.
-    pub fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+    /// Handles `cmd` at `submit_ns`; `read_out`, in data mode, receives the
+    /// data of a read. A finish or reset queues its work instead of
+    /// completing (see [`crate::management`]).
+    pub(crate) fn execute(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         assert!(submit_ns >= self.last_submit_ns, "commands must be submitted in time order");
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.last_submit_ns = submit_ns;
@@ -497,20 +501,30 @@ impl Device {
 
     /// Programs the zone's next unit once its data is in (or skips it if it
     /// was programmed without the buffer).
-    fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) {
+    pub(crate) fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
         let io = &mut self.zone_io[zone as usize];
         let unit = io.flushed_units;
         let ready_ns = io.unit_ready.remove(&unit).map_or(at_ns, |r| r.max(at_ns));
         io.flushed_units += 1;
         if io.preprogrammed.remove(&unit) {
-            return;
+            return ready_ns;
         }
         let (addr, first_page) = self.mapping.unit_target(zone, unit);
+        self.erase_before_program(addr, ready_ns);
         let done =
             self.flash.program(ready_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         self.op_done_max_ns = self.op_done_max_ns.max(done.done_ns);
         let io = &mut self.zone_io[zone as usize];
         io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
+        done.done_ns
+    }
+
+    pub(crate) fn program_unit_bytes(&self) -> u64 {
+        self.program_unit_bytes
+    }
+
+    pub(crate) fn count_pad_bytes(&mut self, bytes: u64) {
+        self.counters.pad_bytes += bytes;
     }
 
     /// Programs the units that hold buffered data but are not complete,
@@ -641,10 +655,23 @@ impl Device {
         if self.zones.zone_type(zone) == ZoneType::Conventional {
             return self.fail(ready_ns, Status::InvalidZoneOperation);
         }
-        match self.apply_action(ready_ns, action, zone) {
-            Ok(done) => (Status::Success, done, CmdResult::None),
+        let mut phases = Vec::new();
+        match self.apply_action(ready_ns, action, zone, &mut phases) {
+            Ok(done) => {
+                self.queue_management(done, action, phases);
+                (Status::Success, done, CmdResult::None)
+            }
             Err(status) => self.fail(ready_ns, status),
         }
+    }
+
+    /// Queues the work of an accepted finish or reset, if it has any.
+    fn queue_management(&mut self, ready_ns: Nanos, action: ZoneAction, phases: Vec<Phase>) {
+        if phases.is_empty() {
+            return;
+        }
+        let preempt = action != ZoneAction::Finish || self.config.management.finish.preempt;
+        self.queue_task(ready_ns, phases, preempt);
     }
 
     /// Select All: the action on every zone in a state it applies to, in zone
@@ -661,28 +688,40 @@ impl Device {
             ZoneAction::Offline => s == ZoneState::ReadOnly,
         };
         let mut done = self.firmware.reserve(ready_ns, self.config.controller.error_ns);
+        let mut phases = Vec::new();
         for zone in self.layout.conventional_zones..self.layout.zones {
             if !applies(self.zones.state(zone)) {
                 continue;
             }
-            match self.apply_action(done, action, zone) {
+            match self.apply_action(done, action, zone, &mut phases) {
                 Ok(t) => done = t,
-                Err(status) => return (status, done, CmdResult::None),
+                Err(status) => {
+                    assert!(phases.is_empty(), "finish and reset apply to every state Select All picks");
+                    return (status, done, CmdResult::None);
+                }
             }
         }
+        self.queue_management(done, action, phases);
         (Status::Success, done, CmdResult::None)
     }
 
     /// Applies `action` to one sequential zone at `ready_ns`; returns when its
-    /// firmware work is done.
-    fn apply_action(&mut self, ready_ns: Nanos, action: ZoneAction, zone: u32) -> Result<Nanos, Status> {
+    /// firmware work is done, or, for finish and reset, appends the work to
+    /// `phases` and returns `ready_ns`.
+    fn apply_action(
+        &mut self,
+        ready_ns: Nanos,
+        action: ZoneAction,
+        zone: u32,
+        phases: &mut Vec<Phase>,
+    ) -> Result<Nanos, Status> {
         let m = &self.config.management;
         let cost_ns = match action {
             ZoneAction::Open => m.open_ns,
             ZoneAction::Close => m.close_ns,
-            ZoneAction::Finish => m.finish_ns,
-            ZoneAction::Reset => m.reset_ns,
             ZoneAction::Offline => m.offline_ns,
+            ZoneAction::Finish => return self.finish_zone(ready_ns, zone, phases),
+            ZoneAction::Reset => return self.reset_zone(ready_ns, zone, phases),
         };
         match action {
             ZoneAction::Open => {
@@ -692,41 +731,43 @@ impl Device {
             // A TL_opened zone is always open, so closing it succeeds.
             ZoneAction::Close if self.tl.contains_key(&zone) => self.tl_close(zone, ready_ns),
             ZoneAction::Close => self.zones.close(zone)?,
-            ZoneAction::Offline => {
+            _ => {
                 self.zones.offline(zone)?;
                 self.discard_zone(zone);
             }
-            ZoneAction::Finish => {
-                let was_full = self.zones.state(zone) == ZoneState::Full;
-                if self.tl.contains_key(&zone) {
-                    self.tl_plug_all(zone, ready_ns);
-                }
-                self.zones.finish(zone)?;
-                if self.tl.contains_key(&zone) {
-                    self.tl_finalize(zone, ready_ns);
-                }
-                if !was_full {
-                    self.counters.finishes += 1;
-                }
-            }
-            ZoneAction::Reset => {
-                let was_empty = self.zones.state(zone) == ZoneState::Empty;
-                self.zones.reset(zone)?;
-                if !was_empty {
-                    self.counters.resets += 1;
-                }
-            }
         }
-        let done = self.firmware.reserve(ready_ns, cost_ns);
-        match action {
-            ZoneAction::Finish => self.flush_partial_units(zone, done),
-            ZoneAction::Reset => {
-                self.erase_zone_blocks(zone, done);
-                self.discard_zone(zone);
-            }
-            _ => {}
+        Ok(self.firmware.reserve(ready_ns, cost_ns))
+    }
+
+    fn finish_zone(&mut self, ready_ns: Nanos, zone: u32, phases: &mut Vec<Phase>) -> Result<Nanos, Status> {
+        let was_full = self.zones.state(zone) == ZoneState::Full;
+        if self.tl.contains_key(&zone) {
+            self.tl_plug_all(zone, ready_ns);
         }
-        Ok(done)
+        let old_wp = self.zones.finish(zone)?;
+        if self.tl.contains_key(&zone) {
+            self.tl_finalize(zone, ready_ns);
+        }
+        if !was_full {
+            self.counters.finishes += 1;
+            let written_lbas = old_wp - self.zones.zslba(zone);
+            phases.extend(self.finish_phases(zone, ready_ns, written_lbas));
+        }
+        Ok(ready_ns)
+    }
+
+    fn reset_zone(&mut self, ready_ns: Nanos, zone: u32, phases: &mut Vec<Phase>) -> Result<Nanos, Status> {
+        let old_state = self.zones.state(zone);
+        self.zones.reset(zone)?;
+        if old_state != ZoneState::Empty {
+            self.counters.resets += 1;
+        }
+        self.tl_drop(zone, ready_ns);
+        // What the host wrote is mapped; a finish's padding is not.
+        let written_lbas = self.zone_io[zone as usize].filled_lbas;
+        phases.extend(self.reset_phases(zone, ready_ns, old_state, written_lbas));
+        self.discard_zone(zone);
+        Ok(ready_ns)
     }
 
     /// Erases, from `at_ns` on, every block of the zone's group that holds data.
@@ -746,6 +787,7 @@ impl Device {
     }
 
     fn discard_zone(&mut self, zone: u32) {
+        self.cancel_padding(zone);
         self.tl_drop(zone, self.last_submit_ns);
         self.zone_io[zone as usize] = ZoneIo::default();
         if let Some(d) = self.data.as_mut() {
@@ -811,8 +853,11 @@ mod tests {
     }
 
     #[test]
-    fn finish_pads_exactly_the_partly_filled_units() {
-        let mut dev = zn540_small();
+    fn metadata_finish_pads_exactly_the_partly_filled_units() {
+        let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(64 << 20), ..Default::default() };
+        let mut config = opts.apply(preset("zn540").unwrap()).unwrap();
+        config.management.finish.design = crate::config::FinishDesign::Metadata;
+        let mut dev = Device::new(config).unwrap();
         let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None }, None);
         assert_eq!(dev.zone_io[0].buffer.occupied_bytes(), 4096);
         let f = dev.submit(

@@ -11,6 +11,7 @@ pub mod command;
 pub mod config;
 pub mod data;
 pub mod device;
+pub mod management;
 pub mod mapping;
 pub mod options;
 pub mod presets;
@@ -22,8 +23,12 @@ pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
     ZoneAction, ZoneDescriptor, ZoneReport,
 };
-pub use config::{ConfigError, DeviceConfig, Layout, Mode, Plugging, ZnsPlusConfig};
+pub use config::{
+    ConfigError, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, Layout, ManagementConfig, Mode,
+    Plugging, ResetConfig, ZnsPlusConfig, ZoneMapping,
+};
 pub use device::{Device, DeviceCounters};
+pub use management::{Started, Tag};
 pub use options::{load_device, parse_size, DeviceOptions};
 pub use presets::{preset, PRESET_NAMES};
 pub use status::Status;

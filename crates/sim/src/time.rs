@@ -98,6 +98,11 @@ impl ServerPool {
     pub fn busy_ns(&self) -> Nanos {
         self.servers.iter().map(Timeline::busy_ns).sum()
     }
+
+    /// When the first server frees up.
+    pub fn free_at_ns(&self) -> Nanos {
+        self.servers.iter().map(Timeline::free_at_ns).min().expect("at least one server")
+    }
 }
 
 #[cfg(test)]

@@ -124,6 +124,7 @@ impl Device {
         if addr.die != loc.die || self.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page) >= chain_max {
             return None;
         }
+        self.erase_before_program(addr, at_ns);
         let done_ns = self
             .flash
             .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)

@@ -296,6 +296,7 @@ impl Device {
         let chunks: Vec<u64> = (first..=last).step_by(self.mapping.d_zone() as usize).collect();
         let (addr, first_page) = self.mapping.unit_target(zone, unit);
         let src = self.mapping.locate_in(zone, original_fbg, first);
+        self.erase_before_program(addr, start_ns);
         let blocks = chunks.len() as u64 * per_chunk;
         let g = self.flash.geometry();
         let one_page_units = g.planes_per_die == 1 && g.oneshot_pages == 1;

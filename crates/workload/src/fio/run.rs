@@ -12,7 +12,8 @@ use super::job::*;
 use super::stats::JobStats;
 use super::verify;
 use super::zbd::ZoneView;
-use zonelab_device::{Command, Device, Mode, Payload, Status, ZoneAction};
+use std::collections::BTreeMap;
+use zonelab_device::{Command, Device, Mode, Payload, Started, Status, Tag, ZoneAction};
 use zonelab_host::{BlockLayer, Dispatch, HostConfig, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
 use zonelab_sim::{EventQueue, Nanos, SimRng, Timeline, MS, TIME_NS_MAX, US};
 
@@ -64,8 +65,16 @@ enum Event {
     Start(u32),
     Pump(u32),
     Insert(u32),
-    DeviceSubmit { layer: u8, id: u32 },
-    DeviceDone { layer: u8, id: u32 },
+    DeviceSubmit {
+        layer: u8,
+        id: u32,
+    },
+    DeviceDone {
+        layer: u8,
+        id: u32,
+    },
+    /// The device's next management step may start.
+    DeviceWake,
     Reap(u32),
 }
 
@@ -199,6 +208,10 @@ pub struct Engine<'a> {
     phases: u32,
     /// End of the current busy span and the busy time so far.
     busy: (Nanos, Nanos),
+    /// Finishes and resets the device is still working on, by device tag.
+    device_pending: BTreeMap<Tag, (u8, u32)>,
+    /// When the one live DeviceWake event fires; others are stale.
+    wake_at_ns: Option<Nanos>,
 }
 
 fn job_error(job: &JobSpec, option: &str, message: String) -> JobError {
@@ -249,6 +262,8 @@ impl<'a> Engine<'a> {
             phase_running: 0,
             phases: 0,
             busy: (0, 0),
+            device_pending: BTreeMap::new(),
+            wake_at_ns: None,
             device,
             set,
         };
@@ -473,6 +488,13 @@ impl<'a> Engine<'a> {
             Event::Insert(tag) => self.insert(now, tag),
             Event::DeviceSubmit { layer, id } => self.device_submit(now, layer, id),
             Event::DeviceDone { layer, id } => self.device_done(now, layer, id),
+            Event::DeviceWake => {
+                if self.wake_at_ns == Some(now) {
+                    self.wake_at_ns = None;
+                    self.device.advance(now + 1);
+                    self.device_events(now);
+                }
+            }
             Event::Reap(tag) => self.reap(now, tag),
         }
     }
@@ -770,7 +792,15 @@ impl<'a> Engine<'a> {
         } else {
             None
         };
-        let completion = self.device.submit(now, &command, read_out);
+        let completion = match self.device.start(now, &command, read_out) {
+            Started::Done(c) => c,
+            Started::Pending(tag) => {
+                self.buffer = buffer;
+                self.device_pending.insert(tag, (layer, id));
+                self.device_events(now);
+                return;
+            }
+        };
         self.buffer = buffer;
         if first.kind == IoKind::VerifyRead && completion.status.is_success() {
             let generation = |lba: u64| self.zone_generation[(lba / self.zones.zone_lbas) as usize];
@@ -782,6 +812,26 @@ impl<'a> Engine<'a> {
         self.dispatch_status[layer as usize][id as usize] = completion.status;
         self.track_busy(now, completion.complete_ns);
         self.schedule(completion.complete_ns, Event::DeviceDone { layer, id });
+        if self.device.pending_tasks() > 0 || self.wake_at_ns.is_some() {
+            self.device_events(now);
+        }
+    }
+
+    /// Delivers the management commands the device completed and arranges
+    /// to wake when its next management step may start.
+    fn device_events(&mut self, now: Nanos) {
+        for (tag, completion) in self.device.take_completed() {
+            let (layer, id) = self.device_pending.remove(&tag).expect("a pending device tag");
+            self.dispatch_status[layer as usize][id as usize] = completion.status;
+            self.track_busy(completion.submit_ns, completion.complete_ns);
+            self.schedule(completion.complete_ns.max(now), Event::DeviceDone { layer, id });
+        }
+        if let Some(next) = self.device.next_event_ns().map(|t| t.max(now)) {
+            if self.wake_at_ns != Some(next) {
+                self.wake_at_ns = Some(next);
+                self.schedule(next, Event::DeviceWake);
+            }
+        }
     }
 
     fn fill_verify(&self, buffer: &mut [u8], verify: Verify, slba: u64, nlb: u32) {

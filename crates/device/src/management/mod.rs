@@ -1,0 +1,329 @@
+//! Zone management as work that takes time on the device's resources.
+//!
+//! Finish and reset change the zone's state when they are accepted, then
+//! queue their work as a [`Task`]: steps of firmware time (mapping updates,
+//! in slices of `management.slice_ns`), padding program requests and erases,
+//! reserved on the same firmware core and dies as host I/O. One task runs at
+//! a time (the firmware's management thread), in submission order.
+//!
+//! With `management.host_priority`, a step is only reserved once simulated
+//! time has reached its start ([`Device::advance`] runs before every host
+//! command), so a host command arriving while management work runs takes
+//! the resource at the next step boundary: management fills the gaps host
+//! I/O leaves. Without it, the whole task is reserved when it is accepted.
+//! Either way the completion of a finish or reset can depend on host
+//! commands that come after it, so [`Device::start`] may answer
+//! [`Started::Pending`]; [`Device::advance`] later reports the completion.
+//! [`Device::submit`] runs a pending command to its end right away (as if no
+//! further command arrived), for callers that wait for each command.
+//!
+//! - [`finish`]: padding (request size, pause, pre-emption) or metadata-only.
+//! - [`reset`]: unmapping by occupancy, erase scope and erase time (inside
+//!   the reset, in idle time after it, or before the next program), and
+//!   static or dynamic zone-to-block-group mapping.
+
+pub mod finish;
+pub mod reset;
+
+use crate::command::{CmdResult, Command, Completion};
+use crate::device::Device;
+use crate::status::Status;
+use std::collections::{BTreeMap, VecDeque};
+use zonelab_flash::BlockAddr;
+use zonelab_sim::{Nanos, TIME_NS_MAX};
+
+/// Identifies a command whose completion [`Device::advance`] reports later.
+pub type Tag = u64;
+
+/// What [`Device::start`] did with a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Started {
+    Done(Completion),
+    /// Accepted; its completion comes from [`Device::take_completed`].
+    Pending(Tag),
+}
+
+/// One piece of a management task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Firmware work on a core, `slice_ns` at a time.
+    Firmware { left_ns: Nanos },
+    /// Padding `zone` from its next unprogrammed unit up to `units_end`,
+    /// `per_request` units per request and `pause_ns` after each.
+    Pad { zone: u32, units_end: u64, per_request: u64, pause_ns: Nanos },
+    /// Erasing block group `fbg` of `zone`'s chip group where still pending.
+    Erase { zone: u32, fbg: u32 },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Task {
+    tag: Tag,
+    submit_ns: Nanos,
+    phases: VecDeque<Phase>,
+    /// Earliest start of the next step.
+    next_ns: Nanos,
+    /// End of the latest step so far.
+    end_ns: Nanos,
+    host_priority: bool,
+}
+
+/// Management state of a device.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Management {
+    queue: VecDeque<Task>,
+    /// Blocks groups (die, fbg) to erase before they are programmed again,
+    /// with the earliest time the erase may start.
+    pub(crate) pending_erase: BTreeMap<(u32, u32), Nanos>,
+    next_tag: Tag,
+    completed: Vec<(Tag, Completion)>,
+    /// A task queued by the command being handled.
+    pub(crate) queued: Option<Tag>,
+}
+
+/// Steps one `advance` may take; far more than any real gap between two
+/// host commands needs, so hitting it means a task stopped making progress.
+const STEPS_PER_ADVANCE_MAX: u32 = 1 << 24;
+
+/// A step that could run next: the head task's or a background erase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Head(Nanos),
+    Erase { key: (u32, u32), start_ns: Nanos },
+}
+
+impl Next {
+    fn start_ns(self) -> Nanos {
+        match self {
+            Next::Head(t) | Next::Erase { start_ns: t, .. } => t,
+        }
+    }
+}
+
+impl Device {
+    /// Starts `cmd` at `submit_ns`: a finish or reset may complete later.
+    pub fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
+        self.advance(submit_ns);
+        let completion = self.execute(submit_ns, cmd, read_out);
+        match self.management.queued.take() {
+            Some(tag) => {
+                debug_assert!(completion.status.is_success());
+                self.advance(submit_ns);
+                Started::Pending(tag)
+            }
+            None => Started::Done(completion),
+        }
+    }
+
+    /// Submits `cmd` and waits for it: a pending finish or reset runs to its
+    /// end as if no other command arrived meanwhile.
+    pub fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        match self.start(submit_ns, cmd, read_out) {
+            Started::Done(c) => c,
+            Started::Pending(tag) => self.run_until_completed(tag),
+        }
+    }
+
+    /// When the next management step could start if no host command came
+    /// first; `None` when there is no management work.
+    pub fn next_event_ns(&self) -> Option<Nanos> {
+        self.next_step().map(Next::start_ns)
+    }
+
+    /// Reserves every management step that starts before `until_ns`.
+    pub fn advance(&mut self, until_ns: Nanos) {
+        for _ in 0..STEPS_PER_ADVANCE_MAX {
+            let Some(next) = self.next_step() else { return };
+            let head_eager = matches!(next, Next::Head(_)) && !self.management.queue[0].host_priority;
+            if next.start_ns() >= until_ns && !head_eager {
+                return;
+            }
+            self.take_step(next);
+        }
+        panic!("management work did not settle within {STEPS_PER_ADVANCE_MAX} steps");
+    }
+
+    /// Completions of pending commands, in the order they completed.
+    pub fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
+        std::mem::take(&mut self.management.completed)
+    }
+
+    /// Management tasks accepted but not completed.
+    pub fn pending_tasks(&self) -> usize {
+        self.management.queue.len()
+    }
+
+    fn run_until_completed(&mut self, tag: Tag) -> Completion {
+        for _ in 0..STEPS_PER_ADVANCE_MAX {
+            if let Some(i) = self.management.completed.iter().position(|&(t, _)| t == tag) {
+                return self.management.completed.remove(i).1;
+            }
+            let start_ns = self.head_start_ns().expect("a pending command has a task");
+            self.take_step(Next::Head(start_ns));
+        }
+        panic!("management task {tag} did not complete within {STEPS_PER_ADVANCE_MAX} steps");
+    }
+
+    /// Queues `phases` as the task of the command being handled, ready from `ready_ns`.
+    pub(crate) fn queue_task(&mut self, ready_ns: Nanos, phases: Vec<Phase>, host_priority: bool) {
+        let m = &mut self.management;
+        assert!(m.queued.is_none(), "one task per command");
+        let tag = m.next_tag;
+        m.next_tag += 1;
+        let host_priority = host_priority && self.config.management.host_priority;
+        let submit_ns = self.last_submit_ns;
+        // Programs the command already reserved (a finish's partly filled units) count as its work.
+        let end_ns = ready_ns.max(self.op_done_max_ns);
+        let task = Task { tag, submit_ns, phases: phases.into(), next_ns: ready_ns, end_ns, host_priority };
+        m.queue.push_back(task);
+        m.queued = Some(tag);
+    }
+
+    fn next_step(&self) -> Option<Next> {
+        let head = self.head_start_ns().map(Next::Head);
+        let erase = self.background_erase();
+        match (head, erase) {
+            (Some(h), Some(e)) => Some(if e.start_ns() < h.start_ns() { e } else { h }),
+            (h, e) => h.or(e),
+        }
+    }
+
+    /// When the head task's next step can start.
+    fn head_start_ns(&self) -> Option<Nanos> {
+        let task = self.management.queue.front()?;
+        let start_ns = match task.phases.front() {
+            None => task.next_ns,
+            Some(Phase::Firmware { .. }) => task.next_ns.max(self.firmware.free_at_ns()),
+            Some(&Phase::Pad { zone, units_end, per_request, .. }) => {
+                // A request goes once the dies it programs are idle, so a host
+                // command that arrived meanwhile is already queued there: it
+                // waits for one padding program at most.
+                let first = self.zone_io[zone as usize].flushed_units;
+                let last = units_end.min(first + per_request).max(first + 1);
+                let d_zone = u64::from(self.mapping.d_zone());
+                let idle_ns = (first..last.min(first + d_zone))
+                    .map(|unit| self.flash.die_free_at_ns(self.mapping.unit_target(zone, unit).0.die))
+                    .max()
+                    .unwrap_or(0);
+                task.next_ns.max(idle_ns)
+            }
+            Some(Phase::Erase { .. }) => task.next_ns,
+        };
+        Some(start_ns)
+    }
+
+    /// The pending erase that could start first, if erases run in idle time.
+    fn background_erase(&self) -> Option<Next> {
+        if self.config.management.reset.erase_at != crate::config::EraseAt::Async {
+            return None;
+        }
+        self.management
+            .pending_erase
+            .iter()
+            .map(|(&key, &ready)| Next::Erase { key, start_ns: ready.max(self.flash.die_free_at_ns(key.0)) })
+            .min_by_key(|n| n.start_ns())
+    }
+
+    fn take_step(&mut self, next: Next) {
+        match next {
+            Next::Erase { key: (die, fbg), start_ns } => {
+                self.erase_pending(die, fbg, start_ns);
+            }
+            Next::Head(start_ns) => self.head_step(start_ns),
+        }
+    }
+
+    /// Runs one step of the head task from `start_ns`; completes the task
+    /// when it has no phase left.
+    fn head_step(&mut self, start_ns: Nanos) {
+        let slice_ns = self.config.management.slice_ns;
+        let task = self.management.queue.front_mut().expect("a head task");
+        let Some(phase) = task.phases.front_mut() else {
+            return self.complete_head();
+        };
+        let (end_ns, next_ns, phase_done) = match phase {
+            Phase::Firmware { left_ns } => {
+                let slice = (*left_ns).min(slice_ns);
+                *left_ns -= slice;
+                let done = *left_ns == 0;
+                let end = self.firmware.reserve(start_ns, slice);
+                (end, end, done)
+            }
+            &mut Phase::Pad { zone, units_end, per_request, pause_ns } => {
+                // The next request may go `pause_ns` after this one.
+                let end = self.pad_request(zone, units_end, per_request, start_ns);
+                let done = self.zone_io[zone as usize].flushed_units >= units_end;
+                (end, if done { end } else { start_ns + pause_ns }, done)
+            }
+            &mut Phase::Erase { zone, fbg } => {
+                let mut end = start_ns;
+                for die in self.mapping.fcg_dies(zone) {
+                    end = end.max(self.erase_pending(die, fbg, start_ns));
+                }
+                (end, end, true)
+            }
+        };
+        let task = self.management.queue.front_mut().expect("a head task");
+        debug_assert!(end_ns >= start_ns && next_ns >= start_ns);
+        task.end_ns = task.end_ns.max(end_ns);
+        task.next_ns = next_ns;
+        if phase_done {
+            // A phase starts once everything before it is done.
+            task.next_ns = task.next_ns.max(task.end_ns);
+            task.phases.pop_front();
+        }
+        if task.phases.is_empty() {
+            self.complete_head();
+        }
+    }
+
+    fn complete_head(&mut self) {
+        let task = self.management.queue.pop_front().expect("a head task");
+        let complete_ns = task.end_ns + self.config.controller.complete_ns;
+        assert!(complete_ns > task.submit_ns, "a task completes after it was sent");
+        let completion =
+            Completion { status: Status::Success, submit_ns: task.submit_ns, complete_ns, result: CmdResult::None };
+        self.management.completed.push((task.tag, completion));
+        if let Some(next) = self.management.queue.front_mut() {
+            next.next_ns = next.next_ns.max(task.end_ns);
+            next.end_ns = next.end_ns.max(task.end_ns);
+        }
+    }
+
+    /// Before a program into `addr`: erases its block group on that die if a
+    /// reset left it to erase (deferred erase, or a dynamically mapped group
+    /// taken before the idle-time erase reached it).
+    pub(crate) fn erase_before_program(&mut self, addr: BlockAddr, at_ns: Nanos) {
+        let fbg = addr.block / self.layout.fbg_blocks;
+        if self.management.pending_erase.contains_key(&(addr.die, fbg)) {
+            self.erase_pending(addr.die, fbg, at_ns);
+        }
+    }
+
+    /// Erases block group `fbg` on `die` if it is pending; returns when done.
+    pub(crate) fn erase_pending(&mut self, die: u32, fbg: u32, at_ns: Nanos) -> Nanos {
+        let Some(ready_ns) = self.management.pending_erase.remove(&(die, fbg)) else {
+            return at_ns;
+        };
+        let all = self.config.management.reset.erase == crate::config::EraseScope::All;
+        let mut end = at_ns;
+        for block in self.mapping.fbg_blocks(fbg) {
+            if all || self.flash.pages_written(die, 0, block) > 0 {
+                end = end.max(self.flash.erase(at_ns.max(ready_ns), BlockAddr { die, block }));
+            }
+        }
+        end
+    }
+
+    /// Drops the padding still queued for `zone` (it was reset or went
+    /// offline: its blocks will be erased anyway).
+    pub(crate) fn cancel_padding(&mut self, zone: u32) {
+        for task in &mut self.management.queue {
+            task.phases.retain(|p| !matches!(*p, Phase::Pad { zone: z, .. } if z == zone));
+        }
+    }
+
+    /// Reserves all management work, as if the device were left alone.
+    pub fn drain(&mut self) {
+        self.advance(TIME_NS_MAX);
+    }
+}

@@ -1,0 +1,248 @@
+//! Zone management designs (seed 003) and the zn540's calibrated finish and
+//! reset costs (seed 000 Obs 10, 12, 13).
+
+use zonelab_device::options::set_parameter;
+use zonelab_device::*;
+use zonelab_sim::{Nanos, MS, US};
+
+const MIB: u64 = 1 << 20;
+
+fn device(preset_name: &str, sets: &[(&str, &str)]) -> Device {
+    let mut config = preset(preset_name).unwrap();
+    for (path, value) in sets {
+        config = set_parameter(&config, path, value).unwrap();
+    }
+    Device::new(config).unwrap()
+}
+
+fn mgmt(action: ZoneAction, slba: u64) -> Command<'static> {
+    Command::ZoneMgmtSend { action, slba, select_all: false }
+}
+
+/// Writes `lbas` LBAs at the start of zone `zone` with 128 KiB writes at QD 1; returns the time after.
+fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Nanos {
+    let zslba = zone * dev.layout().zone_lbas;
+    let mut done = 0;
+    while done < lbas {
+        let nlb = (lbas - done).min(32) as u32;
+        let c = dev.submit(t, &Command::Write { slba: zslba + done, nlb, payload: Payload::None }, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        t = c.complete_ns;
+        done += u64::from(nlb);
+    }
+    t
+}
+
+fn latency_ms(c: &Completion) -> f64 {
+    (c.complete_ns - c.submit_ns) as f64 / MS as f64
+}
+
+fn assert_close(name: &str, got: f64, want: f64, tolerance: f64) {
+    assert!((got / want - 1.0).abs() <= tolerance, "{name}: {got:.3} vs {want:.3}");
+}
+
+#[test]
+fn zn540_finish_cost_falls_linearly_with_occupancy() {
+    let mut dev = device("zn540", &[]);
+    let zcap = dev.layout().zcap_lbas;
+    let mut t = 0;
+    let mut latencies = Vec::new();
+    for (zone, written) in [(0u64, 1u64), (1, zcap / 4), (2, zcap / 2), (3, zcap - 1)] {
+        t = fill(&mut dev, zone, written, t) + 1_000 * MS;
+        let c = dev.submit(t, &mgmt(ZoneAction::Finish, zone * dev.layout().zone_lbas), None);
+        assert_eq!(c.status, Status::Success);
+        assert_eq!(dev.zones().state(zone as u32), ZoneState::Full);
+        latencies.push(latency_ms(&c));
+        t = c.complete_ns;
+    }
+    // Seed 000 Obs 10: 907.51 ms with one page written, 3.07 ms with all but one.
+    assert_close("finish, one page", latencies[0], 907.51, 0.06);
+    assert_close("finish, all but one page", latencies[3], 3.07, 0.05);
+    // Linear in between: the padding left is what costs.
+    assert_close("finish, 25%", latencies[1], latencies[0] * 0.75, 0.01);
+    assert_close("finish, 50%", latencies[2], latencies[0] * 0.5, 0.01);
+    // The whole capacity got programmed: padding counts the bytes nobody wrote.
+    assert!(dev.counters().pad_bytes > 1000 * MIB);
+}
+
+#[test]
+fn zn540_reset_cost_grows_with_occupancy_and_finish_makes_it_cheaper() {
+    let mut dev = device("zn540", &[]);
+    let zcap = dev.layout().zcap_lbas;
+    let zl = dev.layout().zone_lbas;
+    let mut t = fill(&mut dev, 0, zcap / 2, 0) + 1_000 * MS;
+    let half = dev.submit(t, &mgmt(ZoneAction::Reset, 0), None);
+    t = fill(&mut dev, 1, zcap, half.complete_ns) + 1_000 * MS;
+    let full = dev.submit(t, &mgmt(ZoneAction::Reset, zl), None);
+    t = fill(&mut dev, 2, zcap / 2, full.complete_ns) + 1_000 * MS;
+    let f = dev.submit(t, &mgmt(ZoneAction::Finish, 2 * zl), None);
+    let finished = dev.submit(f.complete_ns + 1_000 * MS, &mgmt(ZoneAction::Reset, 2 * zl), None);
+    assert_close("reset, half full", latency_ms(&half), 11.60, 0.03);
+    assert_close("reset, full", latency_ms(&full), 16.19, 0.03);
+    // Obs 10: a finished half-full zone resets 3.08 ms faster.
+    assert_close("reset saving after finish", latency_ms(&half) - latency_ms(&finished), 3.08, 0.05);
+}
+
+/// Zone writes and resets on a zn540 whose zones span 4 dies (so a block
+/// group has several blocks per plane) with erases inside the reset.
+fn sync_erase_reset_ms(scope: &str, fraction: f64) -> (f64, u64) {
+    let mut dev = device(
+        "zn540",
+        &[
+            ("mapping.d_zone", "4"),
+            ("namespace.zones", "8"),
+            ("management.reset.erase_at", "sync"),
+            ("management.reset.erase", scope),
+            ("management.reset.unmap_per_lba_ns", "0"),
+            ("management.reset.active_ns", "0"),
+        ],
+    );
+    let lbas = (dev.layout().zcap_lbas as f64 * fraction) as u64;
+    let t = fill(&mut dev, 0, lbas, 0) + 10_000 * MS;
+    let erases_before = dev.flash_counters().erases;
+    let c = dev.submit(t, &mgmt(ZoneAction::Reset, 0), None);
+    (latency_ms(&c), dev.flash_counters().erases - erases_before)
+}
+
+#[test]
+fn partial_erase_reset_grows_with_occupancy_and_full_erase_does_not() {
+    let data: Vec<(f64, u64)> = [0.1, 0.5, 1.0].iter().map(|&f| sync_erase_reset_ms("data", f)).collect();
+    assert!(data[0].0 < data[1].0 && data[1].0 < data[2].0, "{data:?}");
+    assert!(data[0].1 < data[1].1 && data[1].1 < data[2].1, "{data:?}");
+    let all: Vec<(f64, u64)> = [0.1, 1.0].iter().map(|&f| sync_erase_reset_ms("all", f)).collect();
+    assert_eq!(all[0].1, all[1].1, "erasing every block does not depend on occupancy");
+    assert_close("full erase", all[0].0, all[1].0, 0.01);
+    assert_close("erase everything = erase a full zone", all[1].0, data[2].0, 0.01);
+}
+
+/// Resets a full zone, then writes 4 super word lines into it; returns
+/// (reset latency, time to write them) in ms.
+fn reset_then_write(erase_at: &str) -> (f64, f64) {
+    let mut dev = device("zn540", &[("management.reset.erase_at", erase_at), ("namespace.zones", "4")]);
+    let zcap = dev.layout().zcap_lbas;
+    let t = fill(&mut dev, 0, zcap, 0) + 10_000 * MS;
+    let r = dev.submit(t, &mgmt(ZoneAction::Reset, 0), None);
+    let start = r.complete_ns;
+    let end = fill(&mut dev, 0, 4 * 3 * MIB / 4096, start);
+    (latency_ms(&r), (end - start) as f64 / MS as f64)
+}
+
+#[test]
+fn deferred_erase_moves_the_erase_from_the_reset_to_the_next_write() {
+    let (sync_reset, sync_write) = reset_then_write("sync");
+    let (deferred_reset, deferred_write) = reset_then_write("deferred");
+    let erase_ms = 3.5;
+    assert_close("sync reset pays the erase", sync_reset - deferred_reset, erase_ms, 0.05);
+    assert!(deferred_write > sync_write + erase_ms * 0.9, "deferred {deferred_write:.2} vs sync {sync_write:.2}");
+}
+
+/// Worst latency of QD-1 reads of zone 1 while a near-empty zone 0 is finished.
+fn read_latency_during_finish_us(preempt: &str) -> f64 {
+    let mut dev = device("zn540", &[("management.finish.preempt", preempt), ("namespace.zones", "4")]);
+    let zl = dev.layout().zone_lbas;
+    let mut t = fill(&mut dev, 1, 64 * MIB / 4096, 0);
+    t = fill(&mut dev, 0, 1, t) + 1_000 * MS;
+    let Started::Pending(tag) = dev.start(t, &mgmt(ZoneAction::Finish, 0), None) else {
+        panic!("a finish that pads completes later");
+    };
+    let mut worst_ns = 0;
+    for i in 0..400u64 {
+        let c = dev.submit(t, &Command::Read { slba: zl + (i * 977) % (64 * MIB / 4096), nlb: 1 }, None);
+        worst_ns = worst_ns.max(c.complete_ns - c.submit_ns);
+        t = c.complete_ns;
+        assert!(dev.take_completed().iter().all(|&(done, _)| done == tag));
+    }
+    worst_ns as f64 / US as f64
+}
+
+#[test]
+fn preemptible_finish_delays_concurrent_reads_less_than_a_blocking_one() {
+    let preemptible = read_latency_during_finish_us("true");
+    let blocking = read_latency_during_finish_us("false");
+    assert!(preemptible * 100.0 < blocking, "preemptible {preemptible:.1} µs vs blocking {blocking:.1} µs");
+    assert!(preemptible < 3_000.0, "a read waits for at most the program in progress: {preemptible:.1} µs");
+}
+
+fn distinct_blocks_erased(mapping: &str) -> usize {
+    let mut dev = device(
+        "tlc",
+        &[("mapping.zone_mapping", mapping), ("management.reset.erase_at", "async"), ("namespace.zones", "8")],
+    );
+    let mut t = 0;
+    for _ in 0..12 {
+        t = fill(&mut dev, 0, 1024, t);
+        let r = dev.submit(t, &mgmt(ZoneAction::Reset, 0), None);
+        t = r.complete_ns + 100 * MS;
+    }
+    dev.drain();
+    let g = dev.flash().geometry().clone();
+    (0..g.blocks_per_plane).filter(|&b| dev.flash().erase_count(0, 0, b) > 0).count()
+}
+
+#[test]
+fn dynamic_mapping_spreads_erases_over_block_groups() {
+    assert_eq!(distinct_blocks_erased("static"), 1);
+    assert!(distinct_blocks_erased("dynamic") >= 8);
+}
+
+/// p95-free version of Obs 13: a full-zone reset alone and with QD-1 4 KiB writes to another zone.
+fn reset_with_writes_ms(writes: bool) -> (f64, f64) {
+    let mut dev = device("zn540", &[("namespace.zones", "4")]);
+    let zcap = dev.layout().zcap_lbas;
+    let zl = dev.layout().zone_lbas;
+    let mut t = fill(&mut dev, 0, zcap, 0) + 1_000 * MS;
+    let Started::Pending(tag) = dev.start(t, &mgmt(ZoneAction::Reset, 0), None) else {
+        panic!("a reset completes later");
+    };
+    let (mut write_ns, mut n, mut offset) = (0, 0u64, 0u64);
+    let reset = loop {
+        if let Some((_, c)) = dev.take_completed().into_iter().find(|&(g, _)| g == tag) {
+            break c;
+        }
+        if writes {
+            let c = dev.submit(t, &Command::Write { slba: zl + offset, nlb: 1, payload: Payload::None }, None);
+            write_ns += c.complete_ns - c.submit_ns;
+            n += 1;
+            offset += 1;
+            t = c.complete_ns;
+        } else {
+            t = dev.next_event_ns().expect("the reset is still running");
+            dev.advance(t + 1);
+        }
+    };
+    let write_us = if n == 0 { 0.0 } else { write_ns as f64 / n as f64 / US as f64 };
+    (latency_ms(&reset), write_us)
+}
+
+#[test]
+fn host_io_slows_resets_but_resets_do_not_slow_host_io() {
+    let (alone, _) = reset_with_writes_ms(false);
+    let (loaded, write_us) = reset_with_writes_ms(true);
+    assert_close("reset alone", alone, 16.19, 0.03);
+    // Obs 13: 17.94 -> 32.00 ms p95 with concurrent writes.
+    assert!(loaded > alone * 1.4, "reset with writes {loaded:.2} ms vs alone {alone:.2} ms");
+    // Obs 12: writes keep their QD-1 latency (11.36 µs) within a slice of firmware work.
+    assert!(write_us < 11.36 + 5.5, "write latency during reset {write_us:.2} µs");
+}
+
+#[test]
+fn pending_commands_complete_through_advance_in_order() {
+    let mut dev = device("zn540", &[("namespace.zones", "4")]);
+    let zl = dev.layout().zone_lbas;
+    let t = fill(&mut dev, 0, 1, 0);
+    let t = fill(&mut dev, 1, 1, t);
+    let a = dev.start(t, &mgmt(ZoneAction::Finish, 0), None);
+    let b = dev.start(t + 1, &mgmt(ZoneAction::Finish, zl), None);
+    let (Started::Pending(ta), Started::Pending(tb)) = (a, b) else { panic!("both pad") };
+    assert_eq!(dev.pending_tasks(), 2);
+    let mut done = Vec::new();
+    for _ in 0..100_000 {
+        let Some(next) = dev.next_event_ns() else { break };
+        dev.advance(next + 1);
+        done.extend(dev.take_completed());
+    }
+    assert_eq!(done.iter().map(|&(tag, _)| tag).collect::<Vec<_>>(), vec![ta, tb]);
+    // One management thread: the second finish starts after the first.
+    assert!(done[1].1.complete_ns > done[0].1.complete_ns + 800 * MS);
+    assert_eq!(dev.pending_tasks(), 0);
+}
