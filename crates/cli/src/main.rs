@@ -60,6 +60,18 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum Experiment {
+    /// Seeds 000 and 003: the ZN540's observations and I/O-management interference, ZINC and softFinish.
+    Characterization {
+        /// Directory for CSVs, plots (PNG and SVG), job files and the summary.
+        #[arg(long, default_value = "characterization")]
+        out: std::path::PathBuf,
+        /// Shorter runs and fewer sweep points (under 2 minutes).
+        #[arg(long)]
+        quick: bool,
+        /// Only experiments whose name contains this.
+        #[arg(long, default_value = "")]
+        only: String,
+    },
     /// Seed 002: in-storage copy (copyback) against host read-then-write, for TLC, MLC and ZNAND.
     CopyOffload {
         /// Blocks copied.
@@ -148,12 +160,26 @@ fn run(cli: Cli) -> Result<(), UserError> {
         }
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
         Cmd::Run { args } => run::run(&args),
+        Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only } } => {
+            reproduce_characterization(&out, quick, &only)
+        }
         Cmd::Reproduce { experiment: Experiment::CopyOffload { blocks } } => {
             let rows = zonelab_experiments::copy_offload::copy_offload(blocks).map_err(UserError)?;
             print!("{}", zonelab_experiments::copy_offload::render(&rows));
             Ok(())
         }
     }
+}
+
+fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) -> Result<(), UserError> {
+    use zonelab_experiments::characterization as c;
+    let started = std::time::Instant::now();
+    let outcomes =
+        c::run(c::Scale { quick }, only, &mut |name| eprintln!("zonelab: running {name}")).map_err(UserError)?;
+    c::write(out, &outcomes).map_err(UserError)?;
+    print!("{}", c::summary_markdown(&outcomes));
+    eprintln!("zonelab: wrote {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 fn exec<R: std::io::BufRead, W: Write>(dev: &mut Device, input: R, out: W, source: &str) -> Result<(), UserError> {

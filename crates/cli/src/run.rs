@@ -30,15 +30,27 @@ struct RunArgs {
     /// Seed of the run's random numbers (jobs with randseed= keep theirs).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Scheduler of jobs that do not set scheduler=: none or mq-deadline.
+    /// Scheduler of jobs that do not set scheduler=: none, mq-deadline or zinc.
     #[arg(long, default_value = "none")]
     scheduler: String,
+    /// ZINC: epoch at which a held reset or finish may go (e.g. 32ms).
+    #[arg(long = "zinc-epoch", default_value = "32ms")]
+    zinc_epoch: String,
+    /// ZINC: release when fewer 8 KiB write units than this are in flight.
+    #[arg(long = "zinc-inflight", default_value_t = 2)]
+    zinc_inflight: u64,
+    /// ZINC: release when more 8 KiB write units than this went since the last release.
+    #[arg(long = "zinc-budget", default_value_t = 2000)]
+    zinc_budget: u64,
+    /// ZINC: release after this many epochs held.
+    #[arg(long = "zinc-held-epochs", default_value_t = 3)]
+    zinc_held_epochs: u32,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
 }
 
-const VALUE_FLAGS: [&str; 13] = [
+const VALUE_FLAGS: [&str; 17] = [
     "device",
     "set",
     "zones",
@@ -52,6 +64,10 @@ const VALUE_FLAGS: [&str; 13] = [
     "output",
     "seed",
     "scheduler",
+    "zinc-epoch",
+    "zinc-inflight",
+    "zinc-budget",
+    "zinc-held-epochs",
 ];
 const BARE_FLAGS: [&str; 4] = ["data", "quiet", "help", "h"];
 
@@ -93,7 +109,20 @@ pub fn run(args: &[String]) -> Result<(), UserError> {
     let scheduler = match opts.scheduler.as_str() {
         "none" => Scheduler::None,
         "mq-deadline" => Scheduler::MqDeadline,
-        other => return Err(UserError(format!("--scheduler '{other}': use none or mq-deadline"))),
+        "zinc" => Scheduler::Zinc,
+        other => return Err(UserError(format!("--scheduler '{other}': use none, mq-deadline or zinc"))),
+    };
+    let epoch_ns = zonelab_device::options::parse_duration_ns(&opts.zinc_epoch)
+        .ok()
+        .filter(|&t| t > 0)
+        .ok_or_else(|| UserError(format!("--zinc-epoch '{}': use a positive time such as 32ms", opts.zinc_epoch)))?;
+    let mut host = zonelab_host::HostConfig::default();
+    host.zinc = zonelab_host::ZincConfig {
+        epoch_ns,
+        inflight_units_threshold: opts.zinc_inflight,
+        write_units_budget: opts.zinc_budget,
+        held_epochs_max: opts.zinc_held_epochs,
+        ..host.zinc
     };
     let mut sources = Vec::new();
     for path in &files {
@@ -105,7 +134,7 @@ pub fn run(args: &[String]) -> Result<(), UserError> {
     }
     let set = parse_run(&fio_args, &sources).map_err(job_error)?;
     let mut device = crate::device_from(&opts.device)?;
-    let options = RunOptions { seed: opts.seed, scheduler, ..RunOptions::default() };
+    let options = RunOptions { seed: opts.seed, scheduler, host };
     let engine = Engine::new(&mut device, &set, &options).map_err(job_error)?;
     let mut progress = Progress::new(opts.quiet);
     let result = engine.run(&mut |now_ns| progress.update(now_ns)).map_err(job_error)?;

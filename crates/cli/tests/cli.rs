@@ -243,3 +243,31 @@ fn every_example_job_file_runs() {
         }
     }
 }
+
+#[test]
+fn reproduce_characterization_quick_writes_data_plots_jobs_and_summary() {
+    let dir = std::env::temp_dir().join(format!("zonelab-char-{}", std::process::id()));
+    let out = zonelab(&["reproduce", "characterization", "--quick", "--out", dir.to_str().unwrap()], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.contains("| obs10-reset-finish | Obs 10 | reset, full zone |"), "{table}");
+    assert!(table.contains("findings reproduced"), "{table}");
+    for name in ["obs01-04-qd1", "obs10-reset-finish", "s003-finish-interference"] {
+        let csv = std::fs::read_to_string(dir.join(format!("{name}.csv"))).unwrap();
+        assert!(csv.lines().count() > 2, "{name}: {csv}");
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg"), "{name}");
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        assert_eq!(&png[1..4], b"PNG", "{name}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert!(summary.as_array().unwrap().len() >= 40);
+    assert!(dir.join("jobs/finish-interference.fio").exists());
+    let again =
+        zonelab(&["reproduce", "characterization", "--quick", "--only", "obs10", "--out", dir.to_str().unwrap()], "");
+    assert!(again.status.success());
+    let bad = zonelab(&["reproduce", "characterization", "--only", "nope", "--out", dir.to_str().unwrap()], "");
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}

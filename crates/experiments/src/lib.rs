@@ -1,8 +1,10 @@
 //! `experiments`: reruns of the seed papers' experiments (`zonelab
 //! reproduce`), each printing paper-vs-model tables and plots.
 //!
-//! [`copy_offload`]: ZNS+ in-storage copy against a host read-then-write
-//! (seed 002, issue 5). The characterization reproduction (seeds 000 and 003)
-//! arrives with issue 4, the full ZNS+ one (seed 002) with issue 6.
+//! - [`characterization`]: seed 000's observations of the ZN540 and seed
+//!   003's findings on I/O management interference, ZINC and softFinish.
+//! - [`copy_offload`]: ZNS+ in-storage copy against a host read-then-write
+//!   (seed 002).
 
+pub mod characterization;
 pub mod copy_offload;

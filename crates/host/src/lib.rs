@@ -3,10 +3,14 @@
 //! block layer), and the block layer's I/O scheduler decides when a request
 //! reaches the device: `none` passes requests through, `mq-deadline` locks
 //! each sequential zone to one write in flight and merges the writes queued
-//! behind it. ZINC and softFinish arrive with issue 4.
+//! behind it; `zinc` (seed 003) is mq-deadline that holds zone resets and
+//! finishes back while writes are busy. softFinish, the host filling a zone
+//! instead of finishing it, is a job option of the fio front end.
 
 pub mod scheduler;
 pub mod stack;
+pub mod zinc;
 
 pub use scheduler::{BlockLayer, Dispatch, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
 pub use stack::{HostConfig, StackCost, StackKind};
+pub use zinc::{ZincConfig, ZincGate};

@@ -5,14 +5,17 @@
 //! the device, and the writes queued behind it wait; when the lock is
 //! released, the queued writes that continue one another are merged into a
 //! single request of at most `merge_bytes_max` (Linux's max_sectors_kb).
-//! Reads, appends and zone management are not locked.
+//! Reads, appends and zone management are not locked. `zinc` is
+//! mq-deadline whose zone resets and finishes wait in a [`ZincGate`].
 
+use crate::zinc::{ZincConfig, ZincGate};
 use std::collections::{HashMap, VecDeque};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchedulerKind {
     None,
     MqDeadline,
+    Zinc,
 }
 
 impl SchedulerKind {
@@ -20,6 +23,7 @@ impl SchedulerKind {
         match self {
             SchedulerKind::None => "none",
             SchedulerKind::MqDeadline => "mq-deadline",
+            SchedulerKind::Zinc => "zinc",
         }
     }
 }
@@ -82,6 +86,9 @@ pub struct BlockLayer {
     free_slots: Vec<u32>,
     locked_zones: HashMap<u32, VecDeque<Pending>>,
     counters: SchedulerCounters,
+    /// Zone management held back (`zinc` only).
+    gate: Option<ZincGate<Pending>>,
+    lba_bytes: u64,
 }
 
 /// Requests at the device at once; more means a thread ignored its iodepth.
@@ -89,7 +96,12 @@ const SLOTS_MAX: usize = 1 << 20;
 
 impl BlockLayer {
     pub fn new(kind: SchedulerKind, merge_lbas_max: u64) -> Self {
-        assert!(merge_lbas_max > 0);
+        Self::with_zinc(kind, merge_lbas_max, ZincConfig::default(), 4096)
+    }
+
+    /// A block layer whose `zinc` scheduler uses `zinc`; writes of `lba_bytes` LBAs.
+    pub fn with_zinc(kind: SchedulerKind, merge_lbas_max: u64, zinc: ZincConfig, lba_bytes: u64) -> Self {
+        assert!(merge_lbas_max > 0 && lba_bytes > 0);
         BlockLayer {
             kind,
             merge_lbas_max,
@@ -97,6 +109,25 @@ impl BlockLayer {
             free_slots: Vec::new(),
             locked_zones: HashMap::new(),
             counters: SchedulerCounters::default(),
+            gate: (kind == SchedulerKind::Zinc).then(|| ZincGate::new(zinc)),
+            lba_bytes,
+        }
+    }
+
+    /// Zone management commands held back by `zinc`.
+    pub fn held(&self) -> usize {
+        self.gate.as_ref().map_or(0, ZincGate::held)
+    }
+
+    /// ZINC's epoch length, if this layer is `zinc`.
+    pub fn epoch_ns(&self) -> Option<zonelab_sim::Nanos> {
+        self.gate.as_ref().map(|g| g.config().epoch_ns)
+    }
+
+    /// ZINC's epoch timer fired: a held command may go to the device.
+    pub fn epoch(&mut self, out: &mut Vec<Dispatch>) {
+        if let Some(pending) = self.gate.as_mut().and_then(ZincGate::epoch) {
+            out.push(self.dispatch(pending));
         }
     }
 
@@ -110,14 +141,16 @@ impl BlockLayer {
 
     /// Takes a request; pushes onto `out` what goes to the device now.
     pub fn insert(&mut self, request: HostRequest, out: &mut Vec<Dispatch>) {
-        let zone = if self.kind == SchedulerKind::MqDeadline && request.op == RequestOp::Write {
-            request.locked_zone
-        } else {
-            None
-        };
+        let locking = matches!(self.kind, SchedulerKind::MqDeadline | SchedulerKind::Zinc);
+        let zone = if locking && request.op == RequestOp::Write { request.locked_zone } else { None };
         let mut pending =
             Pending { op: Some(request.op), slba: request.slba, nlb: request.nlb, locked_zone: zone, tags: Vec::new() };
         pending.tags.push(request.tag);
+        let management = matches!(request.op, RequestOp::ZoneReset | RequestOp::ZoneFinish);
+        if let (true, Some(gate)) = (management, self.gate.as_mut()) {
+            gate.hold(pending);
+            return;
+        }
         let Some(zone) = zone else {
             out.push(self.dispatch(pending));
             return;
@@ -146,8 +179,10 @@ impl BlockLayer {
     /// waiting for the zone's lock may now go to the device.
     pub fn complete(&mut self, id: u32, tags: &mut Vec<u64>, out: &mut Vec<Dispatch>) {
         let slot = &mut self.slots[id as usize];
-        assert!(slot.op.is_some(), "completion of a request that is not at the device");
-        slot.op = None;
+        let op = slot.op.take().expect("completion of a request that is not at the device");
+        if let (RequestOp::Write | RequestOp::Append, Some(gate)) = (op, self.gate.as_mut()) {
+            gate.write_completed(u64::from(slot.nlb) * self.lba_bytes);
+        }
         tags.extend_from_slice(&slot.tags);
         slot.tags.clear();
         let zone = slot.locked_zone;
@@ -173,7 +208,12 @@ impl BlockLayer {
         let op = pending.op.expect("a pending request has an operation");
         match op {
             RequestOp::Read => self.counters.read_ios += 1,
-            RequestOp::Write | RequestOp::Append => self.counters.write_ios += 1,
+            RequestOp::Write | RequestOp::Append => {
+                self.counters.write_ios += 1;
+                if let Some(gate) = self.gate.as_mut() {
+                    gate.write_dispatched(u64::from(pending.nlb) * self.lba_bytes);
+                }
+            }
             RequestOp::ZoneReset | RequestOp::ZoneFinish => {}
         }
         let dispatch = Dispatch { id: 0, op, slba: pending.slba, nlb: pending.nlb };

@@ -32,6 +32,7 @@ pub struct HostConfig {
     pub mq_deadline_dispatch_ns: Nanos,
     /// Largest request the block layer builds by merging (max_sectors_kb); 0 = the device's MDTS.
     pub merge_bytes_max: u64,
+    pub zinc: crate::zinc::ZincConfig,
 }
 
 impl Default for HostConfig {
@@ -41,6 +42,7 @@ impl Default for HostConfig {
             kernel: StackCost { submit_ns: 760, complete_ns: 500 },
             mq_deadline_dispatch_ns: 1_850,
             merge_bytes_max: 0,
+            zinc: crate::zinc::ZincConfig::default(),
         }
     }
 }

@@ -107,6 +107,8 @@ impl IoEngine {
 pub enum Scheduler {
     None,
     MqDeadline,
+    /// ZINC (seed 003): mq-deadline holding zone resets and finishes back.
+    Zinc,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +187,8 @@ pub struct JobSpec {
     /// ConfZNS++: finish by filling the zone from the host in `softfinish_chunk` writes.
     pub softfinish: bool,
     pub softfinish_chunk: Option<Size>,
+    /// Pause between softFinish chunks.
+    pub softfinish_pause_ns: Nanos,
     /// Options as written (name, value or ""), in order, for the JSON "job options".
     pub options: Vec<(String, String)>,
     /// Options accepted but without effect in a simulation (host tuning, fio's own output).
@@ -247,6 +251,7 @@ impl JobSpec {
             finish: false,
             softfinish: false,
             softfinish_chunk: None,
+            softfinish_pause_ns: 0,
             options: Vec::new(),
             ignored: Vec::new(),
             kb_base: 1024,

@@ -500,6 +500,10 @@ const MODELLED: &[(&str, Apply)] = &[
         j.softfinish_chunk = Some(Size::Bytes(parse_nonzero(v, j.kb_base)?));
         Ok(())
     }),
+    ("softfinish_pause", |j, v| {
+        j.softfinish_pause_ns = parse_time_ns(v, TimeUnit::Micros)?;
+        Ok(())
+    }),
     ("kb_base", |j, v| {
         j.kb_base = parse_kb_base(v)?;
         Ok(())
@@ -888,7 +892,11 @@ fn parse_rate_process(value: &str) -> Result<RateProcess, String> {
 }
 
 fn parse_scheduler(value: &str) -> Result<Scheduler, String> {
-    one_of("scheduler", value, &[("none", Scheduler::None), ("mq-deadline", Scheduler::MqDeadline)])
+    one_of(
+        "scheduler",
+        value,
+        &[("none", Scheduler::None), ("mq-deadline", Scheduler::MqDeadline), ("zinc", Scheduler::Zinc)],
+    )
 }
 
 fn parse_kb_base(value: &str) -> Result<u32, String> {

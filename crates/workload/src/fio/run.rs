@@ -75,6 +75,10 @@ enum Event {
     },
     /// The device's next management step may start.
     DeviceWake,
+    /// ZINC's epoch timer.
+    Epoch,
+    /// The next softFinish chunk of a thread, after its pause.
+    SoftFill(u32),
     Reap(u32),
 }
 
@@ -185,10 +189,12 @@ pub struct Engine<'a> {
     threads: Vec<Thread>,
     zones: ZoneView,
     /// 0: passthrough, 1: kernel with none, 2: kernel with mq-deadline.
-    layers: [BlockLayer; 3],
+    layers: [BlockLayer; 4],
     mq_deadline_lock: Timeline,
-    dispatch_status: [Vec<Status>; 3],
-    pending: [Vec<Option<Dispatch>>; 3],
+    /// Whether an Epoch event is scheduled.
+    epoch_armed: bool,
+    dispatch_status: [Vec<Status>; 4],
+    pending: [Vec<Option<Dispatch>>; 4],
     ios: Vec<Io>,
     free_ios: Vec<u32>,
     events: EventQueue<Event>,
@@ -247,10 +253,12 @@ impl<'a> Engine<'a> {
                 BlockLayer::new(SchedulerKind::None, merge_lbas),
                 BlockLayer::new(SchedulerKind::None, merge_lbas),
                 BlockLayer::new(SchedulerKind::MqDeadline, merge_lbas),
+                BlockLayer::with_zinc(SchedulerKind::Zinc, merge_lbas, options.host.zinc, layout.lba_bytes),
             ],
             mq_deadline_lock: Timeline::new(),
-            dispatch_status: [Vec::new(), Vec::new(), Vec::new()],
-            pending: [Vec::new(), Vec::new(), Vec::new()],
+            dispatch_status: [Vec::new(), Vec::new(), Vec::new(), Vec::new()],
+            pending: [Vec::new(), Vec::new(), Vec::new(), Vec::new()],
+            epoch_armed: false,
             ios: Vec::new(),
             free_ios: Vec::new(),
             events: EventQueue::new(1 << 22),
@@ -382,6 +390,7 @@ impl<'a> Engine<'a> {
             (false, _) => 0,
             (true, Scheduler::None) => 1,
             (true, Scheduler::MqDeadline) => 2,
+            (true, Scheduler::Zinc) => 3,
         };
         let cost =
             self.host.cost(if kernel { zonelab_host::StackKind::Kernel } else { zonelab_host::StackKind::Passthrough });
@@ -496,6 +505,11 @@ impl<'a> Engine<'a> {
                 }
             }
             Event::Reap(tag) => self.reap(now, tag),
+            Event::Epoch => self.epoch(now),
+            Event::SoftFill(t) => {
+                let chunk = self.set.jobs[self.threads[t as usize].spec].softfinish_chunk;
+                self.soft_fill(now, t, chunk);
+            }
         }
     }
 
@@ -543,8 +557,9 @@ impl<'a> Engine<'a> {
                         zone: Some(zone),
                         kind: IoKind::ResetForWrite,
                     };
+                    // fio resets with a blocking ioctl: writes resume once it completes.
                     self.issue(now, t, reset);
-                    continue;
+                    return;
                 }
                 self.finish_issuing(now, t);
                 return;
@@ -732,12 +747,33 @@ impl<'a> Engine<'a> {
         self.layers[layer as usize].insert(request, &mut out);
         self.send(now, layer, &mut out);
         self.dispatched = out;
+        self.arm_epoch(now);
+    }
+
+    /// ZINC's epoch timer ticks while it holds zone management back.
+    fn arm_epoch(&mut self, now: Nanos) {
+        let zinc = &self.layers[3];
+        if self.epoch_armed || zinc.held() == 0 {
+            return;
+        }
+        let epoch_ns = zinc.epoch_ns().expect("layer 3 is zinc");
+        self.epoch_armed = true;
+        self.schedule((now / epoch_ns + 1) * epoch_ns, Event::Epoch);
+    }
+
+    fn epoch(&mut self, now: Nanos) {
+        self.epoch_armed = false;
+        let mut out = std::mem::take(&mut self.dispatched);
+        self.layers[3].epoch(&mut out);
+        self.send(now, 3, &mut out);
+        self.dispatched = out;
+        self.arm_epoch(now);
     }
 
     /// Hands dispatched requests to the device, through mq-deadline's lock.
     fn send(&mut self, now: Nanos, layer: u8, out: &mut Vec<Dispatch>) {
         for dispatch in out.drain(..) {
-            if layer == 2 {
+            if layer >= 2 {
                 let at = self.mq_deadline_lock.reserve(now, self.host.mq_deadline_dispatch_ns);
                 self.pending_dispatch(layer, dispatch);
                 self.schedule(at, Event::DeviceSubmit { layer, id: dispatch.id });
@@ -966,7 +1002,12 @@ impl<'a> Engine<'a> {
             IoKind::SoftFill => {
                 let chain = self.threads[t as usize].chain.as_mut().expect("a fill belongs to a chain");
                 chain.fill_bytes += u64::from(io.nlb) * self.lba_bytes;
-                self.soft_fill(now, t, chunk);
+                let pause_ns = job.softfinish_pause_ns;
+                if pause_ns == 0 {
+                    self.soft_fill(now, t, chunk);
+                } else {
+                    self.schedule(now + pause_ns, Event::SoftFill(t));
+                }
             }
             IoKind::Finish => self.threads[t as usize].chain = None,
             _ => {}

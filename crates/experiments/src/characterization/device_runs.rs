@@ -1,0 +1,307 @@
+//! Seed 000 Obs 9, 10, 12 and 13: zone state transitions, by command
+//! sequences sent straight to the device (as the paper's SPDK benchmarks do).
+
+use super::{Finding, Outcome, Plot, Scale, Series};
+use zonelab_device::{preset, Command, Completion, Device, Payload, Started, ZoneAction};
+use zonelab_sim::{Nanos, SimRng, MS, SEC, US};
+
+fn zn540() -> Device {
+    Device::new(preset("zn540").expect("zn540 preset")).expect("zn540 is valid")
+}
+
+fn mgmt(action: ZoneAction, slba: u64) -> Command<'static> {
+    Command::ZoneMgmtSend { action, slba, select_all: false }
+}
+
+fn submit(dev: &mut Device, t: Nanos, cmd: &Command<'_>) -> Result<Completion, String> {
+    let c = dev.submit(t, cmd, None);
+    if c.status.is_success() {
+        Ok(c)
+    } else {
+        Err(format!("{cmd:?} failed: {:?}", c.status))
+    }
+}
+
+/// Writes `lbas` from the start of `zone` with 128 KiB writes at QD 1.
+fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Result<Nanos, String> {
+    let zslba = zone * dev.layout().zone_lbas;
+    let mut done = 0;
+    while done < lbas {
+        let nlb = (lbas - done).min(32) as u32;
+        t = submit(dev, t, &Command::Write { slba: zslba + done, nlb, payload: Payload::None })?.complete_ns;
+        done += u64::from(nlb);
+    }
+    Ok(t)
+}
+
+fn us(c: &Completion) -> f64 {
+    (c.complete_ns - c.submit_ns) as f64 / US as f64
+}
+
+/// Obs 9: open and close, and the first write or append into an implicitly opened zone.
+pub fn open_close(_scale: Scale) -> Result<Outcome, String> {
+    let mut dev = zn540();
+    let zl = dev.layout().zone_lbas;
+    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None };
+    let append = |zslba| Command::Append { zslba, nlb: 1, payload: Payload::None };
+    let open = submit(&mut dev, 0, &mgmt(ZoneAction::Open, 0))?;
+    let t = fill(&mut dev, 0, 1000, open.complete_ns)?;
+    let close = submit(&mut dev, t, &mgmt(ZoneAction::Close, 0))?;
+    let first_w = submit(&mut dev, close.complete_ns + MS, &write(zl))?;
+    let next_w = submit(&mut dev, first_w.complete_ns + MS, &write(zl + 1))?;
+    let first_a = submit(&mut dev, next_w.complete_ns + MS, &append(2 * zl))?;
+    let next_a = submit(&mut dev, first_a.complete_ns + MS, &append(2 * zl))?;
+    let rows = vec![
+        vec!["open".into(), format!("{:.2}", us(&open))],
+        vec!["close".into(), format!("{:.2}", us(&close))],
+        vec!["first write".into(), format!("{:.2}", us(&first_w))],
+        vec!["write".into(), format!("{:.2}", us(&next_w))],
+        vec!["first append".into(), format!("{:.2}", us(&first_a))],
+        vec!["append".into(), format!("{:.2}", us(&next_a))],
+    ];
+    let findings = vec![
+        Finding::number("Obs 9", "explicit open", "µs", 9.56, us(&open)),
+        Finding::number("Obs 9", "close", "µs", 11.01, us(&close)),
+        Finding::number(
+            "Obs 9",
+            "first write into an implicitly opened zone, extra",
+            "µs",
+            2.02,
+            us(&first_w) - us(&next_w),
+        ),
+        Finding::number(
+            "Obs 9",
+            "first append into an implicitly opened zone, extra",
+            "µs",
+            2.83,
+            us(&first_a) - us(&next_a),
+        ),
+    ];
+    let series = vec![Series {
+        name: "latency".into(),
+        points: (0..rows.len()).map(|i| (i as f64, rows[i][1].parse().unwrap_or(0.0))).collect(),
+    }];
+    Ok(Outcome {
+        name: "obs09-open-close",
+        title: "Zone open and close (seed 000 Obs 9)",
+        columns: vec!["operation", "latency_us"],
+        rows,
+        findings,
+        plot: Plot {
+            title: "open, close, first write/append".into(),
+            x_label: "operation (open, close, first write, write, first append, append)".into(),
+            y_label: "µs".into(),
+            series,
+        },
+        jobs: Vec::new(),
+    })
+}
+
+/// Obs 10: reset and finish latency by occupancy, resets of unfinished and finished zones.
+pub fn reset_finish(_scale: Scale) -> Result<Outcome, String> {
+    let mut dev = zn540();
+    let zl = dev.layout().zone_lbas;
+    let zcap = dev.layout().zcap_lbas;
+    let levels = [
+        ("1 page", 1),
+        ("6.25%", zcap / 16),
+        ("12.5%", zcap / 8),
+        ("25%", zcap / 4),
+        ("50%", zcap / 2),
+        ("all but one page", zcap - 1),
+    ];
+    let (mut rows, mut reset_pts, mut fin_reset_pts, mut finish_pts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut t, mut zone) = (0, 0u64);
+    let mut at = std::collections::BTreeMap::new();
+    for (label, lbas) in levels {
+        let pct = lbas as f64 / zcap as f64 * 100.0;
+        // Reset of an unfinished zone, after a second of rest (as the paper does).
+        t = fill(&mut dev, zone, lbas, t)? + SEC;
+        let reset = submit(&mut dev, t, &mgmt(ZoneAction::Reset, zone * zl))?;
+        t = fill(&mut dev, zone + 1, lbas, reset.complete_ns)? + SEC;
+        let finish = submit(&mut dev, t, &mgmt(ZoneAction::Finish, (zone + 1) * zl))?;
+        let fin_reset = submit(&mut dev, finish.complete_ns + SEC, &mgmt(ZoneAction::Reset, (zone + 1) * zl))?;
+        t = fin_reset.complete_ns;
+        zone += 2;
+        let (r, f, fr) = (us(&reset) / 1e3, us(&finish) / 1e3, us(&fin_reset) / 1e3);
+        rows.push(vec![label.into(), format!("{pct:.3}"), format!("{r:.3}"), format!("{f:.3}"), format!("{fr:.3}")]);
+        // The paper's reset levels stop at 50% before the full zone (an
+        // all-but-one zone is still open and pays the teardown).
+        if lbas < zcap - 1 {
+            reset_pts.push((pct, r));
+        }
+        finish_pts.push((pct, f));
+        fin_reset_pts.push((pct, fr));
+        at.insert(label, (r, f, fr));
+    }
+    let t = fill(&mut dev, zone, zcap, t)? + SEC;
+    let full = submit(&mut dev, t, &mgmt(ZoneAction::Reset, zone * zl))?;
+    rows.push(vec!["full".into(), "100".into(), format!("{:.3}", us(&full) / 1e3), String::new(), String::new()]);
+    reset_pts.push((100.0, us(&full) / 1e3));
+    let half = at["50%"];
+    let findings = vec![
+        Finding::number("Obs 10", "reset, half-full zone", "ms", 11.60, half.0),
+        Finding::number("Obs 10", "reset, full zone", "ms", 16.19, us(&full) / 1e3),
+        Finding::number("Obs 10", "reset saving when finished first, half full", "ms", 3.08, half.0 - half.2),
+        Finding::number("Obs 10", "finish, one page written", "ms", 907.51, at["1 page"].1),
+        Finding::number("Obs 10", "finish, all but one page written", "ms", 3.07, at["all but one page"].1),
+        Finding::direction(
+            "Obs 10",
+            "reset latency grows with occupancy",
+            reset_pts.windows(2).all(|w| w[1].1 >= w[0].1),
+            None,
+        ),
+        Finding::direction(
+            "Obs 10",
+            "finish latency falls with occupancy",
+            finish_pts.windows(2).all(|w| w[1].1 <= w[0].1),
+            None,
+        ),
+    ];
+    Ok(Outcome {
+        name: "obs10-reset-finish",
+        title: "Reset and finish latency by zone occupancy (seed 000 Fig. 5)",
+        columns: vec!["occupancy", "occupancy_pct", "reset_ms", "finish_ms", "reset_after_finish_ms"],
+        rows,
+        findings,
+        plot: Plot {
+            title: "zone management by occupancy".into(),
+            x_label: "occupancy (%)".into(),
+            y_label: "ms".into(),
+            series: vec![
+                Series { name: "reset".into(), points: reset_pts },
+                Series { name: "reset after finish".into(), points: fin_reset_pts },
+                Series { name: "finish".into(), points: finish_pts },
+            ],
+        },
+        jobs: Vec::new(),
+    })
+}
+
+/// Resets of full zones back to back, with one thread of QD-1 `io` (none,
+/// read, write, append) in other zones; returns the reset latencies and the
+/// I/O latencies, in µs.
+fn reset_run(io: &str, resets: u64) -> Result<(Vec<f64>, Vec<f64>), String> {
+    let mut dev = zn540();
+    let zl = dev.layout().zone_lbas;
+    let zcap = dev.layout().zcap_lbas;
+    let mut t = 0;
+    for z in 0..resets {
+        t = fill(&mut dev, z, zcap, t)?;
+    }
+    // Reads go to a zone written now; writes and appends to empty zones.
+    t = fill(&mut dev, 500, zcap, t)? + SEC;
+    let mut rng = SimRng::new(13);
+    let (mut reset_us, mut io_us) = (Vec::new(), Vec::new());
+    let (mut offset, mut io_zone) = (0u64, 600u64);
+    for z in 0..resets {
+        let Started::Pending(tag) = dev.start(t, &mgmt(ZoneAction::Reset, z * zl), None) else {
+            return Err("a reset of a full zone completes later".into());
+        };
+        let done = loop {
+            if let Some((_, c)) = dev.take_completed().into_iter().find(|&(g, _)| g == tag) {
+                break c;
+            }
+            let cmd = match io {
+                "read" => Command::Read { slba: 500 * zl + rng.below(zcap), nlb: 1 },
+                "write" => Command::Write { slba: io_zone * zl + offset, nlb: 1, payload: Payload::None },
+                "append" => Command::Append { zslba: io_zone * zl, nlb: 1, payload: Payload::None },
+                _ => {
+                    t = dev.next_event_ns().ok_or("the reset is still running")?;
+                    dev.advance(t + 1);
+                    continue;
+                }
+            };
+            let c = submit(&mut dev, t, &cmd)?;
+            io_us.push(us(&c));
+            t = c.complete_ns;
+            offset += 1;
+            if offset == zcap {
+                (offset, io_zone) = (0, io_zone + 1);
+            }
+        };
+        reset_us.push(us(&done));
+        t = t.max(done.complete_ns);
+    }
+    Ok((reset_us, io_us))
+}
+
+fn p95(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(((v.len() as f64 * 0.95).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0)
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
+}
+
+/// I/O latency alone, in µs, for Obs 12's baseline.
+fn io_alone(io: &str) -> Result<f64, String> {
+    let mut dev = zn540();
+    let zl = dev.layout().zone_lbas;
+    let zcap = dev.layout().zcap_lbas;
+    let mut t = fill(&mut dev, 500, zcap, 0)? + SEC;
+    let mut rng = SimRng::new(13);
+    let mut lat = Vec::new();
+    for i in 0..2000u64 {
+        let cmd = match io {
+            "read" => Command::Read { slba: 500 * zl + rng.below(zcap), nlb: 1 },
+            "write" => Command::Write { slba: 600 * zl + i, nlb: 1, payload: Payload::None },
+            _ => Command::Append { zslba: 600 * zl, nlb: 1, payload: Payload::None },
+        };
+        let c = submit(&mut dev, t, &cmd)?;
+        lat.push(us(&c));
+        t = c.complete_ns;
+    }
+    Ok(mean(&lat))
+}
+
+/// Obs 12-13: resets and I/O side by side.
+pub fn reset_interference(scale: Scale) -> Result<Outcome, String> {
+    let resets = if scale.quick { 6 } else { 30 };
+    let mut rows = Vec::new();
+    let mut findings = Vec::new();
+    let mut bars = Vec::new();
+    let (alone, _) = reset_run("none", resets)?;
+    let p95_alone = p95(&alone) / 1e3;
+    rows.push(vec!["none".into(), format!("{p95_alone:.3}"), String::new(), String::new()]);
+    bars.push((0.0, p95_alone));
+    findings.push(Finding::number("Obs 13", "p95 reset latency alone", "ms", 17.94, p95_alone));
+    for (i, (io, paper)) in [("read", 28.00), ("write", 32.00), ("append", 31.48)].into_iter().enumerate() {
+        let (reset_us, io_us) = reset_run(io, resets)?;
+        let base = io_alone(io)?;
+        let with = mean(&io_us);
+        let p = p95(&reset_us) / 1e3;
+        rows.push(vec![io.into(), format!("{p:.3}"), format!("{base:.3}"), format!("{with:.3}")]);
+        bars.push((i as f64 + 1.0, p));
+        findings.push(Finding::number(
+            "Obs 13",
+            &format!("p95 reset latency with concurrent 4 KiB {io}s"),
+            "ms",
+            paper,
+            p,
+        ));
+        let change = with / base - 1.0;
+        findings.push(Finding::direction(
+            "Obs 12",
+            &format!("{io} latency unchanged by resets (within 5%)"),
+            change.abs() <= 0.05,
+            Some(change * 100.0),
+        ));
+    }
+    Ok(Outcome {
+        name: "obs12-13-reset-interference",
+        title: "Reset and I/O interference (seed 000 Fig. 7)",
+        columns: vec!["concurrent_io", "reset_p95_ms", "io_mean_alone_us", "io_mean_with_resets_us"],
+        rows,
+        findings,
+        plot: Plot {
+            title: "p95 reset latency (none, read, write, append)".into(),
+            x_label: "concurrent operation".into(),
+            y_label: "ms".into(),
+            series: vec![Series { name: "p95 reset".into(), points: bars }],
+        },
+        jobs: Vec::new(),
+    })
+}

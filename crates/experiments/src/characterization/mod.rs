@@ -1,0 +1,257 @@
+//! `zonelab reproduce characterization`: the observations of seed 000 (the
+//! ZN540 characterization) and the findings of seed 003 (ConfZNS++), rerun
+//! on the `zn540` preset.
+//!
+//! Each experiment runs fio jobs (the files under `jobs/characterization/`,
+//! with `${VAR}`s filled in per point of a sweep) or command sequences
+//! straight on the device, and yields a data table (CSV), a plot shaped like
+//! the paper's figure, and findings: paper value, zonelab value, error and a
+//! verdict (numbers within ±10%, directions as the paper states them).
+
+mod device_runs;
+mod fio_runs;
+pub mod plot;
+mod seed000;
+mod seed003;
+
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// How close a number must be to count as reproduced.
+pub const TOLERANCE: f64 = 0.10;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Finding {
+    pub observation: String,
+    pub quantity: String,
+    pub unit: String,
+    pub paper: Option<f64>,
+    pub zonelab: Option<f64>,
+    /// Relative error, for numbers.
+    pub error: Option<f64>,
+    pub verdict: String,
+}
+
+impl Finding {
+    /// A number the paper measured.
+    pub fn number(observation: &str, quantity: &str, unit: &str, paper: f64, zonelab: f64) -> Self {
+        let error = zonelab / paper - 1.0;
+        let verdict = if error.abs() <= TOLERANCE { "reproduced" } else { "off" };
+        Finding {
+            observation: observation.into(),
+            quantity: quantity.into(),
+            unit: unit.into(),
+            paper: Some(paper),
+            zonelab: Some(zonelab),
+            error: Some(error),
+            verdict: verdict.into(),
+        }
+    }
+
+    /// A direction the paper states; `zonelab` is the value that shows it.
+    pub fn direction(observation: &str, quantity: &str, holds: bool, zonelab: Option<f64>) -> Self {
+        Finding {
+            observation: observation.into(),
+            quantity: quantity.into(),
+            unit: String::new(),
+            paper: None,
+            zonelab,
+            error: None,
+            verdict: if holds { "direction holds" } else { "direction differs" }.into(),
+        }
+    }
+
+    /// Something the model cannot run yet, with the missing mechanism.
+    pub fn missing(observation: &str, quantity: &str, mechanism: &str) -> Self {
+        Finding {
+            observation: observation.into(),
+            quantity: quantity.into(),
+            unit: String::new(),
+            paper: None,
+            zonelab: None,
+            error: None,
+            verdict: format!("not reproduced: needs {mechanism}"),
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.verdict == "reproduced" || self.verdict == "direction holds"
+    }
+}
+
+/// One series of a plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plot {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+}
+
+/// What one experiment produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub columns: Vec<&'static str>,
+    pub rows: Vec<Vec<String>>,
+    pub findings: Vec<Finding>,
+    pub plot: Plot,
+    /// The job files it ran (name, text).
+    pub jobs: Vec<(&'static str, &'static str)>,
+}
+
+/// How long the experiments run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scale {
+    pub quick: bool,
+}
+
+impl Scale {
+    /// Simulated seconds of a steady-state fio run.
+    pub fn runtime(&self) -> &'static str {
+        if self.quick {
+            "200ms"
+        } else {
+            "1s"
+        }
+    }
+}
+
+type Experiment = fn(Scale) -> Result<Outcome, String>;
+
+/// Every experiment, in paper order.
+pub const EXPERIMENTS: [(&str, Experiment); 10] = [
+    ("obs01-04-qd1", seed000::qd1),
+    ("obs05-07-intra-zone", seed000::intra_zone),
+    ("obs06-08-inter-zone", seed000::inter_zone),
+    ("obs09-open-close", device_runs::open_close),
+    ("obs10-reset-finish", device_runs::reset_finish),
+    ("obs11-gc-interference", seed000::gc_interference),
+    ("obs12-13-reset-interference", device_runs::reset_interference),
+    ("s003-finish-interference", seed003::finish_interference),
+    ("s003-zinc", seed003::zinc),
+    ("s003-softfinish", seed003::softfinish),
+];
+
+/// Runs the experiments whose name contains `filter` (all when empty).
+pub fn run(scale: Scale, filter: &str, progress: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, String> {
+    let mut out = Vec::new();
+    for (name, experiment) in EXPERIMENTS {
+        if !name.contains(filter) {
+            continue;
+        }
+        progress(name);
+        out.push(experiment(scale).map_err(|e| format!("{name}: {e}"))?);
+    }
+    if out.is_empty() {
+        let names: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
+        return Err(format!("no experiment matches '{filter}': choose from {}", names.join(", ")));
+    }
+    Ok(out)
+}
+
+/// Writes each outcome's CSV, plot (PNG and SVG) and job files into `dir`,
+/// and the summary as `summary.md` and `summary.json`.
+pub fn write(dir: &Path, outcomes: &[Outcome]) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
+    std::fs::create_dir_all(dir.join("jobs")).map_err(io)?;
+    for o in outcomes {
+        let mut csv = o.columns.join(",");
+        csv.push('\n');
+        for row in &o.rows {
+            csv.push_str(&row.join(","));
+            csv.push('\n');
+        }
+        std::fs::write(dir.join(format!("{}.csv", o.name)), csv).map_err(io)?;
+        plot::svg(&o.plot, &dir.join(format!("{}.svg", o.name)))?;
+        plot::png(&o.plot, &dir.join(format!("{}.png", o.name)))?;
+        for (file, text) in &o.jobs {
+            std::fs::write(dir.join("jobs").join(file), text).map_err(io)?;
+        }
+    }
+    std::fs::write(dir.join("summary.md"), summary_markdown(outcomes)).map_err(io)?;
+    let findings: Vec<serde_json::Value> = outcomes
+        .iter()
+        .flat_map(|o| o.findings.iter().map(move |f| serde_json::json!({"experiment": o.name, "finding": f})))
+        .collect();
+    let json = serde_json::to_string_pretty(&findings).expect("findings serialise");
+    std::fs::write(dir.join("summary.json"), json + "\n").map_err(io)
+}
+
+fn fmt_value(v: Option<f64>) -> String {
+    match v {
+        None => "—".into(),
+        Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.3}"),
+    }
+}
+
+/// The paper-vs-zonelab table.
+pub fn summary_markdown(outcomes: &[Outcome]) -> String {
+    let mut s = String::from(
+        "| experiment | observation | quantity | unit | paper | zonelab | error | verdict |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let (mut passed, mut total) = (0, 0);
+    for o in outcomes {
+        for f in &o.findings {
+            total += 1;
+            passed += usize::from(f.passed());
+            let error = f.error.map_or("—".into(), |e| format!("{:+.1}%", e * 100.0));
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                o.name,
+                f.observation,
+                f.quantity,
+                f.unit,
+                fmt_value(f.paper),
+                fmt_value(f.zonelab),
+                error,
+                f.verdict
+            );
+        }
+    }
+    let _ = writeln!(s, "\n{passed} of {total} findings reproduced (numbers within ±10%, directions as stated).");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_judge_numbers_by_tolerance_and_directions_by_truth() {
+        assert!(Finding::number("o", "q", "ms", 10.0, 10.9).passed());
+        assert!(!Finding::number("o", "q", "ms", 10.0, 11.2).passed());
+        assert!(!Finding::number("o", "q", "ms", 10.0, 8.8).passed());
+        assert!(Finding::direction("o", "q", true, None).passed());
+        assert!(!Finding::direction("o", "q", false, None).passed());
+        assert!(!Finding::missing("o", "q", "a mechanism").passed());
+    }
+
+    /// The calibration rows that come from the device alone, end to end.
+    #[test]
+    fn zone_management_experiments_reproduce_the_calibration_sheet() {
+        let outcomes = run(Scale { quick: true }, "obs09", &mut |_| {}).unwrap();
+        let more = run(Scale { quick: true }, "obs10", &mut |_| {}).unwrap();
+        let all: Vec<&Finding> = outcomes.iter().chain(&more).flat_map(|o| &o.findings).collect();
+        assert!(all.len() >= 10);
+        for f in all {
+            assert!(f.passed(), "{f:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_experiment_is_an_error_naming_the_choices() {
+        let err = run(Scale { quick: true }, "obs99", &mut |_| {}).unwrap_err();
+        assert!(err.contains("obs10-reset-finish"), "{err}");
+    }
+}

@@ -1,0 +1,270 @@
+//! Seed 000 Obs 1-8 and 11: latency, request size and scaling, by fio jobs.
+
+use super::fio_runs::{self as fio, FioResult, INTER, INTRA, QD1};
+use super::{Finding, Outcome, Plot, Scale, Series};
+use zonelab_workload::fio::job::Scheduler;
+
+fn vars(pairs: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+    pairs.to_vec()
+}
+
+/// One QD-1 point: (lat mean µs, KIOPS, MiB/s).
+fn qd1_point(
+    engine: &str,
+    scheduler: Scheduler,
+    bs_kib: u64,
+    append: bool,
+    scale: Scale,
+) -> Result<(f64, f64, f64), String> {
+    let v = vars(&[
+        ("IOENGINE", engine.into()),
+        ("RUNTIME", scale.runtime().into()),
+        ("APPEND", u8::from(append).to_string()),
+        ("BS", format!("{bs_kib}k")),
+    ]);
+    let r = fio::run(QD1, &v, scheduler)?;
+    let w = fio::write(r.entry("qd1")?);
+    Ok((w.lat.mean() / 1e3, fio::kiops(w), fio::mib_s(w)))
+}
+
+/// Obs 1-4: QD-1 latency by stack, and throughput by request size.
+pub fn qd1(scale: Scale) -> Result<Outcome, String> {
+    let mut rows = Vec::new();
+    let mut findings = Vec::new();
+    let stacks = [
+        ("spdk (io_uring_cmd)", "io_uring_cmd", Scheduler::None, 11.36),
+        ("io_uring none", "io_uring", Scheduler::None, 12.62),
+        ("io_uring mq-deadline", "io_uring", Scheduler::MqDeadline, 14.47),
+    ];
+    for (label, engine, scheduler, paper) in stacks {
+        let (lat, kiops, mib) = qd1_point(engine, scheduler, 4, false, scale)?;
+        rows.push(vec![
+            label.into(),
+            "write".into(),
+            "4".into(),
+            format!("{lat:.3}"),
+            format!("{kiops:.2}"),
+            format!("{mib:.1}"),
+        ]);
+        findings.push(Finding::number("Obs 2", &format!("4 KiB write latency, {label}"), "µs", paper, lat));
+    }
+    let sizes: &[u64] = if scale.quick { &[4, 8, 32, 128] } else { &[4, 8, 16, 32, 64, 128] };
+    let mut series = Vec::new();
+    let mut by_op = Vec::new();
+    for (op, append) in [("write", false), ("append", true)] {
+        let mut points = Vec::new();
+        for &bs in sizes {
+            let (lat, kiops, mib) = qd1_point("io_uring_cmd", Scheduler::None, bs, append, scale)?;
+            rows.push(vec![
+                "spdk (io_uring_cmd)".into(),
+                op.into(),
+                bs.to_string(),
+                format!("{lat:.3}"),
+                format!("{kiops:.2}"),
+                format!("{mib:.1}"),
+            ]);
+            points.push((bs as f64, kiops, lat, mib));
+        }
+        series.push(Series { name: op.into(), points: points.iter().map(|p| (p.0, p.1)).collect() });
+        by_op.push(points);
+    }
+    let at = |op: usize, bs: f64| by_op[op].iter().find(|p| p.0 == bs).copied().expect("size in the sweep");
+    findings.push(Finding::number("Obs 3", "4 KiB write throughput, QD 1", "KIOPS", 85.0, at(0, 4.0).1));
+    findings.push(Finding::number("Obs 3", "8 KiB write throughput, QD 1", "KIOPS", 85.0, at(0, 8.0).1));
+    findings.push(Finding::number("Obs 3", "4 KiB append throughput, QD 1", "KIOPS", 66.0, at(1, 4.0).1));
+    findings.push(Finding::number("Obs 3", "8 KiB append throughput, QD 1", "KIOPS", 69.0, at(1, 8.0).1));
+    let best = by_op[0].iter().max_by(|a, b| a.3.total_cmp(&b.3)).expect("sizes").0;
+    findings.push(Finding::direction("Obs 3", "bytes/s highest for requests >= 32 KiB", best >= 32.0, Some(best)));
+    findings.push(Finding::number("Obs 4", "8 KiB append latency, spdk", "µs", 14.02, at(1, 8.0).2));
+    let slower = by_op[1].iter().zip(&by_op[0]).all(|(a, w)| a.2 > w.2);
+    findings.push(Finding::direction("Obs 4", "write latency below append latency at every size", slower, None));
+    findings.push(Finding::missing("Obs 1", "512 B LBA format up to 2x slower", "a per-command cost of sub-page LBAs"));
+    Ok(Outcome {
+        name: "obs01-04-qd1",
+        title: "QD-1 latency and throughput by request size (seed 000 Fig. 2-3)",
+        columns: vec!["stack", "op", "bs_kib", "lat_mean_us", "kiops", "mib_s"],
+        rows,
+        findings,
+        plot: Plot {
+            title: "QD 1, one zone".into(),
+            x_label: "request size (KiB)".into(),
+            y_label: "KIOPS".into(),
+            series,
+        },
+        jobs: vec![QD1],
+    })
+}
+
+fn intra_point(rw: &str, qd: u32, scale: Scale) -> Result<FioResult, String> {
+    let (engine, scheduler, append) = match rw {
+        "append" => ("io_uring_cmd", Scheduler::None, 1),
+        "write" => ("io_uring", Scheduler::MqDeadline, 0),
+        _ => ("io_uring_cmd", Scheduler::None, 0),
+    };
+    let fio_rw = if rw == "append" { "write" } else { rw };
+    let v = vars(&[
+        ("IOENGINE", engine.into()),
+        ("RUNTIME", scale.runtime().into()),
+        ("APPEND", append.to_string()),
+        ("RW", fio_rw.into()),
+        ("QD", qd.to_string()),
+    ]);
+    let text = fio::substitute(INTRA.1, &v)?;
+    let text = if rw == "randread" { text } else { fio::drop_section(&text, "prefill") };
+    fio::run_text(INTRA.0, &text, scheduler)
+}
+
+/// Obs 5-7: one zone, rising queue depth.
+pub fn intra_zone(scale: Scale) -> Result<Outcome, String> {
+    let mut rows = Vec::new();
+    let mut series = Vec::new();
+    let mut merged_qd16 = 0.0;
+    let depths: &[u32] = if scale.quick { &[1, 4, 16, 32, 128] } else { &[1, 2, 4, 8, 16, 32, 64, 128] };
+    for rw in ["append", "write", "randread"] {
+        let mut points = Vec::new();
+        for &qd in depths {
+            if rw != "randread" && qd > 32 {
+                continue;
+            }
+            let r = intra_point(rw, qd, scale)?;
+            let s = r.entry("intra")?;
+            let dir = if rw == "randread" { fio::read(s) } else { fio::write(s) };
+            let merged = if rw == "write" {
+                let d = r.disk;
+                d.write_merges as f64 / (d.write_merges + d.write_ios).max(1) as f64 * 100.0
+            } else {
+                0.0
+            };
+            if rw == "write" && qd == 16 {
+                merged_qd16 = merged;
+            }
+            rows.push(vec![rw.into(), qd.to_string(), format!("{:.2}", fio::kiops(dir)), format!("{merged:.2}")]);
+            points.push((f64::from(qd), fio::kiops(dir)));
+        }
+        series.push(Series { name: rw.into(), points });
+    }
+    let value = |name: &str, qd: f64| -> f64 {
+        series.iter().find(|s| s.name == name).and_then(|s| s.points.iter().find(|p| p.0 == qd)).map_or(0.0, |p| p.1)
+    };
+    let peak = |name: &str| {
+        series.iter().find(|s| s.name == name).map_or(0.0, |s| s.points.iter().map(|p| p.1).fold(0.0, f64::max))
+    };
+    let findings = vec![
+        Finding::number("Obs 6-7", "append, one zone, QD 4", "KIOPS", 132.0, value("append", 4.0)),
+        Finding::number("Obs 6-7", "append, one zone, peak", "KIOPS", 132.0, peak("append")),
+        Finding::number("Obs 7", "write mq-deadline, one zone, QD 32", "KIOPS", 293.0, value("write", 32.0)),
+        Finding::number("Obs 7", "writes merged at QD 16", "%", 92.35, merged_qd16),
+        Finding::number("Obs 7", "random read, one zone, QD 128", "KIOPS", 424.0, value("randread", 128.0)),
+        Finding::direction(
+            "Obs 7",
+            "reads scale best, then writes, then appends",
+            peak("randread") > peak("write") && peak("write") > peak("append"),
+            None,
+        ),
+    ];
+    Ok(Outcome {
+        name: "obs05-07-intra-zone",
+        title: "Intra-zone scalability, 4 KiB (seed 000 Fig. 4a)",
+        columns: vec!["op", "queue_depth", "kiops", "writes_merged_pct"],
+        rows,
+        findings,
+        plot: Plot {
+            title: "one zone, rising QD".into(),
+            x_label: "queue depth".into(),
+            y_label: "KIOPS".into(),
+            series,
+        },
+        jobs: vec![INTRA],
+    })
+}
+
+/// Obs 5-8: one zone per thread at QD 1, rising zone count.
+pub fn inter_zone(scale: Scale) -> Result<Outcome, String> {
+    let zones: &[u32] = if scale.quick { &[1, 2, 4, 8, 14] } else { &[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14] };
+    let mut rows = Vec::new();
+    let mut kiops_series = Vec::new();
+    let mut bw = Vec::new();
+    for (label, bs, append) in [("write 4k", 4, 0), ("append 4k", 4, 1), ("write 8k", 8, 0), ("write 16k", 16, 0)] {
+        let mut points = Vec::new();
+        for &n in zones {
+            let v = vars(&[
+                ("RUNTIME", scale.runtime().into()),
+                ("APPEND", append.to_string()),
+                ("BS", format!("{bs}k")),
+                ("ZONES", n.to_string()),
+            ]);
+            let r = fio::run(INTER, &v, Scheduler::None)?;
+            let w = fio::write(r.entry("inter")?);
+            rows.push(vec![
+                label.into(),
+                n.to_string(),
+                format!("{:.2}", fio::kiops(w)),
+                format!("{:.1}", fio::mib_s(w)),
+            ]);
+            points.push((f64::from(n), fio::kiops(w), fio::mib_s(w)));
+        }
+        kiops_series.push(Series { name: label.into(), points: points.iter().map(|p| (p.0, p.2)).collect() });
+        bw.push((label, points));
+    }
+    let get = |label: &str, n: f64| {
+        bw.iter().find(|b| b.0 == label).and_then(|b| b.1.iter().find(|p| p.0 == n)).copied().unwrap_or_default()
+    };
+    let max_mib =
+        |label: &str| bw.iter().find(|b| b.0 == label).map_or(0.0, |b| b.1.iter().map(|p| p.2).fold(0.0, f64::max));
+    let findings = vec![
+        Finding::number("Obs 7", "4 KiB writes, 14 zones at QD 1", "KIOPS", 186.0, get("write 4k", 14.0).1),
+        Finding::direction(
+            "Obs 7",
+            "write IOPS flat beyond 4 zones (within 10%)",
+            get("write 4k", 14.0).1 < get("write 4k", 4.0).1 * 1.1,
+            Some(get("write 4k", 4.0).1),
+        ),
+        Finding::number("Obs 6", "4 KiB appends, 14 zones at QD 1", "KIOPS", 132.0, get("append 4k", 14.0).1),
+        Finding::number("Obs 8", "4 KiB writes, best bandwidth", "MiB/s", 726.74, max_mib("write 4k")),
+        Finding::number("Obs 8", "8 KiB writes, 4 zones", "MiB/s", 1155.0, get("write 8k", 4.0).2),
+        Finding::number("Obs 8", "16 KiB writes, 4 zones", "MiB/s", 1155.0, get("write 16k", 4.0).2),
+    ];
+    Ok(Outcome {
+        name: "obs06-08-inter-zone",
+        title: "Inter-zone scalability, QD 1 per zone (seed 000 Fig. 4b-c)",
+        columns: vec!["op", "zones", "kiops", "mib_s"],
+        rows,
+        findings,
+        plot: Plot {
+            title: "one thread per zone, QD 1".into(),
+            x_label: "zones".into(),
+            y_label: "MiB/s".into(),
+            series: kiops_series,
+        },
+        jobs: vec![INTER],
+    })
+}
+
+/// Obs 11 needs the conventional twin of the ZN540.
+pub fn gc_interference(_scale: Scale) -> Result<Outcome, String> {
+    Ok(Outcome {
+        name: "obs11-gc-interference",
+        title: "Read tail latency under heavy writes, ZNS vs conventional (seed 000 Fig. 6)",
+        columns: vec!["device", "read_p95_ms"],
+        rows: Vec::new(),
+        findings: vec![
+            Finding::missing(
+                "Obs 11",
+                "read p95 at QD 1 under 1155 MiB/s of writes, ZNS 98.04 ms",
+                "the sn640 conventional twin and firmware head-of-line blocking",
+            ),
+            Finding::missing(
+                "Obs 11",
+                "read p95, conventional 299.89 ms",
+                "the sn640 conventional twin with garbage collection",
+            ),
+        ],
+        plot: Plot {
+            title: "not yet run".into(),
+            x_label: "time (s)".into(),
+            y_label: "MiB/s".into(),
+            series: Vec::new(),
+        },
+        jobs: Vec::new(),
+    })
+}
