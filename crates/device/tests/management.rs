@@ -246,3 +246,20 @@ fn pending_commands_complete_through_advance_in_order() {
     assert!(done[1].1.complete_ns > done[0].1.complete_ns + 800 * MS);
     assert_eq!(dev.pending_tasks(), 0);
 }
+
+#[test]
+fn a_pause_between_padding_requests_paces_the_finish() {
+    let mut dev = device(
+        "zn540",
+        &[
+            ("management.finish.preempt", "false"),
+            ("management.finish.pad_bytes", "3m"),
+            ("management.finish.pause_ns", "10ms"),
+            ("namespace.zones", "4"),
+        ],
+    );
+    let t = fill(&mut dev, 0, 1, 0);
+    let c = dev.submit(t, &mgmt(ZoneAction::Finish, 0), None);
+    // 359 super word lines, one request each, 10 ms apart (longer than a program).
+    assert_close("paced finish", latency_ms(&c), 359.0 * 10.0, 0.02);
+}

@@ -6,11 +6,14 @@
 //! reserved on the same firmware core and dies as host I/O. One task runs at
 //! a time (the firmware's management thread), in submission order.
 //!
-//! With `management.host_priority`, a step is only reserved once simulated
-//! time has reached its start ([`Device::advance`] runs before every host
-//! command), so a host command arriving while management work runs takes
-//! the resource at the next step boundary: management fills the gaps host
-//! I/O leaves. Without it, the whole task is reserved when it is accepted.
+//! A step is only reserved once simulated time has reached its start
+//! ([`Device::advance`] runs before every host command). With
+//! `management.host_priority` (and, for padding, `finish.preempt`) a step
+//! starts only once the resources it needs are idle, so a host command that
+//! arrived meanwhile is served first: management fills the gaps host I/O
+//! leaves. Without it a step starts at its issue time and queues with host
+//! work in arrival order (with no pause, a finish's padding is issued at
+//! once).
 //! Either way the completion of a finish or reset can depend on host
 //! commands that come after it, so [`Device::start`] may answer
 //! [`Started::Pending`]; [`Device::advance`] later reports the completion.
@@ -133,8 +136,7 @@ impl Device {
     pub fn advance(&mut self, until_ns: Nanos) {
         for _ in 0..STEPS_PER_ADVANCE_MAX {
             let Some(next) = self.next_step() else { return };
-            let head_eager = matches!(next, Next::Head(_)) && !self.management.queue[0].host_priority;
-            if next.start_ns() >= until_ns && !head_eager {
+            if next.start_ns() >= until_ns {
                 return;
             }
             self.take_step(next);
@@ -190,6 +192,10 @@ impl Device {
     /// When the head task's next step can start.
     fn head_start_ns(&self) -> Option<Nanos> {
         let task = self.management.queue.front()?;
+        if !task.host_priority {
+            // Without priority a step is issued at its time and queues with host work.
+            return Some(task.next_ns);
+        }
         let start_ns = match task.phases.front() {
             None => task.next_ns,
             Some(Phase::Firmware { .. }) => task.next_ns.max(self.firmware.free_at_ns()),
