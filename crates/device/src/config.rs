@@ -34,6 +34,20 @@ pub struct DeviceConfig {
     /// ZNS+ extensions (seed 002); absent from older files, so defaulted.
     #[serde(default)]
     pub znsplus: ZnsPlusConfig,
+    /// A conventional SSD: page-level mapping and garbage collection over a
+    /// namespace of conventional zones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conventional: Option<ConventionalConfig>,
+}
+
+/// Garbage collection of a conventional SSD, per die.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConventionalConfig {
+    /// Collect when a die needs a block and has at most this many free.
+    pub gc_free_blocks_min: u32,
+    /// Collect until a die has this many free blocks.
+    pub gc_free_blocks_target: u32,
 }
 
 /// How a TL_opened zone's skipped valid blocks reach its LogFBG (seed 002 §3.2.2).
@@ -350,7 +364,10 @@ impl DeviceConfig {
         self.flash_timing.validate().map_err(ConfigError)?;
         self.validate_interfaces()?;
         let mut layout = self.validate_namespace()?;
-        self.validate_flash_fit(&mut layout)?;
+        match &self.conventional {
+            Some(c) => self.validate_conventional(c, &mut layout)?,
+            None => self.validate_flash_fit(&mut layout)?,
+        }
         Ok(layout)
     }
 
@@ -441,7 +458,8 @@ impl DeviceConfig {
         if ns.zones == 0 || ns.zones > ZONES_MAX {
             return err(format!("namespace.zones = {} must be between 1 and {ZONES_MAX}", ns.zones));
         }
-        if ns.conventional_zones >= ns.zones {
+        let all_conventional_allowed = self.conventional.is_some() && ns.conventional_zones == ns.zones;
+        if ns.conventional_zones >= ns.zones && !all_conventional_allowed {
             return err(format!(
                 "namespace.conventional_zones = {} leaves no sequential zone of namespace.zones = {}: lower it below {}",
                 ns.conventional_zones, ns.zones, ns.zones
@@ -532,6 +550,45 @@ impl DeviceConfig {
         let fbg_blocks = self.namespace.zone_capacity_bytes.div_ceil(row_bytes).max(1);
         let zones_per_fcg = u64::from(self.namespace.zones).div_ceil(u64::from(fcgs));
         Some(ZoneFit { fcgs, fbg_blocks, blocks_per_plane_needed: zones_per_fcg.saturating_mul(fbg_blocks) })
+    }
+
+    /// A conventional device: every zone conventional, and flash left over
+    /// (over-provisioning) beyond the namespace for garbage collection.
+    fn validate_conventional(&self, c: &ConventionalConfig, layout: &mut Layout) -> Result<(), ConfigError> {
+        let ns = &self.namespace;
+        if ns.conventional_zones != ns.zones {
+            return err(format!(
+                "a [conventional] device has only conventional zones: set namespace.conventional_zones = namespace.zones = {}",
+                ns.zones
+            ));
+        }
+        if c.gc_free_blocks_min < 2 || c.gc_free_blocks_target <= c.gc_free_blocks_min {
+            return err(format!(
+                "conventional.gc_free_blocks_min = {} must be at least 2 (one block to collect into) and below conventional.gc_free_blocks_target = {}",
+                c.gc_free_blocks_min, c.gc_free_blocks_target
+            ));
+        }
+        let g = &self.flash;
+        let user_bytes = layout.zone_lbas * u64::from(ns.zones) * layout.lba_bytes;
+        let reserve_bytes = u64::from(g.dies_total())
+            * u64::from(c.gc_free_blocks_target)
+            * g.block_bytes()
+            * u64::from(g.planes_per_die);
+        if user_bytes + reserve_bytes >= g.raw_bytes() {
+            return err(format!(
+                "the namespace ({user_bytes} bytes) plus the GC reserve ({reserve_bytes} bytes) does not fit the {} bytes of flash: lower namespace.zones or add flash",
+                g.raw_bytes()
+            ));
+        }
+        if g.raw_bytes() / layout.lba_bytes >= u64::from(u32::MAX) {
+            return err(
+                "a conventional device's flash must hold fewer than 2^32 LBAs (page mapping uses 32-bit slots)",
+            );
+        }
+        layout.fcgs = 1;
+        layout.fbg_blocks = 1;
+        layout.fbgs_per_fcg = g.blocks_per_plane.max(ns.zones);
+        Ok(())
     }
 
     fn validate_flash_fit(&self, layout: &mut Layout) -> Result<(), ConfigError> {

@@ -104,7 +104,7 @@ pub struct Device {
     pub(crate) zones: ZoneTable,
     pub(crate) flash: FlashArray,
     pub(crate) firmware: ServerPool,
-    link_to_device: Timeline,
+    pub(crate) link_to_device: Timeline,
     pub(crate) link_to_host: Timeline,
     pub(crate) link_bytes_per_s: u64,
     pub(crate) zone_io: Vec<ZoneIo>,
@@ -119,6 +119,8 @@ pub struct Device {
     /// when their data is programmed).
     pub(crate) op_done_max_ns: Nanos,
     pub(crate) management: Management,
+    /// The page-mapping FTL of a conventional device.
+    pub(crate) conventional: Option<crate::conventional::Conventional>,
 }
 
 /// The outcome of the checks and state change of a command, before timing.
@@ -159,6 +161,10 @@ impl Device {
             znsplus: ZnsPlusCounters::default(),
             op_done_max_ns: 0,
             management: Management::default(),
+            conventional: config
+                .conventional
+                .is_some()
+                .then(|| crate::conventional::Conventional::new(&config, layout.zone_lbas * u64::from(layout.zones))),
             layout,
             config,
         })
@@ -321,7 +327,8 @@ impl Device {
         let base_ns = if zeroes { c.write_zeroes_ns } else { c.write_ns };
         if self.zones.zone_type(zone) == ZoneType::Conventional {
             self.zones.check_writable(zone)?;
-            if slba + u64::from(nlb) > zone_end {
+            // A conventional device's zones are only a report: its blocks are one space.
+            if slba + u64::from(nlb) > zone_end && self.conventional.is_none() {
                 return Err(Status::ZoneBoundaryError);
             }
             return Ok(Accepted { firmware_ns: base_ns, result: CmdResult::None });
@@ -417,6 +424,9 @@ impl Device {
         }
         self.counters.host_write_bytes += nlb * self.layout.lba_bytes;
         // Write Zeroes moves no data over the link.
+        if self.conventional.is_some() {
+            return self.ftl_take_in(slba, nlb, fw_end, !zeroes);
+        }
         let t = self.take_in(zone, nlb, fw_end, !zeroes);
         if sequential {
             self.after_wp_moved(zone, t);
@@ -583,7 +593,7 @@ impl Device {
         if self.zones.state(first) == ZoneState::Offline {
             return Err(Status::ZoneIsOffline);
         }
-        if last != first && !self.config.namespace.cross_zone_read {
+        if last != first && !self.config.namespace.cross_zone_read && self.conventional.is_none() {
             return Err(Status::ZoneBoundaryError);
         }
         if (first..=last).any(|z| self.zones.state(z) == ZoneState::Offline) {
@@ -611,6 +621,9 @@ impl Device {
     /// Where the data of `lba` is at `at_ns`. A TL_opened zone's blocks at or
     /// above the write pointer are in its original block group.
     pub(crate) fn source_of(&self, lba: u64, at_ns: Nanos) -> Source {
+        if self.conventional.is_some() {
+            return self.ftl_source(lba, at_ns);
+        }
         let zone = self.zones.zone_of(lba);
         let offset = lba - self.zones.zslba(zone);
         let io = &self.zone_io[zone as usize];

@@ -9,6 +9,7 @@
 pub mod buffer;
 pub mod command;
 pub mod config;
+pub mod conventional;
 pub mod data;
 pub mod device;
 pub mod management;
@@ -24,9 +25,10 @@ pub use command::{
     ZoneAction, ZoneDescriptor, ZoneReport,
 };
 pub use config::{
-    ConfigError, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, Layout, ManagementConfig, Mode,
-    Plugging, ResetConfig, ZnsPlusConfig, ZoneMapping,
+    ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, Layout,
+    ManagementConfig, Mode, Plugging, ResetConfig, ZnsPlusConfig, ZoneMapping,
 };
+pub use conventional::FtlCounters;
 pub use device::{Device, DeviceCounters};
 pub use management::{Started, Tag};
 pub use options::{load_device, parse_size, DeviceOptions};

@@ -21,7 +21,7 @@ use crate::config::*;
 use zonelab_flash::{Geometry, Timing};
 use zonelab_sim::{MS, US};
 
-pub const PRESET_NAMES: [&str; 4] = ["zn540", "tlc", "mlc", "znand"];
+pub const PRESET_NAMES: [&str; 5] = ["zn540", "sn640", "tlc", "mlc", "znand"];
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -30,6 +30,7 @@ const GIB: u64 = 1024 * MIB;
 pub fn preset(name: &str) -> Option<DeviceConfig> {
     match name {
         "zn540" => Some(zn540()),
+        "sn640" => Some(sn640()),
         "tlc" => Some(znsplus(
             "tlc",
             Timing { read_ns: 60 * US, program_ns: 700 * US, erase_ns: 3_500 * US, channel_bytes_per_s: 682_666_667 },
@@ -129,7 +130,26 @@ fn zn540() -> DeviceConfig {
             },
         },
         znsplus: ZnsPlusConfig::default(),
+        conventional: None,
     }
+}
+
+/// `sn640`: the conventional twin of the ZN540 (Western Digital's Ultrastar
+/// SN640 shares its hardware): the same flash, link and firmware costs,
+/// a block interface over 894 GiB (447 conventional 2 GiB zones) with the
+/// rest of the flash as over-provisioning (13%), a 32 MiB write buffer and
+/// greedy garbage collection per die.
+fn sn640() -> DeviceConfig {
+    let mut c = zn540();
+    c.name = "sn640".into();
+    c.namespace.zones = 447;
+    c.namespace.conventional_zones = 447;
+    c.namespace.zone_capacity_bytes = c.namespace.zone_size_bytes;
+    c.namespace.max_open_zones = 0;
+    c.namespace.max_active_zones = 0;
+    c.write_buffer.zone_buffer_bytes = 32 * MIB;
+    c.conventional = Some(ConventionalConfig { gc_free_blocks_min: 2, gc_free_blocks_target: 4 });
+    c
 }
 
 fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
@@ -189,6 +209,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             reset: ResetConfig::default(),
         },
         znsplus: ZnsPlusConfig::default(),
+        conventional: None,
     }
 }
 

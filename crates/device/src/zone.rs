@@ -112,7 +112,7 @@ impl ZoneTable {
         max_open: u32,
         max_active: u32,
     ) -> Self {
-        assert!(conventional < zones && zcap_lbas <= 1 << zone_lbas_log2);
+        assert!(conventional <= zones && zcap_lbas <= 1 << zone_lbas_log2);
         let table = (0..zones)
             .map(|i| Zone {
                 state: if i < conventional { ZoneState::NotWritePointer } else { ZoneState::Empty },

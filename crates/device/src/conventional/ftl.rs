@@ -1,0 +1,225 @@
+//! Page-level mapping of a conventional SSD, without timing.
+//!
+//! The unit of mapping is one LBA; the unit of writing is a program unit
+//! (one multi-plane one-shot program on one die); the unit of erasing is a
+//! die block (the same block on every plane of a die). Host units go to the
+//! dies round robin, each die appending to its open host block; garbage
+//! collection moves a victim's valid LBAs into the die's open GC block, so
+//! hot host data and cold relocated data do not mix.
+
+use std::collections::VecDeque;
+
+/// LBAs per segment of the lazily allocated logical-to-physical table.
+const SEGMENT_LBAS: u64 = 1 << 16;
+const UNMAPPED: u32 = u32::MAX;
+
+/// Where a program unit goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnitSlot {
+    pub die: u32,
+    pub block: u32,
+    /// Index of the unit within its block.
+    pub unit: u32,
+}
+
+/// A physical LBA slot: die block and offset within it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub die: u32,
+    pub block: u32,
+    pub offset: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Host,
+    Gc,
+}
+
+#[derive(Debug, Clone)]
+pub struct Ftl {
+    dies: u32,
+    blocks: u32,
+    lbas_per_unit: u32,
+    units_per_block: u32,
+    user_lbas: u64,
+    l2p: Vec<Option<Box<[u32]>>>,
+    /// Per die block: the LBA each slot holds (UNMAPPED when invalid or empty).
+    p2l: Vec<Option<Box<[u32]>>>,
+    valid: Vec<u32>,
+    free: Vec<VecDeque<u32>>,
+    /// Open block and next unit, per die and stream.
+    open: [Vec<Option<(u32, u32)>>; 2],
+    pub host_units: u64,
+    pub gc_units: u64,
+    pub gc_lbas: u64,
+    pub victims: u64,
+}
+
+impl Ftl {
+    pub fn new(dies: u32, blocks: u32, lbas_per_unit: u32, units_per_block: u32, user_lbas: u64) -> Self {
+        let slots = u64::from(dies) * u64::from(blocks) * u64::from(lbas_per_unit) * u64::from(units_per_block);
+        assert!(slots < u64::from(UNMAPPED), "physical slots fit 32 bits");
+        assert!(user_lbas < slots, "over-provisioning leaves room to collect garbage");
+        let die_blocks = (dies * blocks) as usize;
+        Ftl {
+            dies,
+            blocks,
+            lbas_per_unit,
+            units_per_block,
+            user_lbas,
+            l2p: vec![None; user_lbas.div_ceil(SEGMENT_LBAS) as usize],
+            p2l: vec![None; die_blocks],
+            valid: vec![0; die_blocks],
+            free: (0..dies).map(|_| (0..blocks).collect()).collect(),
+            open: [vec![None; dies as usize], vec![None; dies as usize]],
+            host_units: 0,
+            gc_units: 0,
+            gc_lbas: 0,
+            victims: 0,
+        }
+    }
+
+    pub fn lbas_per_block(&self) -> u32 {
+        self.lbas_per_unit * self.units_per_block
+    }
+
+    fn die_block(&self, die: u32, block: u32) -> usize {
+        (die * self.blocks + block) as usize
+    }
+
+    fn slot_index(&self, s: Slot) -> u32 {
+        self.die_block(s.die, s.block) as u32 * self.lbas_per_block() + s.offset
+    }
+
+    fn slot_of(&self, index: u32) -> Slot {
+        let per = self.lbas_per_block();
+        let db = index / per;
+        Slot { die: db / self.blocks, block: db % self.blocks, offset: index % per }
+    }
+
+    /// Where `lba` lives, if it was written.
+    pub fn lookup(&self, lba: u64) -> Option<Slot> {
+        assert!(lba < self.user_lbas);
+        let seg = self.l2p[(lba / SEGMENT_LBAS) as usize].as_ref()?;
+        let index = seg[(lba % SEGMENT_LBAS) as usize];
+        (index != UNMAPPED).then(|| self.slot_of(index))
+    }
+
+    fn set_l2p(&mut self, lba: u64, index: u32) {
+        let seg = self.l2p[(lba / SEGMENT_LBAS) as usize]
+            .get_or_insert_with(|| vec![UNMAPPED; SEGMENT_LBAS as usize].into_boxed_slice());
+        seg[(lba % SEGMENT_LBAS) as usize] = index;
+    }
+
+    /// Drops `lba`'s old copy (it is being rewritten).
+    pub fn invalidate(&mut self, lba: u64) {
+        if let Some(old) = self.lookup(lba) {
+            let db = self.die_block(old.die, old.block);
+            self.valid[db] -= 1;
+            self.p2l[db].as_mut().expect("a mapped slot's block is open or full")[old.offset as usize] = UNMAPPED;
+            self.set_l2p(lba, UNMAPPED);
+        }
+    }
+
+    pub fn free_blocks(&self, die: u32) -> usize {
+        self.free[die as usize].len()
+    }
+
+    /// Whether the die's next host unit needs a fresh block.
+    pub fn needs_block(&self, die: u32, gc: bool) -> bool {
+        let stream = if gc { Stream::Gc } else { Stream::Host } as usize;
+        self.open[stream][die as usize].is_none_or(|(_, unit)| unit >= self.units_per_block)
+    }
+
+    /// Places `lbas` (at most one unit) as the next unit of `die`'s open
+    /// block of the host or GC stream, mapping them there.
+    pub fn place(&mut self, die: u32, gc: bool, lbas: &[u64]) -> UnitSlot {
+        assert!(lbas.len() <= self.lbas_per_unit as usize && !lbas.is_empty());
+        let stream = if gc { Stream::Gc } else { Stream::Host } as usize;
+        if self.needs_block(die, gc) {
+            let block = self.free[die as usize].pop_front().expect("the caller collected garbage first");
+            let db = self.die_block(die, block);
+            self.p2l[db] = Some(vec![UNMAPPED; self.lbas_per_block() as usize].into_boxed_slice());
+            self.valid[db] = 0;
+            self.open[stream][die as usize] = Some((block, 0));
+        }
+        let (block, unit) = self.open[stream][die as usize].expect("an open block");
+        self.open[stream][die as usize] = Some((block, unit + 1));
+        let db = self.die_block(die, block);
+        for (i, &lba) in lbas.iter().enumerate() {
+            let offset = unit * self.lbas_per_unit + i as u32;
+            let index = self.slot_index(Slot { die, block, offset });
+            self.p2l[db].as_mut().expect("open block")[offset as usize] = lba as u32;
+            self.set_l2p(lba, index);
+        }
+        self.valid[db] += lbas.len() as u32;
+        if gc {
+            self.gc_units += 1;
+            self.gc_lbas += lbas.len() as u64;
+        } else {
+            self.host_units += 1;
+        }
+        UnitSlot { die, block, unit }
+    }
+
+    /// The full block of `die` with the fewest valid LBAs (greedy), if any
+    /// has fewer than a whole block.
+    pub fn victim(&self, die: u32) -> Option<u32> {
+        let open: Vec<u32> = self.open.iter().filter_map(|o| o[die as usize].map(|(b, _)| b)).collect();
+        (0..self.blocks)
+            .filter(|b| !open.contains(b) && self.p2l[self.die_block(die, *b)].is_some())
+            .min_by_key(|&b| (self.valid[self.die_block(die, b)], b))
+            .filter(|&b| self.valid[self.die_block(die, b)] < self.lbas_per_block())
+    }
+
+    /// The valid LBAs of block `block` of `die`, by offset.
+    pub fn valid_lbas(&self, die: u32, block: u32) -> Vec<(u32, u64)> {
+        let p2l = self.p2l[self.die_block(die, block)].as_ref().expect("a written block");
+        p2l.iter().enumerate().filter(|(_, &l)| l != UNMAPPED).map(|(o, &l)| (o as u32, u64::from(l))).collect()
+    }
+
+    /// Returns an emptied victim to the free list (the caller erases it).
+    pub fn release(&mut self, die: u32, block: u32) {
+        let db = self.die_block(die, block);
+        assert_eq!(self.valid[db], 0, "a released block holds no valid data");
+        self.p2l[db] = None;
+        self.victims += 1;
+        self.free[die as usize].push_back(block);
+    }
+
+    pub fn units_per_block(&self) -> u32 {
+        self.units_per_block
+    }
+
+    pub fn dies(&self) -> u32 {
+        self.dies
+    }
+
+    /// Programmed units per host unit: (host + GC) / host.
+    pub fn write_amplification(&self) -> f64 {
+        if self.host_units == 0 {
+            return 1.0;
+        }
+        (self.host_units + self.gc_units) as f64 / self.host_units as f64
+    }
+
+    /// Checks the mapping both ways and the valid counts; panics on a breach.
+    pub fn check(&self) {
+        let mut counted = vec![0u32; self.valid.len()];
+        for lba in 0..self.user_lbas {
+            if let Some(s) = self.lookup(lba) {
+                let db = self.die_block(s.die, s.block);
+                let p2l = self.p2l[db].as_ref().expect("a mapped LBA's block holds data");
+                assert_eq!(u64::from(p2l[s.offset as usize]), lba, "slot {s:?} does not point back at LBA {lba}");
+                counted[db] += 1;
+            }
+        }
+        assert_eq!(counted, self.valid, "valid counts match the mapping");
+        for die in 0..self.dies {
+            for &b in &self.free[die as usize] {
+                assert!(self.p2l[self.die_block(die, b)].is_none(), "free block {die}/{b} holds data");
+            }
+        }
+    }
+}
