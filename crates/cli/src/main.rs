@@ -176,7 +176,7 @@ fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) ->
     let started = std::time::Instant::now();
     let outcomes =
         c::run(c::Scale { quick }, only, &mut |name| eprintln!("zonelab: running {name}")).map_err(UserError)?;
-    c::write(out, &outcomes).map_err(UserError)?;
+    c::write(out, &outcomes, &mut |w| eprintln!("zonelab: {w}")).map_err(UserError)?;
     print!("{}", c::summary_markdown(&outcomes));
     eprintln!("zonelab: wrote {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
     Ok(())

@@ -1,6 +1,6 @@
 //! Running the experiments' fio job files on a fresh zn540.
 
-use zonelab_device::{preset, Device};
+use zonelab_device::{preset, Device, DeviceConfig};
 use zonelab_host::{HostConfig, SchedulerCounters};
 use zonelab_workload::fio::job::{Scheduler, DDIR_READ, DDIR_WRITE};
 use zonelab_workload::fio::parse::parse_job_file;
@@ -14,6 +14,9 @@ pub const INTRA: (&str, &str) = ("intra-zone.fio", include_str!("../../jobs/char
 pub const INTER: (&str, &str) = ("inter-zone.fio", include_str!("../../jobs/characterization/inter-zone.fio"));
 pub const FINISH: (&str, &str) =
     ("finish-interference.fio", include_str!("../../jobs/characterization/finish-interference.fio"));
+pub const GC_CONVENTIONAL: (&str, &str) =
+    ("gc-conventional.fio", include_str!("../../jobs/characterization/gc-conventional.fio"));
+pub const GC_ZNS: (&str, &str) = ("gc-zns.fio", include_str!("../../jobs/characterization/gc-zns.fio"));
 pub const RESET: (&str, &str) =
     ("reset-interference.fio", include_str!("../../jobs/characterization/reset-interference.fio"));
 
@@ -69,8 +72,13 @@ pub fn run(file: (&str, &str), vars: &[(&str, String)], scheduler: Scheduler) ->
 }
 
 pub fn run_text(name: &str, text: &str, scheduler: Scheduler) -> Result<FioResult, String> {
+    run_on(preset("zn540").expect("zn540 preset"), name, text, scheduler)
+}
+
+/// Runs a filled-in job file on a fresh device of `config`.
+pub fn run_on(config: DeviceConfig, name: &str, text: &str, scheduler: Scheduler) -> Result<FioResult, String> {
     let set = parse_job_file(name, text).map_err(|e| e.to_string())?;
-    let mut device = Device::new(preset("zn540").expect("zn540 preset")).map_err(|e| e.to_string())?;
+    let mut device = Device::new(config).map_err(|e| e.to_string())?;
     let options = RunOptions { seed: 1, scheduler, host: HostConfig::default() };
     let engine = Engine::new(&mut device, &set, &options).map_err(|e| e.to_string())?;
     let result = engine.run(&mut |_| {}).map_err(|e| e.to_string())?;
@@ -125,7 +133,7 @@ mod tests {
 
     #[test]
     fn every_kept_job_file_parses_once_filled() {
-        for (name, text) in [QD1, INTRA, INTER, FINISH, RESET] {
+        for (name, text) in [QD1, INTRA, INTER, FINISH, RESET, GC_CONVENTIONAL, GC_ZNS] {
             let vars: Vec<(&str, String)> = [
                 ("IOENGINE", "io_uring"),
                 ("RUNTIME", "1s"),

@@ -159,10 +159,18 @@ pub fn run(scale: Scale, filter: &str, progress: &mut dyn FnMut(&str)) -> Result
 }
 
 /// Writes each outcome's CSV, plot (PNG and SVG) and job files into `dir`,
-/// and the summary as `summary.md` and `summary.json`.
-pub fn write(dir: &Path, outcomes: &[Outcome]) -> Result<(), String> {
+/// and the summary as `summary.md` and `summary.json`. Without a font the
+/// plots are left out and `warn` hears why.
+pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Result<(), String> {
     let io = |e: std::io::Error| format!("{}: {e}", dir.display());
     std::fs::create_dir_all(dir.join("jobs")).map_err(io)?;
+    let plots = match plot::register_font() {
+        Ok(()) => true,
+        Err(e) => {
+            warn(&format!("no plots: {e}"));
+            false
+        }
+    };
     for o in outcomes {
         let mut csv = o.columns.join(",");
         csv.push('\n');
@@ -171,8 +179,10 @@ pub fn write(dir: &Path, outcomes: &[Outcome]) -> Result<(), String> {
             csv.push('\n');
         }
         std::fs::write(dir.join(format!("{}.csv", o.name)), csv).map_err(io)?;
-        plot::svg(&o.plot, &dir.join(format!("{}.svg", o.name)))?;
-        plot::png(&o.plot, &dir.join(format!("{}.png", o.name)))?;
+        if plots {
+            plot::svg(&o.plot, &dir.join(format!("{}.svg", o.name)))?;
+            plot::png(&o.plot, &dir.join(format!("{}.png", o.name)))?;
+        }
         for (file, text) in &o.jobs {
             std::fs::write(dir.join("jobs").join(file), text).map_err(io)?;
         }

@@ -18,7 +18,8 @@ const FONT_PATHS: [&str; 3] = [
 /// Whether a font was found and registered (looked up once).
 static FONT: OnceLock<bool> = OnceLock::new();
 
-fn register_font() -> Result<(), String> {
+/// Whether plots can be drawn here (a TrueType font was found).
+pub fn register_font() -> Result<(), String> {
     let found = *FONT.get_or_init(|| {
         FONT_PATHS.iter().any(|path| match std::fs::read(path) {
             Ok(bytes) => {

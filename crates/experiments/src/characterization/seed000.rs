@@ -1,6 +1,6 @@
 //! Seed 000 Obs 1-8 and 11: latency, request size and scaling, by fio jobs.
 
-use super::fio_runs::{self as fio, FioResult, INTER, INTRA, QD1};
+use super::fio_runs::{self as fio, FioResult, GC_CONVENTIONAL, GC_ZNS, INTER, INTRA, QD1};
 use super::{Finding, Outcome, Plot, Scale, Series};
 use zonelab_workload::fio::job::Scheduler;
 
@@ -240,31 +240,88 @@ pub fn inter_zone(scale: Scale) -> Result<Outcome, String> {
     })
 }
 
-/// Obs 11 needs the conventional twin of the ZN540.
-pub fn gc_interference(_scale: Scale) -> Result<Outcome, String> {
+/// The sn640 scaled to `blocks_per_plane` blocks (so a run can fill it),
+/// keeping its 13% of over-provisioning in whole 2 GiB zones.
+fn scaled_sn640(blocks_per_plane: u32) -> Result<zonelab_device::DeviceConfig, String> {
+    let mut c = zonelab_device::preset("sn640").expect("sn640 preset");
+    c.flash.blocks_per_plane = blocks_per_plane;
+    let zones = (c.flash.raw_bytes() as f64 * 0.87 / c.namespace.zone_size_bytes as f64) as u32;
+    c.namespace.zones = zones;
+    c.namespace.conventional_zones = zones;
+    c.validate().map_err(|e| e.0)?;
+    Ok(c)
+}
+
+/// (reader p95 µs, writers' MiB/s, stddev of the writers' 500 ms bandwidth samples in MiB/s).
+fn gc_run(conventional: bool, writers: bool, scale: Scale) -> Result<(f64, f64, f64), String> {
+    let (file, config) = if conventional {
+        (GC_CONVENTIONAL, scaled_sn640(if scale.quick { 24 } else { 64 })?)
+    } else {
+        (GC_ZNS, zonelab_device::preset("zn540").expect("zn540 preset"))
+    };
+    let runtime = if scale.quick { "6s" } else { "40s" };
+    let mut text = fio::substitute(file.1, &vars(&[("WRITE_RATE", "289m".into()), ("RUNTIME", runtime.into())]))?;
+    if !writers {
+        text = fio::drop_section(&text, "writers");
+    }
+    let r = fio::run_on(config, file.0, &text, Scheduler::None)?;
+    let read = fio::read(r.entry("reader")?);
+    let (mib, sd) = match r.entry("writers") {
+        Ok(w) => (fio::mib_s(fio::write(w)), fio::write(w).bw_kib.stddev() / 1024.0),
+        Err(_) => (0.0, 0.0),
+    };
+    Ok((fio::percentile_us(read, 95.0), mib, sd))
+}
+
+/// Obs 11: read tail latency under heavy writes, ZNS against its conventional twin.
+pub fn gc_interference(scale: Scale) -> Result<Outcome, String> {
+    let zns_alone = gc_run(false, false, scale)?;
+    let conv_alone = gc_run(true, false, scale)?;
+    let zns = gc_run(false, true, scale)?;
+    let conv = gc_run(true, true, scale)?;
+    let row = |d: &str, w: &str, x: (f64, f64, f64)| {
+        vec![d.to_string(), w.to_string(), format!("{:.3}", x.0 / 1e3), format!("{:.1}", x.1), format!("{:.1}", x.2)]
+    };
+    let rows = vec![
+        row("zn540", "none", zns_alone),
+        row("sn640", "none", conv_alone),
+        row("zn540", "4 x 128 KiB appends, 1155 MiB/s", zns),
+        row("sn640", "4 x 128 KiB random writes, 1155 MiB/s", conv),
+    ];
+    let findings = vec![
+        Finding::number("Obs 11", "4 KiB random read p95 alone, zn540", "µs", 81.41, zns_alone.0),
+        Finding::number("Obs 11", "4 KiB random read p95 alone, sn640", "µs", 81.41, conv_alone.0),
+        Finding::number("Obs 11", "read p95 under writes, zn540", "ms", 98.04, zns.0 / 1e3),
+        Finding::number("Obs 11", "read p95 under writes, sn640", "ms", 299.89, conv.0 / 1e3),
+        Finding::direction(
+            "Obs 11",
+            "reads suffer more on the conventional drive",
+            conv.0 > zns.0,
+            Some(conv.0 / zns.0.max(1e-9)),
+        ),
+        Finding::direction(
+            "Obs 11",
+            "write bandwidth fluctuates more on the conventional drive",
+            conv.2 > zns.2,
+            Some(conv.2),
+        ),
+    ];
+    let bars = |i: f64, x: (f64, f64, f64)| (i, x.0 / 1e3);
     Ok(Outcome {
         name: "obs11-gc-interference",
-        title: "Read tail latency under heavy writes, ZNS vs conventional (seed 000 Fig. 6)",
-        columns: vec!["device", "read_p95_ms"],
-        rows: Vec::new(),
-        findings: vec![
-            Finding::missing(
-                "Obs 11",
-                "read p95 at QD 1 under 1155 MiB/s of writes, ZNS 98.04 ms",
-                "the sn640 conventional twin and firmware head-of-line blocking",
-            ),
-            Finding::missing(
-                "Obs 11",
-                "read p95, conventional 299.89 ms",
-                "the sn640 conventional twin with garbage collection",
-            ),
-        ],
+        title: "Read tail latency under heavy writes, ZNS vs conventional (seed 000 Obs 11)",
+        columns: vec!["device", "writers", "read_p95_ms", "write_mib_s", "write_bw_stddev_mib_s"],
+        rows,
+        findings,
         plot: Plot {
-            title: "not yet run".into(),
-            x_label: "time (s)".into(),
-            y_label: "MiB/s".into(),
-            series: Vec::new(),
+            title: "4 KiB read p95 (alone, with writes)".into(),
+            x_label: "0: alone, 1: with 1155 MiB/s of writes".into(),
+            y_label: "read p95 (ms)".into(),
+            series: vec![
+                Series { name: "zn540".into(), points: vec![bars(0.0, zns_alone), bars(1.0, zns)] },
+                Series { name: "sn640".into(), points: vec![bars(0.0, conv_alone), bars(1.0, conv)] },
+            ],
         },
-        jobs: Vec::new(),
+        jobs: vec![GC_CONVENTIONAL, GC_ZNS],
     })
 }
