@@ -150,6 +150,7 @@ mod tests {
                 ("THINK", "1s"),
                 ("FULL_ZONES", "2"),
                 ("FILL", "2154m"),
+                ("WRITE_RATE", "289m"),
             ]
             .iter()
             .map(|&(k, v)| (k, v.to_string()))
