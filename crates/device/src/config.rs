@@ -288,11 +288,22 @@ pub struct ResetConfig {
     /// Tearing down an open or closed zone's write state (buffer, open
     /// blocks, journal), which a finish or filling the zone already did.
     pub active_ns: Nanos,
+    /// With `erase_at = "async"`: host I/O goes first (erases fill idle die
+    /// time); false issues the erases when the reset is accepted, queued at
+    /// the dies with host work.
+    #[serde(default = "default_true")]
+    pub erase_preempt: bool,
 }
 
 impl Default for ResetConfig {
     fn default() -> Self {
-        Self { erase: EraseScope::Data, erase_at: EraseAt::Async, unmap_per_lba_ns: 0, active_ns: 0 }
+        Self {
+            erase: EraseScope::Data,
+            erase_at: EraseAt::Async,
+            unmap_per_lba_ns: 0,
+            active_ns: 0,
+            erase_preempt: true,
+        }
     }
 }
 

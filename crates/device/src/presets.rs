@@ -127,6 +127,7 @@ fn zn540() -> DeviceConfig {
                 erase_at: EraseAt::Deferred,
                 unmap_per_lba_ns: 56,
                 active_ns: 3_080 * US,
+                erase_preempt: true,
             },
         },
         znsplus: ZnsPlusConfig::default(),

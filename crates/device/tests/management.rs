@@ -263,3 +263,33 @@ fn a_pause_between_padding_requests_paces_the_finish() {
     // 359 super word lines, one request each, 10 ms apart (longer than a program).
     assert_close("paced finish", latency_ms(&c), 359.0 * 10.0, 0.02);
 }
+
+/// Latency of a read of zone 1 issued right after a full zone 0 is reset
+/// while the dies are busy, with the reset's erases either queued at once or
+/// left for idle die time.
+fn read_after_async_reset_us(erase_preempt: &str) -> f64 {
+    let mut dev = device(
+        "zn540",
+        &[
+            ("management.reset.erase_at", "async"),
+            ("management.reset.erase_preempt", erase_preempt),
+            ("namespace.zones", "4"),
+        ],
+    );
+    let zcap = dev.layout().zcap_lbas;
+    let zl = dev.layout().zone_lbas;
+    let t = fill(&mut dev, 0, zcap, 0) + 1_000 * MS;
+    // Zone 1's writes leave programs queued on every die.
+    let t = fill(&mut dev, 1, 8 * MIB / 4096, t);
+    let Started::Pending(_) = dev.start(t, &mgmt(ZoneAction::Reset, 0), None) else { panic!("reset pends") };
+    let c = dev.submit(t + 10 * US, &Command::Read { slba: zl, nlb: 1 }, None);
+    (c.complete_ns - c.submit_ns) as f64 / US as f64
+}
+
+#[test]
+fn erases_queued_at_reset_delay_reads_and_idle_time_erases_let_them_pass() {
+    let queued = read_after_async_reset_us("false");
+    let idle = read_after_async_reset_us("true");
+    // The read waits for the programs ahead of it either way; a queued erase adds its 3.5 ms.
+    assert_close("erase ahead of the read", (queued - idle) / 1e3, 3.5, 0.05);
+}

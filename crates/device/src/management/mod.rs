@@ -222,10 +222,14 @@ impl Device {
         if self.config.management.reset.erase_at != crate::config::EraseAt::Async {
             return None;
         }
+        let preempt = self.config.management.reset.erase_preempt;
         self.management
             .pending_erase
             .iter()
-            .map(|(&key, &ready)| Next::Erase { key, start_ns: ready.max(self.flash.die_free_at_ns(key.0)) })
+            .map(|(&key, &ready)| {
+                let start_ns = if preempt { ready.max(self.flash.die_free_at_ns(key.0)) } else { ready };
+                Next::Erase { key, start_ns }
+            })
             .min_by_key(|n| n.start_ns())
     }
 
