@@ -448,6 +448,25 @@ fn softfinish_fills_zones_from_the_host() {
     assert_eq!(dev.counters().finishes, 0);
 }
 
+#[test]
+fn softfinish_pause_spaces_the_chunks() {
+    let line = |pause: &str| {
+        format!(
+            "--name=f --rw=write --bs=4k {ZBD} --softfinish=1 --softfinish_chunk=128k {pause} --size=1z --number_ios=1"
+        )
+    };
+    let clat = |result: &RunResult| only(result).dirs[DDIR_TRIM].clat.mean();
+    let (_, _, plain) = run_line(&line(""));
+    let (_, _, paused) = run_line(&line("--softfinish_pause=100us"));
+    no_errors(&paused);
+    // The zone's capacity less the opening block, in 128 KiB chunks, each followed by a
+    // pause: at least that long, and longer than without pauses (the flash programs in
+    // the background meanwhile, so the pauses do not simply add up).
+    let chunks = (CAP_LBAS - 1).div_ceil(32) as f64;
+    let (plain_ms, paused_ms) = (clat(&plain) / MS as f64, clat(&paused) / MS as f64);
+    assert!(paused_ms >= chunks * 0.1 && paused_ms > plain_ms, "{paused_ms:.2} ms vs {plain_ms:.2} ms");
+}
+
 // ---- 11. iodepth, engines, schedulers, latencies ---------------------------
 
 fn depth_share(report: &Value, bucket: &str) -> f64 {
@@ -822,4 +841,32 @@ fn invalid_jobs_are_job_errors() {
     assert_eq!(error.option.as_deref(), Some("time_based"), "{error}");
     let error = parse_run(&["--name=w".into(), "--zonemode=zbd".into(), "--rw=write".into()], &[]).unwrap_err();
     assert_eq!(error.option.as_deref(), Some("direct"), "{error}");
+}
+
+/// A reset sent while writers keep the device busy: (reset latency, writers' p99) in ns.
+fn reset_under_writes(scheduler: Scheduler) -> (f64, u64) {
+    let mut dev = device();
+    prewrite(&mut dev, 8, CAP_LBAS);
+    let set = file_set(
+        "[global]\nioengine=io_uring\ndirect=1\nzonemode=zbd\n\
+         [writers]\nrw=write\nbs=8k\niodepth=16\nnumjobs=2\noffset=0\nsize=1z\noffset_increment=1z\nruntime=300ms\ntime_based\n\
+         [resetter]\nrw=trim\nbs=64m\noffset=8z\nsize=1z\nnumber_ios=1\nstartdelay=50ms\n",
+    );
+    let result = run_seeded(&mut dev, &set, 0, scheduler);
+    no_errors(&result);
+    let trim = &result.threads.iter().find(|t| set.jobs[t.spec].name == "resetter").unwrap().stats.dirs[DDIR_TRIM];
+    assert_eq!(trim.total_ios, 1);
+    let writers = &result.threads[0].stats.dirs[DDIR_WRITE];
+    (trim.clat.mean(), writers.clat.percentiles(&[99.0])[0].1)
+}
+
+#[test]
+fn zinc_holds_a_reset_back_while_writes_are_busy() {
+    let (deadline_ns, _) = reset_under_writes(Scheduler::MqDeadline);
+    let (zinc_ns, _) = reset_under_writes(Scheduler::Zinc);
+    // mq-deadline sends it at once; ZINC holds it until its next epoch (at 64 ms for a
+    // reset sent at 50 ms), where the writes since the run began exceed the budget.
+    assert!(deadline_ns < 10.0 * MS as f64, "mq-deadline reset {deadline_ns} ns");
+    let held_ms = (zinc_ns - deadline_ns) / MS as f64;
+    assert!((12.0..16.0).contains(&held_ms), "held {held_ms:.2} ms (zinc {zinc_ns} ns)");
 }
