@@ -47,6 +47,8 @@ pub struct Ftl {
     /// Per die block: the LBA each slot holds (UNMAPPED when invalid or empty).
     p2l: Vec<Option<Box<[u32]>>>,
     valid: Vec<u32>,
+    /// Per die block: opened by garbage collection (its data crossed no buffer).
+    gc_block: Vec<bool>,
     free: Vec<VecDeque<u32>>,
     /// Open block and next unit, per die and stream.
     open: [Vec<Option<(u32, u32)>>; 2],
@@ -71,6 +73,7 @@ impl Ftl {
             l2p: vec![None; user_lbas.div_ceil(SEGMENT_LBAS) as usize],
             p2l: vec![None; die_blocks],
             valid: vec![0; die_blocks],
+            gc_block: vec![false; die_blocks],
             free: (0..dies).map(|_| (0..blocks).collect()).collect(),
             open: [vec![None; dies as usize], vec![None; dies as usize]],
             host_units: 0,
@@ -142,6 +145,7 @@ impl Ftl {
             let db = self.die_block(die, block);
             self.p2l[db] = Some(vec![UNMAPPED; self.lbas_per_block() as usize].into_boxed_slice());
             self.valid[db] = 0;
+            self.gc_block[db] = gc;
             self.open[stream][die as usize] = Some((block, 0));
         }
         let (block, unit) = self.open[stream][die as usize].expect("an open block");
@@ -177,6 +181,11 @@ impl Ftl {
     pub fn valid_lbas(&self, die: u32, block: u32) -> Vec<(u32, u64)> {
         let p2l = self.p2l[self.die_block(die, block)].as_ref().expect("a written block");
         p2l.iter().enumerate().filter(|(_, &l)| l != UNMAPPED).map(|(o, &l)| (o as u32, u64::from(l))).collect()
+    }
+
+    /// Whether garbage collection wrote block `block` of `die`.
+    pub fn is_gc_block(&self, die: u32, block: u32) -> bool {
+        self.gc_block[self.die_block(die, block)]
     }
 
     /// Returns an emptied victim to the free list (the caller erases it).

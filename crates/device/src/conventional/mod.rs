@@ -219,7 +219,10 @@ impl Device {
         let unit = u64::from(slot.offset) / per_unit;
         let done =
             c.unit_done[(slot.die * g.blocks_per_plane + slot.block) as usize].as_ref().map_or(0, |d| d[unit as usize]);
-        if done > at_ns {
+        // Host data waits in the write buffer until programmed; data garbage
+        // collection is moving is read once its new copy is programmed (its old
+        // copy sits on the same die, behind the same queue).
+        if done > at_ns && !c.ftl.is_gc_block(slot.die, slot.block) {
             return Source::Controller { ready_ns: at_ns };
         }
         let page_in_unit = (u64::from(slot.offset) % per_unit) / lbas_per_page;
@@ -230,7 +233,7 @@ impl Device {
             block: slot.block,
             page: (unit * u64::from(g.oneshot_pages) + page_in_unit / planes) as u32,
         };
-        Source::Flash { loc, ready_ns: 0 }
+        Source::Flash { loc, ready_ns: done }
     }
 
     pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
