@@ -262,6 +262,8 @@ impl Device {
         if self.zones.state(zone) == ZoneState::Offline {
             return if state == ZoneState::Offline { Ok(()) } else { Err(Status::ZoneInvalidStateTransition) };
         }
+        // A failed zone is no longer TL_opened: its LogFBG holds what was written.
+        self.tl_drop(zone, self.last_submit_ns);
         self.zones.inject_fault(zone, state);
         if state == ZoneState::Offline {
             self.discard_zone(zone);
