@@ -114,7 +114,8 @@ fn describe(e: &UblkError) -> String {
         UblkError::OtherError(errno) | UblkError::UringIOError(errno) => {
             std::io::Error::from_raw_os_error(-errno).to_string()
         }
-        other => other.to_string(),
+        UblkError::IOError(io) => io.to_string(),
+        other => format!("{other} ({other:?})"),
     }
 }
 
@@ -150,7 +151,9 @@ impl ZonedParams {
             max_zone_append_sectors: sectors(self.append_bytes),
             ..Default::default()
         };
+        // Room for the pacing timers beside the requests; io_uring wants CQ >= SQ.
         dev.tgt.sq_depth = QUEUE_DEPTH * 2;
+        dev.tgt.cq_depth = QUEUE_DEPTH * 2;
         Ok(())
     }
 }
@@ -180,8 +183,10 @@ fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: In
     let queue = match UblkQueue::new(qid, dev).and_then(|q| q.submit_fetch_commands_unified(BufDescList::Slices(None))) {
         Ok(q) => q,
         Err(e) => {
+            // The driver waits for every queue before the device starts: without
+            // this queue it never would, so give up on the whole server.
             eprintln!("zonelab: ublk queue {qid} failed to start: {}", describe(&e));
-            return;
+            std::process::exit(2);
         }
     };
     let mut state = QueueState {
