@@ -141,7 +141,9 @@ impl Backend {
         }
         outcome.result = i32::try_from(bytes).expect("transfers are below 2 GiB");
         match (&completion.result, action) {
-            (CmdResult::Lba(lba), Action::Append { .. }) => outcome.append_sector = Some(self.geometry.lba_to_sector(*lba)),
+            (CmdResult::Lba(lba), Action::Append { .. }) => {
+                outcome.append_sector = Some(self.geometry.lba_to_sector(*lba))
+            }
             (CmdResult::Report(report), Action::Report { max_zones, .. }) => {
                 *data = encode_report(&report.zones, *max_zones, &self.geometry);
                 outcome.result = i32::try_from(data.len()).expect("reports are below 2 GiB");

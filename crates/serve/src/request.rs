@@ -86,11 +86,27 @@ impl Geometry {
 /// The device work a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    Read { slba: u64, nlb: u32 },
-    Write { slba: u64, nlb: u32 },
-    Append { zslba: u64, nlb: u32 },
-    Zone { action: ZoneAction, slba: u64, select_all: bool },
-    Report { slba: u64, max_zones: u32 },
+    Read {
+        slba: u64,
+        nlb: u32,
+    },
+    Write {
+        slba: u64,
+        nlb: u32,
+    },
+    Append {
+        zslba: u64,
+        nlb: u32,
+    },
+    Zone {
+        action: ZoneAction,
+        slba: u64,
+        select_all: bool,
+    },
+    Report {
+        slba: u64,
+        max_zones: u32,
+    },
     /// The model's write buffer is power-loss protected: nothing to do.
     Flush,
 }

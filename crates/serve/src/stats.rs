@@ -65,7 +65,11 @@ impl Stats {
             self.end_ns as f64 / 1e9,
             device.config().name
         );
-        let _ = writeln!(out, "{:<13} {:>9} {:>7} {:>14} {:>10} {:>10} {:>10} {:>10}", "op", "requests", "errors", "bytes", "mean_us", "p50_us", "p99_us", "max_us");
+        let _ = writeln!(
+            out,
+            "{:<13} {:>9} {:>7} {:>14} {:>10} {:>10} {:>10} {:>10}",
+            "op", "requests", "errors", "bytes", "mean_us", "p50_us", "p99_us", "max_us"
+        );
         for (name, c) in CLASSES.iter().zip(&self.classes) {
             if c.latency.count() == 0 {
                 continue;

@@ -95,7 +95,9 @@ fn check_ublk_available() -> Result<(), String> {
     }
     match UblkCtrl::get_features() {
         Some(f) if f & u64::from(sys::UBLK_F_ZONED) != 0 && f & u64::from(sys::UBLK_F_USER_COPY) != 0 => Ok(()),
-        Some(_) => Err("this kernel's ublk driver has no zoned support (Linux 6.6 or later, CONFIG_BLK_DEV_ZONED)".into()),
+        Some(_) => {
+            Err("this kernel's ublk driver has no zoned support (Linux 6.6 or later, CONFIG_BLK_DEV_ZONED)".into())
+        }
         None => Err("cannot query the ublk driver's features (/dev/ublk-control)".into()),
     }
 }
@@ -180,7 +182,8 @@ struct QueueState {
 }
 
 fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: Instant) {
-    let queue = match UblkQueue::new(qid, dev).and_then(|q| q.submit_fetch_commands_unified(BufDescList::Slices(None))) {
+    let queue = match UblkQueue::new(qid, dev).and_then(|q| q.submit_fetch_commands_unified(BufDescList::Slices(None)))
+    {
         Ok(q) => q,
         Err(e) => {
             // The driver waits for every queue before the device starts: without
@@ -315,7 +318,11 @@ fn wait_for_signals(ctrl: &UblkCtrl, backend: &Arc<Mutex<Backend>>, stats_path: 
         }
     };
     let pace = backend.lock().expect("backend lock").pace();
-    println!("zonelab: serving {} (pace {}); SIGUSR1 prints statistics, SIGINT or SIGTERM removes it", ctrl.get_bdev_path(), if pace == Pace::Realtime { "realtime" } else { "asap" });
+    println!(
+        "zonelab: serving {} (pace {}); SIGUSR1 prints statistics, SIGINT or SIGTERM removes it",
+        ctrl.get_bdev_path(),
+        if pace == Pace::Realtime { "realtime" } else { "asap" }
+    );
     let _ = std::io::stdout().flush();
     for signal in signals.forever() {
         if signal == SIGUSR1 {
