@@ -30,6 +30,10 @@ zl_diff_generate() {
     }'
 }
 
+# Deliberate difference: NVMe leaves a full zone's write pointer undefined; QEMU reports all ones, zonelab the
+# zone's capacity end (which is what Linux shows anyway: start + length). Full zones compare by state alone.
+zl_diff_full_wp() { awk '$2 == "full" { $3 = "-" } { print }'; }
+
 # The command file's lines as a zonelab trace.
 zl_diff_trace() {
     awk '{
@@ -47,7 +51,7 @@ zl_diff_zonelab() {
     grep -v '"report_zones"' $1.zl.json | sed 's/.*"sct":\([0-9]*\),"sc":\([0-9]*\).*/\1 \2 &/' |
         awk '{ lba = "-"; if (match($0, /"lba":[0-9]+/)) lba = substr($0, RSTART + 6, RLENGTH - 6); print $1 * 256 + $2, lba }' > $1.zl.status
     grep '"report_zones"' $1.zl.json | sed 's/},{/\n/g' |
-        sed -n 's/.*"zslba":\([0-9]*\),"wp":\([0-9]*\),.*"state":"\([a-z_]*\)".*/\1 \3 \2/p' > $1.zl.report
+        sed -n 's/.*"zslba":\([0-9]*\),"wp":\([0-9]*\),.*"state":"\([a-z_]*\)".*/\1 \3 \2/p' | zl_diff_full_wp > $1.zl.report
 }
 
 # nvme-cli's status of the command whose output is in file $1 and exit code $2.
@@ -79,13 +83,14 @@ zl_diff_nvme() {
         [ -n "$lba" ] && lba=$((16#${lba#0x})) || lba="-"
         echo "$(zl_nvme_status /tmp/zl-nvme.out $rc) $lba" >> $1.nvme.status
     done < $1
+    # bookworm's nvme-cli prints the state as its code (ZS << 4)
     nvme zns report-zones $ZL_DIFF_DEV | awk '/SLBA:/ { print $2, $4, $8 }' | while read -r slba wp state; do
         case $state in
-            EMPTY) s=empty;; IMP_OPENED) s=implicitly_opened;; EXP_OPENED) s=explicitly_opened;;
-            CLOSED) s=closed;; FULL) s=full;; READONLY) s=read_only;; OFFLINE) s=offline;; *) s=$state;;
+            0x10|EMPTY) s=empty;; 0x20|IMP_OPENED) s=implicitly_opened;; 0x30|EXP_OPENED) s=explicitly_opened;;
+            0x40|CLOSED) s=closed;; 0xe0|FULL) s=full;; 0xd0|READONLY) s=read_only;; 0xf0|OFFLINE) s=offline;; *) s=$state;;
         esac
         echo "$((slba)) $s $((wp))"
-    done > $1.nvme.report
+    done | zl_diff_full_wp > $1.nvme.report
 }
 
 zl_part_diff() {
@@ -93,9 +98,9 @@ zl_part_diff() {
     for _ in $(seq 1 20); do [ -b $ZL_DIFF_DEV ] && break; sleep 0.5; done
     [ -b $ZL_DIFF_DEV ] || { zl_fail "QEMU's ZNS namespace $ZL_DIFF_DEV is present"; return; }
     dd if=/dev/zero of=/tmp/zl-zero bs=4k count=32 2>/dev/null
-    for seed in ${ZL_DIFF_SEEDS:-1 2 3 4 5 6}; do
+    for seed in ${ZL_DIFF_SEEDS:-1 2 3 4}; do
         f=/tmp/zl-diff-$seed
-        zl_diff_generate $seed ${ZL_DIFF_COMMANDS:-100} > $f
+        zl_diff_generate $seed ${ZL_DIFF_COMMANDS:-60} > $f
         zl_diff_zonelab $f || { zl_fail "zonelab exec runs sequence $seed"; continue; }
         zl_diff_nvme $f || { zl_fail "nvme-cli runs sequence $seed"; continue; }
         errors=$(awk '$1 != 0' $f.zl.status | wc -l)
@@ -109,8 +114,8 @@ zl_part_diff() {
         if cmp -s $f.zl.report $f.nvme.report; then
             zl_pass "sequence $seed: same final zone report as QEMU"
         else
-            zl_fail "sequence $seed: zone reports differ (zonelab vs qemu)"
-            diff $f.zl.report $f.nvme.report | head -10
+            zl_fail "sequence $seed: zone reports differ (zslba: zonelab state wp | qemu state wp)"
+            paste -d'|' $f.zl.report $f.nvme.report | awk -F'|' '{ split($1, a, " "); split($2, b, " ") } a[2] " " a[3] != b[2] " " b[3] { print a[1] ": " a[2] " " a[3] " | " b[2] " " b[3] }' | head -16
         fi
     done
 }

@@ -15,7 +15,14 @@ zl_fail() { ZL_FAILED=$((ZL_FAILED + 1)); echo "FAIL: $*"; }
 zl_check() {
     zl_desc=$1; shift
     echo "== $zl_desc: $*" >> $ZL_LOG
-    if "$@" >> $ZL_LOG 2>&1; then zl_pass "$zl_desc"; else zl_fail "$zl_desc (see below)"; tail -5 $ZL_LOG; fi
+    if "$@" >> $ZL_LOG 2>&1; then
+        zl_pass "$zl_desc"
+    else
+        zl_rc=$?
+        zl_fail "$zl_desc (exit status $zl_rc; the end of its output follows)"
+        tail -5 $ZL_LOG
+        return 1
+    fi
 }
 
 # zl_check_fails DESCRIPTION COMMAND...: passes when the command fails.

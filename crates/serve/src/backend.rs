@@ -8,6 +8,9 @@ use crate::stats::Stats;
 use zonelab_device::{CmdResult, Command, Device, Mode, Payload, ReportFilter};
 use zonelab_sim::Nanos;
 
+/// Refused requests described on stderr (then only counted).
+const REFUSALS_LOGGED_MAX: u64 = 20;
+
 /// How simulated time relates to the wall clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pace {
@@ -95,6 +98,9 @@ impl Backend {
         let action = match translate(req, &self.geometry) {
             Ok(action) => action,
             Err(errno) => {
+                if self.stats.refused < REFUSALS_LOGGED_MAX {
+                    eprintln!("zonelab: refused {req:?}: errno {errno}");
+                }
                 self.stats.refused += 1;
                 return Outcome { result: -errno, append_sector: None, complete_ns: submit_ns };
             }

@@ -126,6 +126,12 @@ impl Action {
 /// Translates a driver request, or gives the errno to fail it with.
 pub fn translate(req: &BlockRequest, geometry: &Geometry) -> Result<Action, i32> {
     assert!(geometry.lba_bytes >= SECTOR_BYTES && geometry.lba_bytes.is_multiple_of(SECTOR_BYTES));
+    // These carry no meaningful sector.
+    match req.op {
+        BlockOp::Flush => return Ok(Action::Flush),
+        BlockOp::ZoneResetAll => return Ok(Action::Zone { action: ZoneAction::Reset, slba: 0, select_all: true }),
+        _ => {}
+    }
     let slba = geometry.sector_to_lba(req.start_sector)?;
     if slba >= geometry.nsze_lbas {
         return Err(errno_of(Status::LbaOutOfRange));
@@ -140,10 +146,9 @@ pub fn translate(req: &BlockRequest, geometry: &Geometry) -> Result<Action, i32>
         BlockOp::ZoneClose => zone(ZoneAction::Close),
         BlockOp::ZoneFinish => zone(ZoneAction::Finish),
         BlockOp::ZoneReset => zone(ZoneAction::Reset),
-        BlockOp::ZoneResetAll => Ok(Action::Zone { action: ZoneAction::Reset, slba: 0, select_all: true }),
         BlockOp::ReportZones if req.count > 0 => Ok(Action::Report { slba: zone_start, max_zones: req.count }),
-        BlockOp::Flush => Ok(Action::Flush),
         BlockOp::ReportZones => Err(libc::EINVAL),
+        BlockOp::Flush | BlockOp::ZoneResetAll => unreachable!("handled above"),
         BlockOp::Discard | BlockOp::WriteZeroes | BlockOp::Unknown(_) => Err(libc::EOPNOTSUPP),
     }
 }
@@ -266,6 +271,17 @@ mod tests {
             assert_eq!(translate(&req(op, 0, 8), &G4K), Err(libc::EOPNOTSUPP));
         }
         assert_eq!(translate(&req(BlockOp::Flush, 0, 0), &G4K), Ok(Action::Flush));
+    }
+
+    #[test]
+    fn flush_and_reset_all_ignore_the_sector() {
+        for sector in [3, u64::MAX] {
+            assert_eq!(translate(&req(BlockOp::Flush, sector, 0), &G4K), Ok(Action::Flush));
+            assert_eq!(
+                translate(&req(BlockOp::ZoneResetAll, sector, 0), &G4K),
+                Ok(Action::Zone { action: ZoneAction::Reset, slba: 0, select_all: true })
+            );
+        }
     }
 
     #[test]

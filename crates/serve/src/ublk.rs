@@ -23,6 +23,9 @@ const IO_BYTES_MAX: u64 = 512 << 10;
 const QUEUE_DEPTH: u16 = 64;
 /// `user_data` operation byte of the pacing timers (not a ublk command).
 const TIMER_OP: u32 = 0xfe;
+/// Timer ids travel in the `tgt_data` field of libublk's `user_data`, of
+/// which 8 bits survive (`build_user_data` shifts a u32 left by 24).
+const TIMER_ID_MAX: u32 = 0xff;
 
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
@@ -212,7 +215,7 @@ impl QueueState {
 
     fn on_event(&mut self, q: &UblkQueue, tag: u16, ctx: &UblkIOCtx) {
         if ctx.is_tgt_io() {
-            self.timers.remove(&(ctx.user_data() >> 24 & 0xffff).try_into().unwrap_or(0));
+            self.timers.remove(&timer_id_of(ctx.user_data()));
         } else {
             let iod = q.get_iod(tag);
             let req = BlockRequest {
@@ -283,8 +286,10 @@ impl QueueState {
             return;
         }
         let wait = Duration::from_nanos(due_ns.saturating_sub(self.wall_ns()));
-        let id = self.next_timer_id;
-        self.next_timer_id = if id >= 0xffff { 1 } else { id + 1 };
+        let Some(id) = free_timer_id(self.next_timer_id, |id| self.timers.contains_key(&id)) else {
+            return; // every id armed: the next one to fire arms again
+        };
+        self.next_timer_id = id % TIMER_ID_MAX + 1;
         let ts = Box::new(Timespec::from(wait));
         let user_data = UblkIOCtx::build_user_data(0, TIMER_OP, id, true);
         let sqe = opcode::Timeout::new(&*ts as *const Timespec).build().user_data(user_data);
@@ -293,6 +298,17 @@ impl QueueState {
             eprintln!("zonelab: cannot arm the pacing timer: {}", describe(&e));
         }
     }
+}
+
+/// The first id from `start` on (1..=TIMER_ID_MAX, wrapping) that is not in use.
+fn free_timer_id(start: u32, in_use: impl Fn(u32) -> bool) -> Option<u32> {
+    assert!((1..=TIMER_ID_MAX).contains(&start));
+    (0..TIMER_ID_MAX).map(|i| (start - 1 + i) % TIMER_ID_MAX + 1).find(|&id| !in_use(id))
+}
+
+/// The timer id a target `user_data` carries.
+fn timer_id_of(user_data: u64) -> u32 {
+    ((user_data >> 24) & u64::from(TIMER_ID_MAX)) as u32
 }
 
 /// Sends the answer for `tag` to the driver.
@@ -360,6 +376,22 @@ mod tests {
         assert!(!kernel_older_than("6.6.0", 6, 6));
         assert!(!kernel_older_than("6.12.38+deb12-amd64", 6, 6));
         assert!(!kernel_older_than("garbage", 6, 6));
+    }
+
+    #[test]
+    fn timer_ids_survive_the_trip_through_user_data() {
+        for id in [1, 2, 200, TIMER_ID_MAX] {
+            let user_data = UblkIOCtx::build_user_data(0, TIMER_OP, id, true);
+            assert_eq!(timer_id_of(user_data), id);
+        }
+    }
+
+    #[test]
+    fn timer_ids_wrap_and_skip_the_armed_ones() {
+        assert_eq!(free_timer_id(1, |_| false), Some(1));
+        assert_eq!(free_timer_id(TIMER_ID_MAX, |id| id == TIMER_ID_MAX), Some(1));
+        assert_eq!(free_timer_id(5, |id| id < 7), Some(7));
+        assert_eq!(free_timer_id(3, |_| true), None);
     }
 
     #[test]
