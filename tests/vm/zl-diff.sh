@@ -104,7 +104,8 @@ zl_part_diff() {
         zl_diff_zonelab $f || { zl_fail "zonelab exec runs sequence $seed"; continue; }
         zl_diff_nvme $f || { zl_fail "nvme-cli runs sequence $seed"; continue; }
         errors=$(awk '$1 != 0' $f.zl.status | wc -l)
-        echo "sequence $seed: $(wc -l < $f.zl.status) commands, $errors failing on zonelab"
+        codes=$(awk '$1 != 0 { printf "0x%x\n", $1 }' $f.zl.status | sort | uniq -c | awk '{ printf "%s x%s ", $2, $1 }')
+        echo "sequence $seed: $(wc -l < $f.zl.status) commands, $errors failing on zonelab (status codes: ${codes:-none})"
         if cmp -s $f.zl.status $f.nvme.status; then
             zl_pass "sequence $seed: same statuses and append LBAs as QEMU"
         else

@@ -236,18 +236,11 @@ impl QueueState {
     }
 
     /// Runs one request: copies a write's data in, runs the model, copies a
-    /// read's or a report's data out.
+    /// read's or a report's data out. A failed copy is answered at once.
     fn serve_request(&mut self, q: &UblkQueue, tag: u16, req: &BlockRequest) -> (Outcome, Pace) {
-        let pos = UblkIOCtx::ublk_user_copy_pos(q.get_qid(), tag, 0);
-        self.data.clear();
-        if matches!(req.op, BlockOp::Write | BlockOp::ZoneAppend) {
-            let bytes = (u64::from(req.count) * SECTOR_BYTES) as usize;
-            self.data.resize(bytes, 0);
-            // SAFETY: `data` holds `bytes` writable bytes; the fd is the device's char device.
-            let n = unsafe { libc::pread(self.cdev_fd, self.data.as_mut_ptr().cast(), bytes, pos as libc::off_t) };
-            if n != bytes as isize {
-                return (Outcome { result: -libc::EIO, append_sector: None, complete_ns: 0 }, Pace::Asap);
-            }
+        let pos = UblkIOCtx::ublk_user_copy_pos(q.get_qid(), tag, 0) as libc::off_t;
+        if let Err(errno) = self.copy_in(req, pos) {
+            return (Outcome { result: -errno, append_sector: None, complete_ns: 0 }, Pace::Asap);
         }
         let wall_ns = self.wall_ns();
         let (mut outcome, pace) = {
@@ -255,15 +248,40 @@ impl QueueState {
             (backend.handle(wall_ns, req, &mut self.data), backend.pace())
         };
         if outcome.result > 0 && matches!(req.op, BlockOp::Read | BlockOp::ReportZones) {
-            let len = outcome.result as usize;
-            assert!(len <= self.data.len(), "answer larger than its data");
-            // SAFETY: `data` holds at least `len` readable bytes.
-            let n = unsafe { libc::pwrite(self.cdev_fd, self.data.as_ptr().cast(), len, pos as libc::off_t) };
-            if n != len as isize {
-                outcome.result = -libc::EIO;
+            if let Err(errno) = self.copy_out(outcome.result as usize, pos) {
+                outcome.result = -errno;
             }
         }
         (outcome, pace)
+    }
+
+    /// Reads a write's or an append's data from the driver into `data`.
+    fn copy_in(&mut self, req: &BlockRequest, pos: libc::off_t) -> Result<(), i32> {
+        self.data.clear();
+        if !matches!(req.op, BlockOp::Write | BlockOp::ZoneAppend) {
+            return Ok(());
+        }
+        let bytes = (u64::from(req.count) * SECTOR_BYTES) as usize;
+        self.data.resize(bytes, 0);
+        // SAFETY: `data` holds `bytes` writable bytes; the fd is the device's char device.
+        let n = unsafe { libc::pread(self.cdev_fd, self.data.as_mut_ptr().cast(), bytes, pos) };
+        if n == bytes as isize {
+            Ok(())
+        } else {
+            Err(libc::EIO)
+        }
+    }
+
+    /// Hands the first `len` bytes of `data` (a read's data, a report) to the driver.
+    fn copy_out(&self, len: usize, pos: libc::off_t) -> Result<(), i32> {
+        assert!(len <= self.data.len(), "answer larger than its data");
+        // SAFETY: `data` holds at least `len` readable bytes.
+        let n = unsafe { libc::pwrite(self.cdev_fd, self.data.as_ptr().cast(), len, pos) };
+        if n == len as isize {
+            Ok(())
+        } else {
+            Err(libc::EIO)
+        }
     }
 
     /// Answers every pending request whose simulated completion time the
@@ -295,6 +313,7 @@ impl QueueState {
         let sqe = opcode::Timeout::new(&*ts as *const Timespec).build().user_data(user_data);
         self.timers.insert(id, (ts, due_ns));
         if let Err(e) = q.ublk_submit_sqe_sync(sqe) {
+            self.timers.remove(&id);
             eprintln!("zonelab: cannot arm the pacing timer: {}", describe(&e));
         }
     }
