@@ -34,6 +34,18 @@ zl_diff_generate() {
 # zone's capacity end (which is what Linux shows anyway: start + length). Full zones compare by state alone.
 zl_diff_full_wp() { awk '$2 == "full" { $3 = "-" } { print }'; }
 
+# A fixed sequence that runs into the open and active limits (8 and 12), which random ones rarely reach.
+zl_diff_limits() {
+    z=0; while [ $z -le 8 ]; do echo "open $((z * ZL_ZONE_LBAS))"; z=$((z + 1)); done       # the ninth: too many open
+    z=0; while [ $z -le 7 ]; do echo "write $((z * ZL_ZONE_LBAS)) 1"; echo "close $((z * ZL_ZONE_LBAS))"; z=$((z + 1)); done
+    z=8; while [ $z -le 12 ]; do echo "open $((z * ZL_ZONE_LBAS))"; z=$((z + 1)); done      # the thirteenth: too many active
+    echo "write $((13 * ZL_ZONE_LBAS)) 1"                                                  # implicit open: too many active
+    echo "append $((14 * ZL_ZONE_LBAS)) 1"
+    echo "finish $((8 * ZL_ZONE_LBAS))"; echo "write $((13 * ZL_ZONE_LBAS)) 1"; echo "write $((8 * ZL_ZONE_LBAS)) 1"
+    echo "reset $((0 * ZL_ZONE_LBAS))"; echo "close $((1 * ZL_ZONE_LBAS))"; echo "open $((15 * ZL_ZONE_LBAS))"
+    echo "report"
+}
+
 # The command file's lines as a zonelab trace.
 zl_diff_trace() {
     awk '{
@@ -98,9 +110,9 @@ zl_part_diff() {
     for _ in $(seq 1 20); do [ -b $ZL_DIFF_DEV ] && break; sleep 0.5; done
     [ -b $ZL_DIFF_DEV ] || { zl_fail "QEMU's ZNS namespace $ZL_DIFF_DEV is present"; return; }
     dd if=/dev/zero of=/tmp/zl-zero bs=4k count=32 2>/dev/null
-    for seed in ${ZL_DIFF_SEEDS:-1 2 3 4}; do
+    for seed in limits ${ZL_DIFF_SEEDS:-1 2 3 4}; do
         f=/tmp/zl-diff-$seed
-        zl_diff_generate $seed ${ZL_DIFF_COMMANDS:-60} > $f
+        if [ $seed = limits ]; then zl_diff_limits > $f; else zl_diff_generate $seed ${ZL_DIFF_COMMANDS:-60} > $f; fi
         zl_diff_zonelab $f || { zl_fail "zonelab exec runs sequence $seed"; continue; }
         zl_diff_nvme $f || { zl_fail "nvme-cli runs sequence $seed"; continue; }
         errors=$(awk '$1 != 0' $f.zl.status | wc -l)
