@@ -18,9 +18,9 @@ zl_zbd_run() {
     rm -rf /opt/fio/t/zbd-$2 && cp -r /opt/fio/t/zbd /opt/fio/t/zbd-$2
     T0=$(zl_now)
     : > /tmp/zbd-$2.log
-    # -w: every write test starts from reset zones. Without it a test inherits the zones earlier tests left active,
-    # and test 55 (which resets nothing, while fio 3.33 ignores the max active limit) then fails or passes by the
-    # timing of earlier tests' jobs, on either device.
+    # -w: every write test starts from reset zones. Without it a test inherits the zones earlier tests left active:
+    # test 55 resets nothing and fio 3.33 ignores the max active limit, so on zonelab it passed in one run and failed
+    # with EOVERFLOW (too many active zones) in the next, depending on what earlier tests' jobs had left open.
     (cd /opt/fio/t/zbd-$2 && timeout ${ZL_ZBD_TIMEOUT:-1500} ./test-zbd-support -w $zl_zbd_args "$1" 2>&1) |
         while IFS= read -r line; do echo "$line" >> /tmp/zbd-$2.log; echo "$2 [$(zl_now)] $line"; done
     echo "test-zbd-support on $2: $(zl_elapsed $T0) s; $(grep -E 'tests (passed|skipped|failed)' /tmp/zbd-$2.log | tr '\n' ' ')"
