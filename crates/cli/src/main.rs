@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod run;
+mod serve;
 
 use args::DeviceArgs;
 use clap::{Parser, Subcommand};
@@ -56,6 +57,8 @@ enum Cmd {
     },
     /// Measure the simulator itself: simulated commands per wall-clock second.
     Bench(bench::BenchArgs),
+    /// Serve the device as a Linux zoned block device (/dev/ublkbN) until SIGINT or SIGTERM.
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Subcommand)]
@@ -159,6 +162,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             Ok(())
         }
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
+        Cmd::Serve(args) => serve::run(&args),
         Cmd::Run { args } => run::run(&args),
         Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only } } => {
             reproduce_characterization(&out, quick, &only)

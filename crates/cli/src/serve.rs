@@ -1,0 +1,37 @@
+//! `zonelab serve --ublk`: the device as a Linux zoned block device.
+
+use crate::args::DeviceArgs;
+use crate::UserError;
+use clap::Args;
+use std::path::PathBuf;
+use zonelab_device::Device;
+use zonelab_serve::{Backend, Pace, ServeOptions};
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve through Linux's ublk driver (Linux 6.6+, ublk_drv loaded, root); the only transport so far.
+    #[arg(long)]
+    pub ublk: bool,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// realtime: requests complete when the wall clock reaches their simulated completion time;
+    /// asap: as soon as the model has computed them.
+    #[arg(long, default_value = "realtime", value_parser = Pace::parse)]
+    pub pace: Pace,
+    /// Write statistics (simulated time) here on SIGUSR1 and on exit instead of stderr.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+}
+
+pub fn run(args: &ServeArgs) -> Result<(), UserError> {
+    if !args.ublk {
+        return Err(UserError("serve needs a transport: add --ublk".into()));
+    }
+    let mut device_args = args.device.clone();
+    device_args.data = true;
+    let config = device_args.config().map_err(|e| UserError(e.0))?;
+    let device = Device::new(config).map_err(|e| UserError(e.0))?;
+    let backend = Backend::new(device, args.pace).map_err(UserError)?;
+    let options = ServeOptions { stats_path: args.stats.clone() };
+    zonelab_serve::serve(backend, options).map_err(UserError)
+}

@@ -1,0 +1,302 @@
+//! The device model behind the block device: takes translated requests with
+//! their data, runs them on the [`Device`] at the right simulated time and
+//! says what to answer and when. No ublk here, so it is tested on any host.
+
+use crate::report::encode_report;
+use crate::request::{errno_of, translate, Action, BlockRequest, Geometry};
+use crate::stats::Stats;
+use zonelab_device::{CmdResult, Command, Device, Mode, Payload, ReportFilter};
+use zonelab_sim::Nanos;
+
+/// Refused requests described on stderr (then only counted).
+const REFUSALS_LOGGED_MAX: u64 = 20;
+
+/// How simulated time relates to the wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// Requests enter at their wall-clock arrival time and complete when the
+    /// wall clock reaches their simulated completion time.
+    Realtime,
+    /// Requests complete as soon as the model has computed them; each enters
+    /// at the latest simulated completion answered so far.
+    Asap,
+}
+
+impl Pace {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "realtime" => Ok(Pace::Realtime),
+            "asap" => Ok(Pace::Asap),
+            _ => Err(format!("--pace must be realtime or asap, got '{text}'")),
+        }
+    }
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// Bytes transferred (or 0) on success, a negative errno on failure.
+    pub result: i32,
+    /// The sector a zone append wrote to.
+    pub append_sector: Option<u64>,
+    /// Simulated time at which the request completes.
+    pub complete_ns: Nanos,
+}
+
+pub struct Backend {
+    device: Device,
+    geometry: Geometry,
+    pace: Pace,
+    /// Simulated time of the latest submission (submissions never go back).
+    last_submit_ns: Nanos,
+    /// Asap pacing: the latest simulated completion answered so far.
+    asap_now_ns: Nanos,
+    stats: Stats,
+}
+
+impl Backend {
+    /// A backend over `device`, which must keep data (data mode).
+    pub fn new(device: Device, pace: Pace) -> Result<Self, String> {
+        if device.config().mode != Mode::Data {
+            return Err("serve needs the device in data mode".into());
+        }
+        let layout = device.layout();
+        let geometry = Geometry { lba_bytes: layout.lba_bytes, nsze_lbas: device.nsze(), zone_lbas: layout.zone_lbas };
+        Ok(Self { device, geometry, pace, last_submit_ns: 0, asap_now_ns: 0, stats: Stats::default() })
+    }
+
+    pub fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    pub fn pace(&self) -> Pace {
+        self.pace
+    }
+
+    pub fn stats_report(&self) -> String {
+        self.stats.render(&self.device)
+    }
+
+    /// When a request arriving at `wall_ns` (since the server started)
+    /// enters the simulated device.
+    fn submit_time_ns(&self, wall_ns: Nanos) -> Nanos {
+        let now = match self.pace {
+            Pace::Realtime => wall_ns,
+            Pace::Asap => self.asap_now_ns,
+        };
+        now.max(self.last_submit_ns)
+    }
+
+    /// Translates and runs `req`. `data` holds a write's bytes on entry and
+    /// receives a read's or a report's bytes (to hand back to the driver).
+    pub fn handle(&mut self, wall_ns: Nanos, req: &BlockRequest, data: &mut Vec<u8>) -> Outcome {
+        let submit_ns = self.submit_time_ns(wall_ns);
+        let action = match translate(req, &self.geometry) {
+            Ok(action) => action,
+            Err(errno) => {
+                if self.stats.refused < REFUSALS_LOGGED_MAX {
+                    eprintln!("zonelab: refused {req:?}: errno {errno}");
+                }
+                self.stats.refused += 1;
+                return Outcome { result: -errno, append_sector: None, complete_ns: submit_ns };
+            }
+        };
+        let outcome = self.run(submit_ns, &action, data);
+        self.last_submit_ns = submit_ns;
+        if self.pace == Pace::Asap {
+            self.asap_now_ns = self.asap_now_ns.max(outcome.complete_ns);
+        }
+        let bytes = action.data_bytes(&self.geometry);
+        self.stats.record(&action, outcome.complete_ns - submit_ns, bytes, outcome.result >= 0, outcome.complete_ns);
+        outcome
+    }
+
+    fn run(&mut self, submit_ns: Nanos, action: &Action, data: &mut Vec<u8>) -> Outcome {
+        let bytes = action.data_bytes(&self.geometry) as usize;
+        let completion = match *action {
+            Action::Flush => return Outcome { result: 0, append_sector: None, complete_ns: submit_ns },
+            Action::Read { slba, nlb } => {
+                data.clear();
+                data.resize(bytes, 0);
+                self.device.submit(submit_ns, &Command::Read { slba, nlb }, Some(data.as_mut_slice()))
+            }
+            Action::Write { slba, nlb } => {
+                assert_eq!(data.len(), bytes, "a write carries its blocks");
+                self.device.submit(submit_ns, &Command::Write { slba, nlb, payload: Payload::Bytes(data) }, None)
+            }
+            Action::Append { zslba, nlb } => {
+                assert_eq!(data.len(), bytes, "an append carries its blocks");
+                self.device.submit(submit_ns, &Command::Append { zslba, nlb, payload: Payload::Bytes(data) }, None)
+            }
+            Action::Zone { action, slba, select_all } => {
+                self.device.submit(submit_ns, &Command::ZoneMgmtSend { action, slba, select_all }, None)
+            }
+            Action::Report { slba, max_zones } => {
+                let cmd = Command::ReportZones { slba, filter: ReportFilter::All, max_zones, partial: true };
+                self.device.submit(submit_ns, &cmd, None)
+            }
+        };
+        let errno = errno_of(completion.status);
+        let mut outcome = Outcome { result: -errno, append_sector: None, complete_ns: completion.complete_ns };
+        if errno != 0 {
+            return outcome;
+        }
+        outcome.result = i32::try_from(bytes).expect("transfers are below 2 GiB");
+        match (&completion.result, action) {
+            (CmdResult::Lba(lba), Action::Append { .. }) => {
+                outcome.append_sector = Some(self.geometry.lba_to_sector(*lba))
+            }
+            (CmdResult::Report(report), Action::Report { max_zones, .. }) => {
+                *data = encode_report(&report.zones, *max_zones, &self.geometry);
+                outcome.result = i32::try_from(data.len()).expect("reports are below 2 GiB");
+            }
+            _ => {}
+        }
+        outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::BLK_ZONE_BYTES;
+    use crate::request::BlockOp;
+    use zonelab_device::{preset, DeviceOptions};
+
+    const ZONE_SECTORS: u64 = (64 << 20) / 512;
+
+    /// 1 GiB: 16 zones of 64 MiB with 48 MiB capacity, 2 conventional, max open 8, max active 12.
+    fn backend(pace: Pace) -> Backend {
+        let opts = DeviceOptions {
+            zones: Some(16),
+            zone_size_bytes: Some(64 << 20),
+            zone_capacity_bytes: Some(48 << 20),
+            conventional_zones: Some(2),
+            max_open_zones: Some(8),
+            max_active_zones: Some(12),
+            data: true,
+            ..Default::default()
+        };
+        let device = Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+        Backend::new(device, pace).unwrap()
+    }
+
+    fn req(op: BlockOp, start_sector: u64, count: u32) -> BlockRequest {
+        BlockRequest { op, start_sector, count }
+    }
+
+    fn zone_sector(zone: u64) -> u64 {
+        zone * ZONE_SECTORS
+    }
+
+    #[test]
+    fn metadata_mode_is_refused() {
+        let device = Device::new(preset("zn540").unwrap()).unwrap();
+        assert!(Backend::new(device, Pace::Asap).is_err());
+    }
+
+    #[test]
+    fn written_data_reads_back() {
+        let mut b = backend(Pace::Asap);
+        let mut data: Vec<u8> = (0..8192).map(|i| (i % 251) as u8).collect();
+        let written = data.clone();
+        let out = b.handle(0, &req(BlockOp::Write, zone_sector(3), 16), &mut data);
+        assert_eq!(out.result, 8192);
+        let out = b.handle(0, &req(BlockOp::Read, zone_sector(3), 16), &mut data);
+        assert_eq!(out.result, 8192);
+        assert_eq!(data, written);
+    }
+
+    #[test]
+    fn append_returns_the_sector_written() {
+        let mut b = backend(Pace::Asap);
+        let mut data = vec![7u8; 4096];
+        let first = b.handle(0, &req(BlockOp::ZoneAppend, zone_sector(4), 8), &mut data);
+        let second = b.handle(0, &req(BlockOp::ZoneAppend, zone_sector(4), 8), &mut data);
+        assert_eq!(first.append_sector, Some(zone_sector(4)));
+        assert_eq!(second.append_sector, Some(zone_sector(4) + 8));
+        assert_eq!(second.result, 4096);
+    }
+
+    #[test]
+    fn zone_errors_map_to_errnos() {
+        let mut b = backend(Pace::Asap);
+        let mut data = vec![0u8; 4096];
+        let out = b.handle(0, &req(BlockOp::Write, zone_sector(3) + 8, 8), &mut data);
+        assert_eq!(out.result, -libc::EIO, "a write off the write pointer");
+        for zone in 2..10 {
+            assert_eq!(b.handle(0, &req(BlockOp::ZoneOpen, zone_sector(zone), 0), &mut data).result, 0);
+        }
+        let out = b.handle(0, &req(BlockOp::ZoneOpen, zone_sector(10), 0), &mut data);
+        assert_eq!(out.result, -libc::ETOOMANYREFS, "a ninth open zone");
+        for zone in 2..6 {
+            assert_eq!(b.handle(0, &req(BlockOp::ZoneClose, zone_sector(zone), 0), &mut data).result, 0);
+        }
+        for zone in 10..14 {
+            assert_eq!(b.handle(0, &req(BlockOp::ZoneOpen, zone_sector(zone), 0), &mut data).result, 0);
+        }
+        let out = b.handle(0, &req(BlockOp::ZoneOpen, zone_sector(14), 0), &mut data);
+        assert_eq!(out.result, -libc::EOVERFLOW, "a thirteenth active zone");
+    }
+
+    #[test]
+    fn report_describes_the_zones_asked_for() {
+        let mut b = backend(Pace::Asap);
+        let mut data = vec![1u8; 4096];
+        b.handle(0, &req(BlockOp::Write, zone_sector(2), 8), &mut data);
+        let out = b.handle(0, &req(BlockOp::ReportZones, zone_sector(1), 2), &mut data);
+        assert_eq!(out.result as usize, 2 * BLK_ZONE_BYTES);
+        assert_eq!(data[24], 1, "zone 1 is conventional");
+        assert_eq!(data[BLK_ZONE_BYTES + 24..BLK_ZONE_BYTES + 26], [2, 2], "zone 2: sequential, implicitly open");
+        let wp = u64::from_ne_bytes(data[BLK_ZONE_BYTES + 16..BLK_ZONE_BYTES + 24].try_into().unwrap());
+        assert_eq!(wp, zone_sector(2) + 8);
+        let out = b.handle(0, &req(BlockOp::ReportZones, zone_sector(15), 4), &mut data);
+        assert_eq!(out.result as usize, 2 * BLK_ZONE_BYTES, "one zone and the end marker");
+    }
+
+    #[test]
+    fn reset_all_empties_every_zone() {
+        let mut b = backend(Pace::Asap);
+        let mut data = vec![1u8; 4096];
+        b.handle(0, &req(BlockOp::Write, zone_sector(5), 8), &mut data);
+        assert_eq!(b.handle(0, &req(BlockOp::ZoneResetAll, 0, 0), &mut data).result, 0);
+        b.handle(0, &req(BlockOp::ReportZones, zone_sector(5), 1), &mut data);
+        assert_eq!(data[25], 1, "empty");
+    }
+
+    #[test]
+    fn bad_requests_are_refused_not_run() {
+        let mut b = backend(Pace::Asap);
+        let mut data = Vec::new();
+        assert_eq!(b.handle(0, &req(BlockOp::Discard, 0, 8), &mut data).result, -libc::EOPNOTSUPP);
+        assert_eq!(b.handle(0, &req(BlockOp::Read, 3, 8), &mut data).result, -libc::EINVAL);
+        assert_eq!(b.device().counters().commands, 0);
+        assert!(b.stats_report().contains("0 requests (2 refused)"));
+    }
+
+    #[test]
+    fn asap_requests_enter_at_the_last_completion() {
+        let mut b = backend(Pace::Asap);
+        let mut data = vec![0u8; 4096];
+        let first = b.handle(5_000_000_000, &req(BlockOp::Write, zone_sector(0), 8), &mut data);
+        let second = b.handle(0, &req(BlockOp::Write, zone_sector(0) + 8, 8), &mut data);
+        assert!(first.complete_ns < 1_000_000_000, "asap ignores the wall clock");
+        assert!(second.complete_ns > first.complete_ns);
+    }
+
+    #[test]
+    fn realtime_requests_enter_at_their_wall_clock_time() {
+        let mut b = backend(Pace::Realtime);
+        let mut data = vec![0u8; 4096];
+        let out = b.handle(2_000_000, &req(BlockOp::Write, zone_sector(0), 8), &mut data);
+        assert!(out.complete_ns > 2_000_000);
+        let early = b.handle(1_000_000, &req(BlockOp::Read, zone_sector(0), 8), &mut data);
+        assert!(early.complete_ns > 2_000_000, "submissions never go back in time");
+        let report = b.stats_report();
+        assert!(report.contains("\nwrite ") && report.contains("\nread "), "{report}");
+    }
+}

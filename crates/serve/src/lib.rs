@@ -1,0 +1,17 @@
+//! `serve`: a Linux zoned block device (`/dev/ublkbN`) backed by the device
+//! model, through the kernel's ublk driver.
+//!
+//! Request translation ([`request`]), zone report encoding ([`report`]) and
+//! the model side ([`backend`]: timing, pacing, statistics) are plain
+//! functions tested on any host; [`ublk`] is the thin layer that talks to the
+//! driver (via the `libublk` crate) and needs Linux 6.6 or later with
+//! `ublk_drv` loaded, as root.
+
+pub mod backend;
+pub mod report;
+pub mod request;
+pub mod stats;
+pub mod ublk;
+
+pub use backend::{Backend, Outcome, Pace};
+pub use ublk::{serve, ServeOptions};

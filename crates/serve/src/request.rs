@@ -1,0 +1,314 @@
+//! Block requests as the ublk driver hands them over (operation, start
+//! sector, sector count) and their translation into device commands. Pure:
+//! no ublk, no I/O, so it is tested on any host.
+
+use zonelab_device::{Status, ZoneAction};
+
+/// Bytes of a block-layer sector: ublk speaks in 512-byte sectors whatever
+/// the logical block size.
+pub const SECTOR_BYTES: u64 = 512;
+
+/// A ublk operation (`UBLK_IO_OP_*` in the kernel's `ublk_cmd.h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockOp {
+    Read,
+    Write,
+    Flush,
+    Discard,
+    WriteZeroes,
+    ZoneOpen,
+    ZoneClose,
+    ZoneFinish,
+    ZoneAppend,
+    ZoneResetAll,
+    ZoneReset,
+    ReportZones,
+    Unknown(u8),
+}
+
+impl BlockOp {
+    /// Decodes the low byte of `op_flags`.
+    pub fn from_code(code: u8) -> Self {
+        match code {
+            0 => BlockOp::Read,
+            1 => BlockOp::Write,
+            2 => BlockOp::Flush,
+            3 => BlockOp::Discard,
+            5 => BlockOp::WriteZeroes,
+            10 => BlockOp::ZoneOpen,
+            11 => BlockOp::ZoneClose,
+            12 => BlockOp::ZoneFinish,
+            13 => BlockOp::ZoneAppend,
+            14 => BlockOp::ZoneResetAll,
+            15 => BlockOp::ZoneReset,
+            18 => BlockOp::ReportZones,
+            other => BlockOp::Unknown(other),
+        }
+    }
+}
+
+/// One request from the driver: `count` is sectors, or zones for a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockRequest {
+    pub op: BlockOp,
+    pub start_sector: u64,
+    pub count: u32,
+}
+
+/// What the namespace looks like in the units translation needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    pub lba_bytes: u64,
+    /// Namespace size in logical blocks.
+    pub nsze_lbas: u64,
+    pub zone_lbas: u64,
+}
+
+impl Geometry {
+    fn sectors_per_lba(&self) -> u64 {
+        self.lba_bytes / SECTOR_BYTES
+    }
+
+    pub fn lba_to_sector(&self, lba: u64) -> u64 {
+        lba * self.sectors_per_lba()
+    }
+
+    /// The LBA of `sector`, or EINVAL when it is not on an LBA boundary.
+    pub fn sector_to_lba(&self, sector: u64) -> Result<u64, i32> {
+        let per = self.sectors_per_lba();
+        if !sector.is_multiple_of(per) {
+            return Err(libc::EINVAL);
+        }
+        Ok(sector / per)
+    }
+}
+
+/// The device work a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Read {
+        slba: u64,
+        nlb: u32,
+    },
+    Write {
+        slba: u64,
+        nlb: u32,
+    },
+    Append {
+        zslba: u64,
+        nlb: u32,
+    },
+    Zone {
+        action: ZoneAction,
+        slba: u64,
+        select_all: bool,
+    },
+    Report {
+        slba: u64,
+        max_zones: u32,
+    },
+    /// The model's write buffer is power-loss protected: nothing to do.
+    Flush,
+}
+
+impl Action {
+    /// Bytes moved between host and device (0 for management commands).
+    pub fn data_bytes(&self, geometry: &Geometry) -> u64 {
+        match *self {
+            Action::Read { nlb, .. } | Action::Write { nlb, .. } | Action::Append { nlb, .. } => {
+                u64::from(nlb) * geometry.lba_bytes
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// Translates a driver request, or gives the errno to fail it with.
+pub fn translate(req: &BlockRequest, geometry: &Geometry) -> Result<Action, i32> {
+    assert!(geometry.lba_bytes >= SECTOR_BYTES && geometry.lba_bytes.is_multiple_of(SECTOR_BYTES));
+    // These carry no meaningful sector.
+    match req.op {
+        BlockOp::Flush => return Ok(Action::Flush),
+        BlockOp::ZoneResetAll => return Ok(Action::Zone { action: ZoneAction::Reset, slba: 0, select_all: true }),
+        _ => {}
+    }
+    let slba = geometry.sector_to_lba(req.start_sector)?;
+    if slba >= geometry.nsze_lbas {
+        return Err(errno_of(Status::LbaOutOfRange));
+    }
+    let zone_start = slba - slba % geometry.zone_lbas;
+    let zone = |action| Ok(Action::Zone { action, slba: zone_start, select_all: false });
+    match req.op {
+        BlockOp::Read => Ok(Action::Read { slba, nlb: block_count(req.count, geometry)? }),
+        BlockOp::Write => Ok(Action::Write { slba, nlb: block_count(req.count, geometry)? }),
+        BlockOp::ZoneAppend => Ok(Action::Append { zslba: zone_start, nlb: block_count(req.count, geometry)? }),
+        BlockOp::ZoneOpen => zone(ZoneAction::Open),
+        BlockOp::ZoneClose => zone(ZoneAction::Close),
+        BlockOp::ZoneFinish => zone(ZoneAction::Finish),
+        BlockOp::ZoneReset => zone(ZoneAction::Reset),
+        BlockOp::ReportZones if req.count > 0 => Ok(Action::Report { slba: zone_start, max_zones: req.count }),
+        BlockOp::ReportZones => Err(libc::EINVAL),
+        BlockOp::Flush | BlockOp::ZoneResetAll => unreachable!("handled above"),
+        BlockOp::Discard | BlockOp::WriteZeroes | BlockOp::Unknown(_) => Err(libc::EOPNOTSUPP),
+    }
+}
+
+/// Logical blocks in `sectors`: EINVAL for none or a partial block.
+fn block_count(sectors: u32, geometry: &Geometry) -> Result<u32, i32> {
+    let nlb = geometry.sector_to_lba(u64::from(sectors))?;
+    if nlb == 0 {
+        return Err(libc::EINVAL);
+    }
+    Ok(u32::try_from(nlb).expect("fewer blocks than sectors"))
+}
+
+/// The errno Linux's NVMe driver reports for a completion status
+/// (`nvme_error_status` then `blk_status_to_errno`); 0 for success.
+pub fn errno_of(status: Status) -> i32 {
+    match status {
+        Status::Success => 0,
+        Status::InvalidField => libc::EOPNOTSUPP,
+        Status::LbaOutOfRange => libc::EREMOTEIO,
+        Status::TooManyActiveZones => libc::EOVERFLOW,
+        Status::TooManyOpenZones => libc::ETOOMANYREFS,
+        Status::InvalidZoneOperation
+        | Status::ZoneBoundaryError
+        | Status::ZoneIsFull
+        | Status::ZoneIsReadOnly
+        | Status::ZoneIsOffline
+        | Status::ZoneInvalidWrite
+        | Status::ZoneInvalidStateTransition => libc::EIO,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G4K: Geometry = Geometry { lba_bytes: 4096, nsze_lbas: 16 * 16384, zone_lbas: 16384 };
+    const G512: Geometry = Geometry { lba_bytes: 512, nsze_lbas: 8 * 1024, zone_lbas: 1024 };
+
+    fn req(op: BlockOp, start_sector: u64, count: u32) -> BlockRequest {
+        BlockRequest { op, start_sector, count }
+    }
+
+    #[test]
+    fn op_codes_follow_ublk_cmd_h() {
+        use libublk::sys;
+        let pairs = [
+            (sys::UBLK_IO_OP_READ, BlockOp::Read),
+            (sys::UBLK_IO_OP_WRITE, BlockOp::Write),
+            (sys::UBLK_IO_OP_FLUSH, BlockOp::Flush),
+            (sys::UBLK_IO_OP_DISCARD, BlockOp::Discard),
+            (sys::UBLK_IO_OP_WRITE_ZEROES, BlockOp::WriteZeroes),
+            (sys::UBLK_IO_OP_ZONE_OPEN, BlockOp::ZoneOpen),
+            (sys::UBLK_IO_OP_ZONE_CLOSE, BlockOp::ZoneClose),
+            (sys::UBLK_IO_OP_ZONE_FINISH, BlockOp::ZoneFinish),
+            (sys::UBLK_IO_OP_ZONE_APPEND, BlockOp::ZoneAppend),
+            (sys::UBLK_IO_OP_ZONE_RESET_ALL, BlockOp::ZoneResetAll),
+            (sys::UBLK_IO_OP_ZONE_RESET, BlockOp::ZoneReset),
+            (sys::UBLK_IO_OP_REPORT_ZONES, BlockOp::ReportZones),
+        ];
+        for (code, op) in pairs {
+            assert_eq!(BlockOp::from_code(code as u8), op, "code {code}");
+        }
+        assert_eq!(BlockOp::from_code(4), BlockOp::Unknown(4));
+    }
+
+    #[test]
+    fn reads_and_writes_convert_sectors_to_blocks() {
+        assert_eq!(translate(&req(BlockOp::Read, 16, 8), &G4K), Ok(Action::Read { slba: 2, nlb: 1 }));
+        assert_eq!(translate(&req(BlockOp::Write, 131072, 256), &G4K), Ok(Action::Write { slba: 16384, nlb: 32 }));
+        assert_eq!(translate(&req(BlockOp::Write, 3, 5), &G512), Ok(Action::Write { slba: 3, nlb: 5 }));
+    }
+
+    #[test]
+    fn partial_blocks_and_empty_transfers_are_invalid() {
+        assert_eq!(translate(&req(BlockOp::Read, 4, 8), &G4K), Err(libc::EINVAL));
+        assert_eq!(translate(&req(BlockOp::Write, 8, 4), &G4K), Err(libc::EINVAL));
+        assert_eq!(translate(&req(BlockOp::Write, 8, 0), &G4K), Err(libc::EINVAL));
+        assert_eq!(translate(&req(BlockOp::ReportZones, 0, 0), &G4K), Err(libc::EINVAL));
+    }
+
+    #[test]
+    fn requests_past_the_namespace_are_out_of_range() {
+        let end_sector = G4K.lba_to_sector(G4K.nsze_lbas);
+        assert_eq!(translate(&req(BlockOp::Read, end_sector, 8), &G4K), Err(libc::EREMOTEIO));
+    }
+
+    #[test]
+    fn zone_operations_address_the_zone_start() {
+        let in_zone_3 = G4K.lba_to_sector(3 * 16384 + 5);
+        assert_eq!(
+            translate(&req(BlockOp::ZoneAppend, in_zone_3, 16), &G4K),
+            Ok(Action::Append { zslba: 3 * 16384, nlb: 2 })
+        );
+        let ops = [
+            (BlockOp::ZoneOpen, ZoneAction::Open),
+            (BlockOp::ZoneClose, ZoneAction::Close),
+            (BlockOp::ZoneFinish, ZoneAction::Finish),
+            (BlockOp::ZoneReset, ZoneAction::Reset),
+        ];
+        for (op, action) in ops {
+            assert_eq!(
+                translate(&req(op, in_zone_3, 0), &G4K),
+                Ok(Action::Zone { action, slba: 3 * 16384, select_all: false })
+            );
+        }
+        assert_eq!(
+            translate(&req(BlockOp::ZoneResetAll, 0, 0), &G4K),
+            Ok(Action::Zone { action: ZoneAction::Reset, slba: 0, select_all: true })
+        );
+        assert_eq!(
+            translate(&req(BlockOp::ReportZones, G4K.lba_to_sector(16384), 7), &G4K),
+            Ok(Action::Report { slba: 16384, max_zones: 7 })
+        );
+    }
+
+    #[test]
+    fn unsupported_operations_fail_with_eopnotsupp() {
+        for op in [BlockOp::Discard, BlockOp::WriteZeroes, BlockOp::Unknown(42)] {
+            assert_eq!(translate(&req(op, 0, 8), &G4K), Err(libc::EOPNOTSUPP));
+        }
+        assert_eq!(translate(&req(BlockOp::Flush, 0, 0), &G4K), Ok(Action::Flush));
+    }
+
+    #[test]
+    fn flush_and_reset_all_ignore_the_sector() {
+        for sector in [3, u64::MAX] {
+            assert_eq!(translate(&req(BlockOp::Flush, sector, 0), &G4K), Ok(Action::Flush));
+            assert_eq!(
+                translate(&req(BlockOp::ZoneResetAll, sector, 0), &G4K),
+                Ok(Action::Zone { action: ZoneAction::Reset, slba: 0, select_all: true })
+            );
+        }
+    }
+
+    #[test]
+    fn data_bytes_count_only_transfers() {
+        assert_eq!(Action::Write { slba: 0, nlb: 3 }.data_bytes(&G4K), 3 * 4096);
+        assert_eq!(Action::Report { slba: 0, max_zones: 3 }.data_bytes(&G4K), 0);
+    }
+
+    #[test]
+    fn errnos_match_linux_nvme() {
+        let expected = [
+            (Status::Success, 0),
+            (Status::InvalidField, libc::EOPNOTSUPP),
+            (Status::LbaOutOfRange, libc::EREMOTEIO),
+            (Status::InvalidZoneOperation, libc::EIO),
+            (Status::ZoneBoundaryError, libc::EIO),
+            (Status::ZoneIsFull, libc::EIO),
+            (Status::ZoneIsReadOnly, libc::EIO),
+            (Status::ZoneIsOffline, libc::EIO),
+            (Status::ZoneInvalidWrite, libc::EIO),
+            (Status::TooManyActiveZones, libc::EOVERFLOW),
+            (Status::TooManyOpenZones, libc::ETOOMANYREFS),
+            (Status::ZoneInvalidStateTransition, libc::EIO),
+        ];
+        assert_eq!(expected.len(), Status::ALL.len());
+        for (status, errno) in expected {
+            assert_eq!(errno_of(status), errno, "{status}");
+        }
+    }
+}
