@@ -67,6 +67,9 @@ pub struct CompactionRecord {
     pub write_ns: Nanos,
     pub checkpoint_ns: Nanos,
     pub background: bool,
+    /// Device commands issued before and after it (where a crash falls).
+    pub first_command: u64,
+    pub end_command: u64,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -156,6 +156,7 @@ impl Fs {
     /// Compacts one victim segment and checkpoints; `None` without a victim.
     pub(crate) fn compact_one(&mut self, now_ns: Nanos, policy: VictimPolicy, background: bool) -> Option<Nanos> {
         let victim = self.select_victim(policy, now_ns)?;
+        let first_command = self.io.commands();
         let first = self.addr_of(victim, 0);
         let blocks: Vec<(u32, PageKey)> = (0..self.zone_blocks)
             .filter(|&o| self.sit.segs[victim as usize].valid.get(o as usize))
@@ -190,6 +191,8 @@ impl Fs {
             write_ns: write_end - read_end,
             checkpoint_ns: cp_end - write_end,
             background,
+            first_command,
+            end_command: self.io.commands(),
         });
         Some(cp_end)
     }

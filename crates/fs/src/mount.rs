@@ -39,7 +39,7 @@ impl Fs {
         t = fs.load_file_tags(t)?;
         fs.rebuild_owners()?;
         fs.free_nids = (2..fs.nat.len() as u32).filter(|&n| fs.nat[n as usize] == NULL_ADDR).rev().collect();
-        fs.open_logs(t);
+        fs.resume_logs(t, &pack, &zones)?;
         let t = fs.checkpoint(t);
         Ok((fs, t))
     }
@@ -226,7 +226,16 @@ impl Fs {
         self.nodes.insert(nid, node);
         if let Some((parent, name, kind)) = relink {
             let parent = if self.dirs.contains_key(&parent) { parent } else { ROOT_INO };
-            if self.lookup(parent, &name).is_none() {
+            let existing = self.lookup(parent, &name);
+            if existing.is_some_and(|old| old != nid && self.inode(old).is_some_and(|i| i.kind == FileKind::File)) {
+                // F2FS's recover_dentry: the fsynced file replaces an older one of the same name.
+                self.drop_file(existing.expect("checked"))?;
+                let d = self.dirs.get_mut(&parent).expect("a directory");
+                let slot = d.index[&name];
+                d.slots[slot] = Some((name.clone(), nid));
+                let blk = (slot / DENTRIES_PER_BLOCK) as u64;
+                self.cache.insert(crate::cache::PageKey::Data { ino: parent, idx: blk }, true);
+            } else if existing.is_none() {
                 let d = self.dirs.get_mut(&parent).expect("a directory");
                 d.slots.push(Some((name.clone(), nid)));
                 d.index.insert(name, d.slots.len() - 1);
@@ -239,6 +248,50 @@ impl Fs {
             if kind == FileKind::Dir {
                 self.dirs.entry(nid).or_default();
             }
+        }
+        Ok(())
+    }
+
+    /// Frees a file's nodes and blocks during recovery.
+    fn drop_file(&mut self, ino: u32) -> Result<(), FsError> {
+        for nid in self.nids_of(ino) {
+            let data: Vec<u32> = self.nodes[&nid].data_addrs().to_vec();
+            for a in data {
+                self.sit_flip(a, false)?;
+            }
+            let addr = self.nat[nid as usize];
+            self.sit_flip(addr, false)?;
+            self.set_nat(nid, NULL_ADDR);
+            self.nodes.remove(&nid);
+        }
+        Ok(())
+    }
+
+    /// Each log goes on in its checkpointed segment after what the device
+    /// holds there (blocks written after the checkpoint stay unused), or in a
+    /// free segment if that one is full.
+    fn resume_logs(&mut self, now_ns: Nanos, pack: &CpPack, zones: &[ZoneDescriptor]) -> Result<(), FsError> {
+        self.logs.clear();
+        for lt in LogType::ALL {
+            let cursor = pack.cursors[lt.index()];
+            if cursor < self.meta_end() || cursor >= self.meta_end() + self.owner.len() as u32 {
+                return corrupt(format!("log {lt:?} at {cursor}, outside the main area"));
+            }
+            let (seg, _) = self.seg_of(cursor);
+            let z = &zones[(seg + META_ZONES) as usize];
+            let off = (z.wp - z.zslba) as u32;
+            let taken = self.logs.iter().any(|l| l.seg == seg);
+            let seg_off = if off < self.zone_blocks && !taken {
+                let e = &mut self.sit.segs[seg as usize];
+                e.current = true;
+                e.log_type = Some(lt);
+                (seg, off)
+            } else {
+                let s = self.take_free_segment(lt, now_ns).ok_or(FsError::Corrupt("no free segment for a log".into()))?;
+                (s, 0)
+            };
+            debug_assert!((seg_off.1..self.zone_blocks).all(|o| self.sit.is_free_block(seg_off.0, o)));
+            self.logs.push(crate::log::Log { log_type: lt, seg: seg_off.0, off: seg_off.1, tl_kept: None });
         }
         Ok(())
     }
