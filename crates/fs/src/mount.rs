@@ -51,11 +51,16 @@ impl Fs {
         let CmdResult::Report(report) = self.io.submit(now_ns, &cmd, None).result else {
             return corrupt("report zones gave no report");
         };
-        for z in report.zones.iter().filter(|z| z.state.is_open()) {
-            let close = Command::ZoneMgmtSend { action: ZoneAction::Close, slba: z.zslba, select_all: false };
+        let open: Vec<u64> = report.zones.iter().filter(|z| z.state.is_open()).map(|z| z.zslba).collect();
+        if open.is_empty() {
+            return Ok(report.zones);
+        }
+        for slba in open {
+            let close = Command::ZoneMgmtSend { action: ZoneAction::Close, slba, select_all: false };
             self.io.submit(now_ns, &close, None);
         }
-        Ok(report.zones)
+        // Closing plugs TL_opened zones: their write pointers moved.
+        self.report_and_close(now_ns)
     }
 
     /// Reads both checkpoint zones; the newest whole pack, its zone, the next free block there.
@@ -290,7 +295,13 @@ impl Fs {
                 let s = self.take_free_segment(lt, now_ns).ok_or(FsError::Corrupt("no free segment for a log".into()))?;
                 (s, 0)
             };
-            debug_assert!((seg_off.1..self.zone_blocks).all(|o| self.sit.is_free_block(seg_off.0, o)));
+            if let Some(o) = (seg_off.1..self.zone_blocks).find(|&o| !self.sit.is_free_block(seg_off.0, o)) {
+                let e = &self.sit.segs[seg_off.0 as usize];
+                return corrupt(format!(
+                    "log {lt:?} resumes in segment {} at {} (cursor {cursor}, zone {:?} wp {}) but block {o} is in use (valid {} ckpt {} epoch {})",
+                    seg_off.0, seg_off.1, z.state, z.wp - z.zslba, e.valid.get(o as usize), e.ckpt_valid.get(o as usize), e.epoch_written.get(o as usize)
+                ));
+            }
             self.logs.push(crate::log::Log { log_type: lt, seg: seg_off.0, off: seg_off.1, tl_kept: None });
         }
         Ok(())
