@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod fs_bench;
 mod run;
 
 use args::DeviceArgs;
@@ -56,6 +57,8 @@ enum Cmd {
     },
     /// Measure the simulator itself: simulated commands per wall-clock second.
     Bench(bench::BenchArgs),
+    /// Run a file-system workload (fileserver, varmail, tpcc, ycsb-a/f) on the ZNS+-aware file system.
+    FsBench(fs_bench::FsBenchArgs),
 }
 
 #[derive(Subcommand)]
@@ -147,6 +150,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             Ok(())
         }
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
+        Cmd::FsBench(args) => fs_bench::run_cmd(&args),
         Cmd::Run { args } => run::run(&args),
         Cmd::Reproduce { experiment: Experiment::CopyOffload { blocks } } => {
             let rows = zonelab_experiments::copy_offload::copy_offload(blocks).map_err(UserError)?;

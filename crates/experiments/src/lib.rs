@@ -6,3 +6,4 @@
 //! arrives with issue 4, the full ZNS+ one (seed 002) with issue 6.
 
 pub mod copy_offload;
+pub mod znsplus;

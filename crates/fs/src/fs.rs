@@ -115,6 +115,8 @@ pub struct Fs {
     pub(crate) hsr: crate::gc::Hsr,
     /// Zones to close once the writes queued to them are submitted.
     pub(crate) pending_close: Vec<u32>,
+    /// Segments logs left whose writes are not all submitted yet.
+    pub(crate) left_segs: Vec<u32>,
     pub stats: FsStats,
 }
 
@@ -158,6 +160,7 @@ impl Fs {
             cp: Default::default(),
             hsr: crate::gc::Hsr::default(),
             pending_close: Vec::new(),
+            left_segs: Vec::new(),
             stats: FsStats::default(),
         })
     }
@@ -211,6 +214,13 @@ impl Fs {
     pub fn free_segments(&self) -> u32 {
         self.sit.free_segs()
     }
+    /// Blocks the user may fill: the main area less the six open logs, the
+    /// foreground-compaction reserve and 5% over-provisioning (as F2FS keeps).
+    pub fn user_blocks(&self) -> u64 {
+        let reserve = u64::from(6 + self.cfg.fg_free_segments) * u64::from(self.zone_blocks);
+        (self.owner.len() as u64 * 95 / 100).saturating_sub(reserve)
+    }
+
     /// Valid blocks over main-area blocks.
     pub fn utilization(&self) -> f64 {
         let valid: u64 = self.sit.segs.iter().map(|e| u64::from(e.valid_blocks)).sum();

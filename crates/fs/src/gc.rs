@@ -96,7 +96,11 @@ impl Fs {
         let (seg, kept) = (0..self.segments())
             .filter(|&s| {
                 let e = &self.sit.segs[s as usize];
-                e.log_type == Some(lt) && !e.current && e.zone_written && !self.sit.is_free_seg(s)
+                e.log_type == Some(lt)
+                    && !e.current
+                    && e.zone_written
+                    && !self.sit.is_free_seg(s)
+                    && !self.left_segs.contains(&s)
             })
             .map(|s| (s, self.sit.kept_blocks(s)))
             .filter(|(_, k)| k.count() < self.zone_blocks)
@@ -129,7 +133,7 @@ impl Fs {
         let zb = f64::from(self.zone_blocks);
         let candidates = (0..self.segments()).filter(|&s| {
             let e = &self.sit.segs[s as usize];
-            !e.current && !self.sit.is_free_seg(s) && e.valid_blocks < self.zone_blocks
+            !e.current && !self.sit.is_free_seg(s) && e.valid_blocks < self.zone_blocks && !self.left_segs.contains(&s)
         });
         match policy {
             VictimPolicy::Greedy => candidates.min_by_key(|&s| (self.sit.segs[s as usize].valid_blocks, s)),
@@ -214,7 +218,11 @@ impl Fs {
         let mut i = 0;
         while i < misses.len() {
             let mut j = i + 1;
-            while j < misses.len() && misses[j].0 == misses[j - 1].0 + 1 && j - i < self.cfg.request_blocks_max as usize {
+            while j < misses.len()
+                && misses[j].0 == misses[j - 1].0 + 1
+                && misses[j].0 % self.zone_blocks != 0
+                && j - i < self.cfg.request_blocks_max as usize
+            {
                 j += 1;
             }
             let at = t + self.cfg.host.request_ns * (1 + (i / self.cfg.request_blocks_max as usize) as u64);

@@ -58,6 +58,7 @@ impl Fs {
     fn switch_segment(&mut self, lt: LogType, now_ns: Nanos) {
         let old = self.logs[lt.index()].seg;
         self.sit.segs[old as usize].current = false;
+        self.left_segs.push(old);
         if self.logs[lt.index()].tl_kept.is_some() {
             self.pending_close.push(old + crate::fs::META_ZONES);
         }
@@ -108,6 +109,7 @@ impl Fs {
 
     /// Closes the TL_opened zones whose writes are all submitted.
     pub(crate) fn close_pending(&mut self, now_ns: Nanos) {
+        self.left_segs.clear();
         for zone in std::mem::take(&mut self.pending_close) {
             // A zone whose last free block was written is full already.
             if !self.io.device().zones().state(zone).is_open() {
