@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod fs_bench;
+mod reproduce_znsplus;
 mod run;
 
 use args::DeviceArgs;
@@ -69,6 +70,8 @@ enum Experiment {
         #[arg(long, default_value_t = 2048)]
         blocks: u64,
     },
+    /// Seed 002 §4: Fig 6-12 and Tables 4-5 on the ZNS+-aware file system (CSV, SVG, paper-vs-zonelab tables).
+    Znsplus(reproduce_znsplus::ZnsplusArgs),
 }
 
 #[derive(Subcommand)]
@@ -157,6 +160,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             print!("{}", zonelab_experiments::copy_offload::render(&rows));
             Ok(())
         }
+        Cmd::Reproduce { experiment: Experiment::Znsplus(args) } => reproduce_znsplus::run(&args),
     }
 }
 

@@ -6,4 +6,5 @@
 //! arrives with issue 4, the full ZNS+ one (seed 002) with issue 6.
 
 pub mod copy_offload;
+pub mod svg;
 pub mod znsplus;

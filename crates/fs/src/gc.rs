@@ -28,6 +28,8 @@ pub struct Hsr {
 
 /// f_plugging(N) over the on-demand copy cost (seed 002 §3.3.2).
 const PLUGGING_SHARE: f64 = 0.9;
+/// Threaded logging needs at least 1/this of a segment free.
+const TL_FREE_SHARE_MIN: u32 = 32;
 /// Weight of a new sample in the profiled α and β.
 const PROFILE_WEIGHT: f64 = 0.1;
 
@@ -103,7 +105,8 @@ impl Fs {
                     && !self.left_segs.contains(&s)
             })
             .map(|s| (s, self.sit.kept_blocks(s)))
-            .filter(|(_, k)| k.count() < self.zone_blocks)
+            // A segment with little free space is not worth a TL_open.
+            .filter(|(_, k)| k.count() + self.zone_blocks / TL_FREE_SHARE_MIN < self.zone_blocks)
             .min_by_key(|(s, k)| (k.count(), *s))?;
         let c_tl = self.hsr.cost_threaded(kept.count());
         let c_sc = self
@@ -166,15 +169,14 @@ impl Fs {
             .filter(|&o| self.sit.segs[victim as usize].valid.get(o as usize))
             .map(|o| (first + o, Self::key_of(self.owner[self.main_index(first + o)])))
             .collect();
-        // Init: the nodes that point to the blocks to move.
-        let mut t = now_ns;
+        // Init: the nodes that point to the blocks to move, read all at once.
+        let mut init_end = now_ns;
         for &(_, key) in &blocks {
             if let PageKey::Data { ino, idx } = key {
                 let (dn, _) = self.dnode_for(ino, idx);
-                t = self.load_page(PageKey::Node { nid: dn }, t);
+                init_end = init_end.max(self.load_page(PageKey::Node { nid: dn }, now_ns));
             }
         }
-        let init_end = t;
         let (host, device): (Vec<_>, Vec<_>) = blocks.iter().partition(|&&(_, k)| self.copied_by_host(k));
         let read_end = self.host_read(init_end, &host);
         let mut write_end = self.host_write(read_end, &host);
@@ -254,15 +256,21 @@ impl Fs {
             if srcs.is_empty() {
                 continue;
             }
-            let slots: Vec<u32> = (0..srcs.len()).map(|_| self.alloc_block(lt, now_ns)).collect();
-            let mut pairs = self.assign_destinations(&srcs, &slots);
-            for &(src, dst) in &pairs {
-                let key = Self::key_of(self.owner[self.main_index(src)]);
-                self.place(key, dst, now_ns);
+            // One destination segment at a time: what is left of the log's segment.
+            let mut rest = &srcs[..];
+            while !rest.is_empty() {
+                let n = rest.len().min(self.free_blocks_left(lt) as usize);
+                let slots: Vec<u32> = (0..n).map(|_| self.alloc_block(lt, now_ns)).collect();
+                let mut pairs = self.assign_destinations(&rest[..n], &slots);
+                for &(src, dst) in &pairs {
+                    let key = Self::key_of(self.owner[self.main_index(src)]);
+                    self.place(key, dst, now_ns);
+                }
+                pairs.sort_by_key(|&(_, d)| d);
+                done = done.max(self.submit_compaction(now_ns, &pairs));
+                self.close_pending(now_ns);
+                rest = &rest[n..];
             }
-            pairs.sort_by_key(|&(_, d)| d);
-            done = done.max(self.submit_compaction(now_ns, &pairs));
-            self.close_pending(now_ns);
         }
         self.inflight_ns = self.inflight_ns.max(done);
         done

@@ -45,6 +45,15 @@ impl Fs {
         addr
     }
 
+    /// Blocks the log may still write in its segment (at least one).
+    pub(crate) fn free_blocks_left(&self, lt: LogType) -> u32 {
+        let log = &self.logs[lt.index()];
+        match &log.tl_kept {
+            None => self.zone_blocks - log.off,
+            Some(kept) => (log.off..self.zone_blocks).filter(|&o| !kept.get(o as usize)).count() as u32,
+        }
+    }
+
     /// First block at or after `from` the log may write in its segment.
     fn next_free_in_log(&self, lt: LogType, from: u32) -> Option<u32> {
         let log = &self.logs[lt.index()];

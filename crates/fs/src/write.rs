@@ -72,6 +72,7 @@ impl Fs {
             return now_ns;
         }
         let mut queued = Vec::with_capacity(keys.len());
+        let mut done = now_ns;
         for &key in keys {
             let addr = self.alloc_block(lt, now_ns);
             self.place(key, addr, now_ns);
@@ -86,10 +87,16 @@ impl Fs {
                     self.unsynced.insert(nid);
                 }
             }
+            // The log moved to another segment: finish the one it left first.
+            if !self.left_segs.is_empty() {
+                done = done.max(self.submit_runs(now_ns, lt, &queued, fsync));
+                queued.clear();
+                self.close_pending(now_ns);
+            }
         }
-        let t = self.submit_runs(now_ns, lt, &queued, fsync);
+        done = done.max(self.submit_runs(now_ns, lt, &queued, fsync));
         self.close_pending(now_ns);
-        t
+        done
     }
 
     /// Records that `key` now lives at `addr`: tree or NAT, SIT, owner map.

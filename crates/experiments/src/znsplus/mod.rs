@@ -102,8 +102,10 @@ pub fn fs_config(spec: &RunSpec) -> FsConfig {
     let fs_blocks = spec.fs_bytes / 4096;
     cfg.cache_pages = (fs_blocks / 8) as usize;
     cfg.preinvalid_blocks_max = fs_blocks / 128;
-    cfg.fg_free_segments = 4;
-    cfg.bg_free_segments = 8;
+    // Reserve: about 8% of the segments, and never fewer than the six logs.
+    let segments = (spec.fs_bytes / (u64::from(spec.chips) * 2 * 1024 * 1024)) as u32;
+    cfg.fg_free_segments = (segments / 12).max(6);
+    cfg.bg_free_segments = cfg.fg_free_segments * 2;
     cfg
 }
 
@@ -119,4 +121,25 @@ pub fn run(spec: &RunSpec) -> Result<FsBenchResult, String> {
         cfg.threads = t;
     }
     fsbench::run(&mut fs, &cfg)
+}
+
+mod figures;
+pub use figures::{reproduce, Output};
+
+/// Runs `specs` on `workers` threads; results in the same order.
+pub fn run_all(specs: &[RunSpec], workers: usize, progress: &(dyn Fn(usize, &RunSpec) + Sync)) -> Result<Vec<FsBenchResult>, String> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<FsBenchResult, String>>>> = specs.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(spec) = specs.get(i) else { break };
+                progress(i, spec);
+                let r = run(spec).map_err(|e| format!("{} {} on {}: {e}", spec.workload.name(), spec.recycling.name(), spec.medium));
+                *slots[i].lock().expect("no worker panics") = Some(r);
+            });
+        }
+    });
+    slots.into_iter().map(|s| s.into_inner().expect("no worker panics").expect("every spec ran")).collect()
 }
