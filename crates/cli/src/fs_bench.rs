@@ -61,8 +61,10 @@ fn on_off(name: &str, v: &str) -> Result<bool, UserError> {
 }
 
 fn spec(a: &FsBenchArgs) -> Result<RunSpec, UserError> {
-    let workload = FsWorkload::parse(&a.workload).ok_or_else(|| UserError(format!("unknown workload '{}'", a.workload)))?;
-    let recycling = Recycling::parse(&a.recycling).ok_or_else(|| UserError(format!("unknown recycling '{}'", a.recycling)))?;
+    let workload =
+        FsWorkload::parse(&a.workload).ok_or_else(|| UserError(format!("unknown workload '{}'", a.workload)))?;
+    let recycling =
+        Recycling::parse(&a.recycling).ok_or_else(|| UserError(format!("unknown recycling '{}'", a.recycling)))?;
     let medium = ["tlc", "mlc", "znand"]
         .into_iter()
         .find(|m| *m == a.medium)

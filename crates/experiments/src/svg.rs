@@ -99,7 +99,13 @@ pub fn bars(title: &str, y_label: &str, categories: &[String], series: &[(&str, 
                 COLORS[s % COLORS.len()]
             );
         }
-        let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, gx + group_w * 0.4, H - BOTTOM + 18.0, escape(cat));
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            gx + group_w * 0.4,
+            H - BOTTOM + 18.0,
+            escape(cat)
+        );
     }
     legend(&mut out, &series.iter().map(|(n, _)| *n).collect::<Vec<_>>());
     out.push_str("</svg>\n");
@@ -118,13 +124,30 @@ pub fn lines(title: &str, x_label: &str, y_label: &str, series: &[(&str, Vec<(f6
     let py = |y: f64| H - BOTTOM - (H - BOTTOM - TOP) * y / y_max;
     for (s, (_, points)) in series.iter().enumerate() {
         let path: Vec<String> = points.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-        let _ = write!(out, r#"<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>"#, COLORS[s % COLORS.len()], path.join(" "));
+        let _ = write!(
+            out,
+            r#"<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>"#,
+            COLORS[s % COLORS.len()],
+            path.join(" ")
+        );
     }
     for k in 0..=4 {
         let x = x_min + span * f64::from(k) / 4.0;
-        let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, px(x), H - BOTTOM + 18.0, fmt_tick(x));
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            px(x),
+            H - BOTTOM + 18.0,
+            fmt_tick(x)
+        );
     }
-    let _ = write!(out, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, (W - RIGHT + LEFT) / 2.0, H - 15.0, escape(x_label));
+    let _ = write!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        (W - RIGHT + LEFT) / 2.0,
+        H - 15.0,
+        escape(x_label)
+    );
     legend(&mut out, &series.iter().map(|(n, _)| *n).collect::<Vec<_>>());
     out.push_str("</svg>\n");
     out

@@ -7,8 +7,13 @@ use std::collections::{BTreeMap, HashMap};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PageKey {
     /// Block `idx` of inode `ino` (file data or dentries).
-    Data { ino: u32, idx: u64 },
-    Node { nid: u32 },
+    Data {
+        ino: u32,
+        idx: u64,
+    },
+    Node {
+        nid: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]

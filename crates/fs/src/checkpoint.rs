@@ -80,7 +80,10 @@ impl Fs {
             .filter(|&b| self.nat_dirty.contains(&b) || self.cp.nat_loc[b as usize] == NULL_ADDR)
             .collect();
         let mut sit: Vec<u32> = (0..sit_blocks as u32)
-            .filter(|&b| self.cp.sit_loc[b as usize] == NULL_ADDR || self.sit.dirty.range(b * per..(b + 1) * per).next().is_some())
+            .filter(|&b| {
+                self.cp.sit_loc[b as usize] == NULL_ADDR
+                    || self.sit.dirty.range(b * per..(b + 1) * per).next().is_some()
+            })
             .collect();
         let loc_entries = nat_blocks + sit_blocks;
         let pack_blocks = 2 + (loc_entries * 4 + CP_HEAD_BYTES).div_ceil(BLOCK_BYTES) - 1;
@@ -246,7 +249,8 @@ pub(crate) fn decode_pack(zone_bytes: &[u8], at: usize) -> Option<(CpPack, usize
     r.bytes(CP_HEAD_BYTES)?;
     let loc: Vec<u32> = (0..n_nat + n_sit).map(|_| r.u32()).collect::<Option<_>>()?;
     let mut f = Reader::new(block(at + blocks - 1)?);
-    let foot_version = (f.u32()? == MAGIC_CP_FOOT).then_some(())
+    let foot_version = (f.u32()? == MAGIC_CP_FOOT)
+        .then_some(())
         .and_then(|_| Some(u64::from(f.u32()?) | u64::from(f.u32()?) << 32))?;
     (foot_version == version).then_some(())?;
     let pack = CpPack { version, nat_entries, cursors, nat_loc: loc[..n_nat].to_vec(), sit_loc: loc[n_nat..].to_vec() };

@@ -64,7 +64,8 @@ impl Fs {
                 FileKind::File => report.files += 1,
             }
         }
-        let leaked = (1..self.nat.len() as u32).find(|&n| self.nat[n as usize] != NULL_ADDR && !owners.values().any(|o| *o == Owner::Node { nid: n }));
+        let leaked = (1..self.nat.len() as u32)
+            .find(|&n| self.nat[n as usize] != NULL_ADDR && !owners.values().any(|o| *o == Owner::Node { nid: n }));
         if let Some(n) = leaked {
             return Err(format!("node {n} has an address but no file"));
         }
@@ -85,11 +86,17 @@ impl Fs {
                 let addr = self.addr_of(s as u32, off);
                 let referenced = owners.get(&addr);
                 if e.valid.get(off as usize) != referenced.is_some() {
-                    return Err(format!("block {addr}: valid bit {} but referenced {referenced:?}", e.valid.get(off as usize)));
+                    return Err(format!(
+                        "block {addr}: valid bit {} but referenced {referenced:?}",
+                        e.valid.get(off as usize)
+                    ));
                 }
                 if let Some(o) = referenced {
                     if self.owner[self.main_index(addr)] != *o {
-                        return Err(format!("block {addr}: owner map says {:?}, tree {o:?}", self.owner[self.main_index(addr)]));
+                        return Err(format!(
+                            "block {addr}: owner map says {:?}, tree {o:?}",
+                            self.owner[self.main_index(addr)]
+                        ));
                     }
                 }
             }
@@ -129,7 +136,9 @@ impl Fs {
                     let want = self.tags.get(&ino).and_then(|t| t.get(idx as usize)).copied();
                     match decode_data(&bytes) {
                         Some((i, x, tag)) if i == ino && x == idx && Some(tag) == want => {}
-                        other => return Err(format!("file {ino} block {idx} at {addr}: found {other:?}, want tag {want:?}")),
+                        other => {
+                            return Err(format!("file {ino} block {idx} at {addr}: found {other:?}, want tag {want:?}"))
+                        }
                     }
                 }
                 Owner::Free => unreachable!("only owners are listed"),

@@ -80,9 +80,9 @@ impl Fs {
     /// Blocks of `seg` valid now and at its last threaded-logging open.
     fn cold_blocks(&self, seg: u32) -> u32 {
         let e = &self.sit.segs[seg as usize];
-        e.tl_snapshot.as_ref().map_or(0, |s| {
-            s.words().iter().zip(e.valid.words()).map(|(a, b)| (a & b).count_ones()).sum()
-        })
+        e.tl_snapshot
+            .as_ref()
+            .map_or(0, |s| s.words().iter().zip(e.valid.words()).map(|(a, b)| (a & b).count_ones()).sum())
     }
 
     /// Hybrid segment recycling at a log switch: a dirty segment of the same
@@ -109,9 +109,9 @@ impl Fs {
             .filter(|(_, k)| k.count() + self.zone_blocks / TL_FREE_SHARE_MIN < self.zone_blocks)
             .min_by_key(|(s, k)| (k.count(), *s))?;
         let c_tl = self.hsr.cost_threaded(kept.count());
-        let c_sc = self
-            .select_victim(VictimPolicy::Greedy, 0)
-            .map_or(f64::INFINITY, |v| self.hsr.cost_compaction(self.sit.segs[v as usize].valid_blocks, self.cold_blocks(v)));
+        let c_sc = self.select_victim(VictimPolicy::Greedy, 0).map_or(f64::INFINITY, |v| {
+            self.hsr.cost_compaction(self.sit.segs[v as usize].valid_blocks, self.cold_blocks(v))
+        });
         if c_tl <= c_sc || free <= 1 {
             return Some((seg, kept));
         }
@@ -222,7 +222,7 @@ impl Fs {
             let mut j = i + 1;
             while j < misses.len()
                 && misses[j].0 == misses[j - 1].0 + 1
-                && misses[j].0 % self.zone_blocks != 0
+                && !misses[j].0.is_multiple_of(self.zone_blocks)
                 && j - i < self.cfg.request_blocks_max as usize
             {
                 j += 1;
@@ -316,7 +316,7 @@ impl Fs {
             let mut free_chunks: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
             let mut k = 0;
             while k + per as usize <= slots.len() {
-                let whole = slots[k] % per == 0 && (0..per as usize).all(|d| slots[k + d] == slots[k] + d as u32);
+                let whole = slots[k].is_multiple_of(per) && (0..per as usize).all(|d| slots[k + d] == slots[k] + d as u32);
                 if whole {
                     free_chunks.entry(self.chip_of_chunk(u64::from(slots[k] / per))).or_default().push(k);
                     k += per as usize;
@@ -328,7 +328,7 @@ impl Fs {
             let mut i = 0;
             while i + per as usize <= srcs.len() {
                 let a = srcs[i].0;
-                let whole = a % per == 0 && (0..per as usize).all(|d| srcs[i + d].0 == a + d as u32);
+                let whole = a.is_multiple_of(per) && (0..per as usize).all(|d| srcs[i + d].0 == a + d as u32);
                 let target = whole.then(|| free_chunks.get_mut(&self.chip_of_chunk(u64::from(a / per)))).flatten();
                 match target.and_then(Vec::pop) {
                     Some(k) => {

@@ -80,7 +80,12 @@ impl Io {
     pub fn submit(&mut self, at_ns: Nanos, cmd: &Command<'_>, out: Option<&mut [u8]>) -> Completion {
         let at_ns = at_ns.max(self.last_submit_ns);
         if self.crashed() {
-            return Completion { status: Status::Success, submit_ns: at_ns, complete_ns: at_ns + 1, result: CmdResult::None };
+            return Completion {
+                status: Status::Success,
+                submit_ns: at_ns,
+                complete_ns: at_ns + 1,
+                result: CmdResult::None,
+            };
         }
         self.last_submit_ns = at_ns;
         self.commands += 1;

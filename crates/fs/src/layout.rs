@@ -72,7 +72,11 @@ pub struct Footer {
 pub enum Slot {
     Inode(usize),
     /// Indirect node number `indirect` of the inode, its `direct`-th direct node, entry `off`.
-    Direct { indirect: usize, direct: usize, off: usize },
+    Direct {
+        indirect: usize,
+        direct: usize,
+        off: usize,
+    },
 }
 
 /// Largest file, in blocks.

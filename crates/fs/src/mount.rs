@@ -158,7 +158,8 @@ impl Fs {
 
     fn load_dirs(&mut self, now_ns: Nanos) -> Result<Nanos, FsError> {
         let mut t = now_ns;
-        let dirs: Vec<u32> = self.nodes.values().filter(|n| n.inode().is_some_and(|i| i.kind == FileKind::Dir)).map(|n| n.nid).collect();
+        let dirs: Vec<u32> =
+            self.nodes.values().filter(|n| n.inode().is_some_and(|i| i.kind == FileKind::Dir)).map(|n| n.nid).collect();
         for ino in dirs {
             let mut dir = Dir::default();
             for blk in 0..self.size_blocks(ino).unwrap_or(0) {
@@ -167,7 +168,8 @@ impl Fs {
                 if addr != NULL_ADDR {
                     let (bytes, done) = self.read_blocks(now_ns, addr, 1);
                     t = t.max(done);
-                    slots = decode_dentries(&bytes).ok_or_else(|| FsError::Corrupt(format!("dentry block {blk} of {ino}")))?;
+                    slots = decode_dentries(&bytes)
+                        .ok_or_else(|| FsError::Corrupt(format!("dentry block {blk} of {ino}")))?;
                 }
                 dir.slots.extend(slots);
             }
@@ -292,7 +294,8 @@ impl Fs {
                 e.log_type = Some(lt);
                 (seg, off)
             } else {
-                let s = self.take_free_segment(lt, now_ns).ok_or(FsError::Corrupt("no free segment for a log".into()))?;
+                let s =
+                    self.take_free_segment(lt, now_ns).ok_or(FsError::Corrupt("no free segment for a log".into()))?;
                 (s, 0)
             };
             if let Some(o) = (seg_off.1..self.zone_blocks).find(|&o| !self.sit.is_free_block(seg_off.0, o)) {

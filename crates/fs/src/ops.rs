@@ -138,7 +138,10 @@ impl Fs {
             self.cache.insert(PageKey::Data { ino, idx: misses[i] }, false);
             let a = self.data_addr(ino, misses[i]);
             let next = misses.get(i + 1).map(|&b| self.data_addr(ino, b));
-            if next != Some(a + 1) || (a + 1) % self.zone_blocks == 0 || i + 1 - run_start >= self.cfg.request_blocks_max as usize {
+            if next != Some(a + 1)
+                || (a + 1).is_multiple_of(self.zone_blocks)
+                || i + 1 - run_start >= self.cfg.request_blocks_max as usize
+            {
                 let first = self.data_addr(ino, misses[run_start]);
                 if first != NULL_ADDR {
                     let nlb = (i + 1 - run_start) as u32;

@@ -16,8 +16,14 @@ pub enum LogType {
 }
 
 impl LogType {
-    pub const ALL: [LogType; 6] =
-        [LogType::HotNode, LogType::WarmNode, LogType::ColdNode, LogType::HotData, LogType::WarmData, LogType::ColdData];
+    pub const ALL: [LogType; 6] = [
+        LogType::HotNode,
+        LogType::WarmNode,
+        LogType::ColdNode,
+        LogType::HotData,
+        LogType::WarmData,
+        LogType::ColdData,
+    ];
 
     pub fn index(self) -> usize {
         self as usize

@@ -133,7 +133,7 @@ impl Fs {
             while j < queued.len()
                 && queued[j].addr == queued[j - 1].addr + 1
                 && j - i < self.cfg.request_blocks_max as usize
-                && queued[j].addr % self.zone_blocks != 0
+                && !queued[j].addr.is_multiple_of(self.zone_blocks)
             {
                 j += 1;
             }
@@ -163,7 +163,8 @@ impl Fs {
                 PageKey::Data { ino, idx } => match self.dirs.get(&ino) {
                     Some(dir) => {
                         let first = idx as usize * DENTRIES_PER_BLOCK;
-                        let mut slots: Vec<_> = dir.slots.iter().skip(first).take(DENTRIES_PER_BLOCK).cloned().collect();
+                        let mut slots: Vec<_> =
+                            dir.slots.iter().skip(first).take(DENTRIES_PER_BLOCK).cloned().collect();
                         slots.resize(DENTRIES_PER_BLOCK, None);
                         encode_dentries(&slots, buf);
                     }

@@ -37,7 +37,7 @@ fn workload(fs: &mut Fs, seed: u64) -> (Model, u64) {
     let (_, t0) = fs.create(t, ROOT_INO, "d", FileKind::Dir).unwrap();
     t = fs.sync(t0);
     let dir = fs.lookup(ROOT_INO, "d").unwrap();
-    let place = |i: u64| if i % 2 == 0 { (ROOT_INO, format!("f{i}")) } else { (dir, format!("f{i}")) };
+    let place = |i: u64| if i.is_multiple_of(2) { (ROOT_INO, format!("f{i}")) } else { (dir, format!("f{i}")) };
     for _ in 0..OPS {
         if fs.crashed() {
             break;

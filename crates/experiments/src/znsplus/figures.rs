@@ -27,7 +27,8 @@ struct Variant {
     plugging: Plugging,
 }
 
-const ZNS: Variant = Variant { label: "ZNS", recycling: Recycling::Zns, copyback: true, copyback_aware: true, plugging: Plugging::Ppa };
+const ZNS: Variant =
+    Variant { label: "ZNS", recycling: Recycling::Zns, copyback: true, copyback_aware: true, plugging: Plugging::Ppa };
 const IZC: Variant = Variant { label: "IZC", recycling: Recycling::IzcH, ..ZNS };
 const IZC_D: Variant = Variant { label: "IZC-D", recycling: Recycling::IzcD, ..ZNS };
 const IZC_NOCB: Variant = Variant { label: "IZC (w/o cpbk)", copyback: false, ..IZC };
@@ -121,12 +122,26 @@ fn plan(scale: Scale) -> Vec<RunSpec> {
 }
 
 /// Runs everything on `workers` threads and renders each figure and table.
-pub fn reproduce(scale: Scale, workers: usize, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Output>, String> {
+pub fn reproduce(
+    scale: Scale,
+    workers: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Output>, String> {
     let specs = plan(scale);
     let n = specs.len();
     let results = run_all(&specs, workers, &|i, _| progress(i, n))?;
     let runs = Runs { scale, results: specs.iter().map(key).zip(results).collect() };
-    Ok(vec![fig6(&runs), table4(&runs), fig7(&runs), table5(&runs), fig8(&runs), fig9(&runs), fig10(&runs), fig11(&runs), fig12(&runs)])
+    Ok(vec![
+        fig6(&runs),
+        table4(&runs),
+        fig7(&runs),
+        table5(&runs),
+        fig8(&runs),
+        fig9(&runs),
+        fig10(&runs),
+        fig11(&runs),
+        fig12(&runs),
+    ])
 }
 
 fn names() -> Vec<String> {
@@ -143,12 +158,15 @@ fn total_ms(r: &FsBenchResult) -> f64 {
 }
 
 fn range(v: &[f64]) -> String {
-    let (lo, hi) = (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let (lo, hi) =
+        (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
     format!("{lo:.2}-{hi:.2}")
 }
 
 fn fig6(r: &Runs) -> Output {
-    let mut csv = String::from("workload,scheme,compactions,valid_blocks,init_ms,read_ms,write_ms,checkpoint_ms,total_ms,copyback_ratio\n");
+    let mut csv = String::from(
+        "workload,scheme,compactions,valid_blocks,init_ms,read_ms,write_ms,checkpoint_ms,total_ms,copyback_ratio\n",
+    );
     let mut table = String::from("| workload | ZNS ms | IZC ms | cut (zonelab) | cut (paper) | copyback share (zonelab) | copyback share (paper) |\n|---|---|---|---|---|---|---|\n");
     let paper_cb = [87, 74, 81, 83, 83];
     let mut series: Vec<(&str, Vec<f64>)> = vec![("ZNS", vec![]), ("IZC", vec![])];
@@ -210,9 +228,18 @@ fn table4(r: &Runs) -> Output {
     }
     let order = |m: &'static str| {
         let (h, d) = (r.medium(m, IZC).throughput_mb_s(), r.medium(m, IZC_D).throughput_mb_s());
-        if h > d { "IZC-H > IZC-D" } else { "IZC-D ≥ IZC-H" }
+        if h > d {
+            "IZC-H > IZC-D"
+        } else {
+            "IZC-D ≥ IZC-H"
+        }
     };
-    let _ = writeln!(table, "\nOrdering: paper TLC IZC-H > IZC-D, ZNAND IZC-D > IZC-H; zonelab TLC {}, ZNAND {}.", order("tlc"), order("znand"));
+    let _ = writeln!(
+        table,
+        "\nOrdering: paper TLC IZC-H > IZC-D, ZNAND IZC-D > IZC-H; zonelab TLC {}, ZNAND {}.",
+        order("tlc"),
+        order("znand")
+    );
     let svg = svg::bars("Table 4: fileserver bandwidth by medium", "MB/s", &MEDIA.map(String::from), &series);
     Output { name: "table4_media", csv, svg, table }
 }
@@ -226,7 +253,16 @@ fn fig7(r: &Runs) -> Output {
         let zns = r.base(w, ZNS).throughput_mb_s();
         for (k, &v) in variants.iter().enumerate() {
             let x = r.base(w, v);
-            let _ = writeln!(csv, "{},{},{:.2},{:.3},{:.4},{:.3}", w.name(), v.label, x.throughput_mb_s(), x.throughput_mb_s() / zns, x.metadata_overhead(), x.waf());
+            let _ = writeln!(
+                csv,
+                "{},{},{:.2},{:.3},{:.4},{:.3}",
+                w.name(),
+                v.label,
+                x.throughput_mb_s(),
+                x.throughput_mb_s() / zns,
+                x.metadata_overhead(),
+                x.waf()
+            );
             series[k].1.push(x.throughput_mb_s() / zns);
         }
         izc.push(r.base(w, IZC).throughput_mb_s() / zns);
@@ -247,12 +283,30 @@ fn table5(r: &Runs) -> Output {
     let paper_tl = [94.8, 92.1, 85.8, 89.8, 89.7];
     let paper_bp = [11.3, 31.7, 24.7, 34.1, 35.1];
     let mut csv = String::from("workload,tl_ratio,background_plugging_ratio,tl_segments,sc_segments\n");
-    let mut table = String::from("| workload | TL % (zonelab) | TL % (paper) | BP % (zonelab) | BP % (paper) |\n|---|---|---|---|---|\n");
+    let mut table = String::from(
+        "| workload | TL % (zonelab) | TL % (paper) | BP % (zonelab) | BP % (paper) |\n|---|---|---|---|---|\n",
+    );
     let mut series: Vec<(&str, Vec<f64>)> = vec![("TL", vec![]), ("BP", vec![])];
     for (i, w) in FsWorkload::ALL.into_iter().enumerate() {
         let x = r.base(w, ZP);
-        let _ = writeln!(csv, "{},{:.4},{:.4},{},{}", w.name(), x.tl_ratio(), x.background_plugging_ratio(), x.tl_segments, x.sc_segments);
-        let _ = writeln!(table, "| {} | {:.1} | {} | {:.1} | {} |", w.name(), x.tl_ratio() * 100.0, paper_tl[i], x.background_plugging_ratio() * 100.0, paper_bp[i]);
+        let _ = writeln!(
+            csv,
+            "{},{:.4},{:.4},{},{}",
+            w.name(),
+            x.tl_ratio(),
+            x.background_plugging_ratio(),
+            x.tl_segments,
+            x.sc_segments
+        );
+        let _ = writeln!(
+            table,
+            "| {} | {:.1} | {} | {:.1} | {} |",
+            w.name(),
+            x.tl_ratio() * 100.0,
+            paper_tl[i],
+            x.background_plugging_ratio() * 100.0,
+            paper_bp[i]
+        );
         series[0].1.push(x.tl_ratio() * 100.0);
         series[1].1.push(x.background_plugging_ratio() * 100.0);
     }
@@ -263,7 +317,8 @@ fn table5(r: &Runs) -> Output {
 fn fig8(r: &Runs) -> Output {
     let mut csv = String::from("utilization,scheme,mb_s,waf\n");
     let mut bw: Vec<(&str, Vec<(f64, f64)>)> = vec![];
-    let mut table = String::from("| utilization | ZNS MB/s | IZC × | ZNS+ × | WAF ZNS / IZC / ZNS+ |\n|---|---|---|---|---|\n");
+    let mut table =
+        String::from("| utilization | ZNS MB/s | IZC × | ZNS+ × | WAF ZNS / IZC / ZNS+ |\n|---|---|---|---|---|\n");
     for v in [ZNS, IZC, ZP] {
         let pts = UTILIZATIONS.iter().map(|&u| (u * 100.0, r.util(u, v).throughput_mb_s())).collect();
         bw.push((v.label, pts));
@@ -316,15 +371,19 @@ fn fig10(r: &Runs) -> Output {
     for v in [ZNS, IZC, ZP] {
         let x = r.base(FsWorkload::Fileserver, v);
         let t0 = x.chip_utilization_series.first().map_or(0, |p| p.0);
-        let pts: Vec<(f64, f64)> = x.chip_utilization_series.iter().map(|&(t, u)| ((t - t0) as f64 / 1e9, u * 100.0)).collect();
+        let pts: Vec<(f64, f64)> =
+            x.chip_utilization_series.iter().map(|&(t, u)| ((t - t0) as f64 / 1e9, u * 100.0)).collect();
         for p in &pts {
             let _ = writeln!(csv, "{},{:.1},{:.4}", v.label, p.0, p.1 / 100.0);
         }
         let low = pts.iter().filter(|p| p.1 < 20.0).count();
-        let _ = writeln!(table, "| {} | {} | {:.1}% |", v.label, pts.len(), low as f64 * 100.0 / pts.len().max(1) as f64);
+        let _ =
+            writeln!(table, "| {} | {} | {:.1}% |", v.label, pts.len(), low as f64 * 100.0 / pts.len().max(1) as f64);
         series.push((v.label, pts));
     }
-    table.push_str("\nPaper: ZNS shows many 100 ms intervals below 20% (host copies); IZC removes most; ZNS+ is highest.\n");
+    table.push_str(
+        "\nPaper: ZNS shows many 100 ms intervals below 20% (host copies); IZC removes most; ZNS+ is highest.\n",
+    );
     let svg = svg::lines("Fig 10: chip utilization per 100 ms, fileserver", "s", "%", &series);
     Output { name: "fig10_utilization_series", csv, svg, table }
 }
@@ -340,7 +399,8 @@ fn fig11(r: &Runs) -> Output {
             let _ = writeln!(csv, "{c},{},{:.2},{:.4}", v.label, x.throughput_mb_s(), x.copyback_ratio());
         }
     }
-    let mut table = String::from("| chips | IZC-CAB copyback | IZC-CUB copyback | IZC-CAB / IZC-CUB |\n|---|---|---|---|\n");
+    let mut table =
+        String::from("| chips | IZC-CAB copyback | IZC-CUB copyback | IZC-CAB / IZC-CUB |\n|---|---|---|---|\n");
     for c in CHIPS {
         let (cab, cub) = (r.hw(c, 2, IZC), r.hw(c, 2, IZC_CUB));
         let _ = writeln!(
@@ -359,9 +419,14 @@ fn fig11(r: &Runs) -> Output {
 fn fig12(r: &Runs) -> Output {
     let mut csv = String::from("lanes,chips,scheme,mb_s,chip_utilization\n");
     let mut series = vec![];
-    let mut table = String::from("| lanes × chips | ZNS MB/s | IZC × | ZNS+ × | chip util ZNS / IZC / ZNS+ |\n|---|---|---|---|---|\n");
+    let mut table = String::from(
+        "| lanes × chips | ZNS MB/s | IZC × | ZNS+ × | chip util ZNS / IZC / ZNS+ |\n|---|---|---|---|---|\n",
+    );
     for v in [ZNS, IZC, ZP] {
-        series.push((v.label, LANES_CHIPS.iter().map(|&(l, c)| (f64::from(l), r.hw(c, l, v).throughput_mb_s())).collect::<Vec<_>>()));
+        series.push((
+            v.label,
+            LANES_CHIPS.iter().map(|&(l, c)| (f64::from(l), r.hw(c, l, v).throughput_mb_s())).collect::<Vec<_>>(),
+        ));
         for (l, c) in LANES_CHIPS {
             let x = r.hw(c, l, v);
             let _ = writeln!(csv, "{l},{c},{},{:.2},{:.4}", v.label, x.throughput_mb_s(), x.chip_utilization);

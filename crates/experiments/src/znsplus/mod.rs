@@ -80,7 +80,10 @@ pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig, String> {
     let zone_bytes = u64::from(spec.chips) * c.flash.block_bytes();
     let zones = u32::try_from(spec.fs_bytes / zone_bytes).map_err(|_| "file system too large".to_string())?;
     if zones < 24 {
-        return Err(format!("{} bytes hold {zones} zones of {zone_bytes} bytes; at least 24 are needed", spec.fs_bytes));
+        return Err(format!(
+            "{} bytes hold {zones} zones of {zone_bytes} bytes; at least 24 are needed",
+            spec.fs_bytes
+        ));
     }
     c.namespace.zones = zones;
     c.namespace.zone_size_bytes = zone_bytes;
@@ -89,7 +92,8 @@ pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig, String> {
     c.link.lanes = spec.lanes;
     c.znsplus.copyback_chain_max = if spec.copyback { c.znsplus.copyback_chain_max.max(1) } else { 0 };
     c.znsplus.plugging = spec.plugging;
-    c.write_buffer.zone_buffer_bytes = c.write_buffer.zone_buffer_bytes.max(u64::from(spec.chips) * u64::from(c.flash.page_bytes));
+    c.write_buffer.zone_buffer_bytes =
+        c.write_buffer.zone_buffer_bytes.max(u64::from(spec.chips) * u64::from(c.flash.page_bytes));
     c.validate().map_err(|e| e.0)?;
     Ok(c)
 }
@@ -127,16 +131,22 @@ mod figures;
 pub use figures::{reproduce, Output};
 
 /// Runs `specs` on `workers` threads; results in the same order.
-pub fn run_all(specs: &[RunSpec], workers: usize, progress: &(dyn Fn(usize, &RunSpec) + Sync)) -> Result<Vec<FsBenchResult>, String> {
+pub fn run_all(
+    specs: &[RunSpec],
+    workers: usize,
+    progress: &(dyn Fn(usize, &RunSpec) + Sync),
+) -> Result<Vec<FsBenchResult>, String> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<FsBenchResult, String>>>> = specs.iter().map(|_| Default::default()).collect();
+    let slots: Vec<std::sync::Mutex<Option<Result<FsBenchResult, String>>>> =
+        specs.iter().map(|_| Default::default()).collect();
     std::thread::scope(|scope| {
         for _ in 0..workers.max(1) {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(spec) = specs.get(i) else { break };
                 progress(i, spec);
-                let r = run(spec).map_err(|e| format!("{} {} on {}: {e}", spec.workload.name(), spec.recycling.name(), spec.medium));
+                let r = run(spec)
+                    .map_err(|e| format!("{} {} on {}: {e}", spec.workload.name(), spec.recycling.name(), spec.medium));
                 *slots[i].lock().expect("no worker panics") = Some(r);
             });
         }

@@ -266,7 +266,7 @@ impl FileSet {
         op.write_blocks += 1;
         op.fsync = true;
         self.commits += 1;
-        if self.commits % COMMITS_PER_DB_FLUSH == 0 {
+        if self.commits.is_multiple_of(COMMITS_PER_DB_FLUSH) {
             t = fs.fsync(t, self.db)?;
         }
         op.done_ns = t;

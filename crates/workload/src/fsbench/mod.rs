@@ -162,8 +162,14 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     let mut threads: Vec<Thread> = (0..cfg.threads)
         .map(|i| Thread { ready_ns: t0 + u64::from(i), step: 0, rng: SimRng::fork(cfg.seed, u64::from(i) + 1) })
         .collect();
-    let mut heap: BinaryHeap<Reverse<(Nanos, u32)>> = threads.iter().enumerate().map(|(i, t)| Reverse((t.ready_ns, i as u32))).collect();
-    let mut result = FsBenchResult { workload: cfg.workload.name(), recycling: fs.config().recycling.name(), threads: cfg.threads, ..Default::default() };
+    let mut heap: BinaryHeap<Reverse<(Nanos, u32)>> =
+        threads.iter().enumerate().map(|(i, t)| Reverse((t.ready_ns, i as u32))).collect();
+    let mut result = FsBenchResult {
+        workload: cfg.workload.name(),
+        recycling: fs.config().recycling.name(),
+        threads: cfg.threads,
+        ..Default::default()
+    };
     let mut end_ns = t0;
     while result.write_bytes < cfg.write_bytes {
         let Reverse((now, i)) = heap.pop().expect("threads never finish");

@@ -7,10 +7,8 @@ use serde_json::{json, Value};
 use zonelab_sim::LatencyHistogram;
 
 fn lat_json(h: &LatencyHistogram) -> Value {
-    let pct: serde_json::Map<String, Value> = [50.0, 90.0, 99.0, 99.9]
-        .iter()
-        .map(|&p| (format!("{p:.6}"), json!(h.percentile_ns(p))))
-        .collect();
+    let pct: serde_json::Map<String, Value> =
+        [50.0, 90.0, 99.0, 99.9].iter().map(|&p| (format!("{p:.6}"), json!(h.percentile_ns(p)))).collect();
     json!({
         "min": h.min_ns(), "max": h.max_ns(), "mean": h.mean_ns(), "stddev": h.stddev_ns(),
         "N": h.count(), "percentile": pct,
