@@ -316,7 +316,8 @@ impl Fs {
             let mut free_chunks: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
             let mut k = 0;
             while k + per as usize <= slots.len() {
-                let whole = slots[k].is_multiple_of(per) && (0..per as usize).all(|d| slots[k + d] == slots[k] + d as u32);
+                let whole =
+                    slots[k].is_multiple_of(per) && (0..per as usize).all(|d| slots[k + d] == slots[k] + d as u32);
                 if whole {
                     free_chunks.entry(self.chip_of_chunk(u64::from(slots[k] / per))).or_default().push(k);
                     k += per as usize;
@@ -361,5 +362,67 @@ impl Fs {
             }
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::tiny_device;
+    use crate::FsConfig;
+    use zonelab_device::Device;
+
+    fn fs(copyback_aware: bool) -> Fs {
+        let mut cfg = FsConfig::new(Recycling::IzcH);
+        cfg.copyback_aware = copyback_aware;
+        Fs::mkfs(Device::new(tiny_device(16)).unwrap(), cfg).unwrap()
+    }
+
+    /// Sources: two whole chunks (chips 1 and 2 of the 4-chip zone) and a lone block.
+    fn sources(fs: &Fs) -> Vec<(u32, PageKey)> {
+        let base = fs.addr_of(5, 0);
+        [4, 5, 6, 7, 8, 9, 10, 11, 13].iter().map(|&o| (base + o, PageKey::Node { nid: o })).collect()
+    }
+
+    #[test]
+    fn copyback_aware_allocation_keeps_whole_chunks_on_their_chip() {
+        let fs = fs(true);
+        let srcs = sources(&fs);
+        // Nine free slots from chip 1 of the destination: chips 1, 2, then part of 3.
+        let dst0 = fs.addr_of(7, 20);
+        let slots: Vec<u32> = (dst0..dst0 + 9).collect();
+        let pairs = fs.assign_destinations(&srcs, &slots);
+        assert_eq!(pairs.len(), 9);
+        let chip = |a: u32| fs.chip_of_chunk(u64::from(a / 4));
+        for &(s, d) in &pairs[..8] {
+            assert_eq!(chip(s), chip(d), "{s} -> {d}: a whole chunk stays on its chip");
+            assert_eq!(s % 4, d % 4, "in order within the chunk");
+        }
+        let mut used: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+        used.sort_unstable();
+        assert_eq!(used, slots, "every reserved slot is used once");
+    }
+
+    #[test]
+    fn copyback_unaware_allocation_is_in_source_order() {
+        let fs = fs(false);
+        let srcs = sources(&fs);
+        let dst0 = fs.addr_of(7, 16);
+        let slots: Vec<u32> = (dst0..dst0 + 9).collect();
+        let pairs = fs.assign_destinations(&srcs, &slots);
+        let want: Vec<(u32, u32)> = srcs.iter().map(|s| s.0).zip(slots).collect();
+        assert_eq!(pairs, want);
+    }
+
+    #[test]
+    fn hybrid_recycling_prefers_the_cheaper_policy() {
+        let fs = fs(true);
+        let h = &fs.hsr;
+        // Few blocks to plug against a full compaction with metadata writes.
+        assert!(h.cost_threaded(100) < h.cost_compaction(1000, 0));
+        // Plugging more blocks than compaction would copy costs more.
+        assert!(h.cost_threaded(4000) > h.cost_compaction(1000, 0));
+        // Cold blocks that compaction moves away lower its cost.
+        assert!(h.cost_compaction(1000, 800) < h.cost_compaction(1000, 0));
     }
 }

@@ -89,7 +89,8 @@ impl Fs {
 
     /// A free segment for append logging; its zone is reset if it holds data.
     pub(crate) fn take_free_segment(&mut self, lt: LogType, now_ns: Nanos) -> Option<u32> {
-        let seg = (0..self.segments()).find(|&s| self.sit.is_free_seg(s))?;
+        // A segment just left may hold blocks allocated but not yet placed.
+        let seg = (0..self.segments()).find(|&s| self.sit.is_free_seg(s) && !self.left_segs.contains(&s))?;
         let e = &mut self.sit.segs[seg as usize];
         e.current = true;
         e.log_type = Some(lt);

@@ -13,6 +13,7 @@ pub mod report;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use zonelab_device::ZnsPlusCounters;
 use zonelab_fs::{Fs, FsError, Traffic};
 use zonelab_sim::{LatencyHistogram, Nanos, SimRng};
 
@@ -93,10 +94,8 @@ pub struct FsBenchResult {
     pub tl_segments: u64,
     pub sc_segments: u64,
     pub checkpoints: u64,
-    pub copyback_blocks: u64,
-    pub read_program_blocks: u64,
-    pub plugged_foreground_blocks: u64,
-    pub plugged_background_blocks: u64,
+    /// What the device's ZNS+ commands did during the measured run.
+    pub znsplus: ZnsPlusCounters,
     /// Mean flash chip utilization over the measured run.
     pub chip_utilization: f64,
     /// Chip utilization per 100 ms of the measured run.
@@ -113,7 +112,8 @@ impl FsBenchResult {
     pub fn waf(&self) -> f64 {
         let t = &self.traffic;
         let fs_blocks = t.data_blocks + t.node_blocks + t.meta_blocks + t.relocated_blocks + t.device_copied_blocks;
-        let total = fs_blocks + self.plugged_foreground_blocks + self.plugged_background_blocks;
+        let z = &self.znsplus;
+        let total = fs_blocks + z.plugged_blocks_foreground + z.plugged_blocks_background;
         total as f64 * 4096.0 / self.write_bytes.max(1) as f64
     }
     /// Node and metadata blocks written per user data block (seed 002 Fig 7b).
@@ -121,12 +121,7 @@ impl FsBenchResult {
         (self.traffic.node_blocks + self.traffic.meta_blocks) as f64 / self.traffic.data_blocks.max(1) as f64
     }
     pub fn copyback_ratio(&self) -> f64 {
-        let total = self.copyback_blocks + self.read_program_blocks;
-        if total == 0 {
-            0.0
-        } else {
-            self.copyback_blocks as f64 / total as f64
-        }
+        self.znsplus.copyback_ratio()
     }
     /// Segments reclaimed by threaded logging over all reclaimed.
     pub fn tl_ratio(&self) -> f64 {
@@ -134,8 +129,8 @@ impl FsBenchResult {
     }
     /// Blocks plugged in the background over all blocks copied inside the device.
     pub fn background_plugging_ratio(&self) -> f64 {
-        let copied = self.copyback_blocks + self.read_program_blocks;
-        self.plugged_background_blocks as f64 / copied.max(1) as f64
+        let z = &self.znsplus;
+        z.plugged_blocks_background as f64 / (z.copyback_blocks + z.read_program_blocks).max(1) as f64
     }
 }
 
@@ -205,7 +200,7 @@ struct Snapshot {
     tl: u64,
     sc: u64,
     checkpoints: u64,
-    znsplus: zonelab_device::ZnsPlusCounters,
+    znsplus: ZnsPlusCounters,
 }
 
 impl Snapshot {
@@ -236,10 +231,15 @@ impl Snapshot {
         r.sc_segments = fs.stats.sc_segments - self.sc;
         r.checkpoints = fs.stats.checkpoints - self.checkpoints;
         let (z, y) = (fs.device().znsplus_counters(), self.znsplus);
-        r.copyback_blocks = z.copyback_blocks - y.copyback_blocks;
-        r.read_program_blocks = z.read_program_blocks - y.read_program_blocks;
-        r.plugged_foreground_blocks = z.plugged_blocks_foreground - y.plugged_blocks_foreground;
-        r.plugged_background_blocks = z.plugged_blocks_background - y.plugged_blocks_background;
+        r.znsplus = ZnsPlusCounters {
+            compactions: z.compactions - y.compactions,
+            simple_copies: z.simple_copies - y.simple_copies,
+            tl_opens: z.tl_opens - y.tl_opens,
+            copyback_blocks: z.copyback_blocks - y.copyback_blocks,
+            read_program_blocks: z.read_program_blocks - y.read_program_blocks,
+            plugged_blocks_foreground: z.plugged_blocks_foreground - y.plugged_blocks_foreground,
+            plugged_blocks_background: z.plugged_blocks_background - y.plugged_blocks_background,
+        };
         r.chip_utilization_series =
             fs.device().chip_utilization().into_iter().filter(|&(t, _)| t >= t0 && t < end_ns).collect();
         let n = r.chip_utilization_series.len().max(1) as f64;
