@@ -31,6 +31,8 @@ pub struct PageCache {
     /// Clean pages by last use.
     lru: BTreeMap<u64, PageKey>,
     dirty_order: BTreeMap<u64, PageKey>,
+    /// Dirty pages by key (a file's dirty pages are one range).
+    dirty_keys: std::collections::BTreeSet<PageKey>,
     clock: u64,
     pub hits: u64,
     pub misses: u64,
@@ -44,6 +46,7 @@ impl PageCache {
             pages: HashMap::new(),
             lru: BTreeMap::new(),
             dirty_order: BTreeMap::new(),
+            dirty_keys: Default::default(),
             clock: 0,
             hits: 0,
             misses: 0,
@@ -97,6 +100,7 @@ impl PageCache {
             page.dirty = true;
             page.dirtied = stamp;
             self.dirty_order.insert(stamp, key);
+            self.dirty_keys.insert(key);
         }
         if !page.dirty {
             self.lru.insert(stamp, key);
@@ -109,6 +113,7 @@ impl PageCache {
             if p.dirty {
                 p.dirty = false;
                 self.dirty_order.remove(&p.dirtied);
+                self.dirty_keys.remove(&key);
                 self.lru.insert(p.stamp, key);
             }
         }
@@ -118,6 +123,7 @@ impl PageCache {
         if let Some(p) = self.pages.remove(&key) {
             if p.dirty {
                 self.dirty_order.remove(&p.dirtied);
+                self.dirty_keys.remove(&key);
             } else {
                 self.lru.remove(&p.stamp);
             }
@@ -139,6 +145,12 @@ impl PageCache {
     /// Dirty pages, oldest first, up to `n`.
     pub fn oldest_dirty(&self, n: usize) -> Vec<PageKey> {
         self.dirty_order.values().take(n).copied().collect()
+    }
+
+    /// The dirty data pages of `ino`, by block.
+    pub fn dirty_data_of(&self, ino: u32) -> Vec<PageKey> {
+        let range = PageKey::Data { ino, idx: 0 }..=PageKey::Data { ino, idx: u64::MAX };
+        self.dirty_keys.range(range).copied().collect()
     }
 
     /// Every dirty page matching `pred`.

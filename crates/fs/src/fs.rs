@@ -54,6 +54,8 @@ pub enum Owner {
 pub struct Dir {
     pub slots: Vec<Option<(String, u32)>>,
     pub index: HashMap<String, usize>,
+    /// Empty slots, reused before the directory grows.
+    pub free_slots: Vec<usize>,
 }
 
 /// One segment compaction, by phase (seed 002 Fig 6).

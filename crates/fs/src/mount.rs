@@ -174,10 +174,14 @@ impl Fs {
                 dir.slots.extend(slots);
             }
             for (i, s) in dir.slots.iter().enumerate() {
-                if let Some((name, _)) = s {
-                    dir.index.insert(name.clone(), i);
+                match s {
+                    Some((name, _)) => {
+                        dir.index.insert(name.clone(), i);
+                    }
+                    None => dir.free_slots.push(i),
                 }
             }
+            dir.free_slots.reverse();
             self.dirs.insert(ino, dir);
         }
         Ok(t)

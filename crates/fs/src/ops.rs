@@ -57,7 +57,7 @@ impl Fs {
 
     fn add_dentry(&mut self, now_ns: Nanos, dir: u32, name: &str, ino: u32) -> Nanos {
         let d = self.dirs.get_mut(&dir).expect("checked");
-        let slot = d.slots.iter().position(Option::is_none).unwrap_or_else(|| {
+        let slot = d.free_slots.pop().unwrap_or_else(|| {
             d.slots.push(None);
             d.slots.len() - 1
         });
@@ -160,7 +160,7 @@ impl Fs {
         }
         self.stats.fsyncs += 1;
         let t = self.balance(now_ns + self.cfg.host.syscall_ns);
-        let data = self.cache.dirty_matching(|k| matches!(k, PageKey::Data { ino: i, .. } if *i == ino));
+        let data = self.cache.dirty_data_of(ino);
         let done = self.writeback(t, &data, false);
         let mut nodes: Vec<PageKey> = self
             .nids_of(ino)
@@ -186,6 +186,7 @@ impl Fs {
         let d = self.dirs.get_mut(&dir).expect("looked up");
         let slot = d.index.remove(name).expect("looked up");
         d.slots[slot] = None;
+        d.free_slots.push(slot);
         let key = PageKey::Data { ino: dir, idx: (slot / DENTRIES_PER_BLOCK) as u64 };
         let mut t = self.load_page(key, t);
         self.cache.insert(key, true);
