@@ -44,7 +44,7 @@ pub struct Scale {
 
 impl Scale {
     pub const QUICK: Scale = Scale { fs_bytes: 2 << 30, write_per_fs: 0.5 };
-    pub const FULL: Scale = Scale { fs_bytes: 4 << 30, write_per_fs: 1.0 };
+    pub const FULL: Scale = Scale { fs_bytes: 4 << 30, write_per_fs: 0.5 };
 }
 
 impl RunSpec {
