@@ -2,6 +2,8 @@
 
 mod args;
 mod bench;
+mod fs_bench;
+mod reproduce_znsplus;
 mod run;
 mod serve;
 
@@ -59,6 +61,8 @@ enum Cmd {
     Bench(bench::BenchArgs),
     /// Serve the device as a Linux zoned block device (/dev/ublkbN) until SIGINT or SIGTERM.
     Serve(serve::ServeArgs),
+    /// Run a file-system workload (fileserver, varmail, tpcc, ycsb-a/f) on the ZNS+-aware file system.
+    FsBench(fs_bench::FsBenchArgs),
 }
 
 #[derive(Subcommand)]
@@ -81,6 +85,8 @@ enum Experiment {
         #[arg(long, default_value_t = 2048)]
         blocks: u64,
     },
+    /// Seed 002 §4: Fig 6-12 and Tables 4-5 on the ZNS+-aware file system (CSV, SVG, paper-vs-zonelab tables).
+    Znsplus(reproduce_znsplus::ZnsplusArgs),
 }
 
 #[derive(Subcommand)]
@@ -163,6 +169,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
         }
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
         Cmd::Serve(args) => serve::run(&args),
+        Cmd::FsBench(args) => fs_bench::run_cmd(&args),
         Cmd::Run { args } => run::run(&args),
         Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only } } => {
             reproduce_characterization(&out, quick, &only)
@@ -172,6 +179,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             print!("{}", zonelab_experiments::copy_offload::render(&rows));
             Ok(())
         }
+        Cmd::Reproduce { experiment: Experiment::Znsplus(args) } => reproduce_znsplus::run(&args),
     }
 }
 

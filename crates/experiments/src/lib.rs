@@ -5,6 +5,10 @@
 //!   003's findings on I/O management interference, ZINC and softFinish.
 //! - [`copy_offload`]: ZNS+ in-storage copy against a host read-then-write
 //!   (seed 002).
+//! - [`znsplus`]: seed 002's file-system results on `zonelab-fs` (Fig 6-12,
+//!   Tables 4-5); [`svg`] draws its plots.
 
 pub mod characterization;
 pub mod copy_offload;
+pub mod svg;
+pub mod znsplus;

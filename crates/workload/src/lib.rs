@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod fio;
+pub mod fsbench;
 pub mod trace;
 
 pub use trace::{run_trace, TraceError, TraceSummary};

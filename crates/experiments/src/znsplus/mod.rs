@@ -1,0 +1,155 @@
+//! Seed 002 (ZNS+, OSDI'21) §4 on the simulated file system: compaction
+//! time by phase (Fig 6), bandwidth by medium (Table 4), ZNS / IZC / ZNS+
+//! with and without copyback and their metadata traffic (Fig 7), threaded
+//! logging and background plugging ratios (Table 5), utilization sweep with
+//! WAF (Fig 8), chip utilization (Fig 9, 10), copyback-aware allocation
+//! across chip counts (Fig 11) and PCIe lanes (Fig 12).
+//!
+//! Every run formats a fresh file system on a device built from a seed-002
+//! preset, fills it to the wanted utilization, then measures the workload
+//! until it has written a fixed volume. The file system is scaled down from
+//! the paper's 16 GB (see [`Scale`]); everything else follows Table 2 and 3.
+
+use zonelab_device::{preset, Device, DeviceConfig, Plugging};
+use zonelab_fs::{Fs, FsConfig, Recycling};
+use zonelab_workload::fsbench::{self, FsBenchConfig, FsBenchResult, FsWorkload};
+
+/// One run's setup.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    pub medium: &'static str,
+    pub recycling: Recycling,
+    pub copyback: bool,
+    pub copyback_aware: bool,
+    pub plugging: Plugging,
+    pub workload: FsWorkload,
+    pub utilization: f64,
+    /// Parallel flash chips (D_zone = chips: the zone spans them all).
+    pub chips: u32,
+    pub lanes: u32,
+    pub fs_bytes: u64,
+    pub write_bytes: u64,
+    /// Threads; the workload's default of Table 3 when absent.
+    pub threads: Option<u32>,
+    pub seed: u64,
+}
+
+/// How big the simulated runs are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    pub fs_bytes: u64,
+    /// Bytes the workload writes in the measured part, per GiB of file system.
+    pub write_per_fs: f64,
+}
+
+impl Scale {
+    pub const QUICK: Scale = Scale { fs_bytes: 2 << 30, write_per_fs: 0.5 };
+    pub const FULL: Scale = Scale { fs_bytes: 4 << 30, write_per_fs: 0.5 };
+}
+
+impl RunSpec {
+    /// The paper's default: MLC, 16 chips, PCIe Gen2 × 2, 90% utilization, copyback and CAB on, PPA plugging.
+    pub fn new(workload: FsWorkload, recycling: Recycling, scale: Scale) -> Self {
+        Self {
+            medium: "mlc",
+            recycling,
+            copyback: true,
+            copyback_aware: true,
+            plugging: Plugging::Ppa,
+            workload,
+            utilization: 0.9,
+            chips: 16,
+            lanes: 2,
+            fs_bytes: scale.fs_bytes,
+            write_bytes: (scale.fs_bytes as f64 * scale.write_per_fs) as u64,
+            threads: None,
+            seed: 1,
+        }
+    }
+}
+
+/// The device of a run: the medium's preset with `chips` chips (8 channels at most, then more ways).
+pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig, String> {
+    let mut c = preset(spec.medium).ok_or_else(|| format!("unknown medium '{}'", spec.medium))?;
+    if !spec.chips.is_power_of_two() || !(2..=64).contains(&spec.chips) {
+        return Err(format!("chips {} must be a power of two within 2 ..= 64", spec.chips));
+    }
+    c.flash.channels = spec.chips.min(8);
+    c.flash.chips_per_channel = spec.chips / c.flash.channels;
+    c.mapping.d_zone = spec.chips;
+    let zone_bytes = u64::from(spec.chips) * c.flash.block_bytes();
+    let zones = u32::try_from(spec.fs_bytes / zone_bytes).map_err(|_| "file system too large".to_string())?;
+    if zones < 24 {
+        return Err(format!(
+            "{} bytes hold {zones} zones of {zone_bytes} bytes; at least 24 are needed",
+            spec.fs_bytes
+        ));
+    }
+    c.namespace.zones = zones;
+    c.namespace.zone_size_bytes = zone_bytes;
+    c.namespace.zone_capacity_bytes = zone_bytes;
+    c.flash.blocks_per_plane = zones + 32;
+    c.link.lanes = spec.lanes;
+    c.znsplus.copyback_chain_max = if spec.copyback { c.znsplus.copyback_chain_max.max(1) } else { 0 };
+    c.znsplus.plugging = spec.plugging;
+    c.write_buffer.zone_buffer_bytes =
+        c.write_buffer.zone_buffer_bytes.max(u64::from(spec.chips) * u64::from(c.flash.page_bytes));
+    c.validate().map_err(|e| e.0)?;
+    Ok(c)
+}
+
+/// The file system of a run: the page cache at 1/8 of the file system
+/// (2 GB of DRAM for 16 GB) and θ_PI at 128 MB per 16 GB.
+pub fn fs_config(spec: &RunSpec) -> FsConfig {
+    let mut cfg = FsConfig::new(spec.recycling);
+    cfg.copyback_aware = spec.copyback_aware;
+    let fs_blocks = spec.fs_bytes / 4096;
+    cfg.cache_pages = (fs_blocks / 8) as usize;
+    cfg.preinvalid_blocks_max = fs_blocks / 128;
+    // Reserve: about 8% of the segments, and never fewer than the six logs.
+    let segments = (spec.fs_bytes / (u64::from(spec.chips) * 2 * 1024 * 1024)) as u32;
+    cfg.fg_free_segments = (segments / 12).max(6);
+    cfg.bg_free_segments = cfg.fg_free_segments * 2;
+    cfg
+}
+
+/// Formats, fills and measures.
+pub fn run(spec: &RunSpec) -> Result<FsBenchResult, String> {
+    let dev = Device::new(device_config(spec)?).map_err(|e| e.0)?;
+    let mut fs = Fs::mkfs(dev, fs_config(spec)).map_err(|e| e.to_string())?;
+    let mut cfg = FsBenchConfig::new(spec.workload);
+    cfg.utilization = spec.utilization;
+    cfg.write_bytes = spec.write_bytes;
+    cfg.seed = spec.seed;
+    if let Some(t) = spec.threads {
+        cfg.threads = t;
+    }
+    fsbench::run(&mut fs, &cfg)
+}
+
+mod figures;
+pub use figures::{reproduce, Output};
+
+/// Runs `specs` on `workers` threads; results in the same order.
+pub fn run_all(
+    specs: &[RunSpec],
+    workers: usize,
+    progress: &(dyn Fn(usize, &RunSpec) + Sync),
+) -> Result<Vec<FsBenchResult>, String> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<FsBenchResult, String>>>> =
+        specs.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(spec) = specs.get(i) else { break };
+                progress(i, spec);
+                let r = run(spec)
+                    .map_err(|e| format!("{} {} on {}: {e}", spec.workload.name(), spec.recycling.name(), spec.medium));
+                *slots[i].lock().expect("no worker panics") = Some(r);
+            });
+        }
+    });
+    slots.into_iter().map(|s| s.into_inner().expect("no worker panics").expect("every spec ran")).collect()
+}

@@ -1,0 +1,109 @@
+//! File-system configuration: how segments are recycled and what the host costs.
+
+use zonelab_sim::{Nanos, US};
+
+/// How the file system reclaims invalid space (seed 002 §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recycling {
+    /// Segment compaction by host reads and writes through the page cache.
+    Zns,
+    /// Segment compaction by zone_compaction; cached clean blocks are written by the host.
+    IzcH,
+    /// Segment compaction by zone_compaction for every block not dirty in the cache.
+    IzcD,
+    /// IZC-H plus threaded logging (TL_open) chosen by hybrid segment recycling,
+    /// with periodic checkpoints at θ_PI pre-invalid blocks.
+    ZnsPlus,
+}
+
+impl Recycling {
+    pub const ALL: [Recycling; 4] = [Recycling::Zns, Recycling::IzcH, Recycling::IzcD, Recycling::ZnsPlus];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Recycling::Zns => "zns",
+            Recycling::IzcH => "izc-h",
+            Recycling::IzcD => "izc-d",
+            Recycling::ZnsPlus => "zns+",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.name() == text)
+    }
+
+    /// Whether compaction copies inside the device.
+    pub fn in_storage_copy(self) -> bool {
+        self != Recycling::Zns
+    }
+}
+
+/// Which dirty segment segment compaction picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VictimPolicy {
+    /// Fewest valid blocks.
+    Greedy,
+    /// Most (1 - u) / (1 + u) × age (LFS cost-benefit).
+    CostBenefit,
+}
+
+/// Host-side costs of the I/O stack (the device times itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCosts {
+    /// Block layer and driver work per request sent to the device.
+    pub request_ns: Nanos,
+    /// Page-cache work per page (allocation, lookup, copy to or from the user).
+    pub page_ns: Nanos,
+    /// System-call entry and exit.
+    pub syscall_ns: Nanos,
+}
+
+impl Default for HostCosts {
+    fn default() -> Self {
+        Self { request_ns: 8 * US, page_ns: US, syscall_ns: 2 * US }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsConfig {
+    pub recycling: Recycling,
+    /// Copyback-aware block allocation for in-storage compaction (§3.3.1).
+    pub copyback_aware: bool,
+    /// Page-cache capacity in 4 KiB pages.
+    pub cache_pages: usize,
+    /// Share of the cache that may be dirty before writers write back themselves.
+    pub dirty_ratio: f64,
+    /// Foreground compaction (or, in ZNS+, threaded logging) below this many free segments.
+    pub fg_free_segments: u32,
+    /// Background compaction when idle below this many free segments.
+    pub bg_free_segments: u32,
+    pub fg_victim: VictimPolicy,
+    pub bg_victim: VictimPolicy,
+    /// θ_PI: periodic checkpoint after this many pre-invalid blocks (ZNS+).
+    pub preinvalid_blocks_max: u64,
+    /// Blocks of one write request (the fs splits larger writes).
+    pub request_blocks_max: u32,
+    pub host: HostCosts,
+}
+
+impl FsConfig {
+    pub fn new(recycling: Recycling) -> Self {
+        Self {
+            recycling,
+            copyback_aware: true,
+            cache_pages: 16384,
+            dirty_ratio: 0.2,
+            fg_free_segments: 6,
+            bg_free_segments: 12,
+            fg_victim: VictimPolicy::Greedy,
+            bg_victim: VictimPolicy::CostBenefit,
+            preinvalid_blocks_max: 32768,
+            request_blocks_max: 128,
+            host: HostCosts::default(),
+        }
+    }
+
+    pub fn threaded_logging(&self) -> bool {
+        self.recycling == Recycling::ZnsPlus
+    }
+}

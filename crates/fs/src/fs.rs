@@ -1,0 +1,404 @@
+//! The file system: namespace operations on top of the page cache, node tree
+//! and logs. Every operation takes the simulated time it starts at and
+//! returns when it is done; device time comes from the device model.
+
+use crate::cache::{PageCache, PageKey};
+use crate::config::FsConfig;
+use crate::io::{Io, Traffic};
+use crate::layout::*;
+use crate::log::Log;
+use crate::sit::Sit;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use zonelab_device::{CmdResult, Command, Device, MappingInfo};
+use zonelab_sim::Nanos;
+
+/// Zones of the checkpoint area: two, used in turn (the two checkpoint packs).
+pub const META_ZONES: u32 = 2;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FsError {
+    NotFound,
+    Exists,
+    NotDir,
+    NameTooLong,
+    /// The device cannot hold this file system.
+    Device(String),
+    /// Mount found something inconsistent.
+    Corrupt(String),
+}
+
+impl std::fmt::Display for FsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FsError::NotFound => f.write_str("no such file or directory"),
+            FsError::Exists => f.write_str("file exists"),
+            FsError::NotDir => f.write_str("not a directory"),
+            FsError::NameTooLong => write!(f, "name longer than {NAME_BYTES_MAX} bytes"),
+            FsError::Device(m) => write!(f, "device: {m}"),
+            FsError::Corrupt(m) => write!(f, "corrupt file system: {m}"),
+        }
+    }
+}
+impl std::error::Error for FsError {}
+
+/// Who holds a main-area block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    Free,
+    Data { ino: u32, idx: u64 },
+    Node { nid: u32 },
+}
+
+/// A directory's entries, slot by slot (slot / DENTRIES_PER_BLOCK is the dentry block).
+#[derive(Debug, Clone, Default)]
+pub struct Dir {
+    pub slots: Vec<Option<(String, u32)>>,
+    pub index: HashMap<String, usize>,
+    /// Empty slots, reused before the directory grows.
+    pub free_slots: Vec<usize>,
+}
+
+/// One segment compaction, by phase (seed 002 Fig 6).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CompactionRecord {
+    pub valid_blocks: u64,
+    pub init_ns: Nanos,
+    /// Host reads (ZNS) or, for IZC, zero.
+    pub read_ns: Nanos,
+    /// Host writes (ZNS), or host writes and zone_compaction commands (IZC).
+    pub write_ns: Nanos,
+    pub checkpoint_ns: Nanos,
+    pub background: bool,
+    /// Device commands issued before and after it (where a crash falls).
+    pub first_command: u64,
+    pub end_command: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FsStats {
+    pub compactions: Vec<CompactionRecord>,
+    /// Segments reclaimed by threaded logging (TL_open).
+    pub tl_segments: u64,
+    /// Segments reclaimed by compaction.
+    pub sc_segments: u64,
+    pub checkpoints: u64,
+    pub periodic_checkpoints: u64,
+    /// Blocks written by the user (file data and dentries).
+    pub user_blocks: u64,
+    pub fsyncs: u64,
+}
+
+pub struct Fs {
+    pub(crate) cfg: FsConfig,
+    pub(crate) io: Io,
+    pub(crate) zone_blocks: u32,
+    pub(crate) mapping: MappingInfo,
+    pub(crate) nat: Vec<u32>,
+    /// NAT blocks changed since the checkpoint.
+    pub(crate) nat_dirty: BTreeSet<u32>,
+    pub(crate) nodes: HashMap<u32, Node>,
+    pub(crate) free_nids: Vec<u32>,
+    /// Freed since the checkpoint: reusable after the next one.
+    pub(crate) freed_nids: Vec<u32>,
+    pub(crate) dirs: HashMap<u32, Dir>,
+    /// File contents: a version stamp per block.
+    pub(crate) tags: HashMap<u32, Vec<u64>>,
+    pub(crate) owner: Vec<Owner>,
+    pub(crate) sit: Sit,
+    pub(crate) logs: Vec<Log>,
+    pub(crate) cache: PageCache,
+    /// Nodes written since the checkpoint without an fsync mark.
+    pub(crate) unsynced: HashSet<u32>,
+    /// Dirty data pages being moved by compaction (to the cold data log).
+    pub(crate) relocating: HashSet<PageKey>,
+    /// Latest completion of any write or copy issued.
+    pub(crate) inflight_ns: Nanos,
+    pub(crate) cp: crate::checkpoint::CpState,
+    pub(crate) hsr: crate::gc::Hsr,
+    /// Zones to close once the writes queued to them are submitted.
+    pub(crate) pending_close: Vec<u32>,
+    /// Segments logs left whose writes are not all submitted yet.
+    pub(crate) left_segs: Vec<u32>,
+    pub stats: FsStats,
+}
+
+impl Fs {
+    /// A file system of the configured kind on `dev`, checked and empty.
+    pub(crate) fn blank(dev: Device, cfg: FsConfig, now_ns: Nanos) -> Result<Self, FsError> {
+        let layout = dev.layout().clone();
+        if layout.lba_bytes != BLOCK_BYTES as u64 || layout.conventional_zones != 0 {
+            return Err(FsError::Device("needs 4 KiB blocks and no conventional zones".into()));
+        }
+        if layout.zcap_lbas != layout.zone_lbas || layout.zones < META_ZONES + 8 {
+            return Err(FsError::Device("needs zone capacity = zone size and at least 10 zones".into()));
+        }
+        let mut io = Io::new(dev);
+        let c = io.submit(now_ns, &Command::IdentifyMapping, None);
+        let CmdResult::Mapping(mapping) = c.result else {
+            return Err(FsError::Device("identify_mapping gave no mapping".into()));
+        };
+        let zone_blocks = u32::try_from(layout.zone_lbas).map_err(|_| FsError::Device("zone too large".into()))?;
+        let segs = layout.zones - META_ZONES;
+        let main_blocks = segs as usize * zone_blocks as usize;
+        Ok(Self {
+            cache: PageCache::new(cfg.cache_pages),
+            cfg,
+            io,
+            zone_blocks,
+            mapping,
+            nat: vec![NULL_ADDR; 2],
+            nat_dirty: BTreeSet::new(),
+            nodes: HashMap::new(),
+            free_nids: Vec::new(),
+            freed_nids: Vec::new(),
+            dirs: HashMap::new(),
+            tags: HashMap::new(),
+            owner: vec![Owner::Free; main_blocks],
+            sit: Sit::new(segs, zone_blocks),
+            logs: Vec::new(),
+            unsynced: HashSet::new(),
+            relocating: HashSet::new(),
+            inflight_ns: 0,
+            cp: Default::default(),
+            hsr: crate::gc::Hsr::default(),
+            pending_close: Vec::new(),
+            left_segs: Vec::new(),
+            stats: FsStats::default(),
+        })
+    }
+
+    /// Formats `dev`: an empty root directory and a first checkpoint.
+    pub fn mkfs(dev: Device, cfg: FsConfig) -> Result<Self, FsError> {
+        let mut fs = Self::blank(dev, cfg, 0)?;
+        fs.hsr = crate::gc::Hsr::new(&fs);
+        fs.nodes.insert(ROOT_INO, Node::new_inode(ROOT_INO, FileKind::Dir, ROOT_INO, ""));
+        fs.nat = vec![NULL_ADDR; 2];
+        fs.dirs.insert(ROOT_INO, Dir::default());
+        fs.cache.insert(PageKey::Node { nid: ROOT_INO }, true);
+        fs.nat_dirty.insert(0);
+        fs.open_logs(0);
+        fs.checkpoint(1);
+        Ok(fs)
+    }
+
+    pub fn config(&self) -> &FsConfig {
+        &self.cfg
+    }
+    pub fn device(&self) -> &Device {
+        self.io.device()
+    }
+    pub fn traffic(&self) -> Traffic {
+        self.io.traffic
+    }
+    pub fn into_device(self) -> Device {
+        self.io.into_device()
+    }
+    /// Power fails after `commands` more device commands.
+    pub fn crash_after(&mut self, commands: u64) {
+        self.io.crash_after(commands);
+    }
+    pub fn crashed(&self) -> bool {
+        self.io.crashed()
+    }
+    /// When the last command reached the device (a remount starts there).
+    pub fn last_submit_ns(&self) -> Nanos {
+        self.io.last_submit_ns()
+    }
+    pub fn device_commands(&self) -> u64 {
+        self.io.commands()
+    }
+    pub fn segments(&self) -> u32 {
+        self.sit.segs.len() as u32
+    }
+    pub fn blocks_per_segment(&self) -> u32 {
+        self.zone_blocks
+    }
+    pub fn free_segments(&self) -> u32 {
+        self.sit.free_segs()
+    }
+    /// Blocks the user may fill: the main area less the six open logs, the
+    /// foreground-compaction reserve and 5% over-provisioning (as F2FS keeps).
+    pub fn user_blocks(&self) -> u64 {
+        let reserve = u64::from(6 + self.cfg.fg_free_segments) * u64::from(self.zone_blocks);
+        (self.owner.len() as u64 * 95 / 100).saturating_sub(reserve)
+    }
+
+    /// Valid blocks over main-area blocks.
+    pub fn utilization(&self) -> f64 {
+        let valid: u64 = self.sit.segs.iter().map(|e| u64::from(e.valid_blocks)).sum();
+        valid as f64 / self.owner.len() as f64
+    }
+    pub fn cache(&self) -> &PageCache {
+        &self.cache
+    }
+
+    pub(crate) fn addr_of(&self, seg: u32, off: u32) -> u32 {
+        (seg + META_ZONES) * self.zone_blocks + off
+    }
+    /// (segment, offset) of a main-area address.
+    pub(crate) fn seg_of(&self, addr: u32) -> (u32, u32) {
+        assert!(addr >= META_ZONES * self.zone_blocks, "address {addr} is not in the main area");
+        (addr / self.zone_blocks - META_ZONES, addr % self.zone_blocks)
+    }
+    pub(crate) fn main_index(&self, addr: u32) -> usize {
+        (addr - META_ZONES * self.zone_blocks) as usize
+    }
+
+    /// Inode `ino`, if it exists.
+    pub fn inode(&self, ino: u32) -> Option<&Inode> {
+        self.nodes.get(&ino).and_then(Node::inode)
+    }
+
+    pub fn lookup(&self, dir: u32, name: &str) -> Option<u32> {
+        let d = self.dirs.get(&dir)?;
+        d.index.get(name).and_then(|&s| d.slots[s].as_ref().map(|e| e.1))
+    }
+
+    /// Names in directory `dir`.
+    pub fn list(&self, dir: u32) -> Vec<(String, u32)> {
+        self.dirs.get(&dir).map_or(Vec::new(), |d| d.slots.iter().flatten().cloned().collect())
+    }
+
+    /// File size in blocks.
+    pub fn size_blocks(&self, ino: u32) -> Option<u64> {
+        self.inode(ino).map(|i| i.size_blocks)
+    }
+
+    /// Version stamps of a file's blocks as the file system holds them.
+    pub fn file_tags(&self, ino: u32) -> Option<&[u64]> {
+        self.tags.get(&ino).map(Vec::as_slice)
+    }
+
+    pub(crate) fn alloc_nid(&mut self) -> u32 {
+        if let Some(nid) = self.free_nids.pop() {
+            return nid;
+        }
+        self.nat.push(NULL_ADDR);
+        (self.nat.len() - 1) as u32
+    }
+
+    pub(crate) fn set_nat(&mut self, nid: u32, addr: u32) {
+        self.nat[nid as usize] = addr;
+        self.nat_dirty.insert(nid / crate::checkpoint::NAT_ENTRIES_PER_BLOCK);
+    }
+
+    /// The block at `addr` is dropped by its owner.
+    pub(crate) fn release_block(&mut self, addr: u32) {
+        if addr == NULL_ADDR {
+            return;
+        }
+        let (seg, off) = self.seg_of(addr);
+        self.sit.invalidate(seg, off);
+        let i = self.main_index(addr);
+        self.owner[i] = Owner::Free;
+    }
+
+    /// The block at `addr` now belongs to `owner`.
+    pub(crate) fn claim_block(&mut self, addr: u32, owner: Owner, now_ns: Nanos) {
+        let (seg, off) = self.seg_of(addr);
+        self.sit.validate(seg, off, now_ns);
+        let i = self.main_index(addr);
+        assert_eq!(self.owner[i], Owner::Free, "block {addr} owned twice");
+        self.owner[i] = owner;
+    }
+
+    /// Makes sure the page is cached, reading it at `now_ns` if it is on
+    /// disk; returns when it is there.
+    pub(crate) fn load_page(&mut self, key: PageKey, now_ns: Nanos) -> Nanos {
+        if self.cache.touch(key) {
+            return now_ns;
+        }
+        let addr = match key {
+            PageKey::Node { nid } => self.nat[nid as usize],
+            PageKey::Data { ino, idx } => self.data_addr(ino, idx),
+        };
+        let t = self.make_room(1, now_ns);
+        self.cache.insert(key, false);
+        if addr == NULL_ADDR {
+            return t;
+        }
+        self.io.read(t + self.cfg.host.request_ns, u64::from(addr), 1, None)
+    }
+
+    /// Evicts clean pages, writing back dirty ones if needed, so that `pages` fit.
+    pub(crate) fn make_room(&mut self, pages: usize, now_ns: Nanos) -> Nanos {
+        let mut t = now_ns;
+        while !self.cache.evict_clean(pages) {
+            let batch = self.cache.oldest_dirty(self.cfg.request_blocks_max as usize);
+            assert!(!batch.is_empty(), "page cache smaller than one operation");
+            t = self.writeback(t, &batch, false);
+        }
+        t
+    }
+
+    /// Address of block `idx` of `ino`, or NULL.
+    pub(crate) fn data_addr(&self, ino: u32, idx: u64) -> u32 {
+        let Some(inode) = self.inode(ino) else {
+            return NULL_ADDR;
+        };
+        match slot_of(idx) {
+            Slot::Inode(i) => inode.addrs[i],
+            Slot::Direct { indirect, direct, off } => {
+                let ind = inode.indirect[indirect];
+                let Some(Node { body: NodeBody::Indirect(nids), .. }) = self.nodes.get(&ind) else {
+                    return NULL_ADDR;
+                };
+                match self.nodes.get(&nids[direct]) {
+                    Some(Node { body: NodeBody::Direct(a), .. }) => a[off],
+                    _ => NULL_ADDR,
+                }
+            }
+        }
+    }
+
+    /// The nid of the node holding the address of block `idx` (created with
+    /// its indirect node if missing), and the nodes it created.
+    pub(crate) fn dnode_for(&mut self, ino: u32, idx: u64) -> (u32, Vec<u32>) {
+        let Slot::Direct { indirect, direct, .. } = slot_of(idx) else {
+            return (ino, Vec::new());
+        };
+        let mut created = Vec::new();
+        let mut ind = self.inode(ino).expect("an inode").indirect[indirect];
+        if ind == 0 {
+            ind = self.alloc_nid();
+            let node = Node { nid: ind, ino, body: NodeBody::Indirect(vec![0; NODE_NIDS]) };
+            self.nodes.insert(ind, node);
+            self.inode_mut(ino).indirect[indirect] = ind;
+            created.push(ind);
+            created.push(ino);
+        }
+        let NodeBody::Indirect(nids) = &self.nodes[&ind].body else { unreachable!("an indirect node") };
+        let mut dn = nids[direct];
+        if dn == 0 {
+            dn = self.alloc_nid();
+            self.nodes.insert(dn, Node { nid: dn, ino, body: NodeBody::Direct(vec![NULL_ADDR; NODE_ADDRS]) });
+            if let NodeBody::Indirect(nids) = &mut self.nodes.get_mut(&ind).expect("just read").body {
+                nids[direct] = dn;
+            }
+            created.push(dn);
+            created.push(ind);
+        }
+        (dn, created)
+    }
+
+    pub(crate) fn inode_mut(&mut self, ino: u32) -> &mut Inode {
+        self.nodes.get_mut(&ino).and_then(Node::inode_mut).expect("an inode")
+    }
+
+    /// Points block `idx` of `ino` at `addr`; returns the old address. The
+    /// node holding it turns dirty.
+    pub(crate) fn set_data_addr(&mut self, ino: u32, idx: u64, addr: u32) -> u32 {
+        let (nid, created) = self.dnode_for(ino, idx);
+        for n in created {
+            self.cache.insert(PageKey::Node { nid: n }, true);
+        }
+        self.cache.insert(PageKey::Node { nid }, true);
+        let node = self.nodes.get_mut(&nid).expect("the dnode exists");
+        let slot = match (&mut node.body, slot_of(idx)) {
+            (NodeBody::Inode(i), Slot::Inode(s)) => &mut i.addrs[s],
+            (NodeBody::Direct(a), Slot::Direct { off, .. }) => &mut a[off],
+            _ => unreachable!("dnode_for gives the node of the slot"),
+        };
+        std::mem::replace(slot, addr)
+    }
+}

@@ -1,0 +1,144 @@
+use zonelab_device::Device;
+use zonelab_fs::testing::tiny_device;
+use zonelab_fs::{FileKind, Fs, FsConfig, Recycling, ROOT_INO};
+
+fn small_fs(recycling: Recycling) -> Fs {
+    let mut cfg = FsConfig::new(recycling);
+    cfg.cache_pages = 64;
+    cfg.fg_free_segments = 4;
+    cfg.preinvalid_blocks_max = 64;
+    Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).unwrap()
+}
+
+#[test]
+fn files_survive_a_clean_remount() {
+    let mut fs = small_fs(Recycling::Zns);
+    let (a, t) = fs.create(10, ROOT_INO, "a", FileKind::File).unwrap();
+    let (d, t) = fs.create(t, ROOT_INO, "dir", FileKind::Dir).unwrap();
+    let (b, t) = fs.create(t, d, "b", FileKind::File).unwrap();
+    let t = fs.write(t, a, 0, 10, 7).unwrap();
+    let t = fs.write(t, b, 0, 3, 8).unwrap();
+    let t = fs.sync(t);
+    fs.fsck(t).unwrap();
+    let cfg = fs.config().clone();
+    let t = fs.last_submit_ns();
+    let (mut fs, t) = Fs::mount(fs.into_device(), cfg, t).unwrap();
+    assert_eq!(fs.lookup(ROOT_INO, "a"), Some(a));
+    assert_eq!(fs.lookup(d, "b"), Some(b));
+    assert_eq!(fs.file_tags(a).unwrap(), &[7; 10]);
+    assert_eq!(fs.file_tags(b).unwrap(), &[8; 3]);
+    let r = fs.fsck(t).unwrap();
+    assert_eq!((r.files, r.dirs), (2, 2));
+}
+
+/// Fills `files` files of `blocks` blocks, then overwrites every other block
+/// of every file `rounds` times (fragmenting segments).
+fn churn(fs: &mut Fs, files: u32, blocks: u64, rounds: u64) -> u64 {
+    let mut t = 100;
+    let mut inos = Vec::new();
+    for f in 0..files {
+        let (ino, done) = fs.create(t, ROOT_INO, &format!("f{f}"), FileKind::File).unwrap();
+        t = fs.write(done, ino, 0, blocks, 1).unwrap();
+        inos.push(ino);
+    }
+    t = fs.sync(t);
+    for r in 0..rounds {
+        for &ino in &inos {
+            for b in (r % 2..blocks).step_by(2) {
+                t = fs.write(t, ino, b, 1, 10 + r).unwrap();
+            }
+        }
+        t = fs.sync(t);
+    }
+    t
+}
+
+fn remount(fs: Fs) -> (Fs, u64) {
+    let cfg = fs.config().clone();
+    let t = fs.last_submit_ns();
+    Fs::mount(fs.into_device(), cfg, t).unwrap()
+}
+
+#[test]
+fn compaction_frees_segments_and_keeps_every_block() {
+    for recycling in [Recycling::Zns, Recycling::IzcH, Recycling::IzcD] {
+        let mut fs = small_fs(recycling);
+        let t = churn(&mut fs, 8, 96, 6);
+        assert!(!fs.stats.compactions.is_empty(), "{}: overwrites must compact", recycling.name());
+        assert_eq!(fs.stats.tl_segments, 0, "only ZNS+ uses threaded logging");
+        if recycling.in_storage_copy() {
+            assert!(fs.traffic().device_copied_blocks > 0, "{}: copies go to the device", recycling.name());
+        } else {
+            assert_eq!(fs.traffic().device_copied_blocks, 0);
+            assert!(fs.traffic().relocated_blocks > 0);
+        }
+        fs.fsck(t).unwrap();
+        let (mut fs, t) = remount(fs);
+        for f in 0..8 {
+            let ino = fs.lookup(ROOT_INO, &format!("f{f}")).unwrap();
+            assert_eq!(fs.file_tags(ino).unwrap()[1], 15, "{}: the last round wrote the odd blocks", recycling.name());
+        }
+        fs.fsck(t).unwrap();
+    }
+}
+
+#[test]
+fn background_compaction_runs_when_idle() {
+    let mut cfg = FsConfig::new(Recycling::IzcH);
+    cfg.cache_pages = 64;
+    cfg.fg_free_segments = 2;
+    cfg.bg_free_segments = 20;
+    let mut fs = Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).unwrap();
+    let mut t = churn(&mut fs, 6, 64, 2);
+    // Leave every data segment partly valid.
+    for f in 0..6 {
+        let ino = fs.lookup(ROOT_INO, &format!("f{f}")).unwrap();
+        t = fs.write(t, ino, 0, 40, 99).unwrap();
+    }
+    let t = fs.sync(t);
+    let before = fs.free_segments();
+    let t = fs.idle(t, t + 10_000_000_000);
+    assert!(
+        fs.stats.compactions.iter().any(|c| c.background),
+        "{before} free segments, {} compactions",
+        fs.stats.compactions.len()
+    );
+    let t = fs.sync(t);
+    assert!(fs.free_segments() > before, "{} free after, {before} before", fs.free_segments());
+    fs.fsck(t).unwrap();
+}
+
+#[test]
+fn threaded_logging_reuses_dirty_segments() {
+    let mut fs = small_fs(Recycling::ZnsPlus);
+    let t = churn(&mut fs, 8, 96, 6);
+    assert!(fs.stats.tl_segments > 0, "ZNS+ must reclaim by threaded logging");
+    assert!(fs.device().znsplus_counters().tl_opens >= fs.stats.tl_segments);
+    fs.fsck(t).unwrap();
+    let (mut fs, t) = remount(fs);
+    fs.fsck(t).unwrap();
+}
+
+#[test]
+fn fsync_survives_a_crash_and_unsynced_writes_roll_back() {
+    let mut fs = small_fs(Recycling::ZnsPlus);
+    let (a, t) = fs.create(10, ROOT_INO, "a", FileKind::File).unwrap();
+    let (b, t) = fs.create(t, ROOT_INO, "b", FileKind::File).unwrap();
+    let t = fs.write(t, a, 0, 4, 1).unwrap();
+    let t = fs.write(t, b, 0, 4, 1).unwrap();
+    let t = fs.sync(t);
+    let t = fs.write(t, a, 0, 2, 2).unwrap();
+    let t = fs.fsync(t, a).unwrap();
+    let (c, t) = fs.create(t, ROOT_INO, "c", FileKind::File).unwrap();
+    let t = fs.write(t, c, 0, 3, 3).unwrap();
+    let t = fs.fsync(t, c).unwrap();
+    let t = fs.write(t, b, 0, 4, 9).unwrap();
+    let _ = t;
+    fs.crash_after(0);
+    let (mut fs, t) = remount(fs);
+    assert_eq!(fs.file_tags(a).unwrap(), &[2, 2, 1, 1], "fsynced blocks roll forward");
+    let c = fs.lookup(ROOT_INO, "c").expect("an fsynced new file is relinked");
+    assert_eq!(fs.file_tags(c).unwrap(), &[3; 3]);
+    assert_eq!(fs.file_tags(b).unwrap(), &[1; 4], "unsynced writes are lost");
+    fs.fsck(t).unwrap();
+}

@@ -1,0 +1,275 @@
+//! The data sets and flow operations of each workload.
+
+use super::{FsBenchConfig, FsWorkload, Thread};
+use zonelab_fs::{FileKind, Fs, FsError, ROOT_INO};
+use zonelab_sim::{Nanos, SimRng};
+
+/// What one step of a thread did.
+pub(super) struct Op {
+    pub done_ns: Nanos,
+    pub read_blocks: u64,
+    pub write_blocks: u64,
+    pub fsync: bool,
+}
+
+impl Op {
+    fn new(done_ns: Nanos) -> Self {
+        Op { done_ns, read_blocks: 0, write_blocks: 0, fsync: false }
+    }
+}
+
+/// Blocks of a 16 KiB database page.
+const PAGE_BLOCKS: u64 = 4;
+/// Blocks of the circular database log.
+const LOG_BLOCKS: u64 = 2048;
+/// Mean of the appends of 1 to 8 blocks (filebench's 16 KiB mean append).
+const MEAN_APPEND_BLOCKS: u64 = 4;
+/// Commits between fsyncs of the database file (InnoDB's page flushing).
+const COMMITS_PER_DB_FLUSH: u64 = 256;
+
+pub(super) struct FileSet {
+    workload: FsWorkload,
+    /// File slots: the inode there, if the file exists.
+    files: Vec<Option<u32>>,
+    existing: u64,
+    file_blocks: u64,
+    dirs: Vec<u32>,
+    dir_width: u64,
+    db: u32,
+    log: u32,
+    db_pages: u64,
+    log_pos: u64,
+    commits: u64,
+    tag: u64,
+}
+
+impl FileSet {
+    pub fn new(fs: &Fs, cfg: &FsBenchConfig) -> Self {
+        let data = (fs.user_blocks() as f64 * cfg.utilization) as u64;
+        let (file_blocks, dir_width) = match cfg.workload {
+            FsWorkload::Fileserver => (32, 20),
+            FsWorkload::Varmail => (7, u64::MAX),
+            _ => (0, 1),
+        };
+        // Appends grow files until they are deleted: at steady state a file
+        // holds about one mean append more than it was created with.
+        let steady_blocks = file_blocks + MEAN_APPEND_BLOCKS;
+        let slots = if file_blocks == 0 { 0 } else { (data / steady_blocks) * 10 / 9 };
+        Self {
+            workload: cfg.workload,
+            files: vec![None; slots as usize],
+            existing: 0,
+            file_blocks,
+            dirs: Vec::new(),
+            dir_width,
+            db: 0,
+            log: 0,
+            db_pages: data.saturating_sub(LOG_BLOCKS) / PAGE_BLOCKS,
+            log_pos: 0,
+            commits: 0,
+            tag: 0,
+        }
+    }
+
+    fn next_tag(&mut self) -> u64 {
+        self.tag += 1;
+        self.tag
+    }
+
+    /// Creates the directories and files (90% of the file slots), or the database and its log.
+    pub fn populate(&mut self, fs: &mut Fs) -> Result<Nanos, FsError> {
+        let mut t = 0;
+        if self.workload.is_oltp() {
+            let (db, t1) = fs.create(t, ROOT_INO, "db", FileKind::File)?;
+            let (log, t2) = fs.create(t1, ROOT_INO, "log", FileKind::File)?;
+            (self.db, self.log, t) = (db, log, t2);
+            for (ino, blocks) in [(db, self.db_pages * PAGE_BLOCKS), (log, LOG_BLOCKS)] {
+                for start in (0..blocks).step_by(256) {
+                    let tag = self.next_tag();
+                    t = fs.write(t, ino, start, 256.min(blocks - start), tag)?;
+                }
+            }
+            return Ok(t);
+        }
+        let ndirs = (self.files.len() as u64).div_ceil(self.dir_width.min(self.files.len() as u64).max(1));
+        for d in 0..ndirs {
+            let (ino, done) = fs.create(t, ROOT_INO, &format!("d{d}"), FileKind::Dir)?;
+            self.dirs.push(ino);
+            t = done;
+        }
+        for slot in 0..self.files.len() as u64 {
+            if slot % 10 != 9 {
+                t = self.create_file(fs, t, slot)?.done_ns;
+                let ino = self.files[slot as usize].expect("just created");
+                let tag = self.next_tag();
+                t = fs.write(t, ino, self.file_blocks, MEAN_APPEND_BLOCKS, tag)?;
+            }
+        }
+        Ok(t)
+    }
+
+    fn dir_and_name(&self, slot: u64) -> (u32, String) {
+        let d = if self.dir_width == u64::MAX { 0 } else { slot / self.dir_width };
+        (self.dirs[d as usize], format!("f{slot}"))
+    }
+
+    /// Creates the file of `slot` and writes it whole.
+    fn create_file(&mut self, fs: &mut Fs, now_ns: Nanos, slot: u64) -> Result<Op, FsError> {
+        let (dir, name) = self.dir_and_name(slot);
+        let (ino, t) = fs.create(now_ns, dir, &name, FileKind::File)?;
+        self.files[slot as usize] = Some(ino);
+        self.existing += 1;
+        let tag = self.next_tag();
+        let blocks = self.file_blocks;
+        let mut op = Op::new(fs.write(t, ino, 0, blocks, tag)?);
+        op.write_blocks = blocks;
+        Ok(op)
+    }
+
+    /// A random slot holding a file (`want` true) or not.
+    fn pick(&self, rng: &mut SimRng, want: bool) -> Option<u64> {
+        let n = self.files.len() as u64;
+        for _ in 0..64 {
+            let s = rng.below(n);
+            if self.files[s as usize].is_some() == want {
+                return Some(s);
+            }
+        }
+        let start = rng.below(n);
+        (0..n).map(|k| (start + k) % n).find(|&s| self.files[s as usize].is_some() == want)
+    }
+
+    /// Runs the thread's next step at `now_ns`.
+    pub fn step(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
+        let op = match self.workload {
+            FsWorkload::Fileserver => self.fileserver(fs, th, now_ns),
+            FsWorkload::Varmail => self.varmail(fs, th, now_ns),
+            _ => self.transaction(fs, th, now_ns),
+        }?;
+        th.step += 1;
+        Ok(op)
+    }
+
+    /// filebench fileserver: create and write whole, append, read whole, delete.
+    fn fileserver(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
+        match th.step % 4 {
+            0 => match self.pick(&mut th.rng, false) {
+                Some(slot) => self.create_file(fs, now_ns, slot),
+                None => Ok(Op::new(now_ns + 1_000)),
+            },
+            1 => {
+                let n = 1 + th.rng.below(2 * MEAN_APPEND_BLOCKS);
+                self.append(fs, th, now_ns, n, false)
+            }
+            2 => self.read_whole(fs, th, now_ns),
+            _ => self.delete(fs, th, now_ns),
+        }
+    }
+
+    /// filebench varmail: delete; create, append, fsync; read; append, fsync; read.
+    fn varmail(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
+        match th.step % 5 {
+            0 => self.delete(fs, th, now_ns),
+            1 => {
+                let Some(slot) = self.pick(&mut th.rng, false) else {
+                    return Ok(Op::new(now_ns + 1_000));
+                };
+                let mut op = self.create_file(fs, now_ns, slot)?;
+                let ino = self.files[slot as usize].expect("just created");
+                op.done_ns = fs.fsync(op.done_ns, ino)?;
+                op.fsync = true;
+                Ok(op)
+            }
+            2 | 4 => self.read_whole(fs, th, now_ns),
+            _ => {
+                let n = 1 + th.rng.below(2 * MEAN_APPEND_BLOCKS);
+                self.append(fs, th, now_ns, n, true)
+            }
+        }
+    }
+
+    fn append(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos, n: u64, fsync: bool) -> Result<Op, FsError> {
+        let Some(slot) = self.pick(&mut th.rng, true) else {
+            return Ok(Op::new(now_ns + 1_000));
+        };
+        let ino = self.files[slot as usize].expect("picked a file");
+        let size = fs.size_blocks(ino).ok_or(FsError::NotFound)?;
+        let tag = self.next_tag();
+        let mut t = fs.write(now_ns, ino, size, n, tag)?;
+        if fsync {
+            t = fs.fsync(t, ino)?;
+        }
+        Ok(Op { done_ns: t, read_blocks: 0, write_blocks: n, fsync })
+    }
+
+    fn read_whole(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
+        let Some(slot) = self.pick(&mut th.rng, true) else {
+            return Ok(Op::new(now_ns + 1_000));
+        };
+        let ino = self.files[slot as usize].expect("picked a file");
+        let size = fs.size_blocks(ino).ok_or(FsError::NotFound)?;
+        let mut op = Op::new(fs.read(now_ns, ino, 0, size)?);
+        op.read_blocks = size;
+        Ok(op)
+    }
+
+    fn delete(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
+        let Some(slot) = self.pick(&mut th.rng, true) else {
+            return Ok(Op::new(now_ns + 1_000));
+        };
+        let (dir, name) = self.dir_and_name(slot);
+        self.files[slot as usize] = None;
+        self.existing -= 1;
+        Ok(Op::new(fs.unlink(now_ns, dir, &name)?))
+    }
+
+    /// A database page: `hot_share` of accesses go to the first `hot_pages` share of pages.
+    fn page(&self, rng: &mut SimRng, hot_share: f64, hot_pages: f64) -> u64 {
+        let hot = ((self.db_pages as f64 * hot_pages) as u64).max(1);
+        if rng.chance(hot_share) {
+            rng.below(hot)
+        } else {
+            hot + rng.below((self.db_pages - hot).max(1))
+        }
+    }
+
+    /// One OLTP transaction: page reads, page updates, and a commit (log write + fsync).
+    fn transaction(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
+        let (reads, writes, skew) = match self.workload {
+            FsWorkload::Tpcc => (4, 2, (0.8, 0.2)),
+            FsWorkload::YcsbA if th.rng.chance(0.5) => (0, 1, (0.9, 0.1)),
+            FsWorkload::YcsbA => (1, 0, (0.9, 0.1)),
+            _ if th.rng.chance(0.5) => (1, 1, (0.9, 0.1)),
+            _ => (1, 0, (0.9, 0.1)),
+        };
+        let mut op = Op::new(now_ns);
+        let mut t = now_ns;
+        for _ in 0..reads {
+            let p = self.page(&mut th.rng, skew.0, skew.1);
+            t = fs.read(t, self.db, p * PAGE_BLOCKS, PAGE_BLOCKS)?;
+            op.read_blocks += PAGE_BLOCKS;
+        }
+        if writes == 0 {
+            op.done_ns = t;
+            return Ok(op);
+        }
+        for _ in 0..writes {
+            let p = self.page(&mut th.rng, skew.0, skew.1);
+            let tag = self.next_tag();
+            t = fs.write(t, self.db, p * PAGE_BLOCKS, PAGE_BLOCKS, tag)?;
+            op.write_blocks += PAGE_BLOCKS;
+        }
+        let tag = self.next_tag();
+        t = fs.write(t, self.log, self.log_pos, 1, tag)?;
+        self.log_pos = (self.log_pos + 1) % LOG_BLOCKS;
+        t = fs.fsync(t, self.log)?;
+        op.write_blocks += 1;
+        op.fsync = true;
+        self.commits += 1;
+        if self.commits.is_multiple_of(COMMITS_PER_DB_FLUSH) {
+            t = fs.fsync(t, self.db)?;
+        }
+        op.done_ns = t;
+        Ok(op)
+    }
+}

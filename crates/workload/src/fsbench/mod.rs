@@ -1,0 +1,248 @@
+//! File-system workloads as simulated processes (seed 002 Table 3):
+//! fileserver and varmail with filebench's flow operations, and OLTP-like
+//! runs modelled on tpcc and YCSB-a/f (16 KiB page reads and updates of a
+//! database file, a log file appended and fsynced at every commit). Data sets
+//! are scaled to the file system size and the wanted utilization.
+//!
+//! Every thread issues one file-system call at a time; the runner always
+//! advances the thread whose next call is earliest, so calls reach the file
+//! system in simulated-time order.
+
+mod flows;
+pub mod report;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use zonelab_device::ZnsPlusCounters;
+use zonelab_fs::{Fs, FsError, Traffic};
+use zonelab_sim::{LatencyHistogram, Nanos, SimRng};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsWorkload {
+    Fileserver,
+    Varmail,
+    Tpcc,
+    YcsbA,
+    YcsbF,
+}
+
+impl FsWorkload {
+    pub const ALL: [FsWorkload; 5] =
+        [FsWorkload::Fileserver, FsWorkload::Varmail, FsWorkload::Tpcc, FsWorkload::YcsbA, FsWorkload::YcsbF];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FsWorkload::Fileserver => "fileserver",
+            FsWorkload::Varmail => "varmail",
+            FsWorkload::Tpcc => "tpcc",
+            FsWorkload::YcsbA => "ycsb-a",
+            FsWorkload::YcsbF => "ycsb-f",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|w| w.name() == text)
+    }
+
+    /// Threads (filebench) or connections (OLTP) of seed 002 Table 3.
+    pub fn default_threads(self) -> u32 {
+        match self {
+            FsWorkload::Fileserver => 50,
+            FsWorkload::Varmail | FsWorkload::Tpcc => 16,
+            FsWorkload::YcsbA | FsWorkload::YcsbF => 32,
+        }
+    }
+
+    pub fn is_oltp(self) -> bool {
+        matches!(self, FsWorkload::Tpcc | FsWorkload::YcsbA | FsWorkload::YcsbF)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsBenchConfig {
+    pub workload: FsWorkload,
+    /// Data set over the file system's user blocks ([`Fs::user_blocks`]).
+    pub utilization: f64,
+    pub threads: u32,
+    /// The measured run ends after the workload has written this many bytes.
+    pub write_bytes: u64,
+    pub seed: u64,
+}
+
+impl FsBenchConfig {
+    pub fn new(workload: FsWorkload) -> Self {
+        Self { workload, utilization: 0.9, threads: workload.default_threads(), write_bytes: 1 << 30, seed: 1 }
+    }
+}
+
+/// What a measured run did.
+#[derive(Debug, Clone, Default)]
+pub struct FsBenchResult {
+    pub workload: &'static str,
+    pub recycling: &'static str,
+    pub threads: u32,
+    pub ops: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Simulated duration of the measured run.
+    pub elapsed_ns: Nanos,
+    pub latency: LatencyHistogram,
+    pub fsync_latency: LatencyHistogram,
+    /// File-system traffic during the measured run.
+    pub traffic: Traffic,
+    pub compactions: Vec<zonelab_fs::CompactionRecord>,
+    pub tl_segments: u64,
+    pub sc_segments: u64,
+    pub checkpoints: u64,
+    /// What the device's ZNS+ commands did during the measured run.
+    pub znsplus: ZnsPlusCounters,
+    /// Mean flash chip utilization over the measured run.
+    pub chip_utilization: f64,
+    /// Chip utilization per 100 ms of the measured run.
+    pub chip_utilization_series: Vec<(Nanos, f64)>,
+}
+
+impl FsBenchResult {
+    /// Bytes read and written by the workload per second, in MB/s.
+    pub fn throughput_mb_s(&self) -> f64 {
+        (self.read_bytes + self.write_bytes) as f64 / (self.elapsed_ns.max(1) as f64 / 1e9) / 1e6
+    }
+    /// Everything the file system wrote (data, nodes, metadata, relocation,
+    /// in-device copies and plugging) over what the workload wrote.
+    pub fn waf(&self) -> f64 {
+        let t = &self.traffic;
+        let fs_blocks = t.data_blocks + t.node_blocks + t.meta_blocks + t.relocated_blocks + t.device_copied_blocks;
+        let z = &self.znsplus;
+        let total = fs_blocks + z.plugged_blocks_foreground + z.plugged_blocks_background;
+        total as f64 * 4096.0 / self.write_bytes.max(1) as f64
+    }
+    /// Node and metadata blocks written per user data block (seed 002 Fig 7b).
+    pub fn metadata_overhead(&self) -> f64 {
+        (self.traffic.node_blocks + self.traffic.meta_blocks) as f64 / self.traffic.data_blocks.max(1) as f64
+    }
+    pub fn copyback_ratio(&self) -> f64 {
+        self.znsplus.copyback_ratio()
+    }
+    /// Segments reclaimed by threaded logging over all reclaimed.
+    pub fn tl_ratio(&self) -> f64 {
+        self.tl_segments as f64 / (self.tl_segments + self.sc_segments).max(1) as f64
+    }
+    /// Blocks plugged in the background over all blocks copied inside the device.
+    pub fn background_plugging_ratio(&self) -> f64 {
+        let z = &self.znsplus;
+        z.plugged_blocks_background as f64 / (z.copyback_blocks + z.read_program_blocks).max(1) as f64
+    }
+}
+
+/// One simulated process: its clock and where it is in its flow.
+struct Thread {
+    ready_ns: Nanos,
+    step: usize,
+    rng: SimRng,
+}
+
+/// Prepares the data set, then runs the workload until it has written
+/// `write_bytes`; returns what the measured part did.
+pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
+    if !(0.05..=0.97).contains(&cfg.utilization) {
+        return Err(format!("utilization {} must be within 0.05 ..= 0.97", cfg.utilization));
+    }
+    if cfg.threads == 0 || cfg.threads > 4096 {
+        return Err(format!("threads {} must be within 1 ..= 4096", cfg.threads));
+    }
+    let mut set = flows::FileSet::new(fs, cfg);
+    let t0 = set.populate(fs).map_err(|e| format!("preparing the data set: {e}"))?;
+    let t0 = fs.sync(t0);
+    let before = Snapshot::take(fs);
+    let mut threads: Vec<Thread> = (0..cfg.threads)
+        .map(|i| Thread { ready_ns: t0 + u64::from(i), step: 0, rng: SimRng::fork(cfg.seed, u64::from(i) + 1) })
+        .collect();
+    let mut heap: BinaryHeap<Reverse<(Nanos, u32)>> =
+        threads.iter().enumerate().map(|(i, t)| Reverse((t.ready_ns, i as u32))).collect();
+    let mut result = FsBenchResult {
+        workload: cfg.workload.name(),
+        recycling: fs.config().recycling.name(),
+        threads: cfg.threads,
+        ..Default::default()
+    };
+    let mut end_ns = t0;
+    while result.write_bytes < cfg.write_bytes {
+        let Reverse((now, i)) = heap.pop().expect("threads never finish");
+        let th = &mut threads[i as usize];
+        let op = set.step(fs, th, now).map_err(|e: FsError| format!("{}: {e}", cfg.workload.name()))?;
+        result.ops += 1;
+        result.read_bytes += op.read_blocks * 4096;
+        result.write_bytes += op.write_blocks * 4096;
+        result.latency.record(op.done_ns - now);
+        if op.fsync {
+            result.fsync_latency.record(op.done_ns - now);
+        }
+        th.ready_ns = op.done_ns;
+        end_ns = end_ns.max(op.done_ns);
+        heap.push(Reverse((op.done_ns, i)));
+        if fs.stats.compactions.len() - before.compactions > 64 * fs.segments() as usize {
+            return Err(format!(
+                "{}: more than 64 compactions per segment: the data set leaves too little free space (utilization {})",
+                cfg.workload.name(),
+                cfg.utilization
+            ));
+        }
+    }
+    result.elapsed_ns = end_ns - t0;
+    before.finish(fs, &mut result, t0, end_ns);
+    Ok(result)
+}
+
+/// Counters at the start of the measured run.
+struct Snapshot {
+    traffic: Traffic,
+    compactions: usize,
+    tl: u64,
+    sc: u64,
+    checkpoints: u64,
+    znsplus: ZnsPlusCounters,
+}
+
+impl Snapshot {
+    fn take(fs: &Fs) -> Self {
+        Snapshot {
+            traffic: fs.traffic(),
+            compactions: fs.stats.compactions.len(),
+            tl: fs.stats.tl_segments,
+            sc: fs.stats.sc_segments,
+            checkpoints: fs.stats.checkpoints,
+            znsplus: fs.device().znsplus_counters(),
+        }
+    }
+
+    fn finish(self, fs: &Fs, r: &mut FsBenchResult, t0: Nanos, end_ns: Nanos) {
+        let (a, b) = (fs.traffic(), self.traffic);
+        r.traffic = Traffic {
+            data_blocks: a.data_blocks - b.data_blocks,
+            node_blocks: a.node_blocks - b.node_blocks,
+            meta_blocks: a.meta_blocks - b.meta_blocks,
+            relocated_blocks: a.relocated_blocks - b.relocated_blocks,
+            read_blocks: a.read_blocks - b.read_blocks,
+            device_copied_blocks: a.device_copied_blocks - b.device_copied_blocks,
+            requests: a.requests - b.requests,
+        };
+        r.compactions = fs.stats.compactions[self.compactions..].to_vec();
+        r.tl_segments = fs.stats.tl_segments - self.tl;
+        r.sc_segments = fs.stats.sc_segments - self.sc;
+        r.checkpoints = fs.stats.checkpoints - self.checkpoints;
+        let (z, y) = (fs.device().znsplus_counters(), self.znsplus);
+        r.znsplus = ZnsPlusCounters {
+            compactions: z.compactions - y.compactions,
+            simple_copies: z.simple_copies - y.simple_copies,
+            tl_opens: z.tl_opens - y.tl_opens,
+            copyback_blocks: z.copyback_blocks - y.copyback_blocks,
+            read_program_blocks: z.read_program_blocks - y.read_program_blocks,
+            plugged_blocks_foreground: z.plugged_blocks_foreground - y.plugged_blocks_foreground,
+            plugged_blocks_background: z.plugged_blocks_background - y.plugged_blocks_background,
+        };
+        r.chip_utilization_series =
+            fs.device().chip_utilization().into_iter().filter(|&(t, _)| t >= t0 && t < end_ns).collect();
+        let n = r.chip_utilization_series.len().max(1) as f64;
+        r.chip_utilization = r.chip_utilization_series.iter().map(|&(_, u)| u).sum::<f64>() / n;
+    }
+}
