@@ -104,7 +104,7 @@ pub struct Device {
     pub(crate) zones: ZoneTable,
     pub(crate) flash: FlashArray,
     pub(crate) firmware: ServerPool,
-    pub(crate) link_to_device: Timeline,
+    link_to_device: Timeline,
     pub(crate) link_to_host: Timeline,
     pub(crate) link_bytes_per_s: u64,
     pub(crate) zone_io: Vec<ZoneIo>,
@@ -448,15 +448,17 @@ impl Device {
             let piece = self.next_piece(zone, remaining, t);
             let bytes = piece * lba_bytes;
             let admitted = self.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
-            t = if link {
-                self.link_to_device.reserve(admitted, transfer_ns(bytes, self.link_bytes_per_s))
-            } else {
-                admitted
-            };
+            t = if link { self.link_reserve_to_device(admitted, bytes) } else { admitted };
             self.fill(zone, piece, t);
             remaining -= piece;
         }
         t
+    }
+
+    /// Host data crossing the PCIe link into the device; returns when it is in.
+    pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
+        let ns = transfer_ns(bytes, self.link_bytes_per_s);
+        self.link_to_device.reserve(ready_ns, ns)
     }
 
     /// After a sequential zone's write pointer moved: a TL_opened zone in

@@ -16,7 +16,7 @@ use crate::mapping::ChunkLocation;
 use ftl::{Ftl, UnitSlot};
 use std::collections::HashMap;
 use zonelab_flash::BlockAddr;
-use zonelab_sim::{transfer_ns, Nanos};
+use zonelab_sim::Nanos;
 
 /// What garbage collection did so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -234,10 +234,5 @@ impl Device {
             page: (unit * u64::from(g.oneshot_pages) + page_in_unit / planes) as u32,
         };
         Source::Flash { loc, ready_ns: done }
-    }
-
-    pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
-        let ns = transfer_ns(bytes, self.link_bytes_per_s);
-        self.link_to_device.reserve(ready_ns, ns)
     }
 }
