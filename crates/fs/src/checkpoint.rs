@@ -129,7 +129,7 @@ impl Fs {
             let nlb = step.min(n - k);
             let slba = u64::from(self.cp.meta_zone * self.zone_blocks + self.cp.meta_next);
             let part = bytes.map(|b| &b[k as usize * BLOCK_BYTES..(k + nlb) as usize * BLOCK_BYTES]);
-            t += self.cfg.host.request_ns;
+            t = self.host_work(t, self.cfg.host.request_ns);
             done = done.max(self.io.write(t, slba, nlb, part, BlockKind::Meta));
             self.cp.meta_next += nlb;
         }

@@ -56,11 +56,13 @@ pub struct HostCosts {
     pub page_ns: Nanos,
     /// System-call entry and exit.
     pub syscall_ns: Nanos,
+    /// CPU cores all of this work shares (seed 002's guest had four).
+    pub cpus: u32,
 }
 
 impl Default for HostCosts {
     fn default() -> Self {
-        Self { request_ns: 8 * US, page_ns: US, syscall_ns: 2 * US }
+        Self { request_ns: 8 * US, page_ns: US, syscall_ns: 2 * US, cpus: 4 }
     }
 }
 
@@ -83,6 +85,10 @@ pub struct FsConfig {
     pub preinvalid_blocks_max: u64,
     /// Blocks of one write request (the fs splits larger writes).
     pub request_blocks_max: u32,
+    /// Host-copy reads of neighbouring victim blocks merge into one request,
+    /// as Linux's block plug would. Off by default: seed 002 §3.1 describes
+    /// (and its Fig 3a draws) the victim's reads sent one by one.
+    pub gc_read_merge: bool,
     pub host: HostCosts,
 }
 
@@ -99,6 +105,7 @@ impl FsConfig {
             bg_victim: VictimPolicy::CostBenefit,
             preinvalid_blocks_max: 32768,
             request_blocks_max: 128,
+            gc_read_merge: false,
             host: HostCosts::default(),
         }
     }

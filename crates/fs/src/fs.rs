@@ -10,7 +10,7 @@ use crate::log::Log;
 use crate::sit::Sit;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use zonelab_device::{CmdResult, Command, Device, MappingInfo};
-use zonelab_sim::Nanos;
+use zonelab_sim::{Nanos, ServerPool};
 
 /// Zones of the checkpoint area: two, used in turn (the two checkpoint packs).
 pub const META_ZONES: u32 = 2;
@@ -119,6 +119,8 @@ pub struct Fs {
     pub(crate) pending_close: Vec<u32>,
     /// Segments logs left whose writes are not all submitted yet.
     pub(crate) left_segs: Vec<u32>,
+    /// The host's CPU cores: every system call, page and request costs time on one.
+    pub(crate) cpu: ServerPool,
     pub stats: FsStats,
 }
 
@@ -132,6 +134,10 @@ impl Fs {
         if layout.zcap_lbas != layout.zone_lbas || layout.zones < META_ZONES + 8 {
             return Err(FsError::Device("needs zone capacity = zone size and at least 10 zones".into()));
         }
+        if cfg.host.cpus == 0 || cfg.host.cpus > 1024 {
+            return Err(FsError::Device(format!("host cpus {} must be within 1 ..= 1024", cfg.host.cpus)));
+        }
+        let cfg_cpus = cfg.host.cpus as usize;
         let mut io = Io::new(dev);
         let c = io.submit(now_ns, &Command::IdentifyMapping, None);
         let CmdResult::Mapping(mapping) = c.result else {
@@ -163,6 +169,7 @@ impl Fs {
             hsr: crate::gc::Hsr::default(),
             pending_close: Vec::new(),
             left_segs: Vec::new(),
+            cpu: ServerPool::new(cfg_cpus),
             stats: FsStats::default(),
         })
     }
@@ -317,7 +324,16 @@ impl Fs {
         if addr == NULL_ADDR {
             return t;
         }
-        self.io.read(t + self.cfg.host.request_ns, u64::from(addr), 1, None)
+        let at = self.host_work(t, self.cfg.host.request_ns);
+        self.io.read(at, u64::from(addr), 1, None)
+    }
+
+    /// `work_ns` of host CPU work that can start at `ready_ns`; returns when it is done.
+    pub(crate) fn host_work(&mut self, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
+        if work_ns == 0 {
+            return ready_ns;
+        }
+        self.cpu.reserve(ready_ns, work_ns)
     }
 
     /// Evicts clean pages, writing back dirty ones if needed, so that `pages` fit.

@@ -212,29 +212,36 @@ impl Fs {
         }
     }
 
-    /// Read phase of a host copy: every block not cached, all requests queued at once.
+    /// Read phase of a host copy (seed 002 §3.1, Fig 3a): every block not
+    /// cached, one request after another from the compacting thread (runs
+    /// of neighbours merged with `gc_read_merge`); the write phase starts
+    /// when all are in.
     fn host_read(&mut self, now_ns: Nanos, blocks: &[(u32, PageKey)]) -> Nanos {
         let misses: Vec<(u32, PageKey)> = blocks.iter().copied().filter(|&(_, k)| !self.cache.contains(k)).collect();
         let t = self.make_room(misses.len(), now_ns);
         let mut done = t;
+        let mut issue = t;
         let mut i = 0;
         while i < misses.len() {
             let mut j = i + 1;
-            while j < misses.len()
+            while self.cfg.gc_read_merge
+                && j < misses.len()
                 && misses[j].0 == misses[j - 1].0 + 1
                 && !misses[j].0.is_multiple_of(self.zone_blocks)
                 && j - i < self.cfg.request_blocks_max as usize
             {
                 j += 1;
             }
-            let at = t + self.cfg.host.request_ns * (1 + (i / self.cfg.request_blocks_max as usize) as u64);
-            done = done.max(self.io.read(at, u64::from(misses[i].0), (j - i) as u32, None));
+            // The compacting thread allocates the pages and submits the request.
+            let work_ns = self.cfg.host.page_ns * (j - i) as u64 + self.cfg.host.request_ns;
+            issue = self.host_work(issue, work_ns);
+            done = done.max(self.io.read(issue, u64::from(misses[i].0), (j - i) as u32, None));
             i = j;
         }
         for &(_, k) in &misses {
             self.cache.insert(k, false);
         }
-        done + misses.len() as u64 * self.cfg.host.page_ns
+        done
     }
 
     /// Write phase of a host copy: the pages go to the cold logs.
@@ -287,7 +294,7 @@ impl Fs {
             let j = i + pairs[i..].iter().take(max).take_while(|p| p.1 / self.zone_blocks == zone).count();
             let src: Vec<u64> = pairs[i..j].iter().map(|p| u64::from(p.0)).collect();
             let dst: Vec<u64> = pairs[i..j].iter().map(|p| u64::from(p.1)).collect();
-            t += self.cfg.host.request_ns;
+            t = self.host_work(t, self.cfg.host.request_ns);
             done = done.max(self.io.submit(t, &Command::ZoneCompaction { src: &src, dst: &dst }, None).complete_ns);
             self.io.traffic.device_copied_blocks += src.len() as u64;
             i = j;

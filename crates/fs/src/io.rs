@@ -25,6 +25,7 @@ pub struct Traffic {
     pub meta_blocks: u64,
     pub relocated_blocks: u64,
     pub read_blocks: u64,
+    pub read_requests: u64,
     /// Blocks copied by zone_compaction.
     pub device_copied_blocks: u64,
     pub requests: u64,
@@ -111,6 +112,7 @@ impl Io {
     /// Reads `nlb` blocks at `slba`; in data mode into `out`.
     pub fn read(&mut self, at_ns: Nanos, slba: u64, nlb: u32, out: Option<&mut [u8]>) -> Nanos {
         self.traffic.read_blocks += u64::from(nlb);
+        self.traffic.read_requests += 1;
         self.submit(at_ns, &Command::Read { slba, nlb }, out).complete_ns
     }
 }

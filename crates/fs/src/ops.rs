@@ -27,6 +27,12 @@ impl Fs {
         t
     }
 
+    /// A system call that may dirty pages: its entry cost, then [`Self::balance`].
+    fn balance_after_syscall(&mut self, now_ns: Nanos) -> Nanos {
+        let t = self.host_work(now_ns, self.cfg.host.syscall_ns);
+        self.balance(t)
+    }
+
     /// Creates `name` in `dir`.
     pub fn create(&mut self, now_ns: Nanos, dir: u32, name: &str, kind: FileKind) -> Result<(u32, Nanos), FsError> {
         if name.len() > NAME_BYTES_MAX || name.is_empty() {
@@ -38,7 +44,7 @@ impl Fs {
         if self.lookup(dir, name).is_some() {
             return Err(FsError::Exists);
         }
-        let mut t = self.balance(now_ns + self.cfg.host.syscall_ns);
+        let mut t = self.balance_after_syscall(now_ns);
         let ino = self.alloc_nid();
         self.nodes.insert(ino, Node::new_inode(ino, kind, dir, name));
         t = self.make_room(2, t);
@@ -73,7 +79,7 @@ impl Fs {
             inode.size_blocks = blk + 1;
             self.cache.insert(PageKey::Node { nid: dir }, true);
         }
-        t + self.cfg.host.page_ns
+        self.host_work(t, self.cfg.host.page_ns)
     }
 
     /// Writes blocks `idx .. idx + n` of file `ino`, each stamped `tag`.
@@ -83,7 +89,7 @@ impl Fs {
             Some(_) => return Err(FsError::NotDir),
             None => return Err(FsError::NotFound),
         }
-        let mut t = self.balance(now_ns + self.cfg.host.syscall_ns);
+        let mut t = self.balance_after_syscall(now_ns);
         t = self.load_page(PageKey::Node { nid: ino }, t);
         for b in idx..idx + n {
             let (dn, _) = self.dnode_for(ino, b);
@@ -101,7 +107,7 @@ impl Fs {
             inode.size_blocks = idx + n;
             self.cache.insert(PageKey::Node { nid: ino }, true);
         }
-        t += n * self.cfg.host.page_ns;
+        t = self.host_work(t, n * self.cfg.host.page_ns);
         Ok(self.throttle(t))
     }
 
@@ -119,7 +125,7 @@ impl Fs {
     /// Reads blocks `idx .. idx + n` of file `ino` (beyond the end reads nothing).
     pub fn read(&mut self, now_ns: Nanos, ino: u32, idx: u64, n: u64) -> Result<Nanos, FsError> {
         let size = self.size_blocks(ino).ok_or(FsError::NotFound)?;
-        let mut t = now_ns + self.cfg.host.syscall_ns;
+        let mut t = self.host_work(now_ns, self.cfg.host.syscall_ns);
         t = self.load_page(PageKey::Node { nid: ino }, t);
         let end = (idx + n).min(size);
         let mut misses = Vec::new();
@@ -133,6 +139,7 @@ impl Fs {
         }
         let start = self.make_room(misses.len(), t);
         let mut done = start;
+        let mut issue = start;
         let mut run_start = 0;
         for i in 0..misses.len() {
             self.cache.insert(PageKey::Data { ino, idx: misses[i] }, false);
@@ -145,12 +152,13 @@ impl Fs {
                 let first = self.data_addr(ino, misses[run_start]);
                 if first != NULL_ADDR {
                     let nlb = (i + 1 - run_start) as u32;
-                    done = done.max(self.io.read(start + self.cfg.host.request_ns, u64::from(first), nlb, None));
+                    issue = self.host_work(issue, self.cfg.host.request_ns);
+                    done = done.max(self.io.read(issue, u64::from(first), nlb, None));
                 }
                 run_start = i + 1;
             }
         }
-        Ok(done + (end.saturating_sub(idx)) * self.cfg.host.page_ns)
+        Ok(self.host_work(done, end.saturating_sub(idx) * self.cfg.host.page_ns))
     }
 
     /// Makes the file durable: its data, then its nodes with the fsync mark.
@@ -159,7 +167,7 @@ impl Fs {
             return Err(FsError::NotFound);
         }
         self.stats.fsyncs += 1;
-        let t = self.balance(now_ns + self.cfg.host.syscall_ns);
+        let t = self.balance_after_syscall(now_ns);
         let data = self.cache.dirty_data_of(ino);
         let done = self.writeback(t, &data, false);
         let mut nodes: Vec<PageKey> = self
@@ -182,7 +190,7 @@ impl Fs {
         if self.dirs.get(&ino).is_some_and(|d| d.slots.iter().any(Option::is_some)) {
             return Err(FsError::Exists);
         }
-        let t = self.balance(now_ns + self.cfg.host.syscall_ns);
+        let t = self.balance_after_syscall(now_ns);
         let d = self.dirs.get_mut(&dir).expect("looked up");
         let slot = d.index.remove(name).expect("looked up");
         d.slots[slot] = None;
@@ -213,7 +221,7 @@ impl Fs {
         }
         self.tags.remove(&ino);
         self.dirs.remove(&ino);
-        now_ns + size * self.cfg.host.page_ns / 8
+        self.host_work(now_ns, size * self.cfg.host.page_ns / 8)
     }
 
     /// The file's nodes: inode, indirect and direct nodes.
@@ -232,7 +240,8 @@ impl Fs {
     /// Makes everything durable: dirty data, then a checkpoint.
     pub fn sync(&mut self, now_ns: Nanos) -> Nanos {
         let keys = self.cache.dirty_matching(|k| matches!(k, PageKey::Data { .. }));
-        let t = self.writeback(now_ns + self.cfg.host.syscall_ns, &keys, false);
+        let t = self.host_work(now_ns, self.cfg.host.syscall_ns);
+        let t = self.writeback(t, &keys, false);
         self.checkpoint(t)
     }
 }

@@ -138,7 +138,7 @@ impl Fs {
                 j += 1;
             }
             let bytes = self.io.data_mode().then(|| self.encode_run(&queued[i..j], fsync));
-            t += self.cfg.host.request_ns;
+            t = self.host_work(t, self.cfg.host.request_ns);
             let nlb = (j - i) as u32;
             let c = self.io.write(t, u64::from(queued[i].addr), nlb, bytes.as_deref(), kind);
             done = done.max(c);

@@ -142,3 +142,68 @@ fn fsync_survives_a_crash_and_unsynced_writes_roll_back() {
     assert_eq!(fs.file_tags(b).unwrap(), &[1; 4], "unsynced writes are lost");
     fs.fsck(t).unwrap();
 }
+
+#[test]
+fn host_copy_reads_go_one_request_per_block_unless_merged() {
+    let mut reads = Vec::new();
+    for merge in [false, true] {
+        let mut cfg = FsConfig::new(Recycling::Zns);
+        cfg.cache_pages = 64;
+        cfg.fg_free_segments = 4;
+        cfg.gc_read_merge = merge;
+        let mut fs = Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg.clone()).unwrap();
+        // Overwrite the first half of every file: the second halves stay valid in runs.
+        let mut t = 100;
+        let mut inos = Vec::new();
+        for f in 0..8 {
+            let (ino, done) = fs.create(t, ROOT_INO, &format!("f{f}"), FileKind::File).unwrap();
+            t = fs.write(done, ino, 0, 96, 1).unwrap();
+            inos.push(ino);
+        }
+        for r in 0..6 {
+            for &ino in &inos {
+                t = fs.write(t, ino, 0, 48, 2 + r).unwrap();
+            }
+            t = fs.sync(t);
+        }
+        let phases: Vec<_> = fs.stats.compactions.iter().filter(|c| c.read_ns > 0).collect();
+        assert!(!phases.is_empty(), "a 64-page cache leaves victim blocks to read");
+        // The compacting thread pays one request (and a page) per block it reads.
+        let host = cfg.host.request_ns + cfg.host.page_ns;
+        if !merge {
+            assert!(phases.iter().all(|c| c.read_ns >= host), "{phases:?}");
+        }
+        let t = fs.traffic();
+        reads.push((t.read_requests, t.read_blocks));
+    }
+    let ((one, blocks), (merged, merged_blocks)) = (reads[0], reads[1]);
+    assert_eq!(blocks, merged_blocks, "the same blocks are read either way");
+    assert!(one > merged * 2, "merged runs of neighbours cost fewer requests: {reads:?}");
+}
+
+#[test]
+fn host_work_queues_on_the_configured_cpus() {
+    let mut done = Vec::new();
+    for cpus in [1, 2] {
+        let mut cfg = FsConfig::new(Recycling::Zns);
+        cfg.host.cpus = cpus;
+        let mut fs = Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).unwrap();
+        let (ino, t) = fs.create(10, ROOT_INO, "a", FileKind::File).unwrap();
+        let t = fs.write(t, ino, 0, 32, 1).unwrap() + 1_000_000;
+        // Two processes read the cached file at the same moment.
+        let first = fs.read(t, ino, 0, 32).unwrap();
+        let second = fs.read(t, ino, 0, 32).unwrap();
+        done.push((first - t, second - t));
+    }
+    let (one, two) = (done[0], done[1]);
+    assert_eq!(one.0, two.0, "the first read finds idle cores either way");
+    assert!(one.1 >= 2 * one.0, "one core: the second read waits for the first: {one:?}");
+    assert!(two.1 < two.0 + FsConfig::new(Recycling::Zns).host.syscall_ns * 2, "two cores side by side: {two:?}");
+}
+
+#[test]
+fn zero_cpus_is_refused() {
+    let mut cfg = FsConfig::new(Recycling::Zns);
+    cfg.host.cpus = 0;
+    assert!(Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).is_err());
+}

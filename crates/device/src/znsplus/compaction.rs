@@ -120,29 +120,39 @@ impl Device {
         // Data mode: the sources as they are now, before the copy moves anything.
         let snapshot: Vec<Vec<u8>> =
             self.data.as_ref().map_or_else(Vec::new, |d| src.iter().map(|&l| d.block_copy(l)).collect());
-        let mut done_ns = at_ns;
+        // Destination chunks: (first index, end index) into src / dst.
+        let mut groups: Vec<(usize, usize)> = Vec::with_capacity(dst.len().div_ceil(per_chunk as usize));
         let mut i = 0;
         while i < dst.len() {
             let chunk = (dst[i] - zslba) / per_chunk;
             let j = i + dst[i..].iter().take_while(|&&d| (d - zslba) / per_chunk == chunk).count();
-            done_ns = done_ns.max(self.fill_gap(zone, dst[i] - zslba, at_ns));
-            let whole = j - i == per_chunk as usize
-                && src[i].is_multiple_of(per_chunk)
-                && src[i..j].iter().enumerate().all(|(k, &s)| s == src[i] + k as u64);
-            let blocks = snapshot.get(i..j);
-            match if whole { self.try_copyback(zone, src[i], at_ns) } else { None } {
-                Some(t) => {
-                    done_ns = done_ns.max(t);
-                    for (k, &d) in dst[i..j].iter().enumerate() {
-                        self.store_copy(d, blocks.map(|b| &b[k][..]));
+            groups.push((i, j));
+            i = j;
+        }
+        let window = (self.layout.zone_buffer_bytes / u64::from(self.chunk_bytes())).max(1) as usize;
+        let mut done_ns = at_ns;
+        for part in groups.chunks(window) {
+            let fetched = self.prefetch_sources(zone, src, dst, part, at_ns);
+            for &(i, j) in part {
+                done_ns = done_ns.max(self.fill_gap(zone, dst[i] - zslba, at_ns));
+                let blocks = snapshot.get(i..j);
+                match if Self::whole_chunk(src, i, j, per_chunk) {
+                    self.try_copyback(zone, src[i], at_ns)
+                } else {
+                    None
+                } {
+                    Some(t) => {
+                        done_ns = done_ns.max(t);
+                        for (k, &d) in dst[i..j].iter().enumerate() {
+                            self.store_copy(d, blocks.map(|b| &b[k][..]));
+                        }
+                    }
+                    None => {
+                        let t = self.copy_through_controller(zone, &src[i..j], &dst[i..j], blocks, &fetched, at_ns);
+                        done_ns = done_ns.max(t);
                     }
                 }
-                None => {
-                    let t = self.copy_through_controller(zone, &src[i..j], &dst[i..j], blocks, at_ns);
-                    done_ns = done_ns.max(t);
-                }
             }
-            i = j;
         }
         let wp = self.zones.wp(zone);
         self.zones.advance_wp(zone, dst[dst.len() - 1] + 1 - wp);
@@ -150,15 +160,56 @@ impl Device {
         done_ns.max(self.op_done_max_ns)
     }
 
+    /// Whether destination chunk `src[i..j]` copies one whole source chunk in order.
+    fn whole_chunk(src: &[u64], i: usize, j: usize, per_chunk: u64) -> bool {
+        j - i == per_chunk as usize
+            && src[i].is_multiple_of(per_chunk)
+            && src[i..j].iter().enumerate().all(|(k, &s)| s == src[i] + k as u64)
+    }
+
+    /// Reads into the controller, up front, every source chunk of the
+    /// destination chunks `part` that cannot go by copyback, so the reads of
+    /// a buffer's worth of copies run in parallel instead of each waiting
+    /// behind the program before it. Returns (source chunk, when it is in).
+    /// The copyback test here is the one `try_copyback` makes later; a chunk
+    /// it turns down after all is read then.
+    fn prefetch_sources(
+        &mut self,
+        zone: u32,
+        src: &[u64],
+        dst: &[u64],
+        part: &[(usize, usize)],
+        at_ns: Nanos,
+    ) -> Vec<(u64, Nanos)> {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let zslba = self.zones.zslba(zone);
+        let chunk_bytes = self.chunk_bytes();
+        let mut fetched: Vec<(u64, Nanos)> = Vec::with_capacity(part.len() * 2);
+        for &(i, j) in part {
+            let dst_chunk = (dst[i] - zslba) / per_chunk;
+            if Self::whole_chunk(src, i, j, per_chunk) && self.copyback_source(zone, dst_chunk, src[i], at_ns).is_some()
+            {
+                continue;
+            }
+            for &s in &src[i..j] {
+                if !fetched.iter().any(|&(c, _)| c == s / per_chunk) {
+                    fetched.push((s / per_chunk, self.fetch(s, at_ns, chunk_bytes)));
+                }
+            }
+        }
+        fetched
+    }
+
     /// Copies the blocks of one destination chunk through the controller:
-    /// each distinct source chunk is read once; skipped blocks between
-    /// destinations are zero-filled or plugged.
+    /// each distinct source chunk is read once (or was `fetched` ahead);
+    /// skipped blocks between destinations are zero-filled or plugged.
     fn copy_through_controller(
         &mut self,
         zone: u32,
         src: &[u64],
         dst: &[u64],
         blocks: Option<&[Vec<u8>]>,
+        fetched: &[(u64, Nanos)],
         at_ns: Nanos,
     ) -> Nanos {
         let per_chunk = self.layout.lbas_per_chunk;
@@ -166,8 +217,13 @@ impl Device {
         let chunk_bytes = self.chunk_bytes();
         let mut reads: Vec<(u64, Nanos)> = Vec::with_capacity(src.len());
         for &s in src {
-            if !reads.iter().any(|&(c, _)| c == s / per_chunk) {
-                reads.push((s / per_chunk, self.fetch(s, at_ns, chunk_bytes)));
+            let c = s / per_chunk;
+            if !reads.iter().any(|&(r, _)| r == c) {
+                let ready = match fetched.iter().find(|&&(f, _)| f == c) {
+                    Some(&(_, t)) => t,
+                    None => self.fetch(s, at_ns, chunk_bytes),
+                };
+                reads.push((c, ready));
             }
         }
         let ready_ns = reads.iter().map(|&(_, t)| t).fold(at_ns, Nanos::max);

@@ -107,23 +107,13 @@ impl Device {
     /// below the limit. Returns when the copy is programmed.
     pub(crate) fn try_copyback(&mut self, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<Nanos> {
         let per_chunk = self.layout.lbas_per_chunk;
-        let chain_max = self.config.znsplus.copyback_chain_max;
-        let g = self.flash.geometry();
-        if chain_max == 0 || g.planes_per_die != 1 || g.oneshot_pages != 1 {
-            return None;
-        }
-        assert!(src_lba.is_multiple_of(per_chunk), "copyback copies whole chunks");
-        let Source::Flash { loc, ready_ns } = self.source_of(src_lba, at_ns) else {
-            return None;
-        };
         let io = &self.zone_io[zone as usize];
         assert!(io.filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
-        let unit = self.mapping.unit_of_chunk(io.filled_lbas / per_chunk);
-        assert_eq!(unit, io.flushed_units, "one-page units are programmed as they fill");
+        let dst_chunk = io.filled_lbas / per_chunk;
+        let (loc, ready_ns) = self.copyback_source(zone, dst_chunk, src_lba, at_ns)?;
+        let unit = self.mapping.unit_of_chunk(dst_chunk);
+        assert_eq!(unit, self.zone_io[zone as usize].flushed_units, "one-page units are programmed as they fill");
         let (addr, first_page) = self.mapping.unit_target(zone, unit);
-        if addr.die != loc.die || self.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page) >= chain_max {
-            return None;
-        }
         self.erase_before_program(addr, at_ns);
         let done_ns = self
             .flash
@@ -135,6 +125,29 @@ impl Device {
         self.zone_io[zone as usize].push_gate(done_ns, at_ns);
         self.znsplus.copyback_blocks += per_chunk;
         Some(done_ns)
+    }
+
+    /// Where the chunk at `src_lba` would be copied back from into chunk
+    /// `dst_chunk` of `zone`, if the copyback rule allows it.
+    pub(crate) fn copyback_source(
+        &self,
+        zone: u32,
+        dst_chunk: u64,
+        src_lba: u64,
+        at_ns: Nanos,
+    ) -> Option<(ChunkLocation, Nanos)> {
+        let chain_max = self.config.znsplus.copyback_chain_max;
+        let g = self.flash.geometry();
+        if chain_max == 0 || g.planes_per_die != 1 || g.oneshot_pages != 1 {
+            return None;
+        }
+        assert!(src_lba.is_multiple_of(self.layout.lbas_per_chunk), "copyback copies whole chunks");
+        let Source::Flash { loc, ready_ns } = self.source_of(src_lba, at_ns) else {
+            return None;
+        };
+        let (addr, _) = self.mapping.unit_target(zone, self.mapping.unit_of_chunk(dst_chunk));
+        let chained = self.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page);
+        (addr.die == loc.die && chained < chain_max).then_some((loc, ready_ns))
     }
 
     /// Takes `lbas` copied blocks, in the controller from `ready_ns` on, into

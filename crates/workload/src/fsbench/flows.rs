@@ -1,5 +1,6 @@
 //! The data sets and flow operations of each workload.
 
+use super::pool::BufferPool;
 use super::{FsBenchConfig, FsWorkload, Thread};
 use zonelab_fs::{FileKind, Fs, FsError, ROOT_INO};
 use zonelab_sim::{Nanos, SimRng};
@@ -10,12 +11,23 @@ pub(super) struct Op {
     pub read_blocks: u64,
     pub write_blocks: u64,
     pub fsync: bool,
+    /// The operation (an OLTP transaction) has more steps to run.
+    pub more: bool,
 }
 
 impl Op {
     fn new(done_ns: Nanos) -> Self {
-        Op { done_ns, read_blocks: 0, write_blocks: 0, fsync: false }
+        Op { done_ns, read_blocks: 0, write_blocks: 0, fsync: false, more: false }
     }
+}
+
+/// An OLTP transaction in progress: its page accesses run one per step, so
+/// the other connections' I/O interleaves with them as it would on a real
+/// host, then the commit.
+pub(super) struct Txn {
+    /// (page, update) in order: the reads, then the updates.
+    accesses: Vec<(u64, bool)>,
+    next: usize,
 }
 
 /// Blocks of a 16 KiB database page.
@@ -26,6 +38,8 @@ const LOG_BLOCKS: u64 = 2048;
 const MEAN_APPEND_BLOCKS: u64 = 4;
 /// Commits between fsyncs of the database file (InnoDB's page flushing).
 const COMMITS_PER_DB_FLUSH: u64 = 256;
+/// Database pages per buffer-pool page (seed 002 Table 3: 12 GB over 1 GB).
+const DB_PAGES_PER_POOL_PAGE: u64 = 12;
 
 pub(super) struct FileSet {
     workload: FsWorkload,
@@ -41,6 +55,7 @@ pub(super) struct FileSet {
     log_pos: u64,
     commits: u64,
     tag: u64,
+    pool: Option<BufferPool>,
 }
 
 impl FileSet {
@@ -55,6 +70,8 @@ impl FileSet {
         // holds about one mean append more than it was created with.
         let steady_blocks = file_blocks + MEAN_APPEND_BLOCKS;
         let slots = if file_blocks == 0 { 0 } else { (data / steady_blocks) * 10 / 9 };
+        let db_pages = data.saturating_sub(LOG_BLOCKS) / PAGE_BLOCKS;
+        let pool = cfg.workload.is_oltp().then(|| BufferPool::new((db_pages / DB_PAGES_PER_POOL_PAGE).max(1) as usize));
         Self {
             workload: cfg.workload,
             files: vec![None; slots as usize],
@@ -64,10 +81,11 @@ impl FileSet {
             dir_width,
             db: 0,
             log: 0,
-            db_pages: data.saturating_sub(LOG_BLOCKS) / PAGE_BLOCKS,
+            db_pages,
             log_pos: 0,
             commits: 0,
             tag: 0,
+            pool,
         }
     }
 
@@ -199,7 +217,7 @@ impl FileSet {
         if fsync {
             t = fs.fsync(t, ino)?;
         }
-        Ok(Op { done_ns: t, read_blocks: 0, write_blocks: n, fsync })
+        Ok(Op { done_ns: t, read_blocks: 0, write_blocks: n, fsync, more: false })
     }
 
     fn read_whole(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
@@ -233,8 +251,48 @@ impl FileSet {
         }
     }
 
+    /// Reads or updates database page `p` through the buffer pool: a miss
+    /// reads the page from the file, after writing out the dirty page it
+    /// displaces.
+    fn pool_access(&mut self, fs: &mut Fs, now_ns: Nanos, p: u64, update: bool, op: &mut Op) -> Result<Nanos, FsError> {
+        let pool = self.pool.as_mut().expect("OLTP workloads have a buffer pool");
+        let access = pool.access(p, update);
+        let mut t = now_ns;
+        if let Some(e) = access.evicted_dirty {
+            let tag = self.next_tag();
+            t = fs.write(t, self.db, e * PAGE_BLOCKS, PAGE_BLOCKS, tag)?;
+            op.write_blocks += PAGE_BLOCKS;
+        }
+        if !access.hit {
+            t = fs.read(t, self.db, p * PAGE_BLOCKS, PAGE_BLOCKS)?;
+            op.read_blocks += PAGE_BLOCKS;
+        }
+        Ok(t)
+    }
+
     /// One OLTP transaction: page reads, page updates, and a commit (log write + fsync).
     fn transaction(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
+        let txn = match th.txn.take() {
+            Some(txn) => txn,
+            None => self.new_transaction(th),
+        };
+        let mut op = Op::new(now_ns);
+        if let Some(&(p, update)) = txn.accesses.get(txn.next) {
+            op.done_ns = self.pool_access(fs, now_ns, p, update, &mut op)?;
+            op.more = txn.next + 1 < txn.accesses.len() || update;
+            if op.more {
+                th.txn = Some(Txn { next: txn.next + 1, ..txn });
+            }
+            return Ok(op);
+        }
+        op.done_ns = self.commit(fs, now_ns)?;
+        op.write_blocks += 1;
+        op.fsync = true;
+        Ok(op)
+    }
+
+    /// The pages a new transaction reads and updates.
+    fn new_transaction(&mut self, th: &mut Thread) -> Txn {
         let (reads, writes, skew) = match self.workload {
             FsWorkload::Tpcc => (4, 2, (0.8, 0.2)),
             FsWorkload::YcsbA if th.rng.chance(0.5) => (0, 1, (0.9, 0.1)),
@@ -242,34 +300,20 @@ impl FileSet {
             _ if th.rng.chance(0.5) => (1, 1, (0.9, 0.1)),
             _ => (1, 0, (0.9, 0.1)),
         };
-        let mut op = Op::new(now_ns);
-        let mut t = now_ns;
-        for _ in 0..reads {
-            let p = self.page(&mut th.rng, skew.0, skew.1);
-            t = fs.read(t, self.db, p * PAGE_BLOCKS, PAGE_BLOCKS)?;
-            op.read_blocks += PAGE_BLOCKS;
-        }
-        if writes == 0 {
-            op.done_ns = t;
-            return Ok(op);
-        }
-        for _ in 0..writes {
-            let p = self.page(&mut th.rng, skew.0, skew.1);
-            let tag = self.next_tag();
-            t = fs.write(t, self.db, p * PAGE_BLOCKS, PAGE_BLOCKS, tag)?;
-            op.write_blocks += PAGE_BLOCKS;
-        }
+        let accesses = (0..reads + writes).map(|k| (self.page(&mut th.rng, skew.0, skew.1), k >= reads)).collect();
+        Txn { accesses, next: 0 }
+    }
+
+    /// Commit: the log record, made durable; now and then the database file too.
+    fn commit(&mut self, fs: &mut Fs, now_ns: Nanos) -> Result<Nanos, FsError> {
         let tag = self.next_tag();
-        t = fs.write(t, self.log, self.log_pos, 1, tag)?;
+        let mut t = fs.write(now_ns, self.log, self.log_pos, 1, tag)?;
         self.log_pos = (self.log_pos + 1) % LOG_BLOCKS;
         t = fs.fsync(t, self.log)?;
-        op.write_blocks += 1;
-        op.fsync = true;
         self.commits += 1;
         if self.commits.is_multiple_of(COMMITS_PER_DB_FLUSH) {
             t = fs.fsync(t, self.db)?;
         }
-        op.done_ns = t;
-        Ok(op)
+        Ok(t)
     }
 }

@@ -9,6 +9,7 @@
 //! system in simulated-time order.
 
 mod flows;
+mod pool;
 pub mod report;
 
 use std::cmp::Reverse;
@@ -139,6 +140,9 @@ struct Thread {
     ready_ns: Nanos,
     step: usize,
     rng: SimRng,
+    /// Start of the operation in progress (for its latency).
+    op_start_ns: Nanos,
+    txn: Option<flows::Txn>,
 }
 
 /// Prepares the data set, then runs the workload until it has written
@@ -155,7 +159,13 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     let t0 = fs.sync(t0);
     let before = Snapshot::take(fs);
     let mut threads: Vec<Thread> = (0..cfg.threads)
-        .map(|i| Thread { ready_ns: t0 + u64::from(i), step: 0, rng: SimRng::fork(cfg.seed, u64::from(i) + 1) })
+        .map(|i| Thread {
+            ready_ns: t0 + u64::from(i),
+            step: 0,
+            rng: SimRng::fork(cfg.seed, u64::from(i) + 1),
+            op_start_ns: t0 + u64::from(i),
+            txn: None,
+        })
         .collect();
     let mut heap: BinaryHeap<Reverse<(Nanos, u32)>> =
         threads.iter().enumerate().map(|(i, t)| Reverse((t.ready_ns, i as u32))).collect();
@@ -170,12 +180,15 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
         let Reverse((now, i)) = heap.pop().expect("threads never finish");
         let th = &mut threads[i as usize];
         let op = set.step(fs, th, now).map_err(|e: FsError| format!("{}: {e}", cfg.workload.name()))?;
-        result.ops += 1;
         result.read_bytes += op.read_blocks * 4096;
         result.write_bytes += op.write_blocks * 4096;
-        result.latency.record(op.done_ns - now);
-        if op.fsync {
-            result.fsync_latency.record(op.done_ns - now);
+        if !op.more {
+            result.ops += 1;
+            result.latency.record(op.done_ns - th.op_start_ns);
+            if op.fsync {
+                result.fsync_latency.record(op.done_ns - th.op_start_ns);
+            }
+            th.op_start_ns = op.done_ns;
         }
         th.ready_ns = op.done_ns;
         end_ns = end_ns.max(op.done_ns);
@@ -223,6 +236,7 @@ impl Snapshot {
             meta_blocks: a.meta_blocks - b.meta_blocks,
             relocated_blocks: a.relocated_blocks - b.relocated_blocks,
             read_blocks: a.read_blocks - b.read_blocks,
+            read_requests: a.read_requests - b.read_requests,
             device_copied_blocks: a.device_copied_blocks - b.device_copied_blocks,
             requests: a.requests - b.requests,
         };
