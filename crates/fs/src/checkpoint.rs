@@ -65,6 +65,7 @@ impl Fs {
         self.free_nids.append(&mut self.freed_nids);
         self.unsynced.clear();
         self.stats.checkpoints += 1;
+        self.stats.checkpoint_ns += t - now_ns;
         self.inflight_ns = self.inflight_ns.max(t);
         t
     }

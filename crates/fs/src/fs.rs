@@ -83,6 +83,8 @@ pub struct FsStats {
     pub sc_segments: u64,
     pub checkpoints: u64,
     pub periodic_checkpoints: u64,
+    /// Time spent writing checkpoints (everything else waits meanwhile).
+    pub checkpoint_ns: Nanos,
     /// Blocks written by the user (file data and dentries).
     pub user_blocks: u64,
     pub fsyncs: u64,

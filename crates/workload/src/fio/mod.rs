@@ -3,7 +3,7 @@
 //! lines, `run` simulates the jobs against a device, `stats` keeps fio's
 //! statistics and `report` prints them as fio does.
 
-mod distribution;
+pub(crate) mod distribution;
 pub mod job;
 pub mod options;
 pub mod parse;

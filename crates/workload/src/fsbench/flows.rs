@@ -2,6 +2,8 @@
 
 use super::pool::BufferPool;
 use super::{FsBenchConfig, FsWorkload, Thread};
+use crate::fio::distribution::OffsetGenerator;
+use crate::fio::job::Distribution;
 use zonelab_fs::{FileKind, Fs, FsError, ROOT_INO};
 use zonelab_sim::{Nanos, SimRng};
 
@@ -40,6 +42,11 @@ const MEAN_APPEND_BLOCKS: u64 = 4;
 const COMMITS_PER_DB_FLUSH: u64 = 256;
 /// Database pages per buffer-pool page (seed 002 Table 3: 12 GB over 1 GB).
 const DB_PAGES_PER_POOL_PAGE: u64 = 12;
+/// YCSB's 1 KB records in a 16 KiB page.
+const RECORDS_PER_PAGE: u64 = 16;
+/// YCSB's request distribution: zipfian with its default constant, over
+/// records hashed across the key space (`insertorder=hashed`).
+const YCSB_ZIPF_THETA: f64 = 0.99;
 
 pub(super) struct FileSet {
     workload: FsWorkload,
@@ -56,10 +63,12 @@ pub(super) struct FileSet {
     commits: u64,
     tag: u64,
     pool: Option<BufferPool>,
+    /// YCSB: which record a request touches.
+    records: Option<OffsetGenerator>,
 }
 
 impl FileSet {
-    pub fn new(fs: &Fs, cfg: &FsBenchConfig) -> Self {
+    pub fn new(fs: &Fs, cfg: &FsBenchConfig, rng: &mut SimRng) -> Self {
         let data = (fs.user_blocks() as f64 * cfg.utilization) as u64;
         let (file_blocks, dir_width) = match cfg.workload {
             FsWorkload::Fileserver => (32, 20),
@@ -72,6 +81,10 @@ impl FileSet {
         let slots = if file_blocks == 0 { 0 } else { (data / steady_blocks) * 10 / 9 };
         let db_pages = data.saturating_sub(LOG_BLOCKS) / PAGE_BLOCKS;
         let pool = cfg.workload.is_oltp().then(|| BufferPool::new((db_pages / DB_PAGES_PER_POOL_PAGE).max(1) as usize));
+        let ycsb = matches!(cfg.workload, FsWorkload::YcsbA | FsWorkload::YcsbF);
+        let records = ycsb.then(|| {
+            OffsetGenerator::new(Distribution::Zipf(YCSB_ZIPF_THETA), (db_pages * RECORDS_PER_PAGE).max(1), rng)
+        });
         Self {
             workload: cfg.workload,
             files: vec![None; slots as usize],
@@ -86,6 +99,7 @@ impl FileSet {
             commits: 0,
             tag: 0,
             pool,
+            records,
         }
     }
 
@@ -293,14 +307,22 @@ impl FileSet {
 
     /// The pages a new transaction reads and updates.
     fn new_transaction(&mut self, th: &mut Thread) -> Txn {
-        let (reads, writes, skew) = match self.workload {
-            FsWorkload::Tpcc => (4, 2, (0.8, 0.2)),
-            FsWorkload::YcsbA if th.rng.chance(0.5) => (0, 1, (0.9, 0.1)),
-            FsWorkload::YcsbA => (1, 0, (0.9, 0.1)),
-            _ if th.rng.chance(0.5) => (1, 1, (0.9, 0.1)),
-            _ => (1, 0, (0.9, 0.1)),
+        let accesses = match (&mut self.records, self.workload) {
+            (None, _) => {
+                // tpcc: four page reads and two updates, 80% of them on 20% of the pages.
+                (0..6).map(|k| (self.page(&mut th.rng, 0.8, 0.2), k >= 4)).collect()
+            }
+            (Some(records), w) => {
+                let page = records.next(&mut th.rng) / RECORDS_PER_PAGE;
+                match (w, th.rng.chance(0.5)) {
+                    // YCSB-a: half reads, half updates.
+                    (FsWorkload::YcsbA, update) => vec![(page, update)],
+                    // YCSB-f: half reads, half read-modify-writes of the same record.
+                    (_, true) => vec![(page, false), (page, true)],
+                    (_, false) => vec![(page, false)],
+                }
+            }
         };
-        let accesses = (0..reads + writes).map(|k| (self.page(&mut th.rng, skew.0, skew.1), k >= reads)).collect();
         Txn { accesses, next: 0 }
     }
 
@@ -315,5 +337,69 @@ impl FileSet {
             t = fs.fsync(t, self.db)?;
         }
         Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zonelab_device::{preset, Device};
+    use zonelab_fs::{FsConfig, Recycling};
+
+    fn file_set(workload: FsWorkload) -> (Fs, FileSet, Thread) {
+        let mut c = preset("mlc").unwrap();
+        c.mapping.d_zone = 4;
+        c.namespace.zones = 48;
+        c.namespace.zone_size_bytes = 4 * c.flash.block_bytes();
+        c.namespace.zone_capacity_bytes = c.namespace.zone_size_bytes;
+        c.flash.blocks_per_plane = 64;
+        let fs = Fs::mkfs(Device::new(c).unwrap(), FsConfig::new(Recycling::Zns)).unwrap();
+        let cfg = FsBenchConfig::new(workload);
+        let set = FileSet::new(&fs, &cfg, &mut SimRng::new(7));
+        let th = Thread { ready_ns: 0, step: 0, rng: SimRng::new(8), op_start_ns: 0, txn: None };
+        (fs, set, th)
+    }
+
+    /// Share of page accesses that fall on the most used tenth of the pages.
+    fn top_tenth_share(set: &mut FileSet, th: &mut Thread, transactions: usize) -> f64 {
+        let mut counts = vec![0u64; set.db_pages as usize];
+        for _ in 0..transactions {
+            for (page, _) in set.new_transaction(th).accesses {
+                counts[page as usize] += 1;
+            }
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = counts[..counts.len() / 10].iter().sum();
+        top as f64 / counts.iter().sum::<u64>() as f64
+    }
+
+    #[test]
+    fn ycsb_hashes_zipfian_records_so_pages_are_less_skewed_than_records() {
+        let (_fs, mut set, mut th) = file_set(FsWorkload::YcsbA);
+        let share = top_tenth_share(&mut set, &mut th, 2_000_000);
+        // The hottest tenth of the records gets H(n/10) / H(n) of a zipfian
+        // (θ 0.99); 16 records share a page and hot ones are hashed across the
+        // file, so the hottest tenth of the pages gets clearly less, yet far
+        // more than the ~13% of uniform draws.
+        let records = set.db_pages * RECORDS_PER_PAGE;
+        let h = |n: u64| (1..=n).map(|i| (i as f64).powf(-YCSB_ZIPF_THETA)).sum::<f64>();
+        let record_share = h(records / 10) / h(records);
+        assert!(share < record_share - 0.1, "pages {share} vs records {record_share}");
+        assert!(share > 0.3, "{share}");
+    }
+
+    #[test]
+    fn ycsb_f_updates_the_record_it_read() {
+        let (_fs, mut set, mut th) = file_set(FsWorkload::YcsbF);
+        let mut rmw = 0;
+        for _ in 0..1000 {
+            let a = set.new_transaction(&mut th).accesses;
+            assert!(!a.is_empty() && a.len() <= 2 && !a[0].1);
+            if a.len() == 2 {
+                assert_eq!((a[0].0, a[1]), (a[1].0, (a[0].0, true)));
+                rmw += 1;
+            }
+        }
+        assert!((400..600).contains(&rmw), "{rmw}");
     }
 }

@@ -95,6 +95,8 @@ pub struct FsBenchResult {
     pub tl_segments: u64,
     pub sc_segments: u64,
     pub checkpoints: u64,
+    /// Time spent in checkpoints (compaction's own included).
+    pub checkpoint_ns: Nanos,
     /// What the device's ZNS+ commands did during the measured run.
     pub znsplus: ZnsPlusCounters,
     /// Mean flash chip utilization over the measured run.
@@ -154,7 +156,8 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     if cfg.threads == 0 || cfg.threads > 4096 {
         return Err(format!("threads {} must be within 1 ..= 4096", cfg.threads));
     }
-    let mut set = flows::FileSet::new(fs, cfg);
+    // Stream 0 is the data set's; threads draw from streams 1 ..= threads.
+    let mut set = flows::FileSet::new(fs, cfg, &mut SimRng::fork(cfg.seed, 0));
     let t0 = set.populate(fs).map_err(|e| format!("preparing the data set: {e}"))?;
     let t0 = fs.sync(t0);
     let before = Snapshot::take(fs);
@@ -213,6 +216,7 @@ struct Snapshot {
     tl: u64,
     sc: u64,
     checkpoints: u64,
+    checkpoint_ns: Nanos,
     znsplus: ZnsPlusCounters,
 }
 
@@ -224,6 +228,7 @@ impl Snapshot {
             tl: fs.stats.tl_segments,
             sc: fs.stats.sc_segments,
             checkpoints: fs.stats.checkpoints,
+            checkpoint_ns: fs.stats.checkpoint_ns,
             znsplus: fs.device().znsplus_counters(),
         }
     }
@@ -244,6 +249,7 @@ impl Snapshot {
         r.tl_segments = fs.stats.tl_segments - self.tl;
         r.sc_segments = fs.stats.sc_segments - self.sc;
         r.checkpoints = fs.stats.checkpoints - self.checkpoints;
+        r.checkpoint_ns = fs.stats.checkpoint_ns - self.checkpoint_ns;
         let (z, y) = (fs.device().znsplus_counters(), self.znsplus);
         r.znsplus = ZnsPlusCounters {
             compactions: z.compactions - y.compactions,
