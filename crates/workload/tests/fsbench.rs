@@ -1,18 +1,13 @@
 //! File-system workloads on a small seed-002 device: they run, they are
 //! deterministic, OLTP connections overlap their I/O, bad settings are refused.
 
-use zonelab_device::{preset, Device};
+use zonelab_device::Device;
 use zonelab_fs::{Fs, FsConfig, Recycling};
 use zonelab_workload::fsbench::{run, FsBenchConfig, FsBenchResult, FsWorkload};
 
 /// The mlc preset with 4-die zones of 8 MiB: 48 zones, 384 MiB.
 fn small_fs(recycling: Recycling) -> Fs {
-    let mut c = preset("mlc").unwrap();
-    c.mapping.d_zone = 4;
-    c.namespace.zones = 48;
-    c.namespace.zone_size_bytes = 4 * c.flash.block_bytes();
-    c.namespace.zone_capacity_bytes = c.namespace.zone_size_bytes;
-    c.flash.blocks_per_plane = 64;
+    let c = zonelab_fs::testing::small_device(48);
     let mut cfg = FsConfig::new(recycling);
     cfg.cache_pages = 4096;
     Fs::mkfs(Device::new(c).unwrap(), cfg).unwrap()

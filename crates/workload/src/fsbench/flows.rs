@@ -343,17 +343,12 @@ impl FileSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zonelab_device::{preset, Device};
+    use zonelab_device::Device;
     use zonelab_fs::{FsConfig, Recycling};
 
     fn file_set(workload: FsWorkload) -> (Fs, FileSet, Thread) {
-        let mut c = preset("mlc").unwrap();
-        c.mapping.d_zone = 4;
-        c.namespace.zones = 48;
-        c.namespace.zone_size_bytes = 4 * c.flash.block_bytes();
-        c.namespace.zone_capacity_bytes = c.namespace.zone_size_bytes;
-        c.flash.blocks_per_plane = 64;
-        let fs = Fs::mkfs(Device::new(c).unwrap(), FsConfig::new(Recycling::Zns)).unwrap();
+        let dev = Device::new(zonelab_fs::testing::small_device(48)).unwrap();
+        let fs = Fs::mkfs(dev, FsConfig::new(Recycling::Zns)).unwrap();
         let cfg = FsBenchConfig::new(workload);
         let set = FileSet::new(&fs, &cfg, &mut SimRng::new(7));
         let th = Thread { ready_ns: 0, step: 0, rng: SimRng::new(8), op_start_ns: 0, txn: None };
