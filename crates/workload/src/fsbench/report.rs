@@ -59,6 +59,7 @@ pub fn json(results: &[FsBenchResult]) -> Value {
                     "tl_segments": r.tl_segments,
                     "sc_segments": r.sc_segments,
                     "checkpoints": r.checkpoints,
+                    "checkpoint_ns": r.checkpoint_ns,
                     "copyback_ratio": r.copyback_ratio(),
                     "background_plugging_ratio": r.background_plugging_ratio(),
                     "chip_utilization": r.chip_utilization,
