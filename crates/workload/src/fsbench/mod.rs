@@ -147,8 +147,9 @@ struct Thread {
     txn: Option<flows::Txn>,
 }
 
-/// Prepares the data set, then runs the workload until it has written
-/// `write_bytes`; returns what the measured part did.
+/// Prepares the data set, warms up until segments are being reclaimed, then
+/// runs the workload until it has written `write_bytes`; returns what the
+/// measured part did.
 pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     if !(0.05..=0.97).contains(&cfg.utilization) {
         return Err(format!("utilization {} must be within 0.05 ..= 0.97", cfg.utilization));
@@ -160,8 +161,7 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     let mut set = flows::FileSet::new(fs, cfg, &mut SimRng::fork(cfg.seed, 0));
     let t0 = set.populate(fs).map_err(|e| format!("preparing the data set: {e}"))?;
     let t0 = fs.sync(t0);
-    let before = Snapshot::take(fs);
-    let mut threads: Vec<Thread> = (0..cfg.threads)
+    let threads: Vec<Thread> = (0..cfg.threads)
         .map(|i| Thread {
             ready_ns: t0 + u64::from(i),
             step: 0,
@@ -170,8 +170,19 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
             txn: None,
         })
         .collect();
-    let mut heap: BinaryHeap<Reverse<(Nanos, u32)>> =
-        threads.iter().enumerate().map(|(i, t)| Reverse((t.ready_ns, i as u32))).collect();
+    let heap = threads.iter().enumerate().map(|(i, t)| Reverse((t.ready_ns, i as u32))).collect();
+    let mut procs = Processes { set, threads, heap };
+    // Warm-up, not measured: seed 002 measures once segment reclaiming
+    // occurs steadily, so run until the file system has reclaimed a few
+    // segments; twice its size written bounds the wait.
+    let reclaimed = |fs: &Fs| fs.stats.sc_segments + fs.stats.tl_segments;
+    let (reclaimed_before, mut warm) = (reclaimed(fs), FsBenchResult::default());
+    let warm_bytes_max = 2 * fs.user_blocks() * 4096;
+    while reclaimed(fs) < reclaimed_before + WARM_UP_RECLAIMS && warm.write_bytes < warm_bytes_max {
+        procs.step(fs, cfg, &mut warm)?;
+    }
+    let t0 = procs.next_ns();
+    let before = Snapshot::take(fs);
     let mut result = FsBenchResult {
         workload: cfg.workload.name(),
         recycling: fs.config().recycling.name(),
@@ -180,22 +191,7 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     };
     let mut end_ns = t0;
     while result.write_bytes < cfg.write_bytes {
-        let Reverse((now, i)) = heap.pop().expect("threads never finish");
-        let th = &mut threads[i as usize];
-        let op = set.step(fs, th, now).map_err(|e: FsError| format!("{}: {e}", cfg.workload.name()))?;
-        result.read_bytes += op.read_blocks * 4096;
-        result.write_bytes += op.write_blocks * 4096;
-        if !op.more {
-            result.ops += 1;
-            result.latency.record(op.done_ns - th.op_start_ns);
-            if op.fsync {
-                result.fsync_latency.record(op.done_ns - th.op_start_ns);
-            }
-            th.op_start_ns = op.done_ns;
-        }
-        th.ready_ns = op.done_ns;
-        end_ns = end_ns.max(op.done_ns);
-        heap.push(Reverse((op.done_ns, i)));
+        end_ns = end_ns.max(procs.step(fs, cfg, &mut result)?);
         if fs.stats.compactions.len() - before.compactions > 64 * fs.segments() as usize {
             return Err(format!(
                 "{}: more than 64 compactions per segment: the data set leaves too little free space (utilization {})",
@@ -207,6 +203,44 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     result.elapsed_ns = end_ns - t0;
     before.finish(fs, &mut result, t0, end_ns);
     Ok(result)
+}
+
+/// Segments the warm-up waits to see reclaimed.
+const WARM_UP_RECLAIMS: u64 = 4;
+
+/// The simulated processes and whose turn it is.
+struct Processes {
+    set: flows::FileSet,
+    threads: Vec<Thread>,
+    /// (ready time, thread): the earliest runs next.
+    heap: BinaryHeap<Reverse<(Nanos, u32)>>,
+}
+
+impl Processes {
+    fn next_ns(&self) -> Nanos {
+        self.heap.peek().expect("threads never finish").0 .0
+    }
+
+    /// Runs the earliest thread's next step and counts it in `result`;
+    /// returns when the step is done.
+    fn step(&mut self, fs: &mut Fs, cfg: &FsBenchConfig, result: &mut FsBenchResult) -> Result<Nanos, String> {
+        let Reverse((now, i)) = self.heap.pop().expect("threads never finish");
+        let th = &mut self.threads[i as usize];
+        let op = self.set.step(fs, th, now).map_err(|e: FsError| format!("{}: {e}", cfg.workload.name()))?;
+        result.read_bytes += op.read_blocks * 4096;
+        result.write_bytes += op.write_blocks * 4096;
+        if !op.more {
+            result.ops += 1;
+            result.latency.record(op.done_ns - th.op_start_ns);
+            if op.fsync {
+                result.fsync_latency.record(op.done_ns - th.op_start_ns);
+            }
+            th.op_start_ns = op.done_ns;
+        }
+        th.ready_ns = op.done_ns;
+        self.heap.push(Reverse((op.done_ns, i)));
+        Ok(op.done_ns)
+    }
 }
 
 /// Counters at the start of the measured run.
