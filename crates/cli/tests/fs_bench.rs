@@ -43,3 +43,34 @@ fn fs_bench_bad_options_exit_2() {
         assert!(String::from_utf8_lossy(&out.stderr).starts_with("zonelab: "), "{bad:?}");
     }
 }
+
+/// Every figure and table as CSV, SVG and PNG, on tiny runs (`--smoke`: the files, not the numbers).
+#[test]
+fn reproduce_znsplus_writes_csv_svg_and_png_for_every_figure() {
+    let dir = std::env::temp_dir().join(format!("zonelab-znsplus-{}", std::process::id()));
+    let out = zonelab(&["reproduce", "znsplus", "--smoke", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    for name in [
+        "fig6_compaction_time",
+        "table4_media",
+        "fig7_threaded_logging",
+        "table5_tl_bp",
+        "fig8_utilization",
+        "fig9_chip_utilization",
+        "fig10_utilization_series",
+        "fig11_copyback_allocation",
+        "fig12_pcie_lanes",
+    ] {
+        let csv = std::fs::read_to_string(dir.join(format!("{name}.csv"))).unwrap();
+        // A header at least: runs this short may end before the first 100 ms point of Fig 10.
+        assert!(csv.lines().next().is_some_and(|h| h.contains(',')), "{name}: {csv}");
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}.png");
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{name}.svg: {}", &svg[..svg.len().min(80)]);
+        assert!(svg.trim_end().ends_with("</svg>"), "{name}.svg is complete");
+        assert!(readme.contains(&format!("![{name}]({name}.svg)")), "{name} in README.md");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

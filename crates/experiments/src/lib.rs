@@ -6,9 +6,10 @@
 //! - [`copy_offload`]: ZNS+ in-storage copy against a host read-then-write
 //!   (seed 002).
 //! - [`znsplus`]: seed 002's file-system results on `zonelab-fs` (Fig 6-12,
-//!   Tables 4-5); [`svg`] draws its plots.
+//!   Tables 4-5).
+//! - [`plot`]: both reproductions' plots, as SVG and PNG.
 
 pub mod characterization;
 pub mod copy_offload;
-pub mod svg;
+pub mod plot;
 pub mod znsplus;

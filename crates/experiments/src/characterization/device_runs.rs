@@ -1,7 +1,8 @@
 //! Seed 000 Obs 9, 10, 12 and 13: zone state transitions, by command
 //! sequences sent straight to the device (as the paper's SPDK benchmarks do).
 
-use super::{Finding, Outcome, Plot, Scale, Series};
+use super::{Finding, Outcome, Scale};
+use crate::plot::{Plot, Series};
 use zonelab_device::{preset, Command, Completion, Device, Payload, Started, ZoneAction};
 use zonelab_sim::{Nanos, SimRng, MS, SEC, US};
 

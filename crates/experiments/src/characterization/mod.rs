@@ -10,10 +10,10 @@
 
 mod device_runs;
 mod fio_runs;
-pub mod plot;
 mod seed000;
 mod seed003;
 
+use crate::plot::{self, Figure, Plot};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -78,21 +78,6 @@ impl Finding {
     pub fn passed(&self) -> bool {
         self.verdict == "reproduced" || self.verdict == "direction holds"
     }
-}
-
-/// One series of a plot.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Series {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plot {
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub series: Vec<Series>,
 }
 
 /// What one experiment produced.
@@ -180,8 +165,9 @@ pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Re
         }
         std::fs::write(dir.join(format!("{}.csv", o.name)), csv).map_err(io)?;
         if plots {
-            plot::svg(&o.plot, &dir.join(format!("{}.svg", o.name)))?;
-            plot::png(&o.plot, &dir.join(format!("{}.png", o.name)))?;
+            let figure = Figure::Lines(o.plot.clone());
+            plot::svg(&figure, &dir.join(format!("{}.svg", o.name)))?;
+            plot::png(&figure, &dir.join(format!("{}.png", o.name)))?;
         }
         for (file, text) in &o.jobs {
             std::fs::write(dir.join("jobs").join(file), text).map_err(io)?;

@@ -1,7 +1,8 @@
 //! Seed 000 Obs 1-8 and 11: latency, request size and scaling, by fio jobs.
 
 use super::fio_runs::{self as fio, FioResult, GC_CONVENTIONAL, GC_ZNS, INTER, INTRA, QD1};
-use super::{Finding, Outcome, Plot, Scale, Series};
+use super::{Finding, Outcome, Scale};
+use crate::plot::{Plot, Series};
 use zonelab_workload::fio::job::Scheduler;
 
 fn vars(pairs: &[(&'static str, String)]) -> Vec<(&'static str, String)> {

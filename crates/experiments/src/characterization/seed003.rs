@@ -1,7 +1,8 @@
 //! Seed 003 (ConfZNS++): finish and reset interference, ZINC and softFinish.
 
 use super::fio_runs::{self as fio, FINISH, RESET};
-use super::{Finding, Outcome, Plot, Scale, Series};
+use super::{Finding, Outcome, Scale};
+use crate::plot::{Plot, Series};
 use zonelab_workload::fio::job::Scheduler;
 
 /// Management in the background of a foreground run.

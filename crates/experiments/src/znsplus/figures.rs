@@ -2,19 +2,39 @@
 //! CSV, plot and paper-vs-zonelab table.
 
 use super::{run_all, RunSpec, Scale};
-use crate::svg;
+use crate::plot::{BarSeries, Bars, Figure, Plot, Series};
 use std::collections::HashMap;
 use std::fmt::Write;
 use zonelab_device::Plugging;
 use zonelab_fs::Recycling;
 use zonelab_workload::fsbench::{FsBenchResult, FsWorkload};
 
-/// One figure or table: file stem, CSV, SVG plot, and a markdown table against the paper.
+/// One figure or table: file stem, CSV, the plot to draw, and a markdown table against the paper.
 pub struct Output {
     pub name: &'static str,
     pub csv: String,
-    pub svg: String,
+    pub figure: Figure,
     pub table: String,
+}
+
+/// Grouped bars, a value per category in each series.
+fn bars(title: &str, y_label: &str, categories: &[String], series: Vec<(&str, Vec<f64>)>) -> Figure {
+    Figure::Bars(Bars {
+        title: title.into(),
+        y_label: y_label.into(),
+        categories: categories.to_vec(),
+        series: series.into_iter().map(|(name, values)| BarSeries { name: name.into(), values }).collect(),
+    })
+}
+
+/// Lines through each series' (x, y) points.
+fn lines(title: &str, x_label: &str, y_label: &str, series: Vec<(&str, Vec<(f64, f64)>)>) -> Figure {
+    Figure::Lines(Plot {
+        title: title.into(),
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        series: series.into_iter().map(|(name, points)| Series { name: name.into(), points }).collect(),
+    })
 }
 
 /// The variants of Fig 7 and 9.
@@ -199,8 +219,8 @@ fn fig6(r: &Runs) -> Output {
             paper_cb[i]
         );
     }
-    let svg = svg::bars("Fig 6: mean segment compaction time", "ms", &names(), &series);
-    Output { name: "fig6_compaction_time", csv, svg, table }
+    let figure = bars("Fig 6: mean segment compaction time", "ms", &names(), series);
+    Output { name: "fig6_compaction_time", csv, figure, table }
 }
 
 fn table4(r: &Runs) -> Output {
@@ -240,8 +260,8 @@ fn table4(r: &Runs) -> Output {
         order("tlc"),
         order("znand")
     );
-    let svg = svg::bars("Table 4: fileserver bandwidth by medium", "MB/s", &MEDIA.map(String::from), &series);
-    Output { name: "table4_media", csv, svg, table }
+    let figure = bars("Table 4: fileserver bandwidth by medium", "MB/s", &MEDIA.map(String::from), series);
+    Output { name: "table4_media", csv, figure, table }
 }
 
 fn fig7(r: &Runs) -> Output {
@@ -275,8 +295,8 @@ fn fig7(r: &Runs) -> Output {
         range(&zp),
         (meta(ZP) / meta(IZC).max(1e-9) - 1.0) * 100.0
     );
-    let svg = svg::bars("Fig 7a: throughput normalized to ZNS", "× ZNS", &names(), &series);
-    Output { name: "fig7_threaded_logging", csv, svg, table }
+    let figure = bars("Fig 7a: throughput normalized to ZNS", "× ZNS", &names(), series);
+    Output { name: "fig7_threaded_logging", csv, figure, table }
 }
 
 fn table5(r: &Runs) -> Output {
@@ -310,8 +330,8 @@ fn table5(r: &Runs) -> Output {
         series[0].1.push(x.tl_ratio() * 100.0);
         series[1].1.push(x.background_plugging_ratio() * 100.0);
     }
-    let svg = svg::bars("Table 5: threaded logging and background plugging in ZNS+", "%", &names(), &series);
-    Output { name: "table5_tl_bp", csv, svg, table }
+    let figure = bars("Table 5: threaded logging and background plugging in ZNS+", "%", &names(), series);
+    Output { name: "table5_tl_bp", csv, figure, table }
 }
 
 fn fig8(r: &Runs) -> Output {
@@ -342,8 +362,8 @@ fn fig8(r: &Runs) -> Output {
         );
     }
     table.push_str("\nPaper: the gain of IZC and ZNS+ over ZNS grows with utilization; ZNS+ has the lowest WAF.\n");
-    let svg = svg::lines("Fig 8: fileserver throughput by utilization", "utilization %", "MB/s", &bw);
-    Output { name: "fig8_utilization", csv, svg, table }
+    let figure = lines("Fig 8: fileserver throughput by utilization", "utilization %", "MB/s", bw);
+    Output { name: "fig8_utilization", csv, figure, table }
 }
 
 fn fig9(r: &Runs) -> Output {
@@ -360,8 +380,8 @@ fn fig9(r: &Runs) -> Output {
         let _ = writeln!(table, "| {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |", w.name(), u[0], u[1], u[2], u[3]);
     }
     table.push_str("\nPaper: ZNS < IZC < ZNS+(LP) < ZNS+(PP) for every workload.\n");
-    let svg = svg::bars("Fig 9: flash chip utilization", "%", &names(), &series);
-    Output { name: "fig9_chip_utilization", csv, svg, table }
+    let figure = bars("Fig 9: flash chip utilization", "%", &names(), series);
+    Output { name: "fig9_chip_utilization", csv, figure, table }
 }
 
 fn fig10(r: &Runs) -> Output {
@@ -384,8 +404,8 @@ fn fig10(r: &Runs) -> Output {
     table.push_str(
         "\nPaper: ZNS shows many 100 ms intervals below 20% (host copies); IZC removes most; ZNS+ is highest.\n",
     );
-    let svg = svg::lines("Fig 10: chip utilization per 100 ms, fileserver", "s", "%", &series);
-    Output { name: "fig10_utilization_series", csv, svg, table }
+    let figure = lines("Fig 10: chip utilization per 100 ms, fileserver", "s", "%", series);
+    Output { name: "fig10_utilization_series", csv, figure, table }
 }
 
 fn fig11(r: &Runs) -> Output {
@@ -412,8 +432,8 @@ fn fig11(r: &Runs) -> Output {
         );
     }
     table.push_str("\nPaper: CAB keeps > 80% copyback at every chip count, CUB falls with chips; IZC-CAB / IZC-CUB = 1.13× at 32 chips.\n");
-    let svg = svg::lines("Fig 11a: fileserver bandwidth by chip count", "chips", "MB/s", &bw);
-    Output { name: "fig11_copyback_allocation", csv, svg, table }
+    let figure = lines("Fig 11a: fileserver bandwidth by chip count", "chips", "MB/s", bw);
+    Output { name: "fig11_copyback_allocation", csv, figure, table }
 }
 
 fn fig12(r: &Runs) -> Output {
@@ -446,6 +466,6 @@ fn fig12(r: &Runs) -> Output {
         );
     }
     table.push_str("\nPaper: the gain of IZC and ZNS+ over ZNS grows with PCIe lanes and chips.\n");
-    let svg = svg::lines("Fig 12: fileserver bandwidth by PCIe lanes (chips 8, 16, 32)", "lanes", "MB/s", &series);
-    Output { name: "fig12_pcie_lanes", csv, svg, table }
+    let figure = lines("Fig 12: fileserver bandwidth by PCIe lanes (chips 8, 16, 32)", "lanes", "MB/s", series);
+    Output { name: "fig12_pcie_lanes", csv, figure, table }
 }
