@@ -31,6 +31,22 @@ pub struct Traffic {
     pub requests: u64,
 }
 
+impl Traffic {
+    /// What was counted after `before` was taken.
+    pub fn since(self, before: Traffic) -> Traffic {
+        Traffic {
+            data_blocks: self.data_blocks - before.data_blocks,
+            node_blocks: self.node_blocks - before.node_blocks,
+            meta_blocks: self.meta_blocks - before.meta_blocks,
+            relocated_blocks: self.relocated_blocks - before.relocated_blocks,
+            read_blocks: self.read_blocks - before.read_blocks,
+            read_requests: self.read_requests - before.read_requests,
+            device_copied_blocks: self.device_copied_blocks - before.device_copied_blocks,
+            requests: self.requests - before.requests,
+        }
+    }
+}
+
 /// Device access with an optional power failure after a number of commands:
 /// every later command is lost (the device keeps the prefix before it).
 pub struct Io {

@@ -44,6 +44,19 @@ pub struct ZnsPlusCounters {
 }
 
 impl ZnsPlusCounters {
+    /// What was counted after `before` was taken.
+    pub fn since(self, before: ZnsPlusCounters) -> ZnsPlusCounters {
+        ZnsPlusCounters {
+            compactions: self.compactions - before.compactions,
+            simple_copies: self.simple_copies - before.simple_copies,
+            tl_opens: self.tl_opens - before.tl_opens,
+            copyback_blocks: self.copyback_blocks - before.copyback_blocks,
+            read_program_blocks: self.read_program_blocks - before.read_program_blocks,
+            plugged_blocks_foreground: self.plugged_blocks_foreground - before.plugged_blocks_foreground,
+            plugged_blocks_background: self.plugged_blocks_background - before.plugged_blocks_background,
+        }
+    }
+
     /// Share of internally copied blocks that went by copyback.
     pub fn copyback_ratio(&self) -> f64 {
         let total = self.copyback_blocks + self.read_program_blocks;

@@ -268,32 +268,13 @@ impl Snapshot {
     }
 
     fn finish(self, fs: &Fs, r: &mut FsBenchResult, t0: Nanos, end_ns: Nanos) {
-        let (a, b) = (fs.traffic(), self.traffic);
-        r.traffic = Traffic {
-            data_blocks: a.data_blocks - b.data_blocks,
-            node_blocks: a.node_blocks - b.node_blocks,
-            meta_blocks: a.meta_blocks - b.meta_blocks,
-            relocated_blocks: a.relocated_blocks - b.relocated_blocks,
-            read_blocks: a.read_blocks - b.read_blocks,
-            read_requests: a.read_requests - b.read_requests,
-            device_copied_blocks: a.device_copied_blocks - b.device_copied_blocks,
-            requests: a.requests - b.requests,
-        };
+        r.traffic = fs.traffic().since(self.traffic);
         r.compactions = fs.stats.compactions[self.compactions..].to_vec();
         r.tl_segments = fs.stats.tl_segments - self.tl;
         r.sc_segments = fs.stats.sc_segments - self.sc;
         r.checkpoints = fs.stats.checkpoints - self.checkpoints;
         r.checkpoint_ns = fs.stats.checkpoint_ns - self.checkpoint_ns;
-        let (z, y) = (fs.device().znsplus_counters(), self.znsplus);
-        r.znsplus = ZnsPlusCounters {
-            compactions: z.compactions - y.compactions,
-            simple_copies: z.simple_copies - y.simple_copies,
-            tl_opens: z.tl_opens - y.tl_opens,
-            copyback_blocks: z.copyback_blocks - y.copyback_blocks,
-            read_program_blocks: z.read_program_blocks - y.read_program_blocks,
-            plugged_blocks_foreground: z.plugged_blocks_foreground - y.plugged_blocks_foreground,
-            plugged_blocks_background: z.plugged_blocks_background - y.plugged_blocks_background,
-        };
+        r.znsplus = fs.device().znsplus_counters().since(self.znsplus);
         r.chip_utilization_series =
             fs.device().chip_utilization().into_iter().filter(|&(t, _)| t >= t0 && t < end_ns).collect();
         let n = r.chip_utilization_series.len().max(1) as f64;
