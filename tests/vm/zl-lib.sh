@@ -69,6 +69,25 @@ zl_stop() {
     ZL_PID=""
 }
 
+# zl_nullb NAME SIZE_MIB ZONE_MIB ZCAP_MIB NR_CONV MAX_OPEN MAX_ACTIVE: a memory-backed zoned null_blk
+# device /dev/NAME with 4 KiB blocks, configured through configfs.
+zl_nullb() {
+    modprobe null_blk nr_devices=0 || return 1
+    grep -q configfs /proc/mounts || mount -t configfs none /sys/kernel/config
+    zl_nb=/sys/kernel/config/nullb/$1
+    mkdir "$zl_nb" || return 1
+    echo 4096 > $zl_nb/blocksize
+    echo "$2" > $zl_nb/size
+    echo 1 > $zl_nb/memory_backed
+    echo 1 > $zl_nb/zoned
+    echo "$3" > $zl_nb/zone_size
+    echo "$4" > $zl_nb/zone_capacity
+    echo "$5" > $zl_nb/zone_nr_conv
+    echo "$6" > $zl_nb/zone_max_open
+    echo "$7" > $zl_nb/zone_max_active
+    echo 1 > $zl_nb/power
+}
+
 zl_summary() {
     echo "$ZL_PASSED passed, $ZL_FAILED failed"
     [ "$ZL_FAILED" -eq 0 ]

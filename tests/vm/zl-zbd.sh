@@ -28,8 +28,7 @@ zl_zbd_run() {
 }
 
 zl_part_zbd() {
-    . /tests/lib.sh
-    mk_nullb nullb0 $ZL_ZBD_SIZE_MB $ZL_ZBD_ZONE_MB $ZL_ZBD_ZCAP_MB $ZL_ZBD_CONV $ZL_ZBD_OPEN $ZL_ZBD_ACTIVE ||
+    zl_nullb nullb0 $ZL_ZBD_SIZE_MB $ZL_ZBD_ZONE_MB $ZL_ZBD_ZCAP_MB $ZL_ZBD_CONV $ZL_ZBD_OPEN $ZL_ZBD_ACTIVE ||
         { zl_fail "null_blk with the suite's geometry"; return; }
     ZL_GEOMETRY="--zones $((ZL_ZBD_SIZE_MB / ZL_ZBD_ZONE_MB)) --zone-size ${ZL_ZBD_ZONE_MB}m --zone-capacity ${ZL_ZBD_ZCAP_MB}m --conventional-zones $ZL_ZBD_CONV --max-open $ZL_ZBD_OPEN --max-active $ZL_ZBD_ACTIVE --lba-bytes 4096" \
         zl_start --pace asap --stats /tmp/zl-zbd-stats.txt || { zl_fail "zonelab serve starts"; return; }

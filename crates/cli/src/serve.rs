@@ -4,12 +4,12 @@ use crate::args::DeviceArgs;
 use crate::UserError;
 use clap::Args;
 use std::path::PathBuf;
-use zonelab_device::Device;
-use zonelab_serve::{Backend, Pace, ServeOptions};
+use zonelab_serve::Pace;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Serve through Linux's ublk driver (Linux 6.6+, ublk_drv loaded, root); the only transport so far.
+    /// Needs a zonelab built with the `ublk` feature.
     #[arg(long)]
     pub ublk: bool,
     #[command(flatten)]
@@ -27,6 +27,13 @@ pub fn run(args: &ServeArgs) -> Result<(), UserError> {
     if !args.ublk {
         return Err(UserError("serve needs a transport: add --ublk".into()));
     }
+    serve_ublk(args)
+}
+
+#[cfg(feature = "ublk")]
+fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
+    use zonelab_device::Device;
+    use zonelab_serve::{Backend, ServeOptions};
     let mut device_args = args.device.clone();
     device_args.data = true;
     let config = device_args.config().map_err(|e| UserError(e.0))?;
@@ -34,4 +41,17 @@ pub fn run(args: &ServeArgs) -> Result<(), UserError> {
     let backend = Backend::new(device, args.pace).map_err(UserError)?;
     let options = ServeOptions { stats_path: args.stats.clone() };
     zonelab_serve::serve(backend, options).map_err(UserError)
+}
+
+/// The default build leaves ublk out so that nothing needs libclang; say how to get it.
+#[cfg(not(feature = "ublk"))]
+fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
+    // The device options are still checked, so a mistake is reported before the rebuild.
+    args.device.config().map_err(|e| UserError(e.0))?;
+    Err(UserError(
+        "this zonelab was built without ublk support; rebuild it with the `ublk` feature \
+         (needs libclang, e.g. Debian's libclang-dev): \
+         cargo install --path crates/cli --features ublk"
+            .into(),
+    ))
 }

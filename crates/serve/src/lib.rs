@@ -5,13 +5,16 @@
 //! the model side ([`backend`]: timing, pacing, statistics) are plain
 //! functions tested on any host; [`ublk`] is the thin layer that talks to the
 //! driver (via the `libublk` crate) and needs Linux 6.6 or later with
-//! `ublk_drv` loaded, as root.
+//! `ublk_drv` loaded, as root. It is built only with the `ublk` feature,
+//! because libublk's bindings need libclang at build time.
 
 pub mod backend;
 pub mod report;
 pub mod request;
 pub mod stats;
+#[cfg(feature = "ublk")]
 pub mod ublk;
 
 pub use backend::{Backend, Outcome, Pace};
+#[cfg(feature = "ublk")]
 pub use ublk::{serve, ServeOptions};

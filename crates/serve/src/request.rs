@@ -192,6 +192,7 @@ mod tests {
         BlockRequest { op, start_sector, count }
     }
 
+    #[cfg(feature = "ublk")]
     #[test]
     fn op_codes_follow_ublk_cmd_h() {
         use libublk::sys;
