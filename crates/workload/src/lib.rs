@@ -1,7 +1,8 @@
-//! `workload`: what drives a device. For now, command traces: JSON Lines of
-//! NVMe commands run one by one against a device, in the spirit of nvme-cli
-//! (`../shared/reference/command-trace.md`). fio jobs and file-system
-//! workloads come next.
+//! `workload`: what drives a device: command traces (JSON Lines of NVMe
+//! commands run one by one against a device, in the spirit of nvme-cli; the
+//! format is in `docs/trace-format.md`), fio jobs (`fio`), file-system
+//! workloads (`fsbench`) and the closed-loop drivers of `zonelab bench`
+//! (`bench`).
 
 pub mod bench;
 pub mod fio;
