@@ -164,7 +164,7 @@ impl Backend {
 mod tests {
     use super::*;
     use crate::report::BLK_ZONE_BYTES;
-    use crate::request::BlockOp;
+    use crate::request::{errno, BlockOp};
     use zonelab_device::{preset, DeviceOptions};
 
     const ZONE_SECTORS: u64 = (64 << 20) / 512;
@@ -227,12 +227,12 @@ mod tests {
         let mut b = backend(Pace::Asap);
         let mut data = vec![0u8; 4096];
         let out = b.handle(0, &req(BlockOp::Write, zone_sector(3) + 8, 8), &mut data);
-        assert_eq!(out.result, -libc::EIO, "a write off the write pointer");
+        assert_eq!(out.result, -errno::EIO, "a write off the write pointer");
         for zone in 2..10 {
             assert_eq!(b.handle(0, &req(BlockOp::ZoneOpen, zone_sector(zone), 0), &mut data).result, 0);
         }
         let out = b.handle(0, &req(BlockOp::ZoneOpen, zone_sector(10), 0), &mut data);
-        assert_eq!(out.result, -libc::ETOOMANYREFS, "a ninth open zone");
+        assert_eq!(out.result, -errno::ETOOMANYREFS, "a ninth open zone");
         for zone in 2..6 {
             assert_eq!(b.handle(0, &req(BlockOp::ZoneClose, zone_sector(zone), 0), &mut data).result, 0);
         }
@@ -240,7 +240,7 @@ mod tests {
             assert_eq!(b.handle(0, &req(BlockOp::ZoneOpen, zone_sector(zone), 0), &mut data).result, 0);
         }
         let out = b.handle(0, &req(BlockOp::ZoneOpen, zone_sector(14), 0), &mut data);
-        assert_eq!(out.result, -libc::EOVERFLOW, "a thirteenth active zone");
+        assert_eq!(out.result, -errno::EOVERFLOW, "a thirteenth active zone");
     }
 
     #[test]
@@ -272,8 +272,8 @@ mod tests {
     fn bad_requests_are_refused_not_run() {
         let mut b = backend(Pace::Asap);
         let mut data = Vec::new();
-        assert_eq!(b.handle(0, &req(BlockOp::Discard, 0, 8), &mut data).result, -libc::EOPNOTSUPP);
-        assert_eq!(b.handle(0, &req(BlockOp::Read, 3, 8), &mut data).result, -libc::EINVAL);
+        assert_eq!(b.handle(0, &req(BlockOp::Discard, 0, 8), &mut data).result, -errno::EOPNOTSUPP);
+        assert_eq!(b.handle(0, &req(BlockOp::Read, 3, 8), &mut data).result, -errno::EINVAL);
         assert_eq!(b.device().counters().commands, 0);
         assert!(b.stats_report().contains("0 requests (2 refused)"));
     }

@@ -6,6 +6,18 @@ use zonelab_device::{Status, ZoneAction};
 
 /// Bytes of a block-layer sector: ublk speaks in 512-byte sectors whatever
 /// the logical block size.
+/// Linux's errno values (include/uapi/asm-generic/errno-base.h and errno.h).
+/// The answers go to a Linux kernel whatever the build host, so they are the
+/// Linux numbers, not the host C library's (macOS has no `EREMOTEIO`).
+pub mod errno {
+    pub const EIO: i32 = 5;
+    pub const EINVAL: i32 = 22;
+    pub const EOVERFLOW: i32 = 75;
+    pub const EOPNOTSUPP: i32 = 95;
+    pub const ETOOMANYREFS: i32 = 109;
+    pub const EREMOTEIO: i32 = 121;
+}
+
 pub const SECTOR_BYTES: u64 = 512;
 
 /// A ublk operation (`UBLK_IO_OP_*` in the kernel's `ublk_cmd.h`).
@@ -77,7 +89,7 @@ impl Geometry {
     pub fn sector_to_lba(&self, sector: u64) -> Result<u64, i32> {
         let per = self.sectors_per_lba();
         if !sector.is_multiple_of(per) {
-            return Err(libc::EINVAL);
+            return Err(errno::EINVAL);
         }
         Ok(sector / per)
     }
@@ -147,9 +159,9 @@ pub fn translate(req: &BlockRequest, geometry: &Geometry) -> Result<Action, i32>
         BlockOp::ZoneFinish => zone(ZoneAction::Finish),
         BlockOp::ZoneReset => zone(ZoneAction::Reset),
         BlockOp::ReportZones if req.count > 0 => Ok(Action::Report { slba: zone_start, max_zones: req.count }),
-        BlockOp::ReportZones => Err(libc::EINVAL),
+        BlockOp::ReportZones => Err(errno::EINVAL),
         BlockOp::Flush | BlockOp::ZoneResetAll => unreachable!("handled above"),
-        BlockOp::Discard | BlockOp::WriteZeroes | BlockOp::Unknown(_) => Err(libc::EOPNOTSUPP),
+        BlockOp::Discard | BlockOp::WriteZeroes | BlockOp::Unknown(_) => Err(errno::EOPNOTSUPP),
     }
 }
 
@@ -157,7 +169,7 @@ pub fn translate(req: &BlockRequest, geometry: &Geometry) -> Result<Action, i32>
 fn block_count(sectors: u32, geometry: &Geometry) -> Result<u32, i32> {
     let nlb = geometry.sector_to_lba(u64::from(sectors))?;
     if nlb == 0 {
-        return Err(libc::EINVAL);
+        return Err(errno::EINVAL);
     }
     Ok(u32::try_from(nlb).expect("fewer blocks than sectors"))
 }
@@ -167,17 +179,17 @@ fn block_count(sectors: u32, geometry: &Geometry) -> Result<u32, i32> {
 pub fn errno_of(status: Status) -> i32 {
     match status {
         Status::Success => 0,
-        Status::InvalidField => libc::EOPNOTSUPP,
-        Status::LbaOutOfRange => libc::EREMOTEIO,
-        Status::TooManyActiveZones => libc::EOVERFLOW,
-        Status::TooManyOpenZones => libc::ETOOMANYREFS,
+        Status::InvalidField => errno::EOPNOTSUPP,
+        Status::LbaOutOfRange => errno::EREMOTEIO,
+        Status::TooManyActiveZones => errno::EOVERFLOW,
+        Status::TooManyOpenZones => errno::ETOOMANYREFS,
         Status::InvalidZoneOperation
         | Status::ZoneBoundaryError
         | Status::ZoneIsFull
         | Status::ZoneIsReadOnly
         | Status::ZoneIsOffline
         | Status::ZoneInvalidWrite
-        | Status::ZoneInvalidStateTransition => libc::EIO,
+        | Status::ZoneInvalidStateTransition => errno::EIO,
     }
 }
 
@@ -190,6 +202,22 @@ mod tests {
 
     fn req(op: BlockOp, start_sector: u64, count: u32) -> BlockRequest {
         BlockRequest { op, start_sector, count }
+    }
+
+    #[cfg(all(feature = "ublk", target_os = "linux"))]
+    #[test]
+    fn errno_values_are_linuxs() {
+        let pairs = [
+            (errno::EIO, libc::EIO),
+            (errno::EINVAL, libc::EINVAL),
+            (errno::EOVERFLOW, libc::EOVERFLOW),
+            (errno::EOPNOTSUPP, libc::EOPNOTSUPP),
+            (errno::ETOOMANYREFS, libc::ETOOMANYREFS),
+            (errno::EREMOTEIO, libc::EREMOTEIO),
+        ];
+        for (ours, linux) in pairs {
+            assert_eq!(ours, linux);
+        }
     }
 
     #[cfg(feature = "ublk")]
@@ -225,16 +253,16 @@ mod tests {
 
     #[test]
     fn partial_blocks_and_empty_transfers_are_invalid() {
-        assert_eq!(translate(&req(BlockOp::Read, 4, 8), &G4K), Err(libc::EINVAL));
-        assert_eq!(translate(&req(BlockOp::Write, 8, 4), &G4K), Err(libc::EINVAL));
-        assert_eq!(translate(&req(BlockOp::Write, 8, 0), &G4K), Err(libc::EINVAL));
-        assert_eq!(translate(&req(BlockOp::ReportZones, 0, 0), &G4K), Err(libc::EINVAL));
+        assert_eq!(translate(&req(BlockOp::Read, 4, 8), &G4K), Err(errno::EINVAL));
+        assert_eq!(translate(&req(BlockOp::Write, 8, 4), &G4K), Err(errno::EINVAL));
+        assert_eq!(translate(&req(BlockOp::Write, 8, 0), &G4K), Err(errno::EINVAL));
+        assert_eq!(translate(&req(BlockOp::ReportZones, 0, 0), &G4K), Err(errno::EINVAL));
     }
 
     #[test]
     fn requests_past_the_namespace_are_out_of_range() {
         let end_sector = G4K.lba_to_sector(G4K.nsze_lbas);
-        assert_eq!(translate(&req(BlockOp::Read, end_sector, 8), &G4K), Err(libc::EREMOTEIO));
+        assert_eq!(translate(&req(BlockOp::Read, end_sector, 8), &G4K), Err(errno::EREMOTEIO));
     }
 
     #[test]
@@ -269,7 +297,7 @@ mod tests {
     #[test]
     fn unsupported_operations_fail_with_eopnotsupp() {
         for op in [BlockOp::Discard, BlockOp::WriteZeroes, BlockOp::Unknown(42)] {
-            assert_eq!(translate(&req(op, 0, 8), &G4K), Err(libc::EOPNOTSUPP));
+            assert_eq!(translate(&req(op, 0, 8), &G4K), Err(errno::EOPNOTSUPP));
         }
         assert_eq!(translate(&req(BlockOp::Flush, 0, 0), &G4K), Ok(Action::Flush));
     }
@@ -295,17 +323,17 @@ mod tests {
     fn errnos_match_linux_nvme() {
         let expected = [
             (Status::Success, 0),
-            (Status::InvalidField, libc::EOPNOTSUPP),
-            (Status::LbaOutOfRange, libc::EREMOTEIO),
-            (Status::InvalidZoneOperation, libc::EIO),
-            (Status::ZoneBoundaryError, libc::EIO),
-            (Status::ZoneIsFull, libc::EIO),
-            (Status::ZoneIsReadOnly, libc::EIO),
-            (Status::ZoneIsOffline, libc::EIO),
-            (Status::ZoneInvalidWrite, libc::EIO),
-            (Status::TooManyActiveZones, libc::EOVERFLOW),
-            (Status::TooManyOpenZones, libc::ETOOMANYREFS),
-            (Status::ZoneInvalidStateTransition, libc::EIO),
+            (Status::InvalidField, errno::EOPNOTSUPP),
+            (Status::LbaOutOfRange, errno::EREMOTEIO),
+            (Status::InvalidZoneOperation, errno::EIO),
+            (Status::ZoneBoundaryError, errno::EIO),
+            (Status::ZoneIsFull, errno::EIO),
+            (Status::ZoneIsReadOnly, errno::EIO),
+            (Status::ZoneIsOffline, errno::EIO),
+            (Status::ZoneInvalidWrite, errno::EIO),
+            (Status::TooManyActiveZones, errno::EOVERFLOW),
+            (Status::TooManyOpenZones, errno::ETOOMANYREFS),
+            (Status::ZoneInvalidStateTransition, errno::EIO),
         ];
         assert_eq!(expected.len(), Status::ALL.len());
         for (status, errno) in expected {
