@@ -16,6 +16,7 @@ zl_stats_write_mean_us() { awk '$1 == "write" { print $5 }' "$1"; }
 # zl_pace_case NAME [serve options]: runs the job on a realtime server and compares the latencies.
 zl_pace_case() {
     name=$1; shift
+    rm -f /tmp/zl-pace.txt  # serve only writes a statistics file it creates
     zl_start --pace realtime --stats /tmp/zl-pace.txt "$@" || { zl_fail "zonelab serve starts ($name)"; return; }
     T0=$(zl_now)
     wall=$(zl_fio_write_lat_us 2M)

@@ -1,7 +1,19 @@
 # Part "smoke": the block device's shape, data, zone commands, errnos, statistics and removal.
 zl_queue() { cat /sys/block/$(basename $ZL_DEV)/queue/$1; }
 
+# A server running as root must not write through a link planted where its statistics go.
+zl_smoke_stats_file() {
+    echo precious > /tmp/zl-precious
+    ln -sf /tmp/zl-precious /tmp/zl-link
+    zl_check_fails "serve refuses a --stats path that is a symlink" zonelab serve --ublk $ZL_GEOMETRY --stats /tmp/zl-link
+    zl_equal "the symlink's target is untouched" precious "$(cat /tmp/zl-precious)"
+    zl_check_fails "serve refuses an existing --stats file" zonelab serve --ublk $ZL_GEOMETRY --stats /tmp/zl-precious
+    zl_equal "the existing file is untouched" precious "$(cat /tmp/zl-precious)"
+}
+
 zl_part_smoke() {
+    zl_smoke_stats_file
+    rm -f /tmp/zl-stats.txt
     zl_start --pace asap --stats /tmp/zl-stats.txt || { zl_fail "zonelab serve starts"; return; }
     zl_pass "zonelab serve starts ($ZL_DEV)"
     zl_equal "queue/zoned" host-managed "$(zl_queue zoned)"

@@ -309,6 +309,9 @@ impl Default for ResetConfig {
 
 /// Longest duration any one operation may take.
 pub const DURATION_NS_MAX: Nanos = 3_600_000_000_000;
+/// Firmware slices one finish or reset may take (each is a simulation
+/// step): about ten seconds of wall-clock time at worst.
+pub const MANAGEMENT_SLICES_MAX: u64 = 1 << 26;
 
 /// Zones a namespace may have: per-zone state stays below ~100 MB.
 pub const ZONES_MAX: u32 = 1 << 20;
@@ -375,6 +378,7 @@ impl DeviceConfig {
         self.flash_timing.validate().map_err(ConfigError)?;
         self.validate_interfaces()?;
         let mut layout = self.validate_namespace()?;
+        self.validate_management_work(&layout)?;
         match &self.conventional {
             Some(c) => self.validate_conventional(c, &mut layout)?,
             None => self.validate_flash_fit(&mut layout)?,
@@ -405,6 +409,35 @@ impl DeviceConfig {
             ("management.finish_ns", m.finish_ns),
             ("management.reset_ns", m.reset_ns),
         ]
+    }
+
+    /// The firmware work of one finish or reset runs in slices of
+    /// `management.slice_ns`, one simulation step each; bounding the slices
+    /// of the costliest task (a full zone) bounds the work of any command.
+    fn validate_management_work(&self, layout: &Layout) -> Result<(), ConfigError> {
+        let m = &self.management;
+        let zcap_lbas = layout.zcap_lbas;
+        let finish_ns = match m.finish.design {
+            FinishDesign::Pad => m.finish_ns,
+            FinishDesign::Metadata => m.finish_ns.saturating_add(m.finish.map_per_lba_ns.saturating_mul(zcap_lbas)),
+        };
+        let reset_ns = m
+            .reset_ns
+            .saturating_add(m.reset.unmap_per_lba_ns.saturating_mul(zcap_lbas))
+            .saturating_add(m.reset.active_ns);
+        for (what, work_ns) in [("finish", finish_ns), ("reset", reset_ns)] {
+            let slices = work_ns.div_ceil(m.slice_ns);
+            if slices > MANAGEMENT_SLICES_MAX {
+                let slice_ns_min = work_ns.div_ceil(MANAGEMENT_SLICES_MAX);
+                return err(format!(
+                    "management.slice_ns = {} ns: the {what} of a full zone is {work_ns} ns of firmware work, \
+                     {slices} slices; at most {MANAGEMENT_SLICES_MAX} are simulated per command \
+                     (raise management.slice_ns to at least {slice_ns_min} ns or lower the {what} costs)",
+                    m.slice_ns
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn validate_interfaces(&self) -> Result<(), ConfigError> {

@@ -293,3 +293,27 @@ fn erases_queued_at_reset_delay_reads_and_idle_time_erases_let_them_pass() {
     // The read waits for the programs ahead of it either way; a queued erase adds its 3.5 ms.
     assert_close("erase ahead of the read", (queued - idle) / 1e3, 3.5, 0.05);
 }
+
+/// Issue 19: a reset whose firmware work is 100 s of simulated time (tens of
+/// millions of slices) used to exhaust a fixed step limit and panic.
+#[test]
+fn management_work_of_any_accepted_length_completes() {
+    let mut dev = device("zn540", &[("management.reset.active_ns", "100s"), ("management.finish_ns", "100s")]);
+    let t = fill(&mut dev, 0, 8, 0);
+    let reset = dev.submit(t, &mgmt(ZoneAction::Reset, 0), None);
+    assert!(reset.status.is_success());
+    assert!(latency_ms(&reset) >= 100_000.0, "the open zone's teardown is charged: {} ms", latency_ms(&reset));
+    let t = fill(&mut dev, 1, 8, reset.complete_ns);
+    let finish = dev.submit(t, &mgmt(ZoneAction::Finish, dev.layout().zone_lbas), None);
+    assert!(finish.status.is_success());
+    assert!(latency_ms(&finish) >= 100_000.0);
+}
+
+#[test]
+fn management_work_beyond_what_is_simulated_is_a_configuration_error() {
+    let config = preset("zn540").unwrap();
+    let config = set_parameter(&config, "management.slice_ns", "1ns").unwrap();
+    let config = set_parameter(&config, "management.reset.active_ns", "1s").unwrap();
+    let err = Device::new(config).err().expect("a billion slices per reset is refused").0;
+    assert!(err.contains("management.slice_ns") && err.contains("at least"), "{err}");
+}

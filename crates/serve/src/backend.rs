@@ -3,7 +3,7 @@
 //! says what to answer and when. No ublk here, so it is tested on any host.
 
 use crate::report::encode_report;
-use crate::request::{errno_of, translate, Action, BlockRequest, Geometry};
+use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
 use zonelab_device::{CmdResult, Command, Device, Mode, Payload, ReportFilter};
 use zonelab_sim::Nanos;
@@ -52,6 +52,9 @@ pub struct Backend {
     /// Asap pacing: the latest simulated completion answered so far.
     asap_now_ns: Nanos,
     stats: Stats,
+    /// The model panicked once: its state can no longer be trusted, so
+    /// every later request fails with EIO until the server stops.
+    failed: bool,
 }
 
 impl Backend {
@@ -61,8 +64,13 @@ impl Backend {
             return Err("serve needs the device in data mode".into());
         }
         let layout = device.layout();
-        let geometry = Geometry { lba_bytes: layout.lba_bytes, nsze_lbas: device.nsze(), zone_lbas: layout.zone_lbas };
-        Ok(Self { device, geometry, pace, last_submit_ns: 0, asap_now_ns: 0, stats: Stats::default() })
+        let geometry = Geometry {
+            lba_bytes: layout.lba_bytes,
+            nsze_lbas: device.nsze(),
+            zone_lbas: layout.zone_lbas,
+            io_bytes_max: IO_BYTES_MAX.min(device.identify().mdts_bytes),
+        };
+        Ok(Self { device, geometry, pace, last_submit_ns: 0, asap_now_ns: 0, stats: Stats::default(), failed: false })
     }
 
     pub fn geometry(&self) -> Geometry {
@@ -89,6 +97,26 @@ impl Backend {
             Pace::Asap => self.asap_now_ns,
         };
         now.max(self.last_submit_ns)
+    }
+
+    /// Whether the model panicked (see [`Backend::handle_guarded`]).
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// [`Backend::handle`], but a panic of the model fails this request with
+    /// EIO and marks the backend failed instead of unwinding into the
+    /// server's queue loop; so do all requests after it.
+    pub fn handle_guarded(&mut self, wall_ns: Nanos, req: &BlockRequest, data: &mut Vec<u8>) -> Outcome {
+        if self.failed {
+            return Outcome { result: -errno::EIO, append_sector: None, complete_ns: self.last_submit_ns };
+        }
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(wall_ns, req, data)));
+        result.unwrap_or_else(|_| {
+            self.failed = true;
+            eprintln!("zonelab: the device model failed on {req:?}; failing every request from now on");
+            Outcome { result: -errno::EIO, append_sector: None, complete_ns: self.last_submit_ns }
+        })
     }
 
     /// Translates and runs `req`. `data` holds a write's bytes on entry and
@@ -164,7 +192,7 @@ impl Backend {
 mod tests {
     use super::*;
     use crate::report::BLK_ZONE_BYTES;
-    use crate::request::{errno, BlockOp};
+    use crate::request::BlockOp;
     use zonelab_device::{preset, DeviceOptions};
 
     const ZONE_SECTORS: u64 = (64 << 20) / 512;
@@ -220,6 +248,27 @@ mod tests {
         assert_eq!(first.append_sector, Some(zone_sector(4)));
         assert_eq!(second.append_sector, Some(zone_sector(4) + 8));
         assert_eq!(second.result, 4096);
+    }
+
+    #[test]
+    fn a_model_panic_fails_the_request_and_every_later_one() {
+        let mut b = backend(Pace::Asap);
+        let mut short = vec![0u8; 100];
+        // A write whose buffer does not hold its blocks trips the model's own assertion.
+        let out = b.handle_guarded(0, &req(BlockOp::Write, zone_sector(3), 8), &mut short);
+        assert_eq!(out.result, -errno::EIO);
+        assert!(b.failed());
+        let mut data = vec![0u8; 4096];
+        assert_eq!(b.handle_guarded(0, &req(BlockOp::Read, 0, 8), &mut data).result, -errno::EIO);
+        assert!(b.stats_report().contains("write"), "statistics still render after the failure");
+    }
+
+    #[test]
+    fn a_healthy_model_answers_through_the_guard() {
+        let mut b = backend(Pace::Asap);
+        let mut data = vec![7u8; 4096];
+        assert_eq!(b.handle_guarded(0, &req(BlockOp::Write, zone_sector(3), 8), &mut data).result, 4096);
+        assert!(!b.failed());
     }
 
     #[test]

@@ -12,9 +12,11 @@ pub mod backend;
 pub mod report;
 pub mod request;
 pub mod stats;
+pub mod stats_file;
 #[cfg(feature = "ublk")]
 pub mod ublk;
 
 pub use backend::{Backend, Outcome, Pace};
+pub use stats_file::StatsFile;
 #[cfg(feature = "ublk")]
 pub use ublk::{serve, ServeOptions};

@@ -66,7 +66,7 @@ pub fn encode_report(zones: &[ZoneDescriptor], requested: u32, geometry: &Geomet
 mod tests {
     use super::*;
 
-    const G: Geometry = Geometry { lba_bytes: 4096, nsze_lbas: 4 * 16384, zone_lbas: 16384 };
+    const G: Geometry = Geometry { lba_bytes: 4096, nsze_lbas: 4 * 16384, zone_lbas: 16384, io_bytes_max: 1 << 20 };
 
     fn zone(zone_type: ZoneType, state: ZoneState, zslba: u64, wp: u64) -> ZoneDescriptor {
         ZoneDescriptor { zone_type, state, zcap: 12288, zsze: 16384, zslba, wp }

@@ -4,8 +4,6 @@
 
 use zonelab_device::{Status, ZoneAction};
 
-/// Bytes of a block-layer sector: ublk speaks in 512-byte sectors whatever
-/// the logical block size.
 /// Linux's errno values (include/uapi/asm-generic/errno-base.h and errno.h).
 /// The answers go to a Linux kernel whatever the build host, so they are the
 /// Linux numbers, not the host C library's (macOS has no `EREMOTEIO`).
@@ -18,6 +16,8 @@ pub mod errno {
     pub const EREMOTEIO: i32 = 121;
 }
 
+/// Bytes of a block-layer sector: ublk speaks in 512-byte sectors whatever
+/// the logical block size.
 pub const SECTOR_BYTES: u64 = 512;
 
 /// A ublk operation (`UBLK_IO_OP_*` in the kernel's `ublk_cmd.h`).
@@ -74,7 +74,14 @@ pub struct Geometry {
     /// Namespace size in logical blocks.
     pub nsze_lbas: u64,
     pub zone_lbas: u64,
+    /// Largest transfer of one request: the queue's `max_sectors` as the
+    /// server announces it. A larger one is refused before any buffer is sized.
+    pub io_bytes_max: u64,
 }
+
+/// Largest request the server announces to the block layer (bytes); the
+/// device's MDTS caps it further.
+pub const IO_BYTES_MAX: u64 = 512 << 10;
 
 impl Geometry {
     fn sectors_per_lba(&self) -> u64 {
@@ -149,10 +156,19 @@ pub fn translate(req: &BlockRequest, geometry: &Geometry) -> Result<Action, i32>
         return Err(errno_of(Status::LbaOutOfRange));
     }
     let zone_start = slba - slba % geometry.zone_lbas;
-    let zone = |action| Ok(Action::Zone { action, slba: zone_start, select_all: false });
+    // Linux's blkdev_zone_mgmt refuses a zone operation off a zone start
+    // (EINVAL) and blk_check_zone_append an append off one (BLK_STS_IOERR);
+    // a request that got past them anyway is refused the same way here.
+    let zone = |action| {
+        if slba != zone_start {
+            return Err(errno::EINVAL);
+        }
+        Ok(Action::Zone { action, slba, select_all: false })
+    };
     match req.op {
         BlockOp::Read => Ok(Action::Read { slba, nlb: block_count(req.count, geometry)? }),
         BlockOp::Write => Ok(Action::Write { slba, nlb: block_count(req.count, geometry)? }),
+        BlockOp::ZoneAppend if slba != zone_start => Err(errno::EIO),
         BlockOp::ZoneAppend => Ok(Action::Append { zslba: zone_start, nlb: block_count(req.count, geometry)? }),
         BlockOp::ZoneOpen => zone(ZoneAction::Open),
         BlockOp::ZoneClose => zone(ZoneAction::Close),
@@ -165,10 +181,11 @@ pub fn translate(req: &BlockRequest, geometry: &Geometry) -> Result<Action, i32>
     }
 }
 
-/// Logical blocks in `sectors`: EINVAL for none or a partial block.
+/// Logical blocks in `sectors`: EINVAL for none, a partial block or more
+/// than the largest transfer announced.
 fn block_count(sectors: u32, geometry: &Geometry) -> Result<u32, i32> {
     let nlb = geometry.sector_to_lba(u64::from(sectors))?;
-    if nlb == 0 {
+    if nlb == 0 || u64::from(sectors) * SECTOR_BYTES > geometry.io_bytes_max {
         return Err(errno::EINVAL);
     }
     Ok(u32::try_from(nlb).expect("fewer blocks than sectors"))
@@ -197,8 +214,8 @@ pub fn errno_of(status: Status) -> i32 {
 mod tests {
     use super::*;
 
-    const G4K: Geometry = Geometry { lba_bytes: 4096, nsze_lbas: 16 * 16384, zone_lbas: 16384 };
-    const G512: Geometry = Geometry { lba_bytes: 512, nsze_lbas: 8 * 1024, zone_lbas: 1024 };
+    const G4K: Geometry = Geometry { lba_bytes: 4096, nsze_lbas: 16 * 16384, zone_lbas: 16384, io_bytes_max: 1 << 20 };
+    const G512: Geometry = Geometry { lba_bytes: 512, nsze_lbas: 8 * 1024, zone_lbas: 1024, io_bytes_max: 1 << 20 };
 
     fn req(op: BlockOp, start_sector: u64, count: u32) -> BlockRequest {
         BlockRequest { op, start_sector, count }
@@ -252,6 +269,29 @@ mod tests {
     }
 
     #[test]
+    fn zone_operations_off_a_zone_start_are_refused() {
+        let inside = 131072 + 8;
+        for op in [BlockOp::ZoneOpen, BlockOp::ZoneClose, BlockOp::ZoneFinish, BlockOp::ZoneReset] {
+            assert_eq!(translate(&req(op, inside, 0), &G4K), Err(errno::EINVAL), "{op:?}");
+            assert!(translate(&req(op, 131072, 0), &G4K).is_ok(), "{op:?} at the zone start");
+        }
+        assert_eq!(translate(&req(BlockOp::ZoneAppend, inside, 8), &G4K), Err(errno::EIO));
+        // A report starts at the zone holding the sector, as blkdev_report_zones does.
+        assert_eq!(
+            translate(&req(BlockOp::ReportZones, inside, 2), &G4K),
+            Ok(Action::Report { slba: 16384, max_zones: 2 })
+        );
+    }
+
+    #[test]
+    fn transfers_beyond_the_announced_maximum_are_refused() {
+        let max_sectors = (G4K.io_bytes_max / SECTOR_BYTES) as u32;
+        assert!(translate(&req(BlockOp::Write, 0, max_sectors), &G4K).is_ok());
+        assert_eq!(translate(&req(BlockOp::Write, 0, max_sectors + 8), &G4K), Err(errno::EINVAL));
+        assert_eq!(translate(&req(BlockOp::Read, 0, u32::MAX - 7), &G4K), Err(errno::EINVAL));
+    }
+
+    #[test]
     fn partial_blocks_and_empty_transfers_are_invalid() {
         assert_eq!(translate(&req(BlockOp::Read, 4, 8), &G4K), Err(errno::EINVAL));
         assert_eq!(translate(&req(BlockOp::Write, 8, 4), &G4K), Err(errno::EINVAL));
@@ -267,9 +307,9 @@ mod tests {
 
     #[test]
     fn zone_operations_address_the_zone_start() {
-        let in_zone_3 = G4K.lba_to_sector(3 * 16384 + 5);
+        let zone_3 = G4K.lba_to_sector(3 * 16384);
         assert_eq!(
-            translate(&req(BlockOp::ZoneAppend, in_zone_3, 16), &G4K),
+            translate(&req(BlockOp::ZoneAppend, zone_3, 16), &G4K),
             Ok(Action::Append { zslba: 3 * 16384, nlb: 2 })
         );
         let ops = [
@@ -280,7 +320,7 @@ mod tests {
         ];
         for (op, action) in ops {
             assert_eq!(
-                translate(&req(op, in_zone_3, 0), &G4K),
+                translate(&req(op, zone_3, 0), &G4K),
                 Ok(Action::Zone { action, slba: 3 * 16384, select_all: false })
             );
         }

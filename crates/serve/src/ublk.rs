@@ -5,6 +5,7 @@
 
 use crate::backend::{Backend, Outcome, Pace};
 use crate::request::{BlockOp, BlockRequest, SECTOR_BYTES};
+use crate::stats_file::StatsFile;
 use io_uring::{opcode, types::Timespec};
 use libublk::ctrl::{UblkCtrl, UblkCtrlBuilder};
 use libublk::io::{BufDescList, UblkDev, UblkIOCtx, UblkQueue};
@@ -13,12 +14,10 @@ use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use zonelab_sim::Nanos;
 
-/// Largest request the block layer may send (bytes); the device's MDTS caps it.
-const IO_BYTES_MAX: u64 = 512 << 10;
 /// Requests in flight per queue.
 const QUEUE_DEPTH: u16 = 64;
 /// `user_data` operation byte of the pacing timers (not a ublk command).
@@ -37,9 +36,10 @@ pub struct ServeOptions {
 /// then removes the device. Errors are one-line messages for the user.
 pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), String> {
     check_ublk_available()?;
+    let stats_file = options.stats_path.as_deref().map(StatsFile::create).transpose()?;
     let geometry = backend.geometry();
     let identify = backend.device().identify();
-    let io_bytes = IO_BYTES_MAX.min(identify.mdts_bytes);
+    let io_bytes = geometry.io_bytes_max;
     let ctrl = UblkCtrlBuilder::default()
         .name("zonelab")
         .nr_queues(1)
@@ -62,15 +62,23 @@ pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), String> {
     let queue_backend = Arc::clone(&backend);
     let started = Instant::now();
     let q_fn = move |qid: u16, dev: &UblkDev| run_queue(qid, dev, &queue_backend, started);
-    let stats_path = options.stats_path.clone();
+    let stats_file = Arc::new(Mutex::new(stats_file));
+    let signal_stats = Arc::clone(&stats_file);
     let signal_backend = Arc::clone(&backend);
-    let device_fn = move |ctrl: &UblkCtrl| wait_for_signals(ctrl, &signal_backend, stats_path.as_ref());
+    let device_fn = move |ctrl: &UblkCtrl| wait_for_signals(ctrl, &signal_backend, &signal_stats);
     ctrl.run_target(|dev: &mut UblkDev| params.apply(dev), q_fn, device_fn)
         .map_err(|e| format!("ublk device failed: {}", describe(&e)))?;
     drop(ctrl);
-    let report = backend.lock().expect("backend lock").stats_report();
-    write_stats(options.stats_path.as_ref(), &report);
+    let report = lock(&backend).stats_report();
+    write_stats(&stats_file, &report);
     Ok(())
+}
+
+/// A lock that outlives a panic in another thread: the backend guards its
+/// own consistency (a model panic marks it failed), so the statistics and
+/// the shutdown path must still get through.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A 0-based NVMe resource limit as the block layer wants it (0 = none).
@@ -175,6 +183,8 @@ struct QueueState {
     backend: Arc<Mutex<Backend>>,
     started: Instant,
     cdev_fd: i32,
+    /// The largest transfer announced: a longer request is refused before `data` grows.
+    io_bytes_max: usize,
     data: Vec<u8>,
     /// Realtime pacing: answers by simulated completion time, then arrival.
     pending: BTreeMap<(Nanos, u64), Pending>,
@@ -182,6 +192,8 @@ struct QueueState {
     /// Armed timers by id: their timespec must live until they fire.
     timers: HashMap<u32, (Box<Timespec>, Nanos)>,
     next_timer_id: u32,
+    /// A model failure asked the server to stop.
+    stopping: bool,
 }
 
 fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: Instant) {
@@ -195,15 +207,18 @@ fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: In
             std::process::exit(2);
         }
     };
+    let io_bytes_max = lock(backend).geometry().io_bytes_max as usize;
     let mut state = QueueState {
         backend: Arc::clone(backend),
         started,
         cdev_fd: dev.tgt.fds[0],
-        data: Vec::with_capacity(IO_BYTES_MAX as usize),
+        io_bytes_max,
+        data: Vec::with_capacity(io_bytes_max),
         pending: BTreeMap::new(),
         arrivals: 0,
         timers: HashMap::new(),
         next_timer_id: 1,
+        stopping: false,
     };
     queue.wait_and_handle_io(|q, tag, ctx| state.on_event(q, tag, ctx));
 }
@@ -243,10 +258,17 @@ impl QueueState {
             return (Outcome { result: -errno, append_sector: None, complete_ns: 0 }, Pace::Asap);
         }
         let wall_ns = self.wall_ns();
-        let (mut outcome, pace) = {
-            let mut backend = self.backend.lock().expect("backend lock");
-            (backend.handle(wall_ns, req, &mut self.data), backend.pace())
+        let (mut outcome, pace, failed) = {
+            let mut backend = lock(&self.backend);
+            (backend.handle_guarded(wall_ns, req, &mut self.data), backend.pace(), backend.failed())
         };
+        if failed && !self.stopping {
+            // The model cannot be trusted any more: remove the device cleanly
+            // (the signal thread does it) rather than serve wrong answers.
+            self.stopping = true;
+            // SAFETY: kill and getpid have no preconditions.
+            unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+        }
         if outcome.result > 0 && matches!(req.op, BlockOp::Read | BlockOp::ReportZones) {
             if let Err(errno) = self.copy_out(outcome.result as usize, pos) {
                 outcome.result = -errno;
@@ -261,7 +283,11 @@ impl QueueState {
         if !matches!(req.op, BlockOp::Write | BlockOp::ZoneAppend) {
             return Ok(());
         }
-        let bytes = (u64::from(req.count) * SECTOR_BYTES) as usize;
+        let bytes = u64::from(req.count) * SECTOR_BYTES;
+        if bytes > self.io_bytes_max as u64 {
+            return Err(libc::EINVAL);
+        }
+        let bytes = bytes as usize;
         self.data.resize(bytes, 0);
         // SAFETY: `data` holds `bytes` writable bytes; the fd is the device's char device.
         let n = unsafe { libc::pread(self.cdev_fd, self.data.as_mut_ptr().cast(), bytes, pos) };
@@ -343,7 +369,7 @@ fn complete(q: &UblkQueue, tag: u16, outcome: &Outcome) {
 
 /// Runs in the main thread once the device is up: prints its path, then
 /// prints statistics on SIGUSR1 and stops the device on SIGINT or SIGTERM.
-fn wait_for_signals(ctrl: &UblkCtrl, backend: &Arc<Mutex<Backend>>, stats_path: Option<&PathBuf>) {
+fn wait_for_signals(ctrl: &UblkCtrl, backend: &Mutex<Backend>, stats: &Mutex<Option<StatsFile>>) {
     let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGUSR1]) {
         Ok(s) => s,
         Err(e) => {
@@ -352,7 +378,7 @@ fn wait_for_signals(ctrl: &UblkCtrl, backend: &Arc<Mutex<Backend>>, stats_path: 
             return;
         }
     };
-    let pace = backend.lock().expect("backend lock").pace();
+    let pace = lock(backend).pace();
     println!(
         "zonelab: serving {} (pace {}); SIGUSR1 prints statistics, SIGINT or SIGTERM removes it",
         ctrl.get_bdev_path(),
@@ -361,8 +387,8 @@ fn wait_for_signals(ctrl: &UblkCtrl, backend: &Arc<Mutex<Backend>>, stats_path: 
     let _ = std::io::stdout().flush();
     for signal in signals.forever() {
         if signal == SIGUSR1 {
-            let report = backend.lock().expect("backend lock").stats_report();
-            write_stats(stats_path, &report);
+            let report = lock(backend).stats_report();
+            write_stats(stats, &report);
             continue;
         }
         if let Err(e) = ctrl.kill_dev() {
@@ -372,12 +398,12 @@ fn wait_for_signals(ctrl: &UblkCtrl, backend: &Arc<Mutex<Backend>>, stats_path: 
     }
 }
 
-/// Writes the statistics to `path` (replacing it) or to stderr.
-fn write_stats(path: Option<&PathBuf>, report: &str) {
-    match path {
-        Some(p) => {
-            if let Err(e) = std::fs::write(p, report) {
-                eprintln!("zonelab: cannot write statistics to {}: {e}", p.display());
+/// Writes the statistics to the `--stats` file (replacing its contents) or to stderr.
+fn write_stats(stats: &Mutex<Option<StatsFile>>, report: &str) {
+    match lock(stats).as_mut() {
+        Some(file) => {
+            if let Err(e) = file.rewrite(report) {
+                eprintln!("zonelab: {e}");
             }
         }
         None => eprint!("{report}"),

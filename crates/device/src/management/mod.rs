@@ -83,10 +83,6 @@ pub(crate) struct Management {
     pub(crate) queued: Option<Tag>,
 }
 
-/// Steps one `advance` may take; far more than any real gap between two
-/// host commands needs, so hitting it means a task stopped making progress.
-const STEPS_PER_ADVANCE_MAX: u32 = 1 << 24;
-
 /// A step that could run next: the head task's or a background erase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Next {
@@ -134,14 +130,30 @@ impl Device {
 
     /// Reserves every management step that starts before `until_ns`.
     pub fn advance(&mut self, until_ns: Nanos) {
-        for _ in 0..STEPS_PER_ADVANCE_MAX {
+        let steps_max = self.management_steps_left_max();
+        for _ in 0..=steps_max {
             let Some(next) = self.next_step() else { return };
             if next.start_ns() >= until_ns {
                 return;
             }
             self.take_step(next);
         }
-        panic!("management work did not settle within {STEPS_PER_ADVANCE_MAX} steps");
+        panic!("management work did not settle within the {steps_max} steps it can take");
+    }
+
+    /// The most steps the queued management work can still take: every
+    /// firmware slice, one padding request per unit, one step per erase and
+    /// per task completion. The configuration bounds the slices of a task
+    /// (`DeviceConfig::validate`), so this is finite and known up front.
+    fn management_steps_left_max(&self) -> u64 {
+        let slice_ns = self.config.management.slice_ns;
+        let phase_steps = |phase: &Phase| match *phase {
+            Phase::Firmware { left_ns } => left_ns.div_ceil(slice_ns),
+            Phase::Pad { units_end, .. } => units_end,
+            Phase::Erase { .. } => 1,
+        };
+        let tasks: u64 = self.management.queue.iter().map(|t| 1 + t.phases.iter().map(phase_steps).sum::<u64>()).sum();
+        tasks + self.management.pending_erase.len() as u64
     }
 
     /// Completions of pending commands, in the order they completed.
@@ -155,14 +167,15 @@ impl Device {
     }
 
     fn run_until_completed(&mut self, tag: Tag) -> Completion {
-        for _ in 0..STEPS_PER_ADVANCE_MAX {
+        let steps_max = self.management_steps_left_max();
+        for _ in 0..=steps_max {
             if let Some(i) = self.management.completed.iter().position(|&(t, _)| t == tag) {
                 return self.management.completed.remove(i).1;
             }
             let start_ns = self.head_start_ns().expect("a pending command has a task");
             self.take_step(Next::Head(start_ns));
         }
-        panic!("management task {tag} did not complete within {STEPS_PER_ADVANCE_MAX} steps");
+        panic!("management task {tag} did not complete within the {steps_max} steps it can take");
     }
 
     /// Queues `phases` as the task of the command being handled, ready from `ready_ns`.

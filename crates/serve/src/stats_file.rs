@@ -1,0 +1,102 @@
+//! The statistics file of `serve --stats`. The server runs as root, and a
+//! plain write to a path under a world-writable directory would follow a
+//! symlink planted there and truncate whatever it points to. So the file is
+//! created exclusively when the server starts (an existing file or symlink is
+//! refused) and later rewritten through the descriptor opened then, never by
+//! path.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug)]
+pub struct StatsFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl StatsFile {
+    /// Creates `path` (mode 0600); fails when anything already exists there.
+    pub fn create(path: &Path) -> Result<Self, String> {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => format!(
+                "--stats {}: the file already exists; the server only writes a file it creates \
+                 (remove it or name a new one)",
+                path.display()
+            ),
+            _ => format!("--stats {}: {e}", path.display()),
+        })?;
+        Ok(Self { file, path: path.to_path_buf() })
+    }
+
+    /// Replaces the file's contents with `report`.
+    pub fn rewrite(&mut self, report: &str) -> Result<(), String> {
+        let result = (|| {
+            self.file.set_len(0)?;
+            self.file.seek(SeekFrom::Start(0))?;
+            self.file.write_all(report.as_bytes())?;
+            self.file.flush()
+        })();
+        result.map_err(|e| format!("cannot write statistics to {}: {e}", self.path.display()))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("zonelab-stats-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn rewrites_replace_the_contents() {
+        let dir = scratch("rewrite");
+        let path = dir.join("stats.txt");
+        let mut file = StatsFile::create(&path).unwrap();
+        file.rewrite("a long first report\n").unwrap();
+        file.rewrite("short\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "short\n");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn an_existing_file_is_refused_and_left_alone() {
+        let dir = scratch("existing");
+        let path = dir.join("stats.txt");
+        std::fs::write(&path, "precious").unwrap();
+        let err = StatsFile::create(&path).unwrap_err();
+        assert!(err.contains("already exists"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_refused_and_its_target_untouched() {
+        let dir = scratch("symlink");
+        let target = dir.join("target");
+        std::fs::write(&target, "precious").unwrap();
+        let link = dir.join("stats.txt");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(StatsFile::create(&link).is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+        // A dangling link is refused too: creating through it would make a file where the link points.
+        let dangling = dir.join("dangling");
+        std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
+        assert!(StatsFile::create(&dangling).is_err());
+        assert!(!dir.join("nowhere").exists());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
