@@ -110,7 +110,7 @@ fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
     if argv.get(1).map(String::as_str) == Some("run") {
         return match run::run(&argv[2..]) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(code) => code,
             Err(UserError(message)) => {
                 eprintln!("zonelab: {message}");
                 ExitCode::from(2)
@@ -170,7 +170,9 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::FsBench(args) => fs_bench::run_cmd(&args),
-        Cmd::Run { args } => run::run(&args),
+        // main() hands `run` to run::run before clap, keeping its exit status;
+        // clap knows the subcommand only for --help, completions and the man page.
+        Cmd::Run { args } => run::run(&args).map(drop),
         Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only } } => {
             reproduce_characterization(&out, quick, &only)
         }
