@@ -9,7 +9,7 @@ mod serve;
 
 use args::DeviceArgs;
 use clap::{Parser, Subcommand};
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, LineWriter, Write};
 use std::process::ExitCode;
 use zonelab_device::{Device, PRESET_NAMES};
 use zonelab_workload::{run_trace, TraceError};
@@ -30,9 +30,6 @@ enum Cmd {
     Exec {
         #[command(flatten)]
         device: DeviceArgs,
-        /// Seed of the run's random numbers.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
         /// Trace file; stdin when absent or "-".
         trace: Option<String>,
     },
@@ -93,8 +90,9 @@ enum Experiment {
 enum DeviceCmd {
     /// Print a device configuration (preset plus options) as TOML.
     Show {
-        /// Preset name or TOML file.
-        preset: String,
+        /// Preset name or TOML file (or --device, not both).
+        #[arg(conflicts_with = "device")]
+        preset: Option<String>,
         #[command(flatten)]
         device: DeviceArgs,
     },
@@ -134,14 +132,16 @@ pub(crate) fn device_from(args: &DeviceArgs) -> Result<Device, UserError> {
 
 fn run(cli: Cli) -> Result<(), UserError> {
     match cli.command {
-        Cmd::Exec { device, seed: _, trace } => {
+        Cmd::Exec { device, trace } => {
             let mut dev = device_from(&device)?;
             let stdout = std::io::stdout().lock();
             match trace.as_deref() {
-                None | Some("-") => exec(&mut dev, std::io::stdin().lock(), stdout, "stdin"),
+                // One flushed line per command, so that a program can drive the device
+                // through a pipe, reading each answer before writing the next command.
+                None | Some("-") => exec(&mut dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin"),
                 Some(path) => {
                     let file = std::fs::File::open(path).map_err(|e| UserError(format!("{path}: {e}")))?;
-                    exec(&mut dev, BufReader::new(file), stdout, path)
+                    exec(&mut dev, BufReader::new(file), BufWriter::new(stdout), path)
                 }
             }
         }
@@ -162,7 +162,9 @@ fn run(cli: Cli) -> Result<(), UserError> {
             Ok(())
         }
         Cmd::Device { action: DeviceCmd::Show { preset, mut device } } => {
-            device.device = preset;
+            if let Some(preset) = preset {
+                device.device = preset;
+            }
             let config = device.config().map_err(|e| UserError(e.0))?;
             print!("{}", config.to_toml());
             Ok(())
@@ -197,12 +199,9 @@ fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) ->
 }
 
 fn exec<R: std::io::BufRead, W: Write>(dev: &mut Device, input: R, out: W, source: &str) -> Result<(), UserError> {
-    match run_trace(dev, input, BufWriter::new(out)) {
+    match run_trace(dev, input, out) {
         Ok(_) => Ok(()),
-        Err(TraceError::Malformed { line, message }) => {
-            eprintln!("{}", serde_json::json!({"line": line, "error": message, "source": source}));
-            Err(UserError(format!("{source}: line {line}: {message}")))
-        }
+        Err(TraceError::Malformed { line, message }) => Err(UserError(format!("{source}: line {line}: {message}"))),
         Err(TraceError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(TraceError::Io(e)) => Err(UserError(format!("{source}: {e}"))),
     }

@@ -57,8 +57,8 @@ fn exec_runs_a_trace_with_the_device_options() {
 #[test]
 fn same_trace_gives_byte_identical_output() {
     for preset in ["zn540", "tlc", "mlc", "znand"] {
-        let a = zonelab(&["exec", "--device", preset, "--seed", "7"], TRACE);
-        let b = zonelab(&["exec", "--device", preset, "--seed", "7"], TRACE);
+        let a = zonelab(&["exec", "--device", preset], TRACE);
+        let b = zonelab(&["exec", "--device", preset], TRACE);
         assert!(a.status.success(), "{preset}: {}", text(&a.stderr));
         assert_eq!(a.stdout, b.stdout, "{preset}");
     }
@@ -71,9 +71,63 @@ fn malformed_trace_is_located_and_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stdout).lines().count(), 1, "results of the lines before the bad one");
     let err = text(&out.stderr);
-    let first: serde_json::Value = serde_json::from_str(err.lines().next().unwrap()).unwrap();
-    assert_eq!(first["line"], 2);
-    assert!(first["error"].as_str().unwrap().contains("\"nlb\""), "{err}");
+    assert_eq!(err.lines().count(), 1, "one message per error: {err}");
+    assert!(err.starts_with("zonelab: stdin: line 2: ") && err.contains("\"nlb\""), "{err}");
+}
+
+/// A program drives the device through a pipe: each answer arrives before
+/// stdin closes (a timeout turns a hang into a failure).
+#[test]
+fn exec_answers_each_command_before_stdin_closes() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zonelab"))
+        .arg("exec")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if lines_tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let timeout = std::time::Duration::from_secs(20);
+    for (command, expected) in [
+        ("{\"op\":\"write\",\"slba\":0,\"nlb\":8,\"id\":1}\n", "\"id\":1"),
+        ("{\"op\":\"identify\",\"id\":2}\n", "\"id\":2"),
+    ] {
+        stdin.write_all(command.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let answer = lines.recv_timeout(timeout);
+        if answer.is_err() {
+            let _ = child.kill();
+        }
+        let answer = answer.expect("an answer while stdin is still open");
+        assert!(answer.contains(expected) && answer.contains("\"status\":\"success\""), "{answer}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn durations_need_a_unit_and_conflicting_device_choices_are_refused() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["exec", "--set", "flash_timing.program_ns=2"], "flash_timing.program_ns=2: '2' has no time unit"),
+        (&["exec", "--set", "flash_timing.program_ns=2"], "350us"),
+        (&["device", "show", "zn540", "--device", "tlc"], "cannot be used with"),
+        (&["exec", "--seed", "7"], "unexpected argument '--seed'"),
+    ];
+    assert_each_exits_2_saying(&cases);
+    let out = zonelab(&["exec", "--set", "flash_timing.program_ns=1.5ms", "--zone-size", "64Mi"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = zonelab(&["device", "show", "--device", "tlc"], "");
+    assert!(text(&shown.stdout).contains("name = \"tlc\""), "--device alone chooses the preset");
 }
 
 #[test]

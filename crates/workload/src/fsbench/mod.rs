@@ -278,6 +278,8 @@ impl Snapshot {
         r.chip_utilization_series =
             fs.device().chip_utilization().into_iter().filter(|&(t, _)| t >= t0 && t < end_ns).collect();
         let n = r.chip_utilization_series.len().max(1) as f64;
-        r.chip_utilization = r.chip_utilization_series.iter().map(|&(_, u)| u).sum::<f64>() / n;
+        // A fold from +0.0: f64's `sum` of an empty series (a run shorter
+        // than one interval) is -0.0, which printed as "-0.0%".
+        r.chip_utilization = r.chip_utilization_series.iter().fold(0.0, |sum, &(_, u)| sum + u) / n;
     }
 }
