@@ -1,10 +1,10 @@
 //! `zonelab fs-bench`: one file-system workload on a fresh file system.
 
-use crate::UserError;
+use crate::{progress, UserError};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use zonelab_device::{parse_size, Plugging};
-use zonelab_experiments::znsplus::{run, RunSpec, Scale};
+use zonelab_experiments::znsplus::{run_with_progress, RunSpec, Scale};
 use zonelab_fs::Recycling;
 use zonelab_workload::fsbench::{report, FsWorkload};
 
@@ -118,7 +118,11 @@ fn spec(a: &FsBenchArgs) -> Result<RunSpec, UserError> {
 }
 
 pub fn run_cmd(a: &FsBenchArgs) -> Result<(), UserError> {
-    let result = run(&spec(a)?).map_err(UserError)?;
+    let spec = spec(a)?;
+    let mut phases = progress::Phases::default();
+    let result = run_with_progress(&spec, &mut |phase, done, total| phases.update(phase, done, total));
+    phases.finish();
+    let result = result.map_err(UserError)?;
     if a.output_format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&report::json(&[result])).expect("json serialises"));
     } else {

@@ -2,7 +2,9 @@
 
 mod args;
 mod bench;
+mod docs;
 mod fs_bench;
+mod progress;
 mod reproduce_znsplus;
 mod run;
 mod serve;
@@ -44,11 +46,7 @@ enum Cmd {
         action: DeviceCmd,
     },
     /// Run fio job files or a fio command line (`zonelab run --help`).
-    #[command(disable_help_flag = true)]
-    Run {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    Run(run::RunCommand),
     /// Rerun an experiment of the seed papers and print its table.
     Reproduce {
         #[command(subcommand)]
@@ -60,6 +58,13 @@ enum Cmd {
     Serve(serve::ServeArgs),
     /// Run a file-system workload (fileserver, varmail, tpcc, ycsb-a/f) on the ZNS+-aware file system.
     FsBench(fs_bench::FsBenchArgs),
+    /// Print a shell completion script, e.g. `zonelab completions bash > /etc/bash_completion.d/zonelab`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `zonelab man | man -l -`.
+    Man(docs::ManArgs),
 }
 
 #[derive(Subcommand)]
@@ -172,9 +177,11 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::FsBench(args) => fs_bench::run_cmd(&args),
-        // main() hands `run` to run::run before clap, keeping its exit status;
-        // clap knows the subcommand only for --help, completions and the man page.
-        Cmd::Run { args } => run::run(&args).map(drop),
+        // main() hands `run` to run::run before clap (fio's options are not
+        // clap's); clap knows it for `help run`, completions and the man page.
+        Cmd::Run(_) => run::run(&std::env::args().skip(2).collect::<Vec<_>>()).map(drop),
+        Cmd::Completions { shell } => docs::completions(shell),
+        Cmd::Man(args) => docs::man(&args),
         Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only } } => {
             reproduce_characterization(&out, quick, &only)
         }
@@ -190,8 +197,15 @@ fn run(cli: Cli) -> Result<(), UserError> {
 fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) -> Result<(), UserError> {
     use zonelab_experiments::characterization as c;
     let started = std::time::Instant::now();
-    let outcomes =
-        c::run(c::Scale { quick }, only, &mut |name| eprintln!("zonelab: running {name}")).map_err(UserError)?;
+    let count = c::EXPERIMENTS.iter().filter(|(name, _)| name.contains(only)).count();
+    let steps = progress::Steps::new(count as u64, "experiments");
+    let mut done = 0;
+    let outcomes = c::run(c::Scale { quick }, only, &mut |name| {
+        steps.start(done, &format!("running {name}"));
+        done += 1;
+    });
+    steps.finish();
+    let outcomes = outcomes.map_err(UserError)?;
     c::write(out, &outcomes, &mut |w| eprintln!("zonelab: {w}")).map_err(UserError)?;
     print!("{}", c::summary_markdown(&outcomes));
     eprintln!("zonelab: wrote {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());

@@ -36,6 +36,17 @@ enum SchedulerArg {
     Zinc,
 }
 
+/// `run` as clap shows it (help, completions, man page): zonelab's options,
+/// then fio's options and job files, which `split` tells apart.
+#[derive(clap::Args, Debug)]
+pub struct RunCommand {
+    #[command(flatten)]
+    own: RunArgs,
+    /// fio options (--name=a --rw=write, or --name a --rw write) and job files.
+    #[arg(value_name = "FIO_OPTIONS_AND_JOB_FILES", trailing_var_arg = true, allow_hyphen_values = true)]
+    fio: Vec<String>,
+}
+
 /// zonelab's options of `run`; everything else is a fio option or a job file.
 #[derive(Parser, Debug)]
 #[command(
@@ -172,7 +183,7 @@ fn host_config(opts: &RunArgs) -> Result<zonelab_host::HostConfig, UserError> {
 /// keeps 1 so that 2 stays "usage or job file error").
 pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     if let Some(help) = cmdhelp(args) {
-        print!("{}", help?);
+        write_report(None, &help?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let Split { own, fio: fio_args, files } = split(args);

@@ -353,3 +353,45 @@ fn serve_without_ublk_says_why() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("ublk"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn completions_and_man_page_come_from_the_parser() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = zonelab(&["completions", shell], "");
+        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
+        let script = text(&out.stdout);
+        // Subcommands, and the closed value sets of `run` and `fs-bench`.
+        for word in ["fs-bench", "output-format", "json+", "mq-deadline", "ycsb-a"] {
+            assert!(script.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    assert_eq!(zonelab(&["completions", "tcsh"], "").status.code(), Some(2));
+    let man = zonelab(&["man"], "");
+    assert!(man.status.success() && text(&man.stdout).contains(".TH zonelab 1"), "{}", text(&man.stderr));
+    let dir = temp_path("man");
+    let out = zonelab(&["man", "--out", dir.to_str().unwrap()], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run_page = std::fs::read_to_string(dir.join("zonelab-run.1")).expect("a page per subcommand");
+    assert!(run_page.contains("zinc\\-epoch"), "run's own options are in its page");
+}
+
+#[test]
+fn closed_value_sets_are_listed_and_typos_get_a_suggestion() {
+    let help = text(&zonelab(&["fs-bench", "--help"], "").stdout);
+    assert!(help.contains("[possible values: fileserver, varmail, tpcc, ycsb-a, ycsb-f]"), "{help}");
+    let cases: [(&[&str], &str); 3] = [
+        (&["run", "--scheduler", "zync", "--name=a"], "a similar value exists: 'zinc'"),
+        (&["run", "--output-format=jsno", "--name=a"], "a similar value exists: 'json'"),
+        (&["exec", "--lba-bytes", "1024"], "[possible values: 512, 4096]"),
+    ];
+    assert_each_exits_2_saying(&cases);
+}
+
+/// Progress bars draw only on a terminal: a piped stderr gets plain step lines.
+#[test]
+fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
+    let out = zonelab(&["fs-bench", "--fs-size", "768m", "--write", "4m", "--utilization", "0.8"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("zonelab: measured") && !err.contains("ETA") && !err.contains('\u{1b}'), "{err}");
+}
