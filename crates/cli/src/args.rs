@@ -1,5 +1,6 @@
 //! Command-line options shared by every command that takes a device.
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use zonelab_device::{load_device, parse_size, ConfigError, DeviceConfig, DeviceOptions};
 
@@ -42,8 +43,8 @@ pub struct DeviceArgs {
     /// Conventional zones at the start of the namespace.
     #[arg(long)]
     pub conventional_zones: Option<u32>,
-    /// LBA format: 512 or 4096.
-    #[arg(long)]
+    /// LBA format (bytes).
+    #[arg(long, value_parser = PossibleValuesParser::new(["512", "4096"]).map(|s| s.parse::<u32>().unwrap_or(0)))]
     pub lba_bytes: Option<u32>,
     /// Keep written data so that reads return it.
     #[arg(long)]

@@ -1,23 +1,61 @@
 //! `zonelab fs-bench`: one file-system workload on a fresh file system.
 
-use crate::UserError;
-use clap::Args;
+use crate::{progress, UserError};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, ValueEnum};
 use zonelab_device::{parse_size, Plugging};
-use zonelab_experiments::znsplus::{run, RunSpec, Scale};
+use zonelab_experiments::znsplus::{run_with_progress, RunSpec, Scale};
 use zonelab_fs::Recycling;
 use zonelab_workload::fsbench::{report, FsWorkload};
 
+/// `--workload`: the names FsWorkload knows, so --help lists them and clap suggests one.
+fn workload_parser() -> impl TypedValueParser<Value = FsWorkload> {
+    let names = FsWorkload::ALL.map(FsWorkload::name);
+    PossibleValuesParser::new(names).map(|name| FsWorkload::parse(&name).unwrap_or(FsWorkload::Fileserver))
+}
+
+/// `--recycling`: the names Recycling knows.
+fn recycling_parser() -> impl TypedValueParser<Value = Recycling> {
+    let names = Recycling::ALL.map(Recycling::name);
+    PossibleValuesParser::new(names).map(|name| Recycling::parse(&name).unwrap_or(Recycling::ZnsPlus))
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Medium {
+    Tlc,
+    Mlc,
+    Znand,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PluggingArg {
+    Lba,
+    Ppa,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Format {
+    Normal,
+    Json,
+}
+
 #[derive(Args)]
 pub struct FsBenchArgs {
-    /// fileserver, varmail, tpcc, ycsb-a or ycsb-f.
-    #[arg(long, default_value = "fileserver")]
-    workload: String,
-    /// Segment recycling: zns, izc-h, izc-d or zns+.
-    #[arg(long, default_value = "zns+")]
-    recycling: String,
-    /// Flash medium preset of seed 002: tlc, mlc or znand.
-    #[arg(long, default_value = "mlc")]
-    medium: String,
+    /// Workload (seed 002 Table 3).
+    #[arg(long, default_value = "fileserver", value_parser = workload_parser())]
+    workload: FsWorkload,
+    /// Segment recycling.
+    #[arg(long, default_value = "zns+", value_parser = recycling_parser())]
+    recycling: Recycling,
+    /// Flash medium preset of seed 002.
+    #[arg(long, value_enum, default_value_t = Medium::Mlc)]
+    medium: Medium,
     /// Parallel flash chips (the zone spans them all).
     #[arg(long, default_value_t = 16)]
     chips: u32,
@@ -36,53 +74,41 @@ pub struct FsBenchArgs {
     /// Threads or connections (default: seed 002 Table 3).
     #[arg(long)]
     threads: Option<u32>,
-    /// Flash copyback for in-device copies: on or off.
-    #[arg(long, default_value = "on")]
-    copyback: String,
-    /// Copyback-aware block allocation: on or off.
-    #[arg(long, default_value = "on")]
-    copyback_aware: String,
-    /// Plugging of threaded logging: lba or ppa.
-    #[arg(long, default_value = "ppa")]
-    plugging: String,
+    /// Flash copyback for in-device copies.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    copyback: OnOff,
+    /// Copyback-aware block allocation.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    copyback_aware: OnOff,
+    /// Plugging of threaded logging.
+    #[arg(long, value_enum, default_value_t = PluggingArg::Ppa)]
+    plugging: PluggingArg,
+    /// Seed of the workload's random numbers.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// normal or json.
-    #[arg(long, default_value = "normal")]
-    output_format: String,
-}
-
-fn on_off(name: &str, v: &str) -> Result<bool, UserError> {
-    match v {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        _ => Err(UserError(format!("--{name} must be on or off, not '{v}'"))),
-    }
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Normal)]
+    output_format: Format,
 }
 
 fn spec(a: &FsBenchArgs) -> Result<RunSpec, UserError> {
-    let workload =
-        FsWorkload::parse(&a.workload).ok_or_else(|| UserError(format!("unknown workload '{}'", a.workload)))?;
-    let recycling =
-        Recycling::parse(&a.recycling).ok_or_else(|| UserError(format!("unknown recycling '{}'", a.recycling)))?;
-    let medium = ["tlc", "mlc", "znand"]
-        .into_iter()
-        .find(|m| *m == a.medium)
-        .ok_or_else(|| UserError(format!("unknown medium '{}' (tlc, mlc, znand)", a.medium)))?;
-    let mut s = RunSpec::new(workload, recycling, Scale::QUICK);
-    s.medium = medium;
+    let mut s = RunSpec::new(a.workload, a.recycling, Scale::QUICK);
+    s.medium = match a.medium {
+        Medium::Tlc => "tlc",
+        Medium::Mlc => "mlc",
+        Medium::Znand => "znand",
+    };
     s.chips = a.chips;
     s.lanes = a.lanes;
     s.fs_bytes = parse_size(&a.fs_size).map_err(UserError)?;
     s.write_bytes = parse_size(&a.write).map_err(UserError)?;
     s.utilization = a.utilization;
     s.threads = a.threads;
-    s.copyback = on_off("copyback", &a.copyback)?;
-    s.copyback_aware = on_off("copyback-aware", &a.copyback_aware)?;
-    s.plugging = match a.plugging.as_str() {
-        "lba" => Plugging::Lba,
-        "ppa" => Plugging::Ppa,
-        p => return Err(UserError(format!("--plugging must be lba or ppa, not '{p}'"))),
+    s.copyback = a.copyback == OnOff::On;
+    s.copyback_aware = a.copyback_aware == OnOff::On;
+    s.plugging = match a.plugging {
+        PluggingArg::Lba => Plugging::Lba,
+        PluggingArg::Ppa => Plugging::Ppa,
     };
     s.seed = a.seed;
     if a.lanes == 0 || a.lanes > 32 {
@@ -92,11 +118,12 @@ fn spec(a: &FsBenchArgs) -> Result<RunSpec, UserError> {
 }
 
 pub fn run_cmd(a: &FsBenchArgs) -> Result<(), UserError> {
-    if !matches!(a.output_format.as_str(), "normal" | "json") {
-        return Err(UserError(format!("--output-format must be normal or json, not '{}'", a.output_format)));
-    }
-    let result = run(&spec(a)?).map_err(UserError)?;
-    if a.output_format == "json" {
+    let spec = spec(a)?;
+    let mut phases = progress::Phases::default();
+    let result = run_with_progress(&spec, &mut |phase, done, total| phases.update(phase, done, total));
+    phases.finish();
+    let result = result.map_err(UserError)?;
+    if a.output_format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&report::json(&[result])).expect("json serialises"));
     } else {
         print!("{}", report::text(&result));

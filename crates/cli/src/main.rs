@@ -2,14 +2,16 @@
 
 mod args;
 mod bench;
+mod docs;
 mod fs_bench;
+mod progress;
 mod reproduce_znsplus;
 mod run;
 mod serve;
 
 use args::DeviceArgs;
 use clap::{Parser, Subcommand};
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, LineWriter, Write};
 use std::process::ExitCode;
 use zonelab_device::{Device, PRESET_NAMES};
 use zonelab_workload::{run_trace, TraceError};
@@ -30,9 +32,6 @@ enum Cmd {
     Exec {
         #[command(flatten)]
         device: DeviceArgs,
-        /// Seed of the run's random numbers.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
         /// Trace file; stdin when absent or "-".
         trace: Option<String>,
     },
@@ -47,11 +46,7 @@ enum Cmd {
         action: DeviceCmd,
     },
     /// Run fio job files or a fio command line (`zonelab run --help`).
-    #[command(disable_help_flag = true)]
-    Run {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    Run(run::RunCommand),
     /// Rerun an experiment of the seed papers and print its table.
     Reproduce {
         #[command(subcommand)]
@@ -63,6 +58,13 @@ enum Cmd {
     Serve(serve::ServeArgs),
     /// Run a file-system workload (fileserver, varmail, tpcc, ycsb-a/f) on the ZNS+-aware file system.
     FsBench(fs_bench::FsBenchArgs),
+    /// Print a shell completion script, e.g. `zonelab completions bash > /etc/bash_completion.d/zonelab`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `zonelab man | man -l -`.
+    Man(docs::ManArgs),
 }
 
 #[derive(Subcommand)]
@@ -93,8 +95,9 @@ enum Experiment {
 enum DeviceCmd {
     /// Print a device configuration (preset plus options) as TOML.
     Show {
-        /// Preset name or TOML file.
-        preset: String,
+        /// Preset name or TOML file (or --device, not both).
+        #[arg(conflicts_with = "device")]
+        preset: Option<String>,
         #[command(flatten)]
         device: DeviceArgs,
     },
@@ -110,7 +113,7 @@ fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
     if argv.get(1).map(String::as_str) == Some("run") {
         return match run::run(&argv[2..]) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(code) => code,
             Err(UserError(message)) => {
                 eprintln!("zonelab: {message}");
                 ExitCode::from(2)
@@ -134,14 +137,16 @@ pub(crate) fn device_from(args: &DeviceArgs) -> Result<Device, UserError> {
 
 fn run(cli: Cli) -> Result<(), UserError> {
     match cli.command {
-        Cmd::Exec { device, seed: _, trace } => {
+        Cmd::Exec { device, trace } => {
             let mut dev = device_from(&device)?;
             let stdout = std::io::stdout().lock();
             match trace.as_deref() {
-                None | Some("-") => exec(&mut dev, std::io::stdin().lock(), stdout, "stdin"),
+                // One flushed line per command, so that a program can drive the device
+                // through a pipe, reading each answer before writing the next command.
+                None | Some("-") => exec(&mut dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin"),
                 Some(path) => {
                     let file = std::fs::File::open(path).map_err(|e| UserError(format!("{path}: {e}")))?;
-                    exec(&mut dev, BufReader::new(file), stdout, path)
+                    exec(&mut dev, BufReader::new(file), BufWriter::new(stdout), path)
                 }
             }
         }
@@ -162,7 +167,9 @@ fn run(cli: Cli) -> Result<(), UserError> {
             Ok(())
         }
         Cmd::Device { action: DeviceCmd::Show { preset, mut device } } => {
-            device.device = preset;
+            if let Some(preset) = preset {
+                device.device = preset;
+            }
             let config = device.config().map_err(|e| UserError(e.0))?;
             print!("{}", config.to_toml());
             Ok(())
@@ -170,7 +177,11 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::FsBench(args) => fs_bench::run_cmd(&args),
-        Cmd::Run { args } => run::run(&args),
+        // main() hands `run` to run::run before clap (fio's options are not
+        // clap's); clap knows it for `help run`, completions and the man page.
+        Cmd::Run(_) => run::run(&std::env::args().skip(2).collect::<Vec<_>>()).map(drop),
+        Cmd::Completions { shell } => docs::completions(shell),
+        Cmd::Man(args) => docs::man(&args),
         Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only } } => {
             reproduce_characterization(&out, quick, &only)
         }
@@ -186,8 +197,15 @@ fn run(cli: Cli) -> Result<(), UserError> {
 fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) -> Result<(), UserError> {
     use zonelab_experiments::characterization as c;
     let started = std::time::Instant::now();
-    let outcomes =
-        c::run(c::Scale { quick }, only, &mut |name| eprintln!("zonelab: running {name}")).map_err(UserError)?;
+    let count = c::EXPERIMENTS.iter().filter(|(name, _)| name.contains(only)).count();
+    let steps = progress::Steps::new(count as u64, "experiments");
+    let mut done = 0;
+    let outcomes = c::run(c::Scale { quick }, only, &mut |name| {
+        steps.start(done, &format!("running {name}"));
+        done += 1;
+    });
+    steps.finish();
+    let outcomes = outcomes.map_err(UserError)?;
     c::write(out, &outcomes, &mut |w| eprintln!("zonelab: {w}")).map_err(UserError)?;
     print!("{}", c::summary_markdown(&outcomes));
     eprintln!("zonelab: wrote {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
@@ -195,12 +213,9 @@ fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) ->
 }
 
 fn exec<R: std::io::BufRead, W: Write>(dev: &mut Device, input: R, out: W, source: &str) -> Result<(), UserError> {
-    match run_trace(dev, input, BufWriter::new(out)) {
+    match run_trace(dev, input, out) {
         Ok(_) => Ok(()),
-        Err(TraceError::Malformed { line, message }) => {
-            eprintln!("{}", serde_json::json!({"line": line, "error": message, "source": source}));
-            Err(UserError(format!("{source}: line {line}: {message}")))
-        }
+        Err(TraceError::Malformed { line, message }) => Err(UserError(format!("{source}: line {line}: {message}"))),
         Err(TraceError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(TraceError::Io(e)) => Err(UserError(format!("{source}: {e}"))),
     }

@@ -1,6 +1,6 @@
 //! `zonelab reproduce znsplus`: seed 002's figures and tables on the simulated file system.
 
-use crate::UserError;
+use crate::{progress, UserError};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use zonelab_experiments::plot;
@@ -36,9 +36,18 @@ pub fn run(a: &ZnsplusArgs) -> Result<(), UserError> {
         return Err(UserError(format!("--jobs {jobs} must be within 1 ..= 256")));
     }
     std::fs::create_dir_all(&a.out).map_err(|e| UserError(format!("{}: {e}", a.out.display())))?;
-    let progress = |i: usize, n: usize| eprint!("\rzonelab: run {}/{n}", i + 1);
-    let outputs = reproduce(scale, jobs, &progress).map_err(UserError)?;
-    eprintln!();
+    // reproduce() says when run i (of n, in order) starts on one of `jobs`
+    // workers; the bar's length is known only then, hence the OnceLock.
+    let steps = std::sync::OnceLock::new();
+    let progress = |i: usize, n: usize| {
+        let steps = steps.get_or_init(|| progress::Steps::new(n as u64, "runs"));
+        steps.start(i as u64, &format!("run {}/{n} started", i + 1));
+    };
+    let outputs = reproduce(scale, jobs, &progress);
+    if let Some(steps) = steps.into_inner() {
+        steps.finish();
+    }
+    let outputs = outputs.map_err(UserError)?;
     write(&a.out, scale, &outputs)?;
     println!("Wrote {} figures and tables to {}", outputs.len(), a.out.display());
     Ok(())

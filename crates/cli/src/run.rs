@@ -6,33 +6,71 @@
 
 use crate::args::DeviceArgs;
 use crate::UserError;
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use zonelab_workload::fio::help as fio_help;
 use zonelab_workload::fio::job::Scheduler;
-use zonelab_workload::fio::report::{json_report, normal_report, OutputFormat};
+use zonelab_workload::fio::options as fio_options;
+use zonelab_workload::fio::report::{json_report, normal_report};
 use zonelab_workload::fio::run::{Engine, RunOptions};
 use zonelab_workload::fio::{job::JobError, parse::parse_run};
 
+/// Report formats of `--output-format` (fio's names).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    Normal,
+    Json,
+    #[value(name = "json+")]
+    JsonPlus,
+}
+
+/// I/O schedulers of `--scheduler`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SchedulerArg {
+    None,
+    MqDeadline,
+    /// ZINC (seed 003): mq-deadline holding zone resets and finishes back.
+    Zinc,
+}
+
+/// `run` as clap shows it (help, completions, man page): zonelab's options,
+/// then fio's options and job files, which `split` tells apart.
+#[derive(clap::Args, Debug)]
+pub struct RunCommand {
+    #[command(flatten)]
+    own: RunArgs,
+    /// fio options (--name=a --rw=write, or --name a --rw write) and job files.
+    #[arg(value_name = "FIO_OPTIONS_AND_JOB_FILES", trailing_var_arg = true, allow_hyphen_values = true)]
+    fio: Vec<String>,
+}
+
 /// zonelab's options of `run`; everything else is a fio option or a job file.
 #[derive(Parser, Debug)]
-#[command(name = "zonelab run", about = "Run fio job files or a fio command line against a simulated device")]
+#[command(
+    name = "zonelab run",
+    about = "Run fio job files or a fio command line against a simulated device",
+    after_help = "fio options (--name=a --rw=write, or --name a --rw write) and job files follow; \
+                  --cmdhelp[=OPTION] lists or describes them. Exit status: 0, 1 when a job had an \
+                  I/O error (as fio), 2 for a usage or job file error."
+)]
 struct RunArgs {
     #[command(flatten)]
     device: DeviceArgs,
-    /// normal, json or json+.
-    #[arg(long = "output-format", default_value = "normal")]
-    output_format: String,
+    /// Report format.
+    #[arg(long = "output-format", value_enum, default_value_t = FormatArg::Normal)]
+    output_format: FormatArg,
     /// Write the report to FILE instead of stdout.
     #[arg(long)]
     output: Option<String>,
     /// Seed of the run's random numbers (jobs with randseed= keep theirs).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Scheduler of jobs that do not set scheduler=: none, mq-deadline or zinc.
-    #[arg(long, default_value = "none")]
-    scheduler: String,
+    /// Scheduler of jobs that do not set scheduler=.
+    #[arg(long, value_enum, default_value_t = SchedulerArg::None)]
+    scheduler: SchedulerArg,
     /// ZINC: epoch at which a held reset or finish may go (e.g. 32ms).
     #[arg(long = "zinc-epoch", default_value = "32ms")]
     zinc_epoch: String,
@@ -71,47 +109,60 @@ const VALUE_FLAGS: [&str; 17] = [
 ];
 const BARE_FLAGS: [&str; 4] = ["data", "quiet", "help", "h"];
 
-/// Splits `run`'s arguments into zonelab's, fio's options, and job files.
-fn split(args: &[String]) -> (Vec<String>, Vec<String>, Vec<String>) {
-    let (mut own, mut fio, mut files) = (vec!["zonelab run".to_string()], Vec::new(), Vec::new());
-    let mut iter = args.iter().peekable();
+/// `run`'s arguments sorted into zonelab's, fio's options, and job files.
+#[derive(Debug, PartialEq)]
+struct Split {
+    own: Vec<String>,
+    fio: Vec<String>,
+    files: Vec<String>,
+}
+
+/// Splits `run`'s arguments. An option without `=` that takes a value
+/// consumes the next argument, zonelab's and fio's alike (getopt's rule, as
+/// fio reads `--name w --rw write`); anything else not starting with `-` is
+/// a job file.
+fn split(args: &[String]) -> Split {
+    let mut out = Split { own: vec!["zonelab run".to_string()], fio: Vec::new(), files: Vec::new() };
+    let mut iter = args.iter();
     while let Some(arg) = iter.next() {
-        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-').filter(|b| *b == "h")) else {
-            files.push(arg.clone());
+        // fio reads `-name` as `--name` (getopt_long_only); "-" alone is not an option.
+        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).filter(|b| !b.is_empty()) else {
+            out.files.push(arg.clone());
             continue;
         };
-        let name = body.split('=').next().unwrap_or(body);
-        if VALUE_FLAGS.contains(&name) {
-            own.push(arg.clone());
-            if !body.contains('=') {
-                if let Some(value) = iter.next() {
-                    own.push(value.clone());
-                }
-            }
+        let (name, inline_value) = match body.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (body, false),
+        };
+        let (list, takes_value) = if VALUE_FLAGS.contains(&name) {
+            (&mut out.own, true)
         } else if BARE_FLAGS.contains(&name) {
-            own.push(arg.clone());
+            (&mut out.own, false)
         } else {
-            fio.push(arg.clone());
+            (&mut out.fio, fio_options::takes_value_on_cli(name).unwrap_or(false))
+        };
+        list.push(arg.clone());
+        if takes_value && !inline_value {
+            list.extend(iter.next().cloned());
         }
     }
-    (own, fio, files)
+    out
 }
 
 fn job_error(e: JobError) -> UserError {
     UserError(e.to_string())
 }
 
-pub fn run(args: &[String]) -> Result<(), UserError> {
-    let (own, fio_args, files) = split(args);
-    let opts = RunArgs::try_parse_from(&own).unwrap_or_else(|e| e.exit());
-    let format = OutputFormat::parse(&opts.output_format)
-        .ok_or_else(|| UserError(format!("--output-format '{}': use normal, json or json+", opts.output_format)))?;
-    let scheduler = match opts.scheduler.as_str() {
-        "none" => Scheduler::None,
-        "mq-deadline" => Scheduler::MqDeadline,
-        "zinc" => Scheduler::Zinc,
-        other => return Err(UserError(format!("--scheduler '{other}': use none, mq-deadline or zinc"))),
-    };
+/// `--cmdhelp[=OPTION]` anywhere among the arguments: fio answers it and runs nothing.
+fn cmdhelp(args: &[String]) -> Option<Result<String, UserError>> {
+    let arg = args.iter().find_map(|a| {
+        let body = a.strip_prefix("--").or_else(|| a.strip_prefix('-'))?;
+        body.strip_prefix("cmdhelp").filter(|rest| rest.is_empty() || rest.starts_with('='))
+    })?;
+    Some(fio_help::cmdhelp(arg.strip_prefix('=')).map_err(UserError))
+}
+
+fn host_config(opts: &RunArgs) -> Result<zonelab_host::HostConfig, UserError> {
     let epoch_ns = zonelab_device::options::parse_duration_ns(&opts.zinc_epoch)
         .ok()
         .filter(|&t| t > 0)
@@ -124,9 +175,28 @@ pub fn run(args: &[String]) -> Result<(), UserError> {
         held_epochs_max: opts.zinc_held_epochs,
         ..host.zinc
     };
+    Ok(host)
+}
+
+/// Runs the jobs and prints the report. Exit status 1 when a job had an I/O
+/// error: fio exits non-zero then too (with the number of failed jobs; zonelab
+/// keeps 1 so that 2 stays "usage or job file error").
+pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
+    if let Some(help) = cmdhelp(args) {
+        write_report(None, &help?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Split { own, fio: fio_args, files } = split(args);
+    let opts = RunArgs::try_parse_from(&own).unwrap_or_else(|e| e.exit());
+    let scheduler = match opts.scheduler {
+        SchedulerArg::None => Scheduler::None,
+        SchedulerArg::MqDeadline => Scheduler::MqDeadline,
+        SchedulerArg::Zinc => Scheduler::Zinc,
+    };
+    let host = host_config(&opts)?;
     let mut sources = Vec::new();
     for path in &files {
-        let text = std::fs::read_to_string(path).map_err(|e| UserError(format!("{path}: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| UserError(format!("job file '{path}': {e}")))?;
         sources.push((path.clone(), text));
     }
     if sources.is_empty() && fio_args.is_empty() {
@@ -139,19 +209,26 @@ pub fn run(args: &[String]) -> Result<(), UserError> {
     let mut progress = Progress::new(opts.quiet);
     let result = engine.run(&mut |now_ns| progress.update(now_ns)).map_err(job_error)?;
     progress.finish();
+    let mut failed = false;
     for thread in &result.threads {
         if let Some((errno, message)) = &thread.stats.error {
             eprintln!("fio: io_u error on job {}: {message} (errno {errno})", set.jobs[thread.spec].name);
+            failed = true;
         }
     }
-    let text = match format {
-        OutputFormat::Normal => normal_report(&set, &result),
-        OutputFormat::Json | OutputFormat::JsonPlus => {
-            let value = json_report(&set, &result, format == OutputFormat::JsonPlus);
+    let text = match opts.output_format {
+        FormatArg::Normal => normal_report(&set, &result),
+        format => {
+            let value = json_report(&set, &result, matches!(format, FormatArg::JsonPlus));
             serde_json::to_string_pretty(&value).expect("reports serialise") + "\n"
         }
     };
-    match &opts.output {
+    write_report(opts.output.as_deref(), &text)?;
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn write_report(path: Option<&str>, text: &str) -> Result<(), UserError> {
+    match path {
         Some(path) => std::fs::write(path, text).map_err(|e| UserError(format!("{path}: {e}"))),
         None => {
             let mut out = std::io::stdout().lock();
@@ -195,5 +272,39 @@ impl Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn options_that_take_a_value_consume_the_next_argument() {
+        let got = split(&strings(&[
+            "--name",
+            "w",
+            "--rw",
+            "write",
+            "--time_based",
+            "jobs.fio",
+            "--zones",
+            "8",
+            "-bs",
+            "4k",
+            "--data",
+            "--size=1m",
+            "more.fio",
+        ]));
+        let want = Split {
+            own: strings(&["zonelab run", "--zones", "8", "--data"]),
+            fio: strings(&["--name", "w", "--rw", "write", "--time_based", "-bs", "4k", "--size=1m"]),
+            files: strings(&["jobs.fio", "more.fio"]),
+        };
+        assert_eq!(got, want);
     }
 }

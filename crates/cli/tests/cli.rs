@@ -57,8 +57,8 @@ fn exec_runs_a_trace_with_the_device_options() {
 #[test]
 fn same_trace_gives_byte_identical_output() {
     for preset in ["zn540", "tlc", "mlc", "znand"] {
-        let a = zonelab(&["exec", "--device", preset, "--seed", "7"], TRACE);
-        let b = zonelab(&["exec", "--device", preset, "--seed", "7"], TRACE);
+        let a = zonelab(&["exec", "--device", preset], TRACE);
+        let b = zonelab(&["exec", "--device", preset], TRACE);
         assert!(a.status.success(), "{preset}: {}", text(&a.stderr));
         assert_eq!(a.stdout, b.stdout, "{preset}");
     }
@@ -71,9 +71,63 @@ fn malformed_trace_is_located_and_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stdout).lines().count(), 1, "results of the lines before the bad one");
     let err = text(&out.stderr);
-    let first: serde_json::Value = serde_json::from_str(err.lines().next().unwrap()).unwrap();
-    assert_eq!(first["line"], 2);
-    assert!(first["error"].as_str().unwrap().contains("\"nlb\""), "{err}");
+    assert_eq!(err.lines().count(), 1, "one message per error: {err}");
+    assert!(err.starts_with("zonelab: stdin: line 2: ") && err.contains("\"nlb\""), "{err}");
+}
+
+/// A program drives the device through a pipe: each answer arrives before
+/// stdin closes (a timeout turns a hang into a failure).
+#[test]
+fn exec_answers_each_command_before_stdin_closes() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zonelab"))
+        .arg("exec")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if lines_tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let timeout = std::time::Duration::from_secs(20);
+    for (command, expected) in [
+        ("{\"op\":\"write\",\"slba\":0,\"nlb\":8,\"id\":1}\n", "\"id\":1"),
+        ("{\"op\":\"identify\",\"id\":2}\n", "\"id\":2"),
+    ] {
+        stdin.write_all(command.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let answer = lines.recv_timeout(timeout);
+        if answer.is_err() {
+            let _ = child.kill();
+        }
+        let answer = answer.expect("an answer while stdin is still open");
+        assert!(answer.contains(expected) && answer.contains("\"status\":\"success\""), "{answer}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn durations_need_a_unit_and_conflicting_device_choices_are_refused() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["exec", "--set", "flash_timing.program_ns=2"], "flash_timing.program_ns=2: '2' has no time unit"),
+        (&["exec", "--set", "flash_timing.program_ns=2"], "350us"),
+        (&["device", "show", "zn540", "--device", "tlc"], "cannot be used with"),
+        (&["exec", "--seed", "7"], "unexpected argument '--seed'"),
+    ];
+    assert_each_exits_2_saying(&cases);
+    let out = zonelab(&["exec", "--set", "flash_timing.program_ns=1.5ms", "--zone-size", "64Mi"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = zonelab(&["device", "show", "--device", "tlc"], "");
+    assert!(text(&shown.stdout).contains("name = \"tlc\""), "--device alone chooses the preset");
 }
 
 #[test]
@@ -298,4 +352,46 @@ fn serve_without_ublk_says_why() {
     let out = zonelab(&["serve", "--ublk", "--zones", "4", "--zone-size", "1m"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("ublk"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_parser() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = zonelab(&["completions", shell], "");
+        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
+        let script = text(&out.stdout);
+        // Subcommands, and the closed value sets of `run` and `fs-bench`.
+        for word in ["fs-bench", "output-format", "json+", "mq-deadline", "ycsb-a"] {
+            assert!(script.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    assert_eq!(zonelab(&["completions", "tcsh"], "").status.code(), Some(2));
+    let man = zonelab(&["man"], "");
+    assert!(man.status.success() && text(&man.stdout).contains(".TH zonelab 1"), "{}", text(&man.stderr));
+    let dir = temp_path("man");
+    let out = zonelab(&["man", "--out", dir.to_str().unwrap()], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run_page = std::fs::read_to_string(dir.join("zonelab-run.1")).expect("a page per subcommand");
+    assert!(run_page.contains("zinc\\-epoch"), "run's own options are in its page");
+}
+
+#[test]
+fn closed_value_sets_are_listed_and_typos_get_a_suggestion() {
+    let help = text(&zonelab(&["fs-bench", "--help"], "").stdout);
+    assert!(help.contains("[possible values: fileserver, varmail, tpcc, ycsb-a, ycsb-f]"), "{help}");
+    let cases: [(&[&str], &str); 3] = [
+        (&["run", "--scheduler", "zync", "--name=a"], "a similar value exists: 'zinc'"),
+        (&["run", "--output-format=jsno", "--name=a"], "a similar value exists: 'json'"),
+        (&["exec", "--lba-bytes", "1024"], "[possible values: 512, 4096]"),
+    ];
+    assert_each_exits_2_saying(&cases);
+}
+
+/// Progress bars draw only on a terminal: a piped stderr gets plain step lines.
+#[test]
+fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
+    let out = zonelab(&["fs-bench", "--fs-size", "768m", "--write", "4m", "--utilization", "0.8"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("zonelab: measured") && !err.contains("ETA") && !err.contains('\u{1b}'), "{err}");
 }

@@ -40,8 +40,23 @@ fn fs_bench_bad_options_exit_2() {
     ] {
         let out = zonelab(bad);
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(String::from_utf8_lossy(&out.stderr).starts_with("zonelab: "), "{bad:?}");
+        // zonelab's own errors, or clap's for values outside a closed set.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("zonelab: ") || err.starts_with("error: "), "{bad:?}: {err}");
     }
+    let typo = zonelab(&["fs-bench", "--workload", "varmial"]);
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert!(err.contains("fileserver, varmail, tpcc, ycsb-a, ycsb-f") && err.contains("'varmail'"), "{err}");
+}
+
+/// A run shorter than one 100 ms utilization interval has no samples: 0.0%, not "-0.0%".
+#[test]
+fn a_tiny_run_prints_no_negative_zero() {
+    let out =
+        zonelab(&["fs-bench", "--fs-size", "768m", "--write", "1m", "--utilization", "0.8", "--workload", "varmail"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && report.contains("chip utilization 0.0%"), "{report}");
+    assert!(!report.contains("-0.0"), "{report}");
 }
 
 /// Every figure and table as CSV, SVG and PNG, on tiny runs (`--smoke`: the files, not the numbers).

@@ -25,44 +25,69 @@ fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(msg.into()))
 }
 
-/// Parses a byte size: a plain number or one with a binary suffix
-/// (k, m, g, t; optional "i" and "b": 4k, 4KiB, 1077m, 2g).
+/// Valid spellings, quoted by every size and duration error so that one
+/// grammar is learnt once (device options, `--set`, fs-bench, ZINC's epoch).
+const SIZE_EXAMPLES: &str = "e.g. 4096, 4k, 4Ki, 4KiB, 64m, 2g";
+const DURATION_EXAMPLES: &str = "e.g. 500ns, 350us, 2ms, 1.5s";
+
+/// Parses a byte size: a number of bytes, or one with a binary suffix
+/// (k, m, g, t; optionally followed by "i", "b" or "ib": 4k, 4Ki, 4KiB, 1077m, 2g).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (number, suffix) = t.split_at(digits_end);
     if number.is_empty() {
-        return Err(format!(
-            "'{text}' is not a size: use a number with an optional k, m, g or t suffix (e.g. 4k, 1077m)"
-        ));
+        return Err(format!("'{text}' is not a size: use bytes or a k, m, g or t suffix ({SIZE_EXAMPLES})"));
     }
     let n: u64 = number.parse().map_err(|_| format!("'{text}' is too large"))?;
     let shift = match suffix.to_ascii_lowercase().as_str() {
         "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return Err(format!("'{text}' has an unknown size suffix '{suffix}': use k, m, g or t")),
+        "k" | "ki" | "kb" | "kib" => 10,
+        "m" | "mi" | "mb" | "mib" => 20,
+        "g" | "gi" | "gb" | "gib" => 30,
+        "t" | "ti" | "tb" | "tib" => 40,
+        _ => return Err(format!("'{text}' has an unknown size suffix '{suffix}': use k, m, g or t ({SIZE_EXAMPLES})")),
     };
     n.checked_mul(1u64 << shift).ok_or_else(|| format!("'{text}' overflows 64 bits"))
 }
 
-/// Parses a duration into nanoseconds: a plain number of ns or one with a
-/// unit (ns, us, ms, s).
+/// Parses a duration into nanoseconds: a number (decimals allowed) and a
+/// unit, ns, us, ms or s. A bare number is refused, 0 aside: "2" could be
+/// any unit, and read as nanoseconds it silently made a device 1000x faster.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(digits_end);
-    let n: u64 = number.parse().map_err(|_| format!("'{text}' is not a duration: use e.g. 500, 10us, 3ms, 1s"))?;
-    let scale = match unit {
-        "" | "ns" => 1,
+    let number_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(number_end);
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+        return Err(format!("'{text}' is not a duration: use a number and a unit ({DURATION_EXAMPLES})"));
+    }
+    let scale: u64 = match unit {
+        "ns" => 1,
         "us" => 1_000,
         "ms" => 1_000_000,
         "s" => 1_000_000_000,
-        _ => return Err(format!("'{text}' has an unknown time unit '{unit}': use ns, us, ms or s")),
+        "" if number.chars().all(|c| c == '0' || c == '.') => 1,
+        "" => return Err(format!("'{text}' has no time unit: write ns, us, ms or s ({DURATION_EXAMPLES})")),
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown time unit '{unit}': use ns, us, ms or s ({DURATION_EXAMPLES})"
+            ))
+        }
     };
-    n.checked_mul(scale).ok_or_else(|| format!("'{text}' overflows 64 bits"))
+    let too_large = || format!("'{text}' overflows 64 bits of nanoseconds");
+    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| too_large())? };
+    let whole_ns = whole.checked_mul(scale).ok_or_else(too_large)?;
+    // The fraction in integer arithmetic, digit by digit, so 1.5ms is exactly 1_500_000.
+    let (mut fraction_ns, mut place) = (0u64, scale);
+    for digit in fraction.bytes() {
+        place /= 10;
+        if place == 0 {
+            return Err(format!("'{text}' is finer than a nanosecond"));
+        }
+        fraction_ns += u64::from(digit - b'0') * place;
+    }
+    whole_ns.checked_add(fraction_ns).ok_or_else(too_large)
 }
 
 /// A preset name or the path of a TOML device file.
@@ -234,8 +259,20 @@ mod tests {
         assert_eq!(parse_size("512"), Ok(512));
         assert!(parse_size("4x").unwrap_err().contains("suffix"));
         assert!(parse_size("k").is_err());
+        assert_eq!(parse_size("4Ki"), Ok(4096));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
         assert_eq!(parse_duration_ns("3ms"), Ok(3_000_000));
+        assert_eq!(parse_duration_ns("350us"), Ok(350_000));
+        assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_duration_ns("0"), Ok(0), "zero is zero in any unit");
         assert!(parse_duration_ns("3h").is_err());
+        assert!(parse_duration_ns("1.0000000001s").unwrap_err().contains("finer than a nanosecond"));
+        assert!(parse_duration_ns("99999999999999999999s").unwrap_err().contains("overflows"));
+        for bad in ["", "ms", ".", "1.2.3ms", "-1ms"] {
+            assert!(parse_duration_ns(bad).is_err(), "{bad}");
+        }
+        let bare = parse_duration_ns("2").unwrap_err();
+        assert!(bare.contains("no time unit") && bare.contains("2ms"), "{bare}");
     }
 
     #[test]
@@ -253,6 +290,8 @@ mod tests {
         assert!(e.contains("no section 'nope'"), "{e}");
         let e = set_parameter(&c, "mode", "fast").unwrap_err().0;
         assert!(e.contains("mode"), "{e}");
+        let e = set_parameter(&c, "flash_timing.program_ns", "2").unwrap_err().0;
+        assert!(e.contains("flash_timing.program_ns") && e.contains("no time unit") && e.contains("350us"), "{e}");
         let e = set_parameter(&c, "namespace.cross_zone_read", "maybe").unwrap_err().0;
         assert!(e.contains("boolean"), "{e}");
     }

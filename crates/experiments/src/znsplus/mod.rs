@@ -118,6 +118,11 @@ pub fn fs_config(spec: &RunSpec) -> FsConfig {
 
 /// Formats, fills and measures.
 pub fn run(spec: &RunSpec) -> Result<FsBenchResult, String> {
+    run_with_progress(spec, &mut |_, _, _| {})
+}
+
+/// [`run`], reporting the workload's progress (`fsbench::run_with_progress`).
+pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Result<FsBenchResult, String> {
     let dev = Device::new(device_config(spec)?).map_err(|e| e.0)?;
     let mut fs = Fs::mkfs(dev, fs_config(spec)).map_err(|e| e.to_string())?;
     let mut cfg = FsBenchConfig::new(spec.workload);
@@ -127,7 +132,7 @@ pub fn run(spec: &RunSpec) -> Result<FsBenchResult, String> {
     if let Some(t) = spec.threads {
         cfg.threads = t;
     }
-    fsbench::run(&mut fs, &cfg)
+    fsbench::run_with_progress(&mut fs, &cfg, progress)
 }
 
 mod figures;

@@ -1,9 +1,10 @@
 //! fio front end: fio job files and command lines in, fio's reports out.
 //! `job` is the parsed form, `options`/`parse` read job files and command
-//! lines, `run` simulates the jobs against a device, `stats` keeps fio's
+//! lines (`help` answers `--cmdhelp`), `run` simulates the jobs against a device, `stats` keeps fio's
 //! statistics and `report` prints them as fio does.
 
 pub(crate) mod distribution;
+pub mod help;
 pub mod job;
 pub mod options;
 pub mod parse;

@@ -584,6 +584,27 @@ pub fn lookup_cli(name: &str) -> Option<(&'static str, Class, bool)> {
     find(CLI_UNMODELLED).map(|(n, takes_value)| (n, Class::Unmodelled, takes_value))
 }
 
+/// Whether `--name` on a command line takes the next argument as its value
+/// (getopt's rule for fio's options that need one: `--bs 4k`); fio's
+/// `FIO_OPT_STR_SET` options (`--time_based`) never do. None: unknown option.
+pub fn takes_value_on_cli(name: &str) -> Option<bool> {
+    match lookup_cli(name) {
+        Some((_, _, takes_value)) => Some(takes_value),
+        None => lookup(name).map(|info| !info.flag),
+    }
+}
+
+/// Every job option in table order: modelled, then ignored, then refused.
+pub(super) fn all() -> impl Iterator<Item = OptionInfo> {
+    let names = MODELLED.iter().map(|(n, _)| *n).chain(IGNORED.iter().copied()).chain(UNMODELLED.iter().copied());
+    names.filter_map(lookup)
+}
+
+/// The aliases fio accepts for the canonical option `name`.
+pub(super) fn aliases_of(name: &str) -> impl Iterator<Item = &'static str> + '_ {
+    ALIASES.iter().filter(move |(_, canonical)| *canonical == name).map(|(alias, _)| *alias)
+}
+
 /// The known option closest to a misspelt `name` (fio prints "Did you mean ...?").
 pub fn suggest(name: &str) -> Option<&'static str> {
     let all = MODELLED.iter().map(|(n, _)| *n).chain(IGNORED.iter().copied()).chain(UNMODELLED.iter().copied());

@@ -160,11 +160,7 @@ fn next_option<'a>(args: &'a [String], index: &mut usize) -> Result<(&'a str, Op
     }
     // getopt: options that need a value take the next argument (`--bs 4k`);
     // fio's FIO_OPT_STR_SET options (`--time_based`) never do.
-    let takes_value = match options::lookup_cli(body) {
-        Some((_, _, takes_value)) => takes_value,
-        None => options::lookup(body).is_some_and(|info| !info.flag),
-    };
-    if !takes_value {
+    if !options::takes_value_on_cli(body).unwrap_or(false) {
         return Ok((body, None));
     }
     match args.get(*index) {

@@ -355,9 +355,12 @@ fn rate_line(out: &mut String, label: &str, samples: &RateSamples) {
 
 fn normal_entry(out: &mut String, entry: &Entry<'_>) {
     let stats = &entry.stats;
-    let err = stats.error.as_ref().map_or(0, |e| e.0);
-    let _ =
-        writeln!(out, "{}: (groupid={}, jobs={}): err={err:2}: pid=0", entry.spec.name, entry.groupid, entry.threads);
+    // fio: "err=28 (file:io_u.c:1876, func=io_u error, error=No space left on device)".
+    let err = match &stats.error {
+        Some((errno, message)) => format!("{errno:2} (func=io_u error, error={message})"),
+        None => " 0".to_string(),
+    };
+    let _ = writeln!(out, "{}: (groupid={}, jobs={}): err={err}: pid=0", entry.spec.name, entry.groupid, entry.threads);
     let zbd = entry.spec.zonemode == ZoneMode::Zbd;
     for (ddir, name) in DDIR_NAMES.iter().enumerate() {
         normal_dir(out, name, &stats.dirs[ddir], stats, &entry.spec.percentile_list, zbd);

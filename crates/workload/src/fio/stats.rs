@@ -144,14 +144,15 @@ impl LatStat {
     }
 }
 
-/// Samples of a rate (KiB/s or IOPS) over fio's averaging windows.
+/// Samples of a rate (KiB/s or IOPS) over fio's averaging windows, kept as
+/// fio's `io_stat` is (`add_stat`: Welford's running mean and S).
 #[derive(Debug, Clone, Default)]
 pub struct RateSamples {
     pub min: u64,
     pub max: u64,
     pub count: u64,
-    sum: f64,
-    sum_sq: f64,
+    mean: f64,
+    s: f64,
 }
 
 impl RateSamples {
@@ -160,26 +161,24 @@ impl RateSamples {
             self.min = value;
         }
         self.max = self.max.max(value);
+        let delta = value as f64 - self.mean;
+        self.mean += delta / (self.count + 1) as f64;
+        self.s += delta * (value as f64 - self.mean);
         self.count += 1;
-        self.sum += value as f64;
-        self.sum_sq += (value as f64) * (value as f64);
     }
     pub fn mean(&self) -> f64 {
-        if self.count == 0 {
-            0.0
-        } else {
-            self.sum / self.count as f64
-        }
+        self.mean
     }
     pub fn stddev(&self) -> f64 {
         if self.count < 2 {
             return 0.0;
         }
-        let n = self.count as f64;
-        ((self.sum_sq - self.sum * self.sum / n) / (n - 1.0)).max(0.0).sqrt()
+        (self.s / (self.count - 1) as f64).max(0.0).sqrt()
     }
-    /// Group reporting adds the jobs' rates window by window; fio sums the
-    /// per-job statistics instead, which this mirrors.
+    /// Group reporting: fio's `sum_stat(.., pure_sum = true)` for bw and iops
+    /// ("for group_reporting, we should just add those up, not make them the
+    /// mean of everything"): min, max, mean, S and the sample count are each
+    /// added, so a group's iops_mean is the sum of its jobs' means.
     pub fn merge(&mut self, other: &RateSamples) {
         if other.count == 0 {
             return;
@@ -188,11 +187,11 @@ impl RateSamples {
             *self = other.clone();
             return;
         }
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
+        self.min += other.min;
+        self.max += other.max;
         self.count += other.count;
-        self.sum += other.sum;
-        self.sum_sq += other.sum_sq;
+        self.mean += other.mean;
+        self.s += other.s;
     }
 }
 
@@ -306,7 +305,8 @@ impl JobStats {
             self.error.clone_from(&other.error);
         }
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
-        self.job_runtime_ns = self.job_runtime_ns.max(other.job_runtime_ns);
+        // fio adds `total_run_time` over a group's jobs (its "job_runtime").
+        self.job_runtime_ns += other.job_runtime_ns;
     }
 }
 
@@ -361,5 +361,23 @@ mod tests {
         assert!((a.mean() - all.mean()).abs() < 1e-9);
         assert!((a.stddev() - all.stddev()).abs() < 1e-9);
         assert_eq!(a.bins().collect::<Vec<_>>(), all.bins().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn merged_rates_are_summed_as_fio_does_for_group_reporting() {
+        let (mut a, mut b) = (RateSamples::default(), RateSamples::default());
+        for v in [100, 200, 300] {
+            a.add(v);
+        }
+        for v in [10, 30] {
+            b.add(v);
+        }
+        assert!((a.mean() - 200.0).abs() < 1e-9);
+        assert!((a.stddev() - 100.0).abs() < 1e-9);
+        a.merge(&b);
+        assert!((a.mean() - 220.0).abs() < 1e-9, "sum of the means, not the mean of 5 samples");
+        assert_eq!((a.min, a.max, a.count), (110, 330, 5));
+        // S = 20000 + 200; stddev = sqrt(S / (5 - 1)).
+        assert!((a.stddev() - (20200.0f64 / 4.0).sqrt()).abs() < 1e-9);
     }
 }

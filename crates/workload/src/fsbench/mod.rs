@@ -151,6 +151,12 @@ struct Thread {
 /// runs the workload until it has written `write_bytes`; returns what the
 /// measured part did.
 pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
+    run_with_progress(fs, cfg, &mut |_, _, _| {})
+}
+
+/// [`run`], telling `progress` (phase, bytes written, bytes the phase
+/// writes at most) about once per MiB: "warm-up", then "measured".
+pub fn run_with_progress(fs: &mut Fs, cfg: &FsBenchConfig, progress: Progress<'_>) -> Result<FsBenchResult, String> {
     if !(0.05..=0.97).contains(&cfg.utilization) {
         return Err(format!("utilization {} must be within 0.05 ..= 0.97", cfg.utilization));
     }
@@ -179,7 +185,11 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     let (reclaimed_before, mut warm) = (reclaimed(fs), FsBenchResult::default());
     let warm_bytes_max = 2 * fs.user_blocks() * 4096;
     while reclaimed(fs) < reclaimed_before + WARM_UP_RECLAIMS && warm.write_bytes < warm_bytes_max {
+        let mib = warm.write_bytes >> 20;
         procs.step(fs, cfg, &mut warm)?;
+        if warm.write_bytes >> 20 != mib {
+            progress("warm-up", warm.write_bytes, warm_bytes_max);
+        }
     }
     let t0 = procs.next_ns();
     let before = Snapshot::take(fs);
@@ -191,7 +201,11 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     };
     let mut end_ns = t0;
     while result.write_bytes < cfg.write_bytes {
+        let mib = result.write_bytes >> 20;
         end_ns = end_ns.max(procs.step(fs, cfg, &mut result)?);
+        if result.write_bytes >> 20 != mib {
+            progress("measured", result.write_bytes.min(cfg.write_bytes), cfg.write_bytes);
+        }
         if fs.stats.compactions.len() - before.compactions > 64 * fs.segments() as usize {
             return Err(format!(
                 "{}: more than 64 compactions per segment: the data set leaves too little free space (utilization {})",
@@ -204,6 +218,9 @@ pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
     before.finish(fs, &mut result, t0, end_ns);
     Ok(result)
 }
+
+/// Progress of a run: (phase, bytes written in it, most it writes).
+pub type Progress<'a> = &'a mut dyn FnMut(&str, u64, u64);
 
 /// Segments the warm-up waits to see reclaimed.
 const WARM_UP_RECLAIMS: u64 = 4;
@@ -278,6 +295,8 @@ impl Snapshot {
         r.chip_utilization_series =
             fs.device().chip_utilization().into_iter().filter(|&(t, _)| t >= t0 && t < end_ns).collect();
         let n = r.chip_utilization_series.len().max(1) as f64;
-        r.chip_utilization = r.chip_utilization_series.iter().map(|&(_, u)| u).sum::<f64>() / n;
+        // A fold from +0.0: f64's `sum` of an empty series (a run shorter
+        // than one interval) is -0.0, which printed as "-0.0%".
+        r.chip_utilization = r.chip_utilization_series.iter().fold(0.0, |sum, &(_, u)| sum + u) / n;
     }
 }

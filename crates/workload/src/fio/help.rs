@@ -1,0 +1,143 @@
+//! `--cmdhelp[=OPTION]`, laid out as fio prints it: without a value (or
+//! `all`) one line per option, with an option its description block. The
+//! descriptions say what zonelab does with the option, which is what a user
+//! of the simulator needs: modelled, accepted without effect, or refused.
+
+use super::options::{self, Class, OptionInfo};
+use std::fmt::Write;
+
+/// What each modelled option does in zonelab (the rest are described by class).
+const MODELLED_HELP: &[(&str, &str)] = &[
+    ("name", "Name of this job; starts a new job on the command line"),
+    ("filename", "Device to use (one simulated namespace, any name)"),
+    ("rw", "IO direction: read, write, trim, randread, randwrite, rw, randrw"),
+    ("rwmixread", "Percentage of a mixed workload that is reads"),
+    ("rwmixwrite", "Percentage of a mixed workload that is writes"),
+    ("bs", "Block size unit (per direction: read,write,trim)"),
+    ("bsrange", "Block size range: a random size between min and max"),
+    ("bs_unaligned", "Block sizes in bsrange need not be a multiple of the minimum"),
+    ("iodepth", "Number of IO buffers to keep in flight"),
+    ("numjobs", "Duplicate this job this many times"),
+    ("size", "Total size of device IO for this job"),
+    ("io_size", "Total IO to do (defaults to size)"),
+    ("offset", "Start IO from this offset"),
+    ("offset_increment", "Added to offset for each clone of the job"),
+    ("number_ios", "Force job completion after this number of IOs"),
+    ("zonemode", "Mode for zonesize, zonerange and zoneskip: none, strided or zbd"),
+    ("zonesize", "Amount of data to read per zone (must match the device with zbd)"),
+    ("zonecapacity", "Zone capacity for strided mode"),
+    ("zoneskip", "Space between the zones IO is done to"),
+    ("max_open_zones", "Limit on the number of simultaneously opened sequential write zones"),
+    ("job_max_open_zones", "Limit on the number of zones one job writes at a time"),
+    ("zone_reset_threshold", "Share of written zones above which zones are reset"),
+    ("zone_reset_frequency", "Zone reset frequency once the threshold is reached"),
+    ("read_beyond_wp", "Allow reads beyond the zone write pointer"),
+    ("runtime", "Stop workload when this amount of (simulated) time has passed"),
+    ("time_based", "Keep running until runtime is met"),
+    ("ramp_time", "Ramp up time before measuring performance"),
+    ("startdelay", "Only start the job this long after the run starts"),
+    ("rate", "Set bandwidth rate (per direction)"),
+    ("rate_iops", "Limit IO used to this number of IO operations per second"),
+    ("rate_process", "How the rate is held: linear or poisson"),
+    ("thinktime", "Idle time between IO buffers"),
+    ("percentile_list", "Completion latency percentiles to report (colon-separated)"),
+    ("group_reporting", "Report the jobs of a group as one (rates summed as fio does)"),
+    ("stonewall", "Wait for the preceding jobs to finish before starting this one"),
+    ("new_group", "Mark the start of a new reporting group"),
+    ("randrepeat", "Use a repeatable random IO pattern"),
+    ("randseed", "Seed of the job's random generator"),
+    ("random_distribution", "Random offset distribution: random, zipf:θ, pareto:h, normal:σ"),
+    ("direct", "Use O_DIRECT IO (required for writes with zonemode=zbd)"),
+    ("buffered", "Use buffered IO (the opposite of direct)"),
+    ("ioengine", "IO engine: psync, libaio, io_uring, io_uring_cmd, ..."),
+    ("ioscheduler", "IO scheduler of the job: none, mq-deadline or zinc"),
+    ("scheduler", "IO scheduler of the job (ConfZNS++ spelling of ioscheduler)"),
+    ("verify", "Verify the data read back: md5, crc32c, pattern, ..."),
+    ("zone_append", "Write with Zone Append instead of Write"),
+    ("finish", "Finish each zone once it has been written (ConfZNS++)"),
+    ("softfinish", "Finish zones by writing dummy data in chunks (ZINC softFinish)"),
+    ("softfinish_chunk", "Size of one softFinish dummy write"),
+    ("softfinish_pause", "Pause between softFinish dummy writes"),
+    ("kb_base", "Unit base of sizes: 1024 or 1000"),
+];
+
+/// fio's `--cmdhelp`: `None` or `all` lists every option; an option name
+/// describes it. Err: the unknown name with the closest known one.
+pub fn cmdhelp(query: Option<&str>) -> Result<String, String> {
+    let mut out = String::new();
+    match query.filter(|q| !q.is_empty() && *q != "all") {
+        None => {
+            let mut seen: Vec<&str> = Vec::new();
+            for info in options::all() {
+                if seen.contains(&info.name) {
+                    continue;
+                }
+                seen.push(info.name);
+                let _ = writeln!(out, "{:<24}: {}", info.name, description(&info));
+            }
+        }
+        Some(name) => {
+            let Some(info) = options::lookup(name) else {
+                let hint = options::suggest(name).map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default();
+                let all = "--cmdhelp lists them all";
+                return Err(format!("--cmdhelp={name}: no such option{hint}; {all}"));
+            };
+            describe(&mut out, &info);
+        }
+    }
+    Ok(out)
+}
+
+fn description(info: &OptionInfo) -> &'static str {
+    match info.class {
+        Class::Modelled(_) => MODELLED_HELP.iter().find(|(n, _)| *n == info.name).map_or("Modelled", |(_, h)| h),
+        Class::Ignored => "Accepted; no effect on a simulated run",
+        Class::Unmodelled => "Refused: changes the result and zonelab does not model it",
+    }
+}
+
+/// fio's single-option block: right-aligned keys, then the values.
+fn describe(out: &mut String, info: &OptionInfo) {
+    let _ = writeln!(out, "{:>20}: {}", info.name, description(info));
+    for alias in options::aliases_of(info.name) {
+        let _ = writeln!(out, "{:>20}: {alias}", "alias");
+    }
+    let kind = if info.flag { "empty or boolean value ([0|1])" } else { "value required" };
+    let _ = writeln!(out, "{:>20}: {kind}", "type");
+    let class = match info.class {
+        Class::Modelled(_) => "modelled",
+        Class::Ignored => "ignored",
+        Class::Unmodelled => "refused",
+    };
+    let _ = writeln!(out, "{:>20}: {class}", "zonelab");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_modelled_option_has_a_description_and_every_help_names_an_option() {
+        for info in options::all() {
+            if matches!(info.class, Class::Modelled(_)) {
+                assert_ne!(description(&info), "Modelled", "{} lacks a description", info.name);
+            }
+        }
+        for (name, _) in MODELLED_HELP {
+            assert!(options::lookup(name).is_some_and(|i| i.name == *name), "{name} is not a canonical option");
+        }
+    }
+
+    #[test]
+    fn cmdhelp_lists_all_and_describes_one_like_fio() {
+        let all = cmdhelp(None).unwrap();
+        assert!(all.lines().any(|l| l.starts_with("bs                      : Block size unit")), "{all}");
+        assert_eq!(cmdhelp(Some("all")).unwrap(), all);
+        let bs = cmdhelp(Some("blocksize")).unwrap();
+        assert!(bs.starts_with("                  bs: Block size unit"), "{bs}");
+        assert!(bs.contains("               alias: blocksize\n"), "{bs}");
+        assert!(cmdhelp(Some("time_based")).unwrap().contains("empty or boolean value"));
+        let err = cmdhelp(Some("ioengin")).unwrap_err();
+        assert!(err.contains("did you mean 'ioengine'"), "{err}");
+    }
+}
