@@ -2,9 +2,27 @@
 
 use crate::args::DeviceArgs;
 use crate::UserError;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use zonelab_serve::Pace;
+
+/// `--pace`, as a closed set for the parser (valid values in `--help`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PaceArg {
+    /// Requests complete when the wall clock reaches their simulated completion time.
+    Realtime,
+    /// Requests complete as soon as the model has computed them.
+    Asap,
+}
+
+impl From<PaceArg> for Pace {
+    fn from(pace: PaceArg) -> Self {
+        match pace {
+            PaceArg::Realtime => Pace::Realtime,
+            PaceArg::Asap => Pace::Asap,
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -16,8 +34,8 @@ pub struct ServeArgs {
     pub device: DeviceArgs,
     /// realtime: requests complete when the wall clock reaches their simulated completion time;
     /// asap: as soon as the model has computed them.
-    #[arg(long, default_value = "realtime", value_parser = Pace::parse)]
-    pub pace: Pace,
+    #[arg(long, value_enum, default_value = "realtime")]
+    pub pace: PaceArg,
     /// Write statistics (simulated time) here on SIGUSR1 and on exit instead of stderr.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
@@ -38,7 +56,7 @@ fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
     device_args.data = true;
     let config = device_args.config().map_err(|e| UserError(e.0))?;
     let device = Device::new(config).map_err(|e| UserError(e.0))?;
-    let backend = Backend::new(device, args.pace).map_err(UserError)?;
+    let backend = Backend::new(device, args.pace.into()).map_err(UserError)?;
     let options = ServeOptions { stats_path: args.stats.clone() };
     zonelab_serve::serve(backend, options).map_err(UserError)
 }

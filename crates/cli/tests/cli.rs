@@ -336,7 +336,7 @@ fn reproduce_characterization_quick_writes_data_plots_jobs_and_summary() {
 fn serve_refuses_bad_input_with_exit_2_before_touching_ublk() {
     let cases: [(&[&str], &str); 4] = [
         (&["serve"], "add --ublk"),
-        (&["serve", "--ublk", "--pace", "fast"], "--pace must be realtime or asap"),
+        (&["serve", "--ublk", "--pace", "fast"], "possible values: realtime, asap"),
         (&["serve", "--ublk", "--zone-size", "3m"], "power of two"),
         (&["serve", "--ublk", "--device", "zn999"], "unknown device 'zn999'"),
     ];

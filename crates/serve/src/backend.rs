@@ -22,16 +22,6 @@ pub enum Pace {
     Asap,
 }
 
-impl Pace {
-    pub fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "realtime" => Ok(Pace::Realtime),
-            "asap" => Ok(Pace::Asap),
-            _ => Err(format!("--pace must be realtime or asap, got '{text}'")),
-        }
-    }
-}
-
 /// The answer to one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
