@@ -316,10 +316,15 @@ const TITLE_HEIGHT: u32 = 36;
 /// Every series once (by name), in order of appearance.
 fn legend(figure: &Figure) -> Vec<(String, Key)> {
     let mut out: Vec<(String, Key)> = Vec::new();
-    let mut add = |name: &str, key: Key| {
-        if !name.is_empty() && !out.iter().any(|(n, _)| n == name) {
-            out.push((name.to_string(), key));
+    // A name drawn both as bars and as a line shows the line.
+    let mut add = |name: &str, key: Key| match out.iter_mut().find(|(n, _)| n == name) {
+        Some(entry) => {
+            if matches!((&entry.1, &key), (Key::Box(_), Key::Line(_))) {
+                entry.1 = key;
+            }
         }
+        None if !name.is_empty() => out.push((name.to_string(), key)),
+        None => {}
     };
     let mut visit = |f: &Figure| match f {
         Figure::Lines(p) => p.series.iter().for_each(|s| add(&s.name, Key::Line(s.style))),
@@ -428,8 +433,8 @@ fn nice_ticks(lo: f64, hi: f64, count: usize) -> (f64, Vec<(f64, String)>) {
     let span = (hi - lo).max(1e-12);
     let raw = span / count.max(1) as f64;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|&s| s >= raw).unwrap_or(10.0 * mag);
-    let decimals = (-step.log10().floor()).max(0.0) as usize + usize::from(step / mag == 2.5);
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|&s| s >= raw).unwrap_or(10.0 * mag);
+    let decimals = (0..6).find(|&d| (step * 10f64.powi(d)).fract().abs() < 1e-6).unwrap_or(6) as usize;
     let first = (lo / step).ceil() as i64;
     let last = (hi / step + 1e-9).floor() as i64;
     let ticks = (first..=last).map(|k| k as f64 * step).map(|v| (v, format!("{v:.decimals$}"))).collect();
@@ -476,7 +481,13 @@ fn axis_frame(axis: &Axis, values: &[f64], from_zero: bool) -> ((f64, f64), Vec<
                 Some(t) => mapped(t.clone()),
                 None => {
                     let base = if s == Scale::Log2 { 2f64 } else { 10f64 };
-                    (a.floor() as i64..=b.ceil() as i64).map(|k| (k as f64, number(base.powi(k as i32)))).collect()
+                    // 1, 2 and 5 in each decade when there are few decades.
+                    let steps: &[f64] = if s == Scale::Log10 && b - a <= 3.0 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+                    (a.floor() as i64..=b.ceil() as i64)
+                        .flat_map(|k| steps.iter().map(move |m| m * base.powi(k as i32)))
+                        .filter(|v| v.log10() <= b.ceil() * base.log10() + 1e-9)
+                        .map(|v| (s.map(v), number(v)))
+                        .collect()
                 }
             };
             let (a, b) = if axis.range.is_some() {

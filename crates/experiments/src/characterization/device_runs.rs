@@ -340,7 +340,7 @@ fn reset_interference_figure(p95: &[f64], io: &(Vec<f64>, Vec<f64>)) -> Figure {
     let ops = ["none", "read", "write", "append"];
     let only = |i: usize| {
         let values = (0..ops.len()).map(|j| if j == i { p95[i] } else { 0.0 }).collect();
-        BarSeries::new(ops[i], ops[i], values).stack("op")
+        BarSeries::new(if i == 0 { "alone" } else { ops[i] }, ops[i], values).stack("op")
     };
     let resets = Figure::Bars(Bars {
         title: "(a) p95 reset latency (Obs 13)".into(),
@@ -355,8 +355,8 @@ fn reset_interference_figure(p95: &[f64], io: &(Vec<f64>, Vec<f64>)) -> Figure {
         y: Axis::linear("mean latency (µs)"),
         categories: ops[1..].iter().map(|s| s.to_string()).collect(),
         series: vec![
-            BarSeries::new("I/O alone", "none", io.0.clone()),
-            BarSeries::new("I/O with resets", "reset", io.1.clone()),
+            BarSeries::new("alone", "none", io.0.clone()),
+            BarSeries::new("with resets", "reset", io.1.clone()),
         ],
     });
     Figure::panels("Reset and I/O interference (seed 000 Fig. 7)", 2, (520, 380), vec![resets, ios])

@@ -77,7 +77,8 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome, String> {
         panels.push(Figure::Lines(Plot {
             title: panel.into(),
             x: Axis::linear("throughput (KIOPS)"),
-            y: Axis::linear("p95 latency (µs)"),
+            // Read latency spans orders of magnitude between the lines.
+            y: if rw == "randread" { Axis::log10("p95 latency (µs)") } else { Axis::linear("p95 latency (µs)") },
             series,
         }));
     }
