@@ -158,9 +158,9 @@ pub fn color(key: &str) -> Rgb {
         "sn640" => (213, 94, 0),
         // Seed 002's schemes, variants in lighter shades of their scheme.
         "ZNS" => (68, 68, 68),
-        "IZC" | "IZC-H" => (51, 119, 204),
-        "IZC (w/o cpbk)" | "IZC-CUB" => (150, 190, 235),
-        "IZC-D" => (20, 60, 130),
+        "IZC" | "IZC-H" => (118, 42, 131),
+        "IZC (w/o cpbk)" | "IZC-CUB" => (194, 165, 207),
+        "IZC-D" => (64, 0, 75),
         "ZNS+" | "ZNS+(PP)" => (214, 39, 40),
         "ZNS+ (w/o cpbk)" | "ZNS+-CUB" => (245, 150, 150),
         "ZNS+(LP)" => (150, 20, 25),
@@ -169,7 +169,6 @@ pub fn color(key: &str) -> Rgb {
         "BP" => (136, 204, 238),
         "init" => (200, 200, 200),
         "checkpoint" => (60, 60, 60),
-        "copyback" => (51, 119, 204),
         "paper" => (190, 190, 190),
         "interval" => (150, 150, 150),
         _ => (0, 0, 0),
@@ -768,6 +767,15 @@ pub fn png(figure: &Figure, path: &Path) -> Result<(), String> {
     let (size, band) = layout(figure);
     draw(BitMapBackend::new(path, size).into_drawing_area(), figure, band)
         .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The figure as PNG would show it, in memory: its size and RGB pixels, row by row.
+pub fn bitmap(figure: &Figure) -> Result<((u32, u32), Vec<u8>), String> {
+    register_font()?;
+    let (size, band) = layout(figure);
+    let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    draw(BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area(), figure, band)?;
+    Ok((size, pixels))
 }
 
 /// CSV text (RFC 4180 quoting, through the csv crate) of a header and rows.

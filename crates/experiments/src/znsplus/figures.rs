@@ -379,7 +379,7 @@ fn table5(r: &Runs) -> Output {
     }
     let panel = |title: &str, y: &str, key: &str, zonelab: Vec<f64>, paper: &[f64]| {
         let series = vec![BarSeries::new("zonelab", key, zonelab), BarSeries::new("paper", "paper", paper.to_vec())];
-        bars(title, "", Axis::linear(y).range(0.0, 100.0).ticks(percent_ticks()), &names(), series)
+        bars(title, "", Axis::linear(y).range(0.0, 104.0).ticks(percent_ticks()), &names(), series)
     };
     let figure = Figure::panels(
         "Table 5: threaded logging (TL) and background plugging (BP) in ZNS+",
@@ -461,7 +461,7 @@ fn fig9(r: &Runs) -> Output {
     }
     table.push_str("\nPaper: ZNS < IZC < ZNS+(LP) < ZNS+(PP) for every workload.\n");
     let series = labels.iter().zip(series).map(|(l, s)| scheme(l, s)).collect();
-    let y = Axis::linear("chip utilization (%)").range(0.0, 100.0).ticks(percent_ticks());
+    let y = Axis::linear("chip utilization (%)").range(0.0, 104.0).ticks(percent_ticks());
     let figure = bars("Fig 9: flash chip utilization", "workload", y, &names(), series);
     Output {
         name: "fig9_chip_utilization",
@@ -510,13 +510,16 @@ fn fig10(r: &Runs) -> Output {
     );
     // One panel per scheme on a common time axis.
     let end = runs.iter().flat_map(|r| r.1.iter().map(|p| p.0)).fold(0.0, f64::max).max(1.0);
+    let last = runs.len().saturating_sub(1);
     let panels = runs
         .into_iter()
-        .map(|(label, pts, avg)| {
+        .enumerate()
+        .map(|(i, (label, pts, avg))| {
             Figure::Lines(Plot {
                 title: label.into(),
-                x: Axis::linear("time in the measured window (s)").range(0.0, end),
-                y: Axis::linear("chip utilization (%)").range(0.0, 100.0).ticks(percent_ticks()),
+                // The time axis is named once, under the last panel.
+                x: Axis::linear(if i == last { "time in the measured window (s)" } else { "" }).range(0.0, end),
+                y: Axis::linear("chip utilization (%)").range(0.0, 104.0).ticks(percent_ticks()),
                 series: vec![
                     Series::new("100 ms interval", "interval", pts).scatter(2),
                     Series::new(&format!("{label}: 5 s moving average"), label, avg).marker(Marker::None),
@@ -567,7 +570,7 @@ fn fig11(r: &Runs) -> Output {
     }
     table.push_str("\nPaper: CAB keeps > 80% copyback at every chip count, CUB falls with chips; IZC-CAB / IZC-CUB = 1.13× at 32 chips.\n");
     let chips: Vec<String> = CHIPS.iter().map(|c| c.to_string()).collect();
-    let cb_axis = Axis::linear("copyback share of in-storage copies (%)").range(0.0, 100.0).ticks(percent_ticks());
+    let cb_axis = Axis::linear("copyback share of in-storage copies (%)").range(0.0, 104.0).ticks(percent_ticks());
     let figure = Figure::panels(
         "Fig 11: copyback-aware (CAB) and -unaware (CUB) allocation by chip count, fileserver",
         2,
@@ -617,7 +620,7 @@ fn fig12(r: &Runs) -> Output {
     table.push_str("\nPaper: the gain of IZC and ZNS+ over ZNS grows with PCIe lanes and chips.\n");
     let hw: Vec<String> =
         LANES_CHIPS.iter().map(|(l, c)| format!("{l} lane{} × {c} chips", if *l == 1 { "" } else { "s" })).collect();
-    let util_axis = Axis::linear("chip utilization (%)").range(0.0, 100.0).ticks(percent_ticks());
+    let util_axis = Axis::linear("chip utilization (%)").range(0.0, 104.0).ticks(percent_ticks());
     let figure = Figure::panels(
         "Fig 12: fileserver at rising PCIe and flash parallelism",
         2,
