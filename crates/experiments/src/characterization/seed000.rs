@@ -274,7 +274,10 @@ pub fn inter_zone(scale: Scale) -> Result<Outcome, String> {
 }
 
 /// Seed 000 Fig. 4b-c: KIOPS of 4 KiB requests and bandwidth by request size, over the zones written at once.
-fn inter_figure(zones: &[u32], bw: &[(&str, Vec<(f64, f64, f64)>)]) -> Figure {
+/// A series of the inter-zone sweep: its label and (zones, KIOPS, MiB/s) points.
+type ZoneSweep<'a> = (&'a str, Vec<(f64, f64, f64)>);
+
+fn inter_figure(zones: &[u32], bw: &[ZoneSweep<'_>]) -> Figure {
     let zones: Vec<f64> = zones.iter().map(|&z| f64::from(z)).collect();
     let line = |label: &str, value: fn(&(f64, f64, f64)) -> f64| {
         let points = bw.iter().find(|b| b.0 == label).map_or(vec![], |b| b.1.iter().map(|p| (p.0, value(p))).collect());
