@@ -378,7 +378,10 @@ fn table5(r: &Runs) -> Output {
         bp.push(x.background_plugging_ratio() * 100.0);
     }
     let panel = |title: &str, y: &str, key: &str, zonelab: Vec<f64>, paper: &[f64]| {
-        let series = vec![BarSeries::new("zonelab", key, zonelab), BarSeries::new("paper", "paper", paper.to_vec())];
+        let series = vec![
+            BarSeries::new("ZNS+ on zonelab", key, zonelab),
+            BarSeries::new("ZNS+ in the paper", "paper", paper.to_vec()),
+        ];
         bars(title, "", Axis::linear(y).range(0.0, 104.0).ticks(percent_ticks()), &names(), series)
     };
     let figure = Figure::panels(
