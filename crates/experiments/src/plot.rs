@@ -345,7 +345,7 @@ fn text_width(text: &str, size: u32) -> u32 {
 fn legend_layout(entries: &[(String, Key)], width: u32) -> (Vec<(u32, u32)>, Vec<u32>) {
     let (mut at, mut rows) = (Vec::new(), vec![0u32]);
     for (name, _) in entries {
-        let w = 30 + text_width(name, LEGEND_FONT) + 18;
+        let w = 42 + text_width(name, LEGEND_FONT) + 18;
         let row = rows.len() - 1;
         if rows[row] > 0 && rows[row] + w > width {
             rows.push(0);
@@ -408,21 +408,19 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(St
             Key::Line(style) => {
                 if style.line {
                     let line = rgb(style.color).stroke_width(2);
-                    if style.dashed {
-                        for seg in [(x, x + 9), (x + 15, x + 24)] {
-                            area.draw(&PathElement::new(vec![(seg.0, y), (seg.1, y)], line)).map_err(err)?;
-                        }
-                    } else {
-                        area.draw(&PathElement::new(vec![(x, y), (x + 24, y)], line)).map_err(err)?;
+                    let segments: &[(i32, i32)] =
+                        if style.dashed { &[(0, 5), (9, 13), (23, 27), (31, 36)] } else { &[(0, 36)] };
+                    for seg in segments {
+                        area.draw(&PathElement::new(vec![(x + seg.0, y), (x + seg.1, y)], line)).map_err(err)?;
                     }
                 }
-                draw_marker(area, (x + 12, y), style)?;
+                draw_marker(area, (x + 18, y), style)?;
             }
             Key::Box(c) => {
-                area.draw(&Rectangle::new([(x + 4, y - 7), (x + 20, y + 7)], rgb(*c).filled())).map_err(err)?;
+                area.draw(&Rectangle::new([(x + 10, y - 7), (x + 26, y + 7)], rgb(*c).filled())).map_err(err)?;
             }
         }
-        area.draw(&Text::new(name.clone(), (x + 30, y), font.clone())).map_err(err)?;
+        area.draw(&Text::new(name.clone(), (x + 42, y), font.clone())).map_err(err)?;
     }
     Ok(())
 }
