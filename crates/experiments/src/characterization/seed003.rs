@@ -68,7 +68,8 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome, String> {
             let line = line.iter().map(|p| (p.0, p.1)).collect();
             series.push(if bg == Background::None {
                 // The concurrency levels named on one line, as the paper does.
-                let cl = cls.iter().map(|c| format!("CL {c}")).collect();
+                let cl = cls.iter().enumerate().map(|(i, c)| if i == 0 { format!("CL {c}") } else { c.to_string() });
+                let cl = cl.collect();
                 Series::new("finish 0% (none)", "none", line).labels(cl)
             } else {
                 Series::new(&format!("finish {label}"), "finish", line).marker(Marker::Triangle)
