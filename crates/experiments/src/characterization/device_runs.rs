@@ -2,7 +2,7 @@
 //! sequences sent straight to the device (as the paper's SPDK benchmarks do).
 
 use super::{Finding, Outcome, Scale};
-use crate::plot::{Plot, Series};
+use crate::plot::{Axis, BarSeries, Bars, Figure};
 use zonelab_device::{preset, Command, Completion, Device, Payload, Started, ZoneAction};
 use zonelab_sim::{Nanos, SimRng, MS, SEC, US};
 
@@ -78,22 +78,27 @@ pub fn open_close(_scale: Scale) -> Result<Outcome, String> {
             us(&first_a) - us(&next_a),
         ),
     ];
-    let series = vec![Series {
-        name: "latency".into(),
-        points: (0..rows.len()).map(|i| (i as f64, rows[i][1].parse().unwrap_or(0.0))).collect(),
-    }];
+    let lat: Vec<f64> = [&open, &close, &first_w, &next_w, &first_a, &next_a].iter().map(|c| us(c)).collect();
+    // One bar per operation, in its operation's colour.
+    let only = |name: &str, at: &[usize]| {
+        let values = (0..lat.len()).map(|i| if at.contains(&i) { lat[i] } else { 0.0 }).collect();
+        BarSeries::new(name, name, values).stack("op")
+    };
     Ok(Outcome {
         name: "obs09-open-close",
         title: "Zone open and close (seed 000 Obs 9)",
         columns: vec!["operation", "latency_us"],
         rows,
         findings,
-        plot: Plot {
-            title: "open, close, first write/append".into(),
-            x_label: "operation (open, close, first write, write, first append, append)".into(),
-            y_label: "µs".into(),
-            series,
-        },
+        figure: Figure::Bars(Bars {
+            title: "Zone open and close, and 4 KiB writes into an implicitly opened zone (seed 000 Obs 9)".into(),
+            x_label: String::new(),
+            y: Axis::linear("latency (µs)"),
+            categories: ["open", "close", "first write", "next write", "first append", "next append"]
+                .map(String::from)
+                .to_vec(),
+            series: vec![only("open", &[0]), only("close", &[1]), only("write", &[2, 3]), only("append", &[4, 5])],
+        }),
         jobs: Vec::new(),
     })
 }
@@ -159,24 +164,48 @@ pub fn reset_finish(_scale: Scale) -> Result<Outcome, String> {
             None,
         ),
     ];
+    let figure = reset_finish_figure(&rows);
     Ok(Outcome {
         name: "obs10-reset-finish",
         title: "Reset and finish latency by zone occupancy (seed 000 Fig. 5)",
         columns: vec!["occupancy", "occupancy_pct", "reset_ms", "finish_ms", "reset_after_finish_ms"],
         rows,
         findings,
-        plot: Plot {
-            title: "zone management by occupancy".into(),
-            x_label: "occupancy (%)".into(),
-            y_label: "ms".into(),
-            series: vec![
-                Series { name: "reset".into(), points: reset_pts },
-                Series { name: "reset after finish".into(), points: fin_reset_pts },
-                Series { name: "finish".into(), points: finish_pts },
-            ],
-        },
+        figure,
         jobs: Vec::new(),
     })
+}
+
+/// Seed 000 Fig. 5: (a) reset latency by occupancy, of unfinished and of finished zones, in ms;
+/// (b) finish latency, hundreds of ms, in a panel of its own. From the table's rows
+/// (label, %, reset, finish, reset after finish; empty where not measured).
+fn reset_finish_figure(rows: &[Vec<String>]) -> Figure {
+    let value = |row: &Vec<String>, i: usize| row.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    let label = |row: &Vec<String>| match row[0].as_str() {
+        "all but one page" => "all but 1 page".to_string(),
+        l => l.to_string(),
+    };
+    // The paper's reset levels skip "all but one page" (that zone is still open); finish has no full level.
+    let resets: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] != "all but one page").collect();
+    let finishes: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] != "full").collect();
+    let reset = Figure::Bars(Bars {
+        title: "(a) reset".into(),
+        x_label: "zone occupancy".into(),
+        y: Axis::linear("reset latency (ms)"),
+        categories: resets.iter().map(|r| label(r)).collect(),
+        series: vec![
+            BarSeries::new("reset", "reset", resets.iter().map(|r| value(r, 2)).collect()),
+            BarSeries::new("reset after finish", "reset after finish", resets.iter().map(|r| value(r, 4)).collect()),
+        ],
+    });
+    let finish = Figure::Bars(Bars {
+        title: "(b) finish".into(),
+        x_label: "zone occupancy".into(),
+        y: Axis::linear("finish latency (ms)"),
+        categories: finishes.iter().map(|r| label(r)).collect(),
+        series: vec![BarSeries::new("finish", "finish", finishes.iter().map(|r| value(r, 3)).collect())],
+    });
+    Figure::panels("Reset and finish latency by zone occupancy (seed 000 Fig. 5)", 2, (560, 400), vec![reset, finish])
 }
 
 /// Resets of full zones back to back, with one thread of QD-1 `io` (none,
@@ -263,11 +292,12 @@ pub fn reset_interference(scale: Scale) -> Result<Outcome, String> {
     let resets = if scale.quick { 6 } else { 30 };
     let mut rows = Vec::new();
     let mut findings = Vec::new();
-    let mut bars = Vec::new();
+    let mut bars = vec![0.0; 4];
+    let mut io_lat = (Vec::new(), Vec::new());
     let (alone, _) = reset_run("none", resets)?;
     let p95_alone = p95(&alone) / 1e3;
     rows.push(vec!["none".into(), format!("{p95_alone:.3}"), String::new(), String::new()]);
-    bars.push((0.0, p95_alone));
+    bars[0] = p95_alone;
     findings.push(Finding::number("Obs 13", "p95 reset latency alone", "ms", 17.94, p95_alone));
     for (i, (io, paper)) in [("read", 28.00), ("write", 32.00), ("append", 31.48)].into_iter().enumerate() {
         let (reset_us, io_us) = reset_run(io, resets)?;
@@ -275,7 +305,9 @@ pub fn reset_interference(scale: Scale) -> Result<Outcome, String> {
         let with = mean(&io_us);
         let p = p95(&reset_us) / 1e3;
         rows.push(vec![io.into(), format!("{p:.3}"), format!("{base:.3}"), format!("{with:.3}")]);
-        bars.push((i as f64 + 1.0, p));
+        bars[i + 1] = p;
+        io_lat.0.push(base);
+        io_lat.1.push(with);
         findings.push(Finding::number(
             "Obs 13",
             &format!("p95 reset latency with concurrent 4 KiB {io}s"),
@@ -297,12 +329,35 @@ pub fn reset_interference(scale: Scale) -> Result<Outcome, String> {
         columns: vec!["concurrent_io", "reset_p95_ms", "io_mean_alone_us", "io_mean_with_resets_us"],
         rows,
         findings,
-        plot: Plot {
-            title: "p95 reset latency (none, read, write, append)".into(),
-            x_label: "concurrent operation".into(),
-            y_label: "ms".into(),
-            series: vec![Series { name: "p95 reset".into(), points: bars }],
-        },
+        figure: reset_interference_figure(&bars, &io_lat),
         jobs: Vec::new(),
     })
+}
+
+/// Seed 000 Fig. 7: (a) p95 reset latency by the operation running alongside, a bar in its colour;
+/// (b) Obs 12: that operation's mean latency alone and with resets.
+fn reset_interference_figure(p95: &[f64], io: &(Vec<f64>, Vec<f64>)) -> Figure {
+    let ops = ["none", "read", "write", "append"];
+    let only = |i: usize| {
+        let values = (0..ops.len()).map(|j| if j == i { p95[i] } else { 0.0 }).collect();
+        BarSeries::new(if i == 0 { "alone" } else { ops[i] }, ops[i], values).stack("op")
+    };
+    let resets = Figure::Bars(Bars {
+        title: "(a) p95 reset latency (Obs 13)".into(),
+        x_label: "concurrent 4 KiB operation".into(),
+        y: Axis::linear("p95 reset latency (ms)"),
+        categories: ops.map(String::from).to_vec(),
+        series: (0..ops.len()).map(only).collect(),
+    });
+    let ios = Figure::Bars(Bars {
+        title: "(b) I/O latency (Obs 12)".into(),
+        x_label: "4 KiB operation".into(),
+        y: Axis::linear("mean latency (µs)"),
+        categories: ops[1..].iter().map(|s| s.to_string()).collect(),
+        series: vec![
+            BarSeries::new("alone", "none", io.0.clone()),
+            BarSeries::new("with resets", "reset", io.1.clone()),
+        ],
+    });
+    Figure::panels("Reset and I/O interference (seed 000 Fig. 7)", 2, (520, 380), vec![resets, ios])
 }

@@ -13,7 +13,7 @@ mod fio_runs;
 mod seed000;
 mod seed003;
 
-use crate::plot::{self, Figure, Plot};
+use crate::plot::{self, Figure};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -88,7 +88,8 @@ pub struct Outcome {
     pub columns: Vec<&'static str>,
     pub rows: Vec<Vec<String>>,
     pub findings: Vec<Finding>,
-    pub plot: Plot,
+    /// Shaped like the paper's figure of the experiment.
+    pub figure: Figure,
     /// The job files it ran (name, text).
     pub jobs: Vec<(&'static str, &'static str)>,
 }
@@ -144,11 +145,11 @@ pub fn run(scale: Scale, filter: &str, progress: &mut dyn FnMut(&str)) -> Result
 }
 
 /// Writes each outcome's CSV, plot (PNG and SVG) and job files into `dir`,
-/// and the summary as `summary.md` and `summary.json`. Without a font the
-/// plots are left out and `warn` hears why.
+/// and the summary as `summary.md` and `summary.json`.
 pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Result<(), String> {
     let io = |e: std::io::Error| format!("{}: {e}", dir.display());
     std::fs::create_dir_all(dir.join("jobs")).map_err(io)?;
+    // The font is built in; should it ever fail, the data still get written.
     let plots = match plot::register_font() {
         Ok(()) => true,
         Err(e) => {
@@ -157,17 +158,10 @@ pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Re
         }
     };
     for o in outcomes {
-        let mut csv = o.columns.join(",");
-        csv.push('\n');
-        for row in &o.rows {
-            csv.push_str(&row.join(","));
-            csv.push('\n');
-        }
-        std::fs::write(dir.join(format!("{}.csv", o.name)), csv).map_err(io)?;
+        write_csv(&dir.join(format!("{}.csv", o.name)), &o.columns, &o.rows)?;
         if plots {
-            let figure = Figure::Lines(o.plot.clone());
-            plot::svg(&figure, &dir.join(format!("{}.svg", o.name)))?;
-            plot::png(&figure, &dir.join(format!("{}.png", o.name)))?;
+            plot::svg(&o.figure, &dir.join(format!("{}.svg", o.name)))?;
+            plot::png(&o.figure, &dir.join(format!("{}.png", o.name)))?;
         }
         for (file, text) in &o.jobs {
             std::fs::write(dir.join("jobs").join(file), text).map_err(io)?;
@@ -180,6 +174,17 @@ pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Re
         .collect();
     let json = serde_json::to_string_pretty(&findings).expect("findings serialise");
     std::fs::write(dir.join("summary.json"), json + "\n").map_err(io)
+}
+
+/// A table as CSV through the csv crate (fields with commas or quotes quoted).
+fn write_csv(path: &Path, columns: &[&str], rows: &[Vec<String>]) -> Result<(), String> {
+    let fail = |e: csv::Error| format!("{}: {e}", path.display());
+    let mut w = csv::Writer::from_path(path).map_err(fail)?;
+    w.write_record(columns).map_err(fail)?;
+    for row in rows {
+        w.write_record(row).map_err(fail)?;
+    }
+    w.flush().map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn fmt_value(v: Option<f64>) -> String {

@@ -2,7 +2,7 @@
 
 use super::fio_runs::{self as fio, FioResult, GC_CONVENTIONAL, GC_ZNS, INTER, INTRA, QD1};
 use super::{Finding, Outcome, Scale};
-use crate::plot::{Plot, Series};
+use crate::plot::{Axis, BarSeries, Bars, Figure, Marker, Plot, Series};
 use zonelab_workload::fio::job::Scheduler;
 
 fn vars(pairs: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
@@ -37,8 +37,10 @@ pub fn qd1(scale: Scale) -> Result<Outcome, String> {
         ("io_uring none", "io_uring", Scheduler::None, 12.62),
         ("io_uring mq-deadline", "io_uring", Scheduler::MqDeadline, 14.47),
     ];
+    let mut stack_lat = Vec::new();
     for (label, engine, scheduler, paper) in stacks {
         let (lat, kiops, mib) = qd1_point(engine, scheduler, 4, false, scale)?;
+        stack_lat.push(lat);
         rows.push(vec![
             label.into(),
             "write".into(),
@@ -50,7 +52,6 @@ pub fn qd1(scale: Scale) -> Result<Outcome, String> {
         findings.push(Finding::number("Obs 2", &format!("4 KiB write latency, {label}"), "µs", paper, lat));
     }
     let sizes: &[u64] = if scale.quick { &[4, 8, 32, 128] } else { &[4, 8, 16, 32, 64, 128] };
-    let mut series = Vec::new();
     let mut by_op = Vec::new();
     for (op, append) in [("write", false), ("append", true)] {
         let mut points = Vec::new();
@@ -66,7 +67,6 @@ pub fn qd1(scale: Scale) -> Result<Outcome, String> {
             ]);
             points.push((bs as f64, kiops, lat, mib));
         }
-        series.push(Series { name: op.into(), points: points.iter().map(|p| (p.0, p.1)).collect() });
         by_op.push(points);
     }
     let at = |op: usize, bs: f64| by_op[op].iter().find(|p| p.0 == bs).copied().expect("size in the sweep");
@@ -86,14 +86,41 @@ pub fn qd1(scale: Scale) -> Result<Outcome, String> {
         columns: vec!["stack", "op", "bs_kib", "lat_mean_us", "kiops", "mib_s"],
         rows,
         findings,
-        plot: Plot {
-            title: "QD 1, one zone".into(),
-            x_label: "request size (KiB)".into(),
-            y_label: "KIOPS".into(),
-            series,
-        },
+        figure: qd1_figure(sizes, &stack_lat, &by_op),
         jobs: vec![QD1],
     })
+}
+
+/// Seed 000 Fig. 2-3: 4 KiB write latency by stack; throughput and latency by request size.
+fn qd1_figure(sizes: &[u64], stack_lat: &[f64], by_op: &[Vec<(f64, f64, f64, f64)>]) -> Figure {
+    let sizes: Vec<f64> = sizes.iter().map(|&s| s as f64).collect();
+    let by_size = |title: &str, y: &str, value: fn(&(f64, f64, f64, f64)) -> f64| {
+        let line = |op: usize, name: &str| Series::new(name, name, by_op[op].iter().map(|p| (p.0, value(p))).collect());
+        Figure::Lines(Plot {
+            title: title.into(),
+            x: Axis::sizes_kib("request size", &sizes),
+            y: Axis::linear(y),
+            series: vec![line(0, "write"), line(1, "append").marker(Marker::Triangle)],
+        })
+    };
+    let stacks = Figure::Bars(Bars {
+        title: "(a) 4 KiB write latency by stack".into(),
+        x_label: String::new(),
+        y: Axis::linear("mean latency (µs)"),
+        categories: vec!["SPDK".into(), "io_uring, none".into(), "io_uring, mq-deadline".into()],
+        series: vec![BarSeries::new("write", "write", stack_lat.to_vec())],
+    });
+    Figure::panels(
+        "QD 1, one zone, SPDK unless named (seed 000 Fig. 2-3)",
+        2,
+        (520, 340),
+        vec![
+            stacks,
+            by_size("(b) throughput", "KIOPS", |p| p.1),
+            by_size("(c) latency", "mean latency (µs)", |p| p.2),
+            by_size("(d) bandwidth", "MiB/s", |p| p.3),
+        ],
+    )
 }
 
 fn intra_point(rw: &str, qd: u32, scale: Scale) -> Result<FioResult, String> {
@@ -142,13 +169,25 @@ pub fn intra_zone(scale: Scale) -> Result<Outcome, String> {
             rows.push(vec![rw.into(), qd.to_string(), format!("{:.2}", fio::kiops(dir)), format!("{merged:.2}")]);
             points.push((f64::from(qd), fio::kiops(dir)));
         }
-        series.push(Series { name: rw.into(), points });
+        let (name, marker) = match rw {
+            "append" => ("append", Marker::Triangle),
+            "write" => ("write (mq-deadline)", Marker::Circle),
+            _ => ("randread", Marker::Square),
+        };
+        series.push(Series::new(name, rw, points).marker(marker));
     }
     let value = |name: &str, qd: f64| -> f64 {
-        series.iter().find(|s| s.name == name).and_then(|s| s.points.iter().find(|p| p.0 == qd)).map_or(0.0, |p| p.1)
+        series
+            .iter()
+            .find(|s| s.name.starts_with(name))
+            .and_then(|s| s.points.iter().find(|p| p.0 == qd))
+            .map_or(0.0, |p| p.1)
     };
     let peak = |name: &str| {
-        series.iter().find(|s| s.name == name).map_or(0.0, |s| s.points.iter().map(|p| p.1).fold(0.0, f64::max))
+        series
+            .iter()
+            .find(|s| s.name.starts_with(name))
+            .map_or(0.0, |s| s.points.iter().map(|p| p.1).fold(0.0, f64::max))
     };
     let findings = vec![
         Finding::number("Obs 6-7", "append, one zone, QD 4", "KIOPS", 132.0, value("append", 4.0)),
@@ -169,12 +208,12 @@ pub fn intra_zone(scale: Scale) -> Result<Outcome, String> {
         columns: vec!["op", "queue_depth", "kiops", "writes_merged_pct"],
         rows,
         findings,
-        plot: Plot {
-            title: "one zone, rising QD".into(),
-            x_label: "queue depth".into(),
-            y_label: "KIOPS".into(),
+        figure: Figure::Lines(Plot {
+            title: "Intra-zone scalability: 4 KiB, one zone, rising queue depth (seed 000 Fig. 4a)".into(),
+            x: Axis::log2_at("queue depth", &depths.iter().map(|&d| f64::from(d)).collect::<Vec<_>>()),
+            y: Axis::linear("KIOPS"),
             series,
-        },
+        }),
         jobs: vec![INTRA],
     })
 }
@@ -183,7 +222,6 @@ pub fn intra_zone(scale: Scale) -> Result<Outcome, String> {
 pub fn inter_zone(scale: Scale) -> Result<Outcome, String> {
     let zones: &[u32] = if scale.quick { &[1, 2, 4, 8, 14] } else { &[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14] };
     let mut rows = Vec::new();
-    let mut kiops_series = Vec::new();
     let mut bw = Vec::new();
     for (label, bs, append) in [("write 4k", 4, 0), ("append 4k", 4, 1), ("write 8k", 8, 0), ("write 16k", 16, 0)] {
         let mut points = Vec::new();
@@ -204,7 +242,6 @@ pub fn inter_zone(scale: Scale) -> Result<Outcome, String> {
             ]);
             points.push((f64::from(n), fio::kiops(w), fio::mib_s(w)));
         }
-        kiops_series.push(Series { name: label.into(), points: points.iter().map(|p| (p.0, p.2)).collect() });
         bw.push((label, points));
     }
     let get = |label: &str, n: f64| {
@@ -231,14 +268,50 @@ pub fn inter_zone(scale: Scale) -> Result<Outcome, String> {
         columns: vec!["op", "zones", "kiops", "mib_s"],
         rows,
         findings,
-        plot: Plot {
-            title: "one thread per zone, QD 1".into(),
-            x_label: "zones".into(),
-            y_label: "MiB/s".into(),
-            series: kiops_series,
-        },
+        figure: inter_figure(zones, &bw),
         jobs: vec![INTER],
     })
+}
+
+/// Seed 000 Fig. 4b-c: KIOPS of 4 KiB requests and bandwidth by request size, over the zones written at once.
+/// A series of the inter-zone sweep: its label and (zones, KIOPS, MiB/s) points.
+type ZoneSweep<'a> = (&'a str, Vec<(f64, f64, f64)>);
+
+fn inter_figure(zones: &[u32], bw: &[ZoneSweep<'_>]) -> Figure {
+    let zones: Vec<f64> = zones.iter().map(|&z| f64::from(z)).collect();
+    let line = |label: &str, value: fn(&(f64, f64, f64)) -> f64| {
+        let points = bw.iter().find(|b| b.0 == label).map_or(vec![], |b| b.1.iter().map(|p| (p.0, value(p))).collect());
+        let (op, marker) = match label {
+            "append 4k" => ("append", Marker::Triangle),
+            "write 8k" => ("write", Marker::Square),
+            "write 16k" => ("write", Marker::Diamond),
+            _ => ("write", Marker::Circle),
+        };
+        let name = label.replace("4k", "4 KiB").replace("8k", "8 KiB").replace("16k", "16 KiB");
+        let s = Series::new(&name, op, points).marker(marker);
+        if label.ends_with("4k") {
+            s
+        } else {
+            s.dashed()
+        }
+    };
+    let panel = |title: &str, y: &str, labels: &[&str], value: fn(&(f64, f64, f64)) -> f64| {
+        Figure::Lines(Plot {
+            title: title.into(),
+            x: Axis::linear_at("zones written at once (one thread each)", &zones),
+            y: Axis::linear(y),
+            series: labels.iter().map(|l| line(l, value)).collect(),
+        })
+    };
+    Figure::panels(
+        "Inter-zone scalability, QD 1 per zone (seed 000 Fig. 4b-c)",
+        2,
+        (520, 380),
+        vec![
+            panel("(b) 4 KiB requests", "KIOPS", &["write 4k", "append 4k"], |p| p.1),
+            panel("(c) bandwidth", "MiB/s", &["write 4k", "append 4k", "write 8k", "write 16k"], |p| p.2),
+        ],
+    )
 }
 
 /// The sn640 scaled to `blocks_per_plane` blocks (so a run can fill it),
@@ -274,6 +347,32 @@ fn gc_run(conventional: bool, writers: bool, scale: Scale) -> Result<(f64, f64, 
     Ok((fio::percentile_us(read, 95.0), mib, sd))
 }
 
+/// Obs 11 in three panels of their own scales: read p95 alone (µs), read p95 under writes (ms), write bandwidth's spread.
+fn gc_figure(title: &str, zns: [(f64, f64, f64); 2], conv: [(f64, f64, f64); 2]) -> Figure {
+    let panel = |title: &str, y: &str, value: fn(&(f64, f64, f64)) -> f64, i: usize| {
+        Figure::Bars(Bars {
+            title: title.into(),
+            x_label: String::new(),
+            y: Axis::linear(y),
+            categories: vec!["zn540".into(), "sn640".into()],
+            series: vec![
+                BarSeries::new("zn540 (ZNS; writers append)", "zn540", vec![value(&zns[i]), 0.0]).stack("d"),
+                BarSeries::new("sn640 (conventional; random writes)", "sn640", vec![0.0, value(&conv[i])]).stack("d"),
+            ],
+        })
+    };
+    Figure::panels(
+        title,
+        3,
+        (360, 360),
+        vec![
+            panel("(a) 4 KiB read p95, alone", "read p95 (µs)", |x| x.0, 0),
+            panel("(b) read p95, 1155 MiB/s writes", "read p95 (ms)", |x| x.0 / 1e3, 1),
+            panel("(c) writes' bandwidth spread", "stddev of 500 ms samples (MiB/s)", |x| x.2, 1),
+        ],
+    )
+}
+
 /// Obs 11: read tail latency under heavy writes, ZNS against its conventional twin.
 pub fn gc_interference(scale: Scale) -> Result<Outcome, String> {
     let zns_alone = gc_run(false, false, scale)?;
@@ -307,22 +406,14 @@ pub fn gc_interference(scale: Scale) -> Result<Outcome, String> {
             Some(conv.2),
         ),
     ];
-    let bars = |i: f64, x: (f64, f64, f64)| (i, x.0 / 1e3);
+    let title = "Read tail latency under heavy writes, ZNS vs conventional (seed 000 Obs 11)";
     Ok(Outcome {
         name: "obs11-gc-interference",
-        title: "Read tail latency under heavy writes, ZNS vs conventional (seed 000 Obs 11)",
+        title,
         columns: vec!["device", "writers", "read_p95_ms", "write_mib_s", "write_bw_stddev_mib_s"],
         rows,
         findings,
-        plot: Plot {
-            title: "4 KiB read p95 (alone, with writes)".into(),
-            x_label: "0: alone, 1: with 1155 MiB/s of writes".into(),
-            y_label: "read p95 (ms)".into(),
-            series: vec![
-                Series { name: "zn540".into(), points: vec![bars(0.0, zns_alone), bars(1.0, zns)] },
-                Series { name: "sn640".into(), points: vec![bars(0.0, conv_alone), bars(1.0, conv)] },
-            ],
-        },
+        figure: gc_figure(title, [zns_alone, zns], [conv_alone, conv]),
         jobs: vec![GC_CONVENTIONAL, GC_ZNS],
     })
 }

@@ -2,7 +2,7 @@
 
 use super::fio_runs::{self as fio, FINISH, RESET};
 use super::{Finding, Outcome, Scale};
-use crate::plot::{Plot, Series};
+use crate::plot::{Axis, BarSeries, Bars, Figure, Marker, Plot, Series};
 use zonelab_workload::fio::job::Scheduler;
 
 /// Management in the background of a foreground run.
@@ -52,9 +52,11 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome, String> {
     let write_cls: &[u32] = if scale.quick { &[1, 3, 7] } else { &[1, 2, 3, 4, 5, 6, 7] };
     let read_cls: &[u32] = if scale.quick { &[1, 8] } else { &[1, 2, 4, 8, 16, 32] };
     let mut rows = Vec::new();
-    let mut series = Vec::new();
+    let mut panels = Vec::new();
     let mut points = std::collections::BTreeMap::new();
-    for (rw, cls) in [("write", write_cls), ("randread", read_cls)] {
+    for (panel, rw, cls) in [("(a) 8 KiB writes", "write", write_cls), ("(b) 8 KiB random reads", "randread", read_cls)]
+    {
+        let mut series = Vec::new();
         for (label, bg) in [("0%", Background::None), ("50%", Background::Finish)] {
             let mut line = Vec::new();
             for &cl in cls {
@@ -63,8 +65,23 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome, String> {
                 line.push((kiops, p95));
                 points.insert((rw, label, cl), (kiops, p95));
             }
-            series.push(Series { name: format!("{rw}, finish {label}"), points: line });
+            let line = line.iter().map(|p| (p.0, p.1)).collect();
+            series.push(if bg == Background::None {
+                // The concurrency levels named on one line, as the paper does.
+                let cl = cls.iter().enumerate().map(|(i, c)| if i == 0 { format!("CL {c}") } else { c.to_string() });
+                let cl = cl.collect();
+                Series::new("finish 0% (none)", "none", line).labels(cl)
+            } else {
+                Series::new(&format!("finish {label}"), "finish", line).marker(Marker::Triangle)
+            });
         }
+        panels.push(Figure::Lines(Plot {
+            title: panel.into(),
+            x: Axis::linear("throughput (KIOPS)"),
+            // Read latency spans orders of magnitude between the lines.
+            y: if rw == "randread" { Axis::log10("p95 latency (µs)") } else { Axis::linear("p95 latency (µs)") },
+            series,
+        }));
     }
     let at = |rw, label, cl| points.get(&(rw, label, cl)).copied().unwrap_or_default();
     let (w3, w3f) = (at("write", "0%", 3), at("write", "50%", 3));
@@ -97,12 +114,12 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome, String> {
         columns: vec!["op", "finish_intensity", "concurrency", "kiops", "p95_us"],
         rows,
         findings,
-        plot: Plot {
-            title: "finish interference".into(),
-            x_label: "KIOPS".into(),
-            y_label: "p95 latency (µs)".into(),
-            series,
-        },
+        figure: Figure::panels(
+            "Finish interference on writes and reads, by concurrency level (seed 003 Fig. 2)",
+            2,
+            (520, 400),
+            panels,
+        ),
         jobs: vec![FINISH],
     })
 }
@@ -145,15 +162,12 @@ pub fn zinc(scale: Scale) -> Result<Outcome, String> {
         columns: vec!["scheduler", "write_kiops", "write_p95_us"],
         rows,
         findings,
-        plot: Plot {
-            title: "write p95: none / mq-deadline / zinc".into(),
-            x_label: "case (no resets, mq-deadline, zinc)".into(),
-            y_label: "p95 (µs)".into(),
-            series: vec![Series {
-                name: "write p95".into(),
-                points: vec![(0.0, base.1), (1.0, deadline.1), (2.0, zinc.1)],
-            }],
-        },
+        figure: cases_figure(
+            "ZINC against reset interference on 4 writers at QD 4 (seed 003)",
+            "write",
+            &[("no resets", "none"), ("resets, mq-deadline", "mq-deadline"), ("resets, ZINC", "zinc")],
+            &[base, deadline, zinc],
+        ),
         jobs: vec![RESET],
     })
 }
@@ -175,17 +189,40 @@ pub fn softfinish(scale: Scale) -> Result<Outcome, String> {
         columns: vec!["background", "read_kiops", "read_p95_us"],
         rows,
         findings,
-        plot: Plot {
-            title: "random read p95: none / finish / softFinish".into(),
-            x_label: "case (none, finish, softfinish)".into(),
-            y_label: "p95 (µs)".into(),
-            series: vec![Series {
-                name: "read p95".into(),
-                points: vec![(0.0, base.1), (1.0, finish.1), (2.0, soft.1)],
-            }],
-        },
+        figure: cases_figure(
+            "softFinish against finish, random 8 KiB reads at CL 1 (seed 003)",
+            "read",
+            &[("no finish", "none"), ("finish 50%", "finish"), ("softFinish 50%", "softfinish")],
+            &[base, finish, soft],
+        ),
         jobs: vec![FINISH],
     })
+}
+
+/// Throughput and p95 latency of the foreground `io` in each case (label, colour key), a bar each.
+fn cases_figure(title: &str, io: &str, cases: &[(&str, &str)], values: &[(f64, f64)]) -> Figure {
+    let panel = |title: &str, y: &str, value: fn(&(f64, f64)) -> f64| {
+        let series = cases.iter().enumerate().map(|(i, &(name, key))| {
+            let v = (0..cases.len()).map(|j| if i == j { value(&values[i]) } else { 0.0 }).collect();
+            BarSeries::new(name, key, v).stack("case")
+        });
+        Figure::Bars(Bars {
+            title: title.into(),
+            x_label: String::new(),
+            y: Axis::linear(y),
+            categories: cases.iter().map(|c| c.0.to_string()).collect(),
+            series: series.collect(),
+        })
+    };
+    Figure::panels(
+        title,
+        2,
+        (460, 380),
+        vec![
+            panel(&format!("(a) {io} throughput"), "KIOPS", |v| v.0),
+            panel(&format!("(b) {io} p95 latency"), "p95 latency (µs)", |v| v.1),
+        ],
+    )
 }
 
 /// Interference as the foreground's lost throughput (KIOPS) against `base`,

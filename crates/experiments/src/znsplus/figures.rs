@@ -2,7 +2,7 @@
 //! CSV, plot and paper-vs-zonelab table.
 
 use super::{run_all, RunSpec, Scale};
-use crate::plot::{BarSeries, Bars, Figure, Plot, Series};
+use crate::plot::{csv_text, Axis, BarSeries, Bars, Figure, Marker, Plot, Series};
 use std::collections::HashMap;
 use std::fmt::Write;
 use zonelab_device::Plugging;
@@ -18,23 +18,13 @@ pub struct Output {
 }
 
 /// Grouped bars, a value per category in each series.
-fn bars(title: &str, y_label: &str, categories: &[String], series: Vec<(&str, Vec<f64>)>) -> Figure {
-    Figure::Bars(Bars {
-        title: title.into(),
-        y_label: y_label.into(),
-        categories: categories.to_vec(),
-        series: series.into_iter().map(|(name, values)| BarSeries { name: name.into(), values }).collect(),
-    })
+fn bars(title: &str, x_label: &str, y: Axis, categories: &[String], series: Vec<BarSeries>) -> Figure {
+    Figure::Bars(Bars { title: title.into(), x_label: x_label.into(), y, categories: categories.to_vec(), series })
 }
 
-/// Lines through each series' (x, y) points.
-fn lines(title: &str, x_label: &str, y_label: &str, series: Vec<(&str, Vec<(f64, f64)>)>) -> Figure {
-    Figure::Lines(Plot {
-        title: title.into(),
-        x_label: x_label.into(),
-        y_label: y_label.into(),
-        series: series.into_iter().map(|(name, points)| Series { name: name.into(), points }).collect(),
-    })
+/// A scheme's bars, in its colour.
+fn scheme(label: &str, values: Vec<f64>) -> BarSeries {
+    BarSeries::new(label, label, values)
 }
 
 /// The variants of Fig 7 and 9.
@@ -184,30 +174,51 @@ fn range(v: &[f64]) -> String {
 }
 
 fn fig6(r: &Runs) -> Output {
-    let mut csv = String::from(
-        "workload,scheme,compactions,valid_blocks,init_ms,read_ms,write_ms,checkpoint_ms,total_ms,copyback_ratio\n",
-    );
+    let header = [
+        "workload",
+        "scheme",
+        "compactions",
+        "valid_blocks",
+        "init_ms",
+        "read_ms",
+        "write_ms",
+        "checkpoint_ms",
+        "total_ms",
+        "copyback_ratio",
+    ];
+    let mut rows = Vec::new();
     let mut table = String::from("| workload | ZNS ms | IZC ms | cut (zonelab) | cut (paper) | copyback share (zonelab) | copyback share (paper) |\n|---|---|---|---|---|---|---|\n");
     let paper_cb = [87, 74, 81, 83, 83];
-    let mut series: Vec<(&str, Vec<f64>)> = vec![("ZNS", vec![]), ("IZC", vec![])];
+    // Phases per scheme, stacked in order: ZNS copies through the host (read, write),
+    // IZC in the device (its reads are zero; its writes are the zone_compaction commands).
+    let (mut zns, mut izc) = (vec![vec![]; 4], vec![vec![]; 3]);
     for (i, w) in FsWorkload::ALL.into_iter().enumerate() {
-        for (k, v) in [ZNS, IZC].into_iter().enumerate() {
+        for v in [ZNS, IZC] {
             let x = r.base(w, v);
             let valid = x.compactions.iter().map(|c| c.valid_blocks).sum::<u64>() / x.compactions.len().max(1) as u64;
-            let _ = writeln!(
-                csv,
-                "{},{},{},{valid},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}",
-                w.name(),
-                v.label,
-                x.compactions.len(),
+            let phases = [
                 mean_ms(x, |c| c.init_ns),
                 mean_ms(x, |c| c.read_ns),
                 mean_ms(x, |c| c.write_ns),
                 mean_ms(x, |c| c.checkpoint_ns),
-                total_ms(x),
-                x.copyback_ratio()
-            );
-            series[k].1.push(total_ms(x));
+            ];
+            rows.push(vec![
+                w.name().to_string(),
+                v.label.to_string(),
+                x.compactions.len().to_string(),
+                valid.to_string(),
+                format!("{:.3}", phases[0]),
+                format!("{:.3}", phases[1]),
+                format!("{:.3}", phases[2]),
+                format!("{:.3}", phases[3]),
+                format!("{:.3}", total_ms(x)),
+                format!("{:.3}", x.copyback_ratio()),
+            ]);
+            if v.label == "ZNS" {
+                phases.iter().zip(&mut zns).for_each(|(p, s)| s.push(*p));
+            } else {
+                [phases[0], phases[1] + phases[2], phases[3]].iter().zip(&mut izc).for_each(|(p, s)| s.push(*p));
+            }
         }
         let (z, c) = (total_ms(r.base(w, ZNS)), total_ms(r.base(w, IZC)));
         let _ = writeln!(
@@ -219,20 +230,38 @@ fn fig6(r: &Runs) -> Output {
             paper_cb[i]
         );
     }
-    let figure = bars("Fig 6: mean segment compaction time", "ms", &names(), series);
-    Output { name: "fig6_compaction_time", csv, figure, table }
+    let [z_init, z_read, z_write, z_cp] = <[Vec<f64>; 4]>::try_from(zns).expect("four phases");
+    let [i_init, i_copy, i_cp] = <[Vec<f64>; 3]>::try_from(izc).expect("three phases");
+    let series = vec![
+        BarSeries::new("init", "init", z_init).stack("ZNS"),
+        BarSeries::new("host read", "read", z_read).stack("ZNS"),
+        BarSeries::new("host write", "write", z_write).stack("ZNS"),
+        BarSeries::new("checkpoint", "checkpoint", z_cp).stack("ZNS"),
+        BarSeries::new("init", "init", i_init).stack("IZC"),
+        BarSeries::new("IZC (in-storage copy)", "IZC", i_copy).stack("IZC"),
+        BarSeries::new("checkpoint", "checkpoint", i_cp).stack("IZC"),
+    ];
+    let figure = bars(
+        "Fig 6: mean segment compaction time by phase, ZNS and IZC",
+        "workload",
+        Axis::linear("compaction time (ms)"),
+        &names(),
+        series,
+    );
+    Output { name: "fig6_compaction_time", csv: csv_text(&header, &rows), figure, table }
 }
 
 fn table4(r: &Runs) -> Output {
     let paper = [[79.5, 113.4, 96.5], [84.5, 154.6, 148.0], [104.0, 218.9, 242.4]];
-    let mut csv = String::from("medium,scheme,mb_s,vs_zns\n");
+    let mut rows = Vec::new();
     let mut table = String::from("| medium | ZNS MB/s | IZC-H MB/s (×) | IZC-D MB/s (×) | paper IZC-H × | paper IZC-D × |\n|---|---|---|---|---|---|\n");
-    let mut series: Vec<(&str, Vec<f64>)> = vec![("ZNS", vec![]), ("IZC-H", vec![]), ("IZC-D", vec![])];
+    let labels = ["ZNS", "IZC-H", "IZC-D"];
+    let mut series: Vec<Vec<f64>> = vec![vec![]; 3];
     for (m, p) in MEDIA.iter().zip(paper) {
         let bw: Vec<f64> = [ZNS, IZC, IZC_D].iter().map(|&v| r.medium(m, v).throughput_mb_s()).collect();
-        for (k, label) in ["ZNS", "IZC-H", "IZC-D"].iter().enumerate() {
-            let _ = writeln!(csv, "{m},{label},{:.2},{:.3}", bw[k], bw[k] / bw[0]);
-            series[k].1.push(bw[k]);
+        for (k, label) in labels.iter().enumerate() {
+            rows.push(vec![m.to_string(), label.to_string(), format!("{:.2}", bw[k]), format!("{:.3}", bw[k] / bw[0])]);
+            series[k].push(bw[k]);
         }
         let _ = writeln!(
             table,
@@ -260,64 +289,82 @@ fn table4(r: &Runs) -> Output {
         order("tlc"),
         order("znand")
     );
-    let figure = bars("Table 4: fileserver bandwidth by medium", "MB/s", &MEDIA.map(String::from), series);
-    Output { name: "table4_media", csv, figure, table }
+    let series = labels.iter().zip(series).map(|(l, v)| scheme(l, v)).collect();
+    let media: Vec<String> = MEDIA.iter().map(|m| m.to_uppercase()).collect();
+    let figure =
+        bars("Table 4: fileserver bandwidth by flash medium", "flash medium", Axis::linear("MB/s"), &media, series);
+    Output { name: "table4_media", csv: csv_text(&["medium", "scheme", "mb_s", "vs_zns"], &rows), figure, table }
 }
 
 fn fig7(r: &Runs) -> Output {
     let variants = [ZNS, IZC_NOCB, IZC, ZP_NOCB, ZP];
-    let mut csv = String::from("workload,scheme,mb_s,vs_zns,metadata_overhead,waf\n");
-    let mut series: Vec<(&str, Vec<f64>)> = variants.iter().map(|v| (v.label, vec![])).collect();
+    let mut rows = Vec::new();
+    let mut series: Vec<Vec<f64>> = vec![vec![]; variants.len()];
+    let mut meta: Vec<Vec<f64>> = vec![vec![]; 3];
     let (mut izc, mut zp) = (vec![], vec![]);
     for w in FsWorkload::ALL {
         let zns = r.base(w, ZNS).throughput_mb_s();
         for (k, &v) in variants.iter().enumerate() {
             let x = r.base(w, v);
-            let _ = writeln!(
-                csv,
-                "{},{},{:.2},{:.3},{:.4},{:.3}",
-                w.name(),
-                v.label,
-                x.throughput_mb_s(),
-                x.throughput_mb_s() / zns,
-                x.metadata_overhead(),
-                x.waf()
-            );
-            series[k].1.push(x.throughput_mb_s() / zns);
+            rows.push(vec![
+                w.name().to_string(),
+                v.label.to_string(),
+                format!("{:.2}", x.throughput_mb_s()),
+                format!("{:.3}", x.throughput_mb_s() / zns),
+                format!("{:.4}", x.metadata_overhead()),
+                format!("{:.3}", x.waf()),
+            ]);
+            series[k].push(x.throughput_mb_s() / zns);
+        }
+        for (k, v) in [ZNS, IZC, ZP].into_iter().enumerate() {
+            meta[k].push(r.base(w, v).metadata_overhead() * 100.0);
         }
         izc.push(r.base(w, IZC).throughput_mb_s() / zns);
         zp.push(r.base(w, ZP).throughput_mb_s() / zns);
     }
-    let meta = |v| r.base(FsWorkload::Varmail, v).metadata_overhead();
+    let overhead = |v| r.base(FsWorkload::Varmail, v).metadata_overhead();
     let table = format!(
         "| result | paper | zonelab |\n|---|---|---|\n| IZC over ZNS | 1.21-1.77× | {}× |\n| ZNS+ over ZNS | 1.33-2.91× | {}× |\n| node + metadata traffic, ZNS+ vs IZC, varmail | -48% | {:+.0}% |\n",
         range(&izc),
         range(&zp),
-        (meta(ZP) / meta(IZC).max(1e-9) - 1.0) * 100.0
+        (overhead(ZP) / overhead(IZC).max(1e-9) - 1.0) * 100.0
     );
-    let figure = bars("Fig 7a: throughput normalized to ZNS", "× ZNS", &names(), series);
-    Output { name: "fig7_threaded_logging", csv, figure, table }
+    let a = bars(
+        "(a) throughput normalized to ZNS",
+        "",
+        Axis::linear("throughput (× ZNS)"),
+        &names(),
+        variants.iter().zip(series).map(|(v, s)| scheme(v.label, s)).collect(),
+    );
+    let b = bars(
+        "(b) node and metadata writes per user data written",
+        "",
+        Axis::linear("metadata overhead (%)"),
+        &names(),
+        [ZNS, IZC, ZP].iter().zip(meta).map(|(v, s)| scheme(v.label, s)).collect(),
+    );
+    let figure = Figure::panels("Fig 7: effect of threaded logging", 1, (900, 320), vec![a, b]);
+    let header = ["workload", "scheme", "mb_s", "vs_zns", "metadata_overhead", "waf"];
+    Output { name: "fig7_threaded_logging", csv: csv_text(&header, &rows), figure, table }
 }
 
 fn table5(r: &Runs) -> Output {
     let paper_tl = [94.8, 92.1, 85.8, 89.8, 89.7];
     let paper_bp = [11.3, 31.7, 24.7, 34.1, 35.1];
-    let mut csv = String::from("workload,tl_ratio,background_plugging_ratio,tl_segments,sc_segments\n");
+    let mut rows = Vec::new();
     let mut table = String::from(
         "| workload | TL % (zonelab) | TL % (paper) | BP % (zonelab) | BP % (paper) |\n|---|---|---|---|---|\n",
     );
-    let mut series: Vec<(&str, Vec<f64>)> = vec![("TL", vec![]), ("BP", vec![])];
+    let (mut tl, mut bp) = (vec![], vec![]);
     for (i, w) in FsWorkload::ALL.into_iter().enumerate() {
         let x = r.base(w, ZP);
-        let _ = writeln!(
-            csv,
-            "{},{:.4},{:.4},{},{}",
-            w.name(),
-            x.tl_ratio(),
-            x.background_plugging_ratio(),
-            x.tl_segments,
-            x.sc_segments
-        );
+        rows.push(vec![
+            w.name().to_string(),
+            format!("{:.4}", x.tl_ratio()),
+            format!("{:.4}", x.background_plugging_ratio()),
+            x.tl_segments.to_string(),
+            x.sc_segments.to_string(),
+        ]);
         let _ = writeln!(
             table,
             "| {} | {:.1} | {} | {:.1} | {} |",
@@ -327,24 +374,50 @@ fn table5(r: &Runs) -> Output {
             x.background_plugging_ratio() * 100.0,
             paper_bp[i]
         );
-        series[0].1.push(x.tl_ratio() * 100.0);
-        series[1].1.push(x.background_plugging_ratio() * 100.0);
+        tl.push(x.tl_ratio() * 100.0);
+        bp.push(x.background_plugging_ratio() * 100.0);
     }
-    let figure = bars("Table 5: threaded logging and background plugging in ZNS+", "%", &names(), series);
-    Output { name: "table5_tl_bp", csv, figure, table }
+    let panel = |title: &str, y: &str, key: &str, zonelab: Vec<f64>, paper: &[f64]| {
+        let series = vec![
+            BarSeries::new("ZNS+ on zonelab", key, zonelab),
+            BarSeries::new("ZNS+ in the paper", "paper", paper.to_vec()),
+        ];
+        bars(title, "", Axis::linear(y).range(0.0, 104.0).ticks(percent_ticks()), &names(), series)
+    };
+    let figure = Figure::panels(
+        "Table 5: threaded logging (TL) and background plugging (BP) in ZNS+",
+        2,
+        (520, 360),
+        vec![
+            panel("(a) segments reclaimed by TL", "TL share (%)", "ZNS+", tl, &paper_tl),
+            panel("(b) copies done by BP", "BP share (%)", "ZNS+", bp, &paper_bp),
+        ],
+    );
+    let header = ["workload", "tl_ratio", "background_plugging_ratio", "tl_segments", "sc_segments"];
+    Output { name: "table5_tl_bp", csv: csv_text(&header, &rows), figure, table }
+}
+
+/// 0, 20, ... 100.
+fn percent_ticks() -> Vec<(f64, String)> {
+    (0..=5).map(|i| (f64::from(i * 20), (i * 20).to_string())).collect()
 }
 
 fn fig8(r: &Runs) -> Output {
-    let mut csv = String::from("utilization,scheme,mb_s,waf\n");
-    let mut bw: Vec<(&str, Vec<(f64, f64)>)> = vec![];
+    let mut rows = Vec::new();
+    let (mut bw, mut waf) = (vec![], vec![]);
     let mut table =
         String::from("| utilization | ZNS MB/s | IZC × | ZNS+ × | WAF ZNS / IZC / ZNS+ |\n|---|---|---|---|---|\n");
     for v in [ZNS, IZC, ZP] {
-        let pts = UTILIZATIONS.iter().map(|&u| (u * 100.0, r.util(u, v).throughput_mb_s())).collect();
-        bw.push((v.label, pts));
+        bw.push(scheme(v.label, UTILIZATIONS.iter().map(|&u| r.util(u, v).throughput_mb_s()).collect()));
+        waf.push(scheme(v.label, UTILIZATIONS.iter().map(|&u| r.util(u, v).waf()).collect()));
         for u in UTILIZATIONS {
             let x = r.util(u, v);
-            let _ = writeln!(csv, "{u},{},{:.2},{:.3}", v.label, x.throughput_mb_s(), x.waf());
+            rows.push(vec![
+                u.to_string(),
+                v.label.to_string(),
+                format!("{:.2}", x.throughput_mb_s()),
+                format!("{:.3}", x.waf()),
+            ]);
         }
     }
     for u in UTILIZATIONS {
@@ -362,61 +435,128 @@ fn fig8(r: &Runs) -> Output {
         );
     }
     table.push_str("\nPaper: the gain of IZC and ZNS+ over ZNS grows with utilization; ZNS+ has the lowest WAF.\n");
-    let figure = lines("Fig 8: fileserver throughput by utilization", "utilization %", "MB/s", bw);
-    Output { name: "fig8_utilization", csv, figure, table }
+    let utils: Vec<String> = UTILIZATIONS.iter().map(|u| format!("{:.0}%", u * 100.0)).collect();
+    let figure = Figure::panels(
+        "Fig 8: fileserver at various file system utilizations",
+        2,
+        (520, 380),
+        vec![
+            bars("(a) throughput", "file system utilization", Axis::linear("MB/s"), &utils, bw),
+            bars("(b) write amplification", "file system utilization", Axis::linear("WAF"), &utils, waf),
+        ],
+    );
+    Output { name: "fig8_utilization", csv: csv_text(&["utilization", "scheme", "mb_s", "waf"], &rows), figure, table }
 }
 
 fn fig9(r: &Runs) -> Output {
     let variants = [ZNS, IZC, ZP_LP, ZP];
-    let mut csv = String::from("workload,scheme,chip_utilization\n");
-    let mut series: Vec<(&str, Vec<f64>)> = variants.iter().map(|v| (v.label, vec![])).collect();
+    let labels = ["ZNS", "IZC", "ZNS+(LP)", "ZNS+(PP)"];
+    let mut rows = Vec::new();
+    let mut series: Vec<Vec<f64>> = vec![vec![]; variants.len()];
     let mut table = String::from("| workload | ZNS | IZC | ZNS+(LP) | ZNS+(PP) |\n|---|---|---|---|---|\n");
     for w in FsWorkload::ALL {
         let u: Vec<f64> = variants.iter().map(|&v| r.base(w, v).chip_utilization * 100.0).collect();
         for (k, v) in variants.iter().enumerate() {
-            let _ = writeln!(csv, "{},{},{:.4}", w.name(), v.label, u[k] / 100.0);
-            series[k].1.push(u[k]);
+            rows.push(vec![w.name().to_string(), v.label.to_string(), format!("{:.4}", u[k] / 100.0)]);
+            series[k].push(u[k]);
         }
         let _ = writeln!(table, "| {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |", w.name(), u[0], u[1], u[2], u[3]);
     }
     table.push_str("\nPaper: ZNS < IZC < ZNS+(LP) < ZNS+(PP) for every workload.\n");
-    let figure = bars("Fig 9: flash chip utilization", "%", &names(), series);
-    Output { name: "fig9_chip_utilization", csv, figure, table }
+    let series = labels.iter().zip(series).map(|(l, s)| scheme(l, s)).collect();
+    let y = Axis::linear("chip utilization (%)").range(0.0, 104.0).ticks(percent_ticks());
+    let figure = bars("Fig 9: flash chip utilization", "workload", y, &names(), series);
+    Output {
+        name: "fig9_chip_utilization",
+        csv: csv_text(&["workload", "scheme", "chip_utilization"], &rows),
+        figure,
+        table,
+    }
+}
+
+/// The mean of the points within `window` seconds centred on each point's time.
+fn moving_average(points: &[(f64, f64)], window: f64) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .map(|&(t, _)| {
+            let near: Vec<f64> = points.iter().filter(|p| (p.0 - t).abs() <= window / 2.0).map(|p| p.1).collect();
+            (t, near.iter().sum::<f64>() / near.len().max(1) as f64)
+        })
+        .collect()
 }
 
 fn fig10(r: &Runs) -> Output {
-    let mut csv = String::from("scheme,time_s,chip_utilization\n");
-    let mut series = vec![];
+    let mut rows = Vec::new();
+    let mut runs = vec![];
     let mut table = String::from("| scheme | intervals | below 20% |\n|---|---|---|\n");
     for v in [ZNS, IZC, ZP] {
         let x = r.base(FsWorkload::Fileserver, v);
         let t0 = x.chip_utilization_series.first().map_or(0, |p| p.0);
         let pts: Vec<(f64, f64)> =
             x.chip_utilization_series.iter().map(|&(t, u)| ((t - t0) as f64 / 1e9, u * 100.0)).collect();
-        for p in &pts {
-            let _ = writeln!(csv, "{},{:.1},{:.4}", v.label, p.0, p.1 / 100.0);
+        let avg = moving_average(&pts, 5.0);
+        for (p, a) in pts.iter().zip(&avg) {
+            rows.push(vec![
+                v.label.to_string(),
+                format!("{:.1}", p.0),
+                format!("{:.4}", p.1 / 100.0),
+                format!("{:.4}", a.1 / 100.0),
+            ]);
         }
         let low = pts.iter().filter(|p| p.1 < 20.0).count();
         let _ =
             writeln!(table, "| {} | {} | {:.1}% |", v.label, pts.len(), low as f64 * 100.0 / pts.len().max(1) as f64);
-        series.push((v.label, pts));
+        runs.push((v.label, pts, avg));
     }
     table.push_str(
         "\nPaper: ZNS shows many 100 ms intervals below 20% (host copies); IZC removes most; ZNS+ is highest.\n",
     );
-    let figure = lines("Fig 10: chip utilization per 100 ms, fileserver", "s", "%", series);
-    Output { name: "fig10_utilization_series", csv, figure, table }
+    // One panel per scheme on a common time axis.
+    let end = runs.iter().flat_map(|r| r.1.iter().map(|p| p.0)).fold(0.0, f64::max).max(1.0);
+    let last = runs.len().saturating_sub(1);
+    let panels = runs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, pts, avg))| {
+            Figure::Lines(Plot {
+                title: label.into(),
+                // The time axis is named once, under the last panel.
+                x: Axis::linear(if i == last { "time in the measured window (s)" } else { "" }).range(0.0, end),
+                y: Axis::linear("chip utilization (%)").range(0.0, 104.0).ticks(percent_ticks()),
+                series: vec![
+                    Series::new("100 ms interval", "interval", pts).scatter(2),
+                    Series::new(&format!("{label}: 5 s moving average"), label, avg).marker(Marker::None),
+                ],
+            })
+        })
+        .collect();
+    let figure = Figure::panels("Fig 10: flash chip utilization over time, fileserver", 1, (900, 250), panels);
+    let header = ["scheme", "time_s", "chip_utilization", "chip_utilization_5s_mean"];
+    Output { name: "fig10_utilization_series", csv: csv_text(&header, &rows), figure, table }
 }
 
 fn fig11(r: &Runs) -> Output {
     let variants = [ZNS, IZC_CUB, IZC, ZP_CUB, ZP];
-    let mut csv = String::from("chips,scheme,mb_s,copyback_ratio\n");
-    let mut bw = vec![];
-    for v in variants {
-        bw.push((v.label, CHIPS.iter().map(|&c| (f64::from(c), r.hw(c, 2, v).throughput_mb_s())).collect::<Vec<_>>()));
+    let names = ["ZNS", "IZC-CUB", "IZC-CAB", "ZNS+-CUB", "ZNS+-CAB"];
+    let mut rows = Vec::new();
+    let (mut bw, mut cb) = (vec![], vec![]);
+    for (v, name) in variants.iter().zip(names) {
+        bw.push(BarSeries::new(name, v.label, CHIPS.iter().map(|&c| r.hw(c, 2, *v).throughput_mb_s()).collect()));
+        if v.label != "ZNS" {
+            cb.push(BarSeries::new(
+                name,
+                v.label,
+                CHIPS.iter().map(|&c| r.hw(c, 2, *v).copyback_ratio() * 100.0).collect(),
+            ));
+        }
         for c in CHIPS {
-            let x = r.hw(c, 2, v);
-            let _ = writeln!(csv, "{c},{},{:.2},{:.4}", v.label, x.throughput_mb_s(), x.copyback_ratio());
+            let x = r.hw(c, 2, *v);
+            rows.push(vec![
+                c.to_string(),
+                v.label.to_string(),
+                format!("{:.2}", x.throughput_mb_s()),
+                format!("{:.4}", x.copyback_ratio()),
+            ]);
         }
     }
     let mut table =
@@ -432,24 +572,39 @@ fn fig11(r: &Runs) -> Output {
         );
     }
     table.push_str("\nPaper: CAB keeps > 80% copyback at every chip count, CUB falls with chips; IZC-CAB / IZC-CUB = 1.13× at 32 chips.\n");
-    let figure = lines("Fig 11a: fileserver bandwidth by chip count", "chips", "MB/s", bw);
-    Output { name: "fig11_copyback_allocation", csv, figure, table }
+    let chips: Vec<String> = CHIPS.iter().map(|c| c.to_string()).collect();
+    let cb_axis = Axis::linear("copyback share of in-storage copies (%)").range(0.0, 104.0).ticks(percent_ticks());
+    let figure = Figure::panels(
+        "Fig 11: copyback-aware (CAB) and -unaware (CUB) allocation by chip count, fileserver",
+        2,
+        (560, 380),
+        vec![
+            bars("(a) bandwidth", "flash chips", Axis::linear("MB/s"), &chips, bw),
+            bars("(b) copyback (rest: read and program)", "flash chips", cb_axis, &chips, cb),
+        ],
+    );
+    let header = ["chips", "scheme", "mb_s", "copyback_ratio"];
+    Output { name: "fig11_copyback_allocation", csv: csv_text(&header, &rows), figure, table }
 }
 
 fn fig12(r: &Runs) -> Output {
-    let mut csv = String::from("lanes,chips,scheme,mb_s,chip_utilization\n");
-    let mut series = vec![];
+    let mut rows = Vec::new();
+    let (mut bw, mut util) = (vec![], vec![]);
     let mut table = String::from(
         "| lanes × chips | ZNS MB/s | IZC × | ZNS+ × | chip util ZNS / IZC / ZNS+ |\n|---|---|---|---|---|\n",
     );
     for v in [ZNS, IZC, ZP] {
-        series.push((
-            v.label,
-            LANES_CHIPS.iter().map(|&(l, c)| (f64::from(l), r.hw(c, l, v).throughput_mb_s())).collect::<Vec<_>>(),
-        ));
+        bw.push(scheme(v.label, LANES_CHIPS.iter().map(|&(l, c)| r.hw(c, l, v).throughput_mb_s()).collect()));
+        util.push(scheme(v.label, LANES_CHIPS.iter().map(|&(l, c)| r.hw(c, l, v).chip_utilization * 100.0).collect()));
         for (l, c) in LANES_CHIPS {
             let x = r.hw(c, l, v);
-            let _ = writeln!(csv, "{l},{c},{},{:.2},{:.4}", v.label, x.throughput_mb_s(), x.chip_utilization);
+            rows.push(vec![
+                l.to_string(),
+                c.to_string(),
+                v.label.to_string(),
+                format!("{:.2}", x.throughput_mb_s()),
+                format!("{:.4}", x.chip_utilization),
+            ]);
         }
     }
     for (l, c) in LANES_CHIPS {
@@ -466,6 +621,18 @@ fn fig12(r: &Runs) -> Output {
         );
     }
     table.push_str("\nPaper: the gain of IZC and ZNS+ over ZNS grows with PCIe lanes and chips.\n");
-    let figure = lines("Fig 12: fileserver bandwidth by PCIe lanes (chips 8, 16, 32)", "lanes", "MB/s", series);
-    Output { name: "fig12_pcie_lanes", csv, figure, table }
+    let hw: Vec<String> =
+        LANES_CHIPS.iter().map(|(l, c)| format!("{l} lane{} × {c} chips", if *l == 1 { "" } else { "s" })).collect();
+    let util_axis = Axis::linear("chip utilization (%)").range(0.0, 104.0).ticks(percent_ticks());
+    let figure = Figure::panels(
+        "Fig 12: fileserver at rising PCIe and flash parallelism",
+        2,
+        (560, 380),
+        vec![
+            bars("(a) bandwidth", "PCIe Gen2 lanes × flash chips", Axis::linear("MB/s"), &hw, bw),
+            bars("(b) chip utilization", "PCIe Gen2 lanes × flash chips", util_axis, &hw, util),
+        ],
+    );
+    let header = ["lanes", "chips", "scheme", "mb_s", "chip_utilization"];
+    Output { name: "fig12_pcie_lanes", csv: csv_text(&header, &rows), figure, table }
 }
