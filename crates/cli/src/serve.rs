@@ -36,9 +36,14 @@ pub struct ServeArgs {
     /// asap: as soon as the model has computed them.
     #[arg(long, value_enum, default_value = "realtime")]
     pub pace: PaceArg,
-    /// Write statistics (simulated time) here on SIGUSR1 and on exit instead of stderr.
+    /// Write statistics (simulated time) here on SIGUSR1 and on exit instead of stderr. The server creates the
+    /// file (an existing file or a symlink is refused).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+    /// Keep the device's data and zone states in FILE (sparse) and FILE.zones: an existing image is loaded
+    /// first, so what the server answered survives its restart or kill -9; flushes make it durable on disk.
+    #[arg(long, value_name = "FILE")]
+    pub backing: Option<PathBuf>,
 }
 
 pub fn run(args: &ServeArgs) -> Result<(), UserError> {
@@ -56,7 +61,10 @@ fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
     device_args.data = true;
     let config = device_args.config().map_err(|e| UserError(e.0))?;
     let device = Device::new(config).map_err(|e| UserError(e.0))?;
-    let backend = Backend::new(device, args.pace.into()).map_err(UserError)?;
+    let mut backend = Backend::new(device, args.pace.into()).map_err(UserError)?;
+    if let Some(path) = &args.backing {
+        backend = backend.with_image(path).map_err(UserError)?;
+    }
     let options = ServeOptions { stats_path: args.stats.clone() };
     zonelab_serve::serve(backend, options).map_err(UserError)
 }

@@ -2,6 +2,7 @@
 //! their data, runs them on the [`Device`] at the right simulated time and
 //! says what to answer and when. No ublk here, so it is tested on any host.
 
+use crate::image::Image;
 use crate::report::encode_report;
 use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
@@ -45,6 +46,11 @@ pub struct Backend {
     /// The model panicked once: its state can no longer be trusted, so
     /// every later request fails with EIO until the server stops.
     failed: bool,
+    /// `--backing`: the image every answer is written to first.
+    image: Option<Image>,
+    /// Device time at which serving began (after an image's replay): wall
+    /// time 0 of the server is this simulated time.
+    offset_ns: Nanos,
 }
 
 impl Backend {
@@ -60,7 +66,17 @@ impl Backend {
             zone_lbas: layout.zone_lbas,
             io_bytes_max: IO_BYTES_MAX.min(device.identify().mdts_bytes),
         };
-        Ok(Self { device, geometry, pace, last_submit_ns: 0, asap_now_ns: 0, stats: Stats::default(), failed: false })
+        Ok(Self {
+            device,
+            geometry,
+            pace,
+            last_submit_ns: 0,
+            asap_now_ns: 0,
+            stats: Stats::default(),
+            failed: false,
+            image: None,
+            offset_ns: 0,
+        })
     }
 
     pub fn geometry(&self) -> Geometry {
@@ -89,6 +105,26 @@ impl Backend {
         now.max(self.last_submit_ns)
     }
 
+    /// Keeps the device in the image at `path`: replays it first if it
+    /// exists, creates it otherwise. Call before the first request.
+    pub fn with_image(mut self, path: &std::path::Path) -> Result<Self, String> {
+        assert!(self.image.is_none() && self.stats.refused == 0, "an image is attached before serving");
+        let (image, end_ns) = Image::open(path, &mut self.device)?;
+        self.image = Some(image);
+        self.offset_ns = end_ns;
+        self.last_submit_ns = end_ns;
+        self.asap_now_ns = end_ns;
+        Ok(self)
+    }
+
+    /// Makes the image durable (on a clean stop); nothing without one.
+    pub fn sync_image(&self) -> Result<(), String> {
+        match &self.image {
+            Some(image) => image.sync().map_err(|e| format!("syncing the device image: {e}")),
+            None => Ok(()),
+        }
+    }
+
     /// Whether the model panicked (see [`Backend::handle_guarded`]).
     pub fn failed(&self) -> bool {
         self.failed
@@ -99,19 +135,26 @@ impl Backend {
     /// server's queue loop; so do all requests after it.
     pub fn handle_guarded(&mut self, wall_ns: Nanos, req: &BlockRequest, data: &mut Vec<u8>) -> Outcome {
         if self.failed {
-            return Outcome { result: -errno::EIO, append_sector: None, complete_ns: self.last_submit_ns };
+            return Outcome { result: -errno::EIO, append_sector: None, complete_ns: wall_ns };
         }
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(wall_ns, req, data)));
         result.unwrap_or_else(|_| {
             self.failed = true;
             eprintln!("zonelab: the device model failed on {req:?}; failing every request from now on");
-            Outcome { result: -errno::EIO, append_sector: None, complete_ns: self.last_submit_ns }
+            Outcome { result: -errno::EIO, append_sector: None, complete_ns: wall_ns }
         })
     }
 
     /// Translates and runs `req`. `data` holds a write's bytes on entry and
     /// receives a read's or a report's bytes (to hand back to the driver).
+    /// Times are the server's (wall time since it started).
     pub fn handle(&mut self, wall_ns: Nanos, req: &BlockRequest, data: &mut Vec<u8>) -> Outcome {
+        let mut outcome = self.handle_in_device_time(wall_ns.saturating_add(self.offset_ns), req, data);
+        outcome.complete_ns = outcome.complete_ns.saturating_sub(self.offset_ns);
+        outcome
+    }
+
+    fn handle_in_device_time(&mut self, wall_ns: Nanos, req: &BlockRequest, data: &mut Vec<u8>) -> Outcome {
         let submit_ns = self.submit_time_ns(wall_ns);
         let action = match translate(req, &self.geometry) {
             Ok(action) => action,
@@ -123,7 +166,13 @@ impl Backend {
                 return Outcome { result: -errno, append_sector: None, complete_ns: submit_ns };
             }
         };
-        let outcome = self.run(submit_ns, &action, data);
+        let mut outcome = self.run(submit_ns, &action, data);
+        if outcome.result >= 0 {
+            if let Err(e) = self.persist(&action, &outcome, data) {
+                eprintln!("zonelab: {e}");
+                outcome.result = -errno::EIO;
+            }
+        }
         self.last_submit_ns = submit_ns;
         if self.pace == Pace::Asap {
             self.asap_now_ns = self.asap_now_ns.max(outcome.complete_ns);
@@ -131,6 +180,22 @@ impl Backend {
         let bytes = action.data_bytes(&self.geometry);
         self.stats.record(&action, outcome.complete_ns - submit_ns, bytes, outcome.result >= 0, outcome.complete_ns);
         outcome
+    }
+
+    /// Writes what a successful command changed to the image, before it is answered.
+    fn persist(&mut self, action: &Action, outcome: &Outcome, data: &[u8]) -> Result<(), String> {
+        let Some(image) = &mut self.image else { return Ok(()) };
+        match *action {
+            Action::Write { slba, .. } => image.write_data(slba, data)?,
+            Action::Append { .. } => {
+                let sector = outcome.append_sector.expect("a successful append answers its sector");
+                image.write_data(self.geometry.sector_to_lba(sector).expect("an LBA's sector"), data)?;
+            }
+            Action::Flush => return image.sync().map_err(|e| format!("flushing the device image: {e}")),
+            Action::Read { .. } | Action::Report { .. } => return Ok(()),
+            Action::Zone { .. } => {}
+        }
+        image.update_zones(&self.device)
     }
 
     fn run(&mut self, submit_ns: Nanos, action: &Action, data: &mut Vec<u8>) -> Outcome {
@@ -188,7 +253,7 @@ mod tests {
     const ZONE_SECTORS: u64 = (64 << 20) / 512;
 
     /// 1 GiB: 16 zones of 64 MiB with 48 MiB capacity, 2 conventional, max open 8, max active 12.
-    fn backend(pace: Pace) -> Backend {
+    pub(super) fn backend(pace: Pace) -> Backend {
         let opts = DeviceOptions {
             zones: Some(16),
             zone_size_bytes: Some(64 << 20),
@@ -203,11 +268,11 @@ mod tests {
         Backend::new(device, pace).unwrap()
     }
 
-    fn req(op: BlockOp, start_sector: u64, count: u32) -> BlockRequest {
+    pub(super) fn req(op: BlockOp, start_sector: u64, count: u32) -> BlockRequest {
         BlockRequest { op, start_sector, count }
     }
 
-    fn zone_sector(zone: u64) -> u64 {
+    pub(super) fn zone_sector(zone: u64) -> u64 {
         zone * ZONE_SECTORS
     }
 
@@ -337,5 +402,103 @@ mod tests {
         assert!(early.complete_ns > 2_000_000, "submissions never go back in time");
         let report = b.stats_report();
         assert!(report.contains("\nwrite ") && report.contains("\nread "), "{report}");
+    }
+}
+
+/// `--backing`: what the server answered survives its restart.
+#[cfg(test)]
+mod image_tests {
+    use super::tests::{backend, req, zone_sector};
+    use super::*;
+    use crate::request::BlockOp;
+    use zonelab_device::{preset, DeviceOptions};
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("zonelab-image-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("device.img")
+    }
+
+    fn report(b: &mut Backend) -> Vec<u8> {
+        let mut data = Vec::new();
+        assert!(b.handle(0, &req(BlockOp::ReportZones, 0, 16), &mut data).result > 0);
+        data
+    }
+
+    fn read(b: &mut Backend, sector: u64, count: u32) -> Vec<u8> {
+        let mut data = Vec::new();
+        assert_eq!(b.handle(0, &req(BlockOp::Read, sector, count), &mut data).result, count as i32 * 512);
+        data
+    }
+
+    /// Writes, appends and zone commands that leave zones in every state a host can reach.
+    fn workload(b: &mut Backend) {
+        let ok = |b: &mut Backend, r: BlockRequest, byte: u8| {
+            let mut data = vec![byte; r.count as usize * 512];
+            if !matches!(r.op, BlockOp::Write | BlockOp::ZoneAppend) {
+                data.clear();
+            }
+            assert!(b.handle(0, &r, &mut data).result >= 0, "{r:?}");
+        };
+        ok(b, req(BlockOp::Write, 8 * 8, 16), 1); // conventional zone 0
+        ok(b, req(BlockOp::Write, zone_sector(2), 64), 2); // implicitly opened
+        ok(b, req(BlockOp::ZoneAppend, zone_sector(3), 32), 3);
+        ok(b, req(BlockOp::ZoneClose, zone_sector(3), 0), 0); // closed
+        ok(b, req(BlockOp::Write, zone_sector(4), 8), 4);
+        ok(b, req(BlockOp::ZoneFinish, zone_sector(4), 0), 0); // full
+        ok(b, req(BlockOp::ZoneOpen, zone_sector(5), 0), 0); // explicitly opened, empty
+        ok(b, req(BlockOp::Write, zone_sector(6), 8), 6);
+        ok(b, req(BlockOp::ZoneReset, zone_sector(6), 0), 0); // empty again
+    }
+
+    #[test]
+    fn a_restarted_server_has_every_answered_write_and_zone_state() {
+        let path = scratch("restart");
+        let mut first = backend(Pace::Asap).with_image(&path).unwrap();
+        workload(&mut first);
+        let (zones, conventional, seq) =
+            (report(&mut first), read(&mut first, 64, 16), read(&mut first, zone_sector(3), 32));
+        drop(first); // no flush, no clean stop: as after kill -9
+        let mut second = backend(Pace::Asap).with_image(&path).unwrap();
+        assert_eq!(report(&mut second), zones, "zone states and write pointers");
+        assert_eq!(read(&mut second, 64, 16), conventional);
+        assert_eq!(read(&mut second, zone_sector(3), 32), seq);
+        assert!(seq.iter().all(|&b| b == 3) && conventional.iter().all(|&b| b == 1));
+        assert!(read(&mut second, zone_sector(6), 8).iter().all(|&b| b == 0), "a reset zone reads zeros");
+        // Appends continue where the first server stopped.
+        let mut data = vec![9u8; 4096];
+        let out = second.handle(0, &req(BlockOp::ZoneAppend, zone_sector(2), 8), &mut data);
+        assert_eq!(out.append_sector, Some(zone_sector(2) + 64));
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_restored_server_starts_its_clock_at_zero() {
+        let path = scratch("clock");
+        let mut first = backend(Pace::Realtime).with_image(&path).unwrap();
+        workload(&mut first);
+        drop(first);
+        let mut second = backend(Pace::Realtime).with_image(&path).unwrap();
+        let mut data = Vec::new();
+        let out = second.handle(1_000, &req(BlockOp::Read, zone_sector(2), 8), &mut data);
+        assert!(out.complete_ns > 1_000 && out.complete_ns < 1_000_000, "{}", out.complete_ns);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn an_image_of_another_geometry_or_no_image_is_refused() {
+        let path = scratch("geometry");
+        drop(backend(Pace::Asap).with_image(&path).unwrap());
+        let opts = DeviceOptions { zones: Some(8), data: true, ..Default::default() };
+        let other = Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+        let err = Backend::new(other, Pace::Asap).unwrap().with_image(&path).err().unwrap();
+        assert!(err.contains("another geometry"), "{err}");
+        let mut zones = path.clone().into_os_string();
+        zones.push(".zones");
+        std::fs::write(&zones, vec![0u8; 4096]).unwrap();
+        let err = backend(Pace::Asap).with_image(&path).err().unwrap();
+        assert!(err.contains("not a zonelab device image"), "{err}");
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }

@@ -9,6 +9,7 @@
 //! because libublk's bindings need libclang at build time.
 
 pub mod backend;
+pub mod image;
 pub mod report;
 pub mod request;
 pub mod stats;
@@ -17,6 +18,7 @@ pub mod stats_file;
 pub mod ublk;
 
 pub use backend::{Backend, Outcome, Pace};
+pub use image::Image;
 pub use stats_file::StatsFile;
 #[cfg(feature = "ublk")]
 pub use ublk::{serve, ServeOptions};

@@ -69,9 +69,9 @@ pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), String> {
     ctrl.run_target(|dev: &mut UblkDev| params.apply(dev), q_fn, device_fn)
         .map_err(|e| format!("ublk device failed: {}", describe(&e)))?;
     drop(ctrl);
-    let report = lock(&backend).stats_report();
-    write_stats(&stats_file, &report);
-    Ok(())
+    let backend = lock(&backend);
+    write_stats(&stats_file, &backend.stats_report());
+    backend.sync_image()
 }
 
 /// A lock that outlives a panic in another thread: the backend guards its

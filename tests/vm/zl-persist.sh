@@ -1,0 +1,59 @@
+# Part "persist": serve --backing keeps what the server answered across a clean stop, a kill -9 and f2fs.
+
+# zl_persist_start WHAT [IMAGE]: serve --backing IMAGE (default /tmp/zl.img).
+zl_persist_start() {
+    zl_start --pace asap --backing "${2:-/tmp/zl.img}" || { zl_fail "serve --backing starts ($1)"; return 1; }
+}
+
+# zl_persist_read ZONE_OFFSET_64K: the 1 MiB at that offset (units of 64 KiB), into /tmp/zl-pgot.
+zl_persist_read() {
+    dd if=$ZL_DEV of=/tmp/zl-pgot bs=64k skip=$1 count=16 iflag=direct 2>/dev/null
+}
+
+zl_part_persist() {
+    rm -f /tmp/zl.img /tmp/zl.img.zones
+    dd if=/dev/urandom of=/tmp/zl-pdata bs=64k count=16 2>/dev/null
+    zl_persist_start "new image" || return
+    # Zone 3 starts at 192 MiB (3072 x 64 KiB); conventional zone 1 at 64 MiB.
+    zl_check "write 1 MiB to zone 3" dd if=/tmp/zl-pdata of=$ZL_DEV bs=64k seek=3072 oflag=direct
+    zl_check "close zone 3" blkzone close -o $((3 * 131072)) -c 1 $ZL_DEV
+    zl_check "write 1 MiB to conventional zone 1" dd if=/tmp/zl-pdata of=$ZL_DEV bs=64k seek=1024 oflag=direct
+    zl_stop
+    zl_persist_start "clean restart" || return
+    zl_persist_read 3072; zl_check "zone 3 data after a clean restart" cmp /tmp/zl-pdata /tmp/zl-pgot
+    zl_persist_read 1024; zl_check "conventional data after a clean restart" cmp /tmp/zl-pdata /tmp/zl-pgot
+    zl_check "zone 3 is still closed" sh -c "blkzone report -o $((3 * 131072)) -c 1 $ZL_DEV | grep -q 'zcond: 4(cl)'"
+    zl_check "write 1 MiB to zone 4" dd if=/tmp/zl-pdata of=$ZL_DEV bs=64k seek=4096 oflag=direct
+    kill -KILL $ZL_PID; wait $ZL_PID 2>/dev/null
+    sleep 1
+    zl_persist_start "after kill -9" || return
+    zl_persist_read 4096; zl_check "zone 4 data after kill -9" cmp /tmp/zl-pdata /tmp/zl-pgot
+    zl_equal "zone 4's write pointer after kill -9 (from the zone start)" "0x000800" \
+        "$(blkzone report -o $((4 * 131072)) -c 1 $ZL_DEV | sed -n 's/.*wptr \(0x[0-9a-f]*\).*/\1/p')"
+    zl_stop
+    zl_persist_f2fs
+}
+
+# f2fs on a backed device of 64 zones (f2fs finds 16 too few): written, unmounted, the server killed, then
+# fsck and the files' checksums.
+zl_persist_f2fs() {
+    modprobe f2fs 2>/dev/null; mkdir -p /mnt/p
+    rm -f /tmp/zl-f2fs.img /tmp/zl-f2fs.img.zones
+    ZL_GEOMETRY=$(echo "$ZL_GEOMETRY" | sed "s/--zones 16/--zones 64/")
+    zl_persist_start "f2fs" /tmp/zl-f2fs.img || return
+    zl_check "persist: mkfs.f2fs -m" mkfs.f2fs -f -m $ZL_DEV || return
+    zl_check "persist: mount f2fs" mount -t f2fs $ZL_DEV /mnt/p || return
+    for i in 1 2 3 4 5 6; do dd if=/dev/urandom of=/mnt/p/file$i bs=256k count=$((i * 2)) 2>/dev/null; done
+    (cd /mnt/p && sha256sum file* > /tmp/zl-persist.sha256)
+    sync
+    zl_check "persist: unmount f2fs" umount /mnt/p
+    kill -KILL $ZL_PID; wait $ZL_PID 2>/dev/null
+    sleep 1
+    zl_persist_start "f2fs after kill -9" /tmp/zl-f2fs.img || return
+    zl_check "persist: fsck.f2fs after kill -9" fsck.f2fs -f $ZL_DEV
+    zl_check "persist: mount f2fs after kill -9" mount -t f2fs $ZL_DEV /mnt/p || return
+    zl_check "persist: files keep their checksums" sh -c "cd /mnt/p && sha256sum -c /tmp/zl-persist.sha256"
+    zl_check "persist: unmount f2fs again" umount /mnt/p
+    zl_stop
+    ZL_GEOMETRY=$(echo "$ZL_GEOMETRY" | sed "s/--zones 64/--zones 16/")
+}
