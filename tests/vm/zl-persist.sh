@@ -32,6 +32,45 @@ zl_part_persist() {
         "$(blkzone report -o $((4 * 131072)) -c 1 $ZL_DEV | sed -n 's/.*wptr \(0x[0-9a-f]*\).*/\1/p')"
     zl_stop
     zl_persist_f2fs
+    zl_persist_kill_loop
+}
+
+# zl_persist_fio ZONE [fio options]: 4 MiB of checksummed writes at the start of ZONE (64 MiB zones).
+zl_persist_fio() {
+    zl_pz=$1; shift
+    fio --name=persist --filename=$ZL_DEV --direct=1 --zonemode=zbd --rw=write --bs=64k --offset=$((zl_pz * 64))M \
+        --size=4M --verify=crc32c --randrepeat=1 --ioengine=psync "$@"
+}
+
+# Twenty rounds: checksummed writes complete in one zone, then the server is killed (-9) while another fio job
+# writes elsewhere; after each restart every zone completed so far must verify.
+zl_persist_kill_loop() {
+    rm -f /tmp/zl-k.img /tmp/zl-k.img.zones
+    zl_persist_start "kill loop" /tmp/zl-k.img || return
+    zl_round=1; zl_verified=0
+    while [ $zl_round -le 20 ]; do
+        zl_done=$((2 + (zl_round - 1) % 7)); zl_load=$((9 + (zl_round - 1) % 7))
+        blkzone reset -o $((zl_done * 131072)) -c 1 $ZL_DEV && blkzone reset -o $((zl_load * 131072)) -c 1 $ZL_DEV &&
+            zl_persist_fio $zl_done --do_verify=0 > /tmp/zl-kfio.log 2>&1 || { zl_fail "round $zl_round: writes"; break; }
+        fio --name=load --filename=$ZL_DEV --direct=1 --zonemode=zbd --rw=write --bs=128k --offset=$((zl_load * 64))M \
+            --size=48M --ioengine=libaio --iodepth=8 > /dev/null 2>&1 &
+        zl_fio=$!
+        sleep 1
+        kill -KILL $ZL_PID; wait $ZL_PID 2>/dev/null; wait $zl_fio 2>/dev/null
+        zl_persist_start "round $zl_round after kill -9" /tmp/zl-k.img || break
+        zl_z=2; zl_bad=""
+        while [ $zl_z -le 8 ] && [ $zl_z -le $((zl_round + 1)) ]; do
+            zl_persist_fio $zl_z --verify_only=1 > /tmp/zl-kfio.log 2>&1 || zl_bad="$zl_bad $zl_z"
+            zl_z=$((zl_z + 1))
+        done
+        if [ -z "$zl_bad" ]; then zl_verified=$((zl_verified + 1)); else zl_fail "round $zl_round: zones$zl_bad fail fio verify"; fi
+        zl_round=$((zl_round + 1))
+    done
+    zl_equal "fio verify passes after each of 20 kill -9 restarts under load" 20 "$zl_verified"
+    # The control: verification does read the data (a reset zone fails it).
+    blkzone reset -o $((2 * 131072)) -c 1 $ZL_DEV
+    zl_check_fails "fio verify of a reset zone fails" zl_persist_fio 2 --verify_only=1
+    zl_stop
 }
 
 # f2fs on a backed device of 64 zones (f2fs finds 16 too few): written, unmounted, the server killed, then
