@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod calibrate;
 mod fs_bench;
 mod reproduce_znsplus;
 mod run;
@@ -61,6 +62,8 @@ enum Cmd {
     Bench(bench::BenchArgs),
     /// Serve the device as a Linux zoned block device (/dev/ublkbN) until SIGINT or SIGTERM.
     Serve(serve::ServeArgs),
+    /// Rerun a measurements file (docs/measurements.md) on a device: error per row and group; --fit fits parameters.
+    Calibrate(calibrate::CalibrateArgs),
     /// Run a file-system workload (fileserver, varmail, tpcc, ycsb-a/f) on the ZNS+-aware file system.
     FsBench(fs_bench::FsBenchArgs),
 }
@@ -170,6 +173,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::FsBench(args) => fs_bench::run_cmd(&args),
+        Cmd::Calibrate(args) => calibrate::run(&args),
         Cmd::Run { args } => run::run(&args),
         Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only } } => {
             reproduce_characterization(&out, quick, &only)
