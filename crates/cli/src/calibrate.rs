@@ -69,11 +69,13 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
         (cal::evaluate(&config, &rows, settings, &progress), String::new(), serde_json::Value::Null)
     } else {
         let request = fit::Request { params: args.fit.clone(), folds: args.folds, max_evals: args.max_evals };
-        let outcome = fit::fit(&config, &rows, &request, settings, &|stage: &str| bar.set_prefix(stage.to_string()), &progress)
-            .map_err(UserError)?;
+        let outcome =
+            fit::fit(&config, &rows, &request, settings, &|stage: &str| bar.set_prefix(stage.to_string()), &progress)
+                .map_err(UserError)?;
         std::fs::create_dir_all(&args.out).map_err(|e| UserError(format!("{}: {e}", args.out.display())))?;
         let preset = args.out.join("fitted.toml");
-        std::fs::write(&preset, outcome.config.to_toml()).map_err(|e| UserError(format!("{}: {e}", preset.display())))?;
+        std::fs::write(&preset, outcome.config.to_toml())
+            .map_err(|e| UserError(format!("{}: {e}", preset.display())))?;
         let md = fit::markdown(&outcome);
         let json = serde_json::to_value(&outcome.summary).map_err(|e| UserError(e.to_string()))?;
         (outcome.results, md, json)

@@ -70,9 +70,10 @@ pub fn parse(text: &str) -> Result<Background, String> {
         [one] => out.other = Some(job(one)?),
         [io, own] => {
             out.other = Some(job(io)?);
-            let own = own.strip_suffix(" job unthrottled").map(|k| format!("{k} unthrottled")).unwrap_or_else(|| {
-                own.replacen(" job at ", " ", 1)
-            });
+            let own = own
+                .strip_suffix(" job unthrottled")
+                .map(|k| format!("{k} unthrottled"))
+                .unwrap_or_else(|| own.replacen(" job at ", " ", 1));
             out.own = Some(job(&own)?);
         }
         _ => return Err(format!("'{text}': more than two ';'-separated parts")),
@@ -96,7 +97,7 @@ fn job(phrase: &str) -> Result<Job, String> {
         "softfinish" => {
             let chunk = rest.iter().find_map(|w| w.strip_prefix("chunk=")).ok_or_else(unknown)?;
             if chunk.ends_with("+sleep") {
-                return Err(format!("'{phrase}': softFinish with sleeps between chunks, whose length is not given"));
+                return Err("softFinish with sleeps between chunks, whose length is not given".into());
             }
             Some(Mgmt::SoftFinish { chunk_bytes: kib(chunk).ok_or_else(unknown)? })
         }
@@ -138,9 +139,10 @@ fn throttle(rest: &[&str], paren: Option<&str>) -> Option<Throttle> {
     if rest.contains(&"unthrottled") || rest.contains(&"back-to-back") {
         return Some(Throttle::Unthrottled);
     }
-    let pct = rest.iter().position(|w| *w == "intensity").and_then(|i| {
-        rest.get(i.checked_sub(1)?)?.strip_suffix('%')?.parse::<f64>().ok()
-    });
+    let pct = rest
+        .iter()
+        .position(|w| *w == "intensity")
+        .and_then(|i| rest.get(i.checked_sub(1)?)?.strip_suffix('%')?.parse::<f64>().ok());
     match (pct, achieved) {
         (Some(_), Some(rate)) => Some(Throttle::PerSecond(rate)),
         (Some(p), None) => Some(Throttle::Intensity(p)),
@@ -173,7 +175,10 @@ mod tests {
         let kind = Mgmt::SoftFinish { chunk_bytes: 256 * 1024 };
         assert_eq!(soft.other, Some(Job::Mgmt { kind, throttle: PerSecond(0.54) }));
         assert_eq!(parse("write 64KiB 5% intensity").unwrap().other, io(IoOp::Write, 65536, 1, 1, Intensity(5.0)));
-        assert_eq!(parse("append 8KiB QD8 10% intensity").unwrap().other, io(IoOp::Append, 8192, 8, 1, Intensity(10.0)));
+        assert_eq!(
+            parse("append 8KiB QD8 10% intensity").unwrap().other,
+            io(IoOp::Append, 8192, 8, 1, Intensity(10.0))
+        );
         assert_eq!(parse("randread 1% intensity").unwrap().other, io(IoOp::RandRead, 8192, 1, 1, Intensity(1.0)));
         let unthrottled = parse("reset full zones unthrottled (1 job QD1, 53.2 resets/s)").unwrap();
         assert_eq!(unthrottled.other, Some(Job::Mgmt { kind: Mgmt::Reset, throttle: Unthrottled }));

@@ -29,10 +29,13 @@ impl Default for Settings {
     }
 }
 
-/// Longest window of a run with a slow management job, in simulated ms.
-const WINDOW_MS_MAX: u64 = 40_000;
+/// Longest window of a run with a slow management job, in simulated ms: a
+/// finish takes about a second, and the whole file must run in minutes.
+const WINDOW_MS_MAX: u64 = 8_000;
 /// A run with a management job lasts long enough for this many of its operations.
-const MGMT_OPS_PER_WINDOW: f64 = 8.0;
+const MGMT_OPS_PER_WINDOW: f64 = 3.0;
+/// ... but at least this share of an I/O run's window (fast resets need no full second).
+const MGMT_WINDOW_MIN_DIVISOR: u64 = 4;
 
 /// What a run produced.
 #[derive(Debug, Clone)]
@@ -139,7 +142,8 @@ fn run_one(
                     Pace::Free => None,
                     Pace::MilliPerS(m) => Some(m as f64 / 1e3),
                     Pace::IntensityCentiPct(c) => {
-                        let alone = baselines[&standalone(f, job)].as_ref().map_err(|e| format!("standalone run: {e}"))?;
+                        let alone =
+                            baselines[&standalone(f, job)].as_ref().map_err(|e| format!("standalone run: {e}"))?;
                         Some(alone * f64::from(c) / 1e4)
                     }
                 };
@@ -157,11 +161,17 @@ fn with_lba(config: &DeviceConfig, run: &Run) -> Result<DeviceConfig, String> {
     DeviceOptions { lba_bytes: Some(lba), ..Default::default() }.apply(config.clone()).map_err(|e| e.0)
 }
 
-fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], settings: Settings) -> Result<Outcome, String> {
+fn run_fio(
+    config: &DeviceConfig,
+    run: &FioRun,
+    rates: [Option<f64>; 2],
+    settings: Settings,
+) -> Result<Outcome, String> {
     let layout = config.validate().map_err(|e| e.0)?;
     let base = settings.runtime_ms.max(1);
     let window_ms = window_ms(run, rates, base);
-    let io_only = window_ms == base;
+    let io_only = !matches!(run.main.work, Work::Mgmt { .. })
+        && !matches!(run.other, Some(FioJob { work: Work::Mgmt { .. }, .. }));
     let frame = Frame {
         zone_bytes: layout.zone_lbas * layout.lba_bytes,
         zcap_bytes: layout.zcap_lbas * layout.lba_bytes,
@@ -192,7 +202,8 @@ fn window_ms(run: &FioRun, rates: [Option<f64>; 2], base: u64) -> u64 {
     if !slowest.is_finite() {
         return base;
     }
-    ((MGMT_OPS_PER_WINDOW / slowest.max(1e-6)) * 1e3).clamp(base as f64, WINDOW_MS_MAX.max(base) as f64) as u64
+    let low = (base / MGMT_WINDOW_MIN_DIVISOR).max(1) as f64;
+    ((MGMT_OPS_PER_WINDOW / slowest.max(1e-6)) * 1e3).clamp(low, WINDOW_MS_MAX.max(base) as f64) as u64
 }
 
 /// A row's number from its run's outcome.

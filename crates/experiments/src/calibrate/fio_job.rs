@@ -22,7 +22,7 @@ const FINISH_ZONE: u64 = 820;
 const FINISH_ZONES: u64 = 80;
 /// Assumed reset rate of an unthrottled reset job set, only to size its pre-fill;
 /// a job that runs out ends early, and its rate is still over its own runtime.
-const FREE_RESETS_PER_S: f64 = 120.0;
+const FREE_RESETS_PER_S: f64 = 80.0;
 
 /// What a job file needs to know of the device and of the run's time.
 pub struct Frame {
@@ -84,7 +84,10 @@ fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64,
             if read {
                 let _ = writeln!(text, "offset={READS_ZONE}z\nsize={READ_ZONES}z");
             } else {
-                let _ = writeln!(text, "offset={writes_zone}z\nsize={ZONES_PER_WRITER}z\noffset_increment={ZONES_PER_WRITER}z");
+                let _ = writeln!(
+                    text,
+                    "offset={writes_zone}z\nsize={ZONES_PER_WRITER}z\noffset_increment={ZONES_PER_WRITER}z"
+                );
             }
             if let Some(ops) = rate {
                 let bytes = (ops * bs as f64).round().max(1.0) as u64;

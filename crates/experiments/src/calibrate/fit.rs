@@ -8,7 +8,7 @@
 //! it) into k folds by the hash of the run, fits on k-1 and scores the rest.
 
 use super::execute::{seed_of, Settings};
-use super::{evaluate, plan_rows, RowResult, Row};
+use super::{evaluate, plan_rows, Row, RowResult};
 use argmin::core::{CostFunction, Executor, State};
 use argmin::solver::neldermead::NelderMead;
 use serde::Serialize;
@@ -265,7 +265,12 @@ pub fn markdown(outcome: &Outcome) -> String {
     match s.cv_loss {
         Some(cv) => {
             let folds: Vec<String> = s.fold_losses.iter().map(|l| format!("{l:.4}")).collect();
-            let _ = writeln!(md, "{}-fold cross-validation, held-out loss: {cv:.4} (folds: {}).", folds.len(), folds.join(", "));
+            let _ = writeln!(
+                md,
+                "{}-fold cross-validation, held-out loss: {cv:.4} (folds: {}).",
+                folds.len(),
+                folds.join(", ")
+            );
         }
         None => md.push_str("No cross-validation (fewer than 2 folds, or fewer runs than folds).\n"),
     }

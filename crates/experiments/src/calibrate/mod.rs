@@ -55,8 +55,11 @@ pub fn select(rows: &[Row], only: &str) -> Vec<Row> {
         .collect()
 }
 
-/// The distinct runs of `rows` (in first-seen order) and each row's run index or skip reason.
-pub fn plan_rows(rows: &[Row]) -> (Vec<Run>, Vec<Result<(usize, plan::Source), String>>) {
+/// A row's run (index into the runs) and where its number is in the result; or why it has none.
+pub type Planned = Result<(usize, plan::Source), String>;
+
+/// The distinct runs of `rows` (in first-seen order) and each row's plan.
+pub fn plan_rows(rows: &[Row]) -> (Vec<Run>, Vec<Planned>) {
     let mut runs: Vec<Run> = Vec::new();
     let mut index: BTreeMap<Run, usize> = BTreeMap::new();
     let planned = rows

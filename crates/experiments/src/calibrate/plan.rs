@@ -99,7 +99,9 @@ pub struct Plan {
 /// The run that measured `row`, or why zonelab cannot run it yet.
 pub fn plan(row: &Row) -> Result<Plan, String> {
     match row.op {
-        Op::RocksdbZenfs => return Err("an application benchmark (RocksDB on ZenFS): zonelab has no application model".into()),
+        Op::RocksdbZenfs => {
+            return Err("an application benchmark (RocksDB on ZenFS): zonelab has no application model".into())
+        }
         Op::Randwrite | Op::Randoverwrite | Op::OverwriteSeq | Op::OverwriteRand => {
             return Err("fio's zbd emulation of random writes and overwrites is not mapped yet".into())
         }
@@ -109,8 +111,8 @@ pub fn plan(row: &Row) -> Result<Plan, String> {
         return Err("a conventional namespace: the presets model the zoned namespace only".into());
     }
     let bg = background::parse(&row.background)?;
-    let custom = row.source == "CLUSTER23"
-        && ["Fig 5", "Open/close", "Fig 7"].iter().any(|f| row.figure.starts_with(f));
+    let custom =
+        row.source == "CLUSTER23" && ["Fig 5", "Open/close", "Fig 7"].iter().any(|f| row.figure.starts_with(f));
     if custom {
         return device_plan(row, &bg);
     }

@@ -93,7 +93,8 @@ fn open_close(mut dev: Device) -> Result<Vec<Vec<f64>>, String> {
         let close = submit(&mut dev, open.complete_ns, &mgmt(ZoneAction::Close, zone * zl))?;
         opens.push(us(&open));
         closes.push(us(&close));
-        t = close.complete_ns;
+        // A closed zone stays active: reset it, or the device's active-zone limit stops the run.
+        t = submit(&mut dev, close.complete_ns, &mgmt(ZoneAction::Reset, zone * zl))?.complete_ns;
     }
     Ok(vec![opens, closes])
 }

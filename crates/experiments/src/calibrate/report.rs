@@ -76,7 +76,8 @@ pub fn summarize(results: &[RowResult]) -> Summary {
 pub fn rows_csv(results: &[RowResult]) -> Result<Vec<u8>, String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let e = |e: csv::Error| e.to_string();
-    w.write_record(["id", "group", "metric", "measured", "predicted", "relative_error", "skipped", "run"]).map_err(e)?;
+    w.write_record(["id", "group", "metric", "measured", "predicted", "relative_error", "skipped", "run"])
+        .map_err(e)?;
     for r in results {
         let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
         w.write_record([
@@ -127,14 +128,21 @@ pub fn markdown(title: &str, summary: &Summary, extra: &str) -> String {
     s.push_str("\n## Skipped rows\n\n| reason | rows | ids |\n|---|---|---|\n");
     for (reason, ids) in &summary.skipped_reasons {
         let shown: Vec<&str> = ids.iter().take(12).map(String::as_str).collect();
-        let more = if ids.len() > shown.len() { format!(" and {} more", ids.len() - shown.len()) } else { String::new() };
+        let more =
+            if ids.len() > shown.len() { format!(" and {} more", ids.len() - shown.len()) } else { String::new() };
         let _ = writeln!(s, "| {} | {} | {}{} |", reason.replace('|', "/"), ids.len(), shown.join(" "), more);
     }
     s
 }
 
 /// Writes rows.csv, report.json and report.md into `dir`.
-pub fn write(dir: &Path, title: &str, results: &[RowResult], extra_md: &str, extra_json: serde_json::Value) -> Result<Summary, String> {
+pub fn write(
+    dir: &Path,
+    title: &str,
+    results: &[RowResult],
+    extra_md: &str,
+    extra_json: serde_json::Value,
+) -> Result<Summary, String> {
     let io = |e: std::io::Error| format!("{}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(io)?;
     let summary = summarize(results);

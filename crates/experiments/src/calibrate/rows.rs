@@ -8,8 +8,22 @@ use std::path::Path;
 pub const VERSION_LINE: &str = "# zonelab-measurements v1";
 
 /// The columns of format v1, in order.
-pub const COLUMNS: [&str; 14] =
-    ["id", "source", "figure", "lba_bytes", "stack", "op", "bs", "qd", "jobs", "zones", "background", "metric", "value", "notes"];
+pub const COLUMNS: [&str; 14] = [
+    "id",
+    "source",
+    "figure",
+    "lba_bytes",
+    "stack",
+    "op",
+    "bs",
+    "qd",
+    "jobs",
+    "zones",
+    "background",
+    "metric",
+    "value",
+    "notes",
+];
 
 /// The I/O path of a run: engine and block-layer scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
