@@ -61,7 +61,9 @@ fn generated(path: &str, value: &str, settings: Settings) -> Vec<cal::Row> {
         .unwrap();
     let template = "G1,gen,g,4096,spdk,write,4096,1,1,1,,lat_mean_us,1,\n\
                     G2,gen,g,4096,spdk,write,4096,1,1,1,,kiops,1,\n\
-                    G3,gen,g,4096,spdk,append,8192,2,1,1,,lat_p95_us,1,\n";
+                    G3,gen,g,4096,spdk,append,8192,2,1,1,,lat_p95_us,1,\n\
+                    G4,gen,g,4096,io_uring_cmd,write,8192,1,1,1,,kiops,1,\n\
+                    G5,gen,g,4096,spdk,append,4096,1,1,1,,lat_mean_us,1,\n";
     let text = format!("{}\n{}\n{template}", rows::VERSION_LINE, rows::COLUMNS.join(","));
     let mut rows = rows::parse("generated.csv", &text).unwrap();
     let results = cal::evaluate(&changed, &rows, settings, &|_, _| {});

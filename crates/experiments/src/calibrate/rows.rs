@@ -174,7 +174,15 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Row>, String> {
     for record in reader.records() {
         let record = record.map_err(|e| located(name, &e, &COLUMNS))?;
         let line = record.position().map_or(0, |p| p.line());
-        let mut row: Row = record.deserialize(Some(&header)).map_err(|e| located(name, &e, &COLUMNS))?;
+        let mut row: Row = record.deserialize(Some(&header)).map_err(|e| {
+            let message = located(name, &e, &COLUMNS);
+            // serde names no field for an unknown enum value: find the column that holds it.
+            let bad = message.split("unknown variant '").nth(1).and_then(|m| m.split('\'').next());
+            match bad.and_then(|b| record.iter().position(|f| f == b)) {
+                Some(i) => message.replacen("column '?'", &format!("column '{}'", COLUMNS[i]), 1),
+                None => message,
+            }
+        })?;
         row.line = line;
         check(name, &row)?;
         if let Some(before) = ids.insert(row.id.clone(), line) {
