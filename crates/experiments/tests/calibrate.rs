@@ -112,3 +112,19 @@ fn a_parameter_that_is_not_a_number_is_refused() {
         fit::fit(&preset("zn540").unwrap(), &rows, &request, Settings::default(), &|_| {}, &|_, _| {}).err().unwrap();
     assert!(err.contains("controller.nope"), "{err}");
 }
+
+#[test]
+fn an_intensity_is_a_share_of_the_job_run_alone() {
+    let text = format!(
+        "{}\n{}\n{}",
+        rows::VERSION_LINE,
+        rows::COLUMNS.join(","),
+        "A,s,f,4096,io_uring_cmd,reset,,1,1,,,per_s,50,\n\
+         B,s,f,4096,io_uring_cmd,reset,,1,1,,write 8KiB QD1 x1 jobs; reset job at 10% intensity,per_s,5,\n"
+    );
+    let rows = rows::parse("i.csv", &text).unwrap();
+    let results = cal::evaluate(&preset("zn540").unwrap(), &rows, Settings { runtime_ms: 400, threads: 2 }, &|_, _| {});
+    let (alone, tenth) = (results[0].predicted.unwrap(), results[1].predicted.unwrap());
+    assert!(alone > 10.0, "resets alone: {alone}/s");
+    assert!((tenth / (alone * 0.1) - 1.0).abs() < 0.25, "10% of {alone}/s gave {tenth}/s");
+}

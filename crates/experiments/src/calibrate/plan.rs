@@ -63,9 +63,10 @@ pub enum Occupancy {
 /// Seed 000's custom SPDK programs, as command sequences on the device.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DeviceRun {
-    /// Fig 5: open a zone, fill it, rest 1 s, time `op` (reset, finish, or
-    /// finish then rest then time the reset).
-    Occupancy { op: Op, occupancy: Occupancy },
+    /// Fig 5: open a zone (unless `opened` is false: a never-opened empty
+    /// zone), fill it, rest 1 s, time `op` (reset, finish, or finish then
+    /// rest then time the reset).
+    Occupancy { op: Op, occupancy: Occupancy, opened: bool },
     /// QD-1 `op` in one zone (random reads in a full one), steady state.
     Qd1 { op: IoOp, bs: u64 },
     /// Explicit open, then close, of empty zones; both timed.
@@ -189,7 +190,8 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
     let list0 = |run| Ok(Plan { run: Run::Device(run), source: Source::List(0) });
     match row.op {
         Op::Reset | Op::Finish | Op::ResetAfterFinish if row.figure.starts_with("Fig 5") => {
-            list0(DeviceRun::Occupancy { op: row.op, occupancy: occupancy(&row.notes)? })
+            let opened = !row.notes.contains("not opened");
+            list0(DeviceRun::Occupancy { op: row.op, occupancy: occupancy(&row.notes)?, opened })
         }
         Op::Open => list0(DeviceRun::OpenClose),
         Op::Close => Ok(Plan { run: Run::Device(DeviceRun::OpenClose), source: Source::List(1) }),

@@ -19,7 +19,7 @@ const FIG7_RESETS: u64 = 12;
 pub fn run(config: DeviceConfig, run: &DeviceRun, seed: u64) -> Result<Vec<Vec<f64>>, String> {
     let dev = Device::new(config).map_err(|e| e.0)?;
     match run {
-        DeviceRun::Occupancy { op, occupancy } => occupancy_run(dev, *op, *occupancy).map(|l| vec![l]),
+        DeviceRun::Occupancy { op, occupancy, opened } => occupancy_run(dev, *op, *occupancy, *opened).map(|l| vec![l]),
         DeviceRun::Qd1 { op, bs } => qd1(dev, *op, *bs, seed).map(|l| vec![l]),
         DeviceRun::OpenClose => open_close(dev),
         DeviceRun::ResetBeside { io } => {
@@ -29,7 +29,7 @@ pub fn run(config: DeviceConfig, run: &DeviceRun, seed: u64) -> Result<Vec<Vec<f
     }
 }
 
-fn occupancy_run(mut dev: Device, op: Op, occupancy: Occupancy) -> Result<Vec<f64>, String> {
+fn occupancy_run(mut dev: Device, op: Op, occupancy: Occupancy, opened: bool) -> Result<Vec<f64>, String> {
     let (zl, zcap) = (dev.layout().zone_lbas, dev.layout().zcap_lbas);
     let lbas = match occupancy {
         Occupancy::Lbas(n) => n.min(zcap),
@@ -41,7 +41,7 @@ fn occupancy_run(mut dev: Device, op: Op, occupancy: Occupancy) -> Result<Vec<f6
     for i in 0..OCCUPANCY_SAMPLES {
         let zone = 10 + i;
         // The paper opens each zone explicitly before filling it; a full zone needs no open.
-        if lbas < zcap {
+        if opened && lbas < zcap {
             t = submit(&mut dev, t, &mgmt(ZoneAction::Open, zone * zl))?.complete_ns;
         }
         t = fill(&mut dev, zone, lbas, t)? + SEC;
