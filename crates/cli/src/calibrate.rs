@@ -49,6 +49,16 @@ fn progress_bar() -> ProgressBar {
     bar
 }
 
+/// The job files that ran, for rerunning one run with `zonelab run`.
+fn write_jobs(dir: &std::path::Path, jobs: &[(String, String)]) -> Result<(), UserError> {
+    let io = |e: std::io::Error| UserError(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    for (name, text) in jobs {
+        std::fs::write(dir.join(name), text).map_err(io)?;
+    }
+    Ok(())
+}
+
 pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
     let started = std::time::Instant::now();
     let config = args.device.config().map_err(|e| UserError(e.0))?;
@@ -66,7 +76,9 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
     };
     let (results, fit_md, fit_json) = if args.fit.is_empty() {
         bar.set_prefix("calibrate");
-        (cal::evaluate(&config, &rows, settings, &progress), String::new(), serde_json::Value::Null)
+        let (results, jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &progress);
+        write_jobs(&args.out.join("jobs"), &jobs)?;
+        (results, String::new(), serde_json::Value::Null)
     } else {
         let request = fit::Request { params: args.fit.clone(), folds: args.folds, max_evals: args.max_evals };
         let outcome =

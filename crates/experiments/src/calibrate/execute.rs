@@ -40,8 +40,8 @@ const MGMT_WINDOW_MIN_DIVISOR: u64 = 4;
 /// What a run produced.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    /// The measured fio job's statistics (its clones merged).
-    Fio(Box<JobStats>),
+    /// The measured fio job's statistics (its clones merged), and the job file that ran.
+    Fio { stats: Box<JobStats>, job_file: String },
     /// Latency lists of a command sequence, in µs.
     Lists(Vec<Vec<f64>>),
 }
@@ -110,7 +110,7 @@ fn standalone(run: &FioRun, job: FioJob) -> FioRun {
 }
 
 fn alone_rate(config: &DeviceConfig, run: &FioRun, settings: Settings) -> Result<f64, String> {
-    let Outcome::Fio(stats) = run_fio(config, run, [None, None], settings)? else {
+    let Outcome::Fio { stats, .. } = run_fio(config, run, [None, None], settings)? else {
         unreachable!("fio runs give fio statistics")
     };
     let dir = op_dir(&run.main.work);
@@ -180,13 +180,9 @@ fn run_fio(
         ramp_ms: if io_only { base / 5 } else { 0 },
     };
     let text = job_file(run, rates, &frame);
-    let scheduler = match (run.stack.mq_deadline(), run.zinc) {
-        (true, true) => Scheduler::Zinc,
-        (true, false) => Scheduler::MqDeadline,
-        (false, _) => Scheduler::None,
-    };
-    let result = run_seeded(config.clone(), "calibrate.fio", &text, scheduler, seed_of(&Run::Fio(run.clone())))?;
-    Ok(Outcome::Fio(Box::new(result.entry("main")?.clone())))
+    // The job file names its scheduler, so that it reruns as it ran.
+    let result = run_seeded(config.clone(), "calibrate.fio", &text, Scheduler::None, seed_of(&Run::Fio(run.clone())))?;
+    Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), job_file: text })
 }
 
 /// Long enough for several operations of the slowest management job.
@@ -210,7 +206,7 @@ fn window_ms(run: &FioRun, rates: [Option<f64>; 2], base: u64) -> u64 {
 pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> Result<f64, String> {
     use super::plan::Source;
     match (outcome, source) {
-        (Outcome::Fio(stats), Source::FioDir { dir, total }) => {
+        (Outcome::Fio { stats, .. }, Source::FioDir { dir, total }) => {
             let d = &stats.dirs[dir];
             if d.total_ios == 0 {
                 return Err("the measured job completed no operation in its window".into());

@@ -35,7 +35,17 @@ pub struct Frame {
 /// The job file: pre-fill sections, then `[main]` and `[other]` side by side.
 /// `rates` are the jobs' operations per second (None: unthrottled).
 pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String {
-    let mut text = format!("[global]\nioengine={}\ndirect=1\nzonemode=zbd\ngroup_reporting\n", run.stack.ioengine());
+    let scheduler = match (run.stack.mq_deadline(), run.zinc) {
+        (true, true) => "zinc",
+        (true, false) => "mq-deadline",
+        (false, _) => "none",
+    };
+    let mut text = format!(
+        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {} FILE\n\
+         [global]\nioengine={}\nscheduler={scheduler}\ndirect=1\nzonemode=zbd\ngroup_reporting\n",
+        run.lba_bytes,
+        run.stack.ioengine()
+    );
     let jobs: Vec<(&str, FioJob, Option<f64>)> =
         std::iter::once(("main", run.main, rates[0])).chain(run.other.map(|o| ("other", o, rates[1]))).collect();
     let reads = jobs.iter().any(|(_, j, _)| matches!(j.work, Work::Io { op: IoOp::Read | IoOp::RandRead, .. }));

@@ -83,16 +83,39 @@ pub fn evaluate(
     settings: Settings,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<RowResult> {
+    evaluate_with_jobs(config, rows, settings, progress).0
+}
+
+/// `evaluate`, and the fio job file of every fio run as (`run-N.fio`, text),
+/// named as the `run` column of the results names them.
+pub fn evaluate_with_jobs(
+    config: &DeviceConfig,
+    rows: &[Row],
+    settings: Settings,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> (Vec<RowResult>, Vec<(String, String)>) {
     let (runs, planned) = plan_rows(rows);
     let outcomes = execute::run_all(config, &runs, settings, progress);
-    rows.iter()
+    let jobs = outcomes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| match o {
+            Ok(execute::Outcome::Fio { job_file, .. }) => Some((format!("run-{i}.fio"), job_file.clone())),
+            _ => None,
+        })
+        .collect();
+    let results = rows
+        .iter()
         .zip(planned)
         .map(|(row, p)| {
             let (run, predicted) = match p {
                 Err(reason) => (None, Err(reason)),
                 Ok((i, source)) => {
                     let v = outcomes[i].as_ref().map_err(|e| format!("the run failed: {e}"));
-                    (Some(describe(&runs[i])), v.and_then(|o| execute::value(o, source, row.metric)))
+                    (
+                        Some(format!("run-{i}: {}", describe(&runs[i]))),
+                        v.and_then(|o| execute::value(o, source, row.metric)),
+                    )
                 }
             };
             let predicted = predicted.and_then(|v| {
@@ -114,7 +137,8 @@ pub fn evaluate(
                 skipped: predicted.err(),
             }
         })
-        .collect()
+        .collect();
+    (results, jobs)
 }
 
 /// A run's key as text: what rows.csv shows.
