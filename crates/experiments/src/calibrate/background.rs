@@ -36,6 +36,8 @@ pub enum IoOp {
     Append,
     Read,
     RandRead,
+    /// fio's zoned emulation: each write at the write pointer of a random zone of the range.
+    RandWrite,
 }
 
 /// A whole `background` string, read.

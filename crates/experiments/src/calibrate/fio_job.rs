@@ -13,6 +13,8 @@ const MAIN_WRITES_ZONE: u64 = 0;
 const OTHER_WRITES_ZONE: u64 = 100;
 /// Each writing job gets this many zones: it never wraps (and resets) within a short window.
 const ZONES_PER_WRITER: u64 = 4;
+/// Zones random writes spread over when the row does not say: ZNS-Study's namespace had 50.
+const RANDWRITE_ZONES: u64 = 50;
 const READS_ZONE: u64 = 200;
 const READ_ZONES: u64 = 4;
 const RESETS_ZONE: u64 = 210;
@@ -81,9 +83,10 @@ fn prefill(text: &mut String, name: &str, first: u64, zones: u64, frame: &Frame)
 fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64, reset_zones: u64, frame: &Frame) {
     let window = frame.window_ms;
     match job.work {
-        Work::Io { op, bs, qd, jobs } => {
+        Work::Io { op, bs, qd, jobs, zones } => {
             let (rw, read) = match op {
                 IoOp::Write | IoOp::Append => ("write", false),
+                IoOp::RandWrite => ("randwrite", false),
                 IoOp::Read => ("read", true),
                 IoOp::RandRead => ("randread", true),
             };
@@ -94,10 +97,12 @@ fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64,
             if read {
                 let _ = writeln!(text, "offset={READS_ZONE}z\nsize={READ_ZONES}z");
             } else {
-                let _ = writeln!(
-                    text,
-                    "offset={writes_zone}z\nsize={ZONES_PER_WRITER}z\noffset_increment={ZONES_PER_WRITER}z"
-                );
+                let per_job = match (op, zones) {
+                    (IoOp::RandWrite, 0) => RANDWRITE_ZONES,
+                    (IoOp::RandWrite, z) => u64::from(z),
+                    _ => ZONES_PER_WRITER,
+                };
+                let _ = writeln!(text, "offset={writes_zone}z\nsize={per_job}z\noffset_increment={per_job}z");
             }
             if let Some(ops) = rate {
                 let bytes = (ops * bs as f64).round().max(1.0) as u64;
