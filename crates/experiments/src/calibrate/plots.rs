@@ -9,6 +9,8 @@ use plotters::prelude::*;
 use std::path::Path;
 
 const SCATTER_SIZE: (u32, u32) = (900, 800);
+/// The group chart's axis ends here; longer bars are cut (their numbers are in report.md).
+const BAR_CLIP_PCT: f64 = 200.0;
 
 /// Metric families, each its own colour.
 const FAMILIES: [(&str, &[&str]); 3] = [
@@ -65,9 +67,15 @@ fn group_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, summary: &Summar
     root.fill(&WHITE).map_err(err)?;
     let groups = &summary.groups;
     let n = groups.len().max(1) as f64;
-    let top = groups.iter().map(|g| g.median_abs_error * 100.0).fold(0.0, f64::max).max(CLOSE * 100.0) * 1.1;
+    let longest = groups.iter().map(|g| g.median_abs_error * 100.0).fold(0.0, f64::max);
+    let top = longest.clamp(CLOSE * 100.0, BAR_CLIP_PCT) * 1.1;
+    let caption = if longest > BAR_CLIP_PCT {
+        format!("median |error| per group (source / figure / metric; bars cut at {BAR_CLIP_PCT}%)")
+    } else {
+        "median |error| per group (source / figure / metric)".to_string()
+    };
     let mut chart = ChartBuilder::on(&root)
-        .caption("median |error| per group (source / figure / metric)", ("sans-serif", 22))
+        .caption(caption, ("sans-serif", 22))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(520)
@@ -92,7 +100,8 @@ fn group_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, summary: &Summar
         .map_err(err)?;
     let bars = groups.iter().enumerate().map(|(i, g)| {
         let color = if g.median_abs_error <= CLOSE { RGBColor(60, 140, 60) } else { RGBColor(190, 60, 50) };
-        Rectangle::new([(0.0, i as f64 + 0.15), (g.median_abs_error * 100.0, i as f64 + 0.85)], color.filled())
+        let length = (g.median_abs_error * 100.0).min(top);
+        Rectangle::new([(0.0, i as f64 + 0.15), (length, i as f64 + 0.85)], color.filled())
     });
     chart.draw_series(bars).map_err(err)?;
     let limit = [(CLOSE * 100.0, 0.0), (CLOSE * 100.0, n)];
