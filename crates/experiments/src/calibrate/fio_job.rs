@@ -138,3 +138,49 @@ fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64,
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::plan::Run;
+    use crate::calibrate::{plan_rows, read_file};
+    use zonelab_workload::fio::parse::parse_job_file;
+
+    /// Every fio run of the shipped file, throttled or not, is a job file the fio engine reads.
+    #[test]
+    fn every_shipped_fio_run_is_a_valid_job_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/measurements/zn540.csv");
+        let (runs, _) = plan_rows(&read_file(&path).unwrap());
+        let frame = Frame { zone_bytes: 2 << 30, zcap_bytes: 1077 << 20, window_ms: 1000, ramp_ms: 200 };
+        let mut checked = 0;
+        for run in &runs {
+            let Run::Fio(f) = run else { continue };
+            for rates in [[None, None], [Some(0.5), Some(2.0)]] {
+                let text = job_file(f, rates, &frame);
+                let set = parse_job_file("run.fio", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+                assert!(set.jobs.iter().any(|j| j.name == "main"), "{text}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    #[test]
+    fn a_throttled_reset_job_is_a_trim_rate_in_zone_bytes() {
+        use crate::calibrate::background::Mgmt;
+        use crate::calibrate::plan::{FioJob, Pace, Work};
+        use crate::calibrate::rows::Stack;
+        let run = FioRun {
+            lba_bytes: 4096,
+            stack: Stack::IoUringCmd,
+            zinc: false,
+            main: FioJob { work: Work::Mgmt { kind: Mgmt::Reset, jobs: 1 }, pace: Pace::MilliPerS(2000) },
+            other: None,
+        };
+        let frame = Frame { zone_bytes: 1 << 20, zcap_bytes: 1 << 19, window_ms: 4000, ramp_ms: 0 };
+        let text = job_file(&run, [Some(2.0), None], &frame);
+        assert!(text.contains("rate=,,2097152\n"), "{text}");
+        // 2/s for 4 s, 5% headroom, one spare: 10 zones, pre-filled to capacity.
+        assert!(text.contains("number_ios=10\n") && text.contains("io_size=5242880\n"), "{text}");
+    }
+}
