@@ -54,6 +54,18 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
     if reads {
         prefill(&mut text, "prefill-reads", READS_ZONE, READ_ZONES, frame);
     }
+    for (i, (_, job, _)) in jobs.iter().enumerate() {
+        if let Work::Io { op, jobs: n, zones, overwrite: true, .. } = job.work {
+            let first = if i == 0 { MAIN_WRITES_ZONE } else { OTHER_WRITES_ZONE };
+            prefill(
+                &mut text,
+                &format!("prefill-overwrites-{i}"),
+                first,
+                writer_zones(op, zones) * u64::from(n),
+                frame,
+            );
+        }
+    }
     let mut reset_zones_per_job = 0;
     if let Some((_, job, rate)) = jobs.iter().find(|(_, j, _)| matches!(j.work, Work::Mgmt { kind: Mgmt::Reset, .. })) {
         let Work::Mgmt { jobs: n, .. } = job.work else { unreachable!("matched above") };
@@ -71,6 +83,15 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
     text
 }
 
+/// Zones each writing job writes.
+fn writer_zones(op: IoOp, zones: u32) -> u64 {
+    match (op, zones) {
+        (IoOp::RandWrite, 0) => RANDWRITE_ZONES,
+        (IoOp::RandWrite, z) => u64::from(z),
+        _ => ZONES_PER_WRITER,
+    }
+}
+
 /// 128 KiB writes at QD 8 that fill `zones` zones to capacity.
 fn prefill(text: &mut String, name: &str, first: u64, zones: u64, frame: &Frame) {
     let _ = writeln!(
@@ -83,7 +104,7 @@ fn prefill(text: &mut String, name: &str, first: u64, zones: u64, frame: &Frame)
 fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64, reset_zones: u64, frame: &Frame) {
     let window = frame.window_ms;
     match job.work {
-        Work::Io { op, bs, qd, jobs, zones } => {
+        Work::Io { op, bs, qd, jobs, zones, .. } => {
             let (rw, read) = match op {
                 IoOp::Write | IoOp::Append => ("write", false),
                 IoOp::RandWrite => ("randwrite", false),
@@ -97,11 +118,7 @@ fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64,
             if read {
                 let _ = writeln!(text, "offset={READS_ZONE}z\nsize={READ_ZONES}z");
             } else {
-                let per_job = match (op, zones) {
-                    (IoOp::RandWrite, 0) => RANDWRITE_ZONES,
-                    (IoOp::RandWrite, z) => u64::from(z),
-                    _ => ZONES_PER_WRITER,
-                };
+                let per_job = writer_zones(op, zones);
                 let _ = writeln!(text, "offset={writes_zone}z\nsize={per_job}z\noffset_increment={per_job}z");
             }
             if let Some(ops) = rate {
