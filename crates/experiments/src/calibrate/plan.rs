@@ -101,15 +101,15 @@ pub struct Plan {
 
 /// The run that measured `row`, or why zonelab cannot run it yet.
 pub fn plan(row: &Row) -> Result<Plan, String> {
+    if row.notes.contains("conventional namespace") {
+        return Err("a conventional namespace: the presets model the zoned namespace only".into());
+    }
     if row.op == Op::RocksdbZenfs {
         return Err("an application benchmark (RocksDB on ZenFS): zonelab has no application model".into());
     }
     if row.op == Op::OverwriteRand {
         // Tried: zonelab's fio engine then completes about one write per second (a reset per write).
         return Err("random writes into full zones: zonelab's fio engine stalls on them, not mapped yet".into());
-    }
-    if row.notes.contains("conventional namespace") {
-        return Err("a conventional namespace: the presets model the zoned namespace only".into());
     }
     let bg = background::parse(&row.background)?;
     let custom =
