@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod calibrate;
 mod docs;
 mod fs_bench;
 mod progress;
@@ -56,6 +57,8 @@ enum Cmd {
     Bench(bench::BenchArgs),
     /// Serve the device as a Linux zoned block device (/dev/ublkbN) until SIGINT or SIGTERM.
     Serve(serve::ServeArgs),
+    /// Rerun a measurements file (docs/measurements.md) on a device: error per row and group; --fit fits parameters.
+    Calibrate(calibrate::CalibrateArgs),
     /// Run a file-system workload (fileserver, varmail, tpcc, ycsb-a/f) on the ZNS+-aware file system.
     FsBench(fs_bench::FsBenchArgs),
     /// Print a shell completion script, e.g. `zonelab completions bash > /etc/bash_completion.d/zonelab`.
@@ -177,6 +180,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Bench(args) => bench::run(&args).map_err(UserError),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::FsBench(args) => fs_bench::run_cmd(&args),
+        Cmd::Calibrate(args) => calibrate::run(&args),
         // main() hands `run` to run::run before clap (fio's options are not
         // clap's); clap knows it for `help run`, completions and the man page.
         Cmd::Run(_) => run::run(&std::env::args().skip(2).collect::<Vec<_>>()).map(drop),

@@ -1,6 +1,6 @@
 //! Every `sh` example of the README runs, as a newcomer would paste it: with
 //! `zonelab` on PATH, in a fresh directory beside the repository's
-//! `examples/`. Blocks that cannot run here (installation, the test command
+//! `examples/` and `data/`. Blocks that cannot run here (installation, the test command
 //! itself, synopses) are marked `console` or `text` instead of `sh`.
 
 use std::path::{Path, PathBuf};
@@ -51,7 +51,9 @@ fn every_sh_example_of_the_readme_runs() {
     for (index, block) in sh_blocks(&readme).iter().enumerate() {
         let dir = std::env::temp_dir().join(format!("zonelab-readme-{}-{index}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::os::unix::fs::symlink(root.join("examples"), dir.join("examples")).unwrap();
+        for shipped in ["examples", "data"] {
+            std::os::unix::fs::symlink(root.join(shipped), dir.join(shipped)).unwrap();
+        }
         let out = Command::new("bash")
             .args(["-e", "-o", "pipefail", "-c", block])
             .current_dir(&dir)

@@ -9,6 +9,7 @@
 //!   Tables 4-5).
 //! - [`plot`]: both reproductions' plots, as SVG and PNG.
 
+pub mod calibrate;
 pub mod characterization;
 pub mod copy_offload;
 pub mod plot;

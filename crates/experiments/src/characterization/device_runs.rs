@@ -10,11 +10,11 @@ fn zn540() -> Device {
     Device::new(preset("zn540").expect("zn540 preset")).expect("zn540 is valid")
 }
 
-fn mgmt(action: ZoneAction, slba: u64) -> Command<'static> {
+pub(crate) fn mgmt(action: ZoneAction, slba: u64) -> Command<'static> {
     Command::ZoneMgmtSend { action, slba, select_all: false }
 }
 
-fn submit(dev: &mut Device, t: Nanos, cmd: &Command<'_>) -> Result<Completion, String> {
+pub(crate) fn submit(dev: &mut Device, t: Nanos, cmd: &Command<'_>) -> Result<Completion, String> {
     let c = dev.submit(t, cmd, None);
     if c.status.is_success() {
         Ok(c)
@@ -24,7 +24,7 @@ fn submit(dev: &mut Device, t: Nanos, cmd: &Command<'_>) -> Result<Completion, S
 }
 
 /// Writes `lbas` from the start of `zone` with 128 KiB writes at QD 1.
-fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Result<Nanos, String> {
+pub(crate) fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Result<Nanos, String> {
     let zslba = zone * dev.layout().zone_lbas;
     let mut done = 0;
     while done < lbas {
@@ -35,7 +35,7 @@ fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Result<Nanos, S
     Ok(t)
 }
 
-fn us(c: &Completion) -> f64 {
+pub(crate) fn us(c: &Completion) -> f64 {
     (c.complete_ns - c.submit_ns) as f64 / US as f64
 }
 
@@ -212,7 +212,11 @@ fn reset_finish_figure(rows: &[Vec<String>]) -> Figure {
 /// read, write, append) in other zones; returns the reset latencies and the
 /// I/O latencies, in µs.
 fn reset_run(io: &str, resets: u64) -> Result<(Vec<f64>, Vec<f64>), String> {
-    let mut dev = zn540();
+    reset_run_on(zn540(), io, resets)
+}
+
+/// `reset_run` on `dev`.
+pub(crate) fn reset_run_on(mut dev: Device, io: &str, resets: u64) -> Result<(Vec<f64>, Vec<f64>), String> {
     let zl = dev.layout().zone_lbas;
     let zcap = dev.layout().zcap_lbas;
     let mut t = 0;

@@ -77,9 +77,20 @@ pub fn run_text(name: &str, text: &str, scheduler: Scheduler) -> Result<FioResul
 
 /// Runs a filled-in job file on a fresh device of `config`.
 pub fn run_on(config: DeviceConfig, name: &str, text: &str, scheduler: Scheduler) -> Result<FioResult, String> {
+    run_seeded(config, name, text, scheduler, 1)
+}
+
+/// `run_on` with the run's random numbers drawn from `seed`.
+pub fn run_seeded(
+    config: DeviceConfig,
+    name: &str,
+    text: &str,
+    scheduler: Scheduler,
+    seed: u64,
+) -> Result<FioResult, String> {
     let set = parse_job_file(name, text).map_err(|e| e.to_string())?;
     let mut device = Device::new(config).map_err(|e| e.to_string())?;
-    let options = RunOptions { seed: 1, scheduler, host: HostConfig::default() };
+    let options = RunOptions { seed, scheduler, host: HostConfig::default() };
     let engine = Engine::new(&mut device, &set, &options).map_err(|e| e.to_string())?;
     let result = engine.run(&mut |_| {}).map_err(|e| e.to_string())?;
     let entries = entries(&set, &result)

@@ -8,8 +8,8 @@
 //! the paper's figure, and findings: paper value, zonelab value, error and a
 //! verdict (numbers within ±10%, directions as the paper states them).
 
-mod device_runs;
-mod fio_runs;
+pub(crate) mod device_runs;
+pub(crate) mod fio_runs;
 mod seed000;
 mod seed003;
 

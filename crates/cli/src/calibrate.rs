@@ -1,0 +1,102 @@
+//! `zonelab calibrate`: rerun a measurements file on a device and report the error; optionally fit parameters.
+
+use crate::args::DeviceArgs;
+use crate::UserError;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use zonelab_experiments::calibrate::{self as cal, fit, plots, report, Settings};
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Measurements file (format: docs/measurements.md).
+    pub measurements: PathBuf,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// Only rows whose "id source figure stack op metric" contains every comma-separated term.
+    #[arg(long, default_value = "")]
+    pub only: String,
+    /// Directory for rows.csv, report.json, report.md and the plots.
+    #[arg(long, default_value = "calibration")]
+    pub out: PathBuf,
+    /// Threads (default: all cores). The output is the same for any number.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Measured window of an I/O run in simulated milliseconds (runs with management jobs last longer).
+    #[arg(long, default_value_t = 1000)]
+    pub runtime_ms: u64,
+    /// Fit these device parameters (--set paths, comma-separated), e.g. controller.write_ns,flash_timing.program_ns.
+    #[arg(long, value_delimiter = ',')]
+    pub fit: Vec<String>,
+    /// Folds of the fit's cross-validation (0 or 1: none).
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Most loss evaluations of one fit.
+    #[arg(long, default_value_t = 60)]
+    pub max_evals: u64,
+}
+
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} elapsed, ETA {eta}")
+        .expect("a valid template")
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar
+}
+
+/// The job files that ran, for rerunning one run with `zonelab run`.
+fn write_jobs(dir: &std::path::Path, jobs: &[(String, String)]) -> Result<(), UserError> {
+    let io = |e: std::io::Error| UserError(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    for (name, text) in jobs {
+        std::fs::write(dir.join(name), text).map_err(io)?;
+    }
+    Ok(())
+}
+
+pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
+    let started = std::time::Instant::now();
+    let config = args.device.config().map_err(|e| UserError(e.0))?;
+    let all = cal::read_file(&args.measurements).map_err(UserError)?;
+    let rows = cal::select(&all, &args.only);
+    if rows.is_empty() {
+        return Err(UserError(format!("--only '{}' selects none of the {} rows", args.only, all.len())));
+    }
+    let threads = args.jobs.unwrap_or_else(|| Settings::default().threads).max(1);
+    let settings = Settings { runtime_ms: args.runtime_ms.max(1), threads };
+    let bar = progress_bar();
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let (results, fit_md, fit_json) = if args.fit.is_empty() {
+        bar.set_prefix("calibrate");
+        let (results, jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &progress);
+        write_jobs(&args.out.join("jobs"), &jobs)?;
+        (results, String::new(), serde_json::Value::Null)
+    } else {
+        let request = fit::Request { params: args.fit.clone(), folds: args.folds, max_evals: args.max_evals };
+        let outcome =
+            fit::fit(&config, &rows, &request, settings, &|stage: &str| bar.set_prefix(stage.to_string()), &progress)
+                .map_err(UserError)?;
+        std::fs::create_dir_all(&args.out).map_err(|e| UserError(format!("{}: {e}", args.out.display())))?;
+        let preset = args.out.join("fitted.toml");
+        std::fs::write(&preset, outcome.config.to_toml())
+            .map_err(|e| UserError(format!("{}: {e}", preset.display())))?;
+        let md = fit::markdown(&outcome);
+        let json = serde_json::to_value(&outcome.summary).map_err(|e| UserError(e.to_string()))?;
+        (outcome.results, md, json)
+    };
+    bar.finish_and_clear();
+    let title = format!("zonelab calibrate: {} on {}", args.measurements.display(), config.name);
+    let summary = report::write(&args.out, &title, &results, &fit_md, fit_json).map_err(UserError)?;
+    plots::write(&args.out, &results, &summary, &mut |w| eprintln!("zonelab: {w}")).map_err(UserError)?;
+    print!("{}", report::markdown(&title, &summary, &fit_md).split("\n## Groups").next().unwrap_or(""));
+    eprintln!("zonelab: wrote {} in {:.1} s", args.out.display(), started.elapsed().as_secs_f64());
+    Ok(())
+}

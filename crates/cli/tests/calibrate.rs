@@ -1,0 +1,74 @@
+//! `zonelab calibrate` as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn zonelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zonelab")).args(args).output().expect("binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zonelab-calibrate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn shipped() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/measurements/zn540.csv").display().to_string()
+}
+
+#[test]
+fn a_malformed_row_exits_2_naming_file_line_and_column() {
+    let dir = scratch("bad");
+    let file = dir.join("m.csv");
+    let good = "T1,me,Fig 1,4096,spdk,write,4096,1,1,1,,kiops,85,\n";
+    let bad = "T2,me,Fig 1,4096,spdk,write,4096,1,1,1,,kiops,fast,\n";
+    let header = "id,source,figure,lba_bytes,stack,op,bs,qd,jobs,zones,background,metric,value,notes\n";
+    std::fs::write(&file, format!("# zonelab-measurements v1\n{header}{good}{bad}")).unwrap();
+    let out = zonelab(&["calibrate", file.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("m.csv:4: column 'value'"), "{err}");
+    assert!(!dir.join("out").exists(), "nothing written for a bad file");
+}
+
+#[test]
+fn a_fit_writes_the_report_and_a_preset_the_device_option_loads() {
+    let dir = scratch("fit");
+    let out_dir = dir.join("out");
+    let args = [
+        "calibrate",
+        &shipped(),
+        "--only",
+        "T0017",
+        "--fit",
+        "controller.write_ns",
+        "--folds",
+        "0",
+        "--max-evals",
+        "6",
+        "--runtime-ms",
+        "50",
+        "--jobs",
+        "1",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ];
+    let out = zonelab(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("1 rows: 1 compared"), "{}", text(&out.stdout));
+    for file in ["rows.csv", "report.json", "report.md", "fitted.toml"] {
+        assert!(out_dir.join(file).exists(), "{file}");
+    }
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(md.contains("| controller.write_ns | 5400 |"), "{md}");
+    let fitted = out_dir.join("fitted.toml");
+    let show = zonelab(&["device", "show", fitted.to_str().unwrap()]);
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    assert!(text(&show.stdout).contains("name = \"zn540-fitted\""));
+}

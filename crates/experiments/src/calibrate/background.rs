@@ -1,0 +1,213 @@
+//! Reading a row's `background`: the job that ran beside the measured one,
+//! and, on rows that measure a management job, that job's own throttle
+//! (`docs/measurements.md` lists the phrases).
+
+/// How fast a job was let run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Throttle {
+    Unthrottled,
+    /// Percent of the job's standalone maximum (its rate run alone, unthrottled).
+    Intensity(f64),
+    /// Operations per second, as achieved in the measured run.
+    PerSecond(f64),
+}
+
+/// A zone-management job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mgmt {
+    /// Resets of pre-filled full zones.
+    Reset,
+    /// A 4 KiB write into an empty zone, then Zone Finish.
+    Finish,
+    /// A 4 KiB write into an empty zone, then the host fills it in chunks.
+    SoftFinish { chunk_bytes: u64 },
+}
+
+/// An I/O or management job as a background phrase names it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Job {
+    Io { op: IoOp, bs: u64, qd: u32, jobs: u32, throttle: Throttle },
+    Mgmt { kind: Mgmt, throttle: Throttle },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IoOp {
+    Write,
+    Append,
+    Read,
+    RandRead,
+    /// fio's zoned emulation: each write at the write pointer of a random zone of the range.
+    RandWrite,
+}
+
+/// A whole `background` string, read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Background {
+    /// The ZINC scheduler ran in place of mq-deadline.
+    pub zinc: bool,
+    /// The job beside the measured one.
+    pub other: Option<Job>,
+    /// On management rows: the measured job's own kind and throttle.
+    pub own: Option<Job>,
+}
+
+/// Reads `text`; an error says what is not understood.
+pub fn parse(text: &str) -> Result<Background, String> {
+    let mut out = Background::default();
+    let mut parts: Vec<&str> = text.split(';').map(str::trim).filter(|p| !p.is_empty()).collect();
+    if let Some(first) = parts.first().copied() {
+        if let Some(rest) = first.strip_prefix("zinc") {
+            out.zinc = true;
+            if rest.contains("holds") {
+                return Err("a ZINC 'max epoch holds' sweep whose other settings are not given".into());
+            }
+            parts.remove(0);
+            if parts.as_slice() == ["concurrent writes"] || rest.contains("no resets") {
+                parts.clear();
+            }
+        }
+    }
+    match parts.as_slice() {
+        [] => {}
+        [one] => out.other = Some(job(one)?),
+        [io, own] => {
+            out.other = Some(job(io)?);
+            let own = own
+                .strip_suffix(" job unthrottled")
+                .map(|k| format!("{k} unthrottled"))
+                .unwrap_or_else(|| own.replacen(" job at ", " ", 1));
+            out.own = Some(job(&own)?);
+        }
+        _ => return Err(format!("'{text}': more than two ';'-separated parts")),
+    }
+    Ok(out)
+}
+
+/// One job phrase, e.g. "write 8KiB QD1 x3 jobs", "finish 25% intensity (0.27 finishes/s)".
+fn job(phrase: &str) -> Result<Job, String> {
+    let (head, paren) = match phrase.split_once('(') {
+        Some((h, p)) => (h.trim(), Some(p.trim_end_matches(')'))),
+        None => (phrase.trim(), None),
+    };
+    let words: Vec<&str> = head.split_whitespace().collect();
+    let unknown = || format!("'{phrase}' is not a job this version reads");
+    let (&kind, rest) = words.split_first().ok_or_else(unknown)?;
+    let throttle = throttle(rest, paren).ok_or_else(unknown)?;
+    let mgmt = match kind {
+        "reset" => Some(Mgmt::Reset),
+        "finish" => Some(Mgmt::Finish),
+        "softfinish" => {
+            let chunk = rest.iter().find_map(|w| w.strip_prefix("chunk=")).ok_or_else(unknown)?;
+            if chunk.ends_with("+sleep") {
+                return Err("softFinish with sleeps between chunks, whose length is not given".into());
+            }
+            Some(Mgmt::SoftFinish { chunk_bytes: kib(chunk).ok_or_else(unknown)? })
+        }
+        _ => None,
+    };
+    if let Some(kind) = mgmt {
+        return Ok(Job::Mgmt { kind, throttle });
+    }
+    let op = match kind {
+        "write" => IoOp::Write,
+        "append" => IoOp::Append,
+        "read" => IoOp::Read,
+        "randread" => IoOp::RandRead,
+        _ => return Err(unknown()),
+    };
+    // Unstated sizes are those of seed 003's victims: 8 KiB at QD 1, one job.
+    let (mut bs, mut qd, mut jobs) = (8192, 1, 1);
+    for (i, w) in rest.iter().enumerate() {
+        if let Some(b) = kib(w) {
+            bs = b;
+        } else if let Some(q) = w.strip_prefix("QD").and_then(|q| q.parse().ok()) {
+            qd = q;
+        } else if let Some(n) = w.strip_prefix('x').and_then(|n| n.parse().ok()) {
+            if rest.get(i + 1) == Some(&"jobs") {
+                jobs = n;
+            }
+        }
+    }
+    Ok(Job::Io { op, bs, qd, jobs, throttle })
+}
+
+/// "X% intensity", with the achieved rate in parentheses when given; "unthrottled"; nothing.
+fn throttle(rest: &[&str], paren: Option<&str>) -> Option<Throttle> {
+    let achieved = paren.and_then(|p| {
+        let words: Vec<&str> = p.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+        let at = words.iter().position(|w| w.ends_with("/s"))?;
+        words.get(at.checked_sub(1)?)?.parse::<f64>().ok()
+    });
+    if rest.contains(&"unthrottled") || rest.contains(&"back-to-back") {
+        return Some(Throttle::Unthrottled);
+    }
+    let pct = rest
+        .iter()
+        .position(|w| *w == "intensity")
+        .and_then(|i| rest.get(i.checked_sub(1)?)?.strip_suffix('%')?.parse::<f64>().ok());
+    match (pct, achieved) {
+        (Some(_), Some(rate)) => Some(Throttle::PerSecond(rate)),
+        (Some(p), None) => Some(Throttle::Intensity(p)),
+        (None, _) if !rest.iter().any(|w| w.ends_with('%')) => Some(Throttle::Unthrottled),
+        _ => None,
+    }
+}
+
+/// "64KiB" as bytes.
+fn kib(word: &str) -> Option<u64> {
+    word.strip_suffix("KiB")?.parse::<u64>().ok().map(|k| k * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Throttle::*;
+
+    fn io(op: IoOp, bs: u64, qd: u32, jobs: u32, throttle: Throttle) -> Option<Job> {
+        Some(Job::Io { op, bs, qd, jobs, throttle })
+    }
+
+    #[test]
+    fn victim_side_phrases() {
+        let reset = parse("reset full zones 50% intensity (30.1 resets/s)").unwrap();
+        assert_eq!(reset.other, Some(Job::Mgmt { kind: Mgmt::Reset, throttle: PerSecond(30.1) }));
+        let finish = parse("finish unthrottled (0.53 finishes/s)").unwrap();
+        assert_eq!(finish.other, Some(Job::Mgmt { kind: Mgmt::Finish, throttle: Unthrottled }));
+        let soft = parse("softfinish chunk=256KiB 50% intensity (0.54 finishes/s)").unwrap();
+        let kind = Mgmt::SoftFinish { chunk_bytes: 256 * 1024 };
+        assert_eq!(soft.other, Some(Job::Mgmt { kind, throttle: PerSecond(0.54) }));
+        assert_eq!(parse("write 64KiB 5% intensity").unwrap().other, io(IoOp::Write, 65536, 1, 1, Intensity(5.0)));
+        assert_eq!(
+            parse("append 8KiB QD8 10% intensity").unwrap().other,
+            io(IoOp::Append, 8192, 8, 1, Intensity(10.0))
+        );
+        assert_eq!(parse("randread 1% intensity").unwrap().other, io(IoOp::RandRead, 8192, 1, 1, Intensity(1.0)));
+        let unthrottled = parse("reset full zones unthrottled (1 job QD1, 53.2 resets/s)").unwrap();
+        assert_eq!(unthrottled.other, Some(Job::Mgmt { kind: Mgmt::Reset, throttle: Unthrottled }));
+    }
+
+    #[test]
+    fn management_side_phrases_name_the_io_then_the_own_throttle() {
+        let b = parse("write 8KiB QD1 x3 jobs; reset job at 50% intensity").unwrap();
+        assert_eq!(b.other, io(IoOp::Write, 8192, 1, 3, Unthrottled));
+        assert_eq!(b.own, Some(Job::Mgmt { kind: Mgmt::Reset, throttle: Intensity(50.0) }));
+        let b = parse("randread 8KiB QD16; finish job unthrottled").unwrap();
+        assert_eq!(b.other, io(IoOp::RandRead, 8192, 16, 1, Unthrottled));
+        assert_eq!(b.own, Some(Job::Mgmt { kind: Mgmt::Finish, throttle: Unthrottled }));
+        let b = parse("write 8KiB QD1 x1 jobs; softfinish chunk=4KiB job at 50% intensity").unwrap();
+        let kind = Mgmt::SoftFinish { chunk_bytes: 4096 };
+        assert_eq!(b.own, Some(Job::Mgmt { kind, throttle: Intensity(50.0) }));
+    }
+
+    #[test]
+    fn zinc_prefixes_and_what_is_refused() {
+        let b = parse("zinc epoch=64ms budget=20000; write 8KiB QD1 x2 jobs; reset job at 50% intensity").unwrap();
+        assert!(b.zinc && b.own.is_some());
+        let b = parse("zinc scheduler (default settings), no resets").unwrap();
+        assert!(b.zinc && b.other.is_none());
+        assert!(parse("zinc max epoch holds=3; concurrent writes").is_err());
+        assert!(parse("softfinish chunk=8KiB+sleep 50% intensity (0.05 finishes/s)").unwrap_err().contains("sleep"));
+        assert!(parse("trim 5% intensity").is_err());
+        assert_eq!(parse("").unwrap(), Background::default());
+    }
+}

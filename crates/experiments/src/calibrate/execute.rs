@@ -1,0 +1,251 @@
+//! Running the runs on all cores, deterministically: every run's result
+//! depends on the run alone (its seed is a hash of the run), and results
+//! are returned in the order of the runs whatever thread ran them.
+
+use super::background::{IoOp, Mgmt};
+use super::fio_job::{job_file, Frame};
+use super::plan::{FioJob, FioRun, Pace, Run, Work};
+use super::programs;
+use super::rows::Metric;
+use crate::characterization::fio_runs::run_seeded;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use zonelab_device::{DeviceConfig, DeviceOptions};
+use zonelab_workload::fio::job::{Scheduler, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use zonelab_workload::fio::stats::JobStats;
+
+/// How long runs last, and on how many threads they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Measured window of an I/O run, in simulated ms (after a ramp of a fifth of it).
+    pub runtime_ms: u64,
+    pub threads: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { runtime_ms: 1000, threads: std::thread::available_parallelism().map_or(1, |n| n.get()) }
+    }
+}
+
+/// Longest window of a run with a slow management job, in simulated ms: a
+/// finish takes about a second, and the whole file must run in minutes.
+const WINDOW_MS_MAX: u64 = 8_000;
+/// A run with a management job lasts long enough for this many of its operations.
+const MGMT_OPS_PER_WINDOW: f64 = 3.0;
+/// ... but at least this share of an I/O run's window (fast resets need no full second).
+const MGMT_WINDOW_MIN_DIVISOR: u64 = 4;
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The measured fio job's statistics (its clones merged), and the job file that ran.
+    Fio { stats: Box<JobStats>, job_file: String },
+    /// Latency lists of a command sequence, in µs.
+    Lists(Vec<Vec<f64>>),
+}
+
+/// FNV-1a of the run's description: its seed, the same on every thread.
+pub fn seed_of(run: &Run) -> u64 {
+    format!("{run:?}").bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// Applies `f` to every item on `threads` threads; results in item order.
+pub fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: &(dyn Fn(&T) -> R + Sync),
+    done: &(dyn Fn() + Sync),
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.clamp(1, items.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = f(item);
+                *slots[i].lock().expect("no thread panics holding a slot") = Some(r);
+                done();
+            });
+        }
+    });
+    slots.into_iter().map(|m| m.into_inner().expect("slot lock").expect("every item ran")).collect()
+}
+
+/// Runs every run on `config`; first the standalone runs that turn
+/// intensities into rates, then the runs themselves.
+pub fn run_all(
+    config: &DeviceConfig,
+    runs: &[Run],
+    settings: Settings,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Vec<Result<Outcome, String>> {
+    let mut baselines: Vec<FioRun> = Vec::new();
+    for run in runs {
+        if let Run::Fio(f) = run {
+            for job in std::iter::once(f.main).chain(f.other) {
+                if let Pace::IntensityCentiPct(_) = job.pace {
+                    let alone = standalone(f, job);
+                    if !baselines.contains(&alone) {
+                        baselines.push(alone);
+                    }
+                }
+            }
+        }
+    }
+    baselines.sort();
+    let total = baselines.len() + runs.len();
+    let counter = AtomicUsize::new(0);
+    let done = || progress(counter.fetch_add(1, Ordering::Relaxed) + 1, total);
+    let base_rates = par_map(&baselines, settings.threads, &|b| alone_rate(config, b, settings), &done);
+    let rates: BTreeMap<FioRun, Result<f64, String>> = baselines.into_iter().zip(base_rates).collect();
+    par_map(runs, settings.threads, &|run| run_one(config, run, &rates, settings), &done)
+}
+
+/// The job alone, unthrottled, on the same stack: its intensity's 100%.
+fn standalone(run: &FioRun, job: FioJob) -> FioRun {
+    FioRun { zinc: false, main: FioJob { pace: Pace::Free, ..job }, other: None, ..run.clone() }
+}
+
+fn alone_rate(config: &DeviceConfig, run: &FioRun, settings: Settings) -> Result<f64, String> {
+    let Outcome::Fio { stats, .. } = run_fio(config, run, [None, None], settings)? else {
+        unreachable!("fio runs give fio statistics")
+    };
+    let dir = op_dir(&run.main.work);
+    Ok(stats.dirs[dir].iops_value())
+}
+
+/// The direction that counts a job's operations.
+fn op_dir(work: &Work) -> usize {
+    match work {
+        Work::Io { op: IoOp::Read | IoOp::RandRead, .. } => DDIR_READ,
+        Work::Io { .. } => DDIR_WRITE,
+        Work::Mgmt { .. } => DDIR_TRIM,
+    }
+}
+
+fn run_one(
+    config: &DeviceConfig,
+    run: &Run,
+    baselines: &BTreeMap<FioRun, Result<f64, String>>,
+    settings: Settings,
+) -> Result<Outcome, String> {
+    let config = with_lba(config, run)?;
+    match run {
+        Run::Device(d) => programs::run(config, d, seed_of(run)).map(Outcome::Lists),
+        Run::Fio(f) => {
+            let mut rates = [None, None];
+            for (slot, job) in rates.iter_mut().zip(std::iter::once(f.main).chain(f.other)) {
+                *slot = match job.pace {
+                    Pace::Free => None,
+                    Pace::MilliPerS(m) => Some(m as f64 / 1e3),
+                    Pace::IntensityCentiPct(c) => {
+                        let alone =
+                            baselines[&standalone(f, job)].as_ref().map_err(|e| format!("standalone run: {e}"))?;
+                        Some(alone * f64::from(c) / 1e4)
+                    }
+                };
+            }
+            run_fio(&config, f, rates, settings)
+        }
+    }
+}
+
+fn with_lba(config: &DeviceConfig, run: &Run) -> Result<DeviceConfig, String> {
+    let lba = match run {
+        Run::Fio(f) => f.lba_bytes,
+        Run::Device(_) => 4096,
+    };
+    DeviceOptions { lba_bytes: Some(lba), ..Default::default() }.apply(config.clone()).map_err(|e| e.0)
+}
+
+fn run_fio(
+    config: &DeviceConfig,
+    run: &FioRun,
+    rates: [Option<f64>; 2],
+    settings: Settings,
+) -> Result<Outcome, String> {
+    let layout = config.validate().map_err(|e| e.0)?;
+    let base = settings.runtime_ms.max(1);
+    let window_ms = window_ms(run, rates, base);
+    let io_only = !matches!(run.main.work, Work::Mgmt { .. })
+        && !matches!(run.other, Some(FioJob { work: Work::Mgmt { .. }, .. }));
+    let frame = Frame {
+        zone_bytes: layout.zone_lbas * layout.lba_bytes,
+        zcap_bytes: layout.zcap_lbas * layout.lba_bytes,
+        window_ms,
+        // Steady state for I/O; management runs count from their first operation.
+        ramp_ms: if io_only { base / 5 } else { 0 },
+    };
+    let text = job_file(run, rates, &frame);
+    // The job file names its scheduler, so that it reruns as it ran.
+    let result = run_seeded(config.clone(), "calibrate.fio", &text, Scheduler::None, seed_of(&Run::Fio(run.clone())))?;
+    Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), job_file: text })
+}
+
+/// Long enough for several operations of the slowest management job.
+fn window_ms(run: &FioRun, rates: [Option<f64>; 2], base: u64) -> u64 {
+    let mut slowest = f64::INFINITY;
+    for (job, rate) in std::iter::once(run.main).chain(run.other).zip(rates) {
+        if let Work::Mgmt { kind, .. } = job.work {
+            // Unthrottled: a typical rate, only to size the window.
+            let typical = if kind == Mgmt::Reset { 50.0 } else { 0.5 };
+            slowest = slowest.min(rate.unwrap_or(typical));
+        }
+    }
+    if !slowest.is_finite() {
+        return base;
+    }
+    let low = (base / MGMT_WINDOW_MIN_DIVISOR).max(1) as f64;
+    ((MGMT_OPS_PER_WINDOW / slowest.max(1e-6)) * 1e3).clamp(low, WINDOW_MS_MAX.max(base) as f64) as u64
+}
+
+/// A row's number from its run's outcome.
+pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> Result<f64, String> {
+    use super::plan::Source;
+    match (outcome, source) {
+        (Outcome::Fio { stats, .. }, Source::FioDir { dir, total }) => {
+            let d = &stats.dirs[dir];
+            if d.total_ios == 0 {
+                return Err("the measured job completed no operation in its window".into());
+            }
+            let hist = if total { &d.lat } else { &d.clat };
+            let pct_ns = |p: f64| hist.percentiles(&[p]).first().map_or(0.0, |&(_, v)| v as f64);
+            Ok(match metric {
+                Metric::Kiops => d.iops_value() / 1e3,
+                Metric::Mibs => d.bw_bytes_per_s() as f64 / 1048576.0,
+                Metric::PerS => d.iops_value(),
+                Metric::LatMeanUs => d.lat.mean() / 1e3,
+                Metric::LatP50Us => pct_ns(50.0) / 1e3,
+                Metric::LatP95Us => pct_ns(95.0) / 1e3,
+                Metric::LatP99Us => pct_ns(99.0) / 1e3,
+                Metric::MsMean => d.lat.mean() / 1e6,
+                Metric::MsP95 => pct_ns(95.0) / 1e6,
+            })
+        }
+        (Outcome::Lists(lists), Source::List(n)) => {
+            let list = lists.get(n).filter(|l| !l.is_empty()).ok_or("the run timed no operation")?;
+            let mean = list.iter().sum::<f64>() / list.len() as f64;
+            Ok(match metric {
+                Metric::LatMeanUs => mean,
+                Metric::LatP50Us => nearest_rank(list, 50.0),
+                Metric::LatP95Us => nearest_rank(list, 95.0),
+                Metric::LatP99Us => nearest_rank(list, 99.0),
+                Metric::MsMean => mean / 1e3,
+                Metric::MsP95 => nearest_rank(list, 95.0) / 1e3,
+                // One operation at a time: throughput is the inverse of latency.
+                Metric::Kiops => 1e3 / mean,
+                other => return Err(format!("a command-sequence run does not give {}", other.name())),
+            })
+        }
+        _ => Err("the run's result does not hold this row's number".into()),
+    }
+}
+
+fn nearest_rank(values: &[f64], p: f64) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 * p / 100.0).ceil() as usize).clamp(1, v.len()) - 1]
+}

@@ -1,0 +1,203 @@
+//! A `FioRun` as a fio job file for zonelab's fio engine.
+//!
+//! Zones are laid out by purpose so that jobs never meet: the measured
+//! job's writes from zone 0, the other job's writes from zone 100, a
+//! pre-filled range for reads at zone 200, pre-filled full zones for resets
+//! from zone 210, and empty zones for finish jobs from zone 820.
+
+use super::background::{IoOp, Mgmt};
+use super::plan::{FioJob, FioRun, Work};
+use std::fmt::Write as _;
+
+const MAIN_WRITES_ZONE: u64 = 0;
+const OTHER_WRITES_ZONE: u64 = 100;
+/// Each writing job gets this many zones: it never wraps (and resets) within a short window.
+const ZONES_PER_WRITER: u64 = 4;
+/// Zones random writes spread over when the row does not say: ZNS-Study's namespace had 50.
+const RANDWRITE_ZONES: u64 = 50;
+const READS_ZONE: u64 = 200;
+const READ_ZONES: u64 = 4;
+const RESETS_ZONE: u64 = 210;
+/// Full zones the reset jobs may use in all (zones 210-809).
+const RESET_ZONES_MAX: u64 = 600;
+const FINISH_ZONE: u64 = 820;
+const FINISH_ZONES: u64 = 80;
+/// Assumed reset rate of an unthrottled reset job set, only to size its pre-fill;
+/// a job that runs out ends early, and its rate is still over its own runtime.
+const FREE_RESETS_PER_S: f64 = 80.0;
+
+/// What a job file needs to know of the device and of the run's time.
+pub struct Frame {
+    pub zone_bytes: u64,
+    pub zcap_bytes: u64,
+    pub window_ms: u64,
+    pub ramp_ms: u64,
+}
+
+/// The job file: pre-fill sections, then `[main]` and `[other]` side by side.
+/// `rates` are the jobs' operations per second (None: unthrottled).
+pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String {
+    let scheduler = match (run.stack.mq_deadline(), run.zinc) {
+        (true, true) => "zinc",
+        (true, false) => "mq-deadline",
+        (false, _) => "none",
+    };
+    let mut text = format!(
+        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {} FILE\n\
+         [global]\nioengine={}\nscheduler={scheduler}\ndirect=1\nzonemode=zbd\ngroup_reporting\n",
+        run.lba_bytes,
+        run.stack.ioengine()
+    );
+    let jobs: Vec<(&str, FioJob, Option<f64>)> =
+        std::iter::once(("main", run.main, rates[0])).chain(run.other.map(|o| ("other", o, rates[1]))).collect();
+    let reads = jobs.iter().any(|(_, j, _)| matches!(j.work, Work::Io { op: IoOp::Read | IoOp::RandRead, .. }));
+    if reads {
+        prefill(&mut text, "prefill-reads", READS_ZONE, READ_ZONES, frame);
+    }
+    for (i, (_, job, _)) in jobs.iter().enumerate() {
+        if let Work::Io { op, jobs: n, zones, overwrite: true, .. } = job.work {
+            let first = if i == 0 { MAIN_WRITES_ZONE } else { OTHER_WRITES_ZONE };
+            prefill(
+                &mut text,
+                &format!("prefill-overwrites-{i}"),
+                first,
+                writer_zones(op, zones) * u64::from(n),
+                frame,
+            );
+        }
+    }
+    let mut reset_zones_per_job = 0;
+    if let Some((_, job, rate)) = jobs.iter().find(|(_, j, _)| matches!(j.work, Work::Mgmt { kind: Mgmt::Reset, .. })) {
+        let Work::Mgmt { jobs: n, .. } = job.work else { unreachable!("matched above") };
+        let n = u64::from(n.max(1));
+        let per_s = rate.map_or(FREE_RESETS_PER_S, |r| r * 1.05);
+        let wanted = (per_s * frame.window_ms as f64 / 1e3 / n as f64).ceil() as u64 + 1;
+        reset_zones_per_job = wanted.min(RESET_ZONES_MAX / n);
+        prefill(&mut text, "prefill-resets", RESETS_ZONE, reset_zones_per_job * n, frame);
+    }
+    for (i, (name, job, rate)) in jobs.iter().enumerate() {
+        let _ = writeln!(text, "\n[{name}]\n{}", if i == 0 { "stonewall" } else { "new_group" });
+        let writes_zone = if i == 0 { MAIN_WRITES_ZONE } else { OTHER_WRITES_ZONE };
+        section(&mut text, job, *rate, writes_zone, reset_zones_per_job, frame);
+    }
+    text
+}
+
+/// Zones each writing job writes.
+fn writer_zones(op: IoOp, zones: u32) -> u64 {
+    match (op, zones) {
+        (IoOp::RandWrite, 0) => RANDWRITE_ZONES,
+        (IoOp::RandWrite, z) => u64::from(z),
+        _ => ZONES_PER_WRITER,
+    }
+}
+
+/// 128 KiB writes at QD 8 that fill `zones` zones to capacity.
+fn prefill(text: &mut String, name: &str, first: u64, zones: u64, frame: &Frame) {
+    let _ = writeln!(
+        text,
+        "\n[{name}]\nrw=write\nbs=128k\niodepth=8\noffset={first}z\nsize={zones}z\nio_size={}",
+        zones * frame.zcap_bytes
+    );
+}
+
+fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64, reset_zones: u64, frame: &Frame) {
+    let window = frame.window_ms;
+    match job.work {
+        Work::Io { op, bs, qd, jobs, zones, .. } => {
+            let (rw, read) = match op {
+                IoOp::Write | IoOp::Append => ("write", false),
+                IoOp::RandWrite => ("randwrite", false),
+                IoOp::Read => ("read", true),
+                IoOp::RandRead => ("randread", true),
+            };
+            let _ = writeln!(text, "rw={rw}\nbs={bs}\niodepth={qd}\nnumjobs={jobs}");
+            if op == IoOp::Append {
+                text.push_str("zone_append=1\n");
+            }
+            if read {
+                let _ = writeln!(text, "offset={READS_ZONE}z\nsize={READ_ZONES}z");
+            } else {
+                let per_job = writer_zones(op, zones);
+                let _ = writeln!(text, "offset={writes_zone}z\nsize={per_job}z\noffset_increment={per_job}z");
+            }
+            if let Some(ops) = rate {
+                let bytes = (ops * bs as f64).round().max(1.0) as u64;
+                let _ = writeln!(text, "rate={}", if read { format!("{bytes}") } else { format!(",{bytes}") });
+            }
+            let _ = writeln!(text, "runtime={window}ms\nramp_time={}ms\ntime_based", frame.ramp_ms);
+        }
+        Work::Mgmt { kind: Mgmt::Reset, jobs } => {
+            let _ = writeln!(
+                text,
+                "rw=trim\nbs={}\nnumjobs={jobs}\noffset={RESETS_ZONE}z\nsize={reset_zones}z\noffset_increment={reset_zones}z\nnumber_ios={reset_zones}\nruntime={window}ms",
+                frame.zone_bytes
+            );
+            if let Some(ops) = rate {
+                let _ = writeln!(text, "rate=,,{}", (ops * frame.zone_bytes as f64).round().max(1.0) as u64);
+            }
+        }
+        Work::Mgmt { kind, jobs } => {
+            let _ = writeln!(
+                text,
+                "rw=write\nbs=4k\nnumjobs={jobs}\noffset={FINISH_ZONE}z\nsize={FINISH_ZONES}z\nruntime={window}ms\ntime_based"
+            );
+            match kind {
+                Mgmt::SoftFinish { chunk_bytes } => {
+                    let _ = writeln!(text, "softfinish=1\nsoftfinish_chunk={chunk_bytes}");
+                }
+                _ => text.push_str("finish=1\n"),
+            }
+            if let Some(ops) = rate {
+                // One operation charges its opening 4 KiB write.
+                let _ = writeln!(text, "rate=,{}", (ops * 4096.0).round().max(1.0) as u64);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::plan::Run;
+    use crate::calibrate::{plan_rows, read_file};
+    use zonelab_workload::fio::parse::parse_job_file;
+
+    /// Every fio run of the shipped file, throttled or not, is a job file the fio engine reads.
+    #[test]
+    fn every_shipped_fio_run_is_a_valid_job_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/measurements/zn540.csv");
+        let (runs, _) = plan_rows(&read_file(&path).unwrap());
+        let frame = Frame { zone_bytes: 2 << 30, zcap_bytes: 1077 << 20, window_ms: 1000, ramp_ms: 200 };
+        let mut checked = 0;
+        for run in &runs {
+            let Run::Fio(f) = run else { continue };
+            for rates in [[None, None], [Some(0.5), Some(2.0)]] {
+                let text = job_file(f, rates, &frame);
+                let set = parse_job_file("run.fio", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+                assert!(set.jobs.iter().any(|j| j.name == "main"), "{text}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    #[test]
+    fn a_throttled_reset_job_is_a_trim_rate_in_zone_bytes() {
+        use crate::calibrate::background::Mgmt;
+        use crate::calibrate::plan::{FioJob, Pace, Work};
+        use crate::calibrate::rows::Stack;
+        let run = FioRun {
+            lba_bytes: 4096,
+            stack: Stack::IoUringCmd,
+            zinc: false,
+            main: FioJob { work: Work::Mgmt { kind: Mgmt::Reset, jobs: 1 }, pace: Pace::MilliPerS(2000) },
+            other: None,
+        };
+        let frame = Frame { zone_bytes: 1 << 20, zcap_bytes: 1 << 19, window_ms: 4000, ramp_ms: 0 };
+        let text = job_file(&run, [Some(2.0), None], &frame);
+        assert!(text.contains("rate=,,2097152\n"), "{text}");
+        // 2/s for 4 s, 5% headroom, one spare: 10 zones, pre-filled to capacity.
+        assert!(text.contains("number_ios=10\n") && text.contains("io_size=5242880\n"), "{text}");
+    }
+}

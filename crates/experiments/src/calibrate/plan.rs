@@ -1,0 +1,262 @@
+//! From a row to the run that measured it: a fio job file for fio-measured
+//! rows, a command sequence for the custom SPDK programs of seed 000, or
+//! the reason the row cannot be run yet.
+
+use super::background::{self, IoOp, Job, Mgmt, Throttle};
+use super::rows::{Metric, Op, Row, Stack};
+use zonelab_workload::fio::job::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+
+/// How fast a job runs, in units that compare exactly (runs are keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pace {
+    Free,
+    /// Hundredths of a percent of the job's standalone maximum.
+    IntensityCentiPct(u32),
+    /// Thousandths of an operation per second.
+    MilliPerS(u64),
+}
+
+impl From<Throttle> for Pace {
+    fn from(t: Throttle) -> Self {
+        match t {
+            Throttle::Unthrottled => Pace::Free,
+            Throttle::Intensity(p) => Pace::IntensityCentiPct((p * 100.0).round() as u32),
+            Throttle::PerSecond(r) => Pace::MilliPerS((r * 1000.0).round() as u64),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Work {
+    /// `jobs` fio jobs, each in zones of its own (writes) or over one pre-filled range (reads);
+    /// random writes spread over `zones` zones (0: the default range);
+    /// `overwrite`: the written zones are full first (fio resets each before writing it again).
+    Io { op: IoOp, bs: u64, qd: u32, jobs: u32, zones: u32, overwrite: bool },
+    /// `jobs` management jobs at QD 1.
+    Mgmt { kind: Mgmt, jobs: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FioJob {
+    pub work: Work,
+    pub pace: Pace,
+}
+
+/// A fio run: the measured job and the one beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FioRun {
+    pub lba_bytes: u32,
+    pub stack: Stack,
+    pub zinc: bool,
+    pub main: FioJob,
+    pub other: Option<FioJob>,
+}
+
+/// Zone occupancy before a timed management command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Occupancy {
+    Lbas(u64),
+    /// Hundredths of a percent of the zone capacity.
+    CentiPct(u32),
+    /// All but one LBA of the capacity.
+    AllButOne,
+}
+
+/// Seed 000's custom SPDK programs, as command sequences on the device.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeviceRun {
+    /// Fig 5: open a zone (unless `opened` is false: a never-opened empty
+    /// zone), fill it, rest 1 s, time `op` (reset, finish, or finish then
+    /// rest then time the reset).
+    Occupancy { op: Op, occupancy: Occupancy, opened: bool },
+    /// QD-1 `op` in one zone (random reads in a full one), steady state.
+    Qd1 { op: IoOp, bs: u64 },
+    /// Explicit open, then close, of empty zones; both timed.
+    OpenClose,
+    /// Fig 7: resets of full zones back to back beside QD-1 4 KiB `io`
+    /// (none, read, write, append); lists: resets, I/Os.
+    ResetBeside { io: &'static str },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Run {
+    Fio(FioRun),
+    Device(DeviceRun),
+}
+
+/// Where a row's number comes from in its run's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Source {
+    /// A direction of the measured fio job; `total` = percentiles of total latency, else of clat.
+    FioDir { dir: usize, total: bool },
+    /// The `n`th latency list of a device run.
+    List(usize),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub run: Run,
+    pub source: Source,
+}
+
+/// The run that measured `row`, or why zonelab cannot run it yet.
+pub fn plan(row: &Row) -> Result<Plan, String> {
+    if row.notes.contains("conventional namespace") {
+        return Err("a conventional namespace: the presets model the zoned namespace only".into());
+    }
+    if row.op == Op::RocksdbZenfs {
+        return Err("an application benchmark (RocksDB on ZenFS): zonelab has no application model".into());
+    }
+    if row.op == Op::OverwriteRand {
+        // Tried: zonelab's fio engine then completes about one write per second (a reset per write).
+        return Err("random writes into full zones: zonelab's fio engine stalls on them, not mapped yet".into());
+    }
+    let bg = background::parse(&row.background)?;
+    let custom =
+        row.source == "CLUSTER23" && ["Fig 5", "Open/close", "Fig 7"].iter().any(|f| row.figure.starts_with(f));
+    if custom {
+        return device_plan(row, &bg);
+    }
+    fio_plan(row, &bg)
+}
+
+fn io_op(op: Op) -> Option<IoOp> {
+    match op {
+        Op::Write => Some(IoOp::Write),
+        Op::Append => Some(IoOp::Append),
+        Op::Read => Some(IoOp::Read),
+        Op::Randread => Some(IoOp::RandRead),
+        Op::OverwriteSeq => Some(IoOp::Write),
+        // All measure fio's zoned random-write emulation (the notes say so).
+        Op::Randwrite | Op::Randoverwrite => Some(IoOp::RandWrite),
+        _ => None,
+    }
+}
+
+fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
+    let jobs = row.jobs.unwrap_or(1);
+    let own_pace = match bg.own {
+        Some(Job::Mgmt { throttle, .. }) => Pace::from(throttle),
+        _ => Pace::Free,
+    };
+    let (work, dir) = if let Some(op) = io_op(row.op) {
+        let bs = row.bs.ok_or("an I/O row without 'bs'")?;
+        let dir = if matches!(op, IoOp::Read | IoOp::RandRead) { DDIR_READ } else { DDIR_WRITE };
+        let zones = if op == IoOp::RandWrite { row.zones.unwrap_or(0) } else { 0 };
+        let overwrite = row.op == Op::OverwriteSeq;
+        (Work::Io { op, bs, qd: row.qd.unwrap_or(1), jobs, zones, overwrite }, dir)
+    } else {
+        let kind = match row.op {
+            Op::Reset => Mgmt::Reset,
+            Op::FinishJob => Mgmt::Finish,
+            Op::SoftfinishJob => softfinish_kind(row, bg)?,
+            other => return Err(format!("op {other:?} outside seed 000's custom programs has no fio mapping")),
+        };
+        // The finish jobs' latencies are of their opening 4 KiB write (the artifact's notes say so).
+        let dir = if kind == Mgmt::Reset || row.metric == Metric::PerS { DDIR_TRIM } else { DDIR_WRITE };
+        (Work::Mgmt { kind, jobs: concurrent_resets(&row.notes).unwrap_or(jobs) }, dir)
+    };
+    let other = bg.other.map(|job| match job {
+        Job::Io { op, bs, qd, jobs, throttle } => {
+            FioJob { work: Work::Io { op, bs, qd, jobs, zones: 0, overwrite: false }, pace: throttle.into() }
+        }
+        Job::Mgmt { kind, throttle } => FioJob { work: Work::Mgmt { kind, jobs: 1 }, pace: throttle.into() },
+    });
+    let run = FioRun {
+        lba_bytes: row.lba_bytes,
+        stack: row.stack,
+        zinc: bg.zinc,
+        main: FioJob { work, pace: own_pace },
+        other,
+    };
+    // ConfZNS++ reports percentiles of total latency, the others of completion latency.
+    let total = row.source == "ConfZNS++";
+    Ok(Plan { run: Run::Fio(run), source: Source::FioDir { dir, total } })
+}
+
+/// The chunk of a softFinish job: from its throttle phrase, else from the notes ("= 8 KiB").
+fn softfinish_kind(row: &Row, bg: &background::Background) -> Result<Mgmt, String> {
+    if let Some(Job::Mgmt { kind: kind @ Mgmt::SoftFinish { .. }, .. }) = bg.own {
+        return Ok(kind);
+    }
+    let (_, after) = row.notes.split_once("= ").ok_or("a softFinish job whose chunk size is not given")?;
+    let kib: u64 = after.split_whitespace().next().and_then(|n| n.parse().ok()).ok_or("softFinish chunk unreadable")?;
+    if row.notes.contains("sleep") {
+        return Err("softFinish with sleeps between chunks, whose length is not given".into());
+    }
+    Ok(Mgmt::SoftFinish { chunk_bytes: kib * 1024 })
+}
+
+/// "N concurrent reset jobs" in the notes of seed 003's C3 rows.
+fn concurrent_resets(notes: &str) -> Option<u32> {
+    let at = notes.find(" concurrent reset jobs")?;
+    notes[..at].rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
+    let list0 = |run| Ok(Plan { run: Run::Device(run), source: Source::List(0) });
+    match row.op {
+        Op::Reset | Op::Finish | Op::ResetAfterFinish if row.figure.starts_with("Fig 5") => {
+            let opened = !row.notes.contains("not opened");
+            list0(DeviceRun::Occupancy { op: row.op, occupancy: occupancy(&row.notes)?, opened })
+        }
+        Op::Open => list0(DeviceRun::OpenClose),
+        Op::Close => Ok(Plan { run: Run::Device(DeviceRun::OpenClose), source: Source::List(1) }),
+        Op::Reset => {
+            let io = match bg.other {
+                None => "none",
+                Some(Job::Io { op: IoOp::RandRead, .. }) => "read",
+                Some(Job::Io { op: IoOp::Write, .. }) => "write",
+                Some(Job::Io { op: IoOp::Append, .. }) => "append",
+                Some(other) => return Err(format!("Fig 7 with {other:?} beside the resets")),
+            };
+            list0(DeviceRun::ResetBeside { io })
+        }
+        op => {
+            let io = io_op(op).ok_or_else(|| format!("op {op:?} in {} is not mapped", row.figure))?;
+            let bs = row.bs.ok_or("an I/O row without 'bs'")?;
+            match (bg.other, io) {
+                (None, _) => list0(DeviceRun::Qd1 { op: io, bs }),
+                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::RandRead) => {
+                    Ok(Plan { run: Run::Device(DeviceRun::ResetBeside { io: "read" }), source: Source::List(1) })
+                }
+                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::Write) => {
+                    Ok(Plan { run: Run::Device(DeviceRun::ResetBeside { io: "write" }), source: Source::List(1) })
+                }
+                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::Append) => {
+                    Ok(Plan { run: Run::Device(DeviceRun::ResetBeside { io: "append" }), source: Source::List(1) })
+                }
+                (Some(other), _) => Err(format!("{op:?} beside {other:?} in {} is not mapped", row.figure)),
+            }
+        }
+    }
+}
+
+/// Fig 5's occupancy from the notes: "occupancy 12.5% = 34464 LBAs",
+/// "occupancy 0 LBAs", "occupancy 1 LBA written", "occupancy cap-1 = …".
+fn occupancy(notes: &str) -> Result<Occupancy, String> {
+    let text = notes.split_once("occupancy ").map(|(_, t)| t).ok_or("Fig 5 row without 'occupancy' in its notes")?;
+    let first = text.split_whitespace().next().unwrap_or("");
+    if first == "cap-1" {
+        return Ok(Occupancy::AllButOne);
+    }
+    if let Some(pct) = first.strip_suffix('%').and_then(|p| p.parse::<f64>().ok()) {
+        return Ok(Occupancy::CentiPct((pct * 100.0).round() as u32));
+    }
+    first.parse().map(Occupancy::Lbas).map_err(|_| format!("occupancy '{first}' unreadable"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occupancies_and_reset_job_counts_are_read_from_the_notes() {
+        assert_eq!(occupancy("occupancy 12.5% = 34464 LBAs; x"), Ok(Occupancy::CentiPct(1250)));
+        assert_eq!(occupancy("occupancy 1 LBA written (<0.1%)"), Ok(Occupancy::Lbas(1)));
+        assert_eq!(occupancy("occupancy cap-1 = 275711 LBAs"), Ok(Occupancy::AllButOne));
+        assert!(occupancy("no such thing").is_err());
+        assert_eq!(concurrent_resets("7 concurrent reset jobs (QD1 each)"), Some(7));
+        assert_eq!(concurrent_resets("one reset job"), None);
+    }
+}

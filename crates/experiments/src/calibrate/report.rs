@@ -1,0 +1,193 @@
+//! The calibration report: per-row CSV, JSON and Markdown summaries.
+
+use super::RowResult;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Rows within this relative error count as close.
+pub const CLOSE: f64 = 0.25;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct GroupStats {
+    pub group: String,
+    pub count: usize,
+    pub median_abs_error: f64,
+    pub max_abs_error: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    pub rows: usize,
+    pub compared: usize,
+    pub skipped: usize,
+    pub median_abs_error: Option<f64>,
+    /// Share of compared rows within ±25%.
+    pub within_25_pct: Option<f64>,
+    pub groups: Vec<GroupStats>,
+    /// Skip reason → row ids.
+    pub skipped_reasons: BTreeMap<String, Vec<String>>,
+}
+
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
+}
+
+pub fn summarize(results: &[RowResult]) -> Summary {
+    let mut errors: Vec<f64> = results.iter().filter_map(|r| r.error).map(f64::abs).collect();
+    let compared = errors.len();
+    let within = errors.iter().filter(|e| **e <= CLOSE).count();
+    let mut by_group: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut skipped_reasons: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in results {
+        match (r.error, &r.skipped) {
+            (Some(e), _) => by_group.entry(&r.group).or_default().push(e.abs()),
+            (None, Some(reason)) => skipped_reasons.entry(reason.clone()).or_default().push(r.id.clone()),
+            (None, None) => {}
+        }
+    }
+    let groups = by_group
+        .into_iter()
+        .map(|(group, mut e)| GroupStats {
+            group: group.to_string(),
+            count: e.len(),
+            max_abs_error: e.iter().copied().fold(0.0, f64::max),
+            median_abs_error: median(&mut e).unwrap_or(0.0),
+        })
+        .collect();
+    Summary {
+        rows: results.len(),
+        compared,
+        skipped: results.len() - compared,
+        median_abs_error: median(&mut errors),
+        within_25_pct: (compared > 0).then(|| within as f64 / compared as f64),
+        groups,
+        skipped_reasons,
+    }
+}
+
+/// `rows.csv`: one line per row, predicted or the reason it was skipped.
+pub fn rows_csv(results: &[RowResult]) -> Result<Vec<u8>, String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let e = |e: csv::Error| e.to_string();
+    w.write_record(["id", "group", "metric", "measured", "predicted", "relative_error", "skipped", "run"])
+        .map_err(e)?;
+    for r in results {
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
+        w.write_record([
+            r.id.as_str(),
+            &r.group,
+            r.metric,
+            &format!("{}", r.measured),
+            &opt(r.predicted),
+            &opt(r.error),
+            r.skipped.as_deref().unwrap_or(""),
+            r.run.as_deref().unwrap_or(""),
+        ])
+        .map_err(e)?;
+    }
+    w.into_inner().map_err(|e| e.to_string())
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// `report.md`: the overall numbers, every group (worst first), the skipped rows.
+pub fn markdown(title: &str, summary: &Summary, extra: &str) -> String {
+    let mut s = format!("# {title}\n\n");
+    let _ = writeln!(
+        s,
+        "{} rows: {} compared, {} skipped.\n\n- median |error|: {}\n- rows within ±25%: {}\n",
+        summary.rows,
+        summary.compared,
+        summary.skipped,
+        pct(summary.median_abs_error),
+        pct(summary.within_25_pct)
+    );
+    s.push_str(extra);
+    s.push_str("\n## Groups (source / figure / metric), worst median first\n\n| group | rows | median abs error | max abs error |\n|---|---|---|---|\n");
+    let mut groups: Vec<&GroupStats> = summary.groups.iter().collect();
+    groups.sort_by(|a, b| b.median_abs_error.total_cmp(&a.median_abs_error).then(a.group.cmp(&b.group)));
+    for g in groups {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            g.group,
+            g.count,
+            pct(Some(g.median_abs_error)),
+            pct(Some(g.max_abs_error))
+        );
+    }
+    s.push_str("\n## Skipped rows\n\n| reason | rows | ids |\n|---|---|---|\n");
+    for (reason, ids) in &summary.skipped_reasons {
+        let shown: Vec<&str> = ids.iter().take(12).map(String::as_str).collect();
+        let more =
+            if ids.len() > shown.len() { format!(" and {} more", ids.len() - shown.len()) } else { String::new() };
+        let _ = writeln!(s, "| {} | {} | {}{} |", reason.replace('|', "/"), ids.len(), shown.join(" "), more);
+    }
+    s
+}
+
+/// Writes rows.csv, report.json and report.md into `dir`.
+pub fn write(
+    dir: &Path,
+    title: &str,
+    results: &[RowResult],
+    extra_md: &str,
+    extra_json: serde_json::Value,
+) -> Result<Summary, String> {
+    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let summary = summarize(results);
+    std::fs::write(dir.join("rows.csv"), rows_csv(results)?).map_err(io)?;
+    let json = serde_json::json!({ "summary": summary, "rows": results, "extra": extra_json });
+    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("report.json"), text + "\n").map_err(io)?;
+    std::fs::write(dir.join("report.md"), markdown(title, &summary, extra_md)).map_err(io)?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: &str, group: &str, error: Option<f64>, skipped: Option<&str>) -> RowResult {
+        RowResult {
+            id: id.into(),
+            group: group.into(),
+            metric: "kiops",
+            run: None,
+            measured: 10.0,
+            predicted: error.map(|e| 10.0 * (1.0 + e)),
+            error,
+            skipped: skipped.map(String::from),
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_medians_groups_and_reasons() {
+        let results = [
+            result("a", "g1", Some(0.1), None),
+            result("b", "g1", Some(-0.5), None),
+            result("c", "g2", Some(0.2), None),
+            result("d", "g2", None, Some("why")),
+        ];
+        let s = summarize(&results);
+        assert_eq!((s.rows, s.compared, s.skipped), (4, 3, 1));
+        assert_eq!(s.median_abs_error, Some(0.2));
+        assert_eq!(s.within_25_pct, Some(2.0 / 3.0));
+        assert_eq!(s.groups[0], GroupStats { group: "g1".into(), count: 2, median_abs_error: 0.3, max_abs_error: 0.5 });
+        assert_eq!(s.skipped_reasons["why"], vec!["d".to_string()]);
+        let md = markdown("t", &s, "");
+        assert!(md.find("| g1 |").unwrap() < md.find("| g2 |").unwrap(), "worst group first:\n{md}");
+        let csv = String::from_utf8(rows_csv(&results).unwrap()).unwrap();
+        assert!(csv.lines().nth(4).unwrap().contains(",why,"), "{csv}");
+    }
+}

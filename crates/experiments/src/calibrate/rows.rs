@@ -1,0 +1,286 @@
+//! Reading a measurements file (`docs/measurements.md`): one measured
+//! number per row, with the run that measured it.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The first line every measurements file starts with.
+pub const VERSION_LINE: &str = "# zonelab-measurements v1";
+
+/// The columns of format v1, in order.
+pub const COLUMNS: [&str; 14] = [
+    "id",
+    "source",
+    "figure",
+    "lba_bytes",
+    "stack",
+    "op",
+    "bs",
+    "qd",
+    "jobs",
+    "zones",
+    "background",
+    "metric",
+    "value",
+    "notes",
+];
+
+/// The I/O path of a run: engine and block-layer scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Stack {
+    #[serde(rename = "spdk")]
+    Spdk,
+    #[serde(rename = "io_uring_cmd")]
+    IoUringCmd,
+    #[serde(rename = "io_uring-none")]
+    IoUringNone,
+    #[serde(rename = "io_uring-mq-deadline")]
+    IoUringMqDeadline,
+    #[serde(rename = "libaio-none")]
+    LibaioNone,
+    #[serde(rename = "libaio-mq-deadline")]
+    LibaioMqDeadline,
+    #[serde(rename = "psync-none")]
+    PsyncNone,
+    #[serde(rename = "psync-mq-deadline")]
+    PsyncMqDeadline,
+}
+
+impl Stack {
+    /// fio's `ioengine` for the stack.
+    pub fn ioengine(self) -> &'static str {
+        match self {
+            Stack::Spdk => "spdk",
+            Stack::IoUringCmd => "io_uring_cmd",
+            Stack::IoUringNone | Stack::IoUringMqDeadline => "io_uring",
+            Stack::LibaioNone | Stack::LibaioMqDeadline => "libaio",
+            Stack::PsyncNone | Stack::PsyncMqDeadline => "psync",
+        }
+    }
+
+    /// Whether the block layer runs mq-deadline (else none, or no block layer at all).
+    pub fn mq_deadline(self) -> bool {
+        matches!(self, Stack::IoUringMqDeadline | Stack::LibaioMqDeadline | Stack::PsyncMqDeadline)
+    }
+}
+
+/// What the measured job did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Op {
+    Write,
+    Append,
+    Read,
+    Randread,
+    Randwrite,
+    OverwriteSeq,
+    OverwriteRand,
+    Randoverwrite,
+    Reset,
+    Finish,
+    Open,
+    Close,
+    ResetAfterFinish,
+    FinishJob,
+    SoftfinishJob,
+    RocksdbZenfs,
+}
+
+/// What was measured, and its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Kiops,
+    Mibs,
+    LatMeanUs,
+    LatP50Us,
+    LatP95Us,
+    LatP99Us,
+    MsMean,
+    MsP95,
+    PerS,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Kiops => "kiops",
+            Metric::Mibs => "mibs",
+            Metric::LatMeanUs => "lat_mean_us",
+            Metric::LatP50Us => "lat_p50_us",
+            Metric::LatP95Us => "lat_p95_us",
+            Metric::LatP99Us => "lat_p99_us",
+            Metric::MsMean => "ms_mean",
+            Metric::MsP95 => "ms_p95",
+            Metric::PerS => "per_s",
+        }
+    }
+}
+
+/// One measured number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub id: String,
+    pub source: String,
+    pub figure: String,
+    pub lba_bytes: u32,
+    pub stack: Stack,
+    pub op: Op,
+    pub bs: Option<u64>,
+    pub qd: Option<u32>,
+    pub jobs: Option<u32>,
+    pub zones: Option<u32>,
+    pub background: String,
+    pub metric: Metric,
+    pub value: f64,
+    pub notes: String,
+    /// Line of the row in its file (1-based), for messages.
+    #[serde(skip)]
+    pub line: u64,
+}
+
+impl Row {
+    /// Source × figure × metric: the unit the report summarises.
+    pub fn group(&self) -> String {
+        format!("{} / {} / {}", self.source, self.figure, self.metric.name())
+    }
+}
+
+/// Reads a measurements file.
+pub fn read_file(path: &Path) -> Result<Vec<Row>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse(&path.display().to_string(), &text)
+}
+
+/// Parses a measurements file's text; `name` locates errors.
+pub fn parse(name: &str, text: &str) -> Result<Vec<Row>, String> {
+    let first = text.lines().next().unwrap_or("").trim_end();
+    if first != VERSION_LINE {
+        let hint = if first.starts_with("# zonelab-measurements") {
+            "this zonelab reads format v1 only".to_string()
+        } else {
+            format!("the first line must be '{VERSION_LINE}'")
+        };
+        return Err(format!("{name}:1: not a measurements file ({hint}); see docs/measurements.md"));
+    }
+    let mut reader = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
+    let header = reader.headers().map_err(|e| located(name, &e, &[]))?.clone();
+    let found: Vec<&str> = header.iter().collect();
+    if found != COLUMNS {
+        return Err(format!("{name}:2: the header must be {} (found {})", COLUMNS.join(","), found.join(",")));
+    }
+    let mut rows = Vec::new();
+    let mut ids = std::collections::HashMap::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| located(name, &e, &COLUMNS))?;
+        let line = record.position().map_or(0, |p| p.line());
+        let mut row: Row = record.deserialize(Some(&header)).map_err(|e| {
+            let message = located(name, &e, &COLUMNS);
+            // serde names no field for an unknown enum value: find the column that holds it.
+            let bad = message.split("unknown variant '").nth(1).and_then(|m| m.split('\'').next());
+            match bad.and_then(|b| record.iter().position(|f| f == b)) {
+                Some(i) => message.replacen("column '?'", &format!("column '{}'", COLUMNS[i]), 1),
+                None => message,
+            }
+        })?;
+        row.line = line;
+        check(name, &row)?;
+        if let Some(before) = ids.insert(row.id.clone(), line) {
+            return Err(format!("{name}:{line}: column 'id': '{}' is already the id of line {before}", row.id));
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// What serde cannot check: values that parse but make no sense.
+fn check(name: &str, row: &Row) -> Result<(), String> {
+    let at = |column: &str, what: &str| Err(format!("{name}:{}: column '{column}': {what}", row.line));
+    if row.id.trim().is_empty() {
+        return at("id", "must not be empty");
+    }
+    if row.lba_bytes != 512 && row.lba_bytes != 4096 {
+        return at("lba_bytes", &format!("{} is not 512 or 4096", row.lba_bytes));
+    }
+    if !row.value.is_finite() || row.value < 0.0 {
+        return at("value", &format!("{} is not a finite number >= 0", row.value));
+    }
+    if row.bs == Some(0) || row.qd == Some(0) || row.jobs == Some(0) || row.zones == Some(0) {
+        return at("bs/qd/jobs/zones", "must be empty or at least 1");
+    }
+    Ok(())
+}
+
+/// A csv error as `file:line: column 'c': message`.
+fn located(name: &str, e: &csv::Error, columns: &[&str]) -> String {
+    let line = e.position().map_or(0, |p| p.line());
+    match e.kind() {
+        csv::ErrorKind::Deserialize { err, .. } => {
+            let column = err.field().and_then(|f| columns.get(f as usize)).copied().unwrap_or("?");
+            format!("{name}:{line}: column '{column}': {}", describe(err.kind()))
+        }
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("{name}:{line}: {len} fields, the header has {expected_len} (quote values that contain commas)")
+        }
+        _ => format!("{name}:{line}: {e}"),
+    }
+}
+
+fn describe(kind: &csv::DeserializeErrorKind) -> String {
+    match kind {
+        csv::DeserializeErrorKind::Message(m) => m.replace('`', "'"),
+        csv::DeserializeErrorKind::ParseInt(e) => format!("not a whole number ({e})"),
+        csv::DeserializeErrorKind::ParseFloat(e) => format!("not a number ({e})"),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "id,source,figure,lba_bytes,stack,op,bs,qd,jobs,zones,background,metric,value,notes\n";
+
+    fn file(rows: &str) -> String {
+        format!("{VERSION_LINE}\n{HEADER}{rows}")
+    }
+
+    #[test]
+    fn a_good_row_parses_with_empty_optionals() {
+        let rows = parse("m.csv", &file("A1,S,Fig 1,4096,spdk,reset,,1,1,,,ms_p95,16.2,\"a, b\"\n")).unwrap();
+        assert_eq!(rows[0].op, Op::Reset);
+        assert_eq!(rows[0].bs, None);
+        assert_eq!(rows[0].line, 3);
+        assert_eq!(rows[0].notes, "a, b");
+    }
+
+    #[test]
+    fn bad_rows_are_located_with_what_is_valid() {
+        let cases = [
+            ("A1,S,F,4096,spdk,write,4k,1,1,1,,kiops,1,\n", "m.csv:3: column 'bs'"),
+            ("A1,S,F,4096,nvme,write,4096,1,1,1,,kiops,1,\n", "one of"),
+            ("A1,S,F,4096,spdk,write,4096,1,1,1,,iops,1,\n", "column 'metric'"),
+            ("A1,S,F,4096,spdk,scan,4096,1,1,1,,kiops,1,\n", "column 'op'"),
+            ("A1,S,F,4096,spdk,write,4096,1,1,1,,kiops,,\n", "column 'value'"),
+            ("A1,S,F,4096,spdk,write,4096,1,1,1,,kiops\n", "fields"),
+            ("A1,S,F,1024,spdk,write,4096,1,1,1,,kiops,1,\n", "512 or 4096"),
+        ];
+        for (row, needle) in cases {
+            let err = parse("m.csv", &file(row)).unwrap_err();
+            assert!(err.contains(needle), "{row}: {err}");
+        }
+        let err = parse("m.csv", &file("A1,S,F,4096,nvme,write,4096,1,1,1,,kiops,1,\n")).unwrap_err();
+        assert!(err.contains("m.csv:3: column 'stack'") && err.contains("io_uring_cmd"), "{err}");
+    }
+
+    #[test]
+    fn the_version_line_and_header_are_required_and_ids_unique() {
+        assert!(parse("m.csv", HEADER).unwrap_err().contains(VERSION_LINE));
+        let v2 = format!("# zonelab-measurements v2\n{HEADER}");
+        assert!(parse("m.csv", &v2).unwrap_err().contains("v1 only"));
+        let err = parse("m.csv", &format!("{VERSION_LINE}\nid,value\n")).unwrap_err();
+        assert!(err.contains("m.csv:2: the header"), "{err}");
+        let twice = "A1,S,F,4096,spdk,open,,1,1,1,,lat_mean_us,9,\nA1,S,F,4096,spdk,open,,1,1,1,,lat_mean_us,9,\n";
+        assert!(parse("m.csv", &file(twice)).unwrap_err().contains("m.csv:4: column 'id'"));
+    }
+}

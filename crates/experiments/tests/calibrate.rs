@@ -1,0 +1,130 @@
+//! `zonelab calibrate` end to end on the shipped measurements file.
+
+use zonelab_device::preset;
+use zonelab_experiments::calibrate::{self as cal, fit, report, rows, Settings};
+
+fn shipped() -> Vec<cal::Row> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/measurements/zn540.csv");
+    cal::read_file(&path).expect("the shipped file parses")
+}
+
+#[test]
+fn every_shipped_row_maps_to_a_run_or_says_why_not() {
+    let rows = shipped();
+    assert_eq!(rows.len(), 3226);
+    let (runs, planned) = cal::plan_rows(&rows);
+    let mut mapped = 0;
+    for (row, p) in rows.iter().zip(&planned) {
+        match p {
+            Ok(_) => mapped += 1,
+            Err(reason) => assert!(reason.len() > 10, "{}: a reason that says something: '{reason}'", row.id),
+        }
+    }
+    // The application benchmark, the conventional namespace, overwrites and sleeping
+    // softFinish are what v1 skips: the rest must run.
+    assert!(mapped >= 3000, "only {mapped} of {} rows map to a run", rows.len());
+    assert!(runs.len() < mapped, "rows of one run share it ({} runs for {mapped} rows)", runs.len());
+    // T0017 and T0020: mean latency and KIOPS of the same SPDK 4 KiB QD-1 write job.
+    let at = |id: &str| rows.iter().position(|r| r.id == id).unwrap();
+    let run = |id: &str| planned[at(id)].as_ref().unwrap().0;
+    assert_eq!(run("T0017"), run("T0020"));
+    assert_ne!(run("T0017"), run("T0023"), "append is another run");
+    let rocksdb = rows.iter().position(|r| r.op == rows::Op::RocksdbZenfs).unwrap();
+    assert!(planned[rocksdb].as_ref().unwrap_err().contains("application"));
+}
+
+fn small_selection() -> Vec<cal::Row> {
+    // I/O rows, a management job at an intensity (needs its standalone run), and Fig 5 command sequences.
+    let rows = shipped();
+    let mut picked = cal::select(&rows, "CLUSTER23,Fig 4b");
+    picked.extend(cal::select(&rows, "C2 Fig 3a reset side,T14"));
+    picked.extend(cal::select(&rows, "Fig 5,T074"));
+    picked
+}
+
+#[test]
+fn reports_are_the_same_on_one_and_two_threads() {
+    let rows = small_selection();
+    assert!(rows.len() >= 30, "{}", rows.len());
+    let config = preset("zn540").unwrap();
+    let one = cal::evaluate(&config, &rows, Settings { runtime_ms: 100, threads: 1 }, &|_, _| {});
+    let two = cal::evaluate(&config, &rows, Settings { runtime_ms: 100, threads: 2 }, &|_, _| {});
+    assert_eq!(report::rows_csv(&one).unwrap(), report::rows_csv(&two).unwrap());
+    let compared = one.iter().filter(|r| r.predicted.is_some()).count();
+    assert!(compared * 10 >= rows.len() * 9, "{compared} of {} rows ran: {:?}", rows.len(), one);
+}
+
+/// Rows whose values are the model's own predictions with `path` set to `value`.
+fn generated(path: &str, value: &str, settings: Settings) -> Vec<cal::Row> {
+    let changed = zonelab_device::DeviceOptions { sets: vec![(path.into(), value.into())], ..Default::default() }
+        .apply(preset("zn540").unwrap())
+        .unwrap();
+    let template = "G1,gen,g,4096,spdk,write,4096,1,1,1,,lat_mean_us,1,\n\
+                    G2,gen,g,4096,spdk,write,4096,1,1,1,,kiops,1,\n\
+                    G3,gen,g,4096,spdk,append,8192,2,1,1,,lat_p95_us,1,\n\
+                    G4,gen,g,4096,io_uring_cmd,write,8192,1,1,1,,kiops,1,\n\
+                    G5,gen,g,4096,spdk,append,4096,1,1,1,,lat_mean_us,1,\n";
+    let text = format!("{}\n{}\n{template}", rows::VERSION_LINE, rows::COLUMNS.join(","));
+    let mut rows = rows::parse("generated.csv", &text).unwrap();
+    let results = cal::evaluate(&changed, &rows, settings, &|_, _| {});
+    for (row, result) in rows.iter_mut().zip(results) {
+        row.value = result.predicted.unwrap();
+    }
+    rows
+}
+
+#[test]
+fn the_fit_recovers_a_parameter_from_data_the_model_made() {
+    let settings = Settings { runtime_ms: 60, threads: 2 };
+    let rows = generated("controller.write_ns", "9000", settings);
+    let request = fit::Request { params: vec!["controller.write_ns".into()], folds: 0, max_evals: 40 };
+    let base = preset("zn540").unwrap();
+    let out = fit::fit(&base, &rows, &request, settings, &|_| {}, &|_, _| {}).unwrap();
+    let p = &out.summary.params[0];
+    assert_eq!(p.start, 5400.0);
+    assert!(
+        (p.fitted / 9000.0 - 1.0).abs() < 0.05,
+        "fitted {} (loss {} -> {})",
+        p.fitted,
+        out.summary.loss_start,
+        out.summary.loss_fitted
+    );
+    assert!(out.summary.loss_fitted < out.summary.loss_start / 5.0);
+    assert!(out.config.to_toml().contains("write_ns = "));
+}
+
+#[test]
+fn cross_validation_scores_every_fold() {
+    let settings = Settings { runtime_ms: 40, threads: 2 };
+    let rows = generated("controller.write_ns", "7000", settings);
+    let request = fit::Request { params: vec!["controller.write_ns".into()], folds: 3, max_evals: 12 };
+    let out = fit::fit(&preset("zn540").unwrap(), &rows, &request, settings, &|_| {}, &|_, _| {}).unwrap();
+    assert_eq!(out.summary.fold_losses.len(), 3);
+    assert!(out.summary.cv_loss.unwrap().is_finite());
+    assert!(fit::markdown(&out).contains("3-fold cross-validation"));
+}
+
+#[test]
+fn a_parameter_that_is_not_a_number_is_refused() {
+    let rows = generated("controller.write_ns", "5400", Settings { runtime_ms: 20, threads: 1 });
+    let request = fit::Request { params: vec!["controller.nope".into()], folds: 0, max_evals: 5 };
+    let err =
+        fit::fit(&preset("zn540").unwrap(), &rows, &request, Settings::default(), &|_| {}, &|_, _| {}).err().unwrap();
+    assert!(err.contains("controller.nope"), "{err}");
+}
+
+#[test]
+fn an_intensity_is_a_share_of_the_job_run_alone() {
+    let text = format!(
+        "{}\n{}\n{}",
+        rows::VERSION_LINE,
+        rows::COLUMNS.join(","),
+        "A,s,f,4096,io_uring_cmd,reset,,1,1,,,per_s,50,\n\
+         B,s,f,4096,io_uring_cmd,reset,,1,1,,write 8KiB QD1 x1 jobs; reset job at 10% intensity,per_s,5,\n"
+    );
+    let rows = rows::parse("i.csv", &text).unwrap();
+    let results = cal::evaluate(&preset("zn540").unwrap(), &rows, Settings { runtime_ms: 400, threads: 2 }, &|_, _| {});
+    let (alone, tenth) = (results[0].predicted.unwrap(), results[1].predicted.unwrap());
+    assert!(alone > 10.0, "resets alone: {alone}/s");
+    assert!((tenth / (alone * 0.1) - 1.0).abs() < 0.25, "10% of {alone}/s gave {tenth}/s");
+}
