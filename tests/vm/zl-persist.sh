@@ -35,42 +35,61 @@ zl_part_persist() {
     zl_persist_kill_loop
 }
 
-# zl_persist_fio ZONE [fio options]: 4 MiB of checksummed writes at the start of ZONE (64 MiB zones).
+# The kill loop's device: 16 zones of 8 MiB (fio's zbd mode writes whole zones), 2 conventional.
+ZL_KILL_GEOMETRY="--zones 16 --zone-size 8m --zone-capacity 8m --conventional-zones 2 --max-open 8 --max-active 12 --lba-bytes 4096"
+ZL_KILL_ZONE_SECTORS=16384
+
+# zl_persist_fio ZONE: checksummed writes over ZONE (8 MiB zones).
 zl_persist_fio() {
-    zl_pz=$1; shift
-    fio --name=persist --filename=$ZL_DEV --direct=1 --zonemode=zbd --rw=write --bs=64k --offset=$((zl_pz * 64))M \
-        --size=4M --verify=crc32c --randrepeat=1 --ioengine=psync "$@"
+    fio --name=persist --filename=$ZL_DEV --direct=1 --zonemode=zbd --rw=write --bs=64k --offset=$(($1 * 8))M \
+        --size=8M --verify=crc32c --do_verify=0 --ioengine=psync
+}
+
+# zl_persist_verify ZONE: reads ZONE back and checks every block's checksum header (a read job with verify; fio's
+# verify_only with zonemode=zbd would reset the zones first).
+zl_persist_verify() {
+    fio --name=verify --filename=$ZL_DEV --direct=1 --rw=read --bs=64k --offset=$(($1 * 8))M --size=8M \
+        --verify=crc32c --ioengine=psync
 }
 
 # Twenty rounds: checksummed writes complete in one zone, then the server is killed (-9) while another fio job
-# writes elsewhere; after each restart every zone completed so far must verify.
+# writes zones 9-15; after each restart every zone completed so far must verify.
 zl_persist_kill_loop() {
     rm -f /tmp/zl-k.img /tmp/zl-k.img.zones
-    zl_persist_start "kill loop" /tmp/zl-k.img || return
+    zl_saved_geometry=$ZL_GEOMETRY
+    ZL_GEOMETRY=$ZL_KILL_GEOMETRY
+    zl_persist_start "kill loop" /tmp/zl-k.img || { ZL_GEOMETRY=$zl_saved_geometry; return; }
     zl_round=1; zl_verified=0
     while [ $zl_round -le 20 ]; do
-        zl_done=$((2 + (zl_round - 1) % 7)); zl_load=$((9 + (zl_round - 1) % 7))
-        blkzone reset -o $((zl_done * 131072)) -c 1 $ZL_DEV && blkzone reset -o $((zl_load * 131072)) -c 1 $ZL_DEV &&
-            zl_persist_fio $zl_done --do_verify=0 > /tmp/zl-kfio.log 2>&1 || { zl_fail "round $zl_round: writes"; break; }
-        fio --name=load --filename=$ZL_DEV --direct=1 --zonemode=zbd --rw=write --bs=128k --offset=$((zl_load * 64))M \
-            --size=48M --ioengine=libaio --iodepth=8 > /dev/null 2>&1 &
+        zl_done=$((2 + (zl_round - 1) % 7))
+        blkzone reset -o $((zl_done * ZL_KILL_ZONE_SECTORS)) -c 1 $ZL_DEV &&
+            blkzone reset -o $((9 * ZL_KILL_ZONE_SECTORS)) -c 7 $ZL_DEV &&
+            zl_persist_fio $zl_done > /tmp/zl-kfio.log 2>&1 ||
+            { zl_fail "round $zl_round: writes"; tail -8 /tmp/zl-kfio.log; break; }
+        fio --name=load --filename=$ZL_DEV --direct=1 --zonemode=zbd --rw=write --bs=128k --offset=72M \
+            --size=56M --ioengine=libaio --iodepth=8 > /dev/null 2>&1 &
         zl_fio=$!
-        sleep 1
+        sleep 0.5
         kill -KILL $ZL_PID; wait $ZL_PID 2>/dev/null; wait $zl_fio 2>/dev/null
         zl_persist_start "round $zl_round after kill -9" /tmp/zl-k.img || break
         zl_z=2; zl_bad=""
         while [ $zl_z -le 8 ] && [ $zl_z -le $((zl_round + 1)) ]; do
-            zl_persist_fio $zl_z --verify_only=1 > /tmp/zl-kfio.log 2>&1 || zl_bad="$zl_bad $zl_z"
+            zl_persist_verify $zl_z > /tmp/zl-kfio.log 2>&1 || zl_bad="$zl_bad $zl_z"
             zl_z=$((zl_z + 1))
         done
-        if [ -z "$zl_bad" ]; then zl_verified=$((zl_verified + 1)); else zl_fail "round $zl_round: zones$zl_bad fail fio verify"; fi
+        if [ -z "$zl_bad" ]; then
+            zl_verified=$((zl_verified + 1))
+        else
+            zl_fail "round $zl_round: zones$zl_bad fail fio verify"; tail -8 /tmp/zl-kfio.log
+        fi
         zl_round=$((zl_round + 1))
     done
     zl_equal "fio verify passes after each of 20 kill -9 restarts under load" 20 "$zl_verified"
     # The control: verification does read the data (a reset zone fails it).
-    blkzone reset -o $((2 * 131072)) -c 1 $ZL_DEV
-    zl_check_fails "fio verify of a reset zone fails" zl_persist_fio 2 --verify_only=1
+    blkzone reset -o $((2 * ZL_KILL_ZONE_SECTORS)) -c 1 $ZL_DEV
+    zl_check_fails "fio verify of a reset zone fails" zl_persist_verify 2
     zl_stop
+    ZL_GEOMETRY=$zl_saved_geometry
 }
 
 # f2fs on a backed device of 64 zones (f2fs finds 16 too few): written, unmounted, the server killed, then
