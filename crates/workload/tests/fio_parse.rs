@@ -319,6 +319,19 @@ fn time_units() {
     assert!(cli_err("--runtime=99999999999999d").message.contains("too long"));
 }
 
+/// Years of simulated time were accepted and ran (nearly) forever.
+#[test]
+fn simulated_times_beyond_a_day_are_refused_and_located() {
+    assert_eq!(cli_job("--runtime=1d --ramp_time=24h --startdelay=0-86400").runtime_ns, Some(86_400_000_000_000));
+    for option in ["runtime=86401", "ramp_time=3650d", "startdelay=1-25h", "startdelay=2d"] {
+        let e = cli_err(&format!("--{option}"));
+        assert_eq!(e.option.as_deref(), Some(option.split('=').next().unwrap()), "{option}");
+        assert!(e.message.contains("at most 24h"), "{option}: {e}");
+    }
+    let e = file_err("[j]\nrw=write\nramp_time=100000d\n");
+    assert!(e.to_string().starts_with("t.fio:3:"), "{e}");
+}
+
 #[test]
 fn boolean_forms() {
     assert!(cli_job("--time_based").time_based);

@@ -629,6 +629,22 @@ fn thinktime_spaces_ios_at_qd1() {
     assert!(within(dir.iops_value(), expected, 0.02), "iops {} expected {expected}", dir.iops_value());
 }
 
+/// Each 500 ms statistics window of idle time was closed one by one: a
+/// thinktime of 28 hours stepped through 200,000 of them per I/O.
+#[test]
+fn long_thinktime_skips_idle_windows_at_once() {
+    let set = job_set(&format!("--name=w --rw=write --bs=4k {ZBD} --size=1z --thinktime=99999999999"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(run(&mut device(), &set)));
+    let result = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("ran in bounded wall time");
+    let dir = &only(&result).dirs[DDIR_WRITE];
+    let windows_per_think = 99_999_999_999_000 / (500 * MS);
+    assert!(dir.total_ios > 1000, "runs until the engine's horizon: {}", dir.total_ios);
+    assert!(dir.bw_kib.count >= (dir.total_ios - 1) * windows_per_think, "{}", dir.bw_kib.count);
+    assert_eq!((dir.bw_kib.min, dir.iops.min, dir.iops.count), (0, 0, dir.bw_kib.count), "idle windows are zeros");
+    assert!(dir.iops.mean() < 1e-3 && dir.iops.max >= 2, "{} {}", dir.iops.mean(), dir.iops.max);
+}
+
 // ---- 15. startdelay --------------------------------------------------------
 
 #[test]

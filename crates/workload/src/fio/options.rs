@@ -407,7 +407,7 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("runtime", |j, v| {
-        j.runtime_ns = Some(parse_time_ns(v, TimeUnit::Seconds)?).filter(|&t| t > 0);
+        j.runtime_ns = Some(parse_horizon_ns(v)?).filter(|&t| t > 0);
         Ok(())
     }),
     ("time_based", |j, v| {
@@ -415,7 +415,7 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("ramp_time", |j, v| {
-        j.ramp_time_ns = parse_time_ns(v, TimeUnit::Seconds)?;
+        j.ramp_time_ns = parse_horizon_ns(v)?;
         Ok(())
     }),
     ("startdelay", |j, v| {
@@ -842,12 +842,30 @@ fn parse_time_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
         .ok_or_else(|| format!("'{value}' is too long"))
 }
 
+/// Longest simulated time `runtime`, `ramp_time` and `startdelay` may each
+/// ask for. A simulated second of saturating I/O costs about a wall second,
+/// so a day is already a long run; years would never end (and approach the
+/// engine's 2^60 ns horizon).
+pub const HORIZON_NS: Nanos = 24 * 3600 * 1_000_000_000;
+
+/// A time in seconds by default, at most [`HORIZON_NS`].
+fn parse_horizon_ns(value: &str) -> Result<Nanos, String> {
+    let t = parse_time_ns(value, TimeUnit::Seconds)?;
+    if t > HORIZON_NS {
+        return Err(format!(
+            "'{}' is longer than the simulation allows (at most 24h, i.e. 86400 s or 1d)",
+            value.trim()
+        ));
+    }
+    Ok(t)
+}
+
 /// `startdelay=a` or `a-b` (fio picks uniformly in the range).
 fn parse_time_range_ns(value: &str) -> Result<(Nanos, Nanos), String> {
     let (low, high) = match value.split_once('-') {
-        Some((low, high)) => (parse_time_ns(low, TimeUnit::Seconds)?, parse_time_ns(high, TimeUnit::Seconds)?),
+        Some((low, high)) => (parse_horizon_ns(low)?, parse_horizon_ns(high)?),
         None => {
-            let t = parse_time_ns(value, TimeUnit::Seconds)?;
+            let t = parse_horizon_ns(value)?;
             (t, t)
         }
     };

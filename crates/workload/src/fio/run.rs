@@ -224,6 +224,23 @@ fn job_error(job: &JobSpec, option: &str, message: String) -> JobError {
     JobError { location: job.origin.clone(), option: Some(option.to_string()), message }
 }
 
+/// Closes the statistics windows that ended by `now` (up to the deadline).
+/// All but the first lie in idle time, as nothing completed since the last
+/// call: they are zero samples, added at once (a long thinktime spans
+/// millions of windows).
+fn close_windows(thread: &mut Thread, now: Nanos) {
+    let last = now.min(thread.deadline_ns);
+    if last < thread.window_next_ns {
+        return;
+    }
+    let idle = (last - thread.window_next_ns) / WINDOW_NS;
+    for dir in thread.stats.dirs.iter_mut() {
+        dir.sample_window(WINDOW_NS);
+        dir.sample_idle_windows(idle);
+    }
+    thread.window_next_ns += (idle + 1) * WINDOW_NS;
+}
+
 impl<'a> Engine<'a> {
     pub fn new(device: &'a mut Device, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
         let layout = device.layout().clone();
@@ -543,7 +560,7 @@ impl<'a> Engine<'a> {
                 }
                 if thread.think_pending && !thread.issuing_done {
                     thread.think_pending = false;
-                    let at = now + self.set.jobs[thread.spec].thinktime_ns;
+                    let at = now.saturating_add(self.set.jobs[thread.spec].thinktime_ns);
                     self.wake_at(t, at);
                     return;
                 }
@@ -945,12 +962,7 @@ impl<'a> Engine<'a> {
     fn account(&mut self, now: Nanos, io: &Io, sync: bool) {
         let lba_bytes = self.lba_bytes;
         let thread = &mut self.threads[io.thread as usize];
-        while now >= thread.window_next_ns && thread.window_next_ns <= thread.deadline_ns {
-            for dir in thread.stats.dirs.iter_mut() {
-                dir.sample_window(WINDOW_NS);
-            }
-            thread.window_next_ns += WINDOW_NS;
-        }
+        close_windows(thread, now);
         let counted = match io.kind {
             IoKind::Data | IoKind::TrimReset | IoKind::VerifyRead | IoKind::OpenBlock => {
                 Some((io.ddir, u64::from(io.nlb) * lba_bytes, io.issue_ns))
