@@ -102,7 +102,7 @@ pub fn load_device(spec: &str) -> Result<DeviceConfig, ConfigError> {
             PRESET_NAMES.join(", ")
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{spec}: {e}")))?;
+    let text = zonelab_sim::input::read_text(path, zonelab_sim::input::TEXT_BYTES_MAX).map_err(ConfigError)?;
     DeviceConfig::from_toml(&text).map_err(|e| ConfigError(format!("{spec}: {e}")))
 }
 

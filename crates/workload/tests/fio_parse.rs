@@ -159,6 +159,25 @@ fn include_reads_relative_to_the_including_file() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `include` of a file that is not a job file quoted its first line in the
+/// error; a device node was read without end.
+#[test]
+fn include_of_a_non_job_file_echoes_nothing() {
+    let dir = std::env::temp_dir().join(format!("zonelab-fio-include-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("secret"), "root:s3cr3t-hash:19000:0:99999:7:::\n").unwrap();
+    std::fs::write(dir.join("opts.fio"), "# shared\nbs=16k\n").unwrap();
+    let path = dir.join("main.fio").to_string_lossy().into_owned();
+    let e = parse_job_file(&path, "[j]\ninclude secret\n").unwrap_err();
+    assert!(e.to_string().contains("is not a fio job file") && e.location.ends_with("main.fio:2"), "{e}");
+    assert!(!e.to_string().contains("s3cr3t"), "{e}");
+    let set = parse_job_file(&path, "[j]\ninclude opts.fio\n").unwrap();
+    assert_eq!(set.jobs[0].bs[DDIR_READ], bs(16384, 16384), "an options-only include is a job file");
+    #[cfg(unix)]
+    assert!(parse_job_file(&path, "[j]\ninclude /dev/zero\n").unwrap_err().message.contains("device node"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn a_file_without_jobs_is_an_error() {
     assert!(file_err("[global]\nbs=4k\n").message.contains("no jobs"));
