@@ -374,6 +374,14 @@ impl DeviceConfig {
     }
 
     pub fn validate(&self) -> Result<Layout, ConfigError> {
+        // TOML integers are signed: a u64 above i64::MAX loads (the parser
+        // takes it) but could not be shown or `--set` again.
+        if let Err(e) = toml::Table::try_from(self) {
+            return Err(ConfigError(format!(
+                "a value is larger than {}, the largest integer a device file can hold ({e})",
+                i64::MAX
+            )));
+        }
         self.flash.validate().map_err(|e| ConfigError(e.0))?;
         self.flash_timing.validate().map_err(ConfigError)?;
         self.validate_interfaces()?;

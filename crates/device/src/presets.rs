@@ -230,6 +230,18 @@ mod tests {
         assert!(preset("nope").is_none());
     }
 
+    /// Found by zonelab-fuzz: a device file with an integer above i64::MAX
+    /// loaded, then `--set` (or `device show`) panicked re-serialising it.
+    #[test]
+    fn integers_toml_cannot_hold_are_refused_on_load() {
+        let text = preset("zn540")
+            .unwrap()
+            .to_toml()
+            .replace("lane_bytes_per_s = 985000000", "lane_bytes_per_s = 16313256422187718051");
+        let e = DeviceConfig::from_toml(&text).unwrap_err();
+        assert!(e.0.contains("larger than 9223372036854775807, the largest integer a device file can hold"), "{e}");
+    }
+
     #[test]
     fn zn540_zone_capacity_is_whole_super_word_lines() {
         let c = preset("zn540").unwrap();

@@ -432,6 +432,19 @@ fn finish_operations_finish_zones() {
     assert_eq!(dev.counters().host_write_bytes, 4 * 4096);
 }
 
+/// Found by zonelab-fuzz: with iodepth > 1 a second operation's first block
+/// replaced the first's chain, and a fill then found none ("a fill belongs
+/// to a chain" panic).
+#[test]
+fn finish_and_softfinish_need_iodepth_1() {
+    for op in ["--finish=1", "--softfinish=1 --softfinish_chunk=128k"] {
+        let set = job_set(&format!("--name=f --rw=write --bs=4k {ZBD} {op} --size=4z --iodepth=4"));
+        let e = engine_error(&mut device(), &set);
+        assert_eq!(e.option.as_deref(), Some("iodepth"), "{op}: {e}");
+        assert!(e.message.contains("iodepth must be 1"), "{op}: {e}");
+    }
+}
+
 #[test]
 fn softfinish_fills_zones_from_the_host() {
     let (dev, _, result) = run_line(&format!(

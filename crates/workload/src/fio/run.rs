@@ -339,6 +339,12 @@ impl<'a> Engine<'a> {
         if (job.finish || job.softfinish) && job.rw != RwKind::Write {
             return Err(job_error(job, "finish", "finish and softfinish operations need rw=write".into()));
         }
+        // A thread follows one operation's chain of requests at a time.
+        if (job.finish || job.softfinish) && job.iodepth > 1 {
+            let message = "finish and softfinish operations run one at a time (each spans several requests): \
+                           iodepth must be 1";
+            return Err(job_error(job, "iodepth", message.into()));
+        }
         if job.verify != Verify::None && self.device.config().mode != Mode::Data {
             return Err(job_error(job, "verify", "needs a device that keeps data: add --data".into()));
         }
