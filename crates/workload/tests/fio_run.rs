@@ -658,6 +658,27 @@ fn long_thinktime_skips_idle_windows_at_once() {
     assert!(dir.iops.mean() < 1e-3 && dir.iops.max >= 2, "{} {}", dir.iops.mean(), dir.iops.max);
 }
 
+/// Found by zonelab-fuzz: a verify read failing while others were in flight
+/// ended the thread at once ("!thread.ended && thread.inflight == 0" panic).
+/// Two clones writing the same zone make the verify fail.
+#[test]
+fn a_failed_verify_waits_for_the_reads_in_flight() {
+    let small = DeviceOptions {
+        zones: Some(16),
+        zone_size_bytes: Some(MIB),
+        zone_capacity_bytes: Some(MIB / 2),
+        data: true,
+        ..Default::default()
+    };
+    let mut dev = Device::new(small.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+    let line = format!(
+        "--name=w --rw=write --bs=4k {ZBD} --size=4z --iodepth=4 --numjobs=2 --thinktime=10 --verify=crc32c --runtime=20ms"
+    );
+    let result = run(&mut dev, &job_set(&line));
+    let errors: Vec<_> = result.threads.iter().filter_map(|t| t.stats.error.as_ref()).collect();
+    assert!(!errors.is_empty(), "the clones overwrite each other's blocks");
+}
+
 // ---- 15. startdelay --------------------------------------------------------
 
 #[test]

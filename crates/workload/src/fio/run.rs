@@ -654,9 +654,10 @@ impl<'a> Engine<'a> {
                 };
                 self.issue(now, t, read);
             }
-            if self.threads[t as usize].inflight > 0 {
-                return;
-            }
+        }
+        // Also after an error: the reads in flight complete before the thread ends.
+        if self.threads[t as usize].inflight > 0 {
+            return;
         }
         self.end_thread(now, t);
     }
