@@ -342,7 +342,10 @@ fn time_units() {
 #[test]
 fn simulated_times_beyond_a_day_are_refused_and_located() {
     assert_eq!(cli_job("--runtime=1d --ramp_time=24h --startdelay=0-86400").runtime_ns, Some(86_400_000_000_000));
-    for option in ["runtime=86401", "ramp_time=3650d", "startdelay=1-25h", "startdelay=2d"] {
+    // softfinish_pause of u64::MAX ns wrapped the event time (found by zonelab-fuzz).
+    for option in
+        ["runtime=86401", "ramp_time=3650d", "startdelay=1-25h", "startdelay=2d", "softfinish_pause=18446744073709551"]
+    {
         let e = cli_err(&format!("--{option}"));
         assert_eq!(e.option.as_deref(), Some(option.split('=').next().unwrap()), "{option}");
         assert!(e.message.contains("at most 24h"), "{option}: {e}");

@@ -407,7 +407,7 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("runtime", |j, v| {
-        j.runtime_ns = Some(parse_horizon_ns(v)?).filter(|&t| t > 0);
+        j.runtime_ns = Some(parse_horizon_ns(v, TimeUnit::Seconds)?).filter(|&t| t > 0);
         Ok(())
     }),
     ("time_based", |j, v| {
@@ -415,7 +415,7 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("ramp_time", |j, v| {
-        j.ramp_time_ns = parse_horizon_ns(v)?;
+        j.ramp_time_ns = parse_horizon_ns(v, TimeUnit::Seconds)?;
         Ok(())
     }),
     ("startdelay", |j, v| {
@@ -501,7 +501,7 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("softfinish_pause", |j, v| {
-        j.softfinish_pause_ns = parse_time_ns(v, TimeUnit::Micros)?;
+        j.softfinish_pause_ns = parse_horizon_ns(v, TimeUnit::Micros)?;
         Ok(())
     }),
     ("kb_base", |j, v| {
@@ -842,15 +842,15 @@ fn parse_time_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
         .ok_or_else(|| format!("'{value}' is too long"))
 }
 
-/// Longest simulated time `runtime`, `ramp_time` and `startdelay` may each
-/// ask for. A simulated second of saturating I/O costs about a wall second,
+/// Longest simulated time `runtime`, `ramp_time`, `startdelay` and
+/// `softfinish_pause` may each ask for. A simulated second of saturating I/O costs about a wall second,
 /// so a day is already a long run; years would never end (and approach the
 /// engine's 2^60 ns horizon).
 pub const HORIZON_NS: Nanos = 24 * 3600 * 1_000_000_000;
 
-/// A time in seconds by default, at most [`HORIZON_NS`].
-fn parse_horizon_ns(value: &str) -> Result<Nanos, String> {
-    let t = parse_time_ns(value, TimeUnit::Seconds)?;
+/// A time, at most [`HORIZON_NS`].
+fn parse_horizon_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
+    let t = parse_time_ns(value, default_unit)?;
     if t > HORIZON_NS {
         return Err(format!(
             "'{}' is longer than the simulation allows (at most 24h, i.e. 86400 s or 1d)",
@@ -863,9 +863,9 @@ fn parse_horizon_ns(value: &str) -> Result<Nanos, String> {
 /// `startdelay=a` or `a-b` (fio picks uniformly in the range).
 fn parse_time_range_ns(value: &str) -> Result<(Nanos, Nanos), String> {
     let (low, high) = match value.split_once('-') {
-        Some((low, high)) => (parse_horizon_ns(low)?, parse_horizon_ns(high)?),
+        Some((low, high)) => (parse_horizon_ns(low, TimeUnit::Seconds)?, parse_horizon_ns(high, TimeUnit::Seconds)?),
         None => {
-            let t = parse_horizon_ns(value)?;
+            let t = parse_horizon_ns(value, TimeUnit::Seconds)?;
             (t, t)
         }
     };

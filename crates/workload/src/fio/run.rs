@@ -1025,7 +1025,8 @@ impl<'a> Engine<'a> {
                 if pause_ns == 0 {
                     self.soft_fill(now, t, chunk);
                 } else {
-                    self.schedule(now + pause_ns, Event::SoftFill(t));
+                    // Pauses add up over many chunks: none takes the run past its horizon.
+                    self.schedule((now + pause_ns).min(RUN_NS_MAX.max(now)), Event::SoftFill(t));
                 }
             }
             IoKind::Finish => self.threads[t as usize].chain = None,
