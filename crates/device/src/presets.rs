@@ -242,6 +242,19 @@ mod tests {
         assert!(e.0.contains("larger than 9223372036854775807, the largest integer a device file can hold"), "{e}");
     }
 
+    /// Found by zonelab-fuzz: `--device sn640 --set mapping.d_zone=0` passed
+    /// validation (a conventional device skipped the check) and panicked in
+    /// `Device::new`.
+    #[test]
+    fn a_conventional_device_needs_a_valid_d_zone() {
+        for d_zone in [0, 3] {
+            let mut c = preset("sn640").unwrap();
+            c.mapping.d_zone = d_zone;
+            let e = c.validate().unwrap_err();
+            assert!(e.0.contains(&format!("mapping.d_zone = {d_zone} must divide the 16 dies")), "{e}");
+        }
+    }
+
     #[test]
     fn zn540_zone_capacity_is_whole_super_word_lines() {
         let c = preset("zn540").unwrap();
