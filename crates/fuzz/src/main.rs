@@ -49,7 +49,9 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// Writes the input of a finding and says how to reproduce it.
+/// Writes the input of a finding and says how to reproduce it, on stdout:
+/// stderr carries what the targets' code prints (the ublk backend logs its
+/// refusals), which a long run may want to discard.
 fn report_finding(args: &Args, name: &str, index: u64, input: &str, finding: &Finding) {
     let dir = args.out.join(name);
     let path = dir.join(format!("seed{}-input{index}.txt", args.seed));
@@ -58,16 +60,16 @@ fn report_finding(args: &Args, name: &str, index: u64, input: &str, finding: &Fi
         Finding::Crash(m) => format!("crash: {m}"),
         Finding::Hang(d) => format!("hang: {:.1} s (limit {:.1} s)", d.as_secs_f64(), args.limit.as_secs_f64()),
     };
-    eprintln!("zonelab-fuzz: target {name}, seed {}, input {index}: {what}", args.seed);
+    println!("zonelab-fuzz: target {name}, seed {}, input {index}: {what}", args.seed);
     let shown: String = input.chars().take(2000).collect();
-    eprintln!(
+    println!(
         "input ({} bytes{}):\n{shown}",
         input.len(),
         if shown.len() < input.len() { ", first 2000 chars" } else { "" }
     );
     match saved {
-        Ok(()) => eprintln!("saved to {}; replay: zonelab-fuzz {name} --replay {}", path.display(), path.display()),
-        Err(e) => eprintln!("could not save it to {}: {e}", path.display()),
+        Ok(()) => println!("saved to {}; replay: zonelab-fuzz {name} --replay {}", path.display(), path.display()),
+        Err(e) => println!("could not save it to {}: {e}", path.display()),
     }
 }
 
