@@ -30,10 +30,10 @@ fn each_target_survives_mutated_inputs() {
     install_quiet_panic_hook();
     for t in TARGETS {
         let report = fuzz(t, 42, Budget::Inputs(40), LIMIT);
-        assert_eq!(report.inputs, 40, "{}", t.name);
         if let Some((index, input, finding)) = report.finding {
             let shown: String = input.chars().take(500).collect();
             panic!("{}: input {index} ({shown}): {finding:?}", t.name);
         }
+        assert_eq!(report.inputs, 40, "{}", t.name);
     }
 }

@@ -129,6 +129,17 @@ fn unknown_option_names_line_and_suggests() {
     assert!(cli_err("--nosuchthing=1").message.contains("unknown option 'nosuchthing'"));
 }
 
+/// Found by zonelab-fuzz: the suggestion for an unknown option computed an
+/// edit distance to every option, a 1 MiB name took minutes.
+#[test]
+fn a_huge_unknown_option_is_refused_at_once() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(file_err(&format!("[e]\n{}=1\n", "A".repeat(1 << 20)))));
+    let err = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("refused in bounded time");
+    assert!(err.message.starts_with("unknown option 'AAAA") && !err.message.contains("did you mean"));
+    assert!(file_err("[e]\nioengin=sync\n").message.contains("did you mean 'ioengine'"));
+}
+
 #[test]
 fn unmodelled_options_are_refused() {
     for option in ["--loops=2", "--bssplit=4k/50:8k/50", "--unified_rw_reporting=1", "--fsync=1", "--rate_min=1m"] {
