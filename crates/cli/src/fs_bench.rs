@@ -62,13 +62,14 @@ pub struct FsBenchArgs {
     /// PCIe lanes of 600 MB/s.
     #[arg(long, default_value_t = 2)]
     lanes: u32,
-    /// File system (and device) size.
+    /// File system (and device) size: at least 24 zones, and few enough that a full checkpoint
+    /// (SIT and NAT) fits one zone (about 1000 zones).
     #[arg(long, default_value = "2g")]
     fs_size: String,
     /// Data set over the user blocks of the file system.
     #[arg(long, default_value_t = 0.9)]
     utilization: f64,
-    /// Bytes the workload writes in the measured part.
+    /// Bytes the workload writes in the measured part: at most 16 times --fs-size.
     #[arg(long, default_value = "1g")]
     write: String,
     /// Threads or connections (default: seed 002 Table 3).

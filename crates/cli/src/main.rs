@@ -148,7 +148,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
                 // through a pipe, reading each answer before writing the next command.
                 None | Some("-") => exec(&mut dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin"),
                 Some(path) => {
-                    let file = std::fs::File::open(path).map_err(|e| UserError(format!("{path}: {e}")))?;
+                    let file = zonelab_sim::input::open_input(path.as_ref()).map_err(UserError)?;
                     exec(&mut dev, BufReader::new(file), BufWriter::new(stdout), path)
                 }
             }

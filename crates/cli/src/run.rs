@@ -196,7 +196,8 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     let host = host_config(&opts)?;
     let mut sources = Vec::new();
     for path in &files {
-        let text = std::fs::read_to_string(path).map_err(|e| UserError(format!("job file '{path}': {e}")))?;
+        let text = zonelab_sim::input::read_text(path.as_ref(), zonelab_sim::input::TEXT_BYTES_MAX)
+            .map_err(|e| UserError(format!("job file: {e}")))?;
         sources.push((path.clone(), text));
     }
     if sources.is_empty() && fio_args.is_empty() {

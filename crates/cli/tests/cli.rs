@@ -395,3 +395,26 @@ fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
     let err = text(&out.stderr);
     assert!(err.contains("zonelab: measured") && !err.contains("ETA") && !err.contains('\u{1b}'), "{err}");
 }
+
+/// A device node given as a file (`/dev/zero`: endless, a disk: huge) was
+/// read whole; now every file input says what it is and exits 2 at once.
+#[cfg(unix)]
+#[test]
+fn device_nodes_as_input_files_exit_2() {
+    assert_each_exits_2_saying(&[
+        (&["exec", "--device", "/dev/zero"], "/dev/zero is a device node, not a file"),
+        (&["device", "show", "/dev/zero"], "/dev/zero is a device node, not a file"),
+        (&["exec", "/dev/zero"], "/dev/zero is a device node, not a file"),
+        (&["run", "/dev/zero"], "job file: /dev/zero is a device node, not a file"),
+        (&["exec", "/"], "/ is a directory, not a file"),
+    ]);
+}
+
+/// A configuration larger than 16 MiB is refused before it is parsed.
+#[test]
+fn oversized_device_file_exits_2() {
+    let path = std::env::temp_dir().join(format!("zonelab-cli-big-{}.toml", std::process::id()));
+    std::fs::write(&path, vec![b'#'; (16 << 20) + 1]).unwrap();
+    assert_each_exits_2_saying(&[(&["exec", "--device", path.to_str().unwrap()], "is larger than 16777216 bytes")]);
+    std::fs::remove_file(path).unwrap();
+}

@@ -89,3 +89,18 @@ fn reproduce_znsplus_writes_csv_svg_and_png_for_every_figure() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--fs-size 1t` panicked in mkfs ("a full checkpoint must fit one zone")
+/// after 37 s; `--write 16777215t` ran forever. Both are refused at once.
+#[test]
+fn sizes_beyond_what_the_simulator_can_do_exit_2() {
+    for (args, needle) in [
+        (&["fs-bench", "--fs-size", "1t", "--write", "16m"][..], "a full checkpoint"),
+        (&["fs-bench", "--fs-size", "768m", "--write", "16777215t"], "more than 16 times the file system"),
+    ] {
+        let out = zonelab(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("zonelab: ") && err.contains(needle), "{args:?}: {err}");
+    }
+}

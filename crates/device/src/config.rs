@@ -374,13 +374,24 @@ impl DeviceConfig {
     }
 
     pub fn validate(&self) -> Result<Layout, ConfigError> {
+        // TOML integers are signed: a u64 above i64::MAX loads (the parser
+        // takes it) but could not be shown or `--set` again.
+        if let Err(e) = toml::Table::try_from(self) {
+            return Err(ConfigError(format!(
+                "a value is larger than {}, the largest integer a device file can hold ({e})",
+                i64::MAX
+            )));
+        }
         self.flash.validate().map_err(|e| ConfigError(e.0))?;
         self.flash_timing.validate().map_err(ConfigError)?;
         self.validate_interfaces()?;
         let mut layout = self.validate_namespace()?;
         self.validate_management_work(&layout)?;
         match &self.conventional {
-            Some(c) => self.validate_conventional(c, &mut layout)?,
+            Some(c) => {
+                self.check_d_zone()?;
+                self.validate_conventional(c, &mut layout)?
+            }
             None => self.validate_flash_fit(&mut layout)?,
         }
         Ok(layout)
@@ -635,14 +646,23 @@ impl DeviceConfig {
         Ok(())
     }
 
+    /// D_zone splits the dies into equal flash chip groups; a conventional
+    /// device keeps the zone mapping too (identify_mapping reports it).
+    fn check_d_zone(&self) -> Result<(), ConfigError> {
+        let (dies, d) = (self.flash.dies_total(), self.mapping.d_zone);
+        if d == 0 || !dies.is_multiple_of(d) {
+            return err(format!(
+                "mapping.d_zone = {d} must divide the {dies} dies (flash.channels × chips_per_channel × dies_per_chip) into equal flash chip groups"
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_flash_fit(&self, layout: &mut Layout) -> Result<(), ConfigError> {
         let g = &self.flash;
+        self.check_d_zone()?;
         let Some(fit) = self.zone_fit() else {
-            return err(format!(
-                "mapping.d_zone = {} must divide the {} dies (flash.channels × chips_per_channel × dies_per_chip) into equal flash chip groups",
-                self.mapping.d_zone,
-                g.dies_total()
-            ));
+            return err("the flash geometry leaves no room for a zone (a zero-sized plane row)");
         };
         let ZoneFit { fcgs, fbg_blocks, blocks_per_plane_needed: need } = fit;
         let fbgs_per_fcg = u64::from(g.blocks_per_plane) / fbg_blocks;

@@ -102,7 +102,7 @@ pub fn load_device(spec: &str) -> Result<DeviceConfig, ConfigError> {
             PRESET_NAMES.join(", ")
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{spec}: {e}")))?;
+    let text = zonelab_sim::input::read_text(path, zonelab_sim::input::TEXT_BYTES_MAX).map_err(ConfigError)?;
     DeviceConfig::from_toml(&text).map_err(|e| ConfigError(format!("{spec}: {e}")))
 }
 
@@ -110,7 +110,7 @@ pub fn load_device(spec: &str) -> Result<DeviceConfig, ConfigError> {
 /// `value`, parsed according to the parameter's type; sizes and durations
 /// take suffixes.
 pub fn set_parameter(config: &DeviceConfig, path: &str, value: &str) -> Result<DeviceConfig, ConfigError> {
-    let mut table = toml::Table::try_from(config).expect("config serialises to a table");
+    let mut table = toml::Table::try_from(config).map_err(|e| ConfigError(format!("--set {path}: {e}")))?;
     let keys: Vec<&str> = path.split('.').collect();
     let (last, parents) = keys.split_last().expect("split yields at least one key");
     let mut node = &mut table;

@@ -230,6 +230,31 @@ mod tests {
         assert!(preset("nope").is_none());
     }
 
+    /// Found by zonelab-fuzz: a device file with an integer above i64::MAX
+    /// loaded, then `--set` (or `device show`) panicked re-serialising it.
+    #[test]
+    fn integers_toml_cannot_hold_are_refused_on_load() {
+        let text = preset("zn540")
+            .unwrap()
+            .to_toml()
+            .replace("lane_bytes_per_s = 985000000", "lane_bytes_per_s = 16313256422187718051");
+        let e = DeviceConfig::from_toml(&text).unwrap_err();
+        assert!(e.0.contains("larger than 9223372036854775807, the largest integer a device file can hold"), "{e}");
+    }
+
+    /// Found by zonelab-fuzz: `--device sn640 --set mapping.d_zone=0` passed
+    /// validation (a conventional device skipped the check) and panicked in
+    /// `Device::new`.
+    #[test]
+    fn a_conventional_device_needs_a_valid_d_zone() {
+        for d_zone in [0, 3] {
+            let mut c = preset("sn640").unwrap();
+            c.mapping.d_zone = d_zone;
+            let e = c.validate().unwrap_err();
+            assert!(e.0.contains(&format!("mapping.d_zone = {d_zone} must divide the 16 dies")), "{e}");
+        }
+    }
+
     #[test]
     fn zn540_zone_capacity_is_whole_super_word_lines() {
         let c = preset("zn540").unwrap();

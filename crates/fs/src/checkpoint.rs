@@ -43,6 +43,44 @@ pub struct CpPack {
     pub sit_loc: Vec<u32>,
 }
 
+/// Checks up front that a full checkpoint fits one checkpoint zone: every
+/// SIT block, the NAT of one node per main-area block (every node needs a
+/// block of its own, so the NAT never grows past that) and the pack. A
+/// larger file system would fail at its first checkpoint switch, possibly
+/// hours into a run; its zone count is then what must shrink.
+pub(crate) fn check_checkpoint_fits(zone_blocks: u32, segs: u32) -> Result<(), String> {
+    let sit_entry_bytes = 4 + (zone_blocks as usize).div_ceil(64) * 8;
+    let sit_per_block = (BLOCK_BYTES - 8) / sit_entry_bytes;
+    if sit_per_block == 0 {
+        return Err(format!("a zone of {zone_blocks} blocks is too large: its SIT entry must fit one 4 KiB block"));
+    }
+    let need = |segs: u32| {
+        let nat_blocks = (segs as usize * zone_blocks as usize + 2).div_ceil(NAT_ENTRIES_PER_BLOCK as usize);
+        let sit_blocks = (segs as usize).div_ceil(sit_per_block);
+        let pack_blocks = 2 + ((nat_blocks + sit_blocks) * 4 + CP_HEAD_BYTES).div_ceil(BLOCK_BYTES) - 1;
+        nat_blocks + sit_blocks + pack_blocks
+    };
+    if need(segs) <= zone_blocks as usize {
+        return Ok(());
+    }
+    // `need` grows with `segs`: the largest that fits, for the message.
+    let (mut low, mut high) = (0, segs);
+    while low + 1 < high {
+        let mid = low + (high - low) / 2;
+        if need(mid) <= zone_blocks as usize {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    Err(format!(
+        "{segs} segments of {zone_blocks} blocks are too many: a full checkpoint ({} blocks of NAT, SIT and pack) \
+         must fit one zone; at most {low} segments ({} zones) fit",
+        need(segs),
+        low + META_ZONES
+    ))
+}
+
 impl Fs {
     /// SIT entries per SIT block.
     pub(crate) fn sit_per_block(&self) -> usize {
@@ -256,4 +294,18 @@ pub(crate) fn decode_pack(zone_bytes: &[u8], at: usize) -> Option<(CpPack, usize
     (foot_version == version).then_some(())?;
     let pack = CpPack { version, nat_entries, cursors, nat_loc: loc[..n_nat].to_vec(), sit_loc: loc[n_nat..].to_vec() };
     Some((pack, blocks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A zone over 32,640 blocks has a SIT entry larger than a block: mkfs
+    /// divided by zero.
+    #[test]
+    fn zones_whose_sit_entry_outgrows_a_block_are_refused() {
+        check_checkpoint_fits(32_640, 10).expect("one entry per block");
+        let e = check_checkpoint_fits(32_641, 10).unwrap_err();
+        assert!(e.contains("its SIT entry must fit one 4 KiB block"), "{e}");
+    }
 }

@@ -207,3 +207,16 @@ fn zero_cpus_is_refused() {
     cfg.host.cpus = 0;
     assert!(Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).is_err());
 }
+
+/// A file system whose NAT (one node per block) and SIT could outgrow a
+/// checkpoint zone: it used to be made, then panicked at the checkpoint that
+/// needed a whole copy ("a full checkpoint must fit one zone").
+#[test]
+fn a_checkpoint_that_cannot_fit_its_zone_is_refused_at_mkfs() {
+    let cfg = FsConfig::new(Recycling::Zns);
+    let e = Fs::mkfs(Device::new(tiny_device(1200)).unwrap(), cfg.clone()).err().expect("refused");
+    assert!(e.to_string().contains("1198 segments of 64 blocks are too many"), "{e}");
+    assert!(e.to_string().contains("at most 921 segments (923 zones) fit"), "{e}");
+    Fs::mkfs(Device::new(tiny_device(923)).unwrap(), cfg.clone()).expect("the largest that fits");
+    assert!(Fs::mkfs(Device::new(tiny_device(924)).unwrap(), cfg).is_err());
+}

@@ -5,6 +5,7 @@
 //! about flash or zones.
 
 pub mod event;
+pub mod input;
 pub mod metrics;
 pub mod rng;
 pub mod time;

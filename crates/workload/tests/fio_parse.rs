@@ -129,6 +129,17 @@ fn unknown_option_names_line_and_suggests() {
     assert!(cli_err("--nosuchthing=1").message.contains("unknown option 'nosuchthing'"));
 }
 
+/// Found by zonelab-fuzz: the suggestion for an unknown option computed an
+/// edit distance to every option, a 1 MiB name took minutes.
+#[test]
+fn a_huge_unknown_option_is_refused_at_once() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(file_err(&format!("[e]\n{}=1\n", "A".repeat(1 << 20)))));
+    let err = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("refused in bounded time");
+    assert!(err.message.starts_with("unknown option 'AAAA") && !err.message.contains("did you mean"));
+    assert!(file_err("[e]\nioengin=sync\n").message.contains("did you mean 'ioengine'"));
+}
+
 #[test]
 fn unmodelled_options_are_refused() {
     for option in ["--loops=2", "--bssplit=4k/50:8k/50", "--unified_rw_reporting=1", "--fsync=1", "--rate_min=1m"] {
@@ -156,6 +167,25 @@ fn include_reads_relative_to_the_including_file() {
     let set = parse_job_file(&path, "include common.fio\n[j]\n").unwrap();
     assert_eq!(set.jobs[0].bs[DDIR_READ], bs(32768, 32768));
     assert!(parse_job_file(&path, "include missing.fio\n[j]\n").is_err());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `include` of a file that is not a job file quoted its first line in the
+/// error; a device node was read without end.
+#[test]
+fn include_of_a_non_job_file_echoes_nothing() {
+    let dir = std::env::temp_dir().join(format!("zonelab-fio-include-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("secret"), "root:s3cr3t-hash:19000:0:99999:7:::\n").unwrap();
+    std::fs::write(dir.join("opts.fio"), "# shared\nbs=16k\n").unwrap();
+    let path = dir.join("main.fio").to_string_lossy().into_owned();
+    let e = parse_job_file(&path, "[j]\ninclude secret\n").unwrap_err();
+    assert!(e.to_string().contains("is not a fio job file") && e.location.ends_with("main.fio:2"), "{e}");
+    assert!(!e.to_string().contains("s3cr3t"), "{e}");
+    let set = parse_job_file(&path, "[j]\ninclude opts.fio\n").unwrap();
+    assert_eq!(set.jobs[0].bs[DDIR_READ], bs(16384, 16384), "an options-only include is a job file");
+    #[cfg(unix)]
+    assert!(parse_job_file(&path, "[j]\ninclude /dev/zero\n").unwrap_err().message.contains("device node"));
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -317,6 +347,22 @@ fn time_units() {
     assert!(cli_err("--runtime=1.5s").message.contains("fraction"));
     assert!(cli_err("--startdelay=3-1").message.contains("ends before"));
     assert!(cli_err("--runtime=99999999999999d").message.contains("too long"));
+}
+
+/// Years of simulated time were accepted and ran (nearly) forever.
+#[test]
+fn simulated_times_beyond_a_day_are_refused_and_located() {
+    assert_eq!(cli_job("--runtime=1d --ramp_time=24h --startdelay=0-86400").runtime_ns, Some(86_400_000_000_000));
+    // softfinish_pause of u64::MAX ns wrapped the event time (found by zonelab-fuzz).
+    for option in
+        ["runtime=86401", "ramp_time=3650d", "startdelay=1-25h", "startdelay=2d", "softfinish_pause=18446744073709551"]
+    {
+        let e = cli_err(&format!("--{option}"));
+        assert_eq!(e.option.as_deref(), Some(option.split('=').next().unwrap()), "{option}");
+        assert!(e.message.contains("at most 24h"), "{option}: {e}");
+    }
+    let e = file_err("[j]\nrw=write\nramp_time=100000d\n");
+    assert!(e.to_string().starts_with("t.fio:3:"), "{e}");
 }
 
 #[test]

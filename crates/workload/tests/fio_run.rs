@@ -432,6 +432,19 @@ fn finish_operations_finish_zones() {
     assert_eq!(dev.counters().host_write_bytes, 4 * 4096);
 }
 
+/// Found by zonelab-fuzz: with iodepth > 1 a second operation's first block
+/// replaced the first's chain, and a fill then found none ("a fill belongs
+/// to a chain" panic).
+#[test]
+fn finish_and_softfinish_need_iodepth_1() {
+    for op in ["--finish=1", "--softfinish=1 --softfinish_chunk=128k"] {
+        let set = job_set(&format!("--name=f --rw=write --bs=4k {ZBD} {op} --size=4z --iodepth=4"));
+        let e = engine_error(&mut device(), &set);
+        assert_eq!(e.option.as_deref(), Some("iodepth"), "{op}: {e}");
+        assert!(e.message.contains("iodepth must be 1"), "{op}: {e}");
+    }
+}
+
 #[test]
 fn softfinish_fills_zones_from_the_host() {
     let (dev, _, result) = run_line(&format!(
@@ -627,6 +640,43 @@ fn thinktime_spaces_ios_at_qd1() {
     let dir = &only(&result).dirs[DDIR_WRITE];
     let expected = 1e9 / (dir.lat.mean() + 100_000.0);
     assert!(within(dir.iops_value(), expected, 0.02), "iops {} expected {expected}", dir.iops_value());
+}
+
+/// Each 500 ms statistics window of idle time was closed one by one: a
+/// thinktime of 28 hours stepped through 200,000 of them per I/O.
+#[test]
+fn long_thinktime_skips_idle_windows_at_once() {
+    let set = job_set(&format!("--name=w --rw=write --bs=4k {ZBD} --size=1z --thinktime=99999999999"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(run(&mut device(), &set)));
+    let result = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("ran in bounded wall time");
+    let dir = &only(&result).dirs[DDIR_WRITE];
+    let windows_per_think = 99_999_999_999_000 / (500 * MS);
+    assert!(dir.total_ios > 1000, "runs until the engine's horizon: {}", dir.total_ios);
+    assert!(dir.bw_kib.count >= (dir.total_ios - 1) * windows_per_think, "{}", dir.bw_kib.count);
+    assert_eq!((dir.bw_kib.min, dir.iops.min, dir.iops.count), (0, 0, dir.bw_kib.count), "idle windows are zeros");
+    assert!(dir.iops.mean() < 1e-3 && dir.iops.max >= 2, "{} {}", dir.iops.mean(), dir.iops.max);
+}
+
+/// Found by zonelab-fuzz: a verify read failing while others were in flight
+/// ended the thread at once ("!thread.ended && thread.inflight == 0" panic).
+/// Two clones writing the same zone make the verify fail.
+#[test]
+fn a_failed_verify_waits_for_the_reads_in_flight() {
+    let small = DeviceOptions {
+        zones: Some(16),
+        zone_size_bytes: Some(MIB),
+        zone_capacity_bytes: Some(MIB / 2),
+        data: true,
+        ..Default::default()
+    };
+    let mut dev = Device::new(small.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+    let line = format!(
+        "--name=w --rw=write --bs=4k {ZBD} --size=4z --iodepth=4 --numjobs=2 --thinktime=10 --verify=crc32c --runtime=20ms"
+    );
+    let result = run(&mut dev, &job_set(&line));
+    let errors: Vec<_> = result.threads.iter().filter_map(|t| t.stats.error.as_ref()).collect();
+    assert!(!errors.is_empty(), "the clones overwrite each other's blocks");
 }
 
 // ---- 15. startdelay --------------------------------------------------------

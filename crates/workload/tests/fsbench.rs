@@ -60,6 +60,18 @@ fn settings_out_of_range_are_refused() {
     assert!(run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().contains("threads"));
 }
 
+/// `--write 16777215t` ran (nearly) forever; the bound is 16 times the file
+/// system (46 segments of 8 MiB here).
+#[test]
+fn writing_more_than_sixteen_file_systems_is_refused() {
+    let mut cfg = FsBenchConfig::new(FsWorkload::Varmail);
+    cfg.write_bytes = 16_777_215 << 40;
+    let e = run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err();
+    assert!(e.contains("more than 16 times the file system's 385875968 bytes"), "{e}");
+    cfg.write_bytes = 16 * 385_875_968 + 1;
+    assert!(run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().contains("16 times"));
+}
+
 #[test]
 fn measurement_starts_once_segments_are_being_reclaimed() {
     // At 50% utilization the first 24 MiB written fit in free segments; the

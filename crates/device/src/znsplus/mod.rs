@@ -102,14 +102,27 @@ impl TlZone {
         (offset..offset + lbas).any(|o| self.is_valid(o))
     }
 
-    /// First invalid block at or after `offset`, or the zone capacity.
+    /// First invalid block at or after `offset`, or the zone capacity. A
+    /// word at a time: a zone holds up to 2^24 blocks and a command must not
+    /// cost one step per block.
     pub(crate) fn next_invalid(&self, offset: u64) -> u64 {
-        (offset..self.zcap_lbas).find(|&o| !self.is_valid(o)).unwrap_or(self.zcap_lbas)
+        let mut o = offset;
+        while o < self.zcap_lbas {
+            let (word, bit) = ((o / 64) as usize, o % 64);
+            // Valid blocks from `o` on within the word (the shift brings in invalid ones).
+            let run = u64::from((!(self.valid[word] >> bit)).trailing_zeros()).min(64 - bit);
+            if run < 64 - bit {
+                return (o + run).min(self.zcap_lbas);
+            }
+            o += run;
+        }
+        self.zcap_lbas
     }
 
-    /// One past the last valid block (0 if none).
+    /// One past the last valid block (0 if none), a word at a time.
     pub(crate) fn valid_end(&self) -> u64 {
-        (0..self.zcap_lbas).rev().find(|&o| self.is_valid(o)).map_or(0, |o| o + 1)
+        let last = self.valid.iter().rposition(|&w| w != 0);
+        last.map_or(0, |i| (i as u64 * 64 + 64 - u64::from(self.valid[i].leading_zeros())).min(self.zcap_lbas))
     }
 }
 
@@ -184,5 +197,33 @@ impl Device {
     /// Bytes of one chunk (a flash page).
     pub(crate) fn chunk_bytes(&self) -> u32 {
         u32::try_from(self.layout.lbas_per_chunk * self.layout.lba_bytes).expect("a chunk is one flash page")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word-at-a-time scans agree with block-by-block ones.
+    #[test]
+    fn valid_scans_match_block_by_block() {
+        let mut rng = zonelab_sim::SimRng::new(5);
+        for zcap in [1, 63, 64, 65, 200, 1000] {
+            for density in [0.0, 0.1, 0.5, 0.9, 1.0] {
+                let mut valid = vec![0u64; (zcap as usize).div_ceil(64)];
+                for o in 0..zcap {
+                    if rng.chance(density) {
+                        valid[(o / 64) as usize] |= 1 << (o % 64);
+                    }
+                }
+                let tl = TlZone::new(0, 0, &valid, 0, zcap);
+                let end = (0..zcap).rev().find(|&o| tl.is_valid(o)).map_or(0, |o| o + 1);
+                assert_eq!(tl.valid_end(), end, "{zcap} {density}");
+                for offset in 0..=zcap {
+                    let next = (offset..zcap).find(|&o| !tl.is_valid(o)).unwrap_or(zcap);
+                    assert_eq!(tl.next_invalid(offset), next, "{zcap} {density} {offset}");
+                }
+            }
+        }
     }
 }

@@ -407,7 +407,7 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("runtime", |j, v| {
-        j.runtime_ns = Some(parse_time_ns(v, TimeUnit::Seconds)?).filter(|&t| t > 0);
+        j.runtime_ns = Some(parse_horizon_ns(v, TimeUnit::Seconds)?).filter(|&t| t > 0);
         Ok(())
     }),
     ("time_based", |j, v| {
@@ -415,7 +415,7 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("ramp_time", |j, v| {
-        j.ramp_time_ns = parse_time_ns(v, TimeUnit::Seconds)?;
+        j.ramp_time_ns = parse_horizon_ns(v, TimeUnit::Seconds)?;
         Ok(())
     }),
     ("startdelay", |j, v| {
@@ -501,7 +501,7 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("softfinish_pause", |j, v| {
-        j.softfinish_pause_ns = parse_time_ns(v, TimeUnit::Micros)?;
+        j.softfinish_pause_ns = parse_horizon_ns(v, TimeUnit::Micros)?;
         Ok(())
     }),
     ("kb_base", |j, v| {
@@ -606,9 +606,17 @@ pub(super) fn aliases_of(name: &str) -> impl Iterator<Item = &'static str> + '_ 
 }
 
 /// The known option closest to a misspelt `name` (fio prints "Did you mean ...?").
+/// Only names within 2 characters of its length can be within distance 2:
+/// the others are skipped, so a huge name costs one pass, not one edit
+/// distance per option (found by zonelab-fuzz: a 100 KB name took seconds).
 pub fn suggest(name: &str) -> Option<&'static str> {
+    let len = name.chars().count();
     let all = MODELLED.iter().map(|(n, _)| *n).chain(IGNORED.iter().copied()).chain(UNMODELLED.iter().copied());
-    all.map(|n| (edit_distance(name, n), n)).filter(|(d, _)| *d <= 2).min_by_key(|(d, _)| *d).map(|(_, n)| n)
+    all.filter(|n| n.chars().count().abs_diff(len) <= 2)
+        .map(|n| (edit_distance(name, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -842,12 +850,30 @@ fn parse_time_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
         .ok_or_else(|| format!("'{value}' is too long"))
 }
 
+/// Longest simulated time `runtime`, `ramp_time`, `startdelay` and
+/// `softfinish_pause` may each ask for. A simulated second of saturating I/O costs about a wall second,
+/// so a day is already a long run; years would never end (and approach the
+/// engine's 2^60 ns horizon).
+pub const HORIZON_NS: Nanos = 24 * 3600 * 1_000_000_000;
+
+/// A time, at most [`HORIZON_NS`].
+fn parse_horizon_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
+    let t = parse_time_ns(value, default_unit)?;
+    if t > HORIZON_NS {
+        return Err(format!(
+            "'{}' is longer than the simulation allows (at most 24h, i.e. 86400 s or 1d)",
+            value.trim()
+        ));
+    }
+    Ok(t)
+}
+
 /// `startdelay=a` or `a-b` (fio picks uniformly in the range).
 fn parse_time_range_ns(value: &str) -> Result<(Nanos, Nanos), String> {
     let (low, high) = match value.split_once('-') {
-        Some((low, high)) => (parse_time_ns(low, TimeUnit::Seconds)?, parse_time_ns(high, TimeUnit::Seconds)?),
+        Some((low, high)) => (parse_horizon_ns(low, TimeUnit::Seconds)?, parse_horizon_ns(high, TimeUnit::Seconds)?),
         None => {
-            let t = parse_time_ns(value, TimeUnit::Seconds)?;
+            let t = parse_horizon_ns(value, TimeUnit::Seconds)?;
             (t, t)
         }
     };

@@ -245,9 +245,26 @@ fn include(parent: &str, target: &str, depth: usize, location: &str, out: &mut V
         _ => Path::new(target).to_path_buf(),
     };
     let resolved = resolved.to_string_lossy().into_owned();
-    let text = std::fs::read_to_string(&resolved)
-        .map_err(|e| located(location, None, format!("cannot read include file '{resolved}': {e}")))?;
+    let text = zonelab_sim::input::read_text(Path::new(&resolved), zonelab_sim::input::TEXT_BYTES_MAX)
+        .map_err(|e| located(location, None, format!("cannot read include file: {e}")))?;
+    if !looks_like_job_file(&text) {
+        let message = format!("include file '{resolved}' is not a fio job file (its first line is neither a [section] nor a known option)");
+        return Err(located(location, None, message));
+    }
     read_lines(&resolved, &text, depth + 1, out)
+}
+
+/// Whether the first line that matters is a section header, an option fio
+/// knows or an include: errors further on quote lines of the file, which
+/// must not echo a file that is not a job file (`include /etc/shadow`).
+fn looks_like_job_file(text: &str) -> bool {
+    let first = text.lines().map(|l| l.split([';', '#']).next().unwrap_or_default().trim()).find(|l| !l.is_empty());
+    let Some(first) = first else { return true };
+    let name = first.split_once('=').map_or(first, |(name, _)| name).trim();
+    first.starts_with('[')
+        || first.starts_with("include ")
+        || options::lookup(name).is_some()
+        || options::lookup_cli(name).is_some()
 }
 
 /// fio expands `${VAR}` from the environment in job files; an unset

@@ -224,6 +224,23 @@ fn job_error(job: &JobSpec, option: &str, message: String) -> JobError {
     JobError { location: job.origin.clone(), option: Some(option.to_string()), message }
 }
 
+/// Closes the statistics windows that ended by `now` (up to the deadline).
+/// All but the first lie in idle time, as nothing completed since the last
+/// call: they are zero samples, added at once (a long thinktime spans
+/// millions of windows).
+fn close_windows(thread: &mut Thread, now: Nanos) {
+    let last = now.min(thread.deadline_ns);
+    if last < thread.window_next_ns {
+        return;
+    }
+    let idle = (last - thread.window_next_ns) / WINDOW_NS;
+    for dir in thread.stats.dirs.iter_mut() {
+        dir.sample_window(WINDOW_NS);
+        dir.sample_idle_windows(idle);
+    }
+    thread.window_next_ns += (idle + 1) * WINDOW_NS;
+}
+
 impl<'a> Engine<'a> {
     pub fn new(device: &'a mut Device, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
         let layout = device.layout().clone();
@@ -321,6 +338,12 @@ impl<'a> Engine<'a> {
         }
         if (job.finish || job.softfinish) && job.rw != RwKind::Write {
             return Err(job_error(job, "finish", "finish and softfinish operations need rw=write".into()));
+        }
+        // A thread follows one operation's chain of requests at a time.
+        if (job.finish || job.softfinish) && job.iodepth > 1 {
+            let message = "finish and softfinish operations run one at a time (each spans several requests): \
+                           iodepth must be 1";
+            return Err(job_error(job, "iodepth", message.into()));
         }
         if job.verify != Verify::None && self.device.config().mode != Mode::Data {
             return Err(job_error(job, "verify", "needs a device that keeps data: add --data".into()));
@@ -543,7 +566,7 @@ impl<'a> Engine<'a> {
                 }
                 if thread.think_pending && !thread.issuing_done {
                     thread.think_pending = false;
-                    let at = now + self.set.jobs[thread.spec].thinktime_ns;
+                    let at = now.saturating_add(self.set.jobs[thread.spec].thinktime_ns);
                     self.wake_at(t, at);
                     return;
                 }
@@ -631,9 +654,10 @@ impl<'a> Engine<'a> {
                 };
                 self.issue(now, t, read);
             }
-            if self.threads[t as usize].inflight > 0 {
-                return;
-            }
+        }
+        // Also after an error: the reads in flight complete before the thread ends.
+        if self.threads[t as usize].inflight > 0 {
+            return;
         }
         self.end_thread(now, t);
     }
@@ -945,12 +969,7 @@ impl<'a> Engine<'a> {
     fn account(&mut self, now: Nanos, io: &Io, sync: bool) {
         let lba_bytes = self.lba_bytes;
         let thread = &mut self.threads[io.thread as usize];
-        while now >= thread.window_next_ns && thread.window_next_ns <= thread.deadline_ns {
-            for dir in thread.stats.dirs.iter_mut() {
-                dir.sample_window(WINDOW_NS);
-            }
-            thread.window_next_ns += WINDOW_NS;
-        }
+        close_windows(thread, now);
         let counted = match io.kind {
             IoKind::Data | IoKind::TrimReset | IoKind::VerifyRead | IoKind::OpenBlock => {
                 Some((io.ddir, u64::from(io.nlb) * lba_bytes, io.issue_ns))
@@ -1006,7 +1025,8 @@ impl<'a> Engine<'a> {
                 if pause_ns == 0 {
                     self.soft_fill(now, t, chunk);
                 } else {
-                    self.schedule(now + pause_ns, Event::SoftFill(t));
+                    // Pauses add up over many chunks: none takes the run past its horizon.
+                    self.schedule((now + pause_ns).min(RUN_NS_MAX.max(now)), Event::SoftFill(t));
                 }
             }
             IoKind::Finish => self.threads[t as usize].chain = None,

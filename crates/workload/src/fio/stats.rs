@@ -144,6 +144,9 @@ impl LatStat {
     }
 }
 
+/// Repeated samples added one by one up to this many (see `add_repeated`).
+const REPEAT_LOOP_MAX: u64 = 1024;
+
 /// Samples of a rate (KiB/s or IOPS) over fio's averaging windows, kept as
 /// fio's `io_stat` is (`add_stat`: Welford's running mean and S).
 #[derive(Debug, Clone, Default)]
@@ -165,6 +168,25 @@ impl RateSamples {
         self.mean += delta / (self.count + 1) as f64;
         self.s += delta * (value as f64 - self.mean);
         self.count += 1;
+    }
+    /// Adds `value` `times` times: one by one while few (so results match
+    /// fio's sample by sample), else at once by Chan et al.'s merge of a
+    /// group of equal samples (mean `value`, S 0), which is what the loop
+    /// computes up to rounding, in O(1) however many idle windows there are.
+    pub fn add_repeated(&mut self, value: u64, times: u64) {
+        if times <= REPEAT_LOOP_MAX {
+            (0..times).for_each(|_| self.add(value));
+            return;
+        }
+        if self.count == 0 || value < self.min {
+            self.min = value;
+        }
+        self.max = self.max.max(value);
+        let (n, k) = (self.count as f64, times as f64);
+        let delta = value as f64 - self.mean;
+        self.mean += delta * k / (n + k);
+        self.s += delta * delta * n * k / (n + k);
+        self.count += times;
     }
     pub fn mean(&self) -> f64 {
         self.mean
@@ -224,6 +246,15 @@ impl DirStats {
         let per_s = |n: u64| (n as u128 * 1_000_000_000 / window_ns as u128) as u64;
         self.bw_kib.add(per_s(bytes) / 1024);
         self.iops.add(per_s(ios));
+    }
+
+    /// Closes `windows` more averaging windows in which nothing completed
+    /// (after [`Self::sample_window`] took what had): zero samples, as fio
+    /// reports idle windows.
+    pub fn sample_idle_windows(&mut self, windows: u64) {
+        debug_assert_eq!((self.window_bytes, self.window_ios), (self.io_bytes, self.total_ios));
+        self.bw_kib.add_repeated(0, windows);
+        self.iops.add_repeated(0, windows);
     }
 
     pub fn merge(&mut self, other: &DirStats) {
@@ -313,6 +344,25 @@ impl JobStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_samples_at_once_match_one_by_one() {
+        for times in [0, 3, REPEAT_LOOP_MAX, REPEAT_LOOP_MAX + 1, 50_000] {
+            let (mut once, mut looped) = (RateSamples::default(), RateSamples::default());
+            for r in [&mut once, &mut looped] {
+                [900, 12, 4000].into_iter().for_each(|v| r.add(v));
+            }
+            once.add_repeated(0, times);
+            (0..times).for_each(|_| looped.add(0));
+            assert_eq!((once.min, once.max, once.count), (looped.min, looped.max, looped.count), "{times}");
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            assert!(close(once.mean(), looped.mean()), "{times}: {} {}", once.mean(), looped.mean());
+            assert!(close(once.stddev(), looped.stddev()), "{times}: {} {}", once.stddev(), looped.stddev());
+        }
+        let mut empty = RateSamples::default();
+        empty.add_repeated(7, 1 << 40);
+        assert_eq!((empty.min, empty.max, empty.count, empty.mean(), empty.stddev()), (7, 7, 1 << 40, 7.0, 0.0));
+    }
 
     #[test]
     fn plat_buckets_match_fio() {

@@ -147,6 +147,11 @@ struct Thread {
     txn: Option<flows::Txn>,
 }
 
+/// Most bytes a run may write, in multiples of the file system's size: the
+/// measured part writes about this many segments over per segment, at wall
+/// speed of the order of a GB a minute, so a bound keeps a run finite.
+pub const WRITE_PER_FS_MAX: u64 = 16;
+
 /// Prepares the data set, warms up until segments are being reclaimed, then
 /// runs the workload until it has written `write_bytes`; returns what the
 /// measured part did.
@@ -162,6 +167,14 @@ pub fn run_with_progress(fs: &mut Fs, cfg: &FsBenchConfig, progress: Progress<'_
     }
     if cfg.threads == 0 || cfg.threads > 4096 {
         return Err(format!("threads {} must be within 1 ..= 4096", cfg.threads));
+    }
+    let fs_bytes = u64::from(fs.segments()) * u64::from(fs.blocks_per_segment()) * 4096;
+    if cfg.write_bytes > WRITE_PER_FS_MAX * fs_bytes {
+        return Err(format!(
+            "write {} bytes is more than {WRITE_PER_FS_MAX} times the file system's {fs_bytes} bytes (the most a run \
+             may write, to keep it finite)",
+            cfg.write_bytes
+        ));
     }
     // Stream 0 is the data set's; threads draw from streams 1 ..= threads.
     let mut set = flows::FileSet::new(fs, cfg, &mut SimRng::fork(cfg.seed, 0));

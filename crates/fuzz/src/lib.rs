@@ -1,0 +1,158 @@
+//! A bounded-time fuzz harness for zonelab's input surfaces: structured
+//! mutations of seed corpora (`corpus/TARGET/`), each input run under
+//! `catch_unwind` on a worker thread and timed; a panic or an input slower
+//! than the limit is a finding. Deterministic: input `i` of a run with seed
+//! `s` is mutated from `SimRng::fork(s, i)` alone.
+
+pub mod mutate;
+pub mod targets;
+
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+use zonelab_sim::SimRng;
+
+/// One fuzz target: a name (its corpus and regression directories) and
+/// what it does with an input.
+#[derive(Clone, Copy)]
+pub struct Target {
+    pub name: &'static str,
+    pub run: fn(&str) -> Result<(), String>,
+}
+
+pub const TARGETS: [Target; 4] = [
+    Target { name: "trace", run: targets::trace },
+    Target { name: "fio", run: targets::fio },
+    Target { name: "config", run: targets::config },
+    Target { name: "ublk", run: targets::ublk },
+];
+
+pub fn target(name: &str) -> Option<Target> {
+    TARGETS.into_iter().find(|t| t.name == name)
+}
+
+/// This crate's directory (corpus, regressions).
+pub fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The files of `dir` but dotfiles (sorted, so runs are repeatable), as
+/// lossy text.
+pub fn read_dir_texts(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| (p.clone(), String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default()).into()))
+        .collect()
+}
+
+/// What running one input found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finding {
+    Crash(String),
+    Hang(Duration),
+}
+
+/// The message of the latest panic on any thread (the hook stays quiet: a
+/// fuzzer provokes panics by the thousand, findings are reported once).
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Quiet for the workers' panics (threads named `fuzz-*`), which are kept
+/// for the report; the default hook for any other thread's.
+pub fn install_quiet_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !std::thread::current().name().is_some_and(|n| n.starts_with("fuzz-")) {
+            return default(info);
+        }
+        *LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()) = Some(info.to_string());
+    }));
+}
+
+fn last_panic() -> String {
+    LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_else(|| "a panic".into())
+}
+
+/// Runs `input` on a worker thread under `catch_unwind`; slower than
+/// `limit` is a hang. A worker that never returns is abandoned after twice
+/// the limit (the process is expected to exit on a finding).
+pub fn run_one(target: Target, input: &str, limit: Duration) -> Result<Duration, Finding> {
+    let (tx, rx) = mpsc::channel();
+    let text = input.to_string();
+    let start = Instant::now();
+    std::thread::Builder::new()
+        .name(format!("fuzz-{}", target.name))
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(|| (target.run)(&text));
+            let _ = tx.send(r);
+        })
+        .expect("a worker thread starts");
+    let outcome = rx.recv_timeout(limit * 2);
+    let took = start.elapsed();
+    match outcome {
+        Err(_) => Err(Finding::Hang(took)),
+        Ok(Err(_)) => Err(Finding::Crash(last_panic())),
+        Ok(Ok(Err(message))) => Err(Finding::Crash(format!("{message}: {}", last_panic()))),
+        Ok(Ok(Ok(()))) if took > limit => Err(Finding::Hang(took)),
+        Ok(Ok(Ok(()))) => Ok(took),
+    }
+}
+
+/// How long a fuzzing run goes on.
+#[derive(Debug, Clone, Copy)]
+pub enum Budget {
+    Seconds(u64),
+    Inputs(u64),
+}
+
+/// What a fuzzing run of one target did.
+#[derive(Debug)]
+pub struct Report {
+    pub target: &'static str,
+    pub inputs: u64,
+    pub elapsed: Duration,
+    /// Input index, the input and what it found; the run stops at the first.
+    pub finding: Option<(u64, String, Finding)>,
+}
+
+/// Fuzzes `target` from seed `seed` within `budget`: first the corpus as it
+/// is, then mutations. Stops at the first finding.
+pub fn fuzz(target: Target, seed: u64, budget: Budget, limit: Duration) -> Report {
+    let corpus: Vec<String> =
+        read_dir_texts(&crate_dir().join("corpus").join(target.name)).into_iter().map(|(_, t)| t).collect();
+    assert!(!corpus.is_empty(), "corpus/{} holds seed inputs", target.name);
+    let dict = mutate::dictionary(&corpus);
+    let start = Instant::now();
+    let mut index = 0u64;
+    loop {
+        let done = match budget {
+            Budget::Seconds(s) => start.elapsed() >= Duration::from_secs(s),
+            Budget::Inputs(n) => index >= n,
+        };
+        if done {
+            break;
+        }
+        let input = match corpus.get(index as usize) {
+            Some(seed_input) => seed_input.clone(),
+            None => mutate::mutate(&mut SimRng::fork(seed, index), &corpus, &dict),
+        };
+        if let Err(finding) = run_one(target, &input, limit) {
+            return Report {
+                target: target.name,
+                inputs: index + 1,
+                elapsed: start.elapsed(),
+                finding: Some((index, input, finding)),
+            };
+        }
+        index += 1;
+    }
+    Report { target: target.name, inputs: index, elapsed: start.elapsed(), finding: None }
+}
