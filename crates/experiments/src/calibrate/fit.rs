@@ -14,7 +14,7 @@ use argmin::solver::neldermead::NelderMead;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::fmt::Write as _;
-use zonelab_device::{DeviceConfig, DeviceOptions};
+use zonelab_device::DeviceConfig;
 
 /// Largest factor a parameter moves from its starting value.
 const BOUND_FACTOR: f64 = 5.0;
@@ -52,11 +52,19 @@ pub struct Outcome {
     pub summary: FitSummary,
 }
 
-/// `config` with `path` set to `value`, as `--set PATH=VALUE` does.
-fn set_parameter(config: &DeviceConfig, path: &str, value: &str) -> Result<DeviceConfig, String> {
-    DeviceOptions { sets: vec![(path.to_string(), value.to_string())], ..Default::default() }
-        .apply(config.clone())
-        .map_err(|e| e.0)
+/// `config` with the number at `path` set to `value`. The fit works on the
+/// configuration tree's numbers (nanoseconds, bytes, counts) directly rather
+/// than through `--set` text, whose grammar asks for units.
+fn set_parameter(config: &DeviceConfig, path: &str, value: f64, int: bool) -> Result<DeviceConfig, String> {
+    let mut tree = serde_json::to_value(config).map_err(|e| e.to_string())?;
+    let mut node = &mut tree;
+    for key in path.split('.') {
+        node = node.get_mut(key).ok_or_else(|| format!("--fit {path}: no parameter '{key}' there"))?;
+    }
+    *node = if int { serde_json::json!(value as u64) } else { serde_json::json!(value) };
+    let changed: DeviceConfig = serde_json::from_value(tree).map_err(|e| format!("--fit {path}: {e}"))?;
+    changed.validate().map_err(|e| format!("--fit {path} = {value}: {}", e.0))?;
+    Ok(changed)
 }
 
 /// A parameter's value in `config`, by its `--set` path.
@@ -97,8 +105,7 @@ impl Space {
     fn config(&self, x: &[f64]) -> Result<DeviceConfig, String> {
         let mut config = self.base.clone();
         for ((path, _, int), v) in self.params.iter().zip(self.values(x)) {
-            let text = if *int { format!("{}", v as u64) } else { format!("{v}") };
-            config = set_parameter(&config, path, &text)?;
+            config = set_parameter(&config, path, v, *int)?;
         }
         Ok(config)
     }
@@ -180,7 +187,7 @@ pub fn fit(
     let mut params = Vec::new();
     for path in &request.params {
         let (start, int) = get_parameter(base, path)?;
-        set_parameter(base, path, &format!("{start}"))?;
+        set_parameter(base, path, start, int)?;
         params.push((path.clone(), start, int));
     }
     let space = Space { base: base.clone(), params };
