@@ -185,10 +185,11 @@ impl Image {
     /// (a command can change zones besides its own: an implicit open closes
     /// another zone, select-all touches them all).
     pub fn update_zones(&mut self, device: &Device) -> Result<(), String> {
-        let now = records_of(device);
+        let zones = device.zones();
         for zone in 0..self.geometry.zones {
-            if now[zone as usize] != self.records[zone as usize] {
-                self.records[zone as usize] = now[zone as usize];
+            let now = (zones.state(zone), zones.wp(zone));
+            if now != self.records[zone as usize] {
+                self.records[zone as usize] = now;
                 self.write_record(zone).map_err(|e| format!("--backing {}: {e}", self.path.display()))?;
             }
         }

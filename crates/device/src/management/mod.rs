@@ -130,6 +130,10 @@ impl Device {
 
     /// Reserves every management step that starts before `until_ns`.
     pub fn advance(&mut self, until_ns: Nanos) {
+        // Runs before every host command: with nothing due, leave before sizing the bound.
+        if self.next_step().is_none_or(|next| next.start_ns() >= until_ns) {
+            return;
+        }
         let steps_max = self.management_steps_left_max();
         for _ in 0..=steps_max {
             let Some(next) = self.next_step() else { return };
