@@ -58,6 +58,12 @@ zl_part_smoke() {
     kill -USR1 $ZL_PID; sleep 1
     zl_check "SIGUSR1 writes statistics" grep -q '^write ' /tmp/zl-stats.txt
     zl_check "statistics give the write amplification" grep -q 'write_amplification=' /tmp/zl-stats.txt
+    # Root's powers are dropped once the device exists: CAP_SYS_ADMIN (bit 21) stays for stopping it.
+    zl_equal "the server keeps only CAP_SYS_ADMIN" 0000000000200000 "$(awk '/^CapEff/{print $2}' /proc/$ZL_PID/status)"
+    zl_equal "its bounding set is CAP_SYS_ADMIN alone" 0000000000200000 "$(awk '/^CapBnd/{print $2}' /proc/$ZL_PID/status)"
+    zl_equal "it cannot gain privileges (no_new_privs)" 1 "$(awk '/^NoNewPrivs/{print $2}' /proc/$ZL_PID/status)"
+    zl_check "the ublk queue thread has no capabilities" \
+        sh -c "awk '/^CapPrm/{print \$2}' /proc/$ZL_PID/task/*/status | grep -qx 0000000000000000"
     zl_stop
     cat /tmp/zl-stats.txt
 }

@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand};
 use std::io::{BufReader, BufWriter, LineWriter, Write};
 use std::process::ExitCode;
 use zonelab_device::{Device, PRESET_NAMES};
-use zonelab_workload::{run_trace, TraceError};
+use zonelab_workload::{run_trace_from, TraceError};
 
 /// The trace `zonelab demo` runs: write, append, finish and reset zones.
 const DEMO_TRACE: &str = include_str!("../../../examples/traces/demo.jsonl");
@@ -35,6 +35,11 @@ enum Cmd {
         device: DeviceArgs,
         /// Trace file; stdin when absent or "-".
         trace: Option<String>,
+        /// Load the device from the image FILE and FILE.zones (as `serve --backing` keeps them; created when
+        /// absent) and save it back when the whole trace has run. Implies --data; the trace's clock starts where
+        /// loading left the device's.
+        #[arg(long, value_name = "FILE")]
+        backing: Option<std::path::PathBuf>,
     },
     /// Run the built-in demonstration trace on a device and print the results.
     Demo {
@@ -140,17 +145,31 @@ pub(crate) fn device_from(args: &DeviceArgs) -> Result<Device, UserError> {
 
 fn run(cli: Cli) -> Result<(), UserError> {
     match cli.command {
-        Cmd::Exec { device, trace } => {
+        Cmd::Exec { mut device, trace, backing } => {
+            device.data |= backing.is_some();
             let mut dev = device_from(&device)?;
+            let (mut image, start_ns) = match &backing {
+                Some(path) => {
+                    zonelab_serve::Image::open(path, &mut dev).map(|(i, t)| (Some(i), t)).map_err(UserError)?
+                }
+                None => (None, 0),
+            };
             let stdout = std::io::stdout().lock();
-            match trace.as_deref() {
+            let end_ns = match trace.as_deref() {
                 // One flushed line per command, so that a program can drive the device
                 // through a pipe, reading each answer before writing the next command.
-                None | Some("-") => exec(&mut dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin"),
+                None | Some("-") => {
+                    exec(&mut dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin", start_ns)?
+                }
                 Some(path) => {
                     let file = zonelab_sim::input::open_input(path.as_ref()).map_err(UserError)?;
-                    exec(&mut dev, BufReader::new(file), BufWriter::new(stdout), path)
+                    exec(&mut dev, BufReader::new(file), BufWriter::new(stdout), path, start_ns)?
                 }
+            };
+            match (image.as_mut(), end_ns) {
+                (Some(image), Some(end_ns)) => image.save(&mut dev, end_ns).map_err(UserError),
+                (Some(_), None) => Err(UserError("the trace's reader went away: the image was not saved".into())),
+                _ => Ok(()),
             }
         }
         Cmd::Demo { device } => {
@@ -161,7 +180,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
                 "# zonelab demo on {}: write, append, finish and reset zones, then report them",
                 dev.config().name
             );
-            exec(&mut dev, DEMO_TRACE.as_bytes(), out, "demo trace")
+            exec(&mut dev, DEMO_TRACE.as_bytes(), out, "demo trace", 0).map(|_| ())
         }
         Cmd::Device { action: DeviceCmd::List } => {
             for name in PRESET_NAMES {
@@ -216,11 +235,19 @@ fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) ->
     Ok(())
 }
 
-fn exec<R: std::io::BufRead, W: Write>(dev: &mut Device, input: R, out: W, source: &str) -> Result<(), UserError> {
-    match run_trace(dev, input, out) {
-        Ok(_) => Ok(()),
+/// Runs a trace from `start_ns`; returns the simulated time its last command completed (or `start_ns`), or None
+/// when the reader went away (the commands ran, but their end time is unknown).
+fn exec<R: std::io::BufRead, W: Write>(
+    dev: &mut Device,
+    input: R,
+    out: W,
+    source: &str,
+    start_ns: zonelab_sim::Nanos,
+) -> Result<Option<zonelab_sim::Nanos>, UserError> {
+    match run_trace_from(dev, input, out, start_ns) {
+        Ok(summary) => Ok(Some(summary.end_ns)),
         Err(TraceError::Malformed { line, message }) => Err(UserError(format!("{source}: line {line}: {message}"))),
-        Err(TraceError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(TraceError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(None),
         Err(TraceError::Io(e)) => Err(UserError(format!("{source}: {e}"))),
     }
 }

@@ -418,3 +418,70 @@ fn oversized_device_file_exits_2() {
     assert_each_exits_2_saying(&[(&["exec", "--device", path.to_str().unwrap()], "is larger than 16777216 bytes")]);
     std::fs::remove_file(path).unwrap();
 }
+
+/// `exec --backing`: a second run sees the first run's data and zone states, the clock goes on from the load,
+/// a trace that fails leaves the image as it was, and an image of another geometry is refused.
+#[test]
+fn exec_backing_keeps_data_and_zone_states_between_runs() {
+    let dir = std::env::temp_dir().join(format!("zonelab-exec-backing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let img = dir.join("dev.img");
+    let img = img.to_str().unwrap();
+    let geometry = ["--zones", "4", "--zone-size", "1m", "--zone-capacity", "512k", "--conventional-zones", "1"];
+    let run = |trace: &str| {
+        let mut args = vec!["exec", "--backing", img];
+        args.extend(geometry);
+        zonelab(&args, trace)
+    };
+    let first = run(concat!(
+        "{\"op\":\"write\",\"slba\":3,\"nlb\":2,\"pattern\":5}\n",
+        "{\"op\":\"write\",\"slba\":256,\"nlb\":8,\"pattern\":9}\n",
+        "{\"op\":\"zone_mgmt\",\"action\":\"close\",\"slba\":256}\n",
+        "{\"op\":\"zone_mgmt\",\"action\":\"open\",\"slba\":512}\n",
+    ));
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let read_back = concat!(
+        "{\"op\":\"read\",\"slba\":3,\"nlb\":2}\n",
+        "{\"op\":\"read\",\"slba\":256,\"nlb\":8}\n",
+        "{\"op\":\"report_zones\",\"slba\":256,\"max\":2}\n",
+    );
+    let second = run(read_back);
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    let lines: Vec<serde_json::Value> =
+        text(&second.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["pattern"], 5, "conventional data survives");
+    assert_eq!(lines[1]["pattern"], 9, "zone data survives");
+    assert!(lines[0]["submit_ns"].as_u64().unwrap() > 0, "the clock starts after the load's replay");
+    let zones = &lines[2]["zones"];
+    assert_eq!((zones[0]["state"].as_str(), zones[0]["wp"].as_u64()), (Some("closed"), Some(264)));
+    assert_eq!(zones[1]["state"], "explicitly_opened");
+    // A malformed line stops the trace before anything is saved: the reset never reaches the image.
+    let failed = run("{\"op\":\"zone_mgmt\",\"action\":\"reset\",\"select_all\":true}\n{\"op\":\"nope\"}\n");
+    assert_eq!(failed.status.code(), Some(2));
+    let again = run(read_back);
+    assert_eq!(text(&again.stdout), text(&second.stdout), "the failed trace changed nothing");
+    let other = zonelab(&["exec", "--backing", img, "--zones", "8"], "");
+    assert_eq!(other.status.code(), Some(2));
+    assert!(text(&other.stderr).contains("another geometry"), "{}", text(&other.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 19's report: `flash.pages_per_block=4294967295` (a multiple of the one-shot program unit, so valid) was
+/// accepted and a run never finished. Blocks that large give zones of one block group each; a write, a finish that
+/// pads the zone, a reset and a read must all complete.
+#[test]
+fn the_largest_block_finishes_a_write_finish_reset_read_trace() {
+    let trace = concat!(
+        "{\"op\":\"write\",\"slba\":0,\"nlb\":8}\n",
+        "{\"op\":\"zone_mgmt\",\"action\":\"finish\",\"slba\":0}\n",
+        "{\"op\":\"zone_mgmt\",\"action\":\"reset\",\"slba\":0}\n",
+        "{\"op\":\"read\",\"slba\":0,\"nlb\":8}\n",
+    );
+    let out = zonelab(&["exec", "--set", "flash.pages_per_block=4294967295"], trace);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let statuses: Vec<String> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["status"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(statuses, ["success"; 4]);
+}

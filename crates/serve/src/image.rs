@@ -196,6 +196,45 @@ impl Image {
         Ok(())
     }
 
+    /// Writes the device's data and zone states to the image and makes them
+    /// durable (`exec --backing`: a batch saves once, at its end). The data is
+    /// read back through Read commands submitted at `at_ns`; chunks the image
+    /// already holds are not rewritten, so the file stays sparse.
+    pub fn save(&mut self, device: &mut Device, mut at_ns: Nanos) -> Result<(), String> {
+        let g = self.geometry;
+        assert_eq!(Geometry::of(device), g, "an image is saved from the device it was opened with");
+        let per = REPLAY_BYTES / g.lba_bytes;
+        let mut got = vec![0u8; REPLAY_BYTES as usize];
+        let mut held = vec![0u8; REPLAY_BYTES as usize];
+        let path = self.path.clone();
+        let io = |e: std::io::Error| format!("--backing {}: {e}", path.display());
+        for zone in 0..g.zones {
+            let zslba = u64::from(zone) * g.zone_lbas;
+            let end = match device.zones().state(zone) {
+                ZoneState::Offline => continue,
+                ZoneState::NotWritePointer => zslba + g.zcap_lbas,
+                _ => device.zones().wp(zone),
+            };
+            let mut lba = zslba;
+            while lba < end {
+                let nlb = per.min(end - lba);
+                let len = (nlb * g.lba_bytes) as usize;
+                let c = device.submit(at_ns, &Command::Read { slba: lba, nlb: nlb as u32 }, Some(&mut got[..len]));
+                if !c.status.is_success() {
+                    return Err(format!("--backing {}: reading zone {zone} back failed: {}", path.display(), c.status));
+                }
+                at_ns = c.complete_ns;
+                self.data.read_exact_at(&mut held[..len], lba * g.lba_bytes).map_err(io)?;
+                if got[..len] != held[..len] {
+                    self.data.write_all_at(&got[..len], lba * g.lba_bytes).map_err(io)?;
+                }
+                lba += nlb;
+            }
+        }
+        self.update_zones(device)?;
+        self.sync().map_err(io)
+    }
+
     /// Makes everything written so far durable.
     pub fn sync(&self) -> std::io::Result<()> {
         self.data.sync_data()?;

@@ -37,6 +37,8 @@ pub struct ServeOptions {
 pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), String> {
     check_ublk_available()?;
     let stats_file = options.stats_path.as_deref().map(StatsFile::create).transpose()?;
+    // Every file the server uses is open by now.
+    keep_only_device_control();
     let geometry = backend.geometry();
     let identify = backend.device().identify();
     let io_bytes = geometry.io_bytes_max;
@@ -72,6 +74,41 @@ pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), String> {
     let backend = lock(&backend);
     write_stats(&stats_file, &backend.stats_report());
     backend.sync_image()
+}
+
+/// Gives up root's powers except `CAP_SYS_ADMIN`, which the kernel checks on
+/// the control commands that add, start, stop and delete the device, and
+/// forbids gaining new ones (no setuid or file capabilities on exec). Threads
+/// created later inherit this. Where the kernel refuses (no `CAP_SETPCAP` for
+/// the bounding set, say), the server goes on with what it has and says so.
+fn keep_only_device_control() {
+    use caps::{CapSet, Capability};
+    let keep: caps::CapsHashSet = [Capability::CAP_SYS_ADMIN].into_iter().collect();
+    let bounding =
+        caps::all().into_iter().filter(|c| !keep.contains(c)).try_for_each(|c| caps::drop(None, CapSet::Bounding, c));
+    let sets = [CapSet::Inheritable, CapSet::Effective, CapSet::Permitted]
+        .into_iter()
+        .try_for_each(|set| caps::set(None, set, &keep));
+    // SAFETY: prctl with PR_SET_NO_NEW_PRIVS takes integer arguments only and changes only this process.
+    let no_new_privs = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    if let Err(e) = bounding.and(sets) {
+        eprintln!("zonelab: keeping root's capabilities: {e}");
+    }
+    if no_new_privs != 0 {
+        eprintln!("zonelab: cannot set no_new_privs: {}", std::io::Error::last_os_error());
+    }
+}
+
+/// Clears every capability of the calling thread (capabilities are per thread).
+fn drop_thread_capabilities() {
+    use caps::CapSet;
+    let none = caps::CapsHashSet::new();
+    let cleared = [CapSet::Inheritable, CapSet::Effective, CapSet::Permitted]
+        .into_iter()
+        .try_for_each(|set| caps::set(None, set, &none));
+    if let Err(e) = cleared {
+        eprintln!("zonelab: a ublk queue keeps its capabilities: {e}");
+    }
 }
 
 /// A lock that outlives a panic in another thread: the backend guards its
@@ -207,6 +244,8 @@ fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: In
             std::process::exit(2);
         }
     };
+    // The queue is set up: the thread that handles the requests needs no privilege at all.
+    drop_thread_capabilities();
     let io_bytes_max = lock(backend).geometry().io_bytes_max as usize;
     let mut state = QueueState {
         backend: Arc::clone(backend),

@@ -323,13 +323,21 @@ fn parse_report(f: &Fields<'_>, nr_zones: u32) -> Result<Op, String> {
 /// Runs the trace in `input` on `device`, writing one result per command to
 /// `out`. Stops at the first malformed line, after writing the results of the
 /// lines before it.
-pub fn run_trace<R: BufRead, W: Write>(
+pub fn run_trace<R: BufRead, W: Write>(device: &mut Device, input: R, out: W) -> Result<TraceSummary, TraceError> {
+    run_trace_from(device, input, out, 0)
+}
+
+/// [`run_trace`] with the trace's clock starting at `start_ns` instead of 0:
+/// for a device whose clock has already moved (one loaded from an image), as
+/// the device takes commands in submission order.
+pub fn run_trace_from<R: BufRead, W: Write>(
     device: &mut Device,
     mut input: R,
     mut out: W,
+    start_ns: Nanos,
 ) -> Result<TraceSummary, TraceError> {
-    let mut summary = TraceSummary::default();
-    let mut now_ns: Nanos = 0;
+    let mut summary = TraceSummary { end_ns: start_ns, ..TraceSummary::default() };
+    let mut now_ns: Nanos = start_ns;
     let mut text = String::new();
     let mut line_no = 0usize;
     let nr_zones = device.layout().zones;
