@@ -40,11 +40,37 @@ pub enum IoOp {
     RandWrite,
 }
 
+/// ZINC's settings where a row gives them ("zinc epoch=64ms budget=20000");
+/// None keeps the kernel module's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ZincSettings {
+    pub epoch_ms: Option<u64>,
+    /// Write units (8 KiB) dispatched before a held command is released.
+    pub budget_units: Option<u64>,
+}
+
+impl ZincSettings {
+    /// Reads the words after "zinc"; unknown `key=value` words are errors.
+    fn parse(rest: &str) -> Result<Self, String> {
+        let mut out = ZincSettings::default();
+        for word in rest.split_whitespace().filter(|w| w.contains('=')) {
+            let (key, value) = word.split_once('=').expect("has '='");
+            let bad = || format!("ZINC setting '{word}': expected epoch=<N>ms or budget=<N>");
+            match key {
+                "epoch" => out.epoch_ms = Some(value.strip_suffix("ms").and_then(|v| v.parse().ok()).ok_or_else(bad)?),
+                "budget" => out.budget_units = Some(value.parse().map_err(|_| bad())?),
+                _ => return Err(bad()),
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// A whole `background` string, read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Background {
-    /// The ZINC scheduler ran in place of mq-deadline.
-    pub zinc: bool,
+    /// The ZINC scheduler ran in place of mq-deadline, with these settings.
+    pub zinc: Option<ZincSettings>,
     /// The job beside the measured one.
     pub other: Option<Job>,
     /// On management rows: the measured job's own kind and throttle.
@@ -57,10 +83,10 @@ pub fn parse(text: &str) -> Result<Background, String> {
     let mut parts: Vec<&str> = text.split(';').map(str::trim).filter(|p| !p.is_empty()).collect();
     if let Some(first) = parts.first().copied() {
         if let Some(rest) = first.strip_prefix("zinc") {
-            out.zinc = true;
             if rest.contains("holds") {
                 return Err("a ZINC 'max epoch holds' sweep whose other settings are not given".into());
             }
+            out.zinc = Some(ZincSettings::parse(rest)?);
             parts.remove(0);
             if parts.as_slice() == ["concurrent writes"] || rest.contains("no resets") {
                 parts.clear();
@@ -202,9 +228,13 @@ mod tests {
     #[test]
     fn zinc_prefixes_and_what_is_refused() {
         let b = parse("zinc epoch=64ms budget=20000; write 8KiB QD1 x2 jobs; reset job at 50% intensity").unwrap();
-        assert!(b.zinc && b.own.is_some());
+        assert_eq!(b.zinc, Some(ZincSettings { epoch_ms: Some(64), budget_units: Some(20000) }));
+        assert!(b.own.is_some());
         let b = parse("zinc scheduler (default settings), no resets").unwrap();
-        assert!(b.zinc && b.other.is_none());
+        assert_eq!(b.zinc, Some(ZincSettings::default()));
+        assert!(b.other.is_none());
+        assert!(parse("zinc epoch=64; concurrent writes").unwrap_err().contains("epoch=<N>ms"));
+        assert!(parse("zinc quantum=3; concurrent writes").is_err());
         assert!(parse("zinc max epoch holds=3; concurrent writes").is_err());
         assert!(parse("softfinish chunk=8KiB+sleep 50% intensity (0.05 finishes/s)").unwrap_err().contains("sleep"));
         assert!(parse("trim 5% intensity").is_err());

@@ -7,12 +7,15 @@ use super::fio_job::{job_file, Frame};
 use super::plan::{FioJob, FioRun, Pace, Run, Work};
 use super::programs;
 use super::rows::Metric;
-use crate::characterization::fio_runs::run_seeded;
+use crate::characterization::fio_runs::run_with_options;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use zonelab_device::{DeviceConfig, DeviceOptions};
+use zonelab_host::HostConfig;
+use zonelab_sim::MS;
 use zonelab_workload::fio::job::{Scheduler, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use zonelab_workload::fio::run::RunOptions;
 use zonelab_workload::fio::stats::JobStats;
 
 /// How long runs last, and on how many threads they run.
@@ -106,7 +109,7 @@ pub fn run_all(
 
 /// The job alone, unthrottled, on the same stack: its intensity's 100%.
 fn standalone(run: &FioRun, job: FioJob) -> FioRun {
-    FioRun { zinc: false, main: FioJob { pace: Pace::Free, ..job }, other: None, ..run.clone() }
+    FioRun { zinc: None, main: FioJob { pace: Pace::Free, ..job }, other: None, ..run.clone() }
 }
 
 fn alone_rate(config: &DeviceConfig, run: &FioRun, settings: Settings) -> Result<f64, String> {
@@ -181,7 +184,13 @@ fn run_fio(
     };
     let text = job_file(run, rates, &frame);
     // The job file names its scheduler, so that it reruns as it ran.
-    let result = run_seeded(config.clone(), "calibrate.fio", &text, Scheduler::None, seed_of(&Run::Fio(run.clone())))?;
+    let mut host = HostConfig::default();
+    if let Some(zinc) = run.zinc {
+        host.zinc.epoch_ns = zinc.epoch_ms.map_or(host.zinc.epoch_ns, |ms| ms * MS);
+        host.zinc.write_units_budget = zinc.budget_units.unwrap_or(host.zinc.write_units_budget);
+    }
+    let options = RunOptions { seed: seed_of(&Run::Fio(run.clone())), scheduler: Scheduler::None, host };
+    let result = run_with_options(config.clone(), "calibrate.fio", &text, &options)?;
     Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), job_file: text })
 }
 

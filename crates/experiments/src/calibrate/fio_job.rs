@@ -37,13 +37,22 @@ pub struct Frame {
 /// The job file: pre-fill sections, then `[main]` and `[other]` side by side.
 /// `rates` are the jobs' operations per second (None: unthrottled).
 pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String {
-    let scheduler = match (run.stack.mq_deadline(), run.zinc) {
+    let scheduler = match (run.stack.mq_deadline(), run.zinc.is_some()) {
         (true, true) => "zinc",
         (true, false) => "mq-deadline",
         (false, _) => "none",
     };
+    // ZINC's settings are the host's, not the job file's: the rerun line carries them.
+    let zinc = run.zinc.unwrap_or_default();
+    let zinc_args: String = [
+        zinc.epoch_ms.map(|ms| format!(" --zinc-epoch {ms}ms")),
+        zinc.budget_units.map(|units| format!(" --zinc-budget {units}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let mut text = format!(
-        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {} FILE\n\
+        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {}{zinc_args} FILE\n\
          [global]\nioengine={}\nscheduler={scheduler}\ndirect=1\nzonemode=zbd\ngroup_reporting\n",
         run.lba_bytes,
         run.stack.ioengine()
@@ -190,7 +199,7 @@ mod tests {
         let run = FioRun {
             lba_bytes: 4096,
             stack: Stack::IoUringCmd,
-            zinc: false,
+            zinc: None,
             main: FioJob { work: Work::Mgmt { kind: Mgmt::Reset, jobs: 1 }, pace: Pace::MilliPerS(2000) },
             other: None,
         };

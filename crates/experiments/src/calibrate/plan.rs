@@ -47,7 +47,8 @@ pub struct FioJob {
 pub struct FioRun {
     pub lba_bytes: u32,
     pub stack: Stack,
-    pub zinc: bool,
+    /// ZINC in place of mq-deadline (on mq-deadline stacks), with its settings.
+    pub zinc: Option<background::ZincSettings>,
     pub main: FioJob,
     pub other: Option<FioJob>,
 }

@@ -88,10 +88,19 @@ pub fn run_seeded(
     scheduler: Scheduler,
     seed: u64,
 ) -> Result<FioResult, String> {
+    run_with_options(config, name, text, &RunOptions { seed, scheduler, host: HostConfig::default() })
+}
+
+/// [`run_seeded`] with the host's configuration given too.
+pub fn run_with_options(
+    config: DeviceConfig,
+    name: &str,
+    text: &str,
+    options: &RunOptions,
+) -> Result<FioResult, String> {
     let set = parse_job_file(name, text).map_err(|e| e.to_string())?;
     let mut device = Device::new(config).map_err(|e| e.to_string())?;
-    let options = RunOptions { seed, scheduler, host: HostConfig::default() };
-    let engine = Engine::new(&mut device, &set, &options).map_err(|e| e.to_string())?;
+    let engine = Engine::new(&mut device, &set, options).map_err(|e| e.to_string())?;
     let result = engine.run(&mut |_| {}).map_err(|e| e.to_string())?;
     let entries = entries(&set, &result)
         .into_iter()
