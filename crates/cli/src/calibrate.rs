@@ -68,7 +68,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
         return Err(UserError(format!("--only '{}' selects none of the {} rows", args.only, all.len())));
     }
     let threads = args.jobs.unwrap_or_else(|| Settings::default().threads).max(1);
-    let settings = Settings { runtime_ms: args.runtime_ms.max(1), threads };
+    let settings = Settings { runtime_ms: args.runtime_ms.max(1), threads, window_ms_min: 0 };
     let bar = progress_bar();
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);

@@ -47,8 +47,8 @@ fn reports_are_the_same_on_one_and_two_threads() {
     let rows = small_selection();
     assert!(rows.len() >= 30, "{}", rows.len());
     let config = preset("zn540").unwrap();
-    let one = cal::evaluate(&config, &rows, Settings { runtime_ms: 100, threads: 1 }, &|_, _| {});
-    let two = cal::evaluate(&config, &rows, Settings { runtime_ms: 100, threads: 2 }, &|_, _| {});
+    let one = cal::evaluate(&config, &rows, Settings { runtime_ms: 100, threads: 1, window_ms_min: 0 }, &|_, _| {});
+    let two = cal::evaluate(&config, &rows, Settings { runtime_ms: 100, threads: 2, window_ms_min: 0 }, &|_, _| {});
     assert_eq!(report::rows_csv(&one).unwrap(), report::rows_csv(&two).unwrap());
     let compared = one.iter().filter(|r| r.predicted.is_some()).count();
     assert!(compared * 10 >= rows.len() * 9, "{compared} of {} rows ran: {:?}", rows.len(), one);
@@ -75,7 +75,7 @@ fn generated(path: &str, value: &str, settings: Settings) -> Vec<cal::Row> {
 
 #[test]
 fn the_fit_recovers_a_parameter_from_data_the_model_made() {
-    let settings = Settings { runtime_ms: 60, threads: 2 };
+    let settings = Settings { runtime_ms: 60, threads: 2, window_ms_min: 0 };
     let rows = generated("controller.write_ns", "9000ns", settings);
     let request = fit::Request { params: vec!["controller.write_ns".into()], folds: 0, max_evals: 40 };
     let base = preset("zn540").unwrap();
@@ -95,7 +95,7 @@ fn the_fit_recovers_a_parameter_from_data_the_model_made() {
 
 #[test]
 fn cross_validation_scores_every_fold() {
-    let settings = Settings { runtime_ms: 40, threads: 2 };
+    let settings = Settings { runtime_ms: 40, threads: 2, window_ms_min: 0 };
     let rows = generated("controller.write_ns", "7000ns", settings);
     let request = fit::Request { params: vec!["controller.write_ns".into()], folds: 3, max_evals: 12 };
     let out = fit::fit(&preset("zn540").unwrap(), &rows, &request, settings, &|_| {}, &|_, _| {}).unwrap();
@@ -106,7 +106,7 @@ fn cross_validation_scores_every_fold() {
 
 #[test]
 fn a_parameter_that_is_not_a_number_is_refused() {
-    let rows = generated("controller.write_ns", "5400ns", Settings { runtime_ms: 20, threads: 1 });
+    let rows = generated("controller.write_ns", "5400ns", Settings { runtime_ms: 20, threads: 1, window_ms_min: 0 });
     let request = fit::Request { params: vec!["controller.nope".into()], folds: 0, max_evals: 5 };
     let err =
         fit::fit(&preset("zn540").unwrap(), &rows, &request, Settings::default(), &|_| {}, &|_, _| {}).err().unwrap();
@@ -123,7 +123,12 @@ fn an_intensity_is_a_share_of_the_job_run_alone() {
          B,s,f,4096,io_uring_cmd,reset,,1,1,,write 8KiB QD1 x1 jobs; reset job at 10% intensity,per_s,5,\n"
     );
     let rows = rows::parse("i.csv", &text).unwrap();
-    let results = cal::evaluate(&preset("zn540").unwrap(), &rows, Settings { runtime_ms: 400, threads: 2 }, &|_, _| {});
+    let results = cal::evaluate(
+        &preset("zn540").unwrap(),
+        &rows,
+        Settings { runtime_ms: 400, threads: 2, window_ms_min: 0 },
+        &|_, _| {},
+    );
     let (alone, tenth) = (results[0].predicted.unwrap(), results[1].predicted.unwrap());
     assert!(alone > 10.0, "resets alone: {alone}/s");
     assert!((tenth / (alone * 0.1) - 1.0).abs() < 0.25, "10% of {alone}/s gave {tenth}/s");

@@ -24,11 +24,16 @@ pub struct Settings {
     /// Measured window of an I/O run, in simulated ms (after a ramp of a fifth of it).
     pub runtime_ms: u64,
     pub threads: usize,
+    /// Every run's window lasts at least this long (simulated ms): 0 lets a
+    /// run with a fast management job stop after a few of its operations;
+    /// experiments that compare runs with and without management set it.
+    pub window_ms_min: u64,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { runtime_ms: 1000, threads: std::thread::available_parallelism().map_or(1, |n| n.get()) }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Settings { runtime_ms: 1000, threads, window_ms_min: 0 }
     }
 }
 
@@ -43,8 +48,9 @@ const MGMT_WINDOW_MIN_DIVISOR: u64 = 4;
 /// What a run produced.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    /// The measured fio job's statistics (its clones merged), and the job file that ran.
-    Fio { stats: Box<JobStats>, job_file: String },
+    /// The measured fio job's statistics (its clones merged), the job beside
+    /// it (if any), and the job file that ran.
+    Fio { stats: Box<JobStats>, other: Option<Box<JobStats>>, job_file: String },
     /// Latency lists of a command sequence, in µs.
     Lists(Vec<Vec<f64>>),
 }
@@ -172,7 +178,7 @@ fn run_fio(
 ) -> Result<Outcome, String> {
     let layout = config.validate().map_err(|e| e.0)?;
     let base = settings.runtime_ms.max(1);
-    let window_ms = window_ms(run, rates, base);
+    let window_ms = window_ms(run, rates, base).max(settings.window_ms_min);
     let io_only = !matches!(run.main.work, Work::Mgmt { .. })
         && !matches!(run.other, Some(FioJob { work: Work::Mgmt { .. }, .. }));
     let frame = Frame {
@@ -191,7 +197,8 @@ fn run_fio(
     }
     let options = RunOptions { seed: seed_of(&Run::Fio(run.clone())), scheduler: Scheduler::None, host };
     let result = run_with_options(config.clone(), "calibrate.fio", &text, &options)?;
-    Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), job_file: text })
+    let other = run.other.map(|_| result.entry("other").map(|s| Box::new(s.clone()))).transpose()?;
+    Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), other, job_file: text })
 }
 
 /// Long enough for several operations of the slowest management job.

@@ -17,8 +17,6 @@ pub const FINISH: (&str, &str) =
 pub const GC_CONVENTIONAL: (&str, &str) =
     ("gc-conventional.fio", include_str!("../../jobs/characterization/gc-conventional.fio"));
 pub const GC_ZNS: (&str, &str) = ("gc-zns.fio", include_str!("../../jobs/characterization/gc-zns.fio"));
-pub const RESET: (&str, &str) =
-    ("reset-interference.fio", include_str!("../../jobs/characterization/reset-interference.fio"));
 
 /// One report entry of a run.
 pub struct EntryStats {
@@ -153,7 +151,7 @@ mod tests {
 
     #[test]
     fn every_kept_job_file_parses_once_filled() {
-        for (name, text) in [QD1, INTRA, INTER, FINISH, RESET, GC_CONVENTIONAL, GC_ZNS] {
+        for (name, text) in [QD1, INTRA, INTER, FINISH, GC_CONVENTIONAL, GC_ZNS] {
             let vars: Vec<(&str, String)> = [
                 ("IOENGINE", "io_uring"),
                 ("RUNTIME", "1s"),

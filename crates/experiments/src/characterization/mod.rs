@@ -12,6 +12,7 @@ pub(crate) mod device_runs;
 pub(crate) mod fio_runs;
 mod seed000;
 mod seed003;
+mod seed003_remedies;
 
 use crate::plot::{self, Figure};
 use serde::Serialize;
@@ -31,6 +32,9 @@ pub struct Finding {
     /// Relative error, for numbers.
     pub error: Option<f64>,
     pub verdict: String,
+    /// For a finding not reproduced: the mechanism the model lacks for it,
+    /// where it is known.
+    pub mechanism: Option<String>,
 }
 
 impl Finding {
@@ -46,6 +50,7 @@ impl Finding {
             zonelab: Some(zonelab),
             error: Some(error),
             verdict: verdict.into(),
+            mechanism: None,
         }
     }
 
@@ -59,11 +64,24 @@ impl Finding {
             zonelab,
             error: None,
             verdict: if holds { "direction holds" } else { "direction differs" }.into(),
+            mechanism: None,
         }
     }
 
     /// Something the model cannot run yet, with the missing mechanism.
     pub fn missing(observation: &str, quantity: &str, mechanism: &str) -> Self {
+        let verdict = format!("not reproduced: needs {mechanism}");
+        Self::without_value(observation, quantity, verdict, Some(mechanism.into()))
+    }
+
+    /// An experiment whose run never did what the finding is about (an
+    /// interference run in which the management job completed nothing): not
+    /// a result either way.
+    pub fn not_measured(observation: &str, quantity: &str, why: &str) -> Self {
+        Self::without_value(observation, quantity, format!("not measured: {why}"), None)
+    }
+
+    fn without_value(observation: &str, quantity: &str, verdict: String, mechanism: Option<String>) -> Self {
         Finding {
             observation: observation.into(),
             quantity: quantity.into(),
@@ -71,8 +89,17 @@ impl Finding {
             paper: None,
             zonelab: None,
             error: None,
-            verdict: format!("not reproduced: needs {mechanism}"),
+            verdict,
+            mechanism,
         }
+    }
+
+    /// Names the mechanism the model lacks if this finding is not reproduced.
+    pub fn lacking(mut self, mechanism: &str) -> Self {
+        if !self.passed() {
+            self.mechanism = Some(mechanism.into());
+        }
+        self
     }
 
     pub fn passed(&self) -> bool {
@@ -123,8 +150,8 @@ pub const EXPERIMENTS: [(&str, Experiment); 10] = [
     ("obs11-gc-interference", seed000::gc_interference),
     ("obs12-13-reset-interference", device_runs::reset_interference),
     ("s003-finish-interference", seed003::finish_interference),
-    ("s003-zinc", seed003::zinc),
-    ("s003-softfinish", seed003::softfinish),
+    ("s003-zinc", seed003_remedies::zinc),
+    ("s003-softfinish", seed003_remedies::softfinish),
 ];
 
 /// Runs the experiments whose name contains `filter` (all when empty).
@@ -236,6 +263,10 @@ mod tests {
         assert!(Finding::direction("o", "q", true, None).passed());
         assert!(!Finding::direction("o", "q", false, None).passed());
         assert!(!Finding::missing("o", "q", "a mechanism").passed());
+        assert!(!Finding::not_measured("o", "q", "nothing ran").passed());
+        let off = Finding::number("o", "q", "ms", 10.0, 20.0).lacking("a read path");
+        assert_eq!(off.mechanism.as_deref(), Some("a read path"));
+        assert_eq!(Finding::number("o", "q", "ms", 10.0, 10.0).lacking("a read path").mechanism, None);
     }
 
     /// The calibration rows that come from the device alone, end to end.

@@ -1,8 +1,9 @@
-//! Seed 003 (ConfZNS++): finish and reset interference, ZINC and softFinish.
+//! Seed 003 (ConfZNS++): finish interference (Fig. 2). The remedies, ZINC
+//! and softFinish, are in `seed003_remedies`.
 
-use super::fio_runs::{self as fio, FINISH, RESET};
+use super::fio_runs::{self as fio, FINISH};
 use super::{Finding, Outcome, Scale};
-use crate::plot::{Axis, BarSeries, Bars, Figure, Marker, Plot, Series};
+use crate::plot::{Axis, Figure, Marker, Plot, Series};
 use zonelab_workload::fio::job::Scheduler;
 
 /// Management in the background of a foreground run.
@@ -11,7 +12,6 @@ enum Background {
     None,
     /// Finish at about half the peak finish rate: think as long as a finish takes.
     Finish,
-    SoftFinish,
 }
 
 /// Think time between management operations for ~50% intensity: about
@@ -30,7 +30,7 @@ fn finish_point(rw: &str, cl: u32, background: Background, scale: Scale) -> Resu
         ("SIZE", if read { "4z" } else { "1z" }.to_string()),
         ("RUNTIME", runtime.to_string()),
         ("FINISH", u8::from(background == Background::Finish).to_string()),
-        ("SOFTFINISH", u8::from(background == Background::SoftFinish).to_string()),
+        ("SOFTFINISH", "0".to_string()),
         ("CHUNK", "128k".to_string()),
         ("THINK", THINK_50.to_string()),
     ];
@@ -122,133 +122,4 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome, String> {
         ),
         jobs: vec![FINISH],
     })
-}
-
-/// Writers' (KIOPS, p95 µs) with resets every `think` (None: no resets).
-fn reset_point(scheduler: Scheduler, think: Option<&str>, scale: Scale) -> Result<(f64, f64), String> {
-    let zones = if scale.quick { 6 } else { 20 };
-    let vars = [
-        ("FULL_ZONES", zones.to_string()),
-        ("FILL", format!("{}m", zones * 1077)),
-        ("QD", "4".to_string()),
-        ("THREADS", "4".to_string()),
-        ("RUNTIME", if scale.quick { "1s" } else { "3s" }.to_string()),
-        ("THINK", think.unwrap_or("0").to_string()),
-    ];
-    let mut text = fio::substitute(RESET.1, &vars)?;
-    if think.is_none() {
-        text = fio::drop_section(&text, "resets");
-    }
-    let r = fio::run_text(RESET.0, &text, scheduler)?;
-    let w = fio::write(r.entry("writers")?);
-    Ok((fio::kiops(w), fio::percentile_us(w, 95.0)))
-}
-
-/// ZINC against mq-deadline under resets.
-pub fn zinc(scale: Scale) -> Result<Outcome, String> {
-    let think = Some("50ms");
-    let base = reset_point(Scheduler::MqDeadline, None, scale)?;
-    let deadline = reset_point(Scheduler::MqDeadline, think, scale)?;
-    let zinc = reset_point(Scheduler::Zinc, think, scale)?;
-    let rows = vec![
-        vec!["mq-deadline, no resets".into(), format!("{:.2}", base.0), format!("{:.1}", base.1)],
-        vec!["mq-deadline, resets".into(), format!("{:.2}", deadline.0), format!("{:.1}", deadline.1)],
-        vec!["zinc, resets".into(), format!("{:.2}", zinc.0), format!("{:.1}", zinc.1)],
-    ];
-    let findings = interference_cut("ZINC", "reset", "write", base, deadline, zinc);
-    Ok(Outcome {
-        name: "s003-zinc",
-        title: "ZINC against reset interference (seed 003)",
-        columns: vec!["scheduler", "write_kiops", "write_p95_us"],
-        rows,
-        findings,
-        figure: cases_figure(
-            "ZINC against reset interference on 4 writers at QD 4 (seed 003)",
-            "write",
-            &[("no resets", "none"), ("resets, mq-deadline", "mq-deadline"), ("resets, ZINC", "zinc")],
-            &[base, deadline, zinc],
-        ),
-        jobs: vec![RESET],
-    })
-}
-
-/// softFinish against finish, on random reads at CL 1.
-pub fn softfinish(scale: Scale) -> Result<Outcome, String> {
-    let base = finish_point("randread", 1, Background::None, scale)?;
-    let finish = finish_point("randread", 1, Background::Finish, scale)?;
-    let soft = finish_point("randread", 1, Background::SoftFinish, scale)?;
-    let rows = vec![
-        vec!["none".into(), format!("{:.2}", base.0), format!("{:.1}", base.1)],
-        vec!["finish".into(), format!("{:.2}", finish.0), format!("{:.1}", finish.1)],
-        vec!["softfinish 128k".into(), format!("{:.2}", soft.0), format!("{:.1}", soft.1)],
-    ];
-    let findings = interference_cut("softFinish", "finish", "read", base, finish, soft);
-    Ok(Outcome {
-        name: "s003-softfinish",
-        title: "softFinish against finish (seed 003)",
-        columns: vec!["background", "read_kiops", "read_p95_us"],
-        rows,
-        findings,
-        figure: cases_figure(
-            "softFinish against finish, random 8 KiB reads at CL 1 (seed 003)",
-            "read",
-            &[("no finish", "none"), ("finish 50%", "finish"), ("softFinish 50%", "softfinish")],
-            &[base, finish, soft],
-        ),
-        jobs: vec![FINISH],
-    })
-}
-
-/// Throughput and p95 latency of the foreground `io` in each case (label, colour key), a bar each.
-fn cases_figure(title: &str, io: &str, cases: &[(&str, &str)], values: &[(f64, f64)]) -> Figure {
-    let panel = |title: &str, y: &str, value: fn(&(f64, f64)) -> f64| {
-        let series = cases.iter().enumerate().map(|(i, &(name, key))| {
-            let v = (0..cases.len()).map(|j| if i == j { value(&values[i]) } else { 0.0 }).collect();
-            BarSeries::new(name, key, v).stack("case")
-        });
-        Figure::Bars(Bars {
-            title: title.into(),
-            x_label: String::new(),
-            y: Axis::linear(y),
-            categories: cases.iter().map(|c| c.0.to_string()).collect(),
-            series: series.collect(),
-        })
-    };
-    Figure::panels(
-        title,
-        2,
-        (460, 380),
-        vec![
-            panel(&format!("(a) {io} throughput"), "KIOPS", |v| v.0),
-            panel(&format!("(b) {io} p95 latency"), "p95 latency (µs)", |v| v.1),
-        ],
-    )
-}
-
-/// Interference as the foreground's lost throughput (KIOPS) against `base`,
-/// and how much of it the remedy takes away (seed 003's abstract: ZINC cuts
-/// reset interference by 56.9%, softFinish finish interference by 50.7%).
-fn interference_cut(
-    remedy: &str,
-    management: &str,
-    io: &str,
-    base: (f64, f64),
-    plain: (f64, f64),
-    remedied: (f64, f64),
-) -> Vec<Finding> {
-    let paper = if remedy == "ZINC" { 56.9 } else { 50.7 };
-    let lost = base.0 - plain.0;
-    let quantity = format!("{remedy} cut of {management} interference ({io} KIOPS lost)");
-    let shows = format!("{management} costs {io} throughput without {remedy}");
-    if lost <= base.0 * 0.01 {
-        return vec![
-            Finding::direction("S003", &shows, false, Some(lost)),
-            Finding::missing("S003 abstract", &quantity, &format!("{management} interference on {io}s to cut")),
-        ];
-    }
-    let cut = (1.0 - (base.0 - remedied.0) / lost) * 100.0;
-    vec![
-        Finding::direction("S003", &shows, true, Some(lost)),
-        Finding::number("S003 abstract", &quantity, "%", paper, cut),
-    ]
 }
