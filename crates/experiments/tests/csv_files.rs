@@ -40,6 +40,18 @@ fn every_characterization_csv_parses_with_a_column_per_header_field() {
             assert_eq!(record.iter().collect::<Vec<_>>(), *row, "{}: fields as the experiment gave them", o.name);
         }
     }
+    // The summary's promise: every finding that is not reproduced names what the model lacks (or was not measured).
+    for o in &outcomes {
+        for f in o.findings.iter().filter(|f| !f.passed() && !f.verdict.starts_with("not measured")) {
+            assert!(
+                f.mechanism.is_some(),
+                "{}: '{}' is {} and names no missing mechanism",
+                o.name,
+                f.quantity,
+                f.verdict
+            );
+        }
+    }
     // Fields with commas (obs11's writers) are quoted, not split.
     let gc = std::fs::read_to_string(dir.join("obs11-gc-interference.csv")).unwrap();
     assert!(gc.contains("\"4 x 128 KiB appends, 1155 MiB/s\""), "{gc}");

@@ -233,6 +233,10 @@ pub fn summary_markdown(outcomes: &[Outcome]) -> String {
             total += 1;
             passed += usize::from(f.passed());
             let error = f.error.map_or("—".into(), |e| format!("{:+.1}%", e * 100.0));
+            let verdict = match &f.mechanism {
+                Some(m) if !f.verdict.starts_with("not reproduced") => format!("{} (lacks {m})", f.verdict),
+                _ => f.verdict.clone(),
+            };
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -243,7 +247,7 @@ pub fn summary_markdown(outcomes: &[Outcome]) -> String {
                 fmt_value(f.paper),
                 fmt_value(f.zonelab),
                 error,
-                f.verdict
+                verdict
             );
         }
     }

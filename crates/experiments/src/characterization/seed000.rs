@@ -72,13 +72,22 @@ pub fn qd1(scale: Scale) -> Result<Outcome, String> {
     let at = |op: usize, bs: f64| by_op[op].iter().find(|p| p.0 == bs).copied().expect("size in the sweep");
     findings.push(Finding::number("Obs 3", "4 KiB write throughput, QD 1", "KIOPS", 85.0, at(0, 4.0).1));
     findings.push(Finding::number("Obs 3", "8 KiB write throughput, QD 1", "KIOPS", 85.0, at(0, 8.0).1));
-    findings.push(Finding::number("Obs 3", "4 KiB append throughput, QD 1", "KIOPS", 66.0, at(1, 4.0).1));
-    findings.push(Finding::number("Obs 3", "8 KiB append throughput, QD 1", "KIOPS", 69.0, at(1, 8.0).1));
+    findings.push(
+        Finding::number("Obs 3", "4 KiB append throughput, QD 1", "KIOPS", 66.0, at(1, 4.0).1)
+            .lacking("a firmware append path that costs more than a write at every size"),
+    );
+    findings.push(
+        Finding::number("Obs 3", "8 KiB append throughput, QD 1", "KIOPS", 69.0, at(1, 8.0).1)
+            .lacking("a firmware append path that costs more than a write at every size"),
+    );
     let best = by_op[0].iter().max_by(|a, b| a.3.total_cmp(&b.3)).expect("sizes").0;
     findings.push(Finding::direction("Obs 3", "bytes/s highest for requests >= 32 KiB", best >= 32.0, Some(best)));
     findings.push(Finding::number("Obs 4", "8 KiB append latency, spdk", "µs", 14.02, at(1, 8.0).2));
     let slower = by_op[1].iter().zip(&by_op[0]).all(|(a, w)| a.2 > w.2);
-    findings.push(Finding::direction("Obs 4", "write latency below append latency at every size", slower, None));
+    findings.push(
+        Finding::direction("Obs 4", "write latency below append latency at every size", slower, None)
+            .lacking("a firmware append path that costs more than a write at every size"),
+    );
     findings.push(Finding::missing("Obs 1", "512 B LBA format up to 2x slower", "a per-command cost of sub-page LBAs"));
     Ok(Outcome {
         name: "obs01-04-qd1",
@@ -391,14 +400,17 @@ pub fn gc_interference(scale: Scale) -> Result<Outcome, String> {
     let findings = vec![
         Finding::number("Obs 11", "4 KiB random read p95 alone, zn540", "µs", 81.41, zns_alone.0),
         Finding::number("Obs 11", "4 KiB random read p95 alone, sn640", "µs", 81.41, conv_alone.0),
-        Finding::number("Obs 11", "read p95 under writes, zn540", "ms", 98.04, zns.0 / 1e3),
-        Finding::number("Obs 11", "read p95 under writes, sn640", "ms", 299.89, conv.0 / 1e3),
+        Finding::number("Obs 11", "read p95 under writes, zn540", "ms", 98.04, zns.0 / 1e3)
+            .lacking("service-time variation and program suspend for reads behind programs"),
+        Finding::number("Obs 11", "read p95 under writes, sn640", "ms", 299.89, conv.0 / 1e3)
+            .lacking("garbage collection interleaved with host writes in the conventional FTL"),
         Finding::direction(
             "Obs 11",
             "reads suffer more on the conventional drive",
             conv.0 > zns.0,
             Some(conv.0 / zns.0.max(1e-9)),
-        ),
+        )
+        .lacking("garbage collection interleaved with host writes in the conventional FTL"),
         Finding::direction(
             "Obs 11",
             "write bandwidth fluctuates more on the conventional drive",

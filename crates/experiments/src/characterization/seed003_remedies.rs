@@ -119,7 +119,7 @@ fn headline(quantity: &str, paper: f64, cut: Option<f64>, completed: bool, mecha
     match (completed, cut) {
         (false, _) => Finding::not_measured("S003 abstract", quantity, "the management job completed no operation"),
         (true, None) => Finding::missing("S003 abstract", quantity, mechanism),
-        (true, Some(cut)) => Finding::number("S003 abstract", quantity, "%", paper, cut),
+        (true, Some(cut)) => Finding::number("S003 abstract", quantity, "%", paper, cut).lacking(mechanism),
     }
 }
 
@@ -172,7 +172,8 @@ pub fn zinc(scale: Scale) -> Result<Outcome, String> {
             "resets at 50% cost the writers throughput (mq-deadline)",
             plain_loss > 1.0,
             Some(plain_loss),
-        ),
+        )
+        .lacking("reset work that competes with the write path"),
         Finding::direction(
             "S003 Fig. 9",
             "ZINC loses less write throughput to resets",
@@ -282,7 +283,7 @@ pub fn softfinish(scale: Scale) -> Result<Outcome, String> {
         50.7,
         best.map(|(_, c)| c),
         completed,
-        "finish interference on reads to cut",
+        "program suspend for reads that arrive during finish padding",
     ));
     let soft_best = best.map_or(per_case[2], |(i, _)| per_case[2 + i]);
     let panel = |title: &str, dir: usize, y: Axis| {
