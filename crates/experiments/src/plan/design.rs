@@ -63,15 +63,25 @@ impl DesignRun {
     }
 
     /// The job file, filled in, with the sections this run does not use dropped.
-    fn job_text(&self, zone_capacity_bytes: u64) -> Result<String, String> {
-        const PREFILL_OFFSET: u32 = 16;
-        const PREFILL_ZONES: u32 = 4;
+    fn job_text(&self, zone_bytes: u64, zone_capacity_bytes: u64) -> Result<String, String> {
+        // Zones: writers from 0, readers' data from READ_OFFSET, full zones to reset after
+        // them, zones to open and finish from FINISH_OFFSET.
+        const READ_OFFSET: u32 = 16;
+        const READ_ZONES: u32 = 4;
+        const FULL_ZONES: u32 = 16;
+        const FINISH_OFFSET: u32 = READ_OFFSET + READ_ZONES + FULL_ZONES;
+        const FINISH_ZONES: u32 = 64;
         let readers = self.workload == Workload::Readers;
-        let (fg_offset, fg_size, fg_increment) = if readers { (PREFILL_OFFSET, PREFILL_ZONES, 0) } else { (0, 1, 1) };
+        let resets = self.management == Management::Reset;
+        let prefill_zones = if resets { READ_ZONES + FULL_ZONES } else { READ_ZONES };
+        let (fg_offset, fg_size, fg_increment) = if readers { (READ_OFFSET, READ_ZONES, 0) } else { (0, 1, 1) };
         let vars = [
-            ("PREFILL_OFFSET", PREFILL_OFFSET.to_string()),
-            ("PREFILL_ZONES", PREFILL_ZONES.to_string()),
-            ("PREFILL_BYTES", (u64::from(PREFILL_ZONES) * zone_capacity_bytes).to_string()),
+            ("READ_OFFSET", READ_OFFSET.to_string()),
+            ("PREFILL_ZONES", prefill_zones.to_string()),
+            ("PREFILL_BYTES", (u64::from(prefill_zones) * zone_capacity_bytes).to_string()),
+            ("FULL_OFFSET", (READ_OFFSET + READ_ZONES).to_string()),
+            ("FULL_ZONES", FULL_ZONES.to_string()),
+            ("ZONE_BYTES", zone_bytes.to_string()),
             ("RW", if readers { "randread" } else { "write" }.to_string()),
             ("APPEND", u8::from(self.workload == Workload::Appenders).to_string()),
             ("QD", if readers { self.concurrency } else { 1 }.to_string()),
@@ -81,18 +91,18 @@ impl DesignRun {
             ("FG_INCREMENT", fg_increment.to_string()),
             ("RUNTIME", self.runtime.clone()),
             ("THINK", self.think.clone()),
-            ("FINISH_OFFSET", (PREFILL_OFFSET + PREFILL_ZONES).to_string()),
-            ("FINISH_ZONES", "40".to_string()),
+            ("FINISH_OFFSET", FINISH_OFFSET.to_string()),
+            ("FINISH_ZONES", FINISH_ZONES.to_string()),
         ];
         let mut text = fio::substitute(JOB.1, &vars)?;
         if self.management != Management::Finish {
             text = fio::drop_section(&text, "finish");
         }
-        if self.management != Management::Reset {
+        if !resets {
             text = fio::drop_section(&text, "resets");
-            if !readers {
-                text = fio::drop_section(&text, "prefill");
-            }
+        }
+        if !resets && !readers {
+            text = fio::drop_section(&text, "prefill");
         }
         Ok(text)
     }
@@ -102,7 +112,7 @@ impl DesignRun {
 /// operations' count and latency (mean, p99) in µs.
 pub fn run(spec: &DesignRun) -> Result<Value, String> {
     let config = spec.device.config()?;
-    let text = spec.job_text(config.namespace.zone_capacity_bytes)?;
+    let text = spec.job_text(config.namespace.zone_size_bytes, config.namespace.zone_capacity_bytes)?;
     let result = fio::run_seeded(config, JOB.0, &text, Scheduler::None, spec.seed)?;
     let fg = result.entry("foreground")?;
     let dir = if spec.workload == Workload::Readers { fio::read(fg) } else { fio::write(fg) };
@@ -137,9 +147,9 @@ mod tests {
         DesignRun {
             design: "default".into(),
             device: DeviceSpec {
-                zones: Some(64),
-                zone_size: Some("64m".into()),
-                zone_capacity: Some("48m".into()),
+                zones: Some(128),
+                zone_size: Some("32m".into()),
+                zone_capacity: Some("24m".into()),
                 ..DeviceSpec::default()
             },
             workload,

@@ -25,7 +25,7 @@ pub enum RunSpec {
     /// One experiment of `reproduce characterization` (its seeds are the experiment's own).
     Characterization { experiment: String, quick: bool },
     /// One point of the management design-space study.
-    Design(design::DesignRun),
+    Design(Box<design::DesignRun>),
 }
 
 impl RunSpec {
