@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import ZonelabError
@@ -196,16 +196,16 @@ def _fio_args(options: Union[None, Mapping[str, Any], Sequence[Mapping[str, Any]
     return args
 
 
-def _job_files(job: Union[None, str, "os.PathLike[str]"]) -> List[List[str]]:
+def _job_files(job: Union[None, str, "os.PathLike[str]"]) -> List[Tuple[str, str]]:
     if job is None:
         return []
     text = os.fspath(job)
     if "\n" not in text and os.path.isfile(text):
         with open(text, encoding="utf-8") as f:
-            return [[text, f.read()]]
+            return [(text, f.read())]
     if "\n" not in text and text.endswith(".fio"):
         raise ZonelabError(f"job file {text}: no such file")
-    return [["job", text]]
+    return [("job", text)]
 
 
 def run_fio(
