@@ -85,7 +85,7 @@ def plan(
 ) -> List[Dict[str, Any]]:
     """The study's run specifications (for :func:`zonelab.sweep.run`)."""
     thinks = list(thinks or (("2ms", "10ms") if quick else ("1ms", "4ms", "16ms")))
-    runtime = runtime or ("30ms" if quick else "100ms")
+    runtime = runtime or ("100ms" if quick else "500ms")
     specs = [_spec("baseline", {}, w, "none", thinks[0], runtime, concurrency, seed) for w in WORKLOADS]
     for name, family, sets in designs(quick):
         management = "finish" if family == "finish" else "reset"
@@ -146,9 +146,6 @@ def summary(frame: "pandas.DataFrame") -> "pandas.DataFrame":  # noqa: F821
 def plot(points: "pandas.DataFrame", path: Optional[str] = None, title: str = ""):
     """The Pareto view: throughput lost against management latency, a point per
     design, the front of each operation (finish, reset) joined by a line."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
@@ -161,9 +158,9 @@ def plot(points: "pandas.DataFrame", path: Optional[str] = None, title: str = ""
         front = part[part.pareto].sort_values("management_lat_mean_us")
         ax.plot(front.management_lat_mean_us, front.throughput_lost_pct, color="black", lw=1, ls="--",
                 label="Pareto front", zorder=2)
-        for _, row in front.iterrows():
-            ax.annotate(row.design, (row.management_lat_mean_us, row.throughput_lost_pct), fontsize=7,
-                        xytext=(4, 4), textcoords="offset points")
+        # Designs that land on one point share one label.
+        for (x, y), same in front.groupby(["management_lat_mean_us", "throughput_lost_pct"]):
+            ax.annotate("\n".join(same.design), (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points")
         ax.set_xscale("log")
         ax.set_xlabel(f"{operation} latency, mean (µs, log scale)")
         ax.set_ylabel("foreground throughput lost (%)")
