@@ -35,7 +35,10 @@ __all__ = [
     "presets",
     "run_fio",
     "fs_bench",
+    "calibrate",
     "to_frame",
+    "study",
+    "sweep",
 ]
 
 Size = Union[int, str]
@@ -244,6 +247,34 @@ def fs_bench(**options: Any) -> Dict[str, Any]:
     (lba, ppa), ``seed``.
     """
     return json.loads(_native.fs_bench(json.dumps(options)))
+
+
+def calibrate(
+    measurements: Union[str, "os.PathLike[str]"],
+    device: Union[str, Mapping[str, Any], Device] = "zn540",
+    *,
+    only: str = "",
+    out: Union[None, str, "os.PathLike[str]"] = None,
+    runtime_ms: int = 1000,
+    threads: Optional[int] = None,
+) -> Dict[str, Any]:
+    """``zonelab calibrate`` (without ``--fit``): reruns the rows of a
+    measurements file (docs/measurements.md) on the device and returns
+    report.json as a dict (``summary``: error per group; ``rows``: predicted
+    vs measured per row; :func:`to_frame` of ``report["rows"]`` tabulates
+    them). ``only`` selects rows as ``--only`` does; rows.csv, report.md and
+    the plots go to ``out`` (a temporary directory when absent).
+    """
+    import tempfile
+
+    threads = threads if threads is not None else (os.cpu_count() or 1)
+    spec = json.dumps(_resolve_device(device))
+    if out is None:
+        with tempfile.TemporaryDirectory(prefix="zonelab-calibrate-") as tmp:
+            text = _native.calibrate(os.fspath(measurements), spec, only, tmp, int(runtime_ms), int(threads))
+    else:
+        text = _native.calibrate(os.fspath(measurements), spec, only, os.fspath(out), int(runtime_ms), int(threads))
+    return json.loads(text)
 
 
 def to_frame(result: Any) -> "pandas.DataFrame":  # noqa: F821

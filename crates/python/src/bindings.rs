@@ -94,6 +94,19 @@ fn fs_bench(py: Python<'_>, options_json: String) -> PyResult<String> {
 }
 
 #[pyfunction]
+fn calibrate(
+    py: Python<'_>,
+    measurements: String,
+    device_json: String,
+    only: String,
+    out: String,
+    runtime_ms: u64,
+    threads: usize,
+) -> PyResult<String> {
+    simulate(py, || glue::calibrate(&measurements, &device_json, &only, &out, runtime_ms, threads))
+}
+
+#[pyfunction]
 fn spec_key(py: Python<'_>, spec_json: String) -> PyResult<String> {
     simulate(py, || glue::spec_key(&spec_json))
 }
@@ -120,6 +133,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(run_fio, m)?)?;
     m.add_function(wrap_pyfunction!(fs_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(spec_key, m)?)?;
     m.add_function(wrap_pyfunction!(run_spec, m)?)?;
     m.add_function(wrap_pyfunction!(characterization_plan, m)?)?;

@@ -205,6 +205,34 @@ pub fn fs_bench(options_json: &str) -> Result<String, String> {
     Ok(serde_json::to_string(&zonelab_workload::fsbench::report::json(&[result])).expect("reports serialize"))
 }
 
+/// `zonelab calibrate` without `--fit`: reruns a measurements file's rows
+/// (those matching `only`) on the device, writes rows.csv, report.json,
+/// report.md and the plots into `out`, and returns report.json's text.
+pub fn calibrate(
+    measurements: &str,
+    device_json: &str,
+    only: &str,
+    out: &str,
+    runtime_ms: u64,
+    threads: usize,
+) -> Result<String, String> {
+    use zonelab_experiments::calibrate::{self as cal, plots, report, Settings};
+    let config = device_spec(device_json)?.config()?;
+    let all = cal::read_file(std::path::Path::new(measurements))?;
+    let rows = cal::select(&all, only);
+    if rows.is_empty() {
+        return Err(format!("only '{only}' selects none of the {} rows", all.len()));
+    }
+    let settings = Settings { runtime_ms: runtime_ms.max(1), threads: threads.max(1) };
+    let (results, _jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &|_, _| {});
+    let out = std::path::Path::new(out);
+    let title = format!("zonelab calibrate: {measurements} on {}", config.name);
+    let summary = report::write(out, &title, &results, "", Value::Null)?;
+    plots::write(out, &results, &summary, &mut |w| eprintln!("zonelab: {w}"))?;
+    let path = out.join("report.json");
+    zonelab_sim::input::read_text(&path, zonelab_sim::input::TEXT_BYTES_MAX)
+}
+
 fn run_spec_of(spec_json: &str) -> Result<RunSpec, String> {
     serde_json::from_str(spec_json).map_err(|e| format!("run spec: {e}"))
 }

@@ -155,6 +155,61 @@ mod tests {
         }
     }
 
+    fn design_plan(n: u64) -> Vec<RunSpec> {
+        (0..n)
+            .map(|seed| {
+                RunSpec::Design(Box::new(design::DesignRun {
+                    design: "default".into(),
+                    device: DeviceSpec {
+                        zones: Some(64),
+                        zone_size: Some("32m".into()),
+                        zone_capacity: Some("24m".into()),
+                        ..DeviceSpec::default()
+                    },
+                    workload: design::Workload::Writers,
+                    management: design::Management::Finish,
+                    think: "1ms".into(),
+                    concurrency: 2,
+                    runtime: "2ms".into(),
+                    seed,
+                }))
+            })
+            .collect()
+    }
+
+    fn lines(dir: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            out.extend(std::fs::read_to_string(entry.unwrap().path()).unwrap().lines().map(String::from));
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn two_shards_store_what_the_serial_run_does_and_a_rerun_runs_nothing() {
+        let root = std::env::temp_dir().join(format!("zonelab-plan-store-{}", std::process::id()));
+        std::fs::remove_dir_all(&root).ok();
+        let plan = design_plan(5);
+        let mut serial = Store::open(&root.join("serial"), &Shard::ALL.file_name()).unwrap();
+        assert_eq!(
+            execute(&plan, Shard::ALL, &mut serial, &mut |_, _, _| {}).unwrap(),
+            Executed { ran: 5, skipped: 0 }
+        );
+        for index in 0..2 {
+            let shard = Shard { index, count: 2 };
+            let mut store = Store::open(&root.join("sharded"), &shard.file_name()).unwrap();
+            execute(&plan, shard, &mut store, &mut |_, _, _| {}).unwrap();
+        }
+        assert_eq!(lines(&root.join("sharded")), lines(&root.join("serial")), "byte for byte");
+        let mut again = Store::open(&root.join("sharded"), "again.jsonl").unwrap();
+        let rerun = execute(&plan, Shard::ALL, &mut again, &mut |label, _, _| panic!("{label} ran again")).unwrap();
+        assert_eq!(rerun, Executed { ran: 0, skipped: 5 });
+        assert_eq!(collect(&plan, &again).unwrap(), collect(&plan, &serial).unwrap());
+        assert_eq!(collect(&design_plan(6), &again), Err(1), "the run the store lacks is counted");
+        std::fs::remove_dir_all(&root).ok();
+    }
+
     #[test]
     fn keys_are_stable_and_tell_specs_apart() {
         let a = RunSpec::Characterization { experiment: "obs09-open-close".into(), quick: true };
