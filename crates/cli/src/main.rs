@@ -5,6 +5,7 @@ mod bench;
 mod calibrate;
 mod docs;
 mod fs_bench;
+mod plan;
 mod progress;
 mod reproduce_znsplus;
 mod run;
@@ -88,6 +89,8 @@ enum Experiment {
         /// Only experiments whose name contains this.
         #[arg(long, default_value = "")]
         only: String,
+        #[command(flatten)]
+        plan: plan::PlanArgs,
     },
     /// Seed 002: in-storage copy (copyback) against host read-then-write, for TLC, MLC and ZNAND.
     CopyOffload {
@@ -205,8 +208,8 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Run(_) => run::run(&std::env::args().skip(2).collect::<Vec<_>>()).map(drop),
         Cmd::Completions { shell } => docs::completions(shell),
         Cmd::Man(args) => docs::man(&args),
-        Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only } } => {
-            reproduce_characterization(&out, quick, &only)
+        Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only, plan } } => {
+            plan::reproduce_characterization(&out, quick, &only, &plan)
         }
         Cmd::Reproduce { experiment: Experiment::CopyOffload { blocks } } => {
             let rows = zonelab_experiments::copy_offload::copy_offload(blocks).map_err(UserError)?;
@@ -215,24 +218,6 @@ fn run(cli: Cli) -> Result<(), UserError> {
         }
         Cmd::Reproduce { experiment: Experiment::Znsplus(args) } => reproduce_znsplus::run(&args),
     }
-}
-
-fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) -> Result<(), UserError> {
-    use zonelab_experiments::characterization as c;
-    let started = std::time::Instant::now();
-    let count = c::EXPERIMENTS.iter().filter(|(name, _)| name.contains(only)).count();
-    let steps = progress::Steps::new(count as u64, "experiments");
-    let mut done = 0;
-    let outcomes = c::run(c::Scale { quick }, only, &mut |name| {
-        steps.start(done, &format!("running {name}"));
-        done += 1;
-    });
-    steps.finish();
-    let outcomes = outcomes.map_err(UserError)?;
-    c::write(out, &outcomes, &mut |w| eprintln!("zonelab: {w}")).map_err(UserError)?;
-    print!("{}", c::summary_markdown(&outcomes));
-    eprintln!("zonelab: wrote {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
-    Ok(())
 }
 
 /// Runs a trace from `start_ns`; returns the simulated time its last command completed (or `start_ns`), or None

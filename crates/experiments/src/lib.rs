@@ -7,10 +7,14 @@
 //!   (seed 002).
 //! - [`znsplus`]: seed 002's file-system results on `zonelab-fs` (Fig 6-12,
 //!   Tables 4-5).
+//! - [`plan`]: plan → run → render: serializable run specifications, a
+//!   sharded runner, a result store and renderers.
 //! - [`plot`]: both reproductions' plots, as SVG and PNG.
 
 pub mod calibrate;
 pub mod characterization;
 pub mod copy_offload;
+pub mod plan;
 pub mod plot;
+mod serde_float;
 pub mod znsplus;

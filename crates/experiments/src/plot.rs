@@ -16,6 +16,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -37,7 +38,7 @@ pub fn register_font() -> Result<(), String> {
 }
 
 /// How an axis maps values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Scale {
     Linear,
     Log2,
@@ -60,13 +61,15 @@ impl Scale {
 }
 
 /// One axis: its label, scale, and optionally its ticks and range (in data units).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Axis {
     pub label: String,
     pub scale: Scale,
     /// Ticks at these values, with these labels; chosen from the data when absent.
+    #[serde(with = "crate::serde_float::ticks")]
     pub ticks: Option<Vec<(f64, String)>>,
     /// The values shown; from the data when absent (from 0 on a linear y axis).
+    #[serde(with = "crate::serde_float::opt_pair")]
     pub range: Option<(f64, f64)>,
 }
 
@@ -121,7 +124,7 @@ pub fn number(v: f64) -> String {
 }
 
 /// The marks on a line's points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Marker {
     Circle,
     Triangle,
@@ -176,7 +179,7 @@ pub fn color(key: &str) -> Rgb {
 }
 
 /// A line's look.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Style {
     pub color: Rgb,
     pub marker: Marker,
@@ -188,10 +191,11 @@ pub struct Style {
 }
 
 /// One series of a line plot.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     pub name: String,
     pub style: Style,
+    #[serde(with = "crate::serde_float::pairs")]
     pub points: Vec<(f64, f64)>,
     /// Text next to each point (empty: none).
     pub labels: Vec<String>,
@@ -228,7 +232,7 @@ impl Series {
 }
 
 /// A line plot.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plot {
     pub title: String,
     pub x: Axis,
@@ -237,10 +241,11 @@ pub struct Plot {
 }
 
 /// One series of a bar chart: a value per category, in the categories' order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BarSeries {
     pub name: String,
     pub color: Rgb,
+    #[serde(with = "crate::serde_float::vec")]
     pub values: Vec<f64>,
     /// Series naming the same stack share one bar per category, piled in order.
     pub stack: Option<String>,
@@ -259,7 +264,7 @@ impl BarSeries {
 }
 
 /// Grouped bars: a group per category, a bar (or stack) per series within each group.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bars {
     pub title: String,
     pub x_label: String,
@@ -269,7 +274,7 @@ pub struct Bars {
 }
 
 /// Several charts under one title and one legend.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Panels {
     pub title: String,
     pub columns: usize,
@@ -279,7 +284,7 @@ pub struct Panels {
     pub panels: Vec<Figure>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Figure {
     Lines(Plot),
     Bars(Bars),

@@ -15,7 +15,7 @@ mod seed003;
 mod seed003_remedies;
 
 use crate::plot::{self, Figure};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -121,6 +121,92 @@ pub struct Outcome {
     pub jobs: Vec<(&'static str, &'static str)>,
 }
 
+/// An outcome as the result store keeps it (owned, serializable): what the
+/// renderer ([`write_records`], [`summary_records`]) builds files from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    pub name: String,
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    #[serde(with = "stored_findings")]
+    pub findings: Vec<Finding>,
+    pub figure: Figure,
+    pub jobs: Vec<(String, String)>,
+}
+
+/// Findings as the store keeps them: like `summary.json`, but with NaN and
+/// infinities kept (`summary.json` shows them as null).
+mod stored_findings {
+    use super::Finding;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Stored {
+        observation: String,
+        quantity: String,
+        unit: String,
+        #[serde(with = "crate::serde_float::opt")]
+        paper: Option<f64>,
+        #[serde(with = "crate::serde_float::opt")]
+        zonelab: Option<f64>,
+        #[serde(with = "crate::serde_float::opt")]
+        error: Option<f64>,
+        verdict: String,
+        mechanism: Option<String>,
+    }
+
+    pub fn serialize<S: Serializer>(v: &[Finding], s: S) -> Result<S::Ok, S::Error> {
+        let stored: Vec<Stored> = v
+            .iter()
+            .map(|f| Stored {
+                observation: f.observation.clone(),
+                quantity: f.quantity.clone(),
+                unit: f.unit.clone(),
+                paper: f.paper,
+                zonelab: f.zonelab,
+                error: f.error,
+                verdict: f.verdict.clone(),
+                mechanism: f.mechanism.clone(),
+            })
+            .collect();
+        stored.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Finding>, D::Error> {
+        let stored = Vec::<Stored>::deserialize(d)?;
+        Ok(stored
+            .into_iter()
+            .map(|f| Finding {
+                observation: f.observation,
+                quantity: f.quantity,
+                unit: f.unit,
+                paper: f.paper,
+                zonelab: f.zonelab,
+                error: f.error,
+                verdict: f.verdict,
+                mechanism: f.mechanism,
+            })
+            .collect())
+    }
+}
+
+impl From<&Outcome> for Record {
+    fn from(o: &Outcome) -> Self {
+        Record {
+            name: o.name.into(),
+            title: o.title.into(),
+            columns: o.columns.iter().map(|c| c.to_string()).collect(),
+            rows: o.rows.clone(),
+            findings: o.findings.clone(),
+            figure: o.figure.clone(),
+            jobs: o.jobs.iter().map(|(name, text)| (name.to_string(), text.to_string())).collect(),
+        }
+    }
+}
+
 /// How long the experiments run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scale {
@@ -157,23 +243,41 @@ pub const EXPERIMENTS: [(&str, Experiment); 10] = [
 /// Runs the experiments whose name contains `filter` (all when empty).
 pub fn run(scale: Scale, filter: &str, progress: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, String> {
     let mut out = Vec::new();
-    for (name, experiment) in EXPERIMENTS {
-        if !name.contains(filter) {
-            continue;
-        }
+    for name in select(filter)? {
         progress(name);
-        out.push(experiment(scale).map_err(|e| format!("{name}: {e}"))?);
-    }
-    if out.is_empty() {
-        let names: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
-        return Err(format!("no experiment matches '{filter}': choose from {}", names.join(", ")));
+        out.push(run_one(name, scale)?);
     }
     Ok(out)
+}
+
+/// The names of the experiments whose name contains `filter`, in paper order.
+pub fn select(filter: &str) -> Result<Vec<&'static str>, String> {
+    let names: Vec<&'static str> = EXPERIMENTS.iter().map(|(n, _)| *n).filter(|n| n.contains(filter)).collect();
+    if names.is_empty() {
+        let all: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
+        return Err(format!("no experiment matches '{filter}': choose from {}", all.join(", ")));
+    }
+    Ok(names)
+}
+
+/// Runs the experiment called `name`.
+pub fn run_one(name: &str, scale: Scale) -> Result<Outcome, String> {
+    let Some((_, experiment)) = EXPERIMENTS.iter().find(|(n, _)| *n == name) else {
+        let all: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
+        return Err(format!("unknown experiment '{name}': choose from {}", all.join(", ")));
+    };
+    experiment(scale).map_err(|e| format!("{name}: {e}"))
 }
 
 /// Writes each outcome's CSV, plot (PNG and SVG) and job files into `dir`,
 /// and the summary as `summary.md` and `summary.json`.
 pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Result<(), String> {
+    let records: Vec<Record> = outcomes.iter().map(Record::from).collect();
+    write_records(dir, &records, warn)
+}
+
+/// [`write`] from stored records: the renderer of the plan runner.
+pub fn write_records(dir: &Path, outcomes: &[Record], warn: &mut dyn FnMut(&str)) -> Result<(), String> {
     let io = |e: std::io::Error| format!("{}: {e}", dir.display());
     std::fs::create_dir_all(dir.join("jobs")).map_err(io)?;
     // The font is built in; should it ever fail, the data still get written.
@@ -194,7 +298,7 @@ pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Re
             std::fs::write(dir.join("jobs").join(file), text).map_err(io)?;
         }
     }
-    std::fs::write(dir.join("summary.md"), summary_markdown(outcomes)).map_err(io)?;
+    std::fs::write(dir.join("summary.md"), summary_records(outcomes)).map_err(io)?;
     let findings: Vec<serde_json::Value> = outcomes
         .iter()
         .flat_map(|o| o.findings.iter().map(move |f| serde_json::json!({"experiment": o.name, "finding": f})))
@@ -204,7 +308,7 @@ pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Re
 }
 
 /// A table as CSV through the csv crate (fields with commas or quotes quoted).
-fn write_csv(path: &Path, columns: &[&str], rows: &[Vec<String>]) -> Result<(), String> {
+fn write_csv(path: &Path, columns: &[String], rows: &[Vec<String>]) -> Result<(), String> {
     let fail = |e: csv::Error| format!("{}: {e}", path.display());
     let mut w = csv::Writer::from_path(path).map_err(fail)?;
     w.write_record(columns).map_err(fail)?;
@@ -224,6 +328,12 @@ fn fmt_value(v: Option<f64>) -> String {
 
 /// The paper-vs-zonelab table.
 pub fn summary_markdown(outcomes: &[Outcome]) -> String {
+    let records: Vec<Record> = outcomes.iter().map(Record::from).collect();
+    summary_records(&records)
+}
+
+/// [`summary_markdown`] from stored records.
+pub fn summary_records(outcomes: &[Record]) -> String {
     let mut s = String::from(
         "| experiment | observation | quantity | unit | paper | zonelab | error | verdict |\n|---|---|---|---|---|---|---|---|\n",
     );

@@ -1,0 +1,68 @@
+//! The plan runner's options (`--shard`, `--store`) and `reproduce
+//! characterization` through it: plan, run what the store lacks, render.
+
+use crate::{progress, UserError};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use zonelab_experiments::plan::{self, Shard, Store};
+
+#[derive(Args, Debug, Clone)]
+pub struct PlanArgs {
+    /// Run only shard INDEX/COUNT of the plan (INDEX from 0, e.g. a Slurm array's
+    /// $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT); needs --store. The shard that
+    /// completes the store renders.
+    #[arg(long, value_parser = Shard::parse, requires = "store")]
+    pub shard: Option<Shard>,
+    /// Result store directory: one JSON line per finished run; runs it holds are not run again.
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+}
+
+impl PlanArgs {
+    fn open(&self) -> Result<(Shard, Store), UserError> {
+        let shard = self.shard.unwrap_or(Shard::ALL);
+        let store = match &self.store {
+            Some(dir) => Store::open(dir, &shard.file_name()).map_err(UserError)?,
+            None => Store::memory(),
+        };
+        Ok((shard, store))
+    }
+}
+
+/// Runs `plan`'s shard; the results in plan order once the store has them all.
+fn run_plan(specs: &[plan::RunSpec], args: &PlanArgs) -> Result<Option<Vec<serde_json::Value>>, UserError> {
+    let (shard, mut store) = args.open()?;
+    let mine = (0..specs.len()).filter(|&p| shard.holds(p)).count();
+    let steps = progress::Steps::new(mine as u64, "runs");
+    let executed = plan::execute(specs, shard, &mut store, &mut |label, done, _| {
+        steps.start(done as u64, &format!("running {label}"));
+    });
+    steps.finish();
+    let executed = executed.map_err(UserError)?;
+    if executed.skipped > 0 {
+        eprintln!("zonelab: {} runs already in the store, {} run now", executed.skipped, executed.ran);
+    }
+    match plan::collect(specs, &store) {
+        Ok(results) => Ok(Some(results)),
+        Err(missing) => {
+            eprintln!(
+                "zonelab: {missing} of {} runs are not in the store yet: rendering once every shard has run",
+                specs.len()
+            );
+            Ok(None)
+        }
+    }
+}
+
+pub fn reproduce_characterization(out: &Path, quick: bool, only: &str, args: &PlanArgs) -> Result<(), UserError> {
+    let started = std::time::Instant::now();
+    let specs = plan::characterization::plan(quick, only).map_err(UserError)?;
+    let Some(results) = run_plan(&specs, args)? else {
+        return Ok(());
+    };
+    let summary =
+        plan::characterization::render(&results, out, &mut |w| eprintln!("zonelab: {w}")).map_err(UserError)?;
+    print!("{summary}");
+    eprintln!("zonelab: wrote {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! A device as a run specification names it: the command line's device
+//! options (`--device`, `--zones`, `--set`, ...) as serializable data.
+
+use serde::{Deserialize, Serialize};
+use zonelab_device::{load_device, parse_size, DeviceConfig, DeviceOptions};
+
+/// The CLI's device options; sizes are text in the CLI's grammar (`64m`, `4096`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    /// A preset name or the path of a TOML device file.
+    #[serde(default = "default_preset")]
+    pub preset: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_size: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_capacity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_open: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_active: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conventional_zones: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lba_bytes: Option<u32>,
+    #[serde(default)]
+    pub data: bool,
+    /// `--set PATH=VALUE` pairs, applied in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<(String, String)>,
+}
+
+fn default_preset() -> String {
+    "zn540".into()
+}
+
+impl Default for DeviceSpec {
+    fn default() -> Self {
+        DeviceSpec::preset("zn540")
+    }
+}
+
+impl DeviceSpec {
+    pub fn preset(name: &str) -> Self {
+        DeviceSpec {
+            preset: name.into(),
+            zones: None,
+            zone_size: None,
+            zone_capacity: None,
+            max_open: None,
+            max_active: None,
+            conventional_zones: None,
+            lba_bytes: None,
+            data: false,
+            set: Vec::new(),
+        }
+    }
+
+    /// The configuration, with the CLI's error messages (an option's name first).
+    pub fn config(&self) -> Result<DeviceConfig, String> {
+        let size = |name: &str, text: &Option<String>| -> Result<Option<u64>, String> {
+            text.as_deref().map(|t| parse_size(t).map_err(|e| format!("{name}: {e}"))).transpose()
+        };
+        if let Some(bytes) = self.lba_bytes.filter(|b| ![512, 4096].contains(b)) {
+            return Err(format!("lba_bytes: {bytes} is not a supported LBA format: use 512 or 4096"));
+        }
+        let options = DeviceOptions {
+            sets: self.set.clone(),
+            zones: self.zones,
+            zone_size_bytes: size("zone_size", &self.zone_size)?,
+            zone_capacity_bytes: size("zone_capacity", &self.zone_capacity)?,
+            max_open_zones: self.max_open,
+            max_active_zones: self.max_active,
+            conventional_zones: self.conventional_zones,
+            lba_bytes: self.lba_bytes,
+            data: self.data,
+        };
+        let base = load_device(&self.preset).map_err(|e| e.0)?;
+        options.apply(base).map_err(|e| e.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_map_onto_the_configuration() {
+        let spec = DeviceSpec {
+            zones: Some(8),
+            zone_size: Some("64m".into()),
+            zone_capacity: Some("48m".into()),
+            set: vec![("management.finish_ns".into(), "2ms".into())],
+            ..DeviceSpec::default()
+        };
+        let config = spec.config().unwrap();
+        assert_eq!(config.namespace.zones, 8);
+        assert_eq!(config.namespace.zone_capacity_bytes, 48 << 20);
+        assert_eq!(config.management.finish_ns, 2_000_000);
+    }
+
+    #[test]
+    fn bad_options_name_the_option() {
+        let spec = DeviceSpec { zone_size: Some("64x".into()), ..DeviceSpec::default() };
+        assert!(spec.config().unwrap_err().starts_with("zone_size: '64x'"));
+        let err = DeviceSpec::preset("nope").config().unwrap_err();
+        assert!(err.contains("unknown device 'nope'"), "{err}");
+    }
+}

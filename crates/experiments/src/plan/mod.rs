@@ -1,0 +1,223 @@
+//! Plan → run → render. A reproduction or a sweep is a plan: a list of
+//! serializable run specifications ([`RunSpec`]: what device, what workload,
+//! what seed). The runner executes any subset of it (a shard, `--shard i/n`),
+//! skipping runs the result store already holds; the renderer builds tables
+//! and figures from stored results alone. The same plan runs serially, as a
+//! Slurm job array (one shard per task) or on a distributed engine (the
+//! Python package's `zonelab.sweep`), and every way yields the same bytes.
+
+pub mod characterization;
+pub mod design;
+mod device;
+pub mod store;
+
+pub use device::DeviceSpec;
+pub use store::{Store, Stored};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// One run of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RunSpec {
+    /// One experiment of `reproduce characterization` (its seeds are the experiment's own).
+    Characterization { experiment: String, quick: bool },
+    /// One point of the management design-space study.
+    Design(Box<design::DesignRun>),
+}
+
+impl RunSpec {
+    /// A stable key: the SHA-256 of the specification's JSON, 16 hex digits.
+    pub fn key(&self) -> String {
+        let json = serde_json::to_string(self).expect("run specs serialize");
+        let digest = Sha256::digest(json.as_bytes());
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A short name for progress lines.
+    pub fn label(&self) -> String {
+        match self {
+            RunSpec::Characterization { experiment, .. } => experiment.clone(),
+            RunSpec::Design(d) => d.label(),
+        }
+    }
+}
+
+/// Runs one specification: its result as JSON.
+pub fn run(spec: &RunSpec) -> Result<Value, String> {
+    match spec {
+        RunSpec::Characterization { experiment, quick } => {
+            let scale = crate::characterization::Scale { quick: *quick };
+            let outcome = crate::characterization::run_one(experiment, scale)?;
+            let record = crate::characterization::Record::from(&outcome);
+            Ok(serde_json::to_value(record).expect("records serialize"))
+        }
+        RunSpec::Design(d) => design::run(d),
+    }
+}
+
+/// Runs one specification into the line the store keeps.
+pub fn run_stored(spec: &RunSpec) -> Result<Stored, String> {
+    Ok(Stored { key: spec.key(), spec: spec.clone(), result: run(spec)? })
+}
+
+/// Shard `index` of `count` (`--shard index/count`, index from 0, as a Slurm
+/// array's `SLURM_ARRAY_TASK_ID`): the runs at positions `index`, `index + count`, ...
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+    const COUNT_MAX: u32 = 1_000_000;
+
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let usage = || format!("shard '{text}': use INDEX/COUNT with 0 <= INDEX < COUNT, e.g. 0/4");
+        let (i, n) = text.split_once('/').ok_or_else(usage)?;
+        let index: u32 = i.trim().parse().map_err(|_| usage())?;
+        let count: u32 = n.trim().parse().map_err(|_| usage())?;
+        if count == 0 || index >= count || count > Self::COUNT_MAX {
+            return Err(usage());
+        }
+        Ok(Shard { index, count })
+    }
+
+    pub fn holds(&self, position: usize) -> bool {
+        position % self.count as usize == self.index as usize
+    }
+
+    /// The store file this shard appends to.
+    pub fn file_name(&self) -> String {
+        if *self == Shard::ALL {
+            "results.jsonl".into()
+        } else {
+            format!("shard-{}-of-{}.jsonl", self.index, self.count)
+        }
+    }
+}
+
+/// What [`execute`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Executed {
+    pub ran: usize,
+    pub skipped: usize,
+}
+
+/// Runs the shard's runs that `store` lacks, storing each as it finishes.
+/// `progress(label, done, total)` comes before each run.
+pub fn execute(
+    plan: &[RunSpec],
+    shard: Shard,
+    store: &mut Store,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Result<Executed, String> {
+    let mine: Vec<&RunSpec> = plan.iter().enumerate().filter(|(p, _)| shard.holds(*p)).map(|(_, s)| s).collect();
+    let mut executed = Executed::default();
+    for (done, spec) in mine.iter().enumerate() {
+        if store.get(&spec.key()).is_some() {
+            executed.skipped += 1;
+            continue;
+        }
+        progress(&spec.label(), done, mine.len());
+        store.insert(run_stored(spec).map_err(|e| format!("run {}: {e}", spec.label()))?)?;
+        executed.ran += 1;
+    }
+    Ok(executed)
+}
+
+/// The plan's results in plan order, or how many runs the store lacks.
+pub fn collect(plan: &[RunSpec], store: &Store) -> Result<Vec<Value>, usize> {
+    let results: Vec<Value> = plan.iter().filter_map(|s| store.get(&s.key()).map(|r| r.result.clone())).collect();
+    if results.len() == plan.len() {
+        Ok(results)
+    } else {
+        Err(plan.len() - results.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_partition() {
+        assert_eq!(Shard::parse("1/3").unwrap(), Shard { index: 1, count: 3 });
+        for bad in ["3/3", "1", "a/2", "0/0", "-1/2"] {
+            assert!(Shard::parse(bad).unwrap_err().contains("INDEX/COUNT"), "{bad}");
+        }
+        let shards = [Shard { index: 0, count: 2 }, Shard { index: 1, count: 2 }];
+        for p in 0..7 {
+            assert_eq!(shards.iter().filter(|s| s.holds(p)).count(), 1);
+        }
+    }
+
+    fn design_plan(n: u64) -> Vec<RunSpec> {
+        (0..n)
+            .map(|seed| {
+                RunSpec::Design(Box::new(design::DesignRun {
+                    design: "default".into(),
+                    device: DeviceSpec {
+                        zones: Some(64),
+                        zone_size: Some("32m".into()),
+                        zone_capacity: Some("24m".into()),
+                        ..DeviceSpec::default()
+                    },
+                    workload: design::Workload::Writers,
+                    management: design::Management::Finish,
+                    think: "1ms".into(),
+                    concurrency: 2,
+                    runtime: "2ms".into(),
+                    seed,
+                }))
+            })
+            .collect()
+    }
+
+    fn lines(dir: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            out.extend(std::fs::read_to_string(entry.unwrap().path()).unwrap().lines().map(String::from));
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn two_shards_store_what_the_serial_run_does_and_a_rerun_runs_nothing() {
+        let root = std::env::temp_dir().join(format!("zonelab-plan-store-{}", std::process::id()));
+        std::fs::remove_dir_all(&root).ok();
+        let plan = design_plan(5);
+        let mut serial = Store::open(&root.join("serial"), &Shard::ALL.file_name()).unwrap();
+        assert_eq!(
+            execute(&plan, Shard::ALL, &mut serial, &mut |_, _, _| {}).unwrap(),
+            Executed { ran: 5, skipped: 0 }
+        );
+        for index in 0..2 {
+            let shard = Shard { index, count: 2 };
+            let mut store = Store::open(&root.join("sharded"), &shard.file_name()).unwrap();
+            execute(&plan, shard, &mut store, &mut |_, _, _| {}).unwrap();
+        }
+        assert_eq!(lines(&root.join("sharded")), lines(&root.join("serial")), "byte for byte");
+        let mut again = Store::open(&root.join("sharded"), "again.jsonl").unwrap();
+        let rerun = execute(&plan, Shard::ALL, &mut again, &mut |label, _, _| panic!("{label} ran again")).unwrap();
+        assert_eq!(rerun, Executed { ran: 0, skipped: 5 });
+        assert_eq!(collect(&plan, &again).unwrap(), collect(&plan, &serial).unwrap());
+        assert_eq!(collect(&design_plan(6), &again), Err(1), "the run the store lacks is counted");
+        std::fs::remove_dir_all(&root).ok();
+    }
+
+    #[test]
+    fn keys_are_stable_and_tell_specs_apart() {
+        let a = RunSpec::Characterization { experiment: "obs09-open-close".into(), quick: true };
+        let b = RunSpec::Characterization { experiment: "obs09-open-close".into(), quick: false };
+        assert_eq!(a.key(), a.clone().key());
+        assert_ne!(a.key(), b.key());
+        assert_eq!(a.key().len(), 16);
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(json, r#"{"kind":"characterization","experiment":"obs09-open-close","quick":true}"#);
+    }
+}

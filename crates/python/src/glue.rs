@@ -1,0 +1,322 @@
+//! The extension's work, in JSON text: a device driven one trace command at
+//! a time (the trace format of `zonelab exec`), fio jobs (`zonelab run`),
+//! file-system benchmarks (`zonelab fs-bench`) and the plan runner.
+
+use serde_json::{Map, Value};
+use zonelab_device::{parse_size, Device, Plugging, PRESET_NAMES};
+use zonelab_experiments::plan::{self, DeviceSpec, RunSpec};
+use zonelab_workload::fio::job::Scheduler;
+use zonelab_workload::fio::parse::parse_run;
+use zonelab_workload::fio::report::json_report;
+use zonelab_workload::fio::run::{Engine, RunOptions};
+use zonelab_workload::fsbench::FsWorkload;
+use zonelab_workload::{run_trace, TraceError};
+
+pub fn presets() -> Vec<String> {
+    PRESET_NAMES.iter().map(|s| s.to_string()).collect()
+}
+
+fn device_spec(json: &str) -> Result<DeviceSpec, String> {
+    serde_json::from_str(json).map_err(|e| format!("device options: {e}"))
+}
+
+/// A device and the trace's clock: commands run as consecutive lines of one
+/// `zonelab exec` trace would.
+pub struct Session {
+    device: Device,
+    /// When the next command is submitted (unless its `at_ns` is later).
+    now_ns: u64,
+    commands: u64,
+}
+
+impl Session {
+    pub fn new(device_json: &str) -> Result<Session, String> {
+        let config = device_spec(device_json)?.config()?;
+        Ok(Session { device: Device::new(config).map_err(|e| e.0)?, now_ns: 0, commands: 0 })
+    }
+
+    pub fn clock_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// The device's configuration as TOML (`zonelab device show`).
+    pub fn config_toml(&self) -> String {
+        self.device.config().to_toml()
+    }
+
+    /// Runs one command (a trace line's JSON object); its result object as JSON.
+    pub fn submit(&mut self, command_json: &str) -> Result<String, String> {
+        let number = self.commands + 1;
+        let what = format!("command {number}");
+        let mut command: Map<String, Value> = match serde_json::from_str(command_json) {
+            Ok(Value::Object(map)) => map,
+            Ok(other) => return Err(format!("{what}: a command is a JSON object, got {other}")),
+            Err(e) => return Err(format!("{what}: {e}")),
+        };
+        // One line traced alone starts at 0: the session's clock goes in as `at_ns`.
+        let at_ns = match command.get("at_ns") {
+            None => Some(self.now_ns),
+            Some(v) => v.as_u64().map(|at| at.max(self.now_ns)),
+        };
+        if let Some(at_ns) = at_ns {
+            command.insert("at_ns".into(), at_ns.into());
+        }
+        let is_async = command.get("async").and_then(Value::as_bool) == Some(true);
+        let line = serde_json::to_string(&command).expect("maps serialize");
+        let mut out = Vec::new();
+        match run_trace(&mut self.device, line.as_bytes(), &mut out) {
+            Ok(_) => {}
+            Err(TraceError::Malformed { message, .. }) => return Err(format!("{what}: {message}")),
+            Err(TraceError::Io(e)) => return Err(format!("{what}: {e}")),
+        }
+        let text = String::from_utf8(out).expect("results are UTF-8");
+        let result: Value = serde_json::from_str(text.trim()).expect("results are JSON");
+        let time = |key: &str| result.get(key).and_then(Value::as_u64).unwrap_or(self.now_ns);
+        self.now_ns = if is_async { time("submit_ns") } else { time("complete_ns") };
+        self.commands = number;
+        Ok(text.trim().to_string())
+    }
+}
+
+/// The scheduler named as `zonelab run --scheduler` takes it.
+fn scheduler(name: &str) -> Result<Scheduler, String> {
+    match name {
+        "none" => Ok(Scheduler::None),
+        "mq-deadline" => Ok(Scheduler::MqDeadline),
+        "zinc" => Ok(Scheduler::Zinc),
+        _ => Err(format!("scheduler '{name}': use none, mq-deadline or zinc")),
+    }
+}
+
+/// Runs fio jobs (`job_files`: (name, text) pairs; `fio_args`: `--name=value`
+/// options as on fio's command line) on a fresh device: the fio JSON report.
+pub fn run_fio(
+    device_json: &str,
+    job_files: &[(String, String)],
+    fio_args: &[String],
+    seed: u64,
+    scheduler_name: &str,
+    plus: bool,
+) -> Result<String, String> {
+    if job_files.is_empty() && fio_args.is_empty() {
+        return Err("no job: give a job file or fio options such as {'name': 'a', 'rw': 'write'}".into());
+    }
+    let set = parse_run(fio_args, job_files).map_err(|e| e.to_string())?;
+    let config = device_spec(device_json)?.config()?;
+    let mut device = Device::new(config).map_err(|e| e.0)?;
+    let options = RunOptions { seed, scheduler: scheduler(scheduler_name)?, host: zonelab_host::HostConfig::default() };
+    let engine = Engine::new(&mut device, &set, &options).map_err(|e| e.to_string())?;
+    let result = engine.run(&mut |_| {}).map_err(|e| e.to_string())?;
+    Ok(serde_json::to_string(&json_report(&set, &result, plus)).expect("reports serialize"))
+}
+
+fn field<'a>(options: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    options.get(key).filter(|v| !v.is_null())
+}
+
+fn text_field(options: &Map<String, Value>, key: &str, default: &str) -> Result<String, String> {
+    match field(options, key) {
+        None => Ok(default.into()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(v) => Err(format!("{key}: expected a string, got {v}")),
+    }
+}
+
+fn number_field(options: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+    field(options, key)
+        .map(|v| v.as_u64().ok_or_else(|| format!("{key}: expected a non-negative integer, got {v}")))
+        .transpose()
+}
+
+fn bool_field(options: &Map<String, Value>, key: &str, default: bool) -> Result<bool, String> {
+    field(options, key)
+        .map_or(Ok(default), |v| v.as_bool().ok_or_else(|| format!("{key}: expected True or False, got {v}")))
+}
+
+const FS_BENCH_KEYS: [&str; 13] = [
+    "workload",
+    "recycling",
+    "medium",
+    "chips",
+    "lanes",
+    "fs_size",
+    "utilization",
+    "write",
+    "threads",
+    "copyback",
+    "copyback_aware",
+    "plugging",
+    "seed",
+];
+
+/// `zonelab fs-bench` with its options as a JSON object: its JSON report.
+pub fn fs_bench(options_json: &str) -> Result<String, String> {
+    use zonelab_experiments::znsplus::{run_with_progress, RunSpec as FsSpec, Scale};
+    let options: Map<String, Value> =
+        serde_json::from_str(options_json).map_err(|e| format!("fs_bench options: {e}"))?;
+    if let Some(key) = options.keys().find(|k| !FS_BENCH_KEYS.contains(&k.as_str())) {
+        return Err(format!("fs_bench: unknown option '{key}': use {}", FS_BENCH_KEYS.join(", ")));
+    }
+    let workload_name = text_field(&options, "workload", "fileserver")?;
+    let workload = FsWorkload::parse(&workload_name).ok_or_else(|| {
+        format!("workload '{workload_name}': use {}", FsWorkload::ALL.map(FsWorkload::name).join(", "))
+    })?;
+    let recycling_name = text_field(&options, "recycling", "zns+")?;
+    let recycling = zonelab_fs::Recycling::parse(&recycling_name).ok_or_else(|| {
+        format!(
+            "recycling '{recycling_name}': use {}",
+            zonelab_fs::Recycling::ALL.map(zonelab_fs::Recycling::name).join(", ")
+        )
+    })?;
+    let mut s = FsSpec::new(workload, recycling, Scale::QUICK);
+    s.medium = match text_field(&options, "medium", "mlc")?.as_str() {
+        "tlc" => "tlc",
+        "mlc" => "mlc",
+        "znand" => "znand",
+        other => return Err(format!("medium '{other}': use tlc, mlc or znand")),
+    };
+    let small = |key: &str, default: u32| -> Result<u32, String> {
+        number_field(&options, key)?
+            .map_or(Ok(default), |n| u32::try_from(n).map_err(|_| format!("{key}: {n} is too large")))
+    };
+    s.chips = small("chips", 16)?;
+    s.lanes = small("lanes", 2)?;
+    if s.lanes == 0 || s.lanes > 32 {
+        return Err(format!("lanes {} must be within 1 ..= 32", s.lanes));
+    }
+    s.fs_bytes = parse_size(&text_field(&options, "fs_size", "2g")?).map_err(|e| format!("fs_size: {e}"))?;
+    s.write_bytes = parse_size(&text_field(&options, "write", "1g")?).map_err(|e| format!("write: {e}"))?;
+    if let Some(v) = field(&options, "utilization") {
+        s.utilization = v.as_f64().ok_or_else(|| format!("utilization: expected a number, got {v}"))?;
+    } else {
+        s.utilization = 0.9;
+    }
+    s.threads = number_field(&options, "threads")?.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    s.copyback = bool_field(&options, "copyback", true)?;
+    s.copyback_aware = bool_field(&options, "copyback_aware", true)?;
+    s.plugging = match text_field(&options, "plugging", "ppa")?.as_str() {
+        "lba" => Plugging::Lba,
+        "ppa" => Plugging::Ppa,
+        other => return Err(format!("plugging '{other}': use lba or ppa")),
+    };
+    s.seed = number_field(&options, "seed")?.unwrap_or(1);
+    let result = run_with_progress(&s, &mut |_, _, _| {})?;
+    Ok(serde_json::to_string(&zonelab_workload::fsbench::report::json(&[result])).expect("reports serialize"))
+}
+
+/// `zonelab calibrate` without `--fit`: reruns a measurements file's rows
+/// (those matching `only`) on the device, writes rows.csv, report.json,
+/// report.md and the plots into `out`, and returns report.json's text.
+pub fn calibrate(
+    measurements: &str,
+    device_json: &str,
+    only: &str,
+    out: &str,
+    runtime_ms: u64,
+    threads: usize,
+) -> Result<String, String> {
+    use zonelab_experiments::calibrate::{self as cal, plots, report, Settings};
+    let config = device_spec(device_json)?.config()?;
+    let all = cal::read_file(std::path::Path::new(measurements))?;
+    let rows = cal::select(&all, only);
+    if rows.is_empty() {
+        return Err(format!("only '{only}' selects none of the {} rows", all.len()));
+    }
+    let settings = Settings { runtime_ms: runtime_ms.max(1), threads: threads.max(1) };
+    let (results, _jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &|_, _| {});
+    let out = std::path::Path::new(out);
+    let title = format!("zonelab calibrate: {measurements} on {}", config.name);
+    let summary = report::write(out, &title, &results, "", Value::Null)?;
+    plots::write(out, &results, &summary, &mut |w| eprintln!("zonelab: {w}"))?;
+    let path = out.join("report.json");
+    zonelab_sim::input::read_text(&path, zonelab_sim::input::TEXT_BYTES_MAX)
+}
+
+fn run_spec_of(spec_json: &str) -> Result<RunSpec, String> {
+    serde_json::from_str(spec_json).map_err(|e| format!("run spec: {e}"))
+}
+
+/// The store key of a run specification.
+pub fn spec_key(spec_json: &str) -> Result<String, String> {
+    Ok(run_spec_of(spec_json)?.key())
+}
+
+/// Runs a specification: the line the result store keeps.
+pub fn run_spec(spec_json: &str) -> Result<String, String> {
+    Ok(plan::run_stored(&run_spec_of(spec_json)?)?.line())
+}
+
+/// The plan of `reproduce characterization` (specs as JSON).
+pub fn characterization_plan(quick: bool, only: &str) -> Result<Vec<String>, String> {
+    let specs = plan::characterization::plan(quick, only)?;
+    Ok(specs.iter().map(|s| serde_json::to_string(s).expect("specs serialize")).collect())
+}
+
+/// Renders `reproduce characterization` from stored lines (plan order) into `out`: the summary.
+pub fn characterization_render(lines: &[String], out: &str) -> Result<String, String> {
+    let results: Vec<Value> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| plan::Stored::parse(l, &format!("result {}", i + 1)).map(|s| s.result))
+        .collect::<Result<_, _>>()?;
+    plan::characterization::render(&results, std::path::Path::new(out), &mut |w| eprintln!("zonelab: {w}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = r#"{"zones": 4, "zone_size": "1m", "zone_capacity": "512k", "data": true}"#;
+
+    #[test]
+    fn a_session_runs_commands_as_one_trace_would() {
+        let trace = concat!(
+            "{\"op\":\"write\",\"slba\":0,\"nlb\":8,\"pattern\":7,\"id\":\"w1\"}\n",
+            "{\"op\":\"append\",\"zslba\":0,\"nlb\":2,\"async\":true}\n",
+            "{\"op\":\"read\",\"slba\":0,\"nlb\":8}\n",
+            "{\"op\":\"zone_mgmt\",\"action\":\"finish\",\"slba\":0,\"at_ns\":5000000}\n",
+            "{\"op\":\"report_zones\",\"slba\":0,\"max\":2}\n",
+        );
+        let config = DeviceSpec {
+            zones: Some(4),
+            zone_size: Some("1m".into()),
+            zone_capacity: Some("512k".into()),
+            data: true,
+            ..DeviceSpec::default()
+        };
+        let mut whole = Vec::new();
+        run_trace(&mut Device::new(config.config().unwrap()).unwrap(), trace.as_bytes(), &mut whole).unwrap();
+        let mut session = Session::new(SMALL).unwrap();
+        let mut one_by_one = String::new();
+        for line in trace.lines() {
+            one_by_one += &session.submit(line).unwrap();
+            one_by_one.push('\n');
+        }
+        assert_eq!(one_by_one, String::from_utf8(whole).unwrap());
+        assert!(session.clock_ns() > 5_000_000);
+    }
+
+    #[test]
+    fn bad_commands_and_options_are_errors_naming_what_is_wrong() {
+        let mut session = Session::new(SMALL).unwrap();
+        let err = session.submit(r#"{"op":"write","slba":0}"#).unwrap_err();
+        assert_eq!(err, "command 1: missing \"nlb\"");
+        assert!(session.submit("[1]").unwrap_err().contains("a command is a JSON object"));
+        let err = Session::new(r#"{"zones": 4, "colour": 1}"#).err().unwrap();
+        assert!(err.contains("unknown field `colour`"), "{err}");
+        assert!(run_fio(SMALL, &[], &["--name=w".into(), "--rw=sideways".into()], 0, "none", false).is_err());
+        assert!(fs_bench(r#"{"workload": "nope"}"#).unwrap_err().starts_with("workload 'nope'"));
+    }
+
+    #[test]
+    fn fio_options_run_as_on_the_command_line() {
+        let args: Vec<String> =
+            ["--name=w", "--rw=write", "--bs=4k", "--size=1m", "--io_size=256k", "--direct=1", "--zonemode=zbd"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let report: Value = serde_json::from_str(&run_fio(SMALL, &[], &args, 0, "none", false).unwrap()).unwrap();
+        assert_eq!(report["jobs"][0]["write"]["io_bytes"], 256 * 1024);
+    }
+}

@@ -1,0 +1,86 @@
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+import zonelab
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEMO = os.path.join(ROOT, "examples", "traces", "demo.jsonl")
+
+
+def test_presets_are_the_cli_s():
+    assert "zn540" in zonelab.presets()
+
+
+def test_a_trace_gives_the_results_zonelab_exec_prints(small):
+    dev = zonelab.Device(**small)
+    with open(DEMO) as f:
+        commands = [json.loads(line) for line in f if line.strip()]
+    results = dev.submit_all(commands)
+    cli = os.environ.get("ZONELAB_CLI")
+    if cli:
+        args = [cli, "exec", "--zones", "4", "--zone-size", "1m", "--zone-capacity", "512k", "--data", DEMO]
+        printed = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+        assert [json.loads(line) for line in printed.splitlines()] == results
+    assert results[0]["status"] == "success"
+    assert dev.clock_ns >= results[-1]["complete_ns"]
+
+
+def test_identify_and_report_zones(small):
+    dev = zonelab.Device(**small)
+    ident = dev.identify()
+    assert ident["nr_zones"] == 4 and ident["zcap"] * ident["lba_bytes"] == 512 * 1024
+    dev.submit({"op": "write", "slba": 0, "nlb": 8})
+    zones = dev.report_zones(max=2)
+    assert len(zones) == 2 and zones[0]["wp"] == 8 and zones[0]["state"] == "implicitly_opened"
+    frame = zonelab.to_frame(dev.submit({"op": "report_zones"}))
+    assert list(frame["wp"])[:2] == [8, zones[1]["wp"]]
+
+
+def test_set_overrides_reach_the_configuration():
+    dev = zonelab.Device(zones=8, zone_size="64m", zone_capacity="48m", set={"management.finish_ns": "2ms"})
+    assert "finish_ns = 2000000" in dev.config_toml()
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: zonelab.Device(zone_size="64x"), "zone_size: '64x' has an unknown size suffix"),
+        (lambda: zonelab.Device("nope"), "unknown device 'nope'"),
+        (lambda: zonelab.Device(set={"management.nope": 1}), "management.nope"),
+        (lambda: zonelab.Device(zones=-1), "zones: expected a non-negative integer"),
+    ],
+)
+def test_bad_options_raise_zonelab_error_with_the_cli_message(make, message):
+    with pytest.raises(zonelab.ZonelabError, match=message.replace(".", r"\.").replace("(", r"\(")):
+        make()
+
+
+def test_bad_commands_raise_and_the_device_goes_on(small):
+    dev = zonelab.Device(**small)
+    with pytest.raises(ValueError, match='command 1: missing "nlb"'):
+        dev.submit({"op": "write", "slba": 0})
+    with pytest.raises(zonelab.ZonelabError, match="unknown"):
+        dev.submit({"op": "fly"})
+    # An invalid command for the device is no error: the NVMe status a device returns.
+    result = dev.submit({"op": "write", "slba": 5, "nlb": 1})
+    assert result["status"] != "success" and "sc" in result
+
+
+def test_devices_simulate_in_parallel_threads():
+    def work(out, i):
+        dev = zonelab.Device(zones=8, zone_size="64m", zone_capacity="48m")
+        for n in range(200):
+            dev.submit({"op": "write", "slba": 0 + n * 8, "nlb": 8})
+        out[i] = dev.clock_ns
+
+    out = [None] * 4
+    threads = [threading.Thread(target=work, args=(out, i)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(out)) == 1 and out[0] > 0
