@@ -223,7 +223,7 @@ pub fn calibrate(
     if rows.is_empty() {
         return Err(format!("only '{only}' selects none of the {} rows", all.len()));
     }
-    let settings = Settings { runtime_ms: runtime_ms.max(1), threads: threads.max(1) };
+    let settings = Settings { runtime_ms: runtime_ms.max(1), threads: threads.max(1), window_ms_min: 0 };
     let (results, _jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &|_, _| {});
     let out = std::path::Path::new(out);
     let title = format!("zonelab calibrate: {measurements} on {}", config.name);
