@@ -6,7 +6,7 @@ use crate::image::Image;
 use crate::report::encode_report;
 use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
-use zonelab_device::{CmdResult, Command, Device, Mode, Payload, ReportFilter};
+use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, ReportFilter};
 use zonelab_sim::Nanos;
 
 /// Refused requests described on stderr (then only counted).
@@ -182,6 +182,100 @@ impl Backend {
         outcome
     }
 
+    /// Runs one NVMe command as the NVMe/TCP transport asks for it: paced,
+    /// persisted and counted like [`Backend::handle`]; times are the
+    /// server's. `None`: the model failed (now or before) or the image could
+    /// not be written; the transport answers Internal Error.
+    pub fn submit(&mut self, wall_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Option<Completion> {
+        if self.failed {
+            return None;
+        }
+        let device_ns = wall_ns.saturating_add(self.offset_ns);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.submit_in_device_time(device_ns, cmd, read_out)
+        }));
+        let Ok(answer) = result else {
+            self.failed = true;
+            eprintln!("zonelab: the device model failed on {}; failing every command from now on", cmd.name());
+            return None;
+        };
+        let mut completion = answer?;
+        completion.submit_ns = completion.submit_ns.saturating_sub(self.offset_ns);
+        completion.complete_ns = completion.complete_ns.saturating_sub(self.offset_ns);
+        Some(completion)
+    }
+
+    fn submit_in_device_time(
+        &mut self,
+        wall_ns: Nanos,
+        cmd: &Command<'_>,
+        read_out: Option<&mut [u8]>,
+    ) -> Option<Completion> {
+        let submit_ns = self.submit_time_ns(wall_ns);
+        let completion = self.device.submit(submit_ns, cmd, read_out);
+        self.last_submit_ns = submit_ns;
+        if self.pace == Pace::Asap {
+            self.asap_now_ns = self.asap_now_ns.max(completion.complete_ns);
+        }
+        let ok = completion.status.is_success();
+        let bytes = command_bytes(cmd, self.geometry.lba_bytes);
+        self.stats.record_command(cmd, completion.latency_ns(), bytes, ok, completion.complete_ns);
+        if ok {
+            if let Err(e) = self.persist_command(cmd, &completion) {
+                eprintln!("zonelab: {e}");
+                return None;
+            }
+        }
+        Some(completion)
+    }
+
+    /// An NVMe Flush: makes the image durable. Returns its completion time
+    /// (the model's write buffer is power-loss protected: no device work).
+    pub fn flush(&mut self, wall_ns: Nanos) -> Option<Nanos> {
+        if self.failed {
+            return None;
+        }
+        let submit_ns = self.submit_time_ns(wall_ns.saturating_add(self.offset_ns));
+        self.last_submit_ns = submit_ns;
+        let synced = self.sync_image();
+        self.stats.record(&Action::Flush, 0, 0, synced.is_ok(), submit_ns);
+        if let Err(e) = synced {
+            eprintln!("zonelab: {e}");
+            return None;
+        }
+        Some(submit_ns.saturating_sub(self.offset_ns))
+    }
+
+    /// What a successful NVMe command changed, to the image. Copies take
+    /// their data from the image itself, which holds every answered write.
+    fn persist_command(&mut self, cmd: &Command<'_>, completion: &Completion) -> Result<(), String> {
+        let Some(image) = &mut self.image else { return Ok(()) };
+        let lba_bytes = self.geometry.lba_bytes as usize;
+        match *cmd {
+            Command::Read { .. } | Command::ReportZones { .. } | Command::Identify | Command::IdentifyMapping => {
+                return Ok(())
+            }
+            Command::Write { slba, payload: Payload::Bytes(data), .. } => image.write_data(slba, data)?,
+            Command::Append { payload: Payload::Bytes(data), .. } => {
+                let CmdResult::Lba(lba) = completion.result else { panic!("a successful append answers its LBA") };
+                image.write_data(lba, data)?;
+            }
+            Command::WriteZeroes { slba, nlb } => {
+                let zeros = vec![0u8; lba_bytes];
+                for lba in slba..slba + u64::from(nlb) {
+                    image.write_data(lba, &zeros)?;
+                }
+            }
+            Command::SimpleCopy { ranges, sdlba } => {
+                let sources = ranges.iter().flat_map(|r| r.slba..r.slba + u64::from(r.nlb));
+                image.copy_blocks(sources.zip(sdlba..))?;
+            }
+            Command::ZoneCompaction { src, dst } => image.copy_blocks(src.iter().copied().zip(dst.iter().copied()))?,
+            Command::Write { .. } | Command::Append { .. } | Command::ZoneMgmtSend { .. } | Command::TlOpen { .. } => {}
+        }
+        image.update_zones(&self.device)
+    }
+
     /// Writes what a successful command changed to the image, before it is answered.
     fn persist(&mut self, action: &Action, outcome: &Outcome, data: &[u8]) -> Result<(), String> {
         let Some(image) = &mut self.image else { return Ok(()) };
@@ -240,6 +334,16 @@ impl Backend {
             _ => {}
         }
         outcome
+    }
+}
+
+/// Bytes an NVMe command moves between host and device, for the statistics.
+fn command_bytes(cmd: &Command<'_>, lba_bytes: u64) -> u64 {
+    match *cmd {
+        Command::Read { nlb, .. } | Command::Write { nlb, .. } | Command::Append { nlb, .. } => {
+            u64::from(nlb) * lba_bytes
+        }
+        _ => 0,
     }
 }
 
