@@ -32,7 +32,11 @@ fn backend() -> Backend {
 
 /// A target on an ephemeral loopback port, served until the test ends.
 fn start() -> (SocketAddr, Arc<Target>) {
-    let target = Arc::new(Target::new(NQN.into(), vec![backend()]));
+    start_with(vec![backend()])
+}
+
+fn start_with(namespaces: Vec<Backend>) -> (SocketAddr, Arc<Target>) {
+    let target = Arc::new(Target::new(NQN.into(), namespaces));
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let t = Arc::clone(&target);
@@ -447,4 +451,27 @@ fn a_host_leaving_mid_transfer_leaves_the_device_intact() {
     assert_eq!(report(&mut io, 0, 1, 0, false).1, [(0x1, 0)], "nothing was written");
     assert_eq!(write(&mut io, 0x01, 0, 8, 3, false).status, sc::SUCCESS);
     assert!(!target.failed());
+}
+
+#[test]
+fn several_namespaces_keep_their_own_geometry() {
+    let opts = DeviceOptions {
+        zones: Some(4),
+        zone_size_bytes: Some(2 << 20),
+        zone_capacity_bytes: Some(1 << 20),
+        data: true,
+        ..Default::default()
+    };
+    let second = Backend::new(Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap(), Pace::Asap).unwrap();
+    let (addr, _target) = start_with(vec![backend(), second]);
+    let (mut admin, cntlid) = Host::attach(addr, NQN);
+    assert_eq!(&identify(&mut admin, 2, 0, 0).data[..12], &[1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(u64_at(&identify(&mut admin, 5, 2, 2).data, 2816), 512, "namespace 2: zones of 512 blocks");
+    assert_eq!(u64_at(&identify(&mut admin, 0, 0, 2).data, 0), 4 * 512);
+    let mut io = Host::io_queue(addr, cntlid, 1);
+    let mut append = sqe(0x7D, 2, &[(10, 512), (12, 0)]);
+    append[1] = 0x40;
+    let c = io.command(append, &[5; 4096], true, 0);
+    assert_eq!((c.status, c.result), (sc::SUCCESS, 512), "an append on namespace 2");
+    assert_eq!(report(&mut io, ZONE_LBAS, 1, 0, false).1, [(0x1, ZONE_LBAS)], "namespace 1 untouched");
 }
