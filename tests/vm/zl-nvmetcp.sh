@@ -118,10 +118,10 @@ zl_nt_fio_ng() {
     zl_pass "$ZL_NT_NG is a character device"
     zl_check "fio io_uring_cmd zonemode=zbd on $ZL_NT_NG" fio --name=ng --filename=$ZL_NT_NG --ioengine=io_uring_cmd \
         --cmd_type=nvme --zonemode=zbd --rw=write --bs=64k --iodepth=4 --size=4z --io_size=48m \
-        --max_open_zones=4 --verify=crc32c --do_verify=1 --direct=1 --output-format=terse
-    zl_check "fio io_uring_cmd zone append-style random writes (zonemode=zbd, randwrite) on $ZL_NT_NG" \
+        --max_open_zones=4 --verify=crc32c --do_verify=1 --output-format=terse
+    zl_check "fio io_uring_cmd random writes (zonemode=zbd, randwrite, QD 8) on $ZL_NT_NG" \
         fio --name=ngr --filename=$ZL_NT_NG --ioengine=io_uring_cmd --cmd_type=nvme --zonemode=zbd \
-        --rw=randwrite --bs=16k --iodepth=8 --offset=4z --size=4z --io_size=32m --max_open_zones=4 --direct=1
+        --rw=randwrite --bs=16k --iodepth=8 --offset=4z --size=4z --io_size=32m --max_open_zones=4
 }
 
 # zl_nt_latency DEVICE NAME: fio 4 KiB QD1 write then read latency (mean, microseconds) on the block device; printed,

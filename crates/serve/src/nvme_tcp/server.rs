@@ -124,15 +124,16 @@ pub fn serve_connection(target: &Arc<Target>, id: u64, stream: TcpStream) {
             }
         }
     }
-    drop(tx);
-    let _ = writer.join();
-    let _ = stream.shutdown(Shutdown::Both);
-    target.remove_connection(id);
+    // The controller goes before the host can see the connection close.
     if let Some((controller, qid)) = session.binding() {
         if qid == 0 {
             target.remove_controller(controller.cntlid);
         }
     }
+    drop(tx);
+    let _ = writer.join();
+    let _ = stream.shutdown(Shutdown::Both);
+    target.remove_connection(id);
 }
 
 /// Once the queue is connected: an admin queue with a keep-alive timeout

@@ -139,11 +139,15 @@ impl Host {
     }
 
     fn connect(&mut self, subnqn: &str, qid: u16, cntlid: u16) -> Completion {
+        self.connect_kato(subnqn, qid, cntlid, 0)
+    }
+
+    fn connect_kato(&mut self, subnqn: &str, qid: u16, cntlid: u16, kato_ms: u32) -> Completion {
         let mut s = sqe(0x7F, 0, &[]);
         s[4] = 0x01;
         put_u16(&mut s, 42, qid);
         put_u16(&mut s, 44, 31);
-        put_u32(&mut s, 48, 0); // no keep alive
+        put_u32(&mut s, 48, kato_ms);
         let mut data = vec![0u8; 1024];
         data[..16].copy_from_slice(&[7; 16]);
         put_u16(&mut data, 16, cntlid);
@@ -474,4 +478,37 @@ fn several_namespaces_keep_their_own_geometry() {
     let c = io.command(append, &[5; 4096], true, 0);
     assert_eq!((c.status, c.result), (sc::SUCCESS, 512), "an append on namespace 2");
     assert_eq!(report(&mut io, ZONE_LBAS, 1, 0, false).1, [(0x1, ZONE_LBAS)], "namespace 1 untouched");
+}
+
+#[test]
+fn realtime_pacing_never_answers_before_the_simulated_completion() {
+    let opts = DeviceOptions {
+        zones: Some(8),
+        zone_size_bytes: Some(ZONE_LBAS << 12),
+        zone_capacity_bytes: Some(ZCAP_LBAS << 12),
+        sets: vec![("controller.write_ns".into(), "50ms".into())],
+        data: true,
+        ..Default::default()
+    };
+    let slow = Backend::new(Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap(), Pace::Realtime);
+    let (addr, _target) = start_with(vec![slow.unwrap()]);
+    let (_admin, cntlid) = Host::attach(addr, NQN);
+    let mut io = Host::io_queue(addr, cntlid, 1);
+    let sent = std::time::Instant::now();
+    assert_eq!(write(&mut io, 0x01, 0, 1, 1, true).status, sc::SUCCESS);
+    assert!(sent.elapsed() >= Duration::from_millis(50), "answered after {:?}", sent.elapsed());
+}
+
+#[test]
+fn a_silent_admin_queue_is_closed_after_its_keep_alive_timeout() {
+    let (addr, target) = start();
+    let mut host = Host::open(addr, Digests::default());
+    let c = host.connect_kato(NQN, 0, 0xFFFF, 100);
+    assert_eq!(c.status, sc::SUCCESS);
+    let mut rest = [0u8; 1];
+    assert_eq!(host.stream.read(&mut rest).unwrap_or(0), 0, "closed by the target");
+    let mut io = Host::open(addr, Digests::default());
+    let reply = io.connect(NQN, 1, c.result as u16);
+    assert_eq!(reply.status, sc::CONNECT_INVALID_PARAMETERS, "the controller is gone");
+    assert!(target.controller(c.result as u16).is_none());
 }
