@@ -139,8 +139,7 @@ pub fn property_set(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> 
 
 /// The admin commands; `None`: an Asynchronous Event Request, held (no
 /// answer until an event, and zonelab raises none).
-pub fn admin_command(target: &Target, controller: &Controller, sqe: &Sqe<'_>, data: &[u8]) -> Option<Reply> {
-    let _ = data;
+pub fn admin_command(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Option<Reply> {
     Some(match sqe.opcode() {
         OPC_IDENTIFY => identify(target, controller, sqe),
         OPC_GET_LOG_PAGE => get_log_page(target, controller, sqe),

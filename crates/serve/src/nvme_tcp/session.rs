@@ -174,13 +174,12 @@ impl Session {
             (SGL_IN_CAPSULE, Direction::HostToController) if length != data.len() => {
                 Some(Reply::status(sc::SGL_LENGTH_INVALID))
             }
-            (SGL_IN_CAPSULE, Direction::HostToController) => self.execute(raw, &data, 0),
+            (SGL_IN_CAPSULE, Direction::HostToController) => self.execute(raw, &data),
             (_, _) if !data.is_empty() => Some(Reply::status(sc::SGL_LENGTH_INVALID)),
             (SGL_TRANSPORT, Direction::HostToController) if length > 0 => {
                 return self.request_data(raw, length, out);
             }
-            (SGL_TRANSPORT, Direction::ControllerToHost) => self.execute(raw, &[], length),
-            (_, Direction::None) | (SGL_TRANSPORT, Direction::HostToController) => self.execute(raw, &[], 0),
+            (SGL_TRANSPORT, _) | (_, Direction::None) => self.execute(raw, &[]),
             _ => Some(Reply::status(sc::SGL_TYPE_INVALID)),
         };
         if let Some(reply) = reply {
@@ -242,7 +241,7 @@ impl Session {
         if complete {
             let pending = self.pending.remove(&ttag).expect("the pending transfer");
             let reply = if pending.data_ok {
-                self.execute(&pending.sqe, &pending.data, 0)
+                self.execute(&pending.sqe, &pending.data)
             } else {
                 Some(Reply::status(sc::TRANSIENT_TRANSPORT_ERROR))
             };
@@ -276,7 +275,7 @@ impl Session {
     }
 
     /// Runs a command; `None` for a held Asynchronous Event Request.
-    fn execute(&mut self, raw: &[u8; SQE_BYTES], data: &[u8], _c2h_bytes: usize) -> Option<Reply> {
+    fn execute(&mut self, raw: &[u8; SQE_BYTES], data: &[u8]) -> Option<Reply> {
         let sqe = Sqe(raw);
         if sqe.opcode() == OPC_FABRICS {
             return Some(self.fabrics(&sqe, data));
@@ -290,7 +289,7 @@ impl Session {
             if controller.discovery && sqe.opcode() == OPC_GET_LOG_PAGE && sqe.cdw(10) & 0xff == 0x70 {
                 return Some(admin::discovery_log(&self.target, &self.local, &sqe));
             }
-            return admin::admin_command(&self.target, &controller, &sqe, data);
+            return admin::admin_command(&self.target, &controller, &sqe);
         }
         let wall_ns = self.target.wall_ns();
         if sqe.opcode() == OPC_FLUSH && sqe.nsid() == 0xFFFF_FFFF {
