@@ -606,3 +606,42 @@ mod image_tests {
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }
+
+/// `--backing` through [`Backend::submit`] (the NVMe/TCP path): writes,
+/// appends, copies and write zeroes survive a restart.
+#[cfg(test)]
+mod submit_image_tests {
+    use super::tests::{backend, zone_sector};
+    use super::*;
+    use zonelab_device::{SourceRange, Status};
+
+    #[test]
+    fn nvme_commands_survive_a_restart() {
+        let dir = std::env::temp_dir().join(format!("zonelab-image-{}-submit", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("device.img");
+        let lba = |zone: u64| zone_sector(zone) / 8;
+        let data: Vec<u8> = (0..4 * 4096).map(|i| (i % 253) as u8).collect();
+        let mut first = backend(Pace::Asap).with_image(&path).unwrap();
+        let ok = |c: Option<Completion>| assert_eq!(c.unwrap().status, Status::Success);
+        ok(first.submit(0, &Command::Write { slba: lba(3), nlb: 4, payload: Payload::Bytes(&data) }, None));
+        ok(first.submit(0, &Command::Append { zslba: lba(4), nlb: 4, payload: Payload::Bytes(&data) }, None));
+        let ranges = [SourceRange { slba: lba(3) + 1, nlb: 2 }];
+        ok(first.submit(0, &Command::SimpleCopy { ranges: &ranges, sdlba: lba(5) }, None));
+        ok(first.submit(0, &Command::WriteZeroes { slba: lba(3) + 4, nlb: 2 }, None));
+        assert!(first.flush(0).is_some());
+        drop(first);
+        let mut second = backend(Pace::Asap).with_image(&path).unwrap();
+        let mut read = |slba: u64, nlb: u32| {
+            let mut out = vec![0xEEu8; nlb as usize * 4096];
+            ok(second.submit(0, &Command::Read { slba, nlb }, Some(&mut out)));
+            out
+        };
+        assert_eq!(read(lba(3), 4), data);
+        assert_eq!(read(lba(4), 4), data);
+        assert_eq!(read(lba(5), 2), data[4096..3 * 4096]);
+        assert!(read(lba(3) + 4, 2).iter().all(|&b| b == 0));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
