@@ -77,6 +77,15 @@ zl_nt_nvme_cli() {
     zl_equal "the reset zone is empty" 1 "$(zl_nt_zone_state $((0x8000)) | grep -ciE '^(EMPTY|0x10)$')"
     zl_check_fails "an append to a full zone fails" sh -c "nvme zns finish-zone $ZL_NT_DEV -s 0x4000 && nvme zns zone-append $ZL_NT_DEV -s 0x4000 -z 4096 -d /tmp/zl-nt-data"
     nvme zns reset-zone $ZL_NT_DEV -a > /dev/null 2>&1
+    # Simple Copy and the ZNS+ vendor commands through nvme-cli (docs/nvme-tcp.md).
+    zl_check "nvme write 4 blocks to zone 3" nvme write $ZL_NT_DEV -s $((3 * 16384)) -c 3 -z 16384 -d /tmp/zl-nt-data
+    zl_check "nvme copy of 2 blocks to zone 5" nvme copy $ZL_NT_DEV --sdlba=$((5 * 16384)) --slbs=$((3 * 16384 + 1)) --blocks=1
+    dd if=$ZL_NT_DEV of=/tmp/zl-nt-back bs=4k skip=$((5 * 16384)) count=2 iflag=direct 2>/dev/null
+    dd if=/tmp/zl-nt-data of=/tmp/zl-nt-expect bs=4k skip=1 count=2 2>/dev/null
+    zl_check "the copied blocks read back" cmp /tmp/zl-nt-expect /tmp/zl-nt-back
+    zl_check "identify_mapping (vendor opcode 0x86) through nvme io-passthru" sh -c \
+        "nvme io-passthru $ZL_NT_DEV --opcode=0x86 --namespace-id=1 --data-len=24 --read --raw-binary > /tmp/zl-nt-map && [ \$(stat -c %s /tmp/zl-nt-map) -eq 24 ]"
+    nvme zns reset-zone $ZL_NT_DEV -a > /dev/null 2>&1
 }
 
 # The same nvme-cli command sequences (tests/vm/zl-diff.sh) on QEMU's ZNS namespace and on zonelab's.

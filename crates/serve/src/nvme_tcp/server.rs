@@ -64,8 +64,7 @@ pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), Str
     target.sync_images()
 }
 
-/// Accepts connections, each served on its own thread. `stop_on_failure`:
-/// a model failure stops the server (SIGTERM to itself), as for ublk.
+/// Accepts connections, each served on its own thread (see [`serve_connection`]).
 pub fn accept_loop(listener: &TcpListener, target: &Arc<Target>, stop_on_failure: bool) {
     for (id, stream) in (0u64..).zip(listener.incoming()) {
         let Ok(stream) = stream else { continue };
@@ -74,13 +73,7 @@ pub fn accept_loop(listener: &TcpListener, target: &Arc<Target>, stop_on_failure
             continue;
         }
         let target = Arc::clone(target);
-        std::thread::spawn(move || {
-            serve_connection(&target, id, stream);
-            if stop_on_failure && target.failed() {
-                eprintln!("zonelab: the device model failed; stopping");
-                let _ = signal_hook::low_level::raise(SIGTERM);
-            }
-        });
+        std::thread::spawn(move || serve_connection(&target, id, stream, stop_on_failure));
     }
 }
 
@@ -89,7 +82,9 @@ fn lock_connections_full(target: &Target) -> bool {
 }
 
 /// Serves one connection until the host closes it or a fatal error.
-pub fn serve_connection(target: &Arc<Target>, id: u64, stream: TcpStream) {
+/// `stop_on_failure`: a model failure stops the server (SIGTERM to itself)
+/// rather than answer Internal Error forever, as for ublk.
+pub fn serve_connection(target: &Arc<Target>, id: u64, stream: TcpStream, stop_on_failure: bool) {
     let (Ok(local), Ok(writer_stream), Ok(registered)) = (stream.local_addr(), stream.try_clone(), stream.try_clone())
     else {
         return;
@@ -106,6 +101,11 @@ pub fn serve_connection(target: &Arc<Target>, id: u64, stream: TcpStream) {
     loop {
         let result = session.step(&mut reader, &mut outputs);
         let sent = outputs.drain(..).try_for_each(|o| tx.send(o));
+        if stop_on_failure && target.failed() {
+            eprintln!("zonelab: the device model failed; stopping");
+            let _ = signal_hook::low_level::raise(SIGTERM);
+            break;
+        }
         if !keep_alive_set {
             keep_alive_set = arm_keep_alive(&session, &stream);
         }
