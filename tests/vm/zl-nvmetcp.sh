@@ -190,25 +190,40 @@ zl_nt_zbd() {
     zl_nt_stop
 }
 
-# f2fs on the zoned namespace, its metadata on a regular (null_blk) device: NVMe ZNS has no conventional zones.
-zl_nt_f2fs() {
+# zl_nt_regular_nullb NAME: a regular (not zoned) memory-backed null_blk of 512 MiB, for f2fs's metadata.
+zl_nt_regular_nullb() {
     modprobe null_blk nr_devices=0 2>/dev/null
-    nb=/sys/kernel/config/nullb/nullb2
-    mkdir $nb && echo 4096 > $nb/blocksize && echo 512 > $nb/size && echo 1 > $nb/memory_backed &&
-        echo 1 > $nb/power || { zl_fail "a regular null_blk device for f2fs metadata"; return; }
+    nb=/sys/kernel/config/nullb/$1
+    mkdir $nb && echo 4096 > $nb/blocksize && echo 512 > $nb/size && echo 1 > $nb/memory_backed && echo 1 > $nb/power
+}
+
+# zl_nt_f2fs_on ZONED META NAME: f2fs over a regular metadata device and a zoned device (NVMe ZNS has no
+# conventional zones), the checksummed-file test; fsck's exit status goes to /tmp/zl-nt-fsck-NAME.
+zl_nt_f2fs_on() {
+    zl_check "$3: mkfs.f2fs -m with the zoned device added" mkfs.f2fs -f -m -c $1 $2 || return
+    modprobe f2fs 2>/dev/null; mkdir -p /mnt/f
+    zl_check "$3: mount f2fs" mount -t f2fs $2 /mnt/f || return
+    zl_f2fs_fill /tmp/zl-nt-f2fs-$3.sha256
+    zl_check "$3: unmount f2fs" umount /mnt/f
+    fsck.f2fs -f $2 > /tmp/zl-nt-fsck-$3.log 2>&1
+    echo $? > /tmp/zl-nt-fsck-$3
+    echo "$3: fsck.f2fs exit status $(cat /tmp/zl-nt-fsck-$3)"; grep -E '^\[FSCK\]|[Ff]ix|[Ee]rror|nat_bits' /tmp/zl-nt-fsck-$3.log | head -20
+    zl_check "$3: mount f2fs again" mount -t f2fs $2 /mnt/f || return
+    zl_check "$3: files read back with their checksums" sh -c "cd /mnt/f && sha256sum -c /tmp/zl-nt-f2fs-$3.sha256"
+    zl_check "$3: unmount f2fs again" umount /mnt/f
+}
+
+# f2fs on the nvme-tcp namespace and, as the reference, on a zoned null_blk of the same geometry: fsck.f2fs must
+# end as it does on null_blk.
+zl_nt_f2fs() {
+    zl_nt_regular_nullb nullb2 && zl_nt_regular_nullb nullb3 || { zl_fail "regular null_blk devices for f2fs"; return; }
+    zl_nullb nullb4 4096 64 48 0 8 12 || { zl_fail "a zoned null_blk for the f2fs reference"; return; }
+    zl_nt_f2fs_on /dev/nullb4 /dev/nullb3 nullblk
     zl_nt_start 4422 $(echo "$ZL_DIFF_GEOMETRY" | sed "s/--zones 16/--zones 64/") --pace asap ||
         { zl_fail "serve --nvme-tcp starts (f2fs)"; return; }
     if zl_nt_connect 4422; then
-        zl_check "mkfs.f2fs -m on null_blk + the nvme-tcp namespace" mkfs.f2fs -f -m -c $ZL_NT_DEV /dev/nullb2
-        modprobe f2fs 2>/dev/null; mkdir -p /mnt/f
-        if zl_check "mount f2fs" mount -t f2fs /dev/nullb2 /mnt/f; then
-            zl_f2fs_fill /tmp/zl-nt-f2fs.sha256
-            zl_check "unmount f2fs" umount /mnt/f
-            zl_check "fsck.f2fs finds no error" fsck.f2fs -f /dev/nullb2
-            zl_check "mount f2fs again" mount -t f2fs /dev/nullb2 /mnt/f &&
-                zl_check "files read back with their checksums" sh -c "cd /mnt/f && sha256sum -c /tmp/zl-nt-f2fs.sha256"
-            umount /mnt/f 2>/dev/null
-        fi
+        zl_nt_f2fs_on $ZL_NT_DEV /dev/nullb2 nvmetcp
+        zl_equal "fsck.f2fs ends on nvme-tcp as on null_blk" "$(cat /tmp/zl-nt-fsck-nullblk)" "$(cat /tmp/zl-nt-fsck-nvmetcp 2>/dev/null)"
     fi
     zl_nt_stop
 }
