@@ -73,7 +73,9 @@ pub fn connect(target: &Target, sqe: &Sqe<'_>, data: &[u8]) -> Result<Connected,
         }
         let hostid = data[..16].try_into().expect("16 bytes");
         let kato_ms = sqe.cdw(12);
-        let controller = target.create_controller(discovery, hostnqn, hostid).ok_or_else(|| invalid(16, true))?;
+        let controller = target
+            .create_controller(discovery, hostnqn, hostid)
+            .ok_or_else(|| Reply::status(sc::CONNECT_CONTROLLER_BUSY))?;
         lock(&controller.state).kato_ms = kato_ms;
         return Ok(Connected { controller, qid, sqsize });
     }

@@ -21,6 +21,7 @@ pub mod sc {
     pub const AER_LIMIT_EXCEEDED: u16 = 0x105;
     pub const INVALID_LOG_PAGE: u16 = 0x109;
     pub const CONNECT_INCOMPATIBLE_FORMAT: u16 = 0x180;
+    pub const CONNECT_CONTROLLER_BUSY: u16 = 0x181;
     pub const CONNECT_INVALID_PARAMETERS: u16 = 0x182;
     pub const CONNECT_INVALID_HOST: u16 = 0x184;
 }
