@@ -107,7 +107,7 @@ pub fn serve_connection(target: &Arc<Target>, id: u64, stream: TcpStream, stop_o
             break;
         }
         if !keep_alive_set {
-            keep_alive_set = arm_keep_alive(&session, &stream);
+            keep_alive_set = arm_keep_alive(&session, &stream, id);
         }
         match result {
             Ok(true) if sent.is_ok() => {}
@@ -125,10 +125,10 @@ pub fn serve_connection(target: &Arc<Target>, id: u64, stream: TcpStream, stop_o
         }
     }
     // The controller goes before the host can see the connection close.
-    if let Some((controller, qid)) = session.binding() {
-        if qid == 0 {
-            target.remove_controller(controller.cntlid);
-        }
+    match session.binding() {
+        Some((controller, 0)) => target.remove_controller(controller.cntlid),
+        Some((controller, _)) => drop(lock(&controller.state).io_streams.remove(&id)),
+        None => {}
     }
     drop(tx);
     let _ = writer.join();
@@ -139,7 +139,7 @@ pub fn serve_connection(target: &Arc<Target>, id: u64, stream: TcpStream, stop_o
 /// Once the queue is connected: an admin queue with a keep-alive timeout
 /// gets it as its read timeout (twice KATO: hosts send every KATO / 2); an
 /// I/O queue is registered to close with its controller. True once done.
-fn arm_keep_alive(session: &Session, stream: &TcpStream) -> bool {
+fn arm_keep_alive(session: &Session, stream: &TcpStream, id: u64) -> bool {
     let Some((controller, qid)) = session.binding() else { return false };
     if qid == 0 {
         let kato_ms = lock(&controller.state).kato_ms;
@@ -147,7 +147,7 @@ fn arm_keep_alive(session: &Session, stream: &TcpStream) -> bool {
             let _ = stream.set_read_timeout(Some(Duration::from_millis(u64::from(kato_ms) * 2)));
         }
     } else if let Ok(clone) = stream.try_clone() {
-        lock(&controller.state).io_streams.push(clone);
+        lock(&controller.state).io_streams.insert(id, clone);
     }
     true
 }

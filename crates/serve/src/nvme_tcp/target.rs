@@ -37,8 +37,8 @@ pub struct ControllerState {
     /// I/O queues granted by Set Features Number of Queues (0: not asked).
     pub io_queues: u16,
     pub aers_held: u32,
-    /// The I/O queues' connections, shut down with the controller.
-    pub io_streams: Vec<TcpStream>,
+    /// The I/O queues' connections by connection id, shut down with the controller.
+    pub io_streams: BTreeMap<u64, TcpStream>,
 }
 
 #[derive(Debug)]
@@ -122,7 +122,7 @@ impl Target {
     pub fn remove_controller(&self, cntlid: u16) {
         let Some(controller) = lock(&self.controllers).remove(&cntlid) else { return };
         let streams = std::mem::take(&mut lock(&controller.state).io_streams);
-        for stream in streams {
+        for stream in streams.values() {
             let _ = stream.shutdown(Shutdown::Both);
         }
     }
