@@ -1,18 +1,23 @@
 # Part "fs": f2fs (mkfs -m, mount, checksummed files, remount, fsck) and
 # zonefs (mkzonefs, appends to sequential zone files, sizes and contents).
 
-zl_f2fs() {
-    zl_check "mkfs.f2fs -m" mkfs.f2fs -f -m $ZL_DEV
-    modprobe f2fs 2>/dev/null; mkdir -p /mnt/f
-    zl_check "mount f2fs" mount -t f2fs $ZL_DEV /mnt/f || return
+# zl_f2fs_fill SUMS: files of 768 KiB to 9 MiB in /mnt/f, a copy and a removal; their checksums to SUMS.
+zl_f2fs_fill() {
     i=1
     while [ $i -le 12 ]; do
         dd if=/dev/urandom of=/mnt/f/file$i bs=256k count=$((i * 3)) 2>/dev/null || zl_fail "write /mnt/f/file$i"
         i=$((i + 1))
     done
     mkdir -p /mnt/f/dir && cp /mnt/f/file3 /mnt/f/dir/copy && rm /mnt/f/file2
-    (cd /mnt/f && sha256sum file* dir/copy > /tmp/zl-f2fs.sha256)
+    (cd /mnt/f && sha256sum file* dir/copy > $1)
     sync
+}
+
+zl_f2fs() {
+    zl_check "mkfs.f2fs -m" mkfs.f2fs -f -m $ZL_DEV
+    modprobe f2fs 2>/dev/null; mkdir -p /mnt/f
+    zl_check "mount f2fs" mount -t f2fs $ZL_DEV /mnt/f || return
+    zl_f2fs_fill /tmp/zl-f2fs.sha256
     zl_check "unmount f2fs" umount /mnt/f
     zl_check "fsck.f2fs finds no error" fsck.f2fs -f $ZL_DEV
     zl_check "mount f2fs again" mount -t f2fs $ZL_DEV /mnt/f || return

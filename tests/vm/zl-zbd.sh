@@ -37,17 +37,22 @@ zl_part_zbd() {
     zl_zbd_run $ZL_DEV zonelab
     wait $nullblk_pid
     zl_stop
-    echo "fio zbd test | null_blk | zonelab"
-    for t in $(cut -d' ' -f1 /tmp/zbd-nullblk.txt); do
-        n=$(sed -n "s/^$t //p" /tmp/zbd-nullblk.txt); z=$(sed -n "s/^$t //p" /tmp/zbd-zonelab.txt)
+    zl_zbd_compare nullblk zonelab
+    cat /tmp/zl-zbd-stats.txt
+}
+
+# zl_zbd_compare REFERENCE NAME: every test that passed in run REFERENCE must pass in run NAME.
+zl_zbd_compare() {
+    echo "fio zbd test | $1 | $2"
+    for t in $(cut -d' ' -f1 /tmp/zbd-$1.txt); do
+        n=$(sed -n "s/^$t //p" /tmp/zbd-$1.txt); z=$(sed -n "s/^$t //p" /tmp/zbd-$2.txt)
         echo "zbd test $t | ${n:-?} | ${z:-missing}"
         if [ "$n" = PASS ]; then
-            if [ "$z" = PASS ]; then zl_pass "zbd test $t"; else zl_fail "zbd test $t: passes on null_blk, ${z:-missing} on zonelab"; fi
+            if [ "$z" = PASS ]; then zl_pass "$2 zbd test $t"; else zl_fail "$2 zbd test $t: passes on $1, ${z:-missing} on $2"; fi
         fi
     done
-    for t in $(grep -v ' PASS$' /tmp/zbd-zonelab.txt | cut -d' ' -f1); do
-        echo "--- zonelab log of zbd test $t:"; tail -15 /opt/fio/t/zbd-zonelab/test-zbd-support.log.$t 2>/dev/null
+    for t in $(grep -v ' PASS$' /tmp/zbd-$2.txt | cut -d' ' -f1); do
+        echo "--- $2 log of zbd test $t:"; tail -15 /opt/fio/t/zbd-$2/test-zbd-support.log.$t 2>/dev/null
     done
     echo "zbd tests excluded: $ZL_ZBD_EXCLUDED (fio 3.33 crashes in test 54)"
-    cat /tmp/zl-zbd-stats.txt
 }

@@ -61,7 +61,7 @@ enum Cmd {
     },
     /// Measure the simulator itself: simulated commands per wall-clock second.
     Bench(bench::BenchArgs),
-    /// Serve the device as a Linux zoned block device (/dev/ublkbN) until SIGINT or SIGTERM.
+    /// Serve the device as a Linux zoned block device (--ublk) or an NVMe/TCP target (--nvme-tcp) until SIGINT/SIGTERM.
     Serve(serve::ServeArgs),
     /// Rerun a measurements file (docs/measurements.md) on a device: error per row and group; --fit fits parameters.
     Calibrate(calibrate::CalibrateArgs),

@@ -1,4 +1,5 @@
-//! `zonelab serve --ublk`: the device as a Linux zoned block device.
+//! `zonelab serve --ublk`: the device as a Linux zoned block device;
+//! `zonelab serve --nvme-tcp`: as an NVMe/TCP target with the zoned command set.
 
 use crate::args::DeviceArgs;
 use crate::UserError;
@@ -26,10 +27,24 @@ impl From<PaceArg> for Pace {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Serve through Linux's ublk driver (Linux 6.6+, ublk_drv loaded, root); the only transport so far.
+    /// Serve through Linux's ublk driver (Linux 6.6+, ublk_drv loaded, root).
     /// Needs a zonelab built with the `ublk` feature.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "nvme_tcp")]
     pub ublk: bool,
+    /// Serve as an NVMe/TCP target with the zoned command set (user space, no root): attach it with
+    /// `nvme connect -t tcp -a ADDR -s PORT -n NQN` (docs/nvme-tcp.md).
+    #[arg(long)]
+    pub nvme_tcp: bool,
+    /// --nvme-tcp: the address and port to listen on.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:4420", requires = "nvme_tcp")]
+    pub listen: std::net::SocketAddr,
+    /// --nvme-tcp: the subsystem's NQN.
+    #[arg(long, value_name = "NQN", default_value = zonelab_serve::nvme_tcp::DEFAULT_NQN, requires = "nvme_tcp")]
+    pub nqn: String,
+    /// --nvme-tcp: one more namespace (2, 3, ...), a preset or TOML device file with its own geometry; repeat for
+    /// more. The device options above apply to namespace 1 only; with --backing, namespace N keeps FILE.nsN.
+    #[arg(long = "namespace", value_name = "DEVICE", requires = "nvme_tcp")]
+    pub namespaces: Vec<String>,
     #[command(flatten)]
     pub device: DeviceArgs,
     /// realtime: requests complete when the wall clock reaches their simulated completion time;
@@ -47,24 +62,62 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: &ServeArgs) -> Result<(), UserError> {
+    if args.nvme_tcp {
+        return serve_nvme_tcp(args);
+    }
     if !args.ublk {
-        return Err(UserError("serve needs a transport: add --ublk".into()));
+        return Err(UserError("serve needs a transport: add --ublk or --nvme-tcp".into()));
     }
     serve_ublk(args)
 }
 
-#[cfg(feature = "ublk")]
-fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
-    use zonelab_device::Device;
-    use zonelab_serve::{Backend, ServeOptions};
+/// A data-mode backend over `config`, with its image at `backing` if given.
+fn backend(
+    config: zonelab_device::DeviceConfig,
+    pace: Pace,
+    backing: Option<&std::path::Path>,
+) -> Result<zonelab_serve::Backend, UserError> {
+    let device = zonelab_device::Device::new(config).map_err(|e| UserError(e.0))?;
+    let mut backend = zonelab_serve::Backend::new(device, pace).map_err(UserError)?;
+    if let Some(path) = backing {
+        backend = backend.with_image(path).map_err(UserError)?;
+    }
+    Ok(backend)
+}
+
+fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
+    use zonelab_serve::nvme_tcp::{serve_nvme_tcp, NvmeTcpOptions, Target};
+    if args.nqn.is_empty() || args.nqn.len() > 223 || !args.nqn.starts_with("nqn.") {
+        return Err(UserError(format!("--nqn {}: an NQN starts with \"nqn.\" and has 4 to 223 bytes", args.nqn)));
+    }
     let mut device_args = args.device.clone();
     device_args.data = true;
     let config = device_args.config().map_err(|e| UserError(e.0))?;
-    let device = Device::new(config).map_err(|e| UserError(e.0))?;
-    let mut backend = Backend::new(device, args.pace.into()).map_err(UserError)?;
-    if let Some(path) = &args.backing {
-        backend = backend.with_image(path).map_err(UserError)?;
+    let mut backends = vec![backend(config, args.pace.into(), args.backing.as_deref())?];
+    for (i, name) in args.namespaces.iter().enumerate() {
+        let config =
+            zonelab_device::load_device(name).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
+        let options = zonelab_device::DeviceOptions { data: true, ..Default::default() };
+        let config = options.apply(config).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
+        let backing = args.backing.as_ref().map(|p| {
+            let mut path = p.clone().into_os_string();
+            path.push(format!(".ns{}", i + 2));
+            PathBuf::from(path)
+        });
+        backends.push(backend(config, args.pace.into(), backing.as_deref())?);
     }
+    let target = Target::new(args.nqn.clone(), backends);
+    let options = NvmeTcpOptions { listen: args.listen, stats_path: args.stats.clone() };
+    serve_nvme_tcp(target, options).map_err(UserError)
+}
+
+#[cfg(feature = "ublk")]
+fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
+    use zonelab_serve::ServeOptions;
+    let mut device_args = args.device.clone();
+    device_args.data = true;
+    let config = device_args.config().map_err(|e| UserError(e.0))?;
+    let backend = backend(config, args.pace.into(), args.backing.as_deref())?;
     let options = ServeOptions { stats_path: args.stats.clone() };
     zonelab_serve::serve(backend, options).map_err(UserError)
 }

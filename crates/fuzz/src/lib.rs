@@ -20,11 +20,12 @@ pub struct Target {
     pub run: fn(&str) -> Result<(), String>,
 }
 
-pub const TARGETS: [Target; 4] = [
+pub const TARGETS: [Target; 5] = [
     Target { name: "trace", run: targets::trace },
     Target { name: "fio", run: targets::fio },
     Target { name: "config", run: targets::config },
     Target { name: "ublk", run: targets::ublk },
+    Target { name: "nvme-tcp", run: targets::nvme_tcp },
 ];
 
 pub fn target(name: &str) -> Option<Target> {

@@ -4,6 +4,8 @@
 //! turned a model panic into EIO.
 
 use zonelab_device::{preset, Command, Device, DeviceConfig, DeviceOptions, Payload};
+use zonelab_serve::nvme_tcp::session::{Output, Session};
+use zonelab_serve::nvme_tcp::Target;
 use zonelab_serve::request::{translate, BlockOp, BlockRequest};
 use zonelab_serve::{Backend, Pace};
 use zonelab_sim::MS;
@@ -154,4 +156,63 @@ pub fn ublk(input: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The NVMe/TCP target's PDU parser and command dispatch: the input is the
+/// byte stream a host sends on one connection, written as hexadecimal byte
+/// pairs (whitespace and anything else that is not a pair of hex digits is
+/// skipped; `#` starts a comment to the end of the line). A controller with
+/// id 1, enabled and granted 4 I/O queues, exists beforehand, so the stream
+/// may connect as its admin queue or as an I/O queue. Every PDU is handled
+/// until the stream ends or a fatal error closes it; afterwards the model
+/// must still be healthy.
+pub fn nvme_tcp(input: &str) -> Result<(), String> {
+    let (target, _) = nvme_tcp_session(input);
+    if target.failed() {
+        return Err("the device model failed (a panic the backend caught)".into());
+    }
+    Ok(())
+}
+
+/// What the target answered to the stream (after the ICResp), for checking the seeds.
+pub fn nvme_tcp_replies(input: &str) -> Vec<u8> {
+    nvme_tcp_session(input).1
+}
+
+fn nvme_tcp_session(input: &str) -> (std::sync::Arc<Target>, Vec<u8>) {
+    let bytes = hex_stream(input);
+    let backend = Backend::new(small_device(8), Pace::Asap).expect("data mode");
+    let target = std::sync::Arc::new(Target::new("nqn.2026-11.io.zonelab:fuzz".into(), vec![backend]));
+    let controller = target.create_controller(false, "nqn.fuzz-host".into(), [0; 16]).expect("a controller");
+    {
+        let mut state = controller.state.lock().expect("fresh lock");
+        (state.cc, state.csts, state.io_queues) = (1 | 6 << 4, 1, 4);
+    }
+    let mut session = Session::new(std::sync::Arc::clone(&target), "127.0.0.1:4420".parse().expect("an address"));
+    let mut reader = bytes.as_slice();
+    let mut outputs: Vec<Output> = Vec::new();
+    // Each step consumes at least a common header: the loop ends.
+    for _ in 0..=bytes.len() / 8 {
+        match session.step(&mut reader, &mut outputs) {
+            Ok(true) => {}
+            Ok(false) | Err(_) => break,
+        }
+    }
+    // The ICResp (128 bytes, no digests) first, then PDUs in the negotiated encoding.
+    let replies = outputs.into_iter().skip(1).flat_map(|o| o.bytes).collect();
+    (target, replies)
+}
+
+/// The bytes of a hex dump: pairs of hex digits, comments (`#`) skipped.
+fn hex_stream(input: &str) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for line in input.lines() {
+        let data = line.split('#').next().unwrap_or("");
+        let digits: Vec<u8> = data.bytes().filter(u8::is_ascii_hexdigit).collect();
+        for pair in digits.chunks_exact(2) {
+            let text = std::str::from_utf8(pair).expect("hex digits are ASCII");
+            bytes.push(u8::from_str_radix(text, 16).expect("two hex digits"));
+        }
+    }
+    bytes
 }

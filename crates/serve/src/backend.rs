@@ -6,7 +6,7 @@ use crate::image::Image;
 use crate::report::encode_report;
 use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
-use zonelab_device::{CmdResult, Command, Device, Mode, Payload, ReportFilter};
+use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, ReportFilter};
 use zonelab_sim::Nanos;
 
 /// Refused requests described on stderr (then only counted).
@@ -182,6 +182,100 @@ impl Backend {
         outcome
     }
 
+    /// Runs one NVMe command as the NVMe/TCP transport asks for it: paced,
+    /// persisted and counted like [`Backend::handle`]; times are the
+    /// server's. `None`: the model failed (now or before) or the image could
+    /// not be written; the transport answers Internal Error.
+    pub fn submit(&mut self, wall_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Option<Completion> {
+        if self.failed {
+            return None;
+        }
+        let device_ns = wall_ns.saturating_add(self.offset_ns);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.submit_in_device_time(device_ns, cmd, read_out)
+        }));
+        let Ok(answer) = result else {
+            self.failed = true;
+            eprintln!("zonelab: the device model failed on {}; failing every command from now on", cmd.name());
+            return None;
+        };
+        let mut completion = answer?;
+        completion.submit_ns = completion.submit_ns.saturating_sub(self.offset_ns);
+        completion.complete_ns = completion.complete_ns.saturating_sub(self.offset_ns);
+        Some(completion)
+    }
+
+    fn submit_in_device_time(
+        &mut self,
+        wall_ns: Nanos,
+        cmd: &Command<'_>,
+        read_out: Option<&mut [u8]>,
+    ) -> Option<Completion> {
+        let submit_ns = self.submit_time_ns(wall_ns);
+        let completion = self.device.submit(submit_ns, cmd, read_out);
+        self.last_submit_ns = submit_ns;
+        if self.pace == Pace::Asap {
+            self.asap_now_ns = self.asap_now_ns.max(completion.complete_ns);
+        }
+        let ok = completion.status.is_success();
+        let bytes = command_bytes(cmd, self.geometry.lba_bytes);
+        self.stats.record_command(cmd, completion.latency_ns(), bytes, ok, completion.complete_ns);
+        if ok {
+            if let Err(e) = self.persist_command(cmd, &completion) {
+                eprintln!("zonelab: {e}");
+                return None;
+            }
+        }
+        Some(completion)
+    }
+
+    /// An NVMe Flush: makes the image durable. Returns its completion time
+    /// (the model's write buffer is power-loss protected: no device work).
+    pub fn flush(&mut self, wall_ns: Nanos) -> Option<Nanos> {
+        if self.failed {
+            return None;
+        }
+        let submit_ns = self.submit_time_ns(wall_ns.saturating_add(self.offset_ns));
+        self.last_submit_ns = submit_ns;
+        let synced = self.sync_image();
+        self.stats.record(&Action::Flush, 0, 0, synced.is_ok(), submit_ns);
+        if let Err(e) = synced {
+            eprintln!("zonelab: {e}");
+            return None;
+        }
+        Some(submit_ns.saturating_sub(self.offset_ns))
+    }
+
+    /// What a successful NVMe command changed, to the image. Copies take
+    /// their data from the image itself, which holds every answered write.
+    fn persist_command(&mut self, cmd: &Command<'_>, completion: &Completion) -> Result<(), String> {
+        let Some(image) = &mut self.image else { return Ok(()) };
+        let lba_bytes = self.geometry.lba_bytes as usize;
+        match *cmd {
+            Command::Read { .. } | Command::ReportZones { .. } | Command::Identify | Command::IdentifyMapping => {
+                return Ok(())
+            }
+            Command::Write { slba, payload: Payload::Bytes(data), .. } => image.write_data(slba, data)?,
+            Command::Append { payload: Payload::Bytes(data), .. } => {
+                let CmdResult::Lba(lba) = completion.result else { panic!("a successful append answers its LBA") };
+                image.write_data(lba, data)?;
+            }
+            Command::WriteZeroes { slba, nlb } => {
+                let zeros = vec![0u8; lba_bytes];
+                for lba in slba..slba + u64::from(nlb) {
+                    image.write_data(lba, &zeros)?;
+                }
+            }
+            Command::SimpleCopy { ranges, sdlba } => {
+                let sources = ranges.iter().flat_map(|r| r.slba..r.slba + u64::from(r.nlb));
+                image.copy_blocks(sources.zip(sdlba..))?;
+            }
+            Command::ZoneCompaction { src, dst } => image.copy_blocks(src.iter().copied().zip(dst.iter().copied()))?,
+            Command::Write { .. } | Command::Append { .. } | Command::ZoneMgmtSend { .. } | Command::TlOpen { .. } => {}
+        }
+        image.update_zones(&self.device)
+    }
+
     /// Writes what a successful command changed to the image, before it is answered.
     fn persist(&mut self, action: &Action, outcome: &Outcome, data: &[u8]) -> Result<(), String> {
         let Some(image) = &mut self.image else { return Ok(()) };
@@ -240,6 +334,16 @@ impl Backend {
             _ => {}
         }
         outcome
+    }
+}
+
+/// Bytes an NVMe command moves between host and device, for the statistics.
+fn command_bytes(cmd: &Command<'_>, lba_bytes: u64) -> u64 {
+    match *cmd {
+        Command::Read { nlb, .. } | Command::Write { nlb, .. } | Command::Append { nlb, .. } => {
+            u64::from(nlb) * lba_bytes
+        }
+        _ => 0,
     }
 }
 
@@ -500,5 +604,44 @@ mod image_tests {
         let err = backend(Pace::Asap).with_image(&path).err().unwrap();
         assert!(err.contains("not a zonelab device image"), "{err}");
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+}
+
+/// `--backing` through [`Backend::submit`] (the NVMe/TCP path): writes,
+/// appends, copies and write zeroes survive a restart.
+#[cfg(test)]
+mod submit_image_tests {
+    use super::tests::{backend, zone_sector};
+    use super::*;
+    use zonelab_device::{SourceRange, Status};
+
+    #[test]
+    fn nvme_commands_survive_a_restart() {
+        let dir = std::env::temp_dir().join(format!("zonelab-image-{}-submit", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("device.img");
+        let lba = |zone: u64| zone_sector(zone) / 8;
+        let data: Vec<u8> = (0..4 * 4096).map(|i| (i % 253) as u8).collect();
+        let mut first = backend(Pace::Asap).with_image(&path).unwrap();
+        let ok = |c: Option<Completion>| assert_eq!(c.unwrap().status, Status::Success);
+        ok(first.submit(0, &Command::Write { slba: lba(3), nlb: 4, payload: Payload::Bytes(&data) }, None));
+        ok(first.submit(0, &Command::Append { zslba: lba(4), nlb: 4, payload: Payload::Bytes(&data) }, None));
+        let ranges = [SourceRange { slba: lba(3) + 1, nlb: 2 }];
+        ok(first.submit(0, &Command::SimpleCopy { ranges: &ranges, sdlba: lba(5) }, None));
+        ok(first.submit(0, &Command::WriteZeroes { slba: lba(3) + 4, nlb: 2 }, None));
+        assert!(first.flush(0).is_some());
+        drop(first);
+        let mut second = backend(Pace::Asap).with_image(&path).unwrap();
+        let mut read = |slba: u64, nlb: u32| {
+            let mut out = vec![0xEEu8; nlb as usize * 4096];
+            ok(second.submit(0, &Command::Read { slba, nlb }, Some(&mut out)));
+            out
+        };
+        assert_eq!(read(lba(3), 4), data);
+        assert_eq!(read(lba(4), 4), data);
+        assert_eq!(read(lba(5), 2), data[4096..3 * 4096]);
+        assert!(read(lba(3) + 4, 2).iter().all(|&b| b == 0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

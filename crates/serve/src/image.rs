@@ -181,6 +181,28 @@ impl Image {
             .map_err(|e| format!("--backing {}: {e}", self.path.display()))
     }
 
+    /// Copies single blocks (source, destination) within the image, as a
+    /// Simple Copy or a zone_compaction did on the device.
+    pub fn copy_blocks(&self, pairs: impl Iterator<Item = (u64, u64)>) -> Result<(), String> {
+        let lba_bytes = self.geometry.lba_bytes;
+        let mut block = vec![0u8; lba_bytes as usize];
+        for (src, dst) in pairs {
+            self.data
+                .read_exact_at(&mut block, src * lba_bytes)
+                .or_else(|e| match e.kind() {
+                    // Past the sparse file's end: never written, reads as zeros.
+                    std::io::ErrorKind::UnexpectedEof => {
+                        block.fill(0);
+                        Ok(())
+                    }
+                    _ => Err(e),
+                })
+                .map_err(|e| format!("--backing {}: {e}", self.path.display()))?;
+            self.write_data(dst, &block)?;
+        }
+        Ok(())
+    }
+
     /// Writes the records of every zone whose state or write pointer changed
     /// (a command can change zones besides its own: an implicit open closes
     /// another zone, select-all touches them all).

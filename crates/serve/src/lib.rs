@@ -1,5 +1,6 @@
-//! `serve`: a Linux zoned block device (`/dev/ublkbN`) backed by the device
-//! model, through the kernel's ublk driver.
+//! `serve`: the device model as a Linux zoned block device (`/dev/ublkbN`)
+//! through the kernel's ublk driver, or as an NVMe/TCP target ([`nvme_tcp`]:
+//! user space only, in the default build).
 //!
 //! Request translation ([`request`]), zone report encoding ([`report`]) and
 //! the model side ([`backend`]: timing, pacing, statistics) are plain
@@ -10,6 +11,7 @@
 
 pub mod backend;
 pub mod image;
+pub mod nvme_tcp;
 pub mod report;
 pub mod request;
 pub mod stats;

@@ -16,8 +16,8 @@ fn zone_type_code(zone_type: ZoneType) -> u8 {
     }
 }
 
-/// `enum blk_zone_cond`.
-fn zone_cond_code(state: ZoneState) -> u8 {
+/// `enum blk_zone_cond`, which takes NVMe's Zone State codes.
+pub(crate) fn zone_cond_code(state: ZoneState) -> u8 {
     match state {
         ZoneState::NotWritePointer => 0x0,
         ZoneState::Empty => 0x1,

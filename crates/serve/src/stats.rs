@@ -2,12 +2,12 @@
 
 use crate::request::Action;
 use std::fmt::Write as _;
-use zonelab_device::Device;
+use zonelab_device::{Command, Device};
 use zonelab_sim::metrics::LatencyHistogram;
 use zonelab_sim::Nanos;
 
 /// The operation classes latencies are kept for, in report order.
-const CLASSES: [&str; 6] = ["read", "write", "append", "zone_mgmt", "report_zones", "flush"];
+const CLASSES: [&str; 7] = ["read", "write", "append", "zone_mgmt", "report_zones", "flush", "other"];
 
 fn class_of(action: &Action) -> usize {
     match action {
@@ -17,6 +17,19 @@ fn class_of(action: &Action) -> usize {
         Action::Zone { .. } => 3,
         Action::Report { .. } => 4,
         Action::Flush => 5,
+    }
+}
+
+/// The class of an NVMe command (`serve --nvme-tcp`); copies, ZNS+ commands
+/// and identify count as "other".
+fn class_of_command(cmd: &Command<'_>) -> usize {
+    match cmd {
+        Command::Read { .. } => 0,
+        Command::Write { .. } | Command::WriteZeroes { .. } => 1,
+        Command::Append { .. } => 2,
+        Command::ZoneMgmtSend { .. } => 3,
+        Command::ReportZones { .. } => 4,
+        _ => 6,
     }
 }
 
@@ -39,7 +52,15 @@ pub struct Stats {
 
 impl Stats {
     pub fn record(&mut self, action: &Action, latency_ns: Nanos, bytes: u64, ok: bool, complete_ns: Nanos) {
-        let class = &mut self.classes[class_of(action)];
+        self.record_class(class_of(action), latency_ns, bytes, ok, complete_ns);
+    }
+
+    pub fn record_command(&mut self, cmd: &Command<'_>, latency_ns: Nanos, bytes: u64, ok: bool, complete_ns: Nanos) {
+        self.record_class(class_of_command(cmd), latency_ns, bytes, ok, complete_ns);
+    }
+
+    fn record_class(&mut self, class: usize, latency_ns: Nanos, bytes: u64, ok: bool, complete_ns: Nanos) {
+        let class = &mut self.classes[class];
         class.latency.record(latency_ns);
         if ok {
             class.bytes += bytes;

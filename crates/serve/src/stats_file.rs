@@ -49,6 +49,19 @@ impl StatsFile {
     }
 }
 
+/// Writes the statistics to the `--stats` file (replacing its contents) or to stderr.
+pub fn write_stats(stats: &std::sync::Mutex<Option<StatsFile>>, report: &str) {
+    let mut stats = stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match stats.as_mut() {
+        Some(file) => {
+            if let Err(e) = file.rewrite(report) {
+                eprintln!("zonelab: {e}");
+            }
+        }
+        None => eprint!("{report}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 
 use crate::backend::{Backend, Outcome, Pace};
 use crate::request::{BlockOp, BlockRequest, SECTOR_BYTES};
-use crate::stats_file::StatsFile;
+use crate::stats_file::{write_stats, StatsFile};
 use io_uring::{opcode, types::Timespec};
 use libublk::ctrl::{UblkCtrl, UblkCtrlBuilder};
 use libublk::io::{BufDescList, UblkDev, UblkIOCtx, UblkQueue};
@@ -434,18 +434,6 @@ fn wait_for_signals(ctrl: &UblkCtrl, backend: &Mutex<Backend>, stats: &Mutex<Opt
             eprintln!("zonelab: stopping the device failed: {}", describe(&e));
         }
         break;
-    }
-}
-
-/// Writes the statistics to the `--stats` file (replacing its contents) or to stderr.
-fn write_stats(stats: &Mutex<Option<StatsFile>>, report: &str) {
-    match lock(stats).as_mut() {
-        Some(file) => {
-            if let Err(e) = file.rewrite(report) {
-                eprintln!("zonelab: {e}");
-            }
-        }
-        None => eprint!("{report}"),
     }
 }
 

@@ -1,0 +1,433 @@
+//! Fabrics commands (Connect, Property Get/Set) and the admin command set:
+//! Identify, Get/Set Features, Get Log Page, Asynchronous Event Request and
+//! Keep Alive, for the NVM subsystem's controllers and the discovery
+//! controller.
+
+use crate::nvme_tcp::command::{nul_terminated, put_ascii, put_nul_padded, put_u16, put_u32, put_u64, sc, Reply, Sqe};
+use crate::nvme_tcp::io::{io_opcodes, namespace_page, zns_namespace_page};
+use crate::nvme_tcp::target::{lock, Controller, Target, AERS_MAX, DISCOVERY_NQN, IO_QUEUES_MAX, QUEUE_ENTRIES_MAX};
+use std::sync::Arc;
+
+pub const OPC_GET_LOG_PAGE: u8 = 0x02;
+pub const OPC_IDENTIFY: u8 = 0x06;
+pub const OPC_SET_FEATURES: u8 = 0x09;
+pub const OPC_GET_FEATURES: u8 = 0x0A;
+pub const OPC_ASYNC_EVENT: u8 = 0x0C;
+pub const OPC_KEEP_ALIVE: u8 = 0x18;
+
+pub const FCTYPE_PROPERTY_SET: u8 = 0x00;
+pub const FCTYPE_CONNECT: u8 = 0x01;
+pub const FCTYPE_PROPERTY_GET: u8 = 0x04;
+
+const PAGE_BYTES: usize = 4096;
+const CSI_NVM: u8 = 0;
+const CSI_ZNS: u8 = 2;
+/// NVMe 2.0: the version the zoned command set needs.
+const VERSION: u32 = 0x0002_0000;
+
+const PROP_CAP: u32 = 0x00;
+const PROP_VS: u32 = 0x08;
+const PROP_CC: u32 = 0x14;
+const PROP_CSTS: u32 = 0x1C;
+
+/// CAP: MQES, contiguous queues required, 7.5 s timeout, NVM command set
+/// and "I/O command sets" (CSS bits 0 and 6), 4 KiB memory pages.
+fn capabilities() -> u64 {
+    u64::from(QUEUE_ENTRIES_MAX - 1) | 1 << 16 | 15 << 24 | 1 << 37 | 1 << 43
+}
+
+/// What a Connect asks for, once checked.
+pub struct Connected {
+    pub controller: Arc<Controller>,
+    pub qid: u16,
+    pub sqsize: u16,
+}
+
+/// Connect (Fabrics 1.1, §3.3): the admin queue creates a controller, an
+/// I/O queue joins the one its data names.
+pub fn connect(target: &Target, sqe: &Sqe<'_>, data: &[u8]) -> Result<Connected, Reply> {
+    let (recfmt, qid, sqsize) = (sqe.u16_at(40), sqe.u16_at(42), sqe.u16_at(44));
+    let invalid = |offset: u32, in_data: bool| Reply {
+        result: u64::from(offset) << 16 | u64::from(in_data),
+        ..Reply::status(sc::CONNECT_INVALID_PARAMETERS)
+    };
+    if recfmt != 0 {
+        return Err(Reply::status(sc::CONNECT_INCOMPATIBLE_FORMAT));
+    }
+    if data.len() < 1024 {
+        return Err(Reply::status(sc::SGL_LENGTH_INVALID));
+    }
+    if sqsize == 0 || sqsize >= QUEUE_ENTRIES_MAX {
+        return Err(invalid(44, false));
+    }
+    let subnqn = nul_terminated(&data[256..512]);
+    let hostnqn = nul_terminated(&data[512..768]);
+    let cntlid = u16::from_le_bytes([data[16], data[17]]);
+    let discovery = subnqn == DISCOVERY_NQN;
+    if !discovery && subnqn != target.subnqn {
+        return Err(invalid(256, true));
+    }
+    if qid == 0 {
+        if cntlid != 0xFFFF {
+            return Err(invalid(16, true));
+        }
+        let hostid = data[..16].try_into().expect("16 bytes");
+        let kato_ms = sqe.cdw(12);
+        let controller = target
+            .create_controller(discovery, hostnqn, hostid)
+            .ok_or_else(|| Reply::status(sc::CONNECT_CONTROLLER_BUSY))?;
+        lock(&controller.state).kato_ms = kato_ms;
+        return Ok(Connected { controller, qid, sqsize });
+    }
+    let Some(controller) = target.controller(cntlid).filter(|c| c.discovery == discovery) else {
+        return Err(invalid(16, true));
+    };
+    if controller.hostnqn != hostnqn {
+        return Err(Reply::status(sc::CONNECT_INVALID_HOST));
+    }
+    let granted = lock(&controller.state).io_queues.max(1);
+    if discovery || qid > granted.min(IO_QUEUES_MAX) {
+        return Err(invalid(42, false));
+    }
+    if !controller.enabled() {
+        return Err(Reply::status(sc::COMMAND_SEQUENCE_ERROR));
+    }
+    Ok(Connected { controller, qid, sqsize })
+}
+
+/// Property Get: CAP, VS, CC, CSTS.
+pub fn property_get(controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+    let eight_bytes = sqe.0[40] & 7 == 1;
+    let offset = sqe.u32_at(44);
+    let state = lock(&controller.state);
+    let value = match (offset, eight_bytes) {
+        (PROP_CAP, true) => capabilities(),
+        (PROP_VS, false) => u64::from(VERSION),
+        (PROP_CC, false) => u64::from(state.cc),
+        (PROP_CSTS, false) => u64::from(state.csts),
+        _ => return Reply::status(sc::INVALID_FIELD),
+    };
+    Reply::result(value)
+}
+
+/// Property Set of CC: enabling makes the controller ready, clearing EN
+/// resets it, a shutdown notification completes at once (after the images
+/// are made durable).
+pub fn property_set(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+    let (eight_bytes, offset) = (sqe.0[40] & 7 == 1, sqe.u32_at(44));
+    if offset != PROP_CC || eight_bytes {
+        return Reply::status(sc::INVALID_FIELD);
+    }
+    let cc = sqe.u32_at(48);
+    let css = cc >> 4 & 7;
+    if cc & 1 != 0 && css != 0 && css != 6 {
+        return Reply::status(sc::INVALID_FIELD);
+    }
+    let shutdown = cc >> 14 & 3 != 0;
+    if shutdown {
+        if let Err(e) = target.sync_images() {
+            eprintln!("zonelab: {e}");
+        }
+    }
+    let mut state = lock(&controller.state);
+    state.cc = cc;
+    // CSTS: RDY follows EN; SHST reads "shutdown complete" (2) after a notification.
+    state.csts = (cc & 1) | if shutdown { 2 << 2 } else { 0 };
+    if cc & 1 == 0 {
+        state.aers_held = 0;
+    }
+    Reply::ok()
+}
+
+/// The admin commands; `None`: an Asynchronous Event Request, held (no
+/// answer until an event, and zonelab raises none).
+pub fn admin_command(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Option<Reply> {
+    Some(match sqe.opcode() {
+        OPC_IDENTIFY => identify(target, controller, sqe),
+        OPC_GET_LOG_PAGE => get_log_page(target, controller, sqe),
+        OPC_SET_FEATURES => set_features(controller, sqe),
+        OPC_GET_FEATURES => get_features(controller, sqe),
+        OPC_KEEP_ALIVE => Reply::ok(),
+        OPC_ASYNC_EVENT => {
+            let mut state = lock(&controller.state);
+            if state.aers_held >= AERS_MAX {
+                return Some(Reply::status(sc::AER_LIMIT_EXCEEDED));
+            }
+            state.aers_held += 1;
+            return None;
+        }
+        _ => Reply::status(sc::INVALID_OPCODE),
+    })
+}
+
+fn identify(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+    let cns = (sqe.cdw(10) & 0xff) as u8;
+    let csi = (sqe.cdw(11) >> 24) as u8;
+    let nsid = sqe.nsid();
+    if controller.discovery && cns != 1 {
+        return Reply::status(sc::INVALID_FIELD);
+    }
+    let namespace = || target.namespace(nsid).map(|ns| lock(ns));
+    let page = match (cns, csi) {
+        (0x00, _) => match namespace() {
+            Some(ns) => namespace_page(&ns),
+            None if nsid == 0xFFFF_FFFF || (nsid > 0 && nsid <= 1024) => vec![0; PAGE_BYTES],
+            None => return Reply::status(sc::INVALID_NAMESPACE),
+        },
+        (0x01, _) => controller_page(target, controller),
+        (0x02, _) => active_namespaces(target, nsid),
+        (0x03, _) => match namespace() {
+            Some(_) => descriptors(&target.subnqn, nsid),
+            None => return Reply::status(sc::INVALID_NAMESPACE),
+        },
+        (0x05, CSI_ZNS) => match namespace() {
+            Some(ns) => zns_namespace_page(&ns),
+            None => return Reply::status(sc::INVALID_NAMESPACE),
+        },
+        (0x05, CSI_NVM) | (0x06, CSI_NVM) => vec![0; PAGE_BYTES],
+        (0x06, CSI_ZNS) => {
+            let mut page = vec![0; PAGE_BYTES];
+            page[0] = zasl(target);
+            page
+        }
+        (0x1C, _) => {
+            let mut page = vec![0; PAGE_BYTES];
+            put_u64(&mut page, 0, 1 << CSI_NVM | 1 << CSI_ZNS);
+            page
+        }
+        _ => return Reply::status(sc::INVALID_FIELD),
+    };
+    Reply::data(page)
+}
+
+/// A power of two in 4 KiB pages: MDTS and ZASL's unit.
+fn pages_log2(bytes: u64) -> u8 {
+    let pages = (bytes / PAGE_BYTES as u64).max(1);
+    (63 - pages.leading_zeros()) as u8
+}
+
+/// Namespaces share the transfer limits: the smallest of theirs.
+fn transfer_bytes_max(target: &Target) -> u64 {
+    target.namespaces.iter().map(|ns| lock(ns).geometry().io_bytes_max).min().expect("a namespace")
+}
+
+fn zasl(target: &Target) -> u8 {
+    let zasl_bytes = target.namespaces.iter().map(|ns| lock(ns).device().identify().zasl_bytes).min();
+    pages_log2(zasl_bytes.expect("a namespace").min(transfer_bytes_max(target)))
+}
+
+/// Identify Controller (CNS 01h).
+fn controller_page(target: &Target, controller: &Controller) -> Vec<u8> {
+    let mut p = vec![0u8; PAGE_BYTES];
+    put_ascii(&mut p, 4, 20, &format!("ZL{:016x}", fnv(target.subnqn.as_bytes())));
+    put_ascii(&mut p, 24, 40, "zonelab ZNS");
+    put_ascii(&mut p, 64, 8, env!("CARGO_PKG_VERSION"));
+    p[77] = pages_log2(transfer_bytes_max(target)); // MDTS
+    put_u16(&mut p, 78, controller.cntlid);
+    put_u32(&mut p, 80, VERSION);
+    put_u32(&mut p, 92, 1 << 27); // OAES: zone descriptor changed notices
+    p[111] = if controller.discovery { 2 } else { 1 }; // CNTRLTYPE
+    p[259] = (AERS_MAX - 1) as u8; // AERL
+    p[261] = 0x06; // LPA: commands supported and effects, extended data
+    put_u16(&mut p, 320, 10); // KAS: 100 ms units
+    p[512] = 0x66; // SQES
+    p[513] = 0x44; // CQES
+    put_u16(&mut p, 514, QUEUE_ENTRIES_MAX); // MAXCMD
+    if !controller.discovery {
+        put_u32(&mut p, 516, target.namespace_count()); // NN
+        put_u16(&mut p, 520, 1 << 3 | 1 << 8); // ONCS: write zeroes, copy
+        p[525] = 1; // VWC: Flush makes the image durable
+        put_u16(&mut p, 534, 1); // OCFS: copy format 0
+        put_u32(&mut p, 540, target.namespace_count()); // MNAN
+    }
+    put_u32(&mut p, 536, 1 | 1 << 20); // SGLS: supported, offsets
+    let nqn = if controller.discovery { DISCOVERY_NQN } else { &target.subnqn };
+    put_nul_padded(&mut p, 768, 256, nqn);
+    put_u32(&mut p, 1792, ((64 + crate::nvme_tcp::pdu::IN_CAPSULE_BYTES_MAX) / 16) as u32); // IOCCSZ
+    put_u32(&mut p, 1796, 1); // IORCSZ
+    p[1803] = 1; // MSDBD
+    p
+}
+
+/// Identify Active Namespace ID list (CNS 02h): ids above `nsid`.
+fn active_namespaces(target: &Target, nsid: u32) -> Vec<u8> {
+    let mut p = vec![0u8; PAGE_BYTES];
+    let ids = (1..=target.namespace_count()).filter(|&id| id > nsid).take(PAGE_BYTES / 4);
+    for (i, id) in ids.enumerate() {
+        put_u32(&mut p, i * 4, id);
+    }
+    p
+}
+
+/// Namespace Identification Descriptors (CNS 03h): a UUID (derived from
+/// the subsystem NQN and the namespace id: stable across restarts) and the
+/// command set (zoned).
+fn descriptors(subnqn: &str, nsid: u32) -> Vec<u8> {
+    let mut p = vec![0u8; PAGE_BYTES];
+    p[0] = 3; // NIDT: UUID
+    p[1] = 16;
+    let hash = fnv(format!("{subnqn}/{nsid}").as_bytes());
+    put_u64(&mut p, 4, hash);
+    put_u64(&mut p, 12, hash.rotate_left(29) ^ 0x5a5a_5a5a_5a5a_5a5a);
+    p[20] = 4; // NIDT: command set identifier
+    p[21] = 1;
+    p[24] = CSI_ZNS;
+    p
+}
+
+/// FNV-1a: a stable 64-bit digest for identifiers.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+const FID_VOLATILE_WRITE_CACHE: u8 = 0x06;
+const FID_NUMBER_OF_QUEUES: u8 = 0x07;
+const FID_ASYNC_EVENT_CONFIG: u8 = 0x0B;
+const FID_KEEP_ALIVE_TIMER: u8 = 0x0F;
+
+fn set_features(controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+    let fid = (sqe.cdw(10) & 0xff) as u8;
+    let value = sqe.cdw(11);
+    let mut state = lock(&controller.state);
+    match fid {
+        FID_NUMBER_OF_QUEUES => {
+            let (nsqr, ncqr) = ((value & 0xffff) as u16, (value >> 16) as u16);
+            if nsqr == 0xffff || ncqr == 0xffff {
+                return Reply::status(sc::INVALID_FIELD);
+            }
+            let granted = nsqr.min(ncqr).min(IO_QUEUES_MAX - 1) + 1;
+            state.io_queues = granted;
+            let zero_based = u64::from(granted - 1);
+            Reply::result(zero_based | zero_based << 16)
+        }
+        FID_ASYNC_EVENT_CONFIG => {
+            state.async_event_config = value;
+            Reply::ok()
+        }
+        FID_KEEP_ALIVE_TIMER => {
+            state.kato_ms = value;
+            Reply::ok()
+        }
+        FID_VOLATILE_WRITE_CACHE if !controller.discovery => {
+            state.volatile_write_cache = value & 1 != 0;
+            Reply::ok()
+        }
+        _ => Reply::status(sc::INVALID_FIELD),
+    }
+}
+
+fn get_features(controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+    let fid = (sqe.cdw(10) & 0xff) as u8;
+    let state = lock(&controller.state);
+    let value = match fid {
+        FID_NUMBER_OF_QUEUES => {
+            let zero_based = u64::from(state.io_queues.clamp(1, IO_QUEUES_MAX) - 1);
+            zero_based | zero_based << 16
+        }
+        FID_ASYNC_EVENT_CONFIG => u64::from(state.async_event_config),
+        FID_KEEP_ALIVE_TIMER => u64::from(state.kato_ms),
+        FID_VOLATILE_WRITE_CACHE if !controller.discovery => u64::from(state.volatile_write_cache),
+        _ => return Reply::status(sc::INVALID_FIELD),
+    };
+    Reply::result(value)
+}
+
+const LID_ERROR: u8 = 0x01;
+const LID_SMART: u8 = 0x02;
+const LID_FIRMWARE_SLOT: u8 = 0x03;
+const LID_EFFECTS: u8 = 0x05;
+const LID_DISCOVERY: u8 = 0x70;
+const LID_CHANGED_ZONE_LIST: u8 = 0xBF;
+
+/// Get Log Page: the whole log, then the part the offset and length ask for.
+fn get_log_page(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+    let lid = (sqe.cdw(10) & 0xff) as u8;
+    let numd = (u64::from(sqe.cdw(10) >> 16) | u64::from(sqe.cdw(11) & 0xffff) << 16) + 1;
+    let offset = u64::from(sqe.cdw(12)) | u64::from(sqe.cdw(13)) << 32;
+    let csi = (sqe.cdw(14) >> 24) as u8;
+    let log = match (lid, controller.discovery) {
+        (LID_DISCOVERY, true) => return Reply::status(sc::INVALID_LOG_PAGE), // answered by the session
+        (LID_ERROR, false) => vec![0u8; 64],
+        (LID_SMART, false) => smart_log(target),
+        (LID_FIRMWARE_SLOT, false) => {
+            let mut log = vec![0u8; 512];
+            log[0] = 1; // slot 1 active
+            put_ascii(&mut log, 8, 8, env!("CARGO_PKG_VERSION"));
+            log
+        }
+        (LID_EFFECTS, false) if csi == CSI_NVM || csi == CSI_ZNS => effects_log(csi),
+        (LID_CHANGED_ZONE_LIST, false) => match target.namespace(sqe.nsid()) {
+            // No zone ever raises a Zone Descriptor Changed event: the list is empty.
+            Some(_) => vec![0u8; 4096],
+            None => return Reply::status(sc::INVALID_NAMESPACE),
+        },
+        _ => return Reply::status(sc::INVALID_LOG_PAGE),
+    };
+    log_slice(&log, offset, numd)
+}
+
+/// `numd` dwords of `log` from `offset` (zeros past its end).
+pub fn log_slice(log: &[u8], offset: u64, numd: u64) -> Reply {
+    if !offset.is_multiple_of(4) || offset >= log.len() as u64 || numd * 4 > 1 << 20 {
+        return Reply::status(sc::INVALID_FIELD);
+    }
+    let mut out = vec![0u8; (numd * 4) as usize];
+    let available = &log[offset as usize..];
+    let n = available.len().min(out.len());
+    out[..n].copy_from_slice(&available[..n]);
+    Reply::data(out)
+}
+
+/// SMART / Health Information: temperature, spare, and the data units and
+/// commands the namespaces saw (units of 1000 512-byte blocks).
+fn smart_log(target: &Target) -> Vec<u8> {
+    let mut log = vec![0u8; 512];
+    put_u16(&mut log, 1, 313); // composite temperature, kelvin
+    log[3] = 100; // available spare
+    log[4] = 10; // threshold
+    let (mut read_bytes, mut written_bytes) = (0u64, 0u64);
+    for ns in &target.namespaces {
+        let counters = lock(ns).device().counters();
+        read_bytes += counters.host_read_bytes;
+        written_bytes += counters.host_write_bytes;
+    }
+    put_u64(&mut log, 32, read_bytes.div_ceil(512_000));
+    put_u64(&mut log, 48, written_bytes.div_ceil(512_000));
+    log
+}
+
+/// Commands Supported and Effects for `csi`: supported (bit 0), changes
+/// logical block content (bit 1).
+fn effects_log(csi: u8) -> Vec<u8> {
+    let mut log = vec![0u8; 4096];
+    for opc in [OPC_GET_LOG_PAGE, OPC_IDENTIFY, OPC_SET_FEATURES, OPC_GET_FEATURES, OPC_ASYNC_EVENT, OPC_KEEP_ALIVE] {
+        put_u32(&mut log, usize::from(opc) * 4, 1);
+    }
+    for (opc, changes_content, zoned) in io_opcodes() {
+        if zoned && csi != CSI_ZNS {
+            continue;
+        }
+        put_u32(&mut log, 1024 + usize::from(opc) * 4, 1 | u32::from(changes_content) << 1);
+    }
+    log
+}
+
+/// The discovery log page (LID 70h): one entry, this subsystem at this port.
+pub fn discovery_log(target: &Target, traddr: &std::net::SocketAddr, sqe: &Sqe<'_>) -> Reply {
+    let mut log = vec![0u8; 2048];
+    put_u64(&mut log, 0, 1); // GENCTR
+    put_u64(&mut log, 8, 1); // NUMREC
+    let e = &mut log[1024..];
+    e[0] = 3; // TRTYPE: TCP
+    e[1] = if traddr.is_ipv4() { 1 } else { 2 }; // ADRFAM
+    e[2] = 2; // SUBTYPE: NVM subsystem
+    e[3] = 0x04; // TREQ: SQ flow control may be disabled
+    put_u16(e, 6, 0xFFFF); // dynamic controllers
+    put_u16(e, 8, QUEUE_ENTRIES_MAX); // ASQSZ
+    put_ascii(e, 32, 32, &traddr.port().to_string());
+    put_nul_padded(e, 256, 256, &target.subnqn);
+    put_ascii(e, 512, 256, &traddr.ip().to_string());
+    let numd = (u64::from(sqe.cdw(10) >> 16) | u64::from(sqe.cdw(11) & 0xffff) << 16) + 1;
+    let offset = u64::from(sqe.cdw(12)) | u64::from(sqe.cdw(13)) << 32;
+    log_slice(&log, offset, numd)
+}

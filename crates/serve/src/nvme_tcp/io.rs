@@ -1,0 +1,267 @@
+//! The I/O command set (NVM and Zoned Namespace) and the ZNS+ vendor
+//! commands, run on a namespace's [`Backend`]; completions carry the
+//! model's own statuses. Also the namespace's Identify structures.
+
+use crate::backend::{Backend, Pace};
+use crate::nvme_tcp::command::{put_u16, put_u32, put_u64, sc, Reply, Sqe};
+use crate::report::zone_cond_code;
+use zonelab_device::{
+    CmdResult, Command, Completion, Payload, ReportFilter, SourceRange, ZoneAction, ZoneDescriptor, ZoneState, ZoneType,
+};
+use zonelab_sim::Nanos;
+
+pub const OPC_FLUSH: u8 = 0x00;
+pub const OPC_WRITE: u8 = 0x01;
+pub const OPC_READ: u8 = 0x02;
+pub const OPC_WRITE_ZEROES: u8 = 0x08;
+pub const OPC_COPY: u8 = 0x19;
+pub const OPC_ZONE_MGMT_SEND: u8 = 0x79;
+pub const OPC_ZONE_MGMT_RECV: u8 = 0x7A;
+pub const OPC_ZONE_APPEND: u8 = 0x7D;
+/// ZNS+ (vendor specific, docs/nvme-tcp.md): host-to-controller pairs.
+pub const OPC_ZONE_COMPACTION: u8 = 0x81;
+/// ZNS+ TL_open: host-to-controller valid-block bitmap.
+pub const OPC_TL_OPEN: u8 = 0x85;
+/// ZNS+ identify_mapping: controller-to-host, 24 bytes.
+pub const OPC_IDENTIFY_MAPPING: u8 = 0x86;
+
+const REPORT_HEADER_BYTES: usize = 64;
+const ZONE_DESCRIPTOR_BYTES: usize = 64;
+const COPY_RANGE_BYTES: usize = 32;
+const COMPACTION_PAIR_BYTES: usize = 16;
+pub const IDENTIFY_MAPPING_BYTES: usize = 24;
+
+/// (opcode, changes logical block content, zoned command set only), for the
+/// commands supported and effects log.
+pub fn io_opcodes() -> [(u8, bool, bool); 11] {
+    [
+        (OPC_FLUSH, false, false),
+        (OPC_WRITE, true, false),
+        (OPC_READ, false, false),
+        (OPC_WRITE_ZEROES, true, false),
+        (OPC_COPY, true, false),
+        (OPC_ZONE_MGMT_SEND, true, true),
+        (OPC_ZONE_MGMT_RECV, false, true),
+        (OPC_ZONE_APPEND, true, true),
+        (OPC_ZONE_COMPACTION, true, true),
+        (OPC_TL_OPEN, true, true),
+        (OPC_IDENTIFY_MAPPING, false, true),
+    ]
+}
+
+/// Runs an I/O command at `wall_ns` on `ns`. `data` holds what the host
+/// sent (a write's blocks, copy ranges...).
+pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) -> Reply {
+    let lba_bytes = ns.geometry().lba_bytes as usize;
+    let transfer_max = ns.geometry().io_bytes_max as usize;
+    let nlb = (sqe.cdw(12) & 0xffff) + 1;
+    let bytes = nlb as usize * lba_bytes;
+    let slba = sqe.cdw10_11();
+    let run = |ns: &mut Backend, cmd: &Command<'_>| {
+        let completion = ns.submit(wall_ns, cmd, None);
+        answer(ns, completion, |_| Reply::ok())
+    };
+    match sqe.opcode() {
+        OPC_FLUSH => match ns.flush(wall_ns) {
+            Some(done_ns) => Reply { due_ns: due(ns, done_ns), ..Reply::ok() },
+            None => Reply::status(sc::INTERNAL_ERROR),
+        },
+        OPC_READ if bytes > transfer_max => Reply::status(sc::INVALID_FIELD),
+        OPC_READ => {
+            let mut buf = vec![0u8; bytes];
+            let completion = ns.submit(wall_ns, &Command::Read { slba, nlb }, Some(&mut buf));
+            answer(ns, completion, |_| Reply::data(buf))
+        }
+        OPC_WRITE | OPC_ZONE_APPEND if bytes > transfer_max => Reply::status(sc::INVALID_FIELD),
+        OPC_WRITE | OPC_ZONE_APPEND if data.len() < bytes => Reply::status(sc::SGL_LENGTH_INVALID),
+        OPC_WRITE => run(ns, &Command::Write { slba, nlb, payload: Payload::Bytes(&data[..bytes]) }),
+        OPC_ZONE_APPEND => {
+            let cmd = Command::Append { zslba: slba, nlb, payload: Payload::Bytes(&data[..bytes]) };
+            let completion = ns.submit(wall_ns, &cmd, None);
+            answer(ns, completion, |c| match c.result {
+                CmdResult::Lba(lba) => Reply::result(lba),
+                _ => Reply::status(sc::INTERNAL_ERROR),
+            })
+        }
+        OPC_WRITE_ZEROES => run(ns, &Command::WriteZeroes { slba, nlb }),
+        OPC_ZONE_MGMT_SEND => zone_send(ns, wall_ns, sqe),
+        OPC_ZONE_MGMT_RECV => zone_receive(ns, wall_ns, sqe),
+        OPC_COPY => copy(ns, wall_ns, sqe, data),
+        OPC_ZONE_COMPACTION => compaction(ns, wall_ns, sqe, data),
+        OPC_TL_OPEN => {
+            if data.is_empty() || !data.len().is_multiple_of(8) {
+                return Reply::status(sc::SGL_LENGTH_INVALID);
+            }
+            let valid: Vec<u64> = data.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8"))).collect();
+            run(ns, &Command::TlOpen { zslba: slba, valid: &valid })
+        }
+        OPC_IDENTIFY_MAPPING => {
+            let completion = ns.submit(wall_ns, &Command::IdentifyMapping, None);
+            answer(ns, completion, |c| match &c.result {
+                CmdResult::Mapping(m) => {
+                    let mut page = vec![0u8; IDENTIFY_MAPPING_BYTES];
+                    put_u64(&mut page, 0, m.lbas_per_chunk);
+                    put_u32(&mut page, 8, m.chip_id_shift);
+                    put_u32(&mut page, 12, m.chip_id_bits);
+                    put_u32(&mut page, 16, m.fcg_id_shift);
+                    put_u32(&mut page, 20, m.fcg_id_bits);
+                    Reply::data(page)
+                }
+                _ => Reply::status(sc::INTERNAL_ERROR),
+            })
+        }
+        _ => Reply::status(sc::INVALID_OPCODE),
+    }
+}
+
+/// When the answer is due: the simulated completion under realtime pacing.
+fn due(ns: &Backend, complete_ns: Nanos) -> Nanos {
+    match ns.pace() {
+        Pace::Realtime => complete_ns,
+        Pace::Asap => 0,
+    }
+}
+
+/// The reply to a completion: `ok` builds a success's, the model's status
+/// otherwise; a model failure is an Internal Error.
+fn answer(ns: &Backend, completion: Option<Completion>, ok: impl FnOnce(&Completion) -> Reply) -> Reply {
+    let Some(completion) = completion else { return Reply::status(sc::INTERNAL_ERROR) };
+    let mut reply = if completion.status.is_success() { ok(&completion) } else { Reply::model(completion.status) };
+    reply.due_ns = due(ns, completion.complete_ns);
+    reply
+}
+
+fn zone_send(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>) -> Reply {
+    let cdw13 = sqe.cdw(13);
+    let action = match cdw13 & 0xff {
+        0x01 => ZoneAction::Close,
+        0x02 => ZoneAction::Finish,
+        0x03 => ZoneAction::Open,
+        0x04 => ZoneAction::Reset,
+        0x05 => ZoneAction::Offline,
+        // Set Zone Descriptor Extension (ZDES is 0) and ZRWA flush are not supported.
+        _ => return Reply::status(sc::INVALID_FIELD),
+    };
+    let cmd = Command::ZoneMgmtSend { action, slba: sqe.cdw10_11(), select_all: cdw13 & 1 << 8 != 0 };
+    let completion = ns.submit(wall_ns, &cmd, None);
+    answer(ns, completion, |_| Reply::ok())
+}
+
+fn zone_receive(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>) -> Reply {
+    let bytes = (sqe.cdw(12) as usize + 1) * 4;
+    let cdw13 = sqe.cdw(13);
+    // Only the plain report: the extended report needs zone descriptor extensions (ZDES 0).
+    if bytes > ns.geometry().io_bytes_max as usize || cdw13 & 0xff != 0 {
+        return Reply::status(sc::INVALID_FIELD);
+    }
+    let filter = match cdw13 >> 8 & 0xff {
+        0 => ReportFilter::All,
+        code @ 1..=7 => ReportFilter::State(state_of_filter(code as u8)),
+        _ => return Reply::status(sc::INVALID_FIELD),
+    };
+    let max_zones = (bytes.saturating_sub(REPORT_HEADER_BYTES) / ZONE_DESCRIPTOR_BYTES) as u32;
+    let cmd = Command::ReportZones { slba: sqe.cdw10_11(), filter, max_zones, partial: cdw13 & 1 << 16 != 0 };
+    let completion = ns.submit(wall_ns, &cmd, None);
+    answer(ns, completion, |c| match &c.result {
+        CmdResult::Report(report) => {
+            let mut page = vec![0u8; REPORT_HEADER_BYTES + report.zones.len() * ZONE_DESCRIPTOR_BYTES];
+            put_u64(&mut page, 0, report.nr_zones);
+            for (i, zone) in report.zones.iter().enumerate() {
+                encode_zone(&mut page[REPORT_HEADER_BYTES + i * ZONE_DESCRIPTOR_BYTES..], zone);
+            }
+            page.truncate(bytes);
+            Reply::data(page)
+        }
+        _ => Reply::status(sc::INTERNAL_ERROR),
+    })
+}
+
+/// Zone Receive Action Specific field 1..=7 (NVMe ZNS 1.1, Figure 37).
+fn state_of_filter(code: u8) -> ZoneState {
+    match code {
+        1 => ZoneState::Empty,
+        2 => ZoneState::ImplicitlyOpened,
+        3 => ZoneState::ExplicitlyOpened,
+        4 => ZoneState::Closed,
+        5 => ZoneState::Full,
+        6 => ZoneState::ReadOnly,
+        _ => ZoneState::Offline,
+    }
+}
+
+/// One zone descriptor (NVMe ZNS 1.1, Figure 39).
+fn encode_zone(out: &mut [u8], zone: &ZoneDescriptor) {
+    out[0] = match zone.zone_type {
+        ZoneType::SeqWriteRequired => 0x2,
+        // Not a ZNS type: conventional zones exist only in configurations that ask for them.
+        ZoneType::Conventional => 0x1,
+    };
+    out[1] = zone_cond_code(zone.state) << 4;
+    put_u64(out, 8, zone.zcap);
+    put_u64(out, 16, zone.zslba);
+    put_u64(out, 24, zone.wp);
+}
+
+/// Copy with source range entries of format 0 (32 bytes each).
+fn copy(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) -> Reply {
+    let cdw12 = sqe.cdw(12);
+    if cdw12 >> 8 & 0xf != 0 {
+        return Reply::status(sc::INVALID_FIELD);
+    }
+    let ranges_count = (cdw12 & 0xff) as usize + 1;
+    if data.len() < ranges_count * COPY_RANGE_BYTES {
+        return Reply::status(sc::SGL_LENGTH_INVALID);
+    }
+    let ranges: Vec<SourceRange> = data
+        .chunks_exact(COPY_RANGE_BYTES)
+        .take(ranges_count)
+        .map(|r| SourceRange {
+            slba: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")),
+            nlb: u32::from(u16::from_le_bytes([r[16], r[17]])) + 1,
+        })
+        .collect();
+    let cmd = Command::SimpleCopy { ranges: &ranges, sdlba: sqe.cdw10_11() };
+    let completion = ns.submit(wall_ns, &cmd, None);
+    answer(ns, completion, |_| Reply::ok())
+}
+
+/// ZNS+ zone_compaction: CDW10 pairs of (source LBA, destination LBA).
+fn compaction(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) -> Reply {
+    let pairs = sqe.cdw(10) as usize;
+    if pairs == 0 || data.len() < pairs.saturating_mul(COMPACTION_PAIR_BYTES) {
+        return Reply::status(sc::SGL_LENGTH_INVALID);
+    }
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let entries = data.chunks_exact(COMPACTION_PAIR_BYTES).take(pairs);
+    let (src, dst): (Vec<u64>, Vec<u64>) = entries.map(|p| (word(&p[..8]), word(&p[8..]))).unzip();
+    let cmd = Command::ZoneCompaction { src: &src, dst: &dst };
+    let completion = ns.submit(wall_ns, &cmd, None);
+    answer(ns, completion, |_| Reply::ok())
+}
+
+/// Identify Namespace (CNS 00h) of the zoned namespace.
+pub fn namespace_page(ns: &Backend) -> Vec<u8> {
+    let id = ns.device().identify();
+    let znsplus = &ns.device().config().znsplus;
+    let mut p = vec![0u8; 4096];
+    put_u64(&mut p, 0, id.nsze); // NSZE
+    put_u64(&mut p, 8, id.nsze); // NCAP
+    put_u64(&mut p, 16, id.nsze); // NUSE
+    put_u16(&mut p, 74, znsplus.copy_blocks_max.min(0xffff) as u16); // MSSRL
+    put_u32(&mut p, 76, znsplus.copy_blocks_max); // MCL
+    p[80] = znsplus.copy_ranges_max.clamp(1, 256).saturating_sub(1) as u8; // MSRC, 0-based
+    let capacity = u128::from(id.nsze) * u128::from(id.lba_bytes);
+    p[48..64].copy_from_slice(&capacity.to_le_bytes()); // NVMCAP
+    p[128 + 2] = id.lba_bytes.trailing_zeros() as u8; // LBAF0: LBADS
+    p
+}
+
+/// I/O Command Set specific Identify Namespace for ZNS (CNS 05h, CSI 02h).
+pub fn zns_namespace_page(ns: &Backend) -> Vec<u8> {
+    let id = ns.device().identify();
+    let mut p = vec![0u8; 4096];
+    put_u32(&mut p, 4, id.mar); // MAR (0-based, FFFFFFFFh: no limit)
+    put_u32(&mut p, 8, id.mor); // MOR
+    put_u64(&mut p, 2816, id.zsze); // LBAFE0: ZSZE (ZDES 0)
+    p
+}
