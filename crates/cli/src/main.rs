@@ -14,7 +14,7 @@ use args::DeviceArgs;
 use clap::{Parser, Subcommand};
 use std::io::{BufReader, BufWriter, LineWriter, Write};
 use std::process::ExitCode;
-use zonelab_device::{Device, PRESET_NAMES};
+use zonelab_device::{Device, ZonedDevice, PRESET_NAMES};
 use zonelab_workload::{run_trace, TraceError};
 
 /// The trace `zonelab demo` runs: write, append, finish and reset zones.
@@ -216,7 +216,12 @@ fn reproduce_characterization(out: &std::path::Path, quick: bool, only: &str) ->
     Ok(())
 }
 
-fn exec<R: std::io::BufRead, W: Write>(dev: &mut Device, input: R, out: W, source: &str) -> Result<(), UserError> {
+fn exec<D: ZonedDevice, R: std::io::BufRead, W: Write>(
+    dev: &mut D,
+    input: R,
+    out: W,
+    source: &str,
+) -> Result<(), UserError> {
     match run_trace(dev, input, out) {
         Ok(_) => Ok(()),
         Err(TraceError::Malformed { line, message }) => Err(UserError(format!("{source}: line {line}: {message}"))),

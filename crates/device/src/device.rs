@@ -8,24 +8,18 @@
 //! non-decreasing time order.
 
 use crate::buffer::ZoneBuffer;
-use crate::command::*;
 use crate::config::{DeviceConfig, Layout, Mode};
 use crate::data::DataStore;
+use crate::front::command::*;
+use crate::front::status::Status;
+use crate::front::{self, IDENTIFY_BYTES};
 use crate::management::{Management, Phase};
 use crate::mapping::{ChunkLocation, Mapping};
-use crate::status::Status;
 use crate::znsplus::{TlZone, ZnsPlusCounters};
 use crate::zone::{ZoneState, ZoneTable, ZoneType};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use zonelab_flash::{FlashArray, FlashCounters};
 use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline, TIME_NS_MAX};
-
-/// Largest NLB a command can carry (16-bit, 0-based field).
-const NLB_MAX: u32 = 1 << 16;
-/// Bytes of a Report Zones header and of each zone descriptor.
-const REPORT_HEADER_BYTES: u64 = 64;
-const ZONE_DESCRIPTOR_BYTES: u64 = 64;
-const IDENTIFY_BYTES: u64 = 4096;
 
 /// Flash-side progress of one zone since its last reset.
 #[derive(Debug, Clone, Default)]
@@ -133,17 +127,8 @@ impl Device {
     pub fn new(config: DeviceConfig) -> Result<Self, crate::config::ConfigError> {
         let layout = config.validate()?;
         let mapping = Mapping::new(&layout, &config.flash);
-        let ns = &config.namespace;
-        let zones = ZoneTable::new(
-            layout.zones,
-            layout.conventional_zones,
-            layout.zone_lbas_log2,
-            layout.zcap_lbas,
-            ns.max_open_zones,
-            ns.max_active_zones,
-        );
-        let data = (config.mode == Mode::Data)
-            .then(|| DataStore::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.lba_bytes));
+        let zones = ZoneTable::of(&config, &layout);
+        let data = (config.mode == Mode::Data).then(|| DataStore::of(&layout));
         Ok(Self {
             mapping,
             zones,
@@ -203,7 +188,7 @@ impl Device {
         self.tl.contains_key(&zone)
     }
     pub fn nsze(&self) -> u64 {
-        u64::from(self.layout.zones) * self.layout.zone_lbas
+        front::nsze(&self.layout)
     }
 
     /// Bytes of data kept in data mode.
@@ -251,17 +236,7 @@ impl Device {
 
     /// Fault injection (not an NVMe command): the zone turns read-only or offline.
     pub fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
-        if slba >= self.nsze() {
-            return Err(Status::LbaOutOfRange);
-        }
-        let zone = self.zones.zone_of(slba);
-        if self.zones.zslba(zone) != slba || !matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
-            return Err(Status::InvalidField);
-        }
-        // Offline is final: nothing brings a zone back from it.
-        if self.zones.state(zone) == ZoneState::Offline {
-            return if state == ZoneState::Offline { Ok(()) } else { Err(Status::ZoneInvalidStateTransition) };
-        }
+        let Some(zone) = front::fault_target(&self.layout, &self.zones, slba, state)? else { return Ok(()) };
         // A failed zone is no longer TL_opened: its LogFBG holds what was written.
         self.tl_drop(zone, self.last_submit_ns);
         self.zones.inject_fault(zone, state);
@@ -277,31 +252,7 @@ impl Device {
     }
 
     pub fn identify(&self) -> IdentifyData {
-        let ns = &self.config.namespace;
-        let zero_based = |limit: u32| if limit == 0 { u32::MAX } else { limit - 1 };
-        IdentifyData {
-            lba_bytes: ns.lba_bytes,
-            nsze: self.nsze(),
-            zsze: self.layout.zone_lbas,
-            zcap: self.layout.zcap_lbas,
-            nr_zones: self.layout.zones,
-            nr_conventional_zones: self.layout.conventional_zones,
-            mar: zero_based(ns.max_active_zones),
-            mor: zero_based(ns.max_open_zones),
-            zasl_bytes: self.layout.zasl_lbas * self.layout.lba_bytes,
-            mdts_bytes: ns.mdts_bytes,
-        }
-    }
-
-    /// Checks shared by every data command: NLB and MDTS, then the LBA range.
-    fn check_range(&self, slba: u64, nlb: u32, mdts_applies: bool) -> Result<(), Status> {
-        if nlb == 0 || nlb > NLB_MAX || (mdts_applies && u64::from(nlb) > self.layout.mdts_lbas) {
-            return Err(Status::InvalidField);
-        }
-        match slba.checked_add(u64::from(nlb)) {
-            Some(end) if end <= self.nsze() => Ok(()),
-            _ => Err(Status::LbaOutOfRange),
-        }
+        front::identify(&self.config, &self.layout)
     }
 
     fn write(
@@ -322,7 +273,7 @@ impl Device {
     }
 
     fn accept_write(&mut self, slba: u64, nlb: u32, zeroes: bool) -> Result<Accepted, Status> {
-        self.check_range(slba, nlb, !zeroes)?;
+        front::check_range(&self.layout, slba, nlb, !zeroes)?;
         let zone = self.zones.zone_of(slba);
         let zone_end = self.zones.zslba(zone) + self.layout.zone_lbas;
         let c = &self.config.controller;
@@ -371,14 +322,8 @@ impl Device {
     }
 
     fn accept_append(&mut self, zslba: u64, nlb: u32) -> Result<(Accepted, u64), Status> {
-        self.check_range(zslba, nlb, true)?;
-        let zone = self.zones.zone_of(zslba);
-        if self.zones.zslba(zone) != zslba {
-            return Err(Status::InvalidField);
-        }
-        if self.zones.zone_type(zone) == ZoneType::Conventional {
-            return Err(Status::InvalidZoneOperation);
-        }
+        front::check_range(&self.layout, zslba, nlb, true)?;
+        let zone = front::addressed_zone(&self.layout, &self.zones, zslba)?;
         if u64::from(nlb) > self.layout.zasl_lbas {
             return Err(Status::InvalidField);
         }
@@ -591,19 +536,9 @@ impl Device {
     }
 
     fn check_read(&self, slba: u64, nlb: u32) -> Result<(), Status> {
-        self.check_range(slba, nlb, true)?;
-        let first = self.zones.zone_of(slba);
-        let last = self.zones.zone_of(slba + u64::from(nlb) - 1);
-        if self.zones.state(first) == ZoneState::Offline {
-            return Err(Status::ZoneIsOffline);
-        }
-        if last != first && !self.config.namespace.cross_zone_read && self.conventional.is_none() {
-            return Err(Status::ZoneBoundaryError);
-        }
-        if (first..=last).any(|z| self.zones.state(z) == ZoneState::Offline) {
-            return Err(Status::ZoneIsOffline);
-        }
-        Ok(())
+        front::check_range(&self.layout, slba, nlb, true)?;
+        let cross_zone_ok = self.config.namespace.cross_zone_read || self.conventional.is_some();
+        front::check_read(&self.zones, slba, nlb, cross_zone_ok)
     }
 
     /// Times the read of `lbas` LBAs within one chunk: nothing for unwritten
@@ -662,16 +597,10 @@ impl Device {
         if select_all {
             return self.zone_mgmt_all(ready_ns, action);
         }
-        if slba >= self.nsze() {
-            return self.fail(ready_ns, Status::LbaOutOfRange);
-        }
-        let zone = self.zones.zone_of(slba);
-        if self.zones.zslba(zone) != slba {
-            return self.fail(ready_ns, Status::InvalidField);
-        }
-        if self.zones.zone_type(zone) == ZoneType::Conventional {
-            return self.fail(ready_ns, Status::InvalidZoneOperation);
-        }
+        let zone = match front::addressed_zone(&self.layout, &self.zones, slba) {
+            Ok(zone) => zone,
+            Err(status) => return self.fail(ready_ns, status),
+        };
         let mut phases = Vec::new();
         match self.apply_action(ready_ns, action, zone, &mut phases) {
             Ok(done) => {
@@ -691,23 +620,14 @@ impl Device {
         self.queue_task(ready_ns, phases, preempt);
     }
 
-    /// Select All: the action on every zone in a state it applies to, in zone
-    /// order, stopping at the first error without undoing earlier zones.
-    /// The states are those of NVMe TP 4053 (Open: closed; Close: opened;
-    /// Finish: opened and closed; Reset: opened, closed and full; Offline:
-    /// read only).
+    /// Select All: the action on every zone in a state it applies to
+    /// ([`front::select_all_applies`]), in zone order, stopping at the first
+    /// error without undoing earlier zones.
     fn zone_mgmt_all(&mut self, ready_ns: Nanos, action: ZoneAction) -> (Status, Nanos, CmdResult) {
-        let applies = |s: ZoneState| match action {
-            ZoneAction::Open => s == ZoneState::Closed,
-            ZoneAction::Close => s.is_open(),
-            ZoneAction::Finish => s.is_active(),
-            ZoneAction::Reset => s.is_active() || s == ZoneState::Full,
-            ZoneAction::Offline => s == ZoneState::ReadOnly,
-        };
         let mut done = self.firmware.reserve(ready_ns, self.config.controller.error_ns);
         let mut phases = Vec::new();
         for zone in self.layout.conventional_zones..self.layout.zones {
-            if !applies(self.zones.state(zone)) {
+            if !front::select_all_applies(action, self.zones.state(zone)) {
                 continue;
             }
             match self.apply_action(done, action, zone, &mut phases) {
@@ -820,42 +740,19 @@ impl Device {
         max_zones: u32,
         partial: bool,
     ) -> (Status, Nanos, CmdResult) {
-        if slba >= self.nsze() {
-            return self.fail(ready_ns, Status::LbaOutOfRange);
-        }
-        let first = self.zones.zone_of(slba);
-        let mut zones = Vec::new();
-        let mut matching = 0u64;
-        for zone in first..self.layout.zones {
-            let (zone_type, state) = (self.zones.zone_type(zone), self.zones.state(zone));
-            if !filter.matches(zone_type, state) {
-                continue;
-            }
-            matching += 1;
-            if zones.len() < max_zones as usize {
-                zones.push(self.descriptor(zone));
-            } else if partial {
-                break;
-            }
-        }
-        let nr_zones = if partial { zones.len() as u64 } else { matching };
+        let report = match front::report(&self.layout, &self.zones, slba, filter, max_zones, partial) {
+            Ok(report) => report,
+            Err(status) => return self.fail(ready_ns, status),
+        };
         let c = &self.config.controller;
-        let fw_ns = c.report_ns + c.report_per_zone_ns * zones.len() as u64;
+        let fw_ns = c.report_ns + c.report_per_zone_ns * report.zones.len() as u64;
         let fw_end = self.firmware.reserve(ready_ns, fw_ns);
-        let bytes = REPORT_HEADER_BYTES + ZONE_DESCRIPTOR_BYTES * zones.len() as u64;
-        let done = self.link_to_host.reserve(fw_end, transfer_ns(bytes, self.link_bytes_per_s));
-        (Status::Success, done, CmdResult::Report(ZoneReport { nr_zones, zones }))
+        let done = self.link_to_host.reserve(fw_end, transfer_ns(front::report_bytes(&report), self.link_bytes_per_s));
+        (Status::Success, done, CmdResult::Report(report))
     }
 
     pub fn descriptor(&self, zone: u32) -> ZoneDescriptor {
-        let zone_type = self.zones.zone_type(zone);
-        let zslba = self.zones.zslba(zone);
-        let (zcap, wp) = match zone_type {
-            // A conventional zone has no write pointer; report it past the end as Linux does.
-            ZoneType::Conventional => (self.layout.zone_lbas, zslba + self.layout.zone_lbas),
-            ZoneType::SeqWriteRequired => (self.layout.zcap_lbas, self.zones.wp(zone)),
-        };
-        ZoneDescriptor { zone_type, state: self.zones.state(zone), zcap, zsze: self.layout.zone_lbas, zslba, wp }
+        front::descriptor(&self.layout, &self.zones, zone)
     }
 }
 

@@ -7,22 +7,25 @@
 //! in [`buffer`], and timing comes from the `flash` layer's timelines.
 
 pub mod buffer;
-pub mod command;
 pub mod config;
 pub mod conventional;
 pub mod data;
 pub mod device;
+pub mod front;
+pub mod ideal;
 pub mod management;
 pub mod mapping;
 pub mod options;
 pub mod presets;
-pub mod status;
 pub mod znsplus;
 pub mod zone;
+pub mod zoned;
+
+pub use front::{command, status};
 
 pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
-    ZoneAction, ZoneDescriptor, ZoneReport,
+    Started, Tag, ZoneAction, ZoneDescriptor, ZoneReport,
 };
 pub use config::{
     ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, Layout,
@@ -30,9 +33,9 @@ pub use config::{
 };
 pub use conventional::FtlCounters;
 pub use device::{Device, DeviceCounters};
-pub use management::{Started, Tag};
 pub use options::{load_device, parse_size, DeviceOptions};
 pub use presets::{preset, PRESET_NAMES};
 pub use status::Status;
 pub use znsplus::ZnsPlusCounters;
-pub use zone::{ZoneState, ZoneType};
+pub use zone::{ZoneState, ZoneTable, ZoneType};
+pub use zoned::ZonedDevice;

@@ -9,7 +9,7 @@ use crate::layout::*;
 use crate::log::Log;
 use crate::sit::Sit;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use zonelab_device::{CmdResult, Command, Device, MappingInfo};
+use zonelab_device::{CmdResult, Command, Device, MappingInfo, ZonedDevice};
 use zonelab_sim::{Nanos, ServerPool};
 
 /// Zones of the checkpoint area: two, used in turn (the two checkpoint packs).
@@ -90,9 +90,9 @@ pub struct FsStats {
     pub fsyncs: u64,
 }
 
-pub struct Fs {
+pub struct Fs<D: ZonedDevice = Device> {
     pub(crate) cfg: FsConfig,
-    pub(crate) io: Io,
+    pub(crate) io: Io<D>,
     pub(crate) zone_blocks: u32,
     pub(crate) mapping: MappingInfo,
     pub(crate) nat: Vec<u32>,
@@ -126,9 +126,9 @@ pub struct Fs {
     pub stats: FsStats,
 }
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     /// A file system of the configured kind on `dev`, checked and empty.
-    pub(crate) fn blank(dev: Device, cfg: FsConfig, now_ns: Nanos) -> Result<Self, FsError> {
+    pub(crate) fn blank(dev: D, cfg: FsConfig, now_ns: Nanos) -> Result<Self, FsError> {
         let layout = dev.layout().clone();
         if layout.lba_bytes != BLOCK_BYTES as u64 || layout.conventional_zones != 0 {
             return Err(FsError::Device("needs 4 KiB blocks and no conventional zones".into()));
@@ -178,7 +178,7 @@ impl Fs {
     }
 
     /// Formats `dev`: an empty root directory and a first checkpoint.
-    pub fn mkfs(dev: Device, cfg: FsConfig) -> Result<Self, FsError> {
+    pub fn mkfs(dev: D, cfg: FsConfig) -> Result<Self, FsError> {
         let mut fs = Self::blank(dev, cfg, 0)?;
         fs.hsr = crate::gc::Hsr::new(&fs);
         fs.nodes.insert(ROOT_INO, Node::new_inode(ROOT_INO, FileKind::Dir, ROOT_INO, ""));
@@ -194,13 +194,13 @@ impl Fs {
     pub fn config(&self) -> &FsConfig {
         &self.cfg
     }
-    pub fn device(&self) -> &Device {
+    pub fn device(&self) -> &D {
         self.io.device()
     }
     pub fn traffic(&self) -> Traffic {
         self.io.traffic
     }
-    pub fn into_device(self) -> Device {
+    pub fn into_device(self) -> D {
         self.io.into_device()
     }
     /// Power fails after `commands` more device commands.

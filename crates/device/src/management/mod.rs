@@ -28,23 +28,12 @@
 pub mod finish;
 pub mod reset;
 
-use crate::command::{CmdResult, Command, Completion};
 use crate::device::Device;
-use crate::status::Status;
+use crate::front::command::{CmdResult, Command, Completion, Started, Tag};
+use crate::front::status::Status;
 use std::collections::{BTreeMap, VecDeque};
 use zonelab_flash::BlockAddr;
 use zonelab_sim::{Nanos, TIME_NS_MAX};
-
-/// Identifies a command whose completion [`Device::advance`] reports later.
-pub type Tag = u64;
-
-/// What [`Device::start`] did with a command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Started {
-    Done(Completion),
-    /// Accepted; its completion comes from [`Device::take_completed`].
-    Pending(Tag),
-}
 
 /// One piece of a management task.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,9 +19,9 @@
 //! the command is accepted. The completion comes when every copied block is
 //! programmed or, for the last partial unit, in the write buffer.
 
-use crate::command::{CmdResult, SourceRange};
 use crate::device::{Accepted, Device};
-use crate::status::Status;
+use crate::front::command::{CmdResult, SourceRange};
+use crate::front::status::Status;
 use crate::zone::{ZoneState, ZoneType};
 use zonelab_sim::Nanos;
 
@@ -240,7 +240,7 @@ impl Device {
     /// Data mode: block `lba` now holds `bytes`.
     fn store_copy(&mut self, lba: u64, bytes: Option<&[u8]>) {
         if let (Some(d), Some(b)) = (self.data.as_mut(), bytes) {
-            d.write(lba, 1, crate::command::Payload::Bytes(b));
+            d.write(lba, 1, crate::front::command::Payload::Bytes(b));
         }
     }
 }

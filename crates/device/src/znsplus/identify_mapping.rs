@@ -9,9 +9,9 @@
 //! offset. Otherwise the mapping has no bit fields and the command fails with
 //! invalid_field.
 
-use crate::command::{CmdResult, MappingInfo};
 use crate::device::Device;
-use crate::status::Status;
+use crate::front::command::{CmdResult, MappingInfo};
+use crate::front::status::Status;
 use zonelab_sim::{transfer_ns, Nanos};
 
 /// Bytes the command returns (one identify page).

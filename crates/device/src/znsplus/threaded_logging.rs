@@ -27,11 +27,11 @@
 //! die whose timeline is free before that moment plugs, from the moment it
 //! became free, the fully valid chunks next in its flash block.
 
-use crate::command::CmdResult;
 use crate::config::Plugging;
 use crate::device::Device;
+use crate::front::command::CmdResult;
 
-use crate::status::Status;
+use crate::front::status::Status;
 use crate::znsplus::{TlZone, TL_ZONE_BLOCKS_MAX};
 use crate::zone::{ZoneState, ZoneType};
 use zonelab_sim::Nanos;

@@ -13,7 +13,7 @@ use super::stats::JobStats;
 use super::verify;
 use super::zbd::ZoneView;
 use std::collections::BTreeMap;
-use zonelab_device::{Command, Device, Mode, Payload, Started, Status, Tag, ZoneAction};
+use zonelab_device::{Command, Device, Mode, Payload, Started, Status, Tag, ZoneAction, ZonedDevice};
 use zonelab_host::{BlockLayer, Dispatch, HostConfig, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
 use zonelab_sim::{EventQueue, Nanos, SimRng, Timeline, MS, TIME_NS_MAX, US};
 
@@ -182,8 +182,8 @@ struct Thread {
     stats: JobStats,
 }
 
-pub struct Engine<'a> {
-    device: &'a mut Device,
+pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
+    device: &'a mut D,
     set: &'a JobSet,
     host: HostConfig,
     threads: Vec<Thread>,
@@ -241,8 +241,8 @@ fn close_windows(thread: &mut Thread, now: Nanos) {
     thread.window_next_ns += (idle + 1) * WINDOW_NS;
 }
 
-impl<'a> Engine<'a> {
-    pub fn new(device: &'a mut Device, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
+impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
+    pub fn new(device: &'a mut D, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
         let layout = device.layout().clone();
         let identify = device.identify();
         let mdts_lbas = layout.mdts_lbas.max(1);

@@ -1,6 +1,6 @@
 //! Commands the device accepts and what their completions carry.
 
-use crate::status::Status;
+use crate::front::status::Status;
 use crate::zone::{ZoneState, ZoneType};
 use zonelab_sim::Nanos;
 
@@ -223,4 +223,15 @@ impl Completion {
     pub fn latency_ns(&self) -> Nanos {
         self.complete_ns - self.submit_ns
     }
+}
+
+/// Identifies a command whose completion [`crate::ZonedDevice::take_completed`] reports later.
+pub type Tag = u64;
+
+/// What [`crate::ZonedDevice::start`] did with a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Started {
+    Done(Completion),
+    /// Accepted; its completion comes from [`crate::ZonedDevice::take_completed`].
+    Pending(Tag),
 }
