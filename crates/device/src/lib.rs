@@ -6,22 +6,27 @@
 //! live in [`zone`], the zone-to-flash mapping in [`mapping`], write buffering
 //! in [`buffer`], and timing comes from the `flash` layer's timelines.
 
-pub mod buffer;
 pub mod config;
+pub mod controller;
 pub mod conventional;
+pub mod counters;
 pub mod data;
 pub mod device;
 pub mod front;
 pub mod ideal;
 pub mod management;
-pub mod mapping;
 pub mod options;
 pub mod presets;
+pub mod scheduler;
+pub mod status;
+pub mod translation;
 pub mod znsplus;
 pub mod zone;
 pub mod zoned;
 
-pub use front::{command, status};
+pub use controller::buffer;
+pub use front::command;
+pub use translation::mapping;
 
 pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
@@ -32,7 +37,8 @@ pub use config::{
     ManagementConfig, Mode, Plugging, ResetConfig, ZnsPlusConfig, ZoneMapping,
 };
 pub use conventional::FtlCounters;
-pub use device::{Device, DeviceCounters};
+pub use counters::DeviceCounters;
+pub use device::Device;
 pub use options::{load_device, parse_size, DeviceOptions};
 pub use presets::{preset, PRESET_NAMES};
 pub use status::Status;

@@ -8,9 +8,10 @@
 //! a real zoned drive would be further implementations.
 
 use crate::config::{DeviceConfig, Layout};
-use crate::device::{Device, DeviceCounters};
+use crate::counters::DeviceCounters;
+use crate::device::Device;
 use crate::front::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
-use crate::front::status::Status;
+use crate::status::Status;
 use crate::zone::{ZoneState, ZoneTable};
 use zonelab_flash::FlashCounters;
 use zonelab_sim::Nanos;

@@ -1,6 +1,6 @@
 //! Commands the device accepts and what their completions carry.
 
-use crate::front::status::Status;
+use crate::status::Status;
 use crate::zone::{ZoneState, ZoneType};
 use zonelab_sim::Nanos;
 

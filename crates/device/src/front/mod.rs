@@ -1,5 +1,6 @@
-//! The NVMe front: command decoding and the checks every data command shares,
-//! completion statuses, Identify and Report Zones data.
+//! The NVMe front: command decoding and the checks every data command shares
+//! (their completion statuses are in [`crate::status`]), Identify and Report
+//! Zones data.
 //!
 //! The front reads the zone layer ([`crate::zone`]) and the namespace layout;
 //! it owns no timing. Both device models ([`crate::Device`] and
@@ -7,12 +8,11 @@
 //! same NVMe statuses for the same invalid commands.
 
 pub mod command;
-pub mod status;
 
 use crate::config::{DeviceConfig, Layout};
+use crate::status::Status;
 use crate::zone::{ZoneState, ZoneTable, ZoneType};
 use command::{IdentifyData, ReportFilter, ZoneAction, ZoneDescriptor, ZoneReport};
-use status::Status;
 
 /// Largest NLB a command can carry (16-bit, 0-based field).
 pub(crate) const NLB_MAX: u32 = 1 << 16;

@@ -10,13 +10,13 @@
 //! commands are not supported (Invalid Field, as a device without ZNS+).
 
 use crate::config::{DeviceConfig, Layout, Mode};
+use crate::counters::DeviceCounters;
 use crate::data::DataStore;
-use crate::device::DeviceCounters;
 use crate::front;
 use crate::front::command::{
     CmdResult, Command, Completion, IdentifyData, Payload, Started, Tag, ZoneAction, ZoneDescriptor,
 };
-use crate::front::status::Status;
+use crate::status::Status;
 use crate::zone::{ZoneState, ZoneTable, ZoneType};
 use zonelab_flash::FlashCounters;
 use zonelab_sim::Nanos;

@@ -1,6 +1,6 @@
 //! Zone states, write pointers and open/active resource accounting.
 
-use crate::front::status::Status;
+use crate::status::Status;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
