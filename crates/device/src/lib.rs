@@ -1,10 +1,15 @@
 //! `device`: a ZNS SSD that follows the NVMe Zoned Namespace command set.
 //!
-//! Commands ([`Command`]) go to a [`Device`] built from a [`DeviceConfig`]
-//! (a preset or TOML); each returns a [`Completion`] with its NVMe status and
-//! its simulated submission and completion times. Zone states and resources
-//! live in [`zone`], the zone-to-flash mapping in [`mapping`], write buffering
-//! in [`buffer`], and timing comes from the `flash` layer's timelines.
+//! Commands ([`Command`]) go to a [`ZonedDevice`]: the simulated SSD
+//! [`Device`], built from a [`DeviceConfig`] (a preset or TOML), or the ideal
+//! zero-latency [`ideal::IdealDevice`]. Each returns a [`Completion`] with its
+//! NVMe status and its simulated submission and completion times. The SSD is
+//! built from layers, each a module with its own state: [`front`] (command
+//! checks, Identify, Report Zones), [`zone`] (state machine and resources),
+//! [`controller`] (firmware, link, write buffers), [`translation`] (zone to
+//! flash mapping, LogFBG, conventional FTL) and [`scheduler`] (flash timelines
+//! and background work); [`management`], [`znsplus`] and [`conventional`] are
+//! clients of them.
 
 pub mod config;
 pub mod controller;
