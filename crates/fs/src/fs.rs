@@ -15,31 +15,23 @@ use zonelab_sim::{Nanos, ServerPool};
 /// Zones of the checkpoint area: two, used in turn (the two checkpoint packs).
 pub const META_ZONES: u32 = 2;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FsError {
+    #[error("no such file or directory")]
     NotFound,
+    #[error("file exists")]
     Exists,
+    #[error("not a directory")]
     NotDir,
+    #[error("name longer than {} bytes", NAME_BYTES_MAX)]
     NameTooLong,
     /// The device cannot hold this file system.
+    #[error("device: {0}")]
     Device(String),
     /// Mount found something inconsistent.
+    #[error("corrupt file system: {0}")]
     Corrupt(String),
 }
-
-impl std::fmt::Display for FsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FsError::NotFound => f.write_str("no such file or directory"),
-            FsError::Exists => f.write_str("file exists"),
-            FsError::NotDir => f.write_str("not a directory"),
-            FsError::NameTooLong => write!(f, "name longer than {NAME_BYTES_MAX} bytes"),
-            FsError::Device(m) => write!(f, "device: {m}"),
-            FsError::Corrupt(m) => write!(f, "corrupt file system: {m}"),
-        }
-    }
-}
-impl std::error::Error for FsError {}
 
 /// Who holds a main-area block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
