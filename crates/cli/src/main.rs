@@ -15,7 +15,7 @@ use args::DeviceArgs;
 use clap::{Parser, Subcommand};
 use std::io::{BufReader, BufWriter, LineWriter, Write};
 use std::process::ExitCode;
-use zonelab_device::{Device, PRESET_NAMES};
+use zonelab_device::{Device, ZonedDevice, PRESET_NAMES};
 use zonelab_workload::{run_trace_from, TraceError};
 
 /// The trace `zonelab demo` runs: write, append, finish and reset zones.
@@ -222,8 +222,8 @@ fn run(cli: Cli) -> Result<(), UserError> {
 
 /// Runs a trace from `start_ns`; returns the simulated time its last command completed (or `start_ns`), or None
 /// when the reader went away (the commands ran, but their end time is unknown).
-fn exec<R: std::io::BufRead, W: Write>(
-    dev: &mut Device,
+fn exec<D: ZonedDevice, R: std::io::BufRead, W: Write>(
+    dev: &mut D,
     input: R,
     out: W,
     source: &str,

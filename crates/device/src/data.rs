@@ -4,7 +4,7 @@
 //! contiguous vector from the zone start. Conventional zones are random
 //! access and keep written blocks in a map.
 
-use crate::command::{Payload, ReadPattern};
+use crate::front::command::{Payload, ReadPattern};
 use std::collections::HashMap;
 
 #[derive(Debug, Clone)]
@@ -28,6 +28,11 @@ fn fill(dst: &mut [u8], payload: Payload<'_>, offset: usize) {
 }
 
 impl DataStore {
+    /// An empty store for a namespace with `layout`.
+    pub fn of(layout: &crate::config::Layout) -> Self {
+        Self::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.lba_bytes)
+    }
+
     pub fn new(zones: u32, conventional_zones: u32, zone_lbas_log2: u32, lba_bytes: u64) -> Self {
         Self {
             lba_bytes: lba_bytes as usize,

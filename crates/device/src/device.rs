@@ -7,71 +7,21 @@
 //! completes or the pages it reads. Commands must be submitted in
 //! non-decreasing time order.
 
-use crate::buffer::ZoneBuffer;
-use crate::command::*;
 use crate::config::{DeviceConfig, Layout, Mode};
+use crate::controller::{Controller, ZoneIo};
+use crate::counters::{DeviceCounters, ZnsPlusCounters};
 use crate::data::DataStore;
-use crate::management::{Management, Phase};
-use crate::mapping::{ChunkLocation, Mapping};
+use crate::front::command::*;
+use crate::front::{self, IDENTIFY_BYTES};
+use crate::scheduler::{Management, Phase, Scheduler};
 use crate::status::Status;
-use crate::znsplus::{TlZone, ZnsPlusCounters};
+use crate::translation::conventional::Conventional;
+use crate::translation::mapping::{ChunkLocation, Mapping};
+use crate::translation::Translation;
 use crate::zone::{ZoneState, ZoneTable, ZoneType};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeMap;
 use zonelab_flash::{FlashArray, FlashCounters};
-use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline, TIME_NS_MAX};
-
-/// Largest NLB a command can carry (16-bit, 0-based field).
-const NLB_MAX: u32 = 1 << 16;
-/// Bytes of a Report Zones header and of each zone descriptor.
-const REPORT_HEADER_BYTES: u64 = 64;
-const ZONE_DESCRIPTOR_BYTES: u64 = 64;
-const IDENTIFY_BYTES: u64 = 4096;
-
-/// Flash-side progress of one zone since its last reset.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ZoneIo {
-    pub(crate) buffer: ZoneBuffer,
-    /// LBAs whose data has reached the controller (for a conventional zone,
-    /// the head of its log).
-    pub(crate) filled_lbas: u64,
-    /// Program units issued to flash in the current lap of the zone's block group.
-    pub(crate) flushed_units: u64,
-    /// Units of earlier laps (a conventional zone's log wraps), so that the
-    /// buffer's unit ids keep increasing.
-    pub(crate) lap_units: u64,
-    /// Units already programmed without the buffer (copyback, plugging ahead
-    /// of the write pointer): the fill skips them.
-    pub(crate) preprogrammed: BTreeSet<u64>,
-    /// When the data taken in for each unit not yet programmed is all in the controller.
-    pub(crate) unit_ready: BTreeMap<u64, Nanos>,
-    /// Internal copies in flight: LBAs below `end` (zone offset) are readable
-    /// from `ready_ns` on; ready times never decrease, so a read waits for the
-    /// device's write pointer to pass its block.
-    pub(crate) gate: VecDeque<(u64, Nanos)>,
-}
-
-impl ZoneIo {
-    /// When the device's write pointer passes zone offset `offset`.
-    pub(crate) fn gate_ns(&self, offset: u64) -> Nanos {
-        self.gate.iter().find(|&&(end, _)| end > offset).map_or(0, |&(_, ready)| ready)
-    }
-
-    /// Copied data up to the fill point is readable from `ready_ns` on; drops
-    /// what was readable by `now_ns`.
-    pub(crate) fn push_gate(&mut self, ready_ns: Nanos, now_ns: Nanos) {
-        let ready_ns = self.gate.back().map_or(ready_ns, |&(_, r)| r.max(ready_ns));
-        while self.gate.front().is_some_and(|&(_, r)| r <= now_ns) {
-            self.gate.pop_front();
-        }
-        if ready_ns <= now_ns {
-            return;
-        }
-        match self.gate.back_mut() {
-            Some(last) if last.1 == ready_ns => last.0 = self.filled_lbas,
-            _ => self.gate.push_back((self.filled_lbas, ready_ns)),
-        }
-    }
-}
+use zonelab_sim::{Nanos, TIME_NS_MAX};
 
 /// Where the data of a block is, for a read or an internal copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,43 +34,25 @@ pub(crate) enum Source {
     Flash { loc: ChunkLocation, ready_ns: Nanos },
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DeviceCounters {
-    pub commands: u64,
-    pub errors: u64,
-    pub host_write_bytes: u64,
-    pub host_read_bytes: u64,
-    /// Bytes programmed to complete partly filled program units.
-    pub pad_bytes: u64,
-    pub auto_closes: u64,
-    pub resets: u64,
-    pub finishes: u64,
-}
-
 pub struct Device {
     pub(crate) config: DeviceConfig,
     pub(crate) layout: Layout,
-    pub(crate) mapping: Mapping,
+    /// The zone layer: states, write pointers, open/active resources.
     pub(crate) zones: ZoneTable,
-    pub(crate) flash: FlashArray,
-    pub(crate) firmware: ServerPool,
-    link_to_device: Timeline,
-    pub(crate) link_to_host: Timeline,
-    pub(crate) link_bytes_per_s: u64,
-    pub(crate) zone_io: Vec<ZoneIo>,
+    /// Firmware cores, the PCIe link and the zones' write buffers.
+    pub(crate) controller: Controller,
+    /// Zone-to-block-group mapping, LogFBGs, the conventional FTL.
+    pub(crate) translation: Translation,
+    /// The flash timelines and the background work queued on them.
+    pub(crate) scheduler: Scheduler,
     pub(crate) data: Option<DataStore>,
-    counters: DeviceCounters,
+    pub(crate) counters: DeviceCounters,
     pub(crate) last_submit_ns: Nanos,
     program_unit_bytes: u64,
-    /// TL_opened zones.
-    pub(crate) tl: BTreeMap<u32, TlZone>,
     pub(crate) znsplus: ZnsPlusCounters,
     /// Latest program end since the current command started (copies complete
     /// when their data is programmed).
     pub(crate) op_done_max_ns: Nanos,
-    pub(crate) management: Management,
-    /// The page-mapping FTL of a conventional device.
-    pub(crate) conventional: Option<crate::conventional::Conventional>,
 }
 
 /// The outcome of the checks and state change of a command, before timing.
@@ -133,38 +65,26 @@ impl Device {
     pub fn new(config: DeviceConfig) -> Result<Self, crate::config::ConfigError> {
         let layout = config.validate()?;
         let mapping = Mapping::new(&layout, &config.flash);
-        let ns = &config.namespace;
-        let zones = ZoneTable::new(
-            layout.zones,
-            layout.conventional_zones,
-            layout.zone_lbas_log2,
-            layout.zcap_lbas,
-            ns.max_open_zones,
-            ns.max_active_zones,
-        );
-        let data = (config.mode == Mode::Data)
-            .then(|| DataStore::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.lba_bytes));
+        let zones = ZoneTable::of(&config, &layout);
+        let data = (config.mode == Mode::Data).then(|| DataStore::of(&layout));
+        let conventional = config
+            .conventional
+            .is_some()
+            .then(|| Conventional::new(&config, layout.zone_lbas * u64::from(layout.zones)));
         Ok(Self {
-            mapping,
             zones,
-            flash: FlashArray::new(config.flash.clone(), config.flash_timing.clone()),
-            firmware: ServerPool::new(config.controller.firmware_cores as usize),
-            link_to_device: Timeline::new(),
-            link_to_host: Timeline::new(),
-            link_bytes_per_s: config.link.bytes_per_s(),
-            zone_io: vec![ZoneIo::default(); layout.zones as usize],
+            controller: Controller::new(config.controller.firmware_cores, config.link.bytes_per_s(), layout.zones),
+            translation: Translation { mapping, tl: BTreeMap::new(), conventional },
+            scheduler: Scheduler {
+                flash: FlashArray::new(config.flash.clone(), config.flash_timing.clone()),
+                background: Management::default(),
+            },
             data,
             counters: DeviceCounters::default(),
             last_submit_ns: 0,
             program_unit_bytes: config.flash.program_unit_bytes(),
-            tl: BTreeMap::new(),
             znsplus: ZnsPlusCounters::default(),
             op_done_max_ns: 0,
-            management: Management::default(),
-            conventional: config
-                .conventional
-                .is_some()
-                .then(|| crate::conventional::Conventional::new(&config, layout.zone_lbas * u64::from(layout.zones))),
             layout,
             config,
         })
@@ -177,33 +97,33 @@ impl Device {
         &self.layout
     }
     pub fn mapping(&self) -> &Mapping {
-        &self.mapping
+        &self.translation.mapping
     }
     pub fn zones(&self) -> &ZoneTable {
         &self.zones
     }
     pub fn flash(&self) -> &FlashArray {
-        &self.flash
+        &self.scheduler.flash
     }
     pub fn counters(&self) -> DeviceCounters {
         self.counters
     }
     pub fn flash_counters(&self) -> FlashCounters {
-        self.flash.counters()
+        self.scheduler.flash.counters()
     }
     pub fn znsplus_counters(&self) -> ZnsPlusCounters {
         self.znsplus
     }
     /// Chip utilization per 100 ms of simulated time (interval start, busy share).
     pub fn chip_utilization(&self) -> Vec<(Nanos, f64)> {
-        self.flash.chip_utilization()
+        self.scheduler.flash.chip_utilization()
     }
     /// Whether `zone` is TL_opened.
     pub fn is_tl_opened(&self, zone: u32) -> bool {
-        self.tl.contains_key(&zone)
+        self.translation.tl.contains_key(&zone)
     }
     pub fn nsze(&self) -> u64 {
-        u64::from(self.layout.zones) * self.layout.zone_lbas
+        front::nsze(&self.layout)
     }
 
     /// Bytes of data kept in data mode.
@@ -232,8 +152,8 @@ impl Device {
                 self.report(ready_ns, slba, filter, max_zones, partial)
             }
             Command::Identify => {
-                let fw_end = self.firmware.reserve(ready_ns, self.config.controller.identify_ns);
-                let done = self.link_to_host.reserve(fw_end, transfer_ns(IDENTIFY_BYTES, self.link_bytes_per_s));
+                let fw_end = self.controller.firmware.reserve(ready_ns, self.config.controller.identify_ns);
+                let done = self.controller.link_reserve_to_host(fw_end, IDENTIFY_BYTES);
                 (Status::Success, done, CmdResult::Identify(Box::new(self.identify())))
             }
             Command::ZoneCompaction { src, dst } => self.zone_compaction(ready_ns, src, dst),
@@ -251,17 +171,7 @@ impl Device {
 
     /// Fault injection (not an NVMe command): the zone turns read-only or offline.
     pub fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
-        if slba >= self.nsze() {
-            return Err(Status::LbaOutOfRange);
-        }
-        let zone = self.zones.zone_of(slba);
-        if self.zones.zslba(zone) != slba || !matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
-            return Err(Status::InvalidField);
-        }
-        // Offline is final: nothing brings a zone back from it.
-        if self.zones.state(zone) == ZoneState::Offline {
-            return if state == ZoneState::Offline { Ok(()) } else { Err(Status::ZoneInvalidStateTransition) };
-        }
+        let Some(zone) = front::fault_target(&self.layout, &self.zones, slba, state)? else { return Ok(()) };
         // A failed zone is no longer TL_opened: its LogFBG holds what was written.
         self.tl_drop(zone, self.last_submit_ns);
         self.zones.inject_fault(zone, state);
@@ -272,36 +182,12 @@ impl Device {
     }
 
     pub(crate) fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
-        let done = self.firmware.reserve(ready_ns, self.config.controller.error_ns);
+        let done = self.controller.firmware.reserve(ready_ns, self.config.controller.error_ns);
         (status, done, CmdResult::None)
     }
 
     pub fn identify(&self) -> IdentifyData {
-        let ns = &self.config.namespace;
-        let zero_based = |limit: u32| if limit == 0 { u32::MAX } else { limit - 1 };
-        IdentifyData {
-            lba_bytes: ns.lba_bytes,
-            nsze: self.nsze(),
-            zsze: self.layout.zone_lbas,
-            zcap: self.layout.zcap_lbas,
-            nr_zones: self.layout.zones,
-            nr_conventional_zones: self.layout.conventional_zones,
-            mar: zero_based(ns.max_active_zones),
-            mor: zero_based(ns.max_open_zones),
-            zasl_bytes: self.layout.zasl_lbas * self.layout.lba_bytes,
-            mdts_bytes: ns.mdts_bytes,
-        }
-    }
-
-    /// Checks shared by every data command: NLB and MDTS, then the LBA range.
-    fn check_range(&self, slba: u64, nlb: u32, mdts_applies: bool) -> Result<(), Status> {
-        if nlb == 0 || nlb > NLB_MAX || (mdts_applies && u64::from(nlb) > self.layout.mdts_lbas) {
-            return Err(Status::InvalidField);
-        }
-        match slba.checked_add(u64::from(nlb)) {
-            Some(end) if end <= self.nsze() => Ok(()),
-            _ => Err(Status::LbaOutOfRange),
-        }
+        front::identify(&self.config, &self.layout)
     }
 
     fn write(
@@ -322,7 +208,7 @@ impl Device {
     }
 
     fn accept_write(&mut self, slba: u64, nlb: u32, zeroes: bool) -> Result<Accepted, Status> {
-        self.check_range(slba, nlb, !zeroes)?;
+        front::check_range(&self.layout, slba, nlb, !zeroes)?;
         let zone = self.zones.zone_of(slba);
         let zone_end = self.zones.zslba(zone) + self.layout.zone_lbas;
         let c = &self.config.controller;
@@ -330,14 +216,14 @@ impl Device {
         if self.zones.zone_type(zone) == ZoneType::Conventional {
             self.zones.check_writable(zone)?;
             // A conventional device's zones are only a report: its blocks are one space.
-            if slba + u64::from(nlb) > zone_end && self.conventional.is_none() {
+            if slba + u64::from(nlb) > zone_end && self.translation.conventional.is_none() {
                 return Err(Status::ZoneBoundaryError);
             }
             return Ok(Accepted { firmware_ns: base_ns, result: CmdResult::None });
         }
         self.zones.check_writable(zone)?;
         let end = slba + u64::from(nlb);
-        let invalid_write = match self.tl.get(&zone) {
+        let invalid_write = match self.translation.tl.get(&zone) {
             // Sparse sequential: at or past the write pointer, invalid blocks only.
             Some(tl) => slba < self.zones.wp(zone) || tl.any_valid(slba - self.zones.zslba(zone), end - slba),
             None => slba != self.zones.wp(zone),
@@ -371,18 +257,12 @@ impl Device {
     }
 
     fn accept_append(&mut self, zslba: u64, nlb: u32) -> Result<(Accepted, u64), Status> {
-        self.check_range(zslba, nlb, true)?;
-        let zone = self.zones.zone_of(zslba);
-        if self.zones.zslba(zone) != zslba {
-            return Err(Status::InvalidField);
-        }
-        if self.zones.zone_type(zone) == ZoneType::Conventional {
-            return Err(Status::InvalidZoneOperation);
-        }
+        front::check_range(&self.layout, zslba, nlb, true)?;
+        let zone = front::addressed_zone(&self.layout, &self.zones, zslba)?;
         if u64::from(nlb) > self.layout.zasl_lbas {
             return Err(Status::InvalidField);
         }
-        if self.tl.contains_key(&zone) {
+        if self.translation.tl.contains_key(&zone) {
             // Threaded logging writes at LBAs the host chose from the valid bitmap.
             return Err(Status::InvalidZoneOperation);
         }
@@ -413,7 +293,7 @@ impl Device {
     ) -> Nanos {
         let zone = self.zones.zone_of(slba);
         let nlb = u64::from(nlb);
-        let fw_end = self.firmware.reserve(ready_ns, firmware_ns);
+        let fw_end = self.controller.firmware.reserve(ready_ns, firmware_ns);
         let sequential = self.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         if sequential {
             // A TL_opened zone plugs the blocks the write skips first.
@@ -426,7 +306,7 @@ impl Device {
         }
         self.counters.host_write_bytes += nlb * self.layout.lba_bytes;
         // Write Zeroes moves no data over the link.
-        if self.conventional.is_some() {
+        if self.translation.conventional.is_some() {
             return self.ftl_take_in(slba, nlb, fw_end, !zeroes);
         }
         let t = self.take_in(zone, nlb, fw_end, !zeroes);
@@ -447,18 +327,12 @@ impl Device {
         while remaining > 0 {
             let piece = self.next_piece(zone, remaining, t);
             let bytes = piece * lba_bytes;
-            let admitted = self.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
-            t = if link { self.link_reserve_to_device(admitted, bytes) } else { admitted };
+            let admitted = self.controller.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
+            t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
             self.fill(zone, piece, t);
             remaining -= piece;
         }
         t
-    }
-
-    /// Host data crossing the PCIe link into the device; returns when it is in.
-    pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
-        let ns = transfer_ns(bytes, self.link_bytes_per_s);
-        self.link_to_device.reserve(ready_ns, ns)
     }
 
     /// After a sequential zone's write pointer moved: a TL_opened zone in
@@ -468,7 +342,7 @@ impl Device {
     pub(crate) fn after_wp_moved(&mut self, zone: u32, at_ns: Nanos) {
         self.plug_following(zone, at_ns);
         if self.zones.state(zone) == ZoneState::Full {
-            if self.tl.contains_key(&zone) {
+            if self.translation.tl.contains_key(&zone) {
                 self.tl_finalize(zone, at_ns);
             }
             self.flush_partial_units(zone, at_ns);
@@ -480,16 +354,16 @@ impl Device {
     fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> u64 {
         let per_chunk = self.layout.lbas_per_chunk;
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
-        if conventional && self.zone_io[zone as usize].filled_lbas >= self.layout.zcap_lbas {
+        if conventional && self.controller.zone_io[zone as usize].filled_lbas >= self.layout.zcap_lbas {
             // The conventional zone's log wrapped: start over on freshly erased blocks.
             self.flush_partial_units(zone, at_ns);
             self.erase_zone_blocks(zone, at_ns);
-            let io = &mut self.zone_io[zone as usize];
+            let io = &mut self.controller.zone_io[zone as usize];
             io.lap_units += io.flushed_units;
             io.filled_lbas = 0;
             io.flushed_units = 0;
         }
-        let io = &self.zone_io[zone as usize];
+        let io = &self.controller.zone_io[zone as usize];
         let room = (self.layout.zcap_lbas - io.filled_lbas).max(1);
         remaining.min(per_chunk - io.filled_lbas % per_chunk).min(room)
     }
@@ -497,15 +371,15 @@ impl Device {
     /// `lbas` more LBAs of the zone are in the buffer at `at_ns`: program
     /// every unit they complete.
     pub(crate) fn fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
-        let io = &mut self.zone_io[zone as usize];
-        let unit = self.mapping.unit_of_chunk(io.filled_lbas / self.layout.lbas_per_chunk);
+        let io = &mut self.controller.zone_io[zone as usize];
+        let unit = self.translation.mapping.unit_of_chunk(io.filled_lbas / self.layout.lbas_per_chunk);
         let ready = io.unit_ready.entry(unit).or_insert(at_ns);
         *ready = (*ready).max(at_ns);
         io.filled_lbas += lbas;
         let complete_chunks = io.filled_lbas / self.layout.lbas_per_chunk;
         loop {
-            let io = &self.zone_io[zone as usize];
-            let (_, last_chunk) = self.mapping.unit_chunk_span(io.flushed_units);
+            let io = &self.controller.zone_io[zone as usize];
+            let (_, last_chunk) = self.translation.mapping.unit_chunk_span(io.flushed_units);
             if last_chunk >= complete_chunks {
                 break;
             }
@@ -516,19 +390,22 @@ impl Device {
     /// Programs the zone's next unit once its data is in (or skips it if it
     /// was programmed without the buffer).
     pub(crate) fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
-        let io = &mut self.zone_io[zone as usize];
+        let io = &mut self.controller.zone_io[zone as usize];
         let unit = io.flushed_units;
         let ready_ns = io.unit_ready.remove(&unit).map_or(at_ns, |r| r.max(at_ns));
         io.flushed_units += 1;
         if io.preprogrammed.remove(&unit) {
             return ready_ns;
         }
-        let (addr, first_page) = self.mapping.unit_target(zone, unit);
+        let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
         self.erase_before_program(addr, ready_ns);
-        let done =
-            self.flash.program(ready_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+        let done = self
+            .scheduler
+            .flash
+            .program(ready_ns, addr, first_page)
+            .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         self.op_done_max_ns = self.op_done_max_ns.max(done.done_ns);
-        let io = &mut self.zone_io[zone as usize];
+        let io = &mut self.controller.zone_io[zone as usize];
         io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
         done.done_ns
     }
@@ -545,11 +422,12 @@ impl Device {
     /// padding them (a zone that became full or was finished).
     pub(crate) fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
         let per_chunk = self.layout.lbas_per_chunk;
-        let filled_lbas = self.zone_io[zone as usize].filled_lbas;
-        let d = u64::from(self.mapping.d_zone());
+        let filled_lbas = self.controller.zone_io[zone as usize].filled_lbas;
+        let d = u64::from(self.translation.mapping.d_zone());
         // Bound: a zone has fewer program units than LBAs of capacity.
         for _ in 0..self.layout.zcap_lbas {
-            let (first_chunk, last_chunk) = self.mapping.unit_chunk_span(self.zone_io[zone as usize].flushed_units);
+            let (first_chunk, last_chunk) =
+                self.translation.mapping.unit_chunk_span(self.controller.zone_io[zone as usize].flushed_units);
             if first_chunk * per_chunk >= filled_lbas {
                 return;
             }
@@ -559,7 +437,7 @@ impl Device {
                 .sum();
             let data_bytes = data_lbas * self.layout.lba_bytes;
             debug_assert!(data_bytes < self.program_unit_bytes, "complete units are programmed as they fill");
-            let io = &self.zone_io[zone as usize];
+            let io = &self.controller.zone_io[zone as usize];
             if !io.preprogrammed.contains(&io.flushed_units) {
                 self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
             }
@@ -571,7 +449,7 @@ impl Device {
         if let Err(status) = self.check_read(slba, nlb) {
             return self.fail(ready_ns, status);
         }
-        let fw_end = self.firmware.reserve(ready_ns, self.config.controller.read_ns);
+        let fw_end = self.controller.firmware.reserve(ready_ns, self.config.controller.read_ns);
         let mut data_ready = fw_end;
         let per_chunk = self.layout.lbas_per_chunk;
         let (mut lba, end) = (slba, slba + u64::from(nlb));
@@ -582,7 +460,7 @@ impl Device {
         }
         let bytes = u64::from(nlb) * self.layout.lba_bytes;
         self.counters.host_read_bytes += bytes;
-        let done = self.link_to_host.reserve(data_ready, transfer_ns(bytes, self.link_bytes_per_s));
+        let done = self.controller.link_reserve_to_host(data_ready, bytes);
         let result = match self.data.as_ref() {
             Some(d) => CmdResult::Read(d.read(slba, u64::from(nlb), out)),
             None => CmdResult::None,
@@ -591,19 +469,9 @@ impl Device {
     }
 
     fn check_read(&self, slba: u64, nlb: u32) -> Result<(), Status> {
-        self.check_range(slba, nlb, true)?;
-        let first = self.zones.zone_of(slba);
-        let last = self.zones.zone_of(slba + u64::from(nlb) - 1);
-        if self.zones.state(first) == ZoneState::Offline {
-            return Err(Status::ZoneIsOffline);
-        }
-        if last != first && !self.config.namespace.cross_zone_read && self.conventional.is_none() {
-            return Err(Status::ZoneBoundaryError);
-        }
-        if (first..=last).any(|z| self.zones.state(z) == ZoneState::Offline) {
-            return Err(Status::ZoneIsOffline);
-        }
-        Ok(())
+        front::check_range(&self.layout, slba, nlb, true)?;
+        let cross_zone_ok = self.config.namespace.cross_zone_read || self.translation.conventional.is_some();
+        front::check_read(&self.zones, slba, nlb, cross_zone_ok)
     }
 
     /// Times the read of `lbas` LBAs within one chunk: nothing for unwritten
@@ -618,25 +486,27 @@ impl Device {
         match self.source_of(lba, at_ns) {
             Source::Zeros => at_ns,
             Source::Controller { ready_ns } => at_ns.max(ready_ns),
-            Source::Flash { loc, ready_ns } => self.flash.read(at_ns.max(ready_ns), loc.die, loc.plane, bytes),
+            Source::Flash { loc, ready_ns } => {
+                self.scheduler.flash.read(at_ns.max(ready_ns), loc.die, loc.plane, bytes)
+            }
         }
     }
 
     /// Where the data of `lba` is at `at_ns`. A TL_opened zone's blocks at or
     /// above the write pointer are in its original block group.
     pub(crate) fn source_of(&self, lba: u64, at_ns: Nanos) -> Source {
-        if self.conventional.is_some() {
+        if self.translation.conventional.is_some() {
             return self.ftl_source(lba, at_ns);
         }
         let zone = self.zones.zone_of(lba);
         let offset = lba - self.zones.zslba(zone);
-        let io = &self.zone_io[zone as usize];
+        let io = &self.controller.zone_io[zone as usize];
         let per_chunk = self.layout.lbas_per_chunk;
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
         if !conventional && offset >= io.filled_lbas {
-            return match self.tl.get(&zone) {
+            return match self.translation.tl.get(&zone) {
                 Some(tl) if offset < tl.original_lbas => Source::Flash {
-                    loc: self.mapping.locate_in(zone, tl.original_fbg, offset / per_chunk),
+                    loc: self.translation.mapping.locate_in(zone, tl.original_fbg, offset / per_chunk),
                     ready_ns: 0,
                 },
                 _ => Source::Zeros, // never written: the mapping says zeros
@@ -645,11 +515,11 @@ impl Device {
         let ready_ns = io.gate_ns(offset);
         let chunk = offset / per_chunk;
         let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(per_chunk) } else { chunk };
-        let unit = self.mapping.unit_of_chunk(chunk);
+        let unit = self.translation.mapping.unit_of_chunk(chunk);
         if unit >= io.flushed_units || io.buffer.unit_pending_until(io.lap_units + unit, at_ns).is_some() {
             return Source::Controller { ready_ns }; // still in the write buffer
         }
-        Source::Flash { loc: self.mapping.locate(zone, chunk), ready_ns }
+        Source::Flash { loc: self.translation.mapping.locate(zone, chunk), ready_ns }
     }
 
     fn zone_mgmt(
@@ -662,16 +532,10 @@ impl Device {
         if select_all {
             return self.zone_mgmt_all(ready_ns, action);
         }
-        if slba >= self.nsze() {
-            return self.fail(ready_ns, Status::LbaOutOfRange);
-        }
-        let zone = self.zones.zone_of(slba);
-        if self.zones.zslba(zone) != slba {
-            return self.fail(ready_ns, Status::InvalidField);
-        }
-        if self.zones.zone_type(zone) == ZoneType::Conventional {
-            return self.fail(ready_ns, Status::InvalidZoneOperation);
-        }
+        let zone = match front::addressed_zone(&self.layout, &self.zones, slba) {
+            Ok(zone) => zone,
+            Err(status) => return self.fail(ready_ns, status),
+        };
         let mut phases = Vec::new();
         match self.apply_action(ready_ns, action, zone, &mut phases) {
             Ok(done) => {
@@ -691,23 +555,14 @@ impl Device {
         self.queue_task(ready_ns, phases, preempt);
     }
 
-    /// Select All: the action on every zone in a state it applies to, in zone
-    /// order, stopping at the first error without undoing earlier zones.
-    /// The states are those of NVMe TP 4053 (Open: closed; Close: opened;
-    /// Finish: opened and closed; Reset: opened, closed and full; Offline:
-    /// read only).
+    /// Select All: the action on every zone in a state it applies to
+    /// ([`front::select_all_applies`]), in zone order, stopping at the first
+    /// error without undoing earlier zones.
     fn zone_mgmt_all(&mut self, ready_ns: Nanos, action: ZoneAction) -> (Status, Nanos, CmdResult) {
-        let applies = |s: ZoneState| match action {
-            ZoneAction::Open => s == ZoneState::Closed,
-            ZoneAction::Close => s.is_open(),
-            ZoneAction::Finish => s.is_active(),
-            ZoneAction::Reset => s.is_active() || s == ZoneState::Full,
-            ZoneAction::Offline => s == ZoneState::ReadOnly,
-        };
-        let mut done = self.firmware.reserve(ready_ns, self.config.controller.error_ns);
+        let mut done = self.controller.firmware.reserve(ready_ns, self.config.controller.error_ns);
         let mut phases = Vec::new();
         for zone in self.layout.conventional_zones..self.layout.zones {
-            if !applies(self.zones.state(zone)) {
+            if !front::select_all_applies(action, self.zones.state(zone)) {
                 continue;
             }
             match self.apply_action(done, action, zone, &mut phases) {
@@ -746,23 +601,23 @@ impl Device {
                 self.note_auto_close(auto_closed);
             }
             // A TL_opened zone is always open, so closing it succeeds.
-            ZoneAction::Close if self.tl.contains_key(&zone) => self.tl_close(zone, ready_ns),
+            ZoneAction::Close if self.translation.tl.contains_key(&zone) => self.tl_close(zone, ready_ns),
             ZoneAction::Close => self.zones.close(zone)?,
             _ => {
                 self.zones.offline(zone)?;
                 self.discard_zone(zone);
             }
         }
-        Ok(self.firmware.reserve(ready_ns, cost_ns))
+        Ok(self.controller.firmware.reserve(ready_ns, cost_ns))
     }
 
     fn finish_zone(&mut self, ready_ns: Nanos, zone: u32, phases: &mut Vec<Phase>) -> Result<Nanos, Status> {
         let was_full = self.zones.state(zone) == ZoneState::Full;
-        if self.tl.contains_key(&zone) {
+        if self.translation.tl.contains_key(&zone) {
             self.tl_plug_all(zone, ready_ns);
         }
         let old_wp = self.zones.finish(zone)?;
-        if self.tl.contains_key(&zone) {
+        if self.translation.tl.contains_key(&zone) {
             self.tl_finalize(zone, ready_ns);
         }
         if !was_full {
@@ -781,7 +636,7 @@ impl Device {
         }
         self.tl_drop(zone, ready_ns);
         // What the host wrote is mapped; a finish's padding is not.
-        let written_lbas = self.zone_io[zone as usize].filled_lbas;
+        let written_lbas = self.controller.zone_io[zone as usize].filled_lbas;
         phases.extend(self.reset_phases(zone, ready_ns, old_state, written_lbas));
         self.discard_zone(zone);
         Ok(ready_ns)
@@ -789,15 +644,15 @@ impl Device {
 
     /// Erases, from `at_ns` on, every block of the zone's group that holds data.
     fn erase_zone_blocks(&mut self, zone: u32, at_ns: Nanos) {
-        self.erase_fbg(zone, self.mapping.fbg_of_zone(zone), at_ns);
+        self.erase_fbg(zone, self.translation.mapping.fbg_of_zone(zone), at_ns);
     }
 
     /// Erases the blocks of block group `fbg` of `zone`'s FCG that hold data.
     pub(crate) fn erase_fbg(&mut self, zone: u32, fbg: u32, at_ns: Nanos) {
-        for die in self.mapping.fcg_dies(zone) {
-            for block in self.mapping.fbg_blocks(fbg) {
-                if self.flash.pages_written(die, 0, block) > 0 {
-                    self.flash.erase(at_ns, zonelab_flash::BlockAddr { die, block });
+        for die in self.translation.mapping.fcg_dies(zone) {
+            for block in self.translation.mapping.fbg_blocks(fbg) {
+                if self.scheduler.flash.pages_written(die, 0, block) > 0 {
+                    self.scheduler.flash.erase(at_ns, zonelab_flash::BlockAddr { die, block });
                 }
             }
         }
@@ -806,7 +661,7 @@ impl Device {
     fn discard_zone(&mut self, zone: u32) {
         self.cancel_padding(zone);
         self.tl_drop(zone, self.last_submit_ns);
-        self.zone_io[zone as usize] = ZoneIo::default();
+        self.controller.zone_io[zone as usize] = ZoneIo::default();
         if let Some(d) = self.data.as_mut() {
             d.reset(zone);
         }
@@ -820,42 +675,19 @@ impl Device {
         max_zones: u32,
         partial: bool,
     ) -> (Status, Nanos, CmdResult) {
-        if slba >= self.nsze() {
-            return self.fail(ready_ns, Status::LbaOutOfRange);
-        }
-        let first = self.zones.zone_of(slba);
-        let mut zones = Vec::new();
-        let mut matching = 0u64;
-        for zone in first..self.layout.zones {
-            let (zone_type, state) = (self.zones.zone_type(zone), self.zones.state(zone));
-            if !filter.matches(zone_type, state) {
-                continue;
-            }
-            matching += 1;
-            if zones.len() < max_zones as usize {
-                zones.push(self.descriptor(zone));
-            } else if partial {
-                break;
-            }
-        }
-        let nr_zones = if partial { zones.len() as u64 } else { matching };
+        let report = match front::report(&self.layout, &self.zones, slba, filter, max_zones, partial) {
+            Ok(report) => report,
+            Err(status) => return self.fail(ready_ns, status),
+        };
         let c = &self.config.controller;
-        let fw_ns = c.report_ns + c.report_per_zone_ns * zones.len() as u64;
-        let fw_end = self.firmware.reserve(ready_ns, fw_ns);
-        let bytes = REPORT_HEADER_BYTES + ZONE_DESCRIPTOR_BYTES * zones.len() as u64;
-        let done = self.link_to_host.reserve(fw_end, transfer_ns(bytes, self.link_bytes_per_s));
-        (Status::Success, done, CmdResult::Report(ZoneReport { nr_zones, zones }))
+        let fw_ns = c.report_ns + c.report_per_zone_ns * report.zones.len() as u64;
+        let fw_end = self.controller.firmware.reserve(ready_ns, fw_ns);
+        let done = self.controller.link_reserve_to_host(fw_end, front::report_bytes(&report));
+        (Status::Success, done, CmdResult::Report(report))
     }
 
     pub fn descriptor(&self, zone: u32) -> ZoneDescriptor {
-        let zone_type = self.zones.zone_type(zone);
-        let zslba = self.zones.zslba(zone);
-        let (zcap, wp) = match zone_type {
-            // A conventional zone has no write pointer; report it past the end as Linux does.
-            ZoneType::Conventional => (self.layout.zone_lbas, zslba + self.layout.zone_lbas),
-            ZoneType::SeqWriteRequired => (self.layout.zcap_lbas, self.zones.wp(zone)),
-        };
-        ZoneDescriptor { zone_type, state: self.zones.state(zone), zcap, zsze: self.layout.zone_lbas, zslba, wp }
+        front::descriptor(&self.layout, &self.zones, zone)
     }
 }
 
@@ -876,7 +708,7 @@ mod tests {
         config.management.finish.design = crate::config::FinishDesign::Metadata;
         let mut dev = Device::new(config).unwrap();
         let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None }, None);
-        assert_eq!(dev.zone_io[0].buffer.occupied_bytes(), 4096);
+        assert_eq!(dev.controller.zone_io[0].buffer.occupied_bytes(), 4096);
         let f = dev.submit(
             c.complete_ns,
             &Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: false },
@@ -886,11 +718,11 @@ mod tests {
         // One LBA lives in die 0's first unit (4 planes × 3 pages × 16 KiB): the rest is padding.
         assert_eq!(dev.counters().pad_bytes, 192 * 1024 - 4096);
         assert_eq!(dev.flash_counters().programs, 1);
-        assert_eq!(dev.flash.pages_written(0, 0, 0), 3);
-        assert_eq!(dev.flash.pages_written(1, 0, 0), 0, "dies without data are not programmed");
+        assert_eq!(dev.scheduler.flash.pages_written(0, 0, 0), 3);
+        assert_eq!(dev.scheduler.flash.pages_written(1, 0, 0), 0, "dies without data are not programmed");
         // The buffer frees exactly what it held once the program is done.
-        dev.zone_io[0].buffer.admit(u64::MAX / 2, 0, 1);
-        assert_eq!(dev.zone_io[0].buffer.occupied_bytes(), 0);
+        dev.controller.zone_io[0].buffer.admit(u64::MAX / 2, 0, 1);
+        assert_eq!(dev.controller.zone_io[0].buffer.occupied_bytes(), 0);
     }
 
     #[test]
@@ -903,7 +735,7 @@ mod tests {
         }
         assert_eq!(dev.flash_counters().programs, 16);
         assert_eq!(dev.counters().pad_bytes, 0);
-        assert!((0..16).all(|die| dev.flash.pages_written(die, 3, 0) == 3));
+        assert!((0..16).all(|die| dev.scheduler.flash.pages_written(die, 3, 0) == 3));
     }
 
     #[test]

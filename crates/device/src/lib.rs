@@ -1,38 +1,52 @@
 //! `device`: a ZNS SSD that follows the NVMe Zoned Namespace command set.
 //!
-//! Commands ([`Command`]) go to a [`Device`] built from a [`DeviceConfig`]
-//! (a preset or TOML); each returns a [`Completion`] with its NVMe status and
-//! its simulated submission and completion times. Zone states and resources
-//! live in [`zone`], the zone-to-flash mapping in [`mapping`], write buffering
-//! in [`buffer`], and timing comes from the `flash` layer's timelines.
+//! Commands ([`Command`]) go to a [`ZonedDevice`]: the simulated SSD
+//! [`Device`], built from a [`DeviceConfig`] (a preset or TOML), or the ideal
+//! zero-latency [`ideal::IdealDevice`]. Each returns a [`Completion`] with its
+//! NVMe status and its simulated submission and completion times. The SSD is
+//! built from layers, each a module with its own state: [`front`] (command
+//! checks, Identify, Report Zones), [`zone`] (state machine and resources),
+//! [`controller`] (firmware, link, write buffers), [`translation`] (zone to
+//! flash mapping, LogFBG, conventional FTL) and [`scheduler`] (flash timelines
+//! and background work); [`management`], [`znsplus`] and [`conventional`] are
+//! clients of them.
 
-pub mod buffer;
-pub mod command;
 pub mod config;
+pub mod controller;
 pub mod conventional;
+pub mod counters;
 pub mod data;
 pub mod device;
+pub mod front;
+pub mod ideal;
 pub mod management;
-pub mod mapping;
 pub mod options;
 pub mod presets;
+pub mod scheduler;
 pub mod status;
+pub mod translation;
 pub mod znsplus;
 pub mod zone;
+pub mod zoned;
+
+pub use controller::buffer;
+pub use front::command;
+pub use translation::mapping;
 
 pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
-    ZoneAction, ZoneDescriptor, ZoneReport,
+    Started, Tag, ZoneAction, ZoneDescriptor, ZoneReport,
 };
 pub use config::{
     ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, Layout,
     ManagementConfig, Mode, Plugging, ResetConfig, ZnsPlusConfig, ZoneMapping,
 };
 pub use conventional::FtlCounters;
-pub use device::{Device, DeviceCounters};
-pub use management::{Started, Tag};
+pub use counters::DeviceCounters;
+pub use device::Device;
 pub use options::{load_device, parse_size, DeviceOptions};
 pub use presets::{preset, PRESET_NAMES};
 pub use status::Status;
 pub use znsplus::ZnsPlusCounters;
-pub use zone::{ZoneState, ZoneType};
+pub use zone::{ZoneState, ZoneTable, ZoneType};
+pub use zoned::ZonedDevice;

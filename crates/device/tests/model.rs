@@ -434,7 +434,7 @@ fn limits_strategy() -> impl Strategy<Value = Limits> {
         .prop_map(|((mor, mar), conventional, cross_zone_read)| Limits { mor, mar, conventional, cross_zone_read })
 }
 
-fn device(lim: Limits) -> Device {
+fn config(lim: Limits) -> DeviceConfig {
     let opts = DeviceOptions {
         zones: Some(NZONES),
         zone_size_bytes: Some(ZSZE * LBA as u64),
@@ -449,7 +449,7 @@ fn device(lim: Limits) -> Device {
         ],
         ..Default::default()
     };
-    Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap()
+    opts.apply(preset("zn540").unwrap()).unwrap()
 }
 
 fn resolve(model: &Model, zone: u32, at: At) -> u64 {
@@ -477,19 +477,29 @@ fn summary(bytes: &[u8]) -> ReadPattern {
     }
 }
 
-/// Runs `ops` on a fresh device and model; `same_time` submits a command at
-/// the time of the previous one instead of after its completion. Writes to a
-/// conventional zone are unbounded, so its log in flash wraps.
+/// Runs `ops` on a fresh simulated device and model.
 fn check(lim: Limits, ops: &[(Op, bool)]) -> Result<(), TestCaseError> {
-    let mut dev = device(lim);
+    check_on(Device::new(config(lim)).unwrap(), true, lim, ops)
+}
+
+/// Runs `ops` on a fresh ideal (zero-latency) device and model.
+fn check_ideal(lim: Limits, ops: &[(Op, bool)]) -> Result<(), TestCaseError> {
+    check_on(ideal::IdealDevice::new(config(lim)).unwrap(), false, lim, ops)
+}
+
+/// Runs `ops` on `dev` and a fresh model; `same_time` submits a command at
+/// the time of the previous one instead of after its completion; a `timed`
+/// device completes every command after its submission. Writes to a
+/// conventional zone are unbounded, so its log in flash wraps.
+fn check_on<D: ZonedDevice>(mut dev: D, timed: bool, lim: Limits, ops: &[(Op, bool)]) -> Result<(), TestCaseError> {
     let mut model = Model::new(lim);
     let mut now = 0u64;
     let mut read_buf = vec![0u8; MDTS as usize * LBA];
     for (i, (op, same_time)) in ops.iter().enumerate() {
         let ctx = format!("op {i}: {op:?}");
-        let mut submit = |dev: &mut Device, cmd: &Command<'_>, out: Option<&mut [u8]>| {
+        let mut submit = |dev: &mut D, cmd: &Command<'_>, out: Option<&mut [u8]>| {
             let c = dev.submit(now, cmd, out);
-            assert!(c.complete_ns > c.submit_ns, "{cmd:?}: {c:?}");
+            assert!(if timed { c.complete_ns > c.submit_ns } else { c.complete_ns == c.submit_ns }, "{cmd:?}: {c:?}");
             if !same_time {
                 now = c.complete_ns;
             }
@@ -619,6 +629,15 @@ proptest! {
     ) {
         check(lim, &ops)?;
     }
+
+    /// The ideal device shares the front and the zone state machine: the same model holds.
+    #[test]
+    fn ideal_device_follows_the_reference_model(
+        lim in limits_strategy(),
+        ops in prop::collection::vec((op_strategy(), prop::bool::weighted(0.3)), 1..200),
+    ) {
+        check_ideal(lim, &ops)?;
+    }
 }
 
 /// The model and the harness themselves: a fixed sequence that reaches every
@@ -650,6 +669,7 @@ fn fixed_sequence_covers_the_interesting_cases() {
         (Op::Read { zone: 0, at: At::Offset(8), nlb: 8 }, false),
     ];
     check(lim, &ops).unwrap();
+    check_ideal(lim, &ops).unwrap();
     let mut model = Model::new(lim);
     let mut statuses = Vec::new();
     for (op, _) in &ops {

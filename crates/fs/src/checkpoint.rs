@@ -8,6 +8,7 @@ use crate::fs::{Fs, META_ZONES};
 use crate::io::BlockKind;
 use crate::layout::*;
 use crate::sit::LogType;
+use zonelab_device::ZonedDevice;
 use zonelab_device::{Command, ZoneAction};
 use zonelab_sim::Nanos;
 
@@ -81,7 +82,7 @@ pub(crate) fn check_checkpoint_fits(zone_blocks: u32, segs: u32) -> Result<(), S
     ))
 }
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     /// SIT entries per SIT block.
     pub(crate) fn sit_per_block(&self) -> usize {
         (BLOCK_BYTES - 8) / self.sit_entry_bytes()

@@ -9,37 +9,29 @@ use crate::layout::*;
 use crate::log::Log;
 use crate::sit::Sit;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use zonelab_device::{CmdResult, Command, Device, MappingInfo};
+use zonelab_device::{CmdResult, Command, Device, MappingInfo, ZonedDevice};
 use zonelab_sim::{Nanos, ServerPool};
 
 /// Zones of the checkpoint area: two, used in turn (the two checkpoint packs).
 pub const META_ZONES: u32 = 2;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FsError {
+    #[error("no such file or directory")]
     NotFound,
+    #[error("file exists")]
     Exists,
+    #[error("not a directory")]
     NotDir,
+    #[error("name longer than {} bytes", NAME_BYTES_MAX)]
     NameTooLong,
     /// The device cannot hold this file system.
+    #[error("device: {0}")]
     Device(String),
     /// Mount found something inconsistent.
+    #[error("corrupt file system: {0}")]
     Corrupt(String),
 }
-
-impl std::fmt::Display for FsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FsError::NotFound => f.write_str("no such file or directory"),
-            FsError::Exists => f.write_str("file exists"),
-            FsError::NotDir => f.write_str("not a directory"),
-            FsError::NameTooLong => write!(f, "name longer than {NAME_BYTES_MAX} bytes"),
-            FsError::Device(m) => write!(f, "device: {m}"),
-            FsError::Corrupt(m) => write!(f, "corrupt file system: {m}"),
-        }
-    }
-}
-impl std::error::Error for FsError {}
 
 /// Who holds a main-area block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,9 +82,9 @@ pub struct FsStats {
     pub fsyncs: u64,
 }
 
-pub struct Fs {
+pub struct Fs<D: ZonedDevice = Device> {
     pub(crate) cfg: FsConfig,
-    pub(crate) io: Io,
+    pub(crate) io: Io<D>,
     pub(crate) zone_blocks: u32,
     pub(crate) mapping: MappingInfo,
     pub(crate) nat: Vec<u32>,
@@ -126,9 +118,9 @@ pub struct Fs {
     pub stats: FsStats,
 }
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     /// A file system of the configured kind on `dev`, checked and empty.
-    pub(crate) fn blank(dev: Device, cfg: FsConfig, now_ns: Nanos) -> Result<Self, FsError> {
+    pub(crate) fn blank(dev: D, cfg: FsConfig, now_ns: Nanos) -> Result<Self, FsError> {
         let layout = dev.layout().clone();
         if layout.lba_bytes != BLOCK_BYTES as u64 || layout.conventional_zones != 0 {
             return Err(FsError::Device("needs 4 KiB blocks and no conventional zones".into()));
@@ -178,7 +170,7 @@ impl Fs {
     }
 
     /// Formats `dev`: an empty root directory and a first checkpoint.
-    pub fn mkfs(dev: Device, cfg: FsConfig) -> Result<Self, FsError> {
+    pub fn mkfs(dev: D, cfg: FsConfig) -> Result<Self, FsError> {
         let mut fs = Self::blank(dev, cfg, 0)?;
         fs.hsr = crate::gc::Hsr::new(&fs);
         fs.nodes.insert(ROOT_INO, Node::new_inode(ROOT_INO, FileKind::Dir, ROOT_INO, ""));
@@ -194,13 +186,13 @@ impl Fs {
     pub fn config(&self) -> &FsConfig {
         &self.cfg
     }
-    pub fn device(&self) -> &Device {
+    pub fn device(&self) -> &D {
         self.io.device()
     }
     pub fn traffic(&self) -> Traffic {
         self.io.traffic
     }
-    pub fn into_device(self) -> Device {
+    pub fn into_device(self) -> D {
         self.io.into_device()
     }
     /// Power fails after `commands` more device commands.

@@ -5,6 +5,7 @@
 use crate::fs::{Fs, Owner};
 use crate::layout::*;
 use std::collections::{HashMap, VecDeque};
+use zonelab_device::ZonedDevice;
 use zonelab_sim::Nanos;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -17,7 +18,7 @@ pub struct FsckReport {
     pub blocks_read: u64,
 }
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     /// Checks the file system; reads every block back in data mode.
     pub fn fsck(&mut self, now_ns: Nanos) -> Result<FsckReport, String> {
         let mut report = FsckReport::default();

@@ -9,6 +9,7 @@ use crate::fs::{CompactionRecord, Fs, Owner};
 use crate::sit::{Bitmap, LogType};
 use std::collections::HashMap;
 use zonelab_device::Command;
+use zonelab_device::ZonedDevice;
 use zonelab_sim::{transfer_ns, Nanos};
 
 /// Hybrid segment recycling state: the cost model and its profiled factors.
@@ -35,7 +36,7 @@ const PROFILE_WEIGHT: f64 = 0.1;
 
 impl Hsr {
     /// Costs per block from the device's flash timing and link.
-    pub fn new(fs: &Fs) -> Self {
+    pub fn new<D: ZonedDevice>(fs: &Fs<D>) -> Self {
         let c = fs.device().config();
         let l = fs.device().layout();
         let page = u64::from(c.flash.page_bytes);
@@ -66,7 +67,7 @@ impl Hsr {
     }
 }
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     pub(crate) fn needs_foreground_compaction(&self) -> bool {
         let free = self.sit.free_segs();
         let fg = self.cfg.fg_free_segments;

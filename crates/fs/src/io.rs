@@ -1,7 +1,7 @@
 //! The file system's path to the device: submission in time order, traffic
 //! counters by block kind, and power-failure injection.
 
-use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, Status};
+use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, Status, ZonedDevice};
 use zonelab_sim::Nanos;
 
 /// What a written block holds, for the traffic counters.
@@ -49,24 +49,24 @@ impl Traffic {
 
 /// Device access with an optional power failure after a number of commands:
 /// every later command is lost (the device keeps the prefix before it).
-pub struct Io {
-    dev: Device,
+pub struct Io<D: ZonedDevice = Device> {
+    dev: D,
     last_submit_ns: Nanos,
     commands: u64,
     crash_after_commands: Option<u64>,
     pub traffic: Traffic,
 }
 
-impl Io {
-    pub fn new(dev: Device) -> Self {
+impl<D: ZonedDevice> Io<D> {
+    pub fn new(dev: D) -> Self {
         Self { dev, last_submit_ns: 0, commands: 0, crash_after_commands: None, traffic: Traffic::default() }
     }
 
-    pub fn device(&self) -> &Device {
+    pub fn device(&self) -> &D {
         &self.dev
     }
 
-    pub fn into_device(self) -> Device {
+    pub fn into_device(self) -> D {
         self.dev
     }
 

@@ -3,6 +3,7 @@
 
 use crate::fs::Fs;
 use crate::sit::{Bitmap, LogType};
+use zonelab_device::ZonedDevice;
 use zonelab_device::{Command, ZoneAction};
 use zonelab_sim::Nanos;
 
@@ -16,7 +17,7 @@ pub struct Log {
     pub tl_kept: Option<Bitmap>,
 }
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     /// Starts every log in a free segment.
     pub(crate) fn open_logs(&mut self, now_ns: Nanos) {
         self.logs.clear();

@@ -7,16 +7,16 @@ use crate::config::FsConfig;
 use crate::fs::{Dir, Fs, FsError, Owner, META_ZONES};
 use crate::layout::*;
 use crate::sit::LogType;
-use zonelab_device::{CmdResult, Command, Device, ReportFilter, ZoneAction, ZoneDescriptor};
+use zonelab_device::{CmdResult, Command, ReportFilter, ZoneAction, ZoneDescriptor, ZonedDevice};
 use zonelab_sim::Nanos;
 
 fn corrupt<T>(msg: impl Into<String>) -> Result<T, FsError> {
     Err(FsError::Corrupt(msg.into()))
 }
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     /// Mounts the file system on `dev` (data mode), from `now_ns` on.
-    pub fn mount(dev: Device, cfg: FsConfig, now_ns: Nanos) -> Result<(Self, Nanos), FsError> {
+    pub fn mount(dev: D, cfg: FsConfig, now_ns: Nanos) -> Result<(Self, Nanos), FsError> {
         if dev.config().mode != zonelab_device::Mode::Data {
             return Err(FsError::Device("mount needs a device in data mode".into()));
         }

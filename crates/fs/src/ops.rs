@@ -3,9 +3,10 @@
 use crate::cache::PageKey;
 use crate::fs::{Dir, Fs, FsError};
 use crate::layout::*;
+use zonelab_device::ZonedDevice;
 use zonelab_sim::Nanos;
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     /// Before an operation that dirties pages: periodic checkpoint (ZNS+) and
     /// foreground segment recycling when free segments run low.
     fn balance(&mut self, now_ns: Nanos) -> Nanos {

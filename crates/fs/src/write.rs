@@ -6,6 +6,7 @@ use crate::fs::{Fs, Owner};
 use crate::io::BlockKind;
 use crate::layout::*;
 use crate::sit::LogType;
+use zonelab_device::ZonedDevice;
 use zonelab_sim::Nanos;
 
 /// One block on its way to the device.
@@ -16,7 +17,7 @@ struct Queued {
     next_addr: u32,
 }
 
-impl Fs {
+impl<D: ZonedDevice> Fs<D> {
     /// The log a page goes to (F2FS's six-type policy).
     pub(crate) fn log_of(&self, key: PageKey) -> LogType {
         match key {

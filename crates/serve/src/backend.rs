@@ -6,7 +6,7 @@ use crate::image::Image;
 use crate::report::encode_report;
 use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
-use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, ReportFilter};
+use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, ReportFilter, ZonedDevice};
 use zonelab_sim::Nanos;
 
 /// Refused requests described on stderr (then only counted).
@@ -34,8 +34,8 @@ pub struct Outcome {
     pub complete_ns: Nanos,
 }
 
-pub struct Backend {
-    device: Device,
+pub struct Backend<D: ZonedDevice = Device> {
+    device: D,
     geometry: Geometry,
     pace: Pace,
     /// Simulated time of the latest submission (submissions never go back).
@@ -53,16 +53,16 @@ pub struct Backend {
     offset_ns: Nanos,
 }
 
-impl Backend {
+impl<D: ZonedDevice> Backend<D> {
     /// A backend over `device`, which must keep data (data mode).
-    pub fn new(device: Device, pace: Pace) -> Result<Self, String> {
+    pub fn new(device: D, pace: Pace) -> Result<Self, String> {
         if device.config().mode != Mode::Data {
             return Err("serve needs the device in data mode".into());
         }
         let layout = device.layout();
         let geometry = Geometry {
             lba_bytes: layout.lba_bytes,
-            nsze_lbas: device.nsze(),
+            nsze_lbas: device.identify().nsze,
             zone_lbas: layout.zone_lbas,
             io_bytes_max: IO_BYTES_MAX.min(device.identify().mdts_bytes),
         };
@@ -83,7 +83,7 @@ impl Backend {
         self.geometry
     }
 
-    pub fn device(&self) -> &Device {
+    pub fn device(&self) -> &D {
         &self.device
     }
 

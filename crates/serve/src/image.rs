@@ -18,7 +18,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use zonelab_device::{Command, Device, Mode, Payload, ZoneAction, ZoneState, ZoneType};
+use zonelab_device::{Command, Mode, Payload, ZoneAction, ZoneState, ZoneType, ZonedDevice};
 use zonelab_sim::Nanos;
 
 const MAGIC: &[u8; 8] = b"ZLIMAGE1";
@@ -38,7 +38,7 @@ struct Geometry {
 }
 
 impl Geometry {
-    fn of(device: &Device) -> Self {
+    fn of<D: ZonedDevice + ?Sized>(device: &D) -> Self {
         let l = device.layout();
         Geometry {
             lba_bytes: l.lba_bytes,
@@ -101,7 +101,7 @@ impl Image {
     /// Opens the image at `path` and replays it into `device` (fresh, in data
     /// mode), or creates an empty one for it. Returns the image and the
     /// simulated time the replay took (the device's clock after it).
-    pub fn open(path: &Path, device: &mut Device) -> Result<(Self, Nanos), String> {
+    pub fn open<D: ZonedDevice + ?Sized>(path: &Path, device: &mut D) -> Result<(Self, Nanos), String> {
         if device.config().mode != Mode::Data {
             return Err("a device image needs the device in data mode (--data)".into());
         }
@@ -206,7 +206,7 @@ impl Image {
     /// Writes the records of every zone whose state or write pointer changed
     /// (a command can change zones besides its own: an implicit open closes
     /// another zone, select-all touches them all).
-    pub fn update_zones(&mut self, device: &Device) -> Result<(), String> {
+    pub fn update_zones<D: ZonedDevice + ?Sized>(&mut self, device: &D) -> Result<(), String> {
         let zones = device.zones();
         for zone in 0..self.geometry.zones {
             let now = (zones.state(zone), zones.wp(zone));
@@ -222,7 +222,7 @@ impl Image {
     /// durable (`exec --backing`: a batch saves once, at its end). The data is
     /// read back through Read commands submitted at `at_ns`; chunks the image
     /// already holds are not rewritten, so the file stays sparse.
-    pub fn save(&mut self, device: &mut Device, mut at_ns: Nanos) -> Result<(), String> {
+    pub fn save<D: ZonedDevice + ?Sized>(&mut self, device: &mut D, mut at_ns: Nanos) -> Result<(), String> {
         let g = self.geometry;
         assert_eq!(Geometry::of(device), g, "an image is saved from the device it was opened with");
         let per = REPLAY_BYTES / g.lba_bytes;
@@ -264,7 +264,7 @@ impl Image {
     }
 
     /// Rebuilds the saved zones on `device`; returns its clock afterwards.
-    fn replay(&self, device: &mut Device, saved: &[Record]) -> Result<Nanos, String> {
+    fn replay<D: ZonedDevice + ?Sized>(&self, device: &mut D, saved: &[Record]) -> Result<Nanos, String> {
         let mut t: Nanos = 0;
         // Zones that end inactive first, then closed, then open ones, so the
         // replay never holds more active or open zones than the image does.
@@ -281,7 +281,13 @@ impl Image {
         Ok(t)
     }
 
-    fn replay_zone(&self, device: &mut Device, zone: u32, (state, wp): Record, mut t: Nanos) -> Result<Nanos, String> {
+    fn replay_zone<D: ZonedDevice + ?Sized>(
+        &self,
+        device: &mut D,
+        zone: u32,
+        (state, wp): Record,
+        mut t: Nanos,
+    ) -> Result<Nanos, String> {
         let g = self.geometry;
         let zslba = u64::from(zone) * g.zone_lbas;
         let conventional = device.zones().zone_type(zone) == ZoneType::Conventional;
@@ -322,7 +328,13 @@ impl Image {
         Ok(t)
     }
 
-    fn replay_command(&self, device: &mut Device, t: Nanos, cmd: &Command<'_>, zone: u32) -> Result<Nanos, String> {
+    fn replay_command<D: ZonedDevice + ?Sized>(
+        &self,
+        device: &mut D,
+        t: Nanos,
+        cmd: &Command<'_>,
+        zone: u32,
+    ) -> Result<Nanos, String> {
         let c = device.submit(t, cmd, None);
         if !c.status.is_success() {
             return Err(format!("--backing {}: replaying zone {zone} failed: {}", self.path.display(), c.status));
@@ -337,7 +349,7 @@ fn zones_path(path: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-fn records_of(device: &Device) -> Vec<Record> {
+fn records_of<D: ZonedDevice + ?Sized>(device: &D) -> Vec<Record> {
     let z = device.zones();
     (0..z.len()).map(|zone| (z.state(zone), z.wp(zone))).collect()
 }

@@ -2,7 +2,7 @@
 
 use crate::request::Action;
 use std::fmt::Write as _;
-use zonelab_device::{Command, Device};
+use zonelab_device::{Command, ZonedDevice};
 use zonelab_sim::metrics::LatencyHistogram;
 use zonelab_sim::Nanos;
 
@@ -76,7 +76,7 @@ impl Stats {
 
     /// The report: one line per operation class that saw requests, then the
     /// device's flash counters and write amplification.
-    pub fn render(&self, device: &Device) -> String {
+    pub fn render<D: ZonedDevice + ?Sized>(&self, device: &D) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -114,7 +114,7 @@ impl Stats {
 }
 
 /// Erases, bytes programmed to flash and the write amplification they give.
-fn device_line(device: &Device) -> String {
+fn device_line<D: ZonedDevice + ?Sized>(device: &D) -> String {
     let flash = device.flash_counters();
     let host_written_bytes = device.counters().host_write_bytes;
     let programmed_bytes = flash.pages_programmed * u64::from(device.config().flash.page_bytes);

@@ -2,7 +2,7 @@
 //! wall-clock second). Each runs a closed loop: a fixed number of commands
 //! outstanding, a new one submitted when one completes.
 
-use zonelab_device::{Command, Device, Payload, Status, ZoneAction};
+use zonelab_device::{Command, Payload, Status, ZoneAction, ZonedDevice};
 use zonelab_sim::{EventQueue, Nanos, SimRng};
 
 /// Scenarios named in the issue: 4 KiB writes at QD 1, 4 KiB random reads at
@@ -44,7 +44,7 @@ impl ZoneWriter {
     /// Submits this writer's next command at `now_ns`: a write of `nlb`
     /// blocks, or a reset when the zone has no room left. Returns its
     /// completion time and the bytes written.
-    fn step(&mut self, dev: &mut Device, now_ns: Nanos, nlb: u32) -> (Nanos, u64) {
+    fn step<D: ZonedDevice>(&mut self, dev: &mut D, now_ns: Nanos, nlb: u32) -> (Nanos, u64) {
         let zslba = dev.zones().zslba(self.zone);
         if self.next_lba + u64::from(nlb) > zslba + dev.layout().zcap_lbas {
             let c = dev.submit(
@@ -64,7 +64,7 @@ impl ZoneWriter {
 }
 
 /// Runs `commands` commands of `scenario` on `dev`.
-pub fn run(dev: &mut Device, scenario: Scenario, commands: u64, seed: u64) -> BenchOutcome {
+pub fn run<D: ZonedDevice>(dev: &mut D, scenario: Scenario, commands: u64, seed: u64) -> BenchOutcome {
     match scenario {
         Scenario::Write4kQd1 => writers(dev, 1, 4096, commands),
         Scenario::Write128kFourZones => writers(dev, 4, 128 * 1024, commands),
@@ -73,7 +73,7 @@ pub fn run(dev: &mut Device, scenario: Scenario, commands: u64, seed: u64) -> Be
 }
 
 /// `zones` writers, one per zone, each at QD 1, writing `bytes` per command.
-fn writers(dev: &mut Device, zones: u32, bytes: u64, commands: u64) -> BenchOutcome {
+fn writers<D: ZonedDevice>(dev: &mut D, zones: u32, bytes: u64, commands: u64) -> BenchOutcome {
     let nlb = u32::try_from(bytes / dev.layout().lba_bytes).expect("request fits u32 LBAs");
     let first = dev.layout().conventional_zones;
     assert!(first + zones <= dev.layout().zones, "device has too few zones for the scenario");
@@ -96,7 +96,7 @@ fn writers(dev: &mut Device, zones: u32, bytes: u64, commands: u64) -> BenchOutc
 
 /// Fills the first `zones` sequential zones, then reads random 4 KiB blocks
 /// of them with `qd` reads outstanding.
-fn random_reads(dev: &mut Device, qd: usize, commands: u64, seed: u64) -> BenchOutcome {
+fn random_reads<D: ZonedDevice>(dev: &mut D, qd: usize, commands: u64, seed: u64) -> BenchOutcome {
     let lba_bytes = dev.layout().lba_bytes;
     let nlb = u32::try_from(4096 / lba_bytes).expect("4 KiB in LBAs");
     let fill_nlb = u32::try_from(dev.layout().mdts_lbas.min(1 << 16)).expect("mdts fits");
@@ -130,7 +130,7 @@ fn random_reads(dev: &mut Device, qd: usize, commands: u64, seed: u64) -> BenchO
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zonelab_device::preset;
+    use zonelab_device::{preset, Device};
 
     #[test]
     fn scenarios_are_deterministic_and_flash_bound() {

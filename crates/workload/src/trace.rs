@@ -7,8 +7,8 @@
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use zonelab_device::{
-    CmdResult, Command, Completion, Device, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction,
-    ZoneState,
+    CmdResult, Command, Completion, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction, ZoneState,
+    ZonedDevice,
 };
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
@@ -323,15 +323,19 @@ fn parse_report(f: &Fields<'_>, nr_zones: u32) -> Result<Op, String> {
 /// Runs the trace in `input` on `device`, writing one result per command to
 /// `out`. Stops at the first malformed line, after writing the results of the
 /// lines before it.
-pub fn run_trace<R: BufRead, W: Write>(device: &mut Device, input: R, out: W) -> Result<TraceSummary, TraceError> {
+pub fn run_trace<D: ZonedDevice + ?Sized, R: BufRead, W: Write>(
+    device: &mut D,
+    input: R,
+    out: W,
+) -> Result<TraceSummary, TraceError> {
     run_trace_from(device, input, out, 0)
 }
 
 /// [`run_trace`] with the trace's clock starting at `start_ns` instead of 0:
 /// for a device whose clock has already moved (one loaded from an image), as
 /// the device takes commands in submission order.
-pub fn run_trace_from<R: BufRead, W: Write>(
-    device: &mut Device,
+pub fn run_trace_from<D: ZonedDevice + ?Sized, R: BufRead, W: Write>(
+    device: &mut D,
     mut input: R,
     mut out: W,
     start_ns: Nanos,
@@ -402,7 +406,7 @@ fn status_fields(map: &mut Map<String, Value>, status: Status) {
     map.insert("dnr".into(), status.dnr().into());
 }
 
-fn execute(device: &mut Device, line: &Line, submit_ns: Nanos) -> (Map<String, Value>, Nanos) {
+fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nanos) -> (Map<String, Value>, Nanos) {
     let mut map = Map::new();
     if let Some(id) = &line.id {
         map.insert("id".into(), id.clone());
@@ -493,7 +497,7 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zonelab_device::{preset, DeviceOptions};
+    use zonelab_device::{preset, Device, DeviceOptions};
 
     fn device() -> Device {
         let opts = DeviceOptions {

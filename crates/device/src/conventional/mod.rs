@@ -8,13 +8,12 @@
 //! A device is conventional when its config has a `[conventional]` section;
 //! its namespace is then all conventional zones (the `sn640` preset).
 
-pub mod ftl;
+pub use crate::translation::ftl;
 
-use crate::buffer::ZoneBuffer;
 use crate::device::{Device, Source};
-use crate::mapping::ChunkLocation;
-use ftl::{Ftl, UnitSlot};
-use std::collections::HashMap;
+use crate::translation::conventional::Conventional;
+use crate::translation::mapping::ChunkLocation;
+use ftl::UnitSlot;
 use zonelab_flash::BlockAddr;
 use zonelab_sim::Nanos;
 
@@ -29,51 +28,14 @@ pub struct FtlCounters {
     pub write_amplification: f64,
 }
 
-#[derive(Debug, Clone)]
-pub(crate) struct Conventional {
-    pub(crate) ftl: Ftl,
-    /// LBAs of the host unit being filled, and where each sits in it.
-    pending: Vec<u64>,
-    pending_pos: HashMap<u64, usize>,
-    buffer: ZoneBuffer,
-    units_buffered: u64,
-    cursor: u32,
-    /// When each unit of each die block finishes programming.
-    unit_done: Vec<Option<Box<[Nanos]>>>,
-    gc_min: usize,
-    gc_target: usize,
-}
-
-impl Conventional {
-    pub(crate) fn new(device: &crate::config::DeviceConfig, user_lbas: u64) -> Self {
-        let g = &device.flash;
-        let c = device.conventional.as_ref().expect("a conventional config");
-        let lba_bytes = u64::from(device.namespace.lba_bytes);
-        let lbas_per_unit = (g.program_unit_bytes() / lba_bytes) as u32;
-        let units_per_block = g.pages_per_block / g.oneshot_pages;
-        let ftl = Ftl::new(g.dies_total(), g.blocks_per_plane, lbas_per_unit, units_per_block, user_lbas);
-        Conventional {
-            ftl,
-            pending: Vec::new(),
-            pending_pos: HashMap::new(),
-            buffer: ZoneBuffer::default(),
-            units_buffered: 0,
-            cursor: 0,
-            unit_done: vec![None; (g.dies_total() * g.blocks_per_plane) as usize],
-            gc_min: c.gc_free_blocks_min as usize,
-            gc_target: c.gc_free_blocks_target as usize,
-        }
-    }
-}
-
 impl Device {
     pub(crate) fn conventional_mut(&mut self) -> &mut Conventional {
-        self.conventional.as_mut().expect("a conventional device")
+        self.translation.conventional.as_mut().expect("a conventional device")
     }
 
     /// Garbage collection so far; `None` for a zoned device.
     pub fn ftl_counters(&self) -> Option<FtlCounters> {
-        self.conventional.as_ref().map(|c| FtlCounters {
+        self.translation.conventional.as_ref().map(|c| FtlCounters {
             host_units: c.ftl.host_units,
             gc_units: c.ftl.gc_units,
             gc_lbas: c.ftl.gc_lbas,
@@ -84,12 +46,15 @@ impl Device {
 
     /// Whether a conventional device holds data for `lba` (in flash or in its buffer).
     pub fn ftl_holds(&self, lba: u64) -> bool {
-        self.conventional.as_ref().is_some_and(|c| c.pending_pos.contains_key(&lba) || c.ftl.lookup(lba).is_some())
+        self.translation
+            .conventional
+            .as_ref()
+            .is_some_and(|c| c.pending_pos.contains_key(&lba) || c.ftl.lookup(lba).is_some())
     }
 
     /// Checks the page mapping (a test aid); panics on a breach.
     pub fn check_ftl(&self) {
-        if let Some(c) = &self.conventional {
+        if let Some(c) = &self.translation.conventional {
             c.ftl.check();
         }
     }
@@ -107,7 +72,7 @@ impl Device {
         while lba < end {
             let piece = (end - lba).min(per_unit - self.conventional_mut().pending.len() as u64).max(1);
             let admitted = self.conventional_mut().buffer.admit(t, piece * lba_bytes, capacity);
-            t = if link { self.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
+            t = if link { self.controller.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
             for l in lba..lba + piece {
                 let c = self.conventional_mut();
                 if !c.pending_pos.contains_key(&l) {
@@ -143,14 +108,15 @@ impl Device {
     }
 
     fn program_slot(&mut self, slot: UnitSlot, at_ns: Nanos) -> Nanos {
-        let oneshot = self.flash.geometry().oneshot_pages;
+        let oneshot = self.scheduler.flash.geometry().oneshot_pages;
         let addr = BlockAddr { die: slot.die, block: slot.block };
         let done = self
+            .scheduler
             .flash
             .program(at_ns, addr, slot.unit * oneshot)
             .unwrap_or_else(|e| panic!("conventional unit {slot:?}: {e}"))
             .done_ns;
-        let blocks = self.flash.geometry().blocks_per_plane;
+        let blocks = self.scheduler.flash.geometry().blocks_per_plane;
         let units = self.conventional_mut().ftl.units_per_block() as usize;
         let c = self.conventional_mut();
         let done_by_unit = c.unit_done[(slot.die * blocks + slot.block) as usize]
@@ -167,7 +133,7 @@ impl Device {
         if self.conventional_mut().ftl.free_blocks(die) > min {
             return;
         }
-        let blocks = self.flash.geometry().blocks_per_plane;
+        let blocks = self.scheduler.flash.geometry().blocks_per_plane;
         for _ in 0..blocks {
             if self.conventional_mut().ftl.free_blocks(die) >= target {
                 return;
@@ -178,7 +144,7 @@ impl Device {
     }
 
     fn relocate(&mut self, die: u32, victim: u32, at_ns: Nanos) {
-        let g = self.flash.geometry().clone();
+        let g = self.scheduler.flash.geometry().clone();
         let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
         let valid = self.conventional_mut().ftl.valid_lbas(die, victim);
         let mut read_done = at_ns;
@@ -188,7 +154,7 @@ impl Device {
             if page_in_block != last_page {
                 last_page = page_in_block;
                 let plane = (page_in_block % u64::from(g.planes_per_die)) as u32;
-                read_done = read_done.max(self.flash.read(at_ns, die, plane, g.page_bytes));
+                read_done = read_done.max(self.scheduler.flash.read(at_ns, die, plane, g.page_bytes));
             }
         }
         let per_unit = (self.program_unit_bytes() / self.layout.lba_bytes) as usize;
@@ -200,7 +166,7 @@ impl Device {
             let slot = self.conventional_mut().ftl.place(die, true, chunk);
             self.program_slot(slot, read_done);
         }
-        self.flash.erase(read_done, BlockAddr { die, block: victim });
+        self.scheduler.flash.erase(read_done, BlockAddr { die, block: victim });
         let c = self.conventional_mut();
         c.ftl.release(die, victim);
         c.unit_done[(die * g.blocks_per_plane + victim) as usize] = None;
@@ -208,12 +174,12 @@ impl Device {
 
     /// Where `lba` of a conventional device is at `at_ns`.
     pub(crate) fn ftl_source(&self, lba: u64, at_ns: Nanos) -> Source {
-        let c = self.conventional.as_ref().expect("a conventional device");
+        let c = self.translation.conventional.as_ref().expect("a conventional device");
         if c.pending_pos.contains_key(&lba) {
             return Source::Controller { ready_ns: at_ns };
         }
         let Some(slot) = c.ftl.lookup(lba) else { return Source::Zeros };
-        let g = self.flash.geometry();
+        let g = self.scheduler.flash.geometry();
         let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
         let per_unit = u64::from(c.ftl.lbas_per_block() / c.ftl.units_per_block());
         let unit = u64::from(slot.offset) / per_unit;

@@ -38,7 +38,7 @@ impl Device {
     /// Program units a zone's capacity spans.
     pub(crate) fn zone_units(&self) -> u64 {
         let chunks = self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk);
-        self.mapping.unit_of_chunk(chunks - 1) + 1
+        self.translation.mapping.unit_of_chunk(chunks - 1) + 1
     }
 
     /// One padding request from `start_ns`: up to `per_request` of the zone's
@@ -46,7 +46,7 @@ impl Device {
     pub(crate) fn pad_request(&mut self, zone: u32, units_end: u64, per_request: u64, start_ns: Nanos) -> Nanos {
         let mut end_ns = start_ns;
         for _ in 0..per_request {
-            let io = &self.zone_io[zone as usize];
+            let io = &self.controller.zone_io[zone as usize];
             let unit = io.flushed_units;
             if unit >= units_end {
                 break;
@@ -56,7 +56,7 @@ impl Device {
             }
             end_ns = end_ns.max(self.program_unit(zone, start_ns, 0));
         }
-        debug_assert!(self.zone_io[zone as usize].flushed_units <= units_end);
+        debug_assert!(self.controller.zone_io[zone as usize].flushed_units <= units_end);
         end_ns
     }
 }

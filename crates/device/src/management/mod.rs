@@ -28,82 +28,19 @@
 pub mod finish;
 pub mod reset;
 
-use crate::command::{CmdResult, Command, Completion};
 use crate::device::Device;
+use crate::front::command::{CmdResult, Command, Completion, Started, Tag};
+use crate::scheduler::{Next, Phase, Task};
 use crate::status::Status;
-use std::collections::{BTreeMap, VecDeque};
 use zonelab_flash::BlockAddr;
 use zonelab_sim::{Nanos, TIME_NS_MAX};
-
-/// Identifies a command whose completion [`Device::advance`] reports later.
-pub type Tag = u64;
-
-/// What [`Device::start`] did with a command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Started {
-    Done(Completion),
-    /// Accepted; its completion comes from [`Device::take_completed`].
-    Pending(Tag),
-}
-
-/// One piece of a management task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Phase {
-    /// Firmware work on a core, `slice_ns` at a time.
-    Firmware { left_ns: Nanos },
-    /// Padding `zone` from its next unprogrammed unit up to `units_end`,
-    /// `per_request` units per request and `pause_ns` after each.
-    Pad { zone: u32, units_end: u64, per_request: u64, pause_ns: Nanos },
-    /// Erasing block group `fbg` of `zone`'s chip group where still pending.
-    Erase { zone: u32, fbg: u32 },
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Task {
-    tag: Tag,
-    submit_ns: Nanos,
-    phases: VecDeque<Phase>,
-    /// Earliest start of the next step.
-    next_ns: Nanos,
-    /// End of the latest step so far.
-    end_ns: Nanos,
-    host_priority: bool,
-}
-
-/// Management state of a device.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Management {
-    queue: VecDeque<Task>,
-    /// Blocks groups (die, fbg) to erase before they are programmed again,
-    /// with the earliest time the erase may start.
-    pub(crate) pending_erase: BTreeMap<(u32, u32), Nanos>,
-    next_tag: Tag,
-    completed: Vec<(Tag, Completion)>,
-    /// A task queued by the command being handled.
-    pub(crate) queued: Option<Tag>,
-}
-
-/// A step that could run next: the head task's or a background erase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Next {
-    Head(Nanos),
-    Erase { key: (u32, u32), start_ns: Nanos },
-}
-
-impl Next {
-    fn start_ns(self) -> Nanos {
-        match self {
-            Next::Head(t) | Next::Erase { start_ns: t, .. } => t,
-        }
-    }
-}
 
 impl Device {
     /// Starts `cmd` at `submit_ns`: a finish or reset may complete later.
     pub fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
         self.advance(submit_ns);
         let completion = self.execute(submit_ns, cmd, read_out);
-        match self.management.queued.take() {
+        match self.scheduler.background.queued.take() {
             Some(tag) => {
                 debug_assert!(completion.status.is_success());
                 self.advance(submit_ns);
@@ -156,25 +93,26 @@ impl Device {
             Phase::Pad { units_end, .. } => units_end,
             Phase::Erase { .. } => 1,
         };
-        let tasks: u64 = self.management.queue.iter().map(|t| 1 + t.phases.iter().map(phase_steps).sum::<u64>()).sum();
-        tasks + self.management.pending_erase.len() as u64
+        let tasks: u64 =
+            self.scheduler.background.queue.iter().map(|t| 1 + t.phases.iter().map(phase_steps).sum::<u64>()).sum();
+        tasks + self.scheduler.background.pending_erase.len() as u64
     }
 
     /// Completions of pending commands, in the order they completed.
     pub fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
-        std::mem::take(&mut self.management.completed)
+        std::mem::take(&mut self.scheduler.background.completed)
     }
 
     /// Management tasks accepted but not completed.
     pub fn pending_tasks(&self) -> usize {
-        self.management.queue.len()
+        self.scheduler.background.queue.len()
     }
 
     fn run_until_completed(&mut self, tag: Tag) -> Completion {
         let steps_max = self.management_steps_left_max();
         for _ in 0..=steps_max {
-            if let Some(i) = self.management.completed.iter().position(|&(t, _)| t == tag) {
-                return self.management.completed.remove(i).1;
+            if let Some(i) = self.scheduler.background.completed.iter().position(|&(t, _)| t == tag) {
+                return self.scheduler.background.completed.remove(i).1;
             }
             let start_ns = self.head_start_ns().expect("a pending command has a task");
             self.take_step(Next::Head(start_ns));
@@ -184,7 +122,7 @@ impl Device {
 
     /// Queues `phases` as the task of the command being handled, ready from `ready_ns`.
     pub(crate) fn queue_task(&mut self, ready_ns: Nanos, phases: Vec<Phase>, host_priority: bool) {
-        let m = &mut self.management;
+        let m = &mut self.scheduler.background;
         assert!(m.queued.is_none(), "one task per command");
         let tag = m.next_tag;
         m.next_tag += 1;
@@ -208,23 +146,25 @@ impl Device {
 
     /// When the head task's next step can start.
     fn head_start_ns(&self) -> Option<Nanos> {
-        let task = self.management.queue.front()?;
+        let task = self.scheduler.background.queue.front()?;
         if !task.host_priority {
             // Without priority a step is issued at its time and queues with host work.
             return Some(task.next_ns);
         }
         let start_ns = match task.phases.front() {
             None => task.next_ns,
-            Some(Phase::Firmware { .. }) => task.next_ns.max(self.firmware.free_at_ns()),
+            Some(Phase::Firmware { .. }) => task.next_ns.max(self.controller.firmware.free_at_ns()),
             Some(&Phase::Pad { zone, units_end, per_request, .. }) => {
                 // A request goes once the dies it programs are idle, so a host
                 // command that arrived meanwhile is already queued there: it
                 // waits for one padding program at most.
-                let first = self.zone_io[zone as usize].flushed_units;
+                let first = self.controller.zone_io[zone as usize].flushed_units;
                 let last = units_end.min(first + per_request).max(first + 1);
-                let d_zone = u64::from(self.mapping.d_zone());
+                let d_zone = u64::from(self.translation.mapping.d_zone());
                 let idle_ns = (first..last.min(first + d_zone))
-                    .map(|unit| self.flash.die_free_at_ns(self.mapping.unit_target(zone, unit).0.die))
+                    .map(|unit| {
+                        self.scheduler.flash.die_free_at_ns(self.translation.mapping.unit_target(zone, unit).0.die)
+                    })
                     .max()
                     .unwrap_or(0);
                 task.next_ns.max(idle_ns)
@@ -240,11 +180,12 @@ impl Device {
             return None;
         }
         let preempt = self.config.management.reset.erase_preempt;
-        self.management
+        self.scheduler
+            .background
             .pending_erase
             .iter()
             .map(|(&key, &ready)| {
-                let start_ns = if preempt { ready.max(self.flash.die_free_at_ns(key.0)) } else { ready };
+                let start_ns = if preempt { ready.max(self.scheduler.flash.die_free_at_ns(key.0)) } else { ready };
                 Next::Erase { key, start_ns }
             })
             .min_by_key(|n| n.start_ns())
@@ -263,7 +204,7 @@ impl Device {
     /// when it has no phase left.
     fn head_step(&mut self, start_ns: Nanos) {
         let slice_ns = self.config.management.slice_ns;
-        let task = self.management.queue.front_mut().expect("a head task");
+        let task = self.scheduler.background.queue.front_mut().expect("a head task");
         let Some(phase) = task.phases.front_mut() else {
             return self.complete_head();
         };
@@ -272,24 +213,24 @@ impl Device {
                 let slice = (*left_ns).min(slice_ns);
                 *left_ns -= slice;
                 let done = *left_ns == 0;
-                let end = self.firmware.reserve(start_ns, slice);
+                let end = self.controller.firmware.reserve(start_ns, slice);
                 (end, end, done)
             }
             &mut Phase::Pad { zone, units_end, per_request, pause_ns } => {
                 // The next request may go `pause_ns` after this one.
                 let end = self.pad_request(zone, units_end, per_request, start_ns);
-                let done = self.zone_io[zone as usize].flushed_units >= units_end;
+                let done = self.controller.zone_io[zone as usize].flushed_units >= units_end;
                 (end, if done { end } else { start_ns + pause_ns }, done)
             }
             &mut Phase::Erase { zone, fbg } => {
                 let mut end = start_ns;
-                for die in self.mapping.fcg_dies(zone) {
+                for die in self.translation.mapping.fcg_dies(zone) {
                     end = end.max(self.erase_pending(die, fbg, start_ns));
                 }
                 (end, end, true)
             }
         };
-        let task = self.management.queue.front_mut().expect("a head task");
+        let task = self.scheduler.background.queue.front_mut().expect("a head task");
         debug_assert!(end_ns >= start_ns && next_ns >= start_ns);
         task.end_ns = task.end_ns.max(end_ns);
         task.next_ns = next_ns;
@@ -304,13 +245,13 @@ impl Device {
     }
 
     fn complete_head(&mut self) {
-        let task = self.management.queue.pop_front().expect("a head task");
+        let task = self.scheduler.background.queue.pop_front().expect("a head task");
         let complete_ns = task.end_ns + self.config.controller.complete_ns;
         assert!(complete_ns > task.submit_ns, "a task completes after it was sent");
         let completion =
             Completion { status: Status::Success, submit_ns: task.submit_ns, complete_ns, result: CmdResult::None };
-        self.management.completed.push((task.tag, completion));
-        if let Some(next) = self.management.queue.front_mut() {
+        self.scheduler.background.completed.push((task.tag, completion));
+        if let Some(next) = self.scheduler.background.queue.front_mut() {
             next.next_ns = next.next_ns.max(task.end_ns);
             next.end_ns = next.end_ns.max(task.end_ns);
         }
@@ -321,21 +262,21 @@ impl Device {
     /// taken before the idle-time erase reached it).
     pub(crate) fn erase_before_program(&mut self, addr: BlockAddr, at_ns: Nanos) {
         let fbg = addr.block / self.layout.fbg_blocks;
-        if self.management.pending_erase.contains_key(&(addr.die, fbg)) {
+        if self.scheduler.background.pending_erase.contains_key(&(addr.die, fbg)) {
             self.erase_pending(addr.die, fbg, at_ns);
         }
     }
 
     /// Erases block group `fbg` on `die` if it is pending; returns when done.
     pub(crate) fn erase_pending(&mut self, die: u32, fbg: u32, at_ns: Nanos) -> Nanos {
-        let Some(ready_ns) = self.management.pending_erase.remove(&(die, fbg)) else {
+        let Some(ready_ns) = self.scheduler.background.pending_erase.remove(&(die, fbg)) else {
             return at_ns;
         };
         let all = self.config.management.reset.erase == crate::config::EraseScope::All;
         let mut end = at_ns;
-        for block in self.mapping.fbg_blocks(fbg) {
-            if all || self.flash.pages_written(die, 0, block) > 0 {
-                end = end.max(self.flash.erase(at_ns.max(ready_ns), BlockAddr { die, block }));
+        for block in self.translation.mapping.fbg_blocks(fbg) {
+            if all || self.scheduler.flash.pages_written(die, 0, block) > 0 {
+                end = end.max(self.scheduler.flash.erase(at_ns.max(ready_ns), BlockAddr { die, block }));
             }
         }
         end
@@ -344,7 +285,7 @@ impl Device {
     /// Drops the padding still queued for `zone` (it was reset or went
     /// offline: its blocks will be erased anyway).
     pub(crate) fn cancel_padding(&mut self, zone: u32) {
-        for task in &mut self.management.queue {
+        for task in &mut self.scheduler.background.queue {
             task.phases.retain(|p| !matches!(*p, Phase::Pad { zone: z, .. } if z == zone));
         }
     }

@@ -49,19 +49,20 @@ impl Device {
     /// (or on all, with `erase = "all"`); with dynamic mapping, gives the
     /// group back and takes the longest-free one. Returns the old group.
     fn release_blocks(&mut self, zone: u32, ready_ns: Nanos) -> u32 {
-        let fbg = self.mapping.fbg_of_zone(zone);
+        let fbg = self.translation.mapping.fbg_of_zone(zone);
         let all = self.config.management.reset.erase == EraseScope::All;
-        for die in self.mapping.fcg_dies(zone) {
-            let written = self.mapping.fbg_blocks(fbg).any(|b| self.flash.pages_written(die, 0, b) > 0);
+        for die in self.translation.mapping.fcg_dies(zone) {
+            let written =
+                self.translation.mapping.fbg_blocks(fbg).any(|b| self.scheduler.flash.pages_written(die, 0, b) > 0);
             if all || written {
-                let ready = self.management.pending_erase.entry((die, fbg)).or_insert(ready_ns);
+                let ready = self.scheduler.background.pending_erase.entry((die, fbg)).or_insert(ready_ns);
                 *ready = (*ready).min(ready_ns);
             }
         }
         if self.config.mapping.zone_mapping == ZoneMapping::Dynamic {
-            self.mapping.release_fbg(zone, fbg);
-            let next = self.mapping.take_free_fbg(zone).expect("the group just released is free");
-            self.mapping.set_zone_fbg(zone, next);
+            self.translation.mapping.release_fbg(zone, fbg);
+            let next = self.translation.mapping.take_free_fbg(zone).expect("the group just released is free");
+            self.translation.mapping.set_zone_fbg(zone, next);
         }
         fbg
     }

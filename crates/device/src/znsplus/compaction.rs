@@ -19,8 +19,8 @@
 //! the command is accepted. The completion comes when every copied block is
 //! programmed or, for the last partial unit, in the write buffer.
 
-use crate::command::{CmdResult, SourceRange};
 use crate::device::{Accepted, Device};
+use crate::front::command::{CmdResult, SourceRange};
 use crate::status::Status;
 use crate::zone::{ZoneState, ZoneType};
 use zonelab_sim::Nanos;
@@ -31,7 +31,7 @@ impl Device {
             Err(status) => self.fail(ready_ns, status),
             Ok(accepted) => {
                 self.znsplus.compactions += 1;
-                let fw_end = self.firmware.reserve(ready_ns, accepted.firmware_ns);
+                let fw_end = self.controller.firmware.reserve(ready_ns, accepted.firmware_ns);
                 (Status::Success, self.run_copy(fw_end, src, dst), accepted.result)
             }
         }
@@ -63,7 +63,7 @@ impl Device {
             Err(status) => self.fail(ready_ns, status),
             Ok(accepted) => {
                 self.znsplus.simple_copies += 1;
-                let fw_end = self.firmware.reserve(ready_ns, accepted.firmware_ns);
+                let fw_end = self.controller.firmware.reserve(ready_ns, accepted.firmware_ns);
                 (Status::Success, self.run_copy(fw_end, &src, &dst), accepted.result)
             }
         }
@@ -93,7 +93,7 @@ impl Device {
         self.zones.check_writable(zone)?;
         let (zslba, wp) = (self.zones.zslba(zone), self.zones.wp(zone));
         let increasing = dst.windows(2).all(|w| w[0] < w[1]);
-        let invalid_write = match self.tl.get(&zone) {
+        let invalid_write = match self.translation.tl.get(&zone) {
             Some(tl) => dst.iter().any(|&lba| tl.is_valid(lba - zslba)),
             None => simple && dst[0] != wp,
         };
@@ -240,7 +240,7 @@ impl Device {
     /// Data mode: block `lba` now holds `bytes`.
     fn store_copy(&mut self, lba: u64, bytes: Option<&[u8]>) {
         if let (Some(d), Some(b)) = (self.data.as_mut(), bytes) {
-            d.write(lba, 1, crate::command::Payload::Bytes(b));
+            d.write(lba, 1, crate::front::command::Payload::Bytes(b));
         }
     }
 }

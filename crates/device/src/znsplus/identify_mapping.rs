@@ -9,10 +9,10 @@
 //! offset. Otherwise the mapping has no bit fields and the command fails with
 //! invalid_field.
 
-use crate::command::{CmdResult, MappingInfo};
 use crate::device::Device;
+use crate::front::command::{CmdResult, MappingInfo};
 use crate::status::Status;
-use zonelab_sim::{transfer_ns, Nanos};
+use zonelab_sim::Nanos;
 
 /// Bytes the command returns (one identify page).
 const IDENTIFY_MAPPING_BYTES: u64 = 4096;
@@ -38,8 +38,8 @@ impl Device {
         let Some(info) = self.identify_mapping() else {
             return self.fail(ready_ns, Status::InvalidField);
         };
-        let fw_end = self.firmware.reserve(ready_ns, self.config.controller.identify_ns);
-        let done = self.link_to_host.reserve(fw_end, transfer_ns(IDENTIFY_MAPPING_BYTES, self.link_bytes_per_s));
+        let fw_end = self.controller.firmware.reserve(ready_ns, self.config.controller.identify_ns);
+        let done = self.controller.link_reserve_to_host(fw_end, IDENTIFY_MAPPING_BYTES);
         (Status::Success, done, CmdResult::Mapping(info))
     }
 }

@@ -20,111 +20,15 @@ pub mod compaction;
 pub mod identify_mapping;
 pub mod threaded_logging;
 
+pub use crate::counters::ZnsPlusCounters;
+pub use crate::translation::log_fbg::TlZone;
+
 use crate::device::{Device, Source};
-use crate::mapping::ChunkLocation;
+use crate::translation::mapping::ChunkLocation;
 use zonelab_sim::Nanos;
 
 /// Largest zone capacity TL_open takes (its bitmap is kept per zone).
 pub const TL_ZONE_BLOCKS_MAX: u64 = 1 << 24;
-
-/// What the ZNS+ commands did, in blocks (logical blocks).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ZnsPlusCounters {
-    pub compactions: u64,
-    pub simple_copies: u64,
-    pub tl_opens: u64,
-    /// Blocks copied inside the device (compaction, Simple Copy, plugging) by copyback.
-    pub copyback_blocks: u64,
-    /// Blocks copied inside the device by a read into the controller and a program.
-    pub read_program_blocks: u64,
-    /// Valid blocks plugged into a LogFBG when the write pointer passed them.
-    pub plugged_blocks_foreground: u64,
-    /// Valid blocks plugged ahead of the write pointer while their die was idle.
-    pub plugged_blocks_background: u64,
-}
-
-impl ZnsPlusCounters {
-    /// What was counted after `before` was taken.
-    pub fn since(self, before: ZnsPlusCounters) -> ZnsPlusCounters {
-        ZnsPlusCounters {
-            compactions: self.compactions - before.compactions,
-            simple_copies: self.simple_copies - before.simple_copies,
-            tl_opens: self.tl_opens - before.tl_opens,
-            copyback_blocks: self.copyback_blocks - before.copyback_blocks,
-            read_program_blocks: self.read_program_blocks - before.read_program_blocks,
-            plugged_blocks_foreground: self.plugged_blocks_foreground - before.plugged_blocks_foreground,
-            plugged_blocks_background: self.plugged_blocks_background - before.plugged_blocks_background,
-        }
-    }
-
-    /// Share of internally copied blocks that went by copyback.
-    pub fn copyback_ratio(&self) -> f64 {
-        let total = self.copyback_blocks + self.read_program_blocks;
-        if total == 0 {
-            0.0
-        } else {
-            self.copyback_blocks as f64 / total as f64
-        }
-    }
-}
-
-/// A TL_opened zone: new data goes to the zone's LogFBG (its current block
-/// group); blocks at or above the write pointer are read from the original.
-#[derive(Debug, Clone)]
-pub struct TlZone {
-    pub(crate) original_fbg: u32,
-    /// LBAs of the zone held by the original block group.
-    pub(crate) original_lbas: u64,
-    /// Valid bitmap over the zone capacity.
-    valid: Vec<u64>,
-    pub(crate) opened_ns: Nanos,
-    zcap_lbas: u64,
-}
-
-impl TlZone {
-    pub(crate) fn new(original_fbg: u32, original_lbas: u64, valid: &[u64], opened_ns: Nanos, zcap_lbas: u64) -> Self {
-        let words = zcap_lbas.div_ceil(64) as usize;
-        assert!(valid.len() <= words, "the caller checked the bitmap length");
-        let mut bits = valid.to_vec();
-        bits.resize(words, 0);
-        Self { original_fbg, original_lbas, valid: bits, opened_ns, zcap_lbas }
-    }
-
-    pub(crate) fn is_valid(&self, offset: u64) -> bool {
-        offset < self.zcap_lbas && self.valid[(offset / 64) as usize] >> (offset % 64) & 1 == 1
-    }
-
-    pub(crate) fn count_valid(&self, offset: u64, lbas: u64) -> u64 {
-        (offset..offset + lbas).filter(|&o| self.is_valid(o)).count() as u64
-    }
-
-    pub(crate) fn any_valid(&self, offset: u64, lbas: u64) -> bool {
-        (offset..offset + lbas).any(|o| self.is_valid(o))
-    }
-
-    /// First invalid block at or after `offset`, or the zone capacity. A
-    /// word at a time: a zone holds up to 2^24 blocks and a command must not
-    /// cost one step per block.
-    pub(crate) fn next_invalid(&self, offset: u64) -> u64 {
-        let mut o = offset;
-        while o < self.zcap_lbas {
-            let (word, bit) = ((o / 64) as usize, o % 64);
-            // Valid blocks from `o` on within the word (the shift brings in invalid ones).
-            let run = u64::from((!(self.valid[word] >> bit)).trailing_zeros()).min(64 - bit);
-            if run < 64 - bit {
-                return (o + run).min(self.zcap_lbas);
-            }
-            o += run;
-        }
-        self.zcap_lbas
-    }
-
-    /// One past the last valid block (0 if none), a word at a time.
-    pub(crate) fn valid_end(&self) -> u64 {
-        let last = self.valid.iter().rposition(|&w| w != 0);
-        last.map_or(0, |i| (i as u64 * 64 + 64 - u64::from(self.valid[i].leading_zeros())).min(self.zcap_lbas))
-    }
-}
 
 impl Device {
     /// Copies the chunk holding `src_lba` (whole and chunk-aligned) into the
@@ -133,22 +37,26 @@ impl Device {
     /// below the limit. Returns when the copy is programmed.
     pub(crate) fn try_copyback(&mut self, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<Nanos> {
         let per_chunk = self.layout.lbas_per_chunk;
-        let io = &self.zone_io[zone as usize];
+        let io = &self.controller.zone_io[zone as usize];
         assert!(io.filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
         let dst_chunk = io.filled_lbas / per_chunk;
         let (loc, ready_ns) = self.copyback_source(zone, dst_chunk, src_lba, at_ns)?;
-        let unit = self.mapping.unit_of_chunk(dst_chunk);
-        assert_eq!(unit, self.zone_io[zone as usize].flushed_units, "one-page units are programmed as they fill");
-        let (addr, first_page) = self.mapping.unit_target(zone, unit);
+        let unit = self.translation.mapping.unit_of_chunk(dst_chunk);
+        assert_eq!(
+            unit, self.controller.zone_io[zone as usize].flushed_units,
+            "one-page units are programmed as they fill"
+        );
+        let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
         self.erase_before_program(addr, at_ns);
         let done_ns = self
+            .scheduler
             .flash
             .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         self.op_done_max_ns = self.op_done_max_ns.max(done_ns);
-        self.zone_io[zone as usize].preprogrammed.insert(unit);
+        self.controller.zone_io[zone as usize].preprogrammed.insert(unit);
         self.fill(zone, per_chunk, done_ns);
-        self.zone_io[zone as usize].push_gate(done_ns, at_ns);
+        self.controller.zone_io[zone as usize].push_gate(done_ns, at_ns);
         self.znsplus.copyback_blocks += per_chunk;
         Some(done_ns)
     }
@@ -163,7 +71,7 @@ impl Device {
         at_ns: Nanos,
     ) -> Option<(ChunkLocation, Nanos)> {
         let chain_max = self.config.znsplus.copyback_chain_max;
-        let g = self.flash.geometry();
+        let g = self.scheduler.flash.geometry();
         if chain_max == 0 || g.planes_per_die != 1 || g.oneshot_pages != 1 {
             return None;
         }
@@ -171,8 +79,8 @@ impl Device {
         let Source::Flash { loc, ready_ns } = self.source_of(src_lba, at_ns) else {
             return None;
         };
-        let (addr, _) = self.mapping.unit_target(zone, self.mapping.unit_of_chunk(dst_chunk));
-        let chained = self.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page);
+        let (addr, _) = self.translation.mapping.unit_target(zone, self.translation.mapping.unit_of_chunk(dst_chunk));
+        let chained = self.scheduler.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page);
         (addr.die == loc.die && chained < chain_max).then_some((loc, ready_ns))
     }
 
@@ -180,7 +88,7 @@ impl Device {
     /// the zone at its fill point; reads wait until they are in.
     pub(crate) fn take_in_copy(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, at_ns: Nanos) -> Nanos {
         let t = self.take_in(zone, lbas, ready_ns, false);
-        self.zone_io[zone as usize].push_gate(ready_ns, at_ns);
+        self.controller.zone_io[zone as usize].push_gate(ready_ns, at_ns);
         t
     }
 

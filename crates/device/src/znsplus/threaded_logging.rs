@@ -27,9 +27,9 @@
 //! die whose timeline is free before that moment plugs, from the moment it
 //! became free, the fully valid chunks next in its flash block.
 
-use crate::command::CmdResult;
 use crate::config::Plugging;
 use crate::device::Device;
+use crate::front::command::CmdResult;
 
 use crate::status::Status;
 use crate::znsplus::{TlZone, TL_ZONE_BLOCKS_MAX};
@@ -41,7 +41,7 @@ impl Device {
         match self.accept_tl_open(zslba, valid) {
             Err(status) => self.fail(ready_ns, status),
             Ok(zone) => {
-                let fw_end = self.firmware.reserve(ready_ns, self.config.znsplus.tl_open_ns);
+                let fw_end = self.controller.firmware.reserve(ready_ns, self.config.znsplus.tl_open_ns);
                 self.start_threaded_logging(zone, valid, fw_end);
                 (Status::Success, fw_end, CmdResult::None)
             }
@@ -74,10 +74,10 @@ impl Device {
             return Err(Status::InvalidField);
         }
         let state = self.zones.state(zone);
-        if self.tl.contains_key(&zone) || matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
+        if self.translation.tl.contains_key(&zone) || matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
             return Err(Status::ZoneInvalidStateTransition);
         }
-        if !self.mapping.has_free_fbg(zone) {
+        if !self.translation.mapping.has_free_fbg(zone) {
             return Err(Status::TooManyActiveZones);
         }
         let auto_closed = self.zones.tl_open(zone)?;
@@ -88,20 +88,21 @@ impl Device {
     /// Moves the zone to a LogFBG: the original keeps what the zone held.
     fn start_threaded_logging(&mut self, zone: u32, valid: &[u64], at_ns: Nanos) {
         self.flush_partial_units(zone, at_ns);
-        let original_fbg = self.mapping.fbg_of_zone(zone);
-        let log_fbg = self.mapping.take_free_fbg(zone).expect("checked when accepted");
-        debug_assert!(self
+        let original_fbg = self.translation.mapping.fbg_of_zone(zone);
+        let log_fbg = self.translation.mapping.take_free_fbg(zone).expect("checked when accepted");
+        debug_assert!(self.translation.mapping.fcg_dies(zone).all(|die| self
+            .translation
             .mapping
-            .fcg_dies(zone)
-            .all(|die| self.mapping.fbg_blocks(log_fbg).all(|b| self.flash.pages_written(die, 0, b) == 0)));
-        self.mapping.set_zone_fbg(zone, log_fbg);
+            .fbg_blocks(log_fbg)
+            .all(|b| self.scheduler.flash.pages_written(die, 0, b) == 0)));
+        self.translation.mapping.set_zone_fbg(zone, log_fbg);
         // The LogFBG starts empty; the original's programs are on the flash timelines.
-        let original_lbas = std::mem::take(&mut self.zone_io[zone as usize]).filled_lbas;
+        let original_lbas = std::mem::take(&mut self.controller.zone_io[zone as usize]).filled_lbas;
         if let Some(d) = self.data.as_mut() {
             d.tl_open(zone);
         }
         let tl = TlZone::new(original_fbg, original_lbas, valid, at_ns, self.layout.zcap_lbas);
-        self.tl.insert(zone, tl);
+        self.translation.tl.insert(zone, tl);
         self.znsplus.tl_opens += 1;
         self.after_wp_moved(zone, at_ns);
     }
@@ -116,12 +117,12 @@ impl Device {
         let mut done_ns = at_ns;
         // Bound: every pass fills at least one block of the zone.
         for _ in 0..=self.layout.zcap_lbas {
-            let from = self.zone_io[zone as usize].filled_lbas;
+            let from = self.controller.zone_io[zone as usize].filled_lbas;
             if from >= to {
                 break;
             }
             let end = to.min((from / per_chunk + 1) * per_chunk);
-            let valid: Vec<bool> = match self.tl.get(&zone) {
+            let valid: Vec<bool> = match self.translation.tl.get(&zone) {
                 Some(tl) => (from..end).map(|o| tl.is_valid(o)).collect(),
                 None => vec![false; (end - from) as usize],
             };
@@ -151,8 +152,8 @@ impl Device {
     /// unless it was plugged ahead already.
     fn plug_whole_chunk(&mut self, zone: u32, from: u64, at_ns: Nanos) -> Nanos {
         let per_chunk = self.layout.lbas_per_chunk;
-        let unit = self.mapping.unit_of_chunk(from / per_chunk);
-        if self.zone_io[zone as usize].preprogrammed.contains(&unit) {
+        let unit = self.translation.mapping.unit_of_chunk(from / per_chunk);
+        if self.controller.zone_io[zone as usize].preprogrammed.contains(&unit) {
             self.fill(zone, per_chunk, at_ns);
             return at_ns;
         }
@@ -173,7 +174,7 @@ impl Device {
         if self.config.znsplus.plugging != Plugging::Lba || !self.zones.state(zone).is_open() {
             return;
         }
-        let Some(tl) = self.tl.get(&zone) else {
+        let Some(tl) = self.translation.tl.get(&zone) else {
             return;
         };
         let zslba = self.zones.zslba(zone);
@@ -194,7 +195,7 @@ impl Device {
 
     /// Plugs every valid block left (Close and Finish).
     pub(crate) fn tl_plug_all(&mut self, zone: u32, at_ns: Nanos) {
-        let tl = self.tl.get(&zone).expect("a TL_opened zone");
+        let tl = self.translation.tl.get(&zone).expect("a TL_opened zone");
         debug_assert!(self.zones.state(zone).is_open(), "TL_opened zones stay open");
         let to = tl.valid_end();
         self.move_wp_to(zone, to, at_ns);
@@ -213,9 +214,9 @@ impl Device {
 
     /// The LogFBG replaces the original block group, which is erased and spared.
     pub(crate) fn tl_finalize(&mut self, zone: u32, at_ns: Nanos) {
-        let tl = self.tl.remove(&zone).expect("a TL_opened zone");
+        let tl = self.translation.tl.remove(&zone).expect("a TL_opened zone");
         self.erase_fbg(zone, tl.original_fbg, at_ns);
-        self.mapping.release_fbg(zone, tl.original_fbg);
+        self.translation.mapping.release_fbg(zone, tl.original_fbg);
         if let Some(d) = self.data.as_mut() {
             d.tl_close(zone);
         }
@@ -223,19 +224,19 @@ impl Device {
 
     /// Reset or offline: the original block group goes back to the spares.
     pub(crate) fn tl_drop(&mut self, zone: u32, at_ns: Nanos) {
-        if self.tl.contains_key(&zone) {
+        if self.translation.tl.contains_key(&zone) {
             self.tl_finalize(zone, at_ns);
         }
     }
 
     /// PPA-ordered plugging in the background, judged at `now_ns`.
     pub(crate) fn plug_background(&mut self, now_ns: Nanos) {
-        if self.config.znsplus.plugging != Plugging::Ppa || self.tl.is_empty() {
+        if self.config.znsplus.plugging != Plugging::Ppa || self.translation.tl.is_empty() {
             return;
         }
-        let zones: Vec<u32> = self.tl.keys().copied().collect();
+        let zones: Vec<u32> = self.translation.tl.keys().copied().collect();
         for zone in zones {
-            for die in self.mapping.fcg_dies(zone) {
+            for die in self.translation.mapping.fcg_dies(zone) {
                 self.plug_ahead_on_die(zone, die, now_ns);
             }
         }
@@ -244,10 +245,10 @@ impl Device {
     /// While `die` was idle before `now_ns`, plugs the unit next in its
     /// LogFBG block if all of it is fully valid and still ahead of the fill.
     fn plug_ahead_on_die(&mut self, zone: u32, die: u32, now_ns: Nanos) {
-        let g = self.flash.geometry();
+        let g = self.scheduler.flash.geometry();
         let units_per_die = u64::from(self.layout.fbg_blocks) * u64::from(g.pages_per_block / g.oneshot_pages);
         for _ in 0..units_per_die {
-            let start_ns = self.flash.die_free_at_ns(die).max(self.tl[&zone].opened_ns);
+            let start_ns = self.scheduler.flash.die_free_at_ns(die).max(self.translation.tl[&zone].opened_ns);
             if start_ns >= now_ns {
                 return;
             }
@@ -263,13 +264,13 @@ impl Device {
 
     /// The LogFBG unit that is next to program on `die` (in page order).
     fn next_unit_on_die(&self, zone: u32, die: u32) -> Option<u64> {
-        let g = self.flash.geometry();
+        let g = self.scheduler.flash.geometry();
         let rows_per_block = u64::from(g.pages_per_block / g.oneshot_pages);
-        let fbg = self.mapping.fbg_of_zone(zone);
-        let die_in_fcg = u64::from(die - self.mapping.fcg_dies(zone).start);
-        let d = u64::from(self.mapping.d_zone());
-        self.mapping.fbg_blocks(fbg).enumerate().find_map(|(b, block)| {
-            let written = self.flash.pages_written(die, 0, block);
+        let fbg = self.translation.mapping.fbg_of_zone(zone);
+        let die_in_fcg = u64::from(die - self.translation.mapping.fcg_dies(zone).start);
+        let d = u64::from(self.translation.mapping.d_zone());
+        self.translation.mapping.fbg_blocks(fbg).enumerate().find_map(|(b, block)| {
+            let written = self.scheduler.flash.pages_written(die, 0, block);
             (written < g.pages_per_block)
                 .then(|| (b as u64 * rows_per_block + u64::from(written / g.oneshot_pages)) * d + die_in_fcg)
         })
@@ -278,11 +279,11 @@ impl Device {
     /// Every chunk of `unit` is fully valid, held by the original block group,
     /// and not reached by the fill.
     fn pluggable_ahead(&self, zone: u32, unit: u64) -> bool {
-        let tl = &self.tl[&zone];
+        let tl = &self.translation.tl[&zone];
         let per_chunk = self.layout.lbas_per_chunk;
-        let filled = self.zone_io[zone as usize].filled_lbas;
-        let (first, last) = self.mapping.unit_chunk_span(unit);
-        (first..=last).step_by(self.mapping.d_zone() as usize).all(|c| {
+        let filled = self.controller.zone_io[zone as usize].filled_lbas;
+        let (first, last) = self.translation.mapping.unit_chunk_span(unit);
+        (first..=last).step_by(self.translation.mapping.d_zone() as usize).all(|c| {
             let (start, end) = (c * per_chunk, (c + 1) * per_chunk);
             start >= filled && end <= tl.original_lbas && tl.count_valid(start, per_chunk) == per_chunk
         })
@@ -291,19 +292,20 @@ impl Device {
     /// Copies `unit` from the original block group to the LogFBG from `start_ns`.
     fn plug_unit_ahead(&mut self, zone: u32, unit: u64, start_ns: Nanos) {
         let per_chunk = self.layout.lbas_per_chunk;
-        let original_fbg = self.tl[&zone].original_fbg;
-        let (first, last) = self.mapping.unit_chunk_span(unit);
-        let chunks: Vec<u64> = (first..=last).step_by(self.mapping.d_zone() as usize).collect();
-        let (addr, first_page) = self.mapping.unit_target(zone, unit);
-        let src = self.mapping.locate_in(zone, original_fbg, first);
+        let original_fbg = self.translation.tl[&zone].original_fbg;
+        let (first, last) = self.translation.mapping.unit_chunk_span(unit);
+        let chunks: Vec<u64> = (first..=last).step_by(self.translation.mapping.d_zone() as usize).collect();
+        let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
+        let src = self.translation.mapping.locate_in(zone, original_fbg, first);
         self.erase_before_program(addr, start_ns);
         let blocks = chunks.len() as u64 * per_chunk;
-        let g = self.flash.geometry();
+        let g = self.scheduler.flash.geometry();
         let one_page_units = g.planes_per_die == 1 && g.oneshot_pages == 1;
-        let chain_ok =
-            self.flash.copyback_chain(src.die, src.plane, src.block, src.page) < self.config.znsplus.copyback_chain_max;
+        let chain_ok = self.scheduler.flash.copyback_chain(src.die, src.plane, src.block, src.page)
+            < self.config.znsplus.copyback_chain_max;
         if one_page_units && chain_ok {
-            self.flash
+            self.scheduler
+                .flash
                 .copyback(start_ns, src.die, src.block, src.page, addr, first_page)
                 .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
             self.znsplus.copyback_blocks += blocks;
@@ -311,13 +313,16 @@ impl Device {
             let chunk_bytes = self.chunk_bytes();
             let mut ready_ns = start_ns;
             for &c in &chunks {
-                let loc = self.mapping.locate_in(zone, original_fbg, c);
-                ready_ns = ready_ns.max(self.flash.read(start_ns, loc.die, loc.plane, chunk_bytes));
+                let loc = self.translation.mapping.locate_in(zone, original_fbg, c);
+                ready_ns = ready_ns.max(self.scheduler.flash.read(start_ns, loc.die, loc.plane, chunk_bytes));
             }
-            self.flash.program(ready_ns, addr, first_page).unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+            self.scheduler
+                .flash
+                .program(ready_ns, addr, first_page)
+                .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
             self.znsplus.read_program_blocks += blocks;
         }
-        self.zone_io[zone as usize].preprogrammed.insert(unit);
+        self.controller.zone_io[zone as usize].preprogrammed.insert(unit);
         self.znsplus.plugged_blocks_background += blocks;
     }
 }

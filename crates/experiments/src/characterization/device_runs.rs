@@ -3,7 +3,7 @@
 
 use super::{Finding, Outcome, Scale};
 use crate::plot::{Axis, BarSeries, Bars, Figure};
-use zonelab_device::{preset, Command, Completion, Device, Payload, Started, ZoneAction};
+use zonelab_device::{preset, Command, Completion, Device, Payload, Started, ZoneAction, ZonedDevice};
 use zonelab_sim::{Nanos, SimRng, MS, SEC, US};
 
 fn zn540() -> Device {
@@ -14,7 +14,7 @@ pub(crate) fn mgmt(action: ZoneAction, slba: u64) -> Command<'static> {
     Command::ZoneMgmtSend { action, slba, select_all: false }
 }
 
-pub(crate) fn submit(dev: &mut Device, t: Nanos, cmd: &Command<'_>) -> Result<Completion, String> {
+pub(crate) fn submit<D: ZonedDevice>(dev: &mut D, t: Nanos, cmd: &Command<'_>) -> Result<Completion, String> {
     let c = dev.submit(t, cmd, None);
     if c.status.is_success() {
         Ok(c)
@@ -24,7 +24,7 @@ pub(crate) fn submit(dev: &mut Device, t: Nanos, cmd: &Command<'_>) -> Result<Co
 }
 
 /// Writes `lbas` from the start of `zone` with 128 KiB writes at QD 1.
-pub(crate) fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Result<Nanos, String> {
+pub(crate) fn fill<D: ZonedDevice>(dev: &mut D, zone: u64, lbas: u64, mut t: Nanos) -> Result<Nanos, String> {
     let zslba = zone * dev.layout().zone_lbas;
     let mut done = 0;
     while done < lbas {

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Engine<'_> {
+impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     pub(super) fn next_io(&mut self, now: Nanos, t: u32) -> Next {
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];

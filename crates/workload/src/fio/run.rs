@@ -13,7 +13,7 @@ use super::stats::JobStats;
 use super::verify;
 use super::zbd::ZoneView;
 use std::collections::BTreeMap;
-use zonelab_device::{Command, Device, Mode, Payload, Started, Status, Tag, ZoneAction};
+use zonelab_device::{Command, Device, Mode, Payload, Started, Status, Tag, ZoneAction, ZonedDevice};
 use zonelab_host::{BlockLayer, Dispatch, HostConfig, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
 use zonelab_sim::{EventQueue, Nanos, SimRng, Timeline, MS, TIME_NS_MAX, US};
 
@@ -174,16 +174,34 @@ struct Thread {
     pending_reset: Option<u32>,
     open_retries: u32,
     chain: Option<Chain>,
-    issuing_done: bool,
-    verifying: bool,
+    stage: Stage,
     verify_ranges: Vec<(u64, u32)>,
-    ended: bool,
     window_next_ns: Nanos,
     stats: JobStats,
 }
 
-pub struct Engine<'a> {
-    device: &'a mut Device,
+/// Where a thread is in its life: issuing I/O, waiting for what is in flight
+/// once it stopped (deadline, size or error), reading back what it wrote
+/// (verify), or done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Issuing,
+    Draining,
+    Verifying,
+    Ended,
+}
+
+impl Thread {
+    /// No more new I/O: from issuing to draining (later stages stay).
+    fn stop_issuing(&mut self) {
+        if self.stage == Stage::Issuing {
+            self.stage = Stage::Draining;
+        }
+    }
+}
+
+pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
+    device: &'a mut D,
     set: &'a JobSet,
     host: HostConfig,
     threads: Vec<Thread>,
@@ -241,8 +259,8 @@ fn close_windows(thread: &mut Thread, now: Nanos) {
     thread.window_next_ns += (idle + 1) * WINDOW_NS;
 }
 
-impl<'a> Engine<'a> {
-    pub fn new(device: &'a mut Device, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
+impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
+    pub fn new(device: &'a mut D, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
         let layout = device.layout().clone();
         let identify = device.identify();
         let mdts_lbas = layout.mdts_lbas.max(1);
@@ -451,10 +469,8 @@ impl<'a> Engine<'a> {
             pending_reset: None,
             open_retries: 0,
             chain: None,
-            issuing_done: false,
-            verifying: false,
+            stage: Stage::Issuing,
             verify_ranges: Vec::new(),
-            ended: false,
             window_next_ns: 0,
             stats: JobStats::default(),
         })
@@ -553,18 +569,19 @@ impl<'a> Engine<'a> {
     fn pump(&mut self, now: Nanos, t: u32) {
         for _ in 0..=IODEPTH_MAX {
             let thread = &mut self.threads[t as usize];
-            if thread.ended || thread.chain.is_some() {
+            if thread.stage == Stage::Ended || thread.chain.is_some() {
                 return;
             }
-            if !thread.issuing_done && now >= thread.deadline_ns {
-                thread.issuing_done = true;
+            if now >= thread.deadline_ns {
+                thread.stop_issuing();
             }
-            if thread.issuing_done || thread.pending_reset.is_some() || thread.think_pending {
-                let refill_verify = thread.verifying && thread.inflight < thread.qd;
+            let issuing = thread.stage == Stage::Issuing;
+            if !issuing || thread.pending_reset.is_some() || thread.think_pending {
+                let refill_verify = thread.stage == Stage::Verifying && thread.inflight < thread.qd;
                 if thread.inflight > 0 && !refill_verify {
                     return;
                 }
-                if thread.think_pending && !thread.issuing_done {
+                if thread.think_pending && issuing {
                     thread.think_pending = false;
                     let at = now.saturating_add(self.set.jobs[thread.spec].thinktime_ns);
                     self.wake_at(t, at);
@@ -603,7 +620,7 @@ impl<'a> Engine<'a> {
                     return;
                 }
                 Next::Reset(zone) => self.threads[t as usize].pending_reset = Some(zone),
-                Next::End => self.threads[t as usize].issuing_done = true,
+                Next::End => self.threads[t as usize].stop_issuing(),
             }
         }
     }
@@ -611,7 +628,7 @@ impl<'a> Engine<'a> {
     fn wake_at(&mut self, t: u32, at_ns: Nanos) {
         let thread = &mut self.threads[t as usize];
         if at_ns >= thread.deadline_ns.min(RUN_NS_MAX) {
-            thread.issuing_done = true;
+            thread.stop_issuing();
             let at = thread.deadline_ns.min(RUN_NS_MAX).max(self.events.now_ns());
             self.schedule(at, Event::Pump(t));
             return;
@@ -627,11 +644,12 @@ impl<'a> Engine<'a> {
     fn finish_issuing(&mut self, now: Nanos, t: u32) {
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];
-        if job.verify != Verify::None && !thread.verifying && thread.stats.error.is_none() {
-            thread.verifying = true;
+        assert!(matches!(thread.stage, Stage::Draining | Stage::Verifying), "{:?}", thread.stage);
+        if job.verify != Verify::None && thread.stage == Stage::Draining && thread.stats.error.is_none() {
+            thread.stage = Stage::Verifying;
             thread.verify_ranges.reverse();
         }
-        if thread.verifying && thread.stats.error.is_none() {
+        if thread.stage == Stage::Verifying && thread.stats.error.is_none() {
             let mdts = self.device.layout().mdts_lbas.max(1) as u32;
             // Bounded by the queue depth: each pass puts one read in flight.
             for _ in 0..=IODEPTH_MAX {
@@ -664,8 +682,8 @@ impl<'a> Engine<'a> {
 
     fn end_thread(&mut self, now: Nanos, t: u32) {
         let thread = &mut self.threads[t as usize];
-        assert!(!thread.ended && thread.inflight == 0);
-        thread.ended = true;
+        assert!(matches!(thread.stage, Stage::Draining | Stage::Verifying) && thread.inflight == 0);
+        thread.stage = Stage::Ended;
         let runtime = now.saturating_sub(thread.stats_start_ns);
         for dir in thread.stats.dirs.iter_mut() {
             if dir.total_ios > 0 {
@@ -675,7 +693,7 @@ impl<'a> Engine<'a> {
         thread.stats.job_runtime_ns = runtime;
         thread.stats.elapsed_ns = now - thread.start_ns;
         let phase = thread.phase;
-        let phase_done = self.threads.iter().filter(|t| t.phase == phase).all(|t| t.ended);
+        let phase_done = self.threads.iter().filter(|t| t.phase == phase).all(|t| t.stage == Stage::Ended);
         if phase_done && phase + 1 < self.phases {
             self.start_phase(phase + 1, now);
         }
@@ -957,7 +975,7 @@ impl<'a> Engine<'a> {
                 );
                 thread.stats.error = Some((errno, message));
             }
-            thread.issuing_done = true;
+            thread.stop_issuing();
             thread.chain = None;
         } else {
             self.account(now, &io, sync);

@@ -5,7 +5,7 @@
 //! pointer unless read_beyond_wp. Write pointers are tracked as fio does, at
 //! submission, so that queued writes and appends never overflow a zone.
 
-use zonelab_device::{Device, ZoneState, ZoneType};
+use zonelab_device::{ZoneState, ZoneType, ZonedDevice};
 
 pub struct ZoneView {
     pub zone_lbas: u64,
@@ -20,7 +20,7 @@ pub struct ZoneView {
 }
 
 impl ZoneView {
-    pub fn new(device: &Device, open_limit: u32) -> Self {
+    pub fn new<D: ZonedDevice + ?Sized>(device: &D, open_limit: u32) -> Self {
         let layout = device.layout();
         let zones = device.zones();
         let mut planned_wp = Vec::with_capacity(layout.zones as usize);

@@ -224,3 +224,14 @@ impl Completion {
         self.complete_ns - self.submit_ns
     }
 }
+
+/// Identifies a command whose completion [`crate::ZonedDevice::take_completed`] reports later.
+pub type Tag = u64;
+
+/// What [`crate::ZonedDevice::start`] did with a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Started {
+    Done(Completion),
+    /// Accepted; its completion comes from [`crate::ZonedDevice::take_completed`].
+    Pending(Tag),
+}

@@ -134,6 +134,20 @@ impl ZoneTable {
         }
     }
 
+    /// The zones of a namespace with `layout` and the resource limits of `config`.
+    pub fn of(config: &crate::config::DeviceConfig, layout: &crate::config::Layout) -> Self {
+        let ns = &config.namespace;
+        let (open_max, active_max) = (ns.max_open_zones, ns.max_active_zones);
+        Self::new(
+            layout.zones,
+            layout.conventional_zones,
+            layout.zone_lbas_log2,
+            layout.zcap_lbas,
+            open_max,
+            active_max,
+        )
+    }
+
     pub fn len(&self) -> u32 {
         self.zones.len() as u32
     }

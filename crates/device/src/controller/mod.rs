@@ -1,0 +1,91 @@
+//! The controller: firmware cores, the PCIe link in both directions and each
+//! zone's write buffer with its progress towards flash ([`ZoneIo`]).
+//!
+//! Every command reserves a firmware core; host data crosses the link into a
+//! zone's buffer, which is released as its program units finish.
+
+pub mod buffer;
+
+use buffer::ZoneBuffer;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
+
+/// Firmware, link and write buffers of one device.
+#[derive(Debug, Clone)]
+pub(crate) struct Controller {
+    pub(crate) firmware: ServerPool,
+    pub(crate) link_to_device: Timeline,
+    pub(crate) link_to_host: Timeline,
+    pub(crate) link_bytes_per_s: u64,
+    pub(crate) zone_io: Vec<ZoneIo>,
+}
+
+impl Controller {
+    pub(crate) fn new(firmware_cores: u32, link_bytes_per_s: u64, zones: u32) -> Self {
+        Self {
+            firmware: ServerPool::new(firmware_cores as usize),
+            link_to_device: Timeline::new(),
+            link_to_host: Timeline::new(),
+            link_bytes_per_s,
+            zone_io: vec![ZoneIo::default(); zones as usize],
+        }
+    }
+
+    /// Host data crossing the PCIe link into the device; returns when it is in.
+    pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
+        let ns = transfer_ns(bytes, self.link_bytes_per_s);
+        self.link_to_device.reserve(ready_ns, ns)
+    }
+
+    /// Data crossing the PCIe link to the host; returns when it is there.
+    pub(crate) fn link_reserve_to_host(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
+        let ns = transfer_ns(bytes, self.link_bytes_per_s);
+        self.link_to_host.reserve(ready_ns, ns)
+    }
+}
+
+/// Flash-side progress of one zone since its last reset.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ZoneIo {
+    pub(crate) buffer: ZoneBuffer,
+    /// LBAs whose data has reached the controller (for a conventional zone,
+    /// the head of its log).
+    pub(crate) filled_lbas: u64,
+    /// Program units issued to flash in the current lap of the zone's block group.
+    pub(crate) flushed_units: u64,
+    /// Units of earlier laps (a conventional zone's log wraps), so that the
+    /// buffer's unit ids keep increasing.
+    pub(crate) lap_units: u64,
+    /// Units already programmed without the buffer (copyback, plugging ahead
+    /// of the write pointer): the fill skips them.
+    pub(crate) preprogrammed: BTreeSet<u64>,
+    /// When the data taken in for each unit not yet programmed is all in the controller.
+    pub(crate) unit_ready: BTreeMap<u64, Nanos>,
+    /// Internal copies in flight: LBAs below `end` (zone offset) are readable
+    /// from `ready_ns` on; ready times never decrease, so a read waits for the
+    /// device's write pointer to pass its block.
+    pub(crate) gate: VecDeque<(u64, Nanos)>,
+}
+
+impl ZoneIo {
+    /// When the device's write pointer passes zone offset `offset`.
+    pub(crate) fn gate_ns(&self, offset: u64) -> Nanos {
+        self.gate.iter().find(|&&(end, _)| end > offset).map_or(0, |&(_, ready)| ready)
+    }
+
+    /// Copied data up to the fill point is readable from `ready_ns` on; drops
+    /// what was readable by `now_ns`.
+    pub(crate) fn push_gate(&mut self, ready_ns: Nanos, now_ns: Nanos) {
+        let ready_ns = self.gate.back().map_or(ready_ns, |&(_, r)| r.max(ready_ns));
+        while self.gate.front().is_some_and(|&(_, r)| r <= now_ns) {
+            self.gate.pop_front();
+        }
+        if ready_ns <= now_ns {
+            return;
+        }
+        match self.gate.back_mut() {
+            Some(last) if last.1 == ready_ns => last.0 = self.filled_lbas,
+            _ => self.gate.push_back((self.filled_lbas, ready_ns)),
+        }
+    }
+}

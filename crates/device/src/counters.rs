@@ -1,0 +1,56 @@
+//! What a device counts: host commands and bytes, and what the ZNS+ commands
+//! copied. Kept apart from the layers so every layer and client can count.
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    pub commands: u64,
+    pub errors: u64,
+    pub host_write_bytes: u64,
+    pub host_read_bytes: u64,
+    /// Bytes programmed to complete partly filled program units.
+    pub pad_bytes: u64,
+    pub auto_closes: u64,
+    pub resets: u64,
+    pub finishes: u64,
+}
+
+/// What the ZNS+ commands did, in blocks (logical blocks).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ZnsPlusCounters {
+    pub compactions: u64,
+    pub simple_copies: u64,
+    pub tl_opens: u64,
+    /// Blocks copied inside the device (compaction, Simple Copy, plugging) by copyback.
+    pub copyback_blocks: u64,
+    /// Blocks copied inside the device by a read into the controller and a program.
+    pub read_program_blocks: u64,
+    /// Valid blocks plugged into a LogFBG when the write pointer passed them.
+    pub plugged_blocks_foreground: u64,
+    /// Valid blocks plugged ahead of the write pointer while their die was idle.
+    pub plugged_blocks_background: u64,
+}
+
+impl ZnsPlusCounters {
+    /// What was counted after `before` was taken.
+    pub fn since(self, before: ZnsPlusCounters) -> ZnsPlusCounters {
+        ZnsPlusCounters {
+            compactions: self.compactions - before.compactions,
+            simple_copies: self.simple_copies - before.simple_copies,
+            tl_opens: self.tl_opens - before.tl_opens,
+            copyback_blocks: self.copyback_blocks - before.copyback_blocks,
+            read_program_blocks: self.read_program_blocks - before.read_program_blocks,
+            plugged_blocks_foreground: self.plugged_blocks_foreground - before.plugged_blocks_foreground,
+            plugged_blocks_background: self.plugged_blocks_background - before.plugged_blocks_background,
+        }
+    }
+
+    /// Share of internally copied blocks that went by copyback.
+    pub fn copyback_ratio(&self) -> f64 {
+        let total = self.copyback_blocks + self.read_program_blocks;
+        if total == 0 {
+            0.0
+        } else {
+            self.copyback_blocks as f64 / total as f64
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The flash scheduler: the dies' and channels' timelines ([`FlashArray`])
+//! and the queue of background work (finish and reset tasks, deferred
+//! erases) that shares them with host I/O.
+//!
+//! Which step runs next and whether it yields to host commands
+//! (`management.host_priority`) is decided by the management client
+//! ([`crate::management`]) over this state; program/erase suspend belongs
+//! here.
+
+use crate::front::command::{Completion, Tag};
+use std::collections::{BTreeMap, VecDeque};
+use zonelab_flash::FlashArray;
+use zonelab_sim::Nanos;
+
+/// The flash array and the background work queued on it.
+pub(crate) struct Scheduler {
+    pub(crate) flash: FlashArray,
+    pub(crate) background: Management,
+}
+
+/// One piece of a management task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Firmware work on a core, `slice_ns` at a time.
+    Firmware { left_ns: Nanos },
+    /// Padding `zone` from its next unprogrammed unit up to `units_end`,
+    /// `per_request` units per request and `pause_ns` after each.
+    Pad { zone: u32, units_end: u64, per_request: u64, pause_ns: Nanos },
+    /// Erasing block group `fbg` of `zone`'s chip group where still pending.
+    Erase { zone: u32, fbg: u32 },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Task {
+    pub(crate) tag: Tag,
+    pub(crate) submit_ns: Nanos,
+    pub(crate) phases: VecDeque<Phase>,
+    /// Earliest start of the next step.
+    pub(crate) next_ns: Nanos,
+    /// End of the latest step so far.
+    pub(crate) end_ns: Nanos,
+    pub(crate) host_priority: bool,
+}
+
+/// The queue of background work: management tasks in submission order and
+/// erases deferred to idle time.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Management {
+    pub(crate) queue: VecDeque<Task>,
+    /// Blocks groups (die, fbg) to erase before they are programmed again,
+    /// with the earliest time the erase may start.
+    pub(crate) pending_erase: BTreeMap<(u32, u32), Nanos>,
+    pub(crate) next_tag: Tag,
+    pub(crate) completed: Vec<(Tag, Completion)>,
+    /// A task queued by the command being handled.
+    pub(crate) queued: Option<Tag>,
+}
+
+/// A step that could run next: the head task's or a background erase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    Head(Nanos),
+    Erase { key: (u32, u32), start_ns: Nanos },
+}
+
+impl Next {
+    pub(crate) fn start_ns(self) -> Nanos {
+        match self {
+            Next::Head(t) | Next::Erase { start_ns: t, .. } => t,
+        }
+    }
+}

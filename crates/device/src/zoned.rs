@@ -1,0 +1,123 @@
+//! The seam between a zoned namespace and what drives it.
+//!
+//! [`ZonedDevice`] is what the fio engine, the trace runner, the file system,
+//! the servers and the experiments use: NVMe commands in, completions out, on
+//! a virtual clock the caller advances. [`Device`] (the flash-backed ZNS SSD)
+//! and [`crate::ideal::IdealDevice`] (zero latency, same zone semantics)
+//! implement it; a second namespace, an FDP or ZRWA model or a pass-through to
+//! a real zoned drive would be further implementations.
+
+use crate::config::{DeviceConfig, Layout};
+use crate::counters::DeviceCounters;
+use crate::device::Device;
+use crate::front::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
+use crate::status::Status;
+use crate::zone::{ZoneState, ZoneTable};
+use zonelab_flash::FlashCounters;
+use zonelab_sim::Nanos;
+
+/// A zoned namespace driven in simulated time.
+///
+/// Commands are submitted in non-decreasing time order. A command either
+/// completes when it is started or (a Zone Management Send finish or reset
+/// whose work runs in the background) is pending until a later
+/// [`ZonedDevice::advance`] reports it through
+/// [`ZonedDevice::take_completed`].
+pub trait ZonedDevice {
+    /// Starts `cmd` at `submit_ns` (NVMe: the doorbell write). Invalid
+    /// commands complete at once with the status a device returns (Invalid
+    /// Field, LBA Out of Range, Zone Invalid Write, ...). In data mode a Read
+    /// fills `read_out` with the data.
+    fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started;
+
+    /// Submits `cmd` and waits for its completion queue entry: a pending
+    /// command runs to its end as if no other command arrived meanwhile.
+    fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion;
+
+    /// Lets simulated time run to `until_ns`: background work (finish
+    /// padding, reset erases) that starts before it takes its resources.
+    fn advance(&mut self, until_ns: Nanos);
+
+    /// When the next background step could start if no command came first;
+    /// `None` with no background work.
+    fn next_event_ns(&self) -> Option<Nanos>;
+
+    /// Completions of pending commands, in the order they completed.
+    fn take_completed(&mut self) -> Vec<(Tag, Completion)>;
+
+    /// Pending commands not completed yet.
+    fn pending_tasks(&self) -> usize;
+
+    /// Identify Namespace (zoned command set): sizes, MAR/MOR, ZASL, MDTS.
+    fn identify(&self) -> IdentifyData;
+
+    /// The Report Zones descriptor of `zone` (type, state, ZSLBA, ZCAP, write
+    /// pointer), read without taking simulated time.
+    fn descriptor(&self, zone: u32) -> ZoneDescriptor;
+
+    /// The zone state machine: states, write pointers and open/active
+    /// resources of every zone.
+    fn zones(&self) -> &ZoneTable;
+
+    /// The namespace's geometry (LBA and zone sizes, transfer limits).
+    fn layout(&self) -> &Layout;
+
+    /// The configuration the device was built from (mode, name, geometry;
+    /// a model that has no flash ignores the timing parts).
+    fn config(&self) -> &DeviceConfig;
+
+    /// Host-visible command counters.
+    fn counters(&self) -> DeviceCounters;
+
+    /// Flash counters (all zero for a device without flash).
+    fn flash_counters(&self) -> FlashCounters;
+
+    /// Fault injection (not an NVMe command): the zone at `slba` turns read
+    /// only or offline, as a failing device would report it.
+    fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status>;
+}
+
+impl ZonedDevice for Device {
+    fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
+        Device::start(self, submit_ns, cmd, read_out)
+    }
+    fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        Device::submit(self, submit_ns, cmd, read_out)
+    }
+    fn advance(&mut self, until_ns: Nanos) {
+        Device::advance(self, until_ns)
+    }
+    fn next_event_ns(&self) -> Option<Nanos> {
+        Device::next_event_ns(self)
+    }
+    fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
+        Device::take_completed(self)
+    }
+    fn pending_tasks(&self) -> usize {
+        Device::pending_tasks(self)
+    }
+    fn identify(&self) -> IdentifyData {
+        Device::identify(self)
+    }
+    fn descriptor(&self, zone: u32) -> ZoneDescriptor {
+        Device::descriptor(self, zone)
+    }
+    fn zones(&self) -> &ZoneTable {
+        Device::zones(self)
+    }
+    fn layout(&self) -> &Layout {
+        Device::layout(self)
+    }
+    fn config(&self) -> &DeviceConfig {
+        Device::config(self)
+    }
+    fn counters(&self) -> DeviceCounters {
+        Device::counters(self)
+    }
+    fn flash_counters(&self) -> FlashCounters {
+        Device::flash_counters(self)
+    }
+    fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
+        Device::set_zone_state(self, slba, state)
+    }
+}
