@@ -118,17 +118,24 @@ zl_part_diff() {
         errors=$(awk '$1 != 0' $f.zl.status | wc -l)
         codes=$(awk '$1 != 0 { printf "0x%x\n", $1 }' $f.zl.status | sort | uniq -c | awk '{ printf "%s x%s ", $2, $1 }')
         echo "sequence $seed: $(wc -l < $f.zl.status) commands, $errors failing on zonelab (status codes: ${codes:-none})"
-        if cmp -s $f.zl.status $f.nvme.status; then
-            zl_pass "sequence $seed: same statuses and append LBAs as QEMU"
-        else
-            zl_fail "sequence $seed: statuses differ from QEMU (line: command | zonelab | qemu)"
-            paste -d'|' $f $f.zl.status $f.nvme.status | awk -F'|' '$2 != $3 { print NR": "$0 }' | head -10
-        fi
-        if cmp -s $f.zl.report $f.nvme.report; then
-            zl_pass "sequence $seed: same final zone report as QEMU"
-        else
-            zl_fail "sequence $seed: zone reports differ (zslba: zonelab state wp | qemu state wp)"
-            paste -d'|' $f.zl.report $f.nvme.report | awk -F'|' '{ split($1, a, " "); split($2, b, " ") } a[2] " " a[3] != b[2] " " b[3] { print a[1] ": " a[2] " " a[3] " | " b[2] " " b[3] }' | head -16
-        fi
+        zl_diff_compare "sequence $seed" $f zl nvme
     done
+}
+
+# zl_diff_compare WHAT FILE ZONELAB QEMU: the statuses (with append LBAs) and the final zone reports that
+# FILE.ZONELAB.* and FILE.QEMU.* hold for sequence FILE must be equal; differences are printed.
+zl_diff_compare() {
+    zl_dc_f=$2; zl_dc_zl=$2.$3; zl_dc_q=$2.$4
+    if cmp -s $zl_dc_zl.status $zl_dc_q.status; then
+        zl_pass "$1: same statuses and append LBAs as QEMU"
+    else
+        zl_fail "$1: statuses differ from QEMU (line: command | zonelab | qemu)"
+        paste -d'|' $zl_dc_f $zl_dc_zl.status $zl_dc_q.status | awk -F'|' '$2 != $3 { print NR": "$0 }' | head -10
+    fi
+    if cmp -s $zl_dc_zl.report $zl_dc_q.report; then
+        zl_pass "$1: same final zone report as QEMU"
+    else
+        zl_fail "$1: zone reports differ (zslba: zonelab state wp | qemu state wp)"
+        paste -d'|' $zl_dc_zl.report $zl_dc_q.report | awk -F'|' '{ split($1, a, " "); split($2, b, " ") } a[2] " " a[3] != b[2] " " b[3] { print a[1] ": " a[2] " " a[3] " | " b[2] " " b[3] }' | head -16
+    fi
 }

@@ -44,13 +44,26 @@ zl_start() {
     zonelab serve --ublk $ZL_GEOMETRY "$@" > /tmp/zl-serve.out 2> /tmp/zl-serve.err &
     ZL_PID=$!
     ZL_DEV=""
-    for _ in $(seq 1 120); do
-        ZL_DEV=$(sed -n 's/^zonelab: serving \(\/dev\/ublkb[0-9]*\).*/\1/p' /tmp/zl-serve.out)
-        [ -n "$ZL_DEV" ] && [ -b "$ZL_DEV" ] && return 0
-        kill -0 $ZL_PID 2>/dev/null || break
+    zl_wait_for 120 $ZL_PID zl_ublk_serving && return 0
+    echo "zonelab serve did not come up:"; cat /tmp/zl-serve.out /tmp/zl-serve.err
+    return 1
+}
+
+# zl_ublk_serving: the server has said which device it serves, and the device exists; sets ZL_DEV.
+zl_ublk_serving() {
+    ZL_DEV=$(sed -n 's/^zonelab: serving \(\/dev\/ublkb[0-9]*\).*/\1/p' /tmp/zl-serve.out)
+    [ -n "$ZL_DEV" ] && [ -b "$ZL_DEV" ]
+}
+
+# zl_wait_for TRIES PID COMMAND...: runs COMMAND every half second until it succeeds (status 0), at most TRIES
+# times, giving up early when process PID has exited (status 1).
+zl_wait_for() {
+    zl_tries=$1; zl_pid=$2; shift 2
+    for _ in $(seq 1 $zl_tries); do
+        "$@" && return 0
+        kill -0 $zl_pid 2>/dev/null || return 1
         sleep 0.5
     done
-    echo "zonelab serve did not come up:"; cat /tmp/zl-serve.out /tmp/zl-serve.err
     return 1
 }
 

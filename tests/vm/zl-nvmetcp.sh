@@ -13,11 +13,7 @@ zl_nt_start() {
     rm -f /tmp/zl-nt.out /tmp/zl-nt.err
     zonelab serve --nvme-tcp --listen 127.0.0.1:$zl_nt_port --nqn $ZL_NT_NQN "$@" > /tmp/zl-nt.out 2> /tmp/zl-nt.err &
     ZL_NT_PID=$!
-    for _ in $(seq 1 60); do
-        grep -q "^zonelab: serving" /tmp/zl-nt.out && return 0
-        kill -0 $ZL_NT_PID 2>/dev/null || break
-        sleep 0.5
-    done
+    zl_wait_for 60 $ZL_NT_PID grep -q "^zonelab: serving" /tmp/zl-nt.out && return 0
     echo "zonelab serve --nvme-tcp did not come up:"; cat /tmp/zl-nt.out /tmp/zl-nt.err
     return 1
 }
@@ -116,18 +112,7 @@ zl_nt_diff() {
         mv $f.nvme.status $f.qemu.status; mv $f.nvme.report $f.qemu.report
         ZL_DIFF_DEV=$ZL_NT_DEV zl_diff_nvme $f || { zl_fail "nvme-cli on zonelab runs sequence $seed"; continue; }
         echo "sequence $seed through nvme-cli: $(wc -l < $f.qemu.status) commands, $(awk '$1 != 0' $f.qemu.status | wc -l) failing on QEMU"
-        if cmp -s $f.qemu.status $f.nvme.status; then
-            zl_pass "nvme-tcp sequence $seed: same nvme-cli statuses and append LBAs as QEMU"
-        else
-            zl_fail "nvme-tcp sequence $seed: statuses differ (line: command | qemu | zonelab)"
-            paste -d'|' $f $f.qemu.status $f.nvme.status | awk -F'|' '$2 != $3 { print NR": "$0 }' | head -10
-        fi
-        if cmp -s $f.qemu.report $f.nvme.report; then
-            zl_pass "nvme-tcp sequence $seed: same nvme-cli zone report as QEMU"
-        else
-            zl_fail "nvme-tcp sequence $seed: zone reports differ (qemu | zonelab)"
-            paste -d'|' $f.qemu.report $f.nvme.report | awk -F'|' '$1 != $2' | head -16
-        fi
+        zl_diff_compare "nvme-tcp sequence $seed through nvme-cli" $f nvme qemu
     done
 }
 
