@@ -6,6 +6,7 @@
 //! `management` (zone management cost).
 
 use serde::{Deserialize, Serialize};
+pub use zonelab_flash::Suspend;
 use zonelab_flash::{Geometry, Timing};
 use zonelab_sim::Nanos;
 
@@ -178,6 +179,22 @@ pub struct ControllerConfig {
     pub report_per_zone_ns: Nanos,
     /// Firmware cost of a command that fails its checks.
     pub error_ns: Nanos,
+    /// The last part of a write's, append's or write zeroes' firmware time
+    /// (the mapping and write-pointer update), which also needs the write
+    /// path's FTL core (it never limits writes alone, the firmware core does).
+    /// Management firmware work runs on the same core, and while it has work
+    /// the core takes turns: each write waits for one management slice
+    /// (`management.slice_ns`), so resets and finishes cost writers
+    /// throughput but not readers (seed 003).
+    #[serde(default)]
+    pub write_ftl_ns: Nanos,
+    /// How far ahead of a sequential read stream the controller reads whole
+    /// pages into its read buffer; 0 turns read-ahead off.
+    #[serde(default)]
+    pub read_ahead_bytes: u64,
+    /// Controller memory for read-ahead data (at least `read_ahead_bytes`).
+    #[serde(default)]
+    pub read_buffer_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,8 +207,8 @@ pub struct WriteBufferConfig {
 
 /// Zone management: fixed firmware costs, and the designs of seed 003
 /// (ConfZNS++) for finish, reset and when erases happen. Management work
-/// runs as steps on the firmware core and the dies; with `host_priority`
-/// a host command arriving while it runs goes first at the next step
+/// runs as steps on the write path's FTL core (see `controller.write_ftl_ns`)
+/// and the dies; with `host_priority` host work goes first at the next step
 /// boundary (seed 000 Obs 12-13, seed 003 Obs 1-4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -203,11 +220,12 @@ pub struct ManagementConfig {
     /// Fixed firmware cost of a reset.
     pub reset_ns: Nanos,
     pub offline_ns: Nanos,
-    /// Host commands take the firmware core and the dies before queued
-    /// management steps; false runs management work as soon as it is sent.
+    /// Host work takes the FTL core and the dies before queued management
+    /// steps; false runs management work as soon as it is sent.
     #[serde(default = "default_true")]
     pub host_priority: bool,
-    /// Longest piece of management firmware work between two host commands.
+    /// Piece of management firmware work on the FTL core between two
+    /// writes: the turn a write waits for while management runs.
     #[serde(default = "default_slice_ns")]
     pub slice_ns: Nanos,
     #[serde(default)]
@@ -315,6 +333,8 @@ pub const MANAGEMENT_SLICES_MAX: u64 = 1 << 26;
 
 /// Zones a namespace may have: per-zone state stays below ~100 MB.
 pub const ZONES_MAX: u32 = 1 << 20;
+/// Largest read buffer: read-ahead bookkeeping is per page.
+pub const READ_BUFFER_BYTES_MAX: u64 = 1 << 30;
 
 /// A configuration that cannot describe a device, with what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -392,7 +412,7 @@ impl DeviceConfig {
     }
 
     /// Every duration parameter, by TOML path.
-    fn durations(&self) -> [(&'static str, Nanos); 18] {
+    fn durations(&self) -> [(&'static str, Nanos); 19] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
         [
             ("flash_timing.read_ns", t.read_ns),
@@ -410,6 +430,7 @@ impl DeviceConfig {
             ("controller.report_ns", c.report_ns),
             ("controller.report_per_zone_ns", c.report_per_zone_ns),
             ("controller.error_ns", c.error_ns),
+            ("controller.write_ftl_ns", c.write_ftl_ns),
             ("management.open_ns", m.open_ns),
             ("management.finish_ns", m.finish_ns),
             ("management.reset_ns", m.reset_ns),
@@ -487,6 +508,14 @@ impl DeviceConfig {
             return err(format!(
                 "znsplus.copy_ranges_max = {} must be between 1 and znsplus.copy_blocks_max = {} (each range holds a block)",
                 z.copy_ranges_max, z.copy_blocks_max
+            ));
+        }
+        let c = &self.controller;
+        if c.read_ahead_bytes > c.read_buffer_bytes || c.read_buffer_bytes > READ_BUFFER_BYTES_MAX {
+            return err(format!(
+                "controller.read_ahead_bytes = {} must be at most controller.read_buffer_bytes = {}, \
+                 which must be at most {READ_BUFFER_BYTES_MAX} (1 GiB)",
+                c.read_ahead_bytes, c.read_buffer_bytes
             ));
         }
         if self.controller.firmware_cores == 0 || self.controller.firmware_cores > 64 {

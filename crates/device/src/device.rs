@@ -8,6 +8,7 @@
 //! non-decreasing time order.
 
 use crate::config::{DeviceConfig, Layout, Mode};
+use crate::controller::read_ahead::ReadAhead;
 use crate::controller::{Controller, ZoneIo};
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
 use crate::data::DataStore;
@@ -73,7 +74,15 @@ impl Device {
             .then(|| Conventional::new(&config, layout.zone_lbas * u64::from(layout.zones)));
         Ok(Self {
             zones,
-            controller: Controller::new(config.controller.firmware_cores, config.link.bytes_per_s(), layout.zones),
+            controller: Controller::new(
+                config.controller.firmware_cores,
+                config.link.bytes_per_s(),
+                layout.zones,
+                ReadAhead::new(
+                    config.controller.read_ahead_bytes / u64::from(config.flash.page_bytes),
+                    config.controller.read_buffer_bytes / u64::from(config.flash.page_bytes),
+                ),
+            ),
             translation: Translation { mapping, tl: BTreeMap::new(), conventional },
             scheduler: Scheduler {
                 flash: FlashArray::new(config.flash.clone(), config.flash_timing.clone()),
@@ -293,7 +302,12 @@ impl Device {
     ) -> Nanos {
         let zone = self.zones.zone_of(slba);
         let nlb = u64::from(nlb);
+        // The command's last `write_ftl_ns` of firmware work (the mapping
+        // update) also needs the write path's FTL core; waiting for it does
+        // not hold the firmware core.
+        let ftl_ns = self.config.controller.write_ftl_ns.min(firmware_ns);
         let fw_end = self.controller.firmware.reserve(ready_ns, firmware_ns);
+        let fw_end = self.ftl_turn(fw_end - ftl_ns, ftl_ns).max(fw_end);
         let sequential = self.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         if sequential {
             // A TL_opened zone plugs the blocks the write skips first.
@@ -453,10 +467,14 @@ impl Device {
         let mut data_ready = fw_end;
         let per_chunk = self.layout.lbas_per_chunk;
         let (mut lba, end) = (slba, slba + u64::from(nlb));
+        let sequential = self.controller.read_ahead.note_read(slba, end);
         while lba < end {
             let piece_end = end.min((lba / per_chunk + 1) * per_chunk);
             data_ready = data_ready.max(self.read_piece(fw_end, lba, piece_end - lba));
             lba = piece_end;
+        }
+        if sequential {
+            self.read_ahead(end, fw_end);
         }
         let bytes = u64::from(nlb) * self.layout.lba_bytes;
         self.counters.host_read_bytes += bytes;
@@ -477,8 +495,50 @@ impl Device {
     /// Times the read of `lbas` LBAs within one chunk: nothing for unwritten
     /// blocks, controller memory for data not yet programmed, else flash.
     fn read_piece(&mut self, at_ns: Nanos, lba: u64, lbas: u64) -> Nanos {
+        if let Some((zone, chunk)) = self.read_ahead_chunk(lba) {
+            if let Some(ready_ns) = self.controller.read_ahead.lookup(zone, chunk) {
+                return at_ns.max(ready_ns);
+            }
+        }
         let bytes = u32::try_from(lbas * self.layout.lba_bytes).expect("a piece is within one page");
         self.fetch(lba, at_ns, bytes)
+    }
+
+    /// The (zone, chunk) the read buffer would hold `lba` under: read-ahead
+    /// follows sequential zones of a zoned namespace.
+    fn read_ahead_chunk(&self, lba: u64) -> Option<(u32, u64)> {
+        if self.controller.read_ahead.window_chunks() == 0 || self.translation.conventional.is_some() {
+            return None;
+        }
+        let zone = self.zones.zone_of(lba);
+        if self.zones.zone_type(zone) != ZoneType::SeqWriteRequired {
+            return None;
+        }
+        Some((zone, (lba - self.zones.zslba(zone)) / self.layout.lbas_per_chunk))
+    }
+
+    /// Reads the pages of the read-ahead window after `end` that are in
+    /// flash and not buffered yet into the read buffer, from `at_ns` on.
+    fn read_ahead(&mut self, end: u64, at_ns: Nanos) {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let page_bytes = self.config.flash.page_bytes;
+        let window_end = end.saturating_add(self.controller.read_ahead.window_chunks() * per_chunk);
+        let window_end = window_end.min(self.layout.zone_lbas * u64::from(self.layout.zones));
+        let mut lba = end;
+        // Bound: the window holds `window_chunks` chunks.
+        for _ in 0..=self.controller.read_ahead.window_chunks() {
+            if lba >= window_end {
+                return;
+            }
+            let Some((zone, chunk)) = self.read_ahead_chunk(lba) else { return };
+            if self.controller.read_ahead.lookup(zone, chunk).is_none() {
+                if let Source::Flash { loc, ready_ns } = self.source_of(lba, at_ns) {
+                    let in_ns = self.scheduler.flash.read(at_ns.max(ready_ns), loc.die, loc.plane, page_bytes);
+                    self.controller.read_ahead.insert(zone, chunk, in_ns);
+                }
+            }
+            lba = (lba / per_chunk + 1) * per_chunk;
+        }
     }
 
     /// Brings `bytes` of `lba`'s chunk into the controller; returns when they are there.
@@ -638,6 +698,7 @@ impl Device {
         // What the host wrote is mapped; a finish's padding is not.
         let written_lbas = self.controller.zone_io[zone as usize].filled_lbas;
         phases.extend(self.reset_phases(zone, ready_ns, old_state, written_lbas));
+        self.controller.read_ahead.drop_zone(zone);
         self.discard_zone(zone);
         Ok(ready_ns)
     }

@@ -33,15 +33,33 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
         "sn640" => Some(sn640()),
         "tlc" => Some(znsplus(
             "tlc",
-            Timing { read_ns: 60 * US, program_ns: 700 * US, erase_ns: 3_500 * US, channel_bytes_per_s: 682_666_667 },
+            Timing {
+                read_ns: 60 * US,
+                program_ns: 700 * US,
+                erase_ns: 3_500 * US,
+                channel_bytes_per_s: 682_666_667,
+                suspend: Suspend::OFF,
+            },
         )),
         "mlc" => Some(znsplus(
             "mlc",
-            Timing { read_ns: 35 * US, program_ns: 390 * US, erase_ns: 3 * MS, channel_bytes_per_s: 682_666_667 },
+            Timing {
+                read_ns: 35 * US,
+                program_ns: 390 * US,
+                erase_ns: 3 * MS,
+                channel_bytes_per_s: 682_666_667,
+                suspend: Suspend::OFF,
+            },
         )),
         "znand" => Some(znsplus(
             "znand",
-            Timing { read_ns: 3 * US, program_ns: 100 * US, erase_ns: MS, channel_bytes_per_s: 4_818_823_530 },
+            Timing {
+                read_ns: 3 * US,
+                program_ns: 100 * US,
+                erase_ns: MS,
+                channel_bytes_per_s: 4_818_823_530,
+                suspend: Suspend::OFF,
+            },
         )),
         _ => None,
     }
@@ -81,6 +99,9 @@ fn zn540() -> DeviceConfig {
             program_ns: 2_500 * US,
             erase_ns: 3_500 * US,
             channel_bytes_per_s: 1_200_000_000,
+            // Reads suspend programs and erases (seed 003: reads under a
+            // finish's padding lose far less than a program's worth).
+            suspend: Suspend { suspend_ns: 25 * US, resume_ns: 25 * US, per_op_max: 8 },
         },
         link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
         controller: ControllerConfig {
@@ -97,6 +118,9 @@ fn zn540() -> DeviceConfig {
             report_ns: 10 * US,
             report_per_zone_ns: 100,
             error_ns: 1_000,
+            write_ftl_ns: 3_500,
+            read_ahead_bytes: 256 * KIB,
+            read_buffer_bytes: 8 * MIB,
         },
         write_buffer: WriteBufferConfig { zone_buffer_bytes: 6 * MIB },
         // Finish pads the rest of the zone one program unit (192 KiB) at a
@@ -114,7 +138,7 @@ fn zn540() -> DeviceConfig {
             reset_ns: 750 * US,
             offline_ns: 10 * US,
             host_priority: true,
-            slice_ns: 5 * US,
+            slice_ns: 9_800,
             finish: FinishConfig {
                 design: FinishDesign::Pad,
                 pad_bytes: 192 * KIB,
@@ -196,6 +220,9 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             report_ns: 10 * US,
             report_per_zone_ns: 100,
             error_ns: 1_000,
+            write_ftl_ns: 0,
+            read_ahead_bytes: 0,
+            read_buffer_bytes: 0,
         },
         write_buffer: WriteBufferConfig { zone_buffer_bytes: 512 * KIB },
         management: ManagementConfig {

@@ -185,8 +185,9 @@ fn dynamic_mapping_spreads_erases_over_block_groups() {
     assert!(distinct_blocks_erased("dynamic") >= 8);
 }
 
-/// p95-free version of Obs 13: a full-zone reset alone and with QD-1 4 KiB writes to another zone.
-fn reset_with_writes_ms(writes: bool) -> (f64, f64) {
+/// Obs 12-13 and CLUSTER'23 Fig 7: a full-zone reset alone and with QD-1 4 KiB writes to another zone;
+/// returns the reset's latency (ms) and the writes' latencies (µs), sorted.
+fn reset_with_writes(writes: bool) -> (f64, Vec<f64>) {
     let mut dev = device("zn540", &[("namespace.zones", "4")]);
     let zcap = dev.layout().zcap_lbas;
     let zl = dev.layout().zone_lbas;
@@ -194,15 +195,14 @@ fn reset_with_writes_ms(writes: bool) -> (f64, f64) {
     let Started::Pending(tag) = dev.start(t, &mgmt(ZoneAction::Reset, 0), None) else {
         panic!("a reset completes later");
     };
-    let (mut write_ns, mut n, mut offset) = (0, 0u64, 0u64);
+    let (mut write_us, mut offset) = (Vec::new(), 0u64);
     let reset = loop {
         if let Some((_, c)) = dev.take_completed().into_iter().find(|&(g, _)| g == tag) {
             break c;
         }
         if writes {
             let c = dev.submit(t, &Command::Write { slba: zl + offset, nlb: 1, payload: Payload::None }, None);
-            write_ns += c.complete_ns - c.submit_ns;
-            n += 1;
+            write_us.push((c.complete_ns - c.submit_ns) as f64 / US as f64);
             offset += 1;
             t = c.complete_ns;
         } else {
@@ -210,19 +210,62 @@ fn reset_with_writes_ms(writes: bool) -> (f64, f64) {
             dev.advance(t + 1);
         }
     };
-    let write_us = if n == 0 { 0.0 } else { write_ns as f64 / n as f64 / US as f64 };
+    write_us.sort_by(f64::total_cmp);
     (latency_ms(&reset), write_us)
 }
 
+/// The median latency (µs) of `count` QD-1 4 KiB writes with no reset.
+fn writes_alone_us(count: usize) -> f64 {
+    let mut dev = device("zn540", &[("namespace.zones", "4")]);
+    let mut t = 0;
+    let mut latencies_us: Vec<f64> = (0..count as u64)
+        .map(|lba| {
+            let c = dev.submit(t, &Command::Write { slba: lba, nlb: 1, payload: Payload::None }, None);
+            t = c.complete_ns;
+            (c.complete_ns - c.submit_ns) as f64 / US as f64
+        })
+        .collect();
+    latencies_us.sort_by(f64::total_cmp);
+    latencies_us[count / 2]
+}
+
 #[test]
-fn host_io_slows_resets_but_resets_do_not_slow_host_io() {
-    let (alone, _) = reset_with_writes_ms(false);
-    let (loaded, write_us) = reset_with_writes_ms(true);
+fn writes_and_a_reset_take_turns_on_the_write_paths_core() {
+    let (alone, _) = reset_with_writes(false);
+    let (loaded, write_us) = reset_with_writes(true);
     assert_close("reset alone", alone, 16.19, 0.03);
-    // Obs 13: 17.94 -> 32.00 ms p95 with concurrent writes.
-    assert!(loaded > alone * 1.4, "reset with writes {loaded:.2} ms vs alone {alone:.2} ms");
-    // Obs 12: writes keep their QD-1 latency (11.36 µs) within a slice of firmware work.
-    assert!(write_us < 11.36 + 5.5, "write latency during reset {write_us:.2} µs");
+    // Obs 13: the reset takes longer beside writes (17.94 -> 32.00 ms p95).
+    assert!(loaded > alone * 1.15, "reset with writes {loaded:.2} ms vs alone {alone:.2} ms");
+    // Each write waits for one management slice (CLUSTER'23 Fig 7: a mean
+    // of 23.22 µs during resets against 11.36 µs alone).
+    let slice_us = preset("zn540").unwrap().management.slice_ns as f64 / US as f64;
+    let median_us = write_us[write_us.len() / 2];
+    let median_alone_us = writes_alone_us(write_us.len());
+    assert_close("write latency during the reset", median_us, median_alone_us + slice_us, 0.1);
+}
+
+#[test]
+fn a_reset_takes_nothing_from_readers() {
+    let mut dev = device("zn540", &[("namespace.zones", "4")]);
+    let zcap = dev.layout().zcap_lbas;
+    let zl = dev.layout().zone_lbas;
+    let t = fill(&mut dev, 0, zcap, 0);
+    let t = fill(&mut dev, 1, zcap, t) + 1_000 * MS;
+    let read_us = |dev: &mut Device, mut t: Nanos| {
+        let mut total_ns = 0;
+        for i in 0..100u64 {
+            let c = dev.submit(t, &Command::Read { slba: zl + (i * 7919) % zcap, nlb: 1 }, None);
+            total_ns += c.complete_ns - c.submit_ns;
+            t = c.complete_ns;
+        }
+        total_ns as f64 / 100.0 / US as f64
+    };
+    let alone = read_us(&mut dev, t);
+    let Started::Pending(_) = dev.start(t + 100 * MS, &mgmt(ZoneAction::Reset, 0), None) else {
+        panic!("a reset completes later");
+    };
+    let during = read_us(&mut dev, t + 100 * MS + 10 * US);
+    assert_close("random read latency during a reset", during, alone, 0.05);
 }
 
 #[test]
@@ -274,6 +317,8 @@ fn read_after_async_reset_us(erase_preempt: &str) -> f64 {
             ("management.reset.erase_at", "async"),
             ("management.reset.erase_preempt", erase_preempt),
             ("namespace.zones", "4"),
+            // The read would suspend the erase: this is about where the erase is queued.
+            ("flash_timing.suspend.per_op_max", "0"),
         ],
     );
     let zcap = dev.layout().zcap_lbas;

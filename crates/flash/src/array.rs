@@ -36,6 +36,16 @@ pub struct FlashCounters {
     pub copybacks: u64,
 }
 
+/// The program or erase a die runs last, which a read may suspend.
+#[derive(Debug, Clone, Copy)]
+struct Suspendable {
+    /// When the die was idle before the operation was reserved.
+    idle_from_ns: Nanos,
+    start_ns: Nanos,
+    end_ns: Nanos,
+    suspends: u32,
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct BlockState {
     erase_count: u32,
@@ -86,6 +96,10 @@ pub struct FlashArray {
     copyback_chains: BTreeMap<(u32, u32, u32, u32), u32>,
     /// Busy time of all dies per 100 ms interval, in die-nanoseconds.
     die_busy_series: TimeSeries,
+    /// Per die: its latest program or erase, for suspend.
+    suspendable: Vec<Option<Suspendable>>,
+    /// Reads that suspended a program or erase.
+    suspensions: u64,
 }
 
 impl FlashArray {
@@ -101,6 +115,8 @@ impl FlashArray {
             page_transfer_ns,
             copyback_chains: BTreeMap::new(),
             die_busy_series: TimeSeries::new(UTILIZATION_INTERVAL_NS, UTILIZATION_INTERVALS_MAX),
+            suspendable: vec![None; geometry.dies_total() as usize],
+            suspensions: 0,
             geometry,
             timing,
         }
@@ -143,15 +159,64 @@ impl FlashArray {
     pub fn read(&mut self, ready_ns: Nanos, die: u32, plane: u32, bytes: u32) -> Nanos {
         assert!(bytes <= self.geometry.page_bytes);
         let plane_index = self.plane_index(die, plane);
-        let sensed_ns = self.planes[plane_index].reserve(ready_ns, self.timing.read_ns);
-        let share = 1.0 / f64::from(self.geometry.planes_per_die);
-        self.die_busy_series.add_span(sensed_ns - self.timing.read_ns, sensed_ns, share);
+        let sensed_ns = match self.suspend_for_read(ready_ns, die) {
+            Some(sensed_ns) => sensed_ns,
+            None => {
+                let sensed_ns = self.planes[plane_index].reserve(ready_ns, self.timing.read_ns);
+                let share = 1.0 / f64::from(self.geometry.planes_per_die);
+                self.die_busy_series.add_span(sensed_ns - self.timing.read_ns, sensed_ns, share);
+                sensed_ns
+            }
+        };
         let channel = self.geometry.channel_of_die(die) as usize;
         let xfer_ns = transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s);
         let done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
         self.counters.page_reads += 1;
         self.counters.channel_bytes += u64::from(bytes);
         done_ns
+    }
+
+    /// Serves a read on `die` ahead of its latest program or erase, if that
+    /// allows another read and nothing is queued behind it: a read that comes
+    /// while the operation's data is still crossing the channel goes first
+    /// (the flash scheduler prefers reads), one that comes while it runs
+    /// suspends it. Returns when the read is sensed. The operation ends later
+    /// by what the read took from it; what was reserved after it on the die
+    /// moves with it, while the end its caller was given stays (the model's
+    /// approximation: one read's worth of time).
+    fn suspend_for_read(&mut self, ready_ns: Nanos, die: u32) -> Option<Nanos> {
+        let suspend = self.timing.suspend;
+        let op = self.suspendable[die as usize]?;
+        let read_ns = self.timing.read_ns;
+        if suspend.per_op_max == 0 || op.suspends >= suspend.per_op_max || self.die_free_at_ns(die) != op.end_ns {
+            return None;
+        }
+        // (sensed, how much later the operation ends, how much later it starts)
+        let (sensed_ns, delay_ns, start_delay_ns) = if op.idle_from_ns <= ready_ns && ready_ns < op.start_ns {
+            let sensed_ns = ready_ns + read_ns;
+            let delay_ns = sensed_ns.saturating_sub(op.start_ns);
+            (sensed_ns, delay_ns, delay_ns)
+        } else if op.start_ns <= ready_ns && ready_ns < op.end_ns {
+            (ready_ns + suspend.suspend_ns + read_ns, suspend.suspend_ns + read_ns + suspend.resume_ns, 0)
+        } else {
+            return None;
+        };
+        let end_ns = op.end_ns + delay_ns;
+        let planes = self.die_planes(die);
+        for plane in &mut self.planes[planes] {
+            plane.occupy_until(op.end_ns, end_ns);
+        }
+        self.die_busy_series.add_span(op.end_ns, end_ns, 1.0);
+        let start_ns = op.start_ns + start_delay_ns;
+        self.suspendable[die as usize] = Some(Suspendable { start_ns, end_ns, suspends: op.suspends + 1, ..op });
+        self.suspensions += 1;
+        debug_assert!(sensed_ns <= end_ns);
+        Some(sensed_ns)
+    }
+
+    /// Reads that suspended a program or erase so far.
+    pub fn suspensions(&self) -> u64 {
+        self.suspensions
     }
 
     /// Programs `oneshot_pages` pages starting at `first_page` on every plane of
@@ -163,7 +228,9 @@ impl FlashArray {
         let page_bytes = self.geometry.page_bytes;
         let channel = self.geometry.channel_of_die(addr.die) as usize;
         let transfer_end_ns = self.channels[channel].reserve(ready_ns, self.page_transfer_ns * Nanos::from(pages));
+        let idle_from_ns = self.die_free_at_ns(addr.die);
         let done_ns = self.reserve_die(addr.die, transfer_end_ns, self.timing.program_ns);
+        self.note_suspendable(addr.die, idle_from_ns, done_ns, self.timing.program_ns);
         self.counters.programs += 1;
         self.counters.pages_programmed += u64::from(pages);
         self.counters.channel_bytes += u64::from(pages) * u64::from(page_bytes);
@@ -240,7 +307,16 @@ impl FlashArray {
             self.blocks[b].next_page = 0;
         }
         self.counters.erases += 1;
-        self.reserve_die(addr.die, ready_ns, self.timing.erase_ns)
+        let idle_from_ns = self.die_free_at_ns(addr.die);
+        let done_ns = self.reserve_die(addr.die, ready_ns, self.timing.erase_ns);
+        self.note_suspendable(addr.die, idle_from_ns, done_ns, self.timing.erase_ns);
+        done_ns
+    }
+
+    fn note_suspendable(&mut self, die: u32, idle_from_ns: Nanos, end_ns: Nanos, duration_ns: Nanos) {
+        let start_ns = end_ns - duration_ns;
+        debug_assert!(idle_from_ns <= start_ns);
+        self.suspendable[die as usize] = Some(Suspendable { idle_from_ns, start_ns, end_ns, suspends: 0 });
     }
 
     /// A multi-plane operation starts when every plane of the die is free.
@@ -322,6 +398,7 @@ impl FlashArray {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Suspend;
 
     fn array() -> FlashArray {
         let g = Geometry {
@@ -334,9 +411,67 @@ mod tests {
             page_bytes: 16384,
             oneshot_pages: 3,
         };
-        let t =
-            Timing { read_ns: 50_000, program_ns: 1_000_000, erase_ns: 3_000_000, channel_bytes_per_s: 1_638_400_000 };
+        let t = Timing {
+            read_ns: 50_000,
+            program_ns: 1_000_000,
+            erase_ns: 3_000_000,
+            channel_bytes_per_s: 1_638_400_000,
+            suspend: Suspend::OFF,
+        };
         FlashArray::new(g, t)
+    }
+
+    fn suspending_array(per_op_max: u32) -> FlashArray {
+        let mut f = array();
+        f.timing.suspend = Suspend { suspend_ns: 20_000, resume_ns: 10_000, per_op_max };
+        f
+    }
+
+    #[test]
+    fn a_read_suspends_a_program_instead_of_waiting_it_out() {
+        let mut f = suspending_array(2);
+        let program = f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        assert_eq!(program.done_ns, 1_060_000);
+        // Sensed 20 µs (suspend) + 50 µs (tR) after arriving, then 10 µs on the channel.
+        assert_eq!(f.read(500_000, 0, 0, 16384), 580_000);
+        assert_eq!(f.suspensions(), 1);
+        // The program finishes later by suspend, read and resume: 80 µs.
+        assert_eq!(f.die_free_at_ns(0), 1_140_000);
+    }
+
+    #[test]
+    fn a_read_goes_before_a_program_whose_data_is_still_crossing() {
+        let mut f = suspending_array(2);
+        // The program's 60 µs transfer runs until 60 µs; the read comes at 30 µs.
+        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        assert_eq!(f.read(30_000, 0, 0, 16384), 30_000 + 50_000 + 10_000);
+        // The program starts when the read is sensed: 20 µs later than planned.
+        assert_eq!(f.die_free_at_ns(0), 1_080_000);
+        assert_eq!(f.suspensions(), 1);
+    }
+
+    #[test]
+    fn an_operation_allows_a_limited_number_of_suspensions() {
+        let mut f = suspending_array(2);
+        f.erase(0, BlockAddr { die: 0, block: 2 });
+        let mut t = 100_000;
+        for _ in 0..2 {
+            t = f.read(t, 0, 1, 16384);
+        }
+        assert_eq!(f.suspensions(), 2);
+        let erase_end_ns = f.die_free_at_ns(0);
+        assert_eq!(erase_end_ns, 3_000_000 + 2 * 80_000);
+        // The third read waits for the erase to finish.
+        let sensed_ns = f.read(t, 0, 1, 16384) - 10_000;
+        assert_eq!(sensed_ns, erase_end_ns + 50_000);
+    }
+
+    #[test]
+    fn without_suspend_a_read_waits_for_the_program() {
+        let mut f = array();
+        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        assert_eq!(f.read(500_000, 0, 0, 16384), 1_060_000 + 50_000 + 10_000);
+        assert_eq!(f.suspensions(), 0);
     }
 
     #[test]
@@ -390,8 +525,13 @@ mod tests {
             page_bytes: 16384,
             oneshot_pages: 1,
         };
-        let t =
-            Timing { read_ns: read_us * 1000, program_ns: program_us * 1000, erase_ns: 1_000_000, channel_bytes_per_s };
+        let t = Timing {
+            read_ns: read_us * 1000,
+            program_ns: program_us * 1000,
+            erase_ns: 1_000_000,
+            channel_bytes_per_s,
+            suspend: Suspend::OFF,
+        };
         FlashArray::new(g, t)
     }
 

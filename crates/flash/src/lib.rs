@@ -4,6 +4,7 @@
 //! array operations (read, program, erase, copyback) on their planes. Each is a
 //! [`Timeline`](zonelab_sim::Timeline), so parallelism and contention between
 //! operations come out of reservations, not out of per-workload formulas.
+//! A read may suspend a program or erase on its die ([`Suspend`]).
 //! The array also keeps erase and program counts per block and checks that
 //! pages of a block are programmed in order after an erase.
 
@@ -13,4 +14,4 @@ pub mod timing;
 
 pub use array::{BlockAddr, FlashArray, FlashCounters, FlashError, ProgramDone, UTILIZATION_INTERVAL_NS};
 pub use geometry::{Geometry, GeometryError};
-pub use timing::Timing;
+pub use timing::{Suspend, Timing};

@@ -14,6 +14,29 @@ pub struct Timing {
     pub erase_ns: Nanos,
     /// Channel (bus) bandwidth between controller and dies.
     pub channel_bytes_per_s: u64,
+    /// Program and erase suspend for reads; off unless set.
+    #[serde(default)]
+    pub suspend: Suspend,
+}
+
+/// Program and erase suspend: a read that finds its die programming or
+/// erasing, with nothing queued behind that operation, suspends it, is
+/// sensed, and the operation resumes, finishing later by the suspend, the
+/// read and the resume. An operation is suspended at most `per_op_max` times,
+/// so a stream of reads cannot starve it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suspend {
+    /// From the suspend command until the die can sense (tPSL/tESL).
+    pub suspend_ns: Nanos,
+    /// Extra time the operation takes for resuming after the read.
+    pub resume_ns: Nanos,
+    /// Suspensions one program or erase allows; 0 turns suspend off.
+    pub per_op_max: u32,
+}
+
+impl Suspend {
+    pub const OFF: Suspend = Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0 };
 }
 
 impl Timing {

@@ -2,11 +2,15 @@
 //! zone's write buffer with its progress towards flash ([`ZoneIo`]).
 //!
 //! Every command reserves a firmware core; host data crosses the link into a
-//! zone's buffer, which is released as its program units finish.
+//! zone's buffer, which is released as its program units finish. Writes also
+//! take the write path's FTL core, which zone management's firmware work
+//! shares (readers never wait for it).
 
 pub mod buffer;
+pub mod read_ahead;
 
 use buffer::ZoneBuffer;
+use read_ahead::ReadAhead;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
 
@@ -14,20 +18,25 @@ use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
 #[derive(Debug, Clone)]
 pub(crate) struct Controller {
     pub(crate) firmware: ServerPool,
+    /// The write path's FTL core: mapping updates of writes and management firmware work.
+    pub(crate) ftl: ServerPool,
     pub(crate) link_to_device: Timeline,
     pub(crate) link_to_host: Timeline,
     pub(crate) link_bytes_per_s: u64,
     pub(crate) zone_io: Vec<ZoneIo>,
+    pub(crate) read_ahead: ReadAhead,
 }
 
 impl Controller {
-    pub(crate) fn new(firmware_cores: u32, link_bytes_per_s: u64, zones: u32) -> Self {
+    pub(crate) fn new(firmware_cores: u32, link_bytes_per_s: u64, zones: u32, read_ahead: ReadAhead) -> Self {
         Self {
             firmware: ServerPool::new(firmware_cores as usize),
+            ftl: ServerPool::new(1),
             link_to_device: Timeline::new(),
             link_to_host: Timeline::new(),
             link_bytes_per_s,
             zone_io: vec![ZoneIo::default(); zones as usize],
+            read_ahead,
         }
     }
 

@@ -2,9 +2,15 @@
 //!
 //! Finish and reset change the zone's state when they are accepted, then
 //! queue their work as a [`Task`]: steps of firmware time (mapping updates,
-//! in slices of `management.slice_ns`), padding program requests and erases,
-//! reserved on the same firmware core and dies as host I/O. One task runs at
-//! a time (the firmware's management thread), in submission order.
+//! in slices of `management.slice_ns`), padding program requests and erases.
+//! Firmware work runs on the write path's FTL core, which also updates the
+//! mapping for each write (`controller.write_ftl_ns`): while a task has
+//! firmware work left the core takes turns, one management slice
+//! (`management.slice_ns`) before each write ([`Device::ftl_turn`]), so
+//! management takes throughput from writers and appenders but not from
+//! readers (seed 003). Padding and erases
+//! are reserved on the same dies as host I/O. One task runs at a time (the
+//! firmware's management thread), in submission order.
 //!
 //! A step is only reserved once simulated time has reached its start
 //! ([`Device::advance`] runs before every host command). With
@@ -153,7 +159,10 @@ impl Device {
         }
         let start_ns = match task.phases.front() {
             None => task.next_ns,
-            Some(Phase::Firmware { .. }) => task.next_ns.max(self.controller.firmware.free_at_ns()),
+            Some(Phase::Firmware { left_ns: 0 }) => task.next_ns,
+            // Busy writers keep the core booked ahead: then the task moves
+            // on in their turns ([`Device::ftl_turn`]).
+            Some(Phase::Firmware { .. }) => task.next_ns.max(self.controller.ftl.free_at_ns()),
             Some(&Phase::Pad { zone, units_end, per_request, .. }) => {
                 // A request goes once the dies it programs are idle, so a host
                 // command that arrived meanwhile is already queued there: it
@@ -213,7 +222,7 @@ impl Device {
                 let slice = (*left_ns).min(slice_ns);
                 *left_ns -= slice;
                 let done = *left_ns == 0;
-                let end = self.controller.firmware.reserve(start_ns, slice);
+                let end = self.controller.ftl.reserve(start_ns, slice);
                 (end, end, done)
             }
             &mut Phase::Pad { zone, units_end, per_request, pause_ns } => {
@@ -287,6 +296,51 @@ impl Device {
     pub(crate) fn cancel_padding(&mut self, zone: u32) {
         for task in &mut self.scheduler.background.queue {
             task.phases.retain(|p| !matches!(*p, Phase::Pad { zone: z, .. } if z == zone));
+        }
+    }
+
+    /// Runs a write's `work_ns` of FTL work from `ready_ns` on; returns
+    /// when it is done. While the head task has firmware work left, the core
+    /// takes its two queues in turn: the write first waits for one
+    /// management slice.
+    pub(crate) fn ftl_turn(&mut self, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
+        if work_ns == 0 {
+            return ready_ns;
+        }
+        let slice_max_ns = self.config.management.slice_ns;
+        let turn_ns = match self.scheduler.background.queue.front_mut() {
+            Some(task) if task.submit_ns <= ready_ns => match task.phases.front_mut() {
+                Some(Phase::Firmware { left_ns }) => {
+                    let slice = (*left_ns).min(slice_max_ns);
+                    *left_ns -= slice;
+                    slice
+                }
+                _ => 0,
+            },
+            _ => 0,
+        };
+        let end_ns = self.controller.ftl.reserve(ready_ns, turn_ns + work_ns);
+        if turn_ns > 0 {
+            self.after_turn(end_ns - work_ns);
+        }
+        debug_assert!(end_ns >= ready_ns + work_ns);
+        end_ns
+    }
+
+    /// The head task's slice that ran in a write's turn ended at `slice_end_ns`.
+    fn after_turn(&mut self, slice_end_ns: Nanos) {
+        let task = self.scheduler.background.queue.front_mut().expect("the task that took the turn");
+        task.end_ns = task.end_ns.max(slice_end_ns);
+        task.next_ns = task.next_ns.max(slice_end_ns);
+        // A phase whose last slice went in a write's turn is done here: left
+        // at the head it would wait for an idle core, which writers at queue
+        // depth keep booked ahead.
+        if matches!(task.phases.front(), Some(Phase::Firmware { left_ns: 0 })) {
+            task.phases.pop_front();
+            task.next_ns = task.next_ns.max(task.end_ns);
+            if task.phases.is_empty() {
+                self.complete_head();
+            }
         }
     }
 

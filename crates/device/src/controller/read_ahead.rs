@@ -1,0 +1,127 @@
+//! The controller's read buffer and read-ahead.
+//!
+//! A drive serves sequential 4 KiB reads several times faster than random
+//! ones (ZNS-Study: about 10 µs against 85 µs at queue depth 1) because its
+//! controller notices a sequential stream and reads whole pages ahead of it
+//! into controller memory. Here a read that starts where a recent read ended
+//! continues a stream; the device then reads the pages (chunks) of the next
+//! `controller.read_ahead_bytes` that are in flash into this buffer, in the
+//! background on their dies and channels. A later read of a buffered chunk
+//! waits only for that page read, not for a flash read of its own. The
+//! buffer holds `controller.read_buffer_bytes`, oldest chunks leaving first;
+//! a reset drops the zone's chunks (their blocks are rewritten).
+
+use std::collections::{HashMap, VecDeque};
+use zonelab_sim::Nanos;
+
+/// Recent stream ends remembered for detecting sequential reads: one per
+/// concurrent sequential reader the controller can follow.
+const STREAMS_MAX: usize = 32;
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ReadAhead {
+    /// Chunks to read ahead of a sequential stream; 0 turns read-ahead off.
+    window_chunks: u64,
+    capacity_chunks: usize,
+    /// Where recent reads ended (LBA), newest last.
+    stream_ends: VecDeque<u64>,
+    /// Buffered chunks, keyed by (zone, chunk of the zone): when their data is in.
+    chunks: HashMap<(u32, u64), Nanos>,
+    /// Buffered chunks, oldest first: the eviction order.
+    order: VecDeque<(u32, u64)>,
+}
+
+impl ReadAhead {
+    pub(crate) fn new(window_chunks: u64, capacity_chunks: u64) -> Self {
+        assert!(window_chunks <= capacity_chunks, "the window must fit the buffer");
+        let capacity_chunks = usize::try_from(capacity_chunks).expect("the buffer's chunks fit memory");
+        Self { window_chunks, capacity_chunks, ..Self::default() }
+    }
+
+    pub(crate) fn window_chunks(&self) -> u64 {
+        self.window_chunks
+    }
+
+    /// Notes a read of LBAs `slba..end`; true when it continues a stream.
+    pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> bool {
+        if self.window_chunks == 0 {
+            return false;
+        }
+        let continues = match self.stream_ends.iter().position(|&e| e == slba) {
+            Some(i) => {
+                self.stream_ends.remove(i);
+                true
+            }
+            None => false,
+        };
+        if self.stream_ends.len() == STREAMS_MAX {
+            self.stream_ends.pop_front();
+        }
+        self.stream_ends.push_back(end);
+        debug_assert!(self.stream_ends.len() <= STREAMS_MAX);
+        continues
+    }
+
+    /// When `chunk` of `zone` is in the buffer, if it is buffered.
+    pub(crate) fn lookup(&self, zone: u32, chunk: u64) -> Option<Nanos> {
+        self.chunks.get(&(zone, chunk)).copied()
+    }
+
+    /// Buffers `chunk` of `zone`, in from `ready_ns`; evicts the oldest chunk when full.
+    pub(crate) fn insert(&mut self, zone: u32, chunk: u64, ready_ns: Nanos) {
+        if self.chunks.insert((zone, chunk), ready_ns).is_some() {
+            return;
+        }
+        self.order.push_back((zone, chunk));
+        while self.order.len() > self.capacity_chunks {
+            let old = self.order.pop_front().expect("a full buffer has chunks");
+            self.chunks.remove(&old);
+        }
+        debug_assert_eq!(self.chunks.len(), self.order.len());
+    }
+
+    /// Drops every chunk of `zone` (it was reset).
+    pub(crate) fn drop_zone(&mut self, zone: u32) {
+        if self.chunks.is_empty() {
+            return;
+        }
+        self.order.retain(|&(z, _)| z != zone);
+        self.chunks.retain(|&(z, _), _| z != zone);
+        debug_assert_eq!(self.chunks.len(), self.order.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_continuing_a_stream_is_sequential() {
+        let mut ra = ReadAhead::new(4, 8);
+        assert!(!ra.note_read(0, 1), "the first read starts no known stream");
+        assert!(ra.note_read(1, 2));
+        assert!(!ra.note_read(100, 101), "a jump is not sequential");
+        assert!(ra.note_read(2, 3), "the first stream is still followed");
+        assert!(ra.note_read(101, 102));
+    }
+
+    #[test]
+    fn read_ahead_off_finds_no_stream() {
+        let mut ra = ReadAhead::new(0, 0);
+        ra.note_read(0, 1);
+        assert!(!ra.note_read(1, 2));
+    }
+
+    #[test]
+    fn the_oldest_chunk_leaves_a_full_buffer_and_a_reset_drops_the_zone() {
+        let mut ra = ReadAhead::new(2, 2);
+        ra.insert(0, 0, 10);
+        ra.insert(0, 1, 20);
+        ra.insert(1, 0, 30);
+        assert_eq!(ra.lookup(0, 0), None, "evicted");
+        assert_eq!(ra.lookup(0, 1), Some(20));
+        ra.drop_zone(1);
+        assert_eq!(ra.lookup(1, 0), None);
+        assert_eq!(ra.lookup(0, 1), Some(20));
+    }
+}

@@ -1,0 +1,90 @@
+//! The controller's read path: read-ahead serves sequential reads from the
+//! read buffer (ZNS-Study: sequential 4 KiB reads at QD 1 several times
+//! faster than random ones), and turning it off makes them equal.
+
+use zonelab_device::options::set_parameter;
+use zonelab_device::*;
+use zonelab_sim::{Nanos, MS};
+
+fn device(sets: &[(&str, &str)]) -> Device {
+    let mut config = preset("zn540").unwrap();
+    for (path, value) in sets {
+        config = set_parameter(&config, path, value).unwrap();
+    }
+    Device::new(config).unwrap()
+}
+
+/// Fills zone 0 with 128 KiB writes and lets the buffers drain to flash.
+fn fill_zone(dev: &mut Device) -> Nanos {
+    let zcap = dev.layout().zcap_lbas;
+    let (mut t, mut lba) = (0, 0);
+    while lba < zcap {
+        let nlb = (zcap - lba).min(32) as u32;
+        let c = dev.submit(t, &Command::Write { slba: lba, nlb, payload: Payload::None }, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        (t, lba) = (c.complete_ns, lba + u64::from(nlb));
+    }
+    t + 1_000 * MS
+}
+
+/// Mean latency (µs) of `count` QD-1 4 KiB reads at the LBAs `lba_of(i)`.
+fn mean_read_us(dev: &mut Device, mut t: Nanos, count: u64, lba_of: impl Fn(u64) -> u64) -> f64 {
+    let mut total_ns = 0;
+    for i in 0..count {
+        let c = dev.submit(t, &Command::Read { slba: lba_of(i), nlb: 1 }, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        total_ns += c.complete_ns - c.submit_ns;
+        t = c.complete_ns;
+    }
+    total_ns as f64 / count as f64 / 1e3
+}
+
+fn sequential_and_random_us(sets: &[(&str, &str)]) -> (f64, f64) {
+    let mut dev = device(sets);
+    let t = fill_zone(&mut dev);
+    let zcap = dev.layout().zcap_lbas;
+    let sequential = mean_read_us(&mut dev, t, 2048, |i| 4096 + i);
+    // A multiplicative walk over the zone: no read continues the one before.
+    let random = mean_read_us(&mut dev, t + 1_000 * MS, 2048, |i| (i * 7919 + 100_003) % zcap);
+    (sequential, random)
+}
+
+#[test]
+fn read_ahead_makes_sequential_reads_several_times_faster_than_random_ones() {
+    let (sequential, random) = sequential_and_random_us(&[]);
+    assert!(sequential * 3.0 < random, "sequential {sequential:.1} µs vs random {random:.1} µs");
+}
+
+#[test]
+fn without_read_ahead_sequential_reads_cost_a_flash_read_each_page() {
+    let (sequential, random) = sequential_and_random_us(&[("controller.read_ahead_bytes", "0")]);
+    // Without read-ahead each sequential read waits for a flash read of its own.
+    assert!(sequential * 2.0 > random, "sequential {sequential:.1} µs vs random {random:.1} µs");
+}
+
+/// Mean latency (µs) of QD-1 4 KiB random reads of zone 0 while zone 1,
+/// holding one page, is finished (padded) in the background; and the
+/// suspensions the reads made.
+fn reads_under_finish_us(sets: &[(&str, &str)]) -> (f64, u64) {
+    let mut dev = device(sets);
+    let t = fill_zone(&mut dev);
+    let zl = dev.layout().zone_lbas;
+    let zcap = dev.layout().zcap_lbas;
+    let c = dev.submit(t, &Command::Write { slba: zl, nlb: 1, payload: Payload::None }, None);
+    let finish = Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: zl, select_all: false };
+    let Started::Pending(_) = dev.start(c.complete_ns, &finish, None) else { panic!("a finish pads later") };
+    let start_ns = c.complete_ns + 10 * MS;
+    let mean_us = mean_read_us(&mut dev, start_ns, 2000, |i| (i * 7919 + 100_003) % zcap);
+    (mean_us, dev.flash().suspensions())
+}
+
+#[test]
+fn reads_under_a_finish_suspend_padding_programs_instead_of_waiting_them_out() {
+    let (_, alone) = sequential_and_random_us(&[]);
+    let (suspending, suspensions) = reads_under_finish_us(&[]);
+    let (waiting, none) = reads_under_finish_us(&[("flash_timing.suspend.per_op_max", "0")]);
+    assert_eq!(none, 0);
+    assert!(suspensions > 1000, "{suspensions} suspensions");
+    assert!(suspending < waiting / 3.0, "with suspend {suspending:.1} µs, without {waiting:.1} µs");
+    assert!(suspending < alone * 2.0, "with suspend {suspending:.1} µs, alone {alone:.1} µs");
+}
