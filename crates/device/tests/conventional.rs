@@ -20,6 +20,8 @@ fn small(zones: u32, data: bool) -> Device {
         ("namespace.zone_size_bytes", "1m"),
         ("namespace.zone_capacity_bytes", "1m"),
         ("write_buffer.zone_buffer_bytes", "1m"),
+        // Background GC from 3 of a die's 16 blocks free (sn640: 12 of 916).
+        ("conventional.gc_free_blocks_start", "3"),
         ("mode", if data { "data" } else { "metadata" }),
     ] {
         c = set_parameter(&c, path, value).unwrap();
