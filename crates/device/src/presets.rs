@@ -139,7 +139,8 @@ fn zn540() -> DeviceConfig {
 /// SN640 shares its hardware): the same flash, link and firmware costs,
 /// a block interface over 894 GiB (447 conventional 2 GiB zones) with the
 /// rest of the flash as over-provisioning (13%), a 32 MiB write buffer and
-/// greedy garbage collection per die.
+/// greedy garbage collection per die, in the background of host writes
+/// (docs/device-model.md).
 /// Background GC of the sn640 starts with 12 of a die's 916 blocks free
 /// (a tenth of its ~119 blocks of over-provisioning), early enough that
 /// the host rarely waits for a whole victim.
