@@ -65,6 +65,18 @@ fn conventional_configs_are_checked() {
     c.namespace.zones = 520;
     c.namespace.conventional_zones = 520;
     assert!(c.validate().unwrap_err().0.contains("does not fit"));
+    let gc = |start: u32, units: u32| {
+        let mut c = preset("sn640").unwrap();
+        let conventional = c.conventional.as_mut().unwrap();
+        conventional.gc_free_blocks_start = start;
+        conventional.gc_units_per_host_unit_max = units;
+        c.validate().map_err(|e| e.0)
+    };
+    assert!(gc(0, 0).is_ok() && gc(3, 1).is_ok() && gc(12, 64).is_ok());
+    assert!(gc(12, 0).unwrap_err().contains("set both"));
+    assert!(gc(0, 8).unwrap_err().contains("set both"));
+    assert!(gc(2, 8).unwrap_err().contains("must be above conventional.gc_free_blocks_min"));
+    assert!(gc(12, 65).unwrap_err().contains("at most 64"));
 }
 
 /// Random overwrites of the first `used` LBAs; returns the write amplification.
