@@ -45,10 +45,26 @@ pub struct DeviceConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConventionalConfig {
-    /// Collect when a die needs a block and has at most this many free.
+    /// Foreground collection: when a die needs a block for host data and
+    /// has at most this many free, the host write waits while garbage
+    /// collection frees blocks.
     pub gc_free_blocks_min: u32,
-    /// Collect until a die has this many free blocks.
+    /// Foreground collection frees blocks until a die has this many.
     pub gc_free_blocks_target: u32,
+    /// Background collection starts on a die once it has fewer free blocks
+    /// than this, and runs alongside host writes (see
+    /// `gc_units_per_host_unit_max`). 0 (the default, for older files):
+    /// only foreground collection. Otherwise above `gc_free_blocks_min`.
+    #[serde(default)]
+    pub gc_free_blocks_start: u32,
+    /// Background collection's pace: before each host program unit on a die
+    /// below `gc_free_blocks_start`, garbage collection moves (reads and
+    /// programs) up to this many program units of the victim's valid data,
+    /// as many as free a block as fast as host writes use one
+    /// (ceil(valid / invalid units of the victim)). 0 with
+    /// `gc_free_blocks_start = 0`; otherwise 1 to 64.
+    #[serde(default)]
+    pub gc_units_per_host_unit_max: u32,
 }
 
 /// How a TL_opened zone's skipped valid blocks reach its LogFBG (seed 002 §3.2.2).
@@ -646,6 +662,7 @@ impl DeviceConfig {
                 c.gc_free_blocks_min, c.gc_free_blocks_target
             ));
         }
+        Self::validate_background_gc(c)?;
         let g = &self.flash;
         let user_bytes = layout.zone_lbas * u64::from(ns.zones) * layout.lba_bytes;
         let reserve_bytes = u64::from(g.dies_total())
@@ -666,6 +683,25 @@ impl DeviceConfig {
         layout.fcgs = 1;
         layout.fbg_blocks = 1;
         layout.fbgs_per_fcg = g.blocks_per_plane.max(ns.zones);
+        Ok(())
+    }
+
+    fn validate_background_gc(c: &ConventionalConfig) -> Result<(), ConfigError> {
+        let (start, units) = (c.gc_free_blocks_start, c.gc_units_per_host_unit_max);
+        if (start == 0) != (units == 0) {
+            return err(format!(
+                "conventional.gc_free_blocks_start = {start} and conventional.gc_units_per_host_unit_max = {units}: set both (background garbage collection) or neither"
+            ));
+        }
+        if start != 0 && start <= c.gc_free_blocks_min {
+            return err(format!(
+                "conventional.gc_free_blocks_start = {start} must be above conventional.gc_free_blocks_min = {} (background collection starts before the host has to wait)",
+                c.gc_free_blocks_min
+            ));
+        }
+        if units > 64 {
+            return err(format!("conventional.gc_units_per_host_unit_max = {units} must be at most 64"));
+        }
         Ok(())
     }
 

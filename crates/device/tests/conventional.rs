@@ -9,6 +9,11 @@ use zonelab_sim::{Nanos, MS};
 
 /// 2 dies × 16 blocks of 768 KiB (192 LBAs): 24 MiB of flash under `zones` MiB of namespace.
 fn small(zones: u32, data: bool) -> Device {
+    small_with(zones, data, &[])
+}
+
+/// `small` with further `--set` overrides.
+fn small_with(zones: u32, data: bool, set: &[(&str, &str)]) -> Device {
     let mut c = preset("sn640").unwrap();
     for (path, value) in [
         ("flash.channels", "2"),
@@ -20,8 +25,13 @@ fn small(zones: u32, data: bool) -> Device {
         ("namespace.zone_size_bytes", "1m"),
         ("namespace.zone_capacity_bytes", "1m"),
         ("write_buffer.zone_buffer_bytes", "1m"),
+        // Background GC from 3 of a die's 16 blocks free (sn640: 12 of 916).
+        ("conventional.gc_free_blocks_start", "3"),
         ("mode", if data { "data" } else { "metadata" }),
     ] {
+        c = set_parameter(&c, path, value).unwrap();
+    }
+    for (path, value) in set {
         c = set_parameter(&c, path, value).unwrap();
     }
     c.namespace.zones = zones;
@@ -55,6 +65,18 @@ fn conventional_configs_are_checked() {
     c.namespace.zones = 520;
     c.namespace.conventional_zones = 520;
     assert!(c.validate().unwrap_err().0.contains("does not fit"));
+    let gc = |start: u32, units: u32| {
+        let mut c = preset("sn640").unwrap();
+        let conventional = c.conventional.as_mut().unwrap();
+        conventional.gc_free_blocks_start = start;
+        conventional.gc_units_per_host_unit_max = units;
+        c.validate().map_err(|e| e.0)
+    };
+    assert!(gc(0, 0).is_ok() && gc(3, 1).is_ok() && gc(12, 64).is_ok());
+    assert!(gc(12, 0).unwrap_err().contains("set both"));
+    assert!(gc(0, 8).unwrap_err().contains("set both"));
+    assert!(gc(2, 8).unwrap_err().contains("must be above conventional.gc_free_blocks_min"));
+    assert!(gc(12, 65).unwrap_err().contains("at most 64"));
 }
 
 /// Random overwrites of the first `used` LBAs; returns the write amplification.
@@ -110,6 +132,84 @@ fn gc_slows_reads_of_a_busy_drive() {
     }
     assert!(dev.ftl_counters().unwrap().victims > victims, "overwrites made GC run");
     assert!(busy > 4 * alone, "worst read with GC {busy} ns vs alone {alone} ns");
+}
+
+/// Writes the first `used_fraction` of `dev` in 32-LBA pieces; returns
+/// the pieces and when the last write completed.
+fn fill(dev: &mut Device, used_fraction: f64) -> (u64, Nanos) {
+    let pieces = (dev.nsze() as f64 * used_fraction) as u64 / 32;
+    let mut t = 0;
+    for piece in 0..pieces {
+        t = write(dev, t, piece * 32, 32, 0);
+    }
+    (pieces, t)
+}
+
+/// Overwrites `writes` of the `pieces` at random from `t`, one every 10 ms
+/// (12.5 MiB/s: the two dies program 38 MiB/s, so they keep up with write
+/// amplification up to 3), a 4 KiB read at random alongside each. Returns the reads' latencies and the end time.
+fn overwrite(dev: &mut Device, pieces: u64, writes: u64, mut t: Nanos, seed: u64) -> (Vec<Nanos>, Nanos) {
+    let mut rng = zonelab_sim::SimRng::new(seed);
+    let mut reads = Vec::new();
+    for _ in 0..writes {
+        write(dev, t, rng.below(pieces) * 32, 32, 1);
+        let c = dev.submit(t, &Command::Read { slba: rng.below(pieces * 32), nlb: 1 }, None);
+        assert!(c.status.is_success());
+        reads.push(c.complete_ns - c.submit_ns);
+        t += 10 * MS;
+    }
+    dev.check_ftl();
+    (reads, t)
+}
+
+fn percentile(mut v: Vec<Nanos>, p: f64) -> Nanos {
+    v.sort_unstable();
+    v[((v.len() - 1) as f64 * p) as usize]
+}
+
+/// The defining property of background collection: once a die runs short
+/// of free blocks, garbage collection moves a few units before each host
+/// unit instead of whole victims at once, so at steady state no host unit
+/// waits for a victim (no foreground collection) and none is preceded by
+/// more than the configured maximum of GC units. With background collection
+/// off, the same writes make host units wait for whole victims.
+#[test]
+fn background_gc_spreads_relocation_over_host_writes() {
+    let mut dev = small(16, false);
+    let (pieces, t) = fill(&mut dev, 0.6);
+    let (_, t) = overwrite(&mut dev, pieces, 3000, t, 11);
+    let warm = dev.ftl_counters().unwrap();
+    overwrite(&mut dev, pieces, 3000, t, 12);
+    let steady = dev.ftl_counters().unwrap();
+    assert!(steady.victims > warm.victims + 20, "GC ran at steady state: {warm:?} -> {steady:?}");
+    assert_eq!(steady.gc_foreground_units, warm.gc_foreground_units, "no host unit waited for a victim");
+    assert!(steady.gc_units_before_host_unit_max <= 8, "{steady:?}");
+
+    let off_settings = [("conventional.gc_free_blocks_start", "0"), ("conventional.gc_units_per_host_unit_max", "0")];
+    let mut off = small_with(16, false, &off_settings);
+    let (pieces, t) = fill(&mut off, 0.6);
+    overwrite(&mut off, pieces, 6000, t, 11);
+    let off = off.ftl_counters().unwrap();
+    assert!(off.gc_foreground_units == off.gc_units && off.gc_units > 0, "{off:?}");
+    assert!(off.gc_units_before_host_unit_max > 8, "a whole victim at once: {off:?}");
+}
+
+/// Reads under heavy overwrites see garbage collection in their tail: the
+/// same writes at the same pace cost reads more on a fuller drive, whose
+/// victims hold more valid data to move.
+#[test]
+fn reads_under_writes_see_gc_in_their_tail() {
+    let tail = |used_fraction: f64| {
+        let mut dev = small(16, false);
+        let (pieces, t) = fill(&mut dev, used_fraction);
+        let (reads, _) = overwrite(&mut dev, pieces, 4000, t, 5);
+        (percentile(reads[2000..].to_vec(), 0.99), dev.ftl_counters().unwrap())
+    };
+    let (light, light_gc) = tail(0.2);
+    let (full, full_gc) = tail(0.9);
+    eprintln!("read p99 {light} ns at 20% used ({light_gc:?}), {full} ns at 90% ({full_gc:?})");
+    assert!(full_gc.write_amplification > 1.5, "the full drive collects garbage: {full_gc:?}");
+    assert!(full > 2 * light, "read p99 {full} ns on a full drive vs {light} ns on a light one");
 }
 
 proptest! {

@@ -1,9 +1,12 @@
 //! A conventional (block-interface) SSD on the same flash as a ZNS one:
 //! page-level mapping ([`ftl`]), over-provisioning (the flash the namespace
-//! does not use), and greedy garbage collection when a die runs short of
-//! free blocks. GC reads a victim's valid data and programs it on the same
-//! die, then erases the victim; all of it is reserved on the die and channel
-//! timelines, so host reads and writes queue behind it (seed 000 Obs 11).
+//! does not use), and greedy garbage collection per die. GC reads a
+//! victim's valid data and programs it on the same die, then erases the
+//! victim; all of it is reserved on the die and channel timelines, so host
+//! reads and writes queue behind it (seed 000 Obs 11). Once a die runs
+//! below `gc_free_blocks_start` free blocks, GC runs in the background of
+//! host writes, a few units before each host unit on the die; only when a
+//! die is at `gc_free_blocks_min` does a host unit wait for whole victims.
 //!
 //! A device is conventional when its config has a `[conventional]` section;
 //! its namespace is then all conventional zones (the `sn640` preset).
@@ -11,7 +14,7 @@
 pub use crate::translation::ftl;
 
 use crate::device::{Device, Source};
-use crate::translation::conventional::Conventional;
+use crate::translation::conventional::{Conventional, Victim};
 use crate::translation::mapping::ChunkLocation;
 use ftl::UnitSlot;
 use zonelab_flash::BlockAddr;
@@ -26,6 +29,11 @@ pub struct FtlCounters {
     pub victims: u64,
     /// (host + GC) programs per host program.
     pub write_amplification: f64,
+    /// GC units moved while a host unit waited for a free block
+    /// (foreground collection); the rest ran alongside host writes.
+    pub gc_foreground_units: u64,
+    /// The most GC units moved before one host unit.
+    pub gc_units_before_host_unit_max: u64,
 }
 
 impl Device {
@@ -41,6 +49,8 @@ impl Device {
             gc_lbas: c.ftl.gc_lbas,
             victims: c.ftl.victims,
             write_amplification: c.ftl.write_amplification(),
+            gc_foreground_units: c.gc_foreground_units,
+            gc_units_before_host_unit_max: c.gc_units_before_host_unit_max,
         })
     }
 
@@ -93,10 +103,14 @@ impl Device {
         let dies = self.conventional_mut().ftl.dies();
         let die = self.conventional_mut().cursor;
         self.conventional_mut().cursor = (die + 1) % dies;
+        let gc_units_before = self.conventional_mut().ftl.gc_units;
+        self.collect_in_background(die, at_ns);
         if self.conventional_mut().ftl.needs_block(die, false) {
-            self.collect_garbage(die, at_ns);
+            self.collect_in_foreground(die, at_ns);
         }
         let c = self.conventional_mut();
+        let moved = c.ftl.gc_units - gc_units_before;
+        c.gc_units_before_host_unit_max = c.gc_units_before_host_unit_max.max(moved);
         let lbas = std::mem::take(&mut c.pending);
         c.pending_pos.clear();
         let slot = c.ftl.place(die, false, &lbas);
@@ -125,31 +139,107 @@ impl Device {
         done
     }
 
-    /// Frees blocks on `die` until it has the target number, victim by
-    /// victim (greedy): read the valid data, program it in the die's GC
-    /// block, erase the victim.
-    fn collect_garbage(&mut self, die: u32, at_ns: Nanos) {
+    /// Background collection, interleaved with host writes as an FTL does
+    /// it: while `die` has fewer free blocks than the start threshold, each
+    /// host unit on it is preceded by a few units of the victim's valid
+    /// data (the victim's pace, at most the configured maximum), so no host
+    /// unit waits for a whole victim, and the die's reads queue behind
+    /// these copies.
+    fn collect_in_background(&mut self, die: u32, at_ns: Nanos) {
+        let (start, units_max) = {
+            let c = self.conventional_mut();
+            (c.gc_start, c.gc_units_max)
+        };
+        let mut moved = 0;
+        // A step moves at most one unit or frees an emptied victim.
+        for _ in 0..2 * units_max + 2 {
+            if self.conventional_mut().ftl.free_blocks(die) >= start {
+                return;
+            }
+            let Some(victim) = self.victim_of(die) else { return };
+            if moved >= victim.units_per_host_unit {
+                return;
+            }
+            moved += self.collect_unit(die, at_ns);
+        }
+    }
+
+    /// Foreground collection: the die has no block for the host unit and
+    /// is at the floor, so the host unit waits while victims are freed
+    /// (greedy) until the die has the target number of free blocks.
+    fn collect_in_foreground(&mut self, die: u32, at_ns: Nanos) {
         let (min, target) = (self.conventional_mut().gc_min, self.conventional_mut().gc_target);
         if self.conventional_mut().ftl.free_blocks(die) > min {
             return;
         }
-        let blocks = self.scheduler.flash.geometry().blocks_per_plane;
-        for _ in 0..blocks {
-            if self.conventional_mut().ftl.free_blocks(die) >= target {
-                return;
+        let gc_units_before = self.conventional_mut().ftl.gc_units;
+        let g = self.scheduler.flash.geometry();
+        let steps_max = u64::from(g.blocks_per_plane) * u64::from(g.pages_per_block + 1);
+        for _ in 0..steps_max {
+            if self.conventional_mut().ftl.free_blocks(die) >= target || self.victim_of(die).is_none() {
+                break;
             }
-            let Some(victim) = self.conventional_mut().ftl.victim(die) else { return };
-            self.relocate(die, victim, at_ns);
+            self.collect_unit(die, at_ns);
         }
+        let c = self.conventional_mut();
+        c.gc_foreground_units += c.ftl.gc_units - gc_units_before;
     }
 
-    fn relocate(&mut self, die: u32, victim: u32, at_ns: Nanos) {
+    /// The victim `die` is collecting, choosing one (greedy: fewest valid
+    /// LBAs) if none is under way; `None` if no full block holds garbage.
+    fn victim_of(&mut self, die: u32) -> Option<Victim> {
+        let c = self.conventional_mut();
+        if c.victims[die as usize].is_none() {
+            let block = c.ftl.victim(die)?;
+            let units = c.ftl.units_per_block();
+            let valid_units = c.ftl.valid_count(die, block).div_ceil(c.ftl.lbas_per_unit());
+            let invalid_units = units.saturating_sub(valid_units).max(1);
+            let pace = valid_units.div_ceil(invalid_units).clamp(1, c.gc_units_max.max(1));
+            c.victims[die as usize] = Some(Victim { block, offset: 0, units_per_host_unit: pace });
+        }
+        c.victims[die as usize]
+    }
+
+    /// Moves the next unit of valid data of `die`'s victim to the die's GC
+    /// block (read the pages, program them), and erases and frees the
+    /// victim once no valid data is left in it. Returns the units moved.
+    fn collect_unit(&mut self, die: u32, at_ns: Nanos) -> u32 {
+        let victim = self.conventional_mut().victims[die as usize].expect("a victim under way");
+        let c = self.conventional_mut();
+        let per_unit = c.ftl.lbas_per_unit() as usize;
+        let lbas_per_block = c.ftl.lbas_per_block();
+        let (valid, next) = c.ftl.valid_lbas_from(die, victim.block, victim.offset, per_unit);
+        assert!(next > victim.offset || victim.offset == lbas_per_block);
+        let mut read_done = at_ns;
+        if !valid.is_empty() {
+            read_done = self.read_victim_pages(die, &valid, at_ns);
+            let lbas: Vec<u64> = valid.iter().map(|&(_, l)| l).collect();
+            for &l in &lbas {
+                self.conventional_mut().ftl.invalidate(l);
+            }
+            let slot = self.conventional_mut().ftl.place(die, true, &lbas);
+            self.program_slot(slot, read_done);
+        }
+        let blocks = self.scheduler.flash.geometry().blocks_per_plane;
+        let c = self.conventional_mut();
+        c.victims[die as usize] = Some(Victim { offset: next, ..victim });
+        if next >= lbas_per_block {
+            c.victims[die as usize] = None;
+            c.ftl.release(die, victim.block);
+            c.unit_done[(die * blocks + victim.block) as usize] = None;
+            self.scheduler.flash.erase(read_done, BlockAddr { die, block: victim.block });
+        }
+        u32::from(!valid.is_empty())
+    }
+
+    /// Reads the flash pages holding `valid` (offsets in a block of `die`),
+    /// each page once; returns when the last read is done.
+    fn read_victim_pages(&mut self, die: u32, valid: &[(u32, u64)], at_ns: Nanos) -> Nanos {
         let g = self.scheduler.flash.geometry().clone();
         let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
-        let valid = self.conventional_mut().ftl.valid_lbas(die, victim);
         let mut read_done = at_ns;
         let mut last_page = u64::MAX;
-        for &(offset, _) in &valid {
+        for &(offset, _) in valid {
             let page_in_block = u64::from(offset) / lbas_per_page;
             if page_in_block != last_page {
                 last_page = page_in_block;
@@ -157,19 +247,7 @@ impl Device {
                 read_done = read_done.max(self.scheduler.flash.read(at_ns, die, plane, g.page_bytes));
             }
         }
-        let per_unit = (self.program_unit_bytes() / self.layout.lba_bytes) as usize;
-        let lbas: Vec<u64> = valid.iter().map(|&(_, l)| l).collect();
-        for chunk in lbas.chunks(per_unit) {
-            for &l in chunk {
-                self.conventional_mut().ftl.invalidate(l);
-            }
-            let slot = self.conventional_mut().ftl.place(die, true, chunk);
-            self.program_slot(slot, read_done);
-        }
-        self.scheduler.flash.erase(read_done, BlockAddr { die, block: victim });
-        let c = self.conventional_mut();
-        c.ftl.release(die, victim);
-        c.unit_done[(die * g.blocks_per_plane + victim) as usize] = None;
+        read_done
     }
 
     /// Where `lba` of a conventional device is at `at_ns`.

@@ -1,10 +1,22 @@
 //! The conventional FTL's state: the page map, the host unit being filled
-//! and its write buffer, and the garbage-collection thresholds.
+//! and its write buffer, and the garbage-collection thresholds and the
+//! victim each die is collecting.
 
 use super::ftl::Ftl;
 use crate::controller::buffer::ZoneBuffer;
 use std::collections::HashMap;
 use zonelab_sim::Nanos;
+
+/// A victim block garbage collection is moving out of, unit by unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Victim {
+    pub(crate) block: u32,
+    /// The next offset in the block to look for valid data at.
+    pub(crate) offset: u32,
+    /// Units to move per host unit so the victim is free before host
+    /// writes use a block: ceil(valid / invalid units), capped.
+    pub(crate) units_per_host_unit: u32,
+}
 
 #[derive(Debug, Clone)]
 pub(crate) struct Conventional {
@@ -19,6 +31,15 @@ pub(crate) struct Conventional {
     pub(crate) unit_done: Vec<Option<Box<[Nanos]>>>,
     pub(crate) gc_min: usize,
     pub(crate) gc_target: usize,
+    /// Background collection below this many free blocks; 0: none.
+    pub(crate) gc_start: usize,
+    pub(crate) gc_units_max: u32,
+    /// Per die: the victim being collected, if any.
+    pub(crate) victims: Vec<Option<Victim>>,
+    /// GC units moved while a host unit waited for a free block.
+    pub(crate) gc_foreground_units: u64,
+    /// The most GC units moved before one host unit.
+    pub(crate) gc_units_before_host_unit_max: u64,
 }
 
 impl Conventional {
@@ -39,6 +60,11 @@ impl Conventional {
             unit_done: vec![None; (g.dies_total() * g.blocks_per_plane) as usize],
             gc_min: c.gc_free_blocks_min as usize,
             gc_target: c.gc_free_blocks_target as usize,
+            gc_start: c.gc_free_blocks_start as usize,
+            gc_units_max: c.gc_units_per_host_unit_max,
+            victims: vec![None; g.dies_total() as usize],
+            gc_foreground_units: 0,
+            gc_units_before_host_unit_max: 0,
         }
     }
 }

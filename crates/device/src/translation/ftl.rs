@@ -183,6 +183,31 @@ impl Ftl {
         p2l.iter().enumerate().filter(|(_, &l)| l != UNMAPPED).map(|(o, &l)| (o as u32, u64::from(l))).collect()
     }
 
+    /// Up to `max` valid LBAs of block `block` of `die` at or after
+    /// `offset`, by offset, and the offset to continue from.
+    pub fn valid_lbas_from(&self, die: u32, block: u32, offset: u32, max: usize) -> (Vec<(u32, u64)>, u32) {
+        let p2l = self.p2l[self.die_block(die, block)].as_ref().expect("a written block");
+        let mut found = Vec::with_capacity(max);
+        let mut next = offset;
+        while (next as usize) < p2l.len() && found.len() < max {
+            let lba = p2l[next as usize];
+            if lba != UNMAPPED {
+                found.push((next, u64::from(lba)));
+            }
+            next += 1;
+        }
+        (found, next)
+    }
+
+    /// Valid LBAs in block `block` of `die`.
+    pub fn valid_count(&self, die: u32, block: u32) -> u32 {
+        self.valid[self.die_block(die, block)]
+    }
+
+    pub fn lbas_per_unit(&self) -> u32 {
+        self.lbas_per_unit
+    }
+
     /// Whether garbage collection wrote block `block` of `die`.
     pub fn is_gc_block(&self, die: u32, block: u32) -> bool {
         self.gc_block[self.die_block(die, block)]

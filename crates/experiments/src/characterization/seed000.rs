@@ -323,11 +323,15 @@ fn inter_figure(zones: &[u32], bw: &[ZoneSweep<'_>]) -> Figure {
     )
 }
 
-/// The sn640 scaled to `blocks_per_plane` blocks (so a run can fill it),
-/// keeping its 13% of over-provisioning in whole 2 GiB zones.
-fn scaled_sn640(blocks_per_plane: u32) -> Result<zonelab_device::DeviceConfig, String> {
+/// The sn640 with blocks of `pages_per_block` pages (so a run can fill the
+/// drive and overwrite its writers' regions in minutes of simulated time),
+/// keeping its 13% of over-provisioning in whole 2 GiB zones. Blocks shrink
+/// rather than dwindle in number so that the GC thresholds, counted in
+/// blocks per die, keep their share of the die (with fewer blocks, the
+/// start threshold would hold most of the over-provisioning free).
+fn scaled_sn640(pages_per_block: u32) -> Result<zonelab_device::DeviceConfig, String> {
     let mut c = zonelab_device::preset("sn640").expect("sn640 preset");
-    c.flash.blocks_per_plane = blocks_per_plane;
+    c.flash.pages_per_block = pages_per_block;
     let zones = (c.flash.raw_bytes() as f64 * 0.87 / c.namespace.zone_size_bytes as f64) as u32;
     c.namespace.zones = zones;
     c.namespace.conventional_zones = zones;
@@ -338,7 +342,9 @@ fn scaled_sn640(blocks_per_plane: u32) -> Result<zonelab_device::DeviceConfig, S
 /// (reader p95 µs, writers' MiB/s, stddev of the writers' 500 ms bandwidth samples in MiB/s).
 fn gc_run(conventional: bool, writers: bool, scale: Scale) -> Result<(f64, f64, f64), String> {
     let (file, config) = if conventional {
-        (GC_CONVENTIONAL, scaled_sn640(if scale.quick { 24 } else { 64 })?)
+        // A sixteenth (64 GiB) or a quarter (258 GiB) of the flash; the full
+        // sn640 (`zonelab run --device sn640`) gives the same numbers.
+        (GC_CONVENTIONAL, scaled_sn640(if scale.quick { 72 } else { 288 })?)
     } else {
         (GC_ZNS, zonelab_device::preset("zn540").expect("zn540 preset"))
     };
@@ -402,21 +408,28 @@ pub fn gc_interference(scale: Scale) -> Result<Outcome, String> {
         Finding::number("Obs 11", "4 KiB random read p95 alone, sn640", "µs", 81.41, conv_alone.0),
         Finding::number("Obs 11", "read p95 under writes, zn540", "ms", 98.04, zns.0 / 1e3)
             .lacking("service-time variation and program suspend for reads behind programs"),
-        Finding::number("Obs 11", "read p95 under writes, sn640", "ms", 299.89, conv.0 / 1e3)
-            .lacking("garbage collection interleaved with host writes in the conventional FTL"),
+        Finding::number("Obs 11", "read p95 under writes, sn640", "ms", 299.89, conv.0 / 1e3).lacking(
+            "the SN640's own GC thresholds and pace (not published: zonelab's are chosen, not fitted) and the service-time variation the zn540 lacks too",
+        ),
         Finding::direction(
             "Obs 11",
             "reads suffer more on the conventional drive",
             conv.0 > zns.0,
             Some(conv.0 / zns.0.max(1e-9)),
-        )
-        .lacking("garbage collection interleaved with host writes in the conventional FTL"),
+        ),
+        Finding::direction(
+            "Obs 11",
+            "the conventional drive's writers fall short of the asked 1155 MiB/s (GC takes die time)",
+            conv.1 < 0.9 * zns.1,
+            Some(conv.1),
+        ),
         Finding::direction(
             "Obs 11",
             "write bandwidth fluctuates more on the conventional drive",
             conv.2 > zns.2,
             Some(conv.2),
-        ),
+        )
+        .lacking("GC in bursts (zonelab's keeps pace with host writes victim by victim, so writes stay steady)"),
     ];
     let title = "Read tail latency under heavy writes, ZNS vs conventional (seed 000 Obs 11)";
     Ok(Outcome {
