@@ -25,7 +25,7 @@ fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Nanos {
     let mut done = 0;
     while done < lbas {
         let nlb = (lbas - done).min(32) as u32;
-        let c = dev.submit(t, &Command::Write { slba: zslba + done, nlb, payload: Payload::None }, None);
+        let c = dev.submit(t, &Command::Write { slba: zslba + done, nlb, payload: Payload::None, fua: false }, None);
         assert!(c.status.is_success(), "{:?}", c.status);
         t = c.complete_ns;
         done += u64::from(nlb);
@@ -200,7 +200,8 @@ fn reset_with_writes_ms(writes: bool) -> (f64, f64) {
             break c;
         }
         if writes {
-            let c = dev.submit(t, &Command::Write { slba: zl + offset, nlb: 1, payload: Payload::None }, None);
+            let c =
+                dev.submit(t, &Command::Write { slba: zl + offset, nlb: 1, payload: Payload::None, fua: false }, None);
             write_ns += c.complete_ns - c.submit_ns;
             n += 1;
             offset += 1;

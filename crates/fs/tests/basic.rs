@@ -133,8 +133,7 @@ fn fsync_survives_a_crash_and_unsynced_writes_roll_back() {
     let t = fs.write(t, c, 0, 3, 3).unwrap();
     let t = fs.fsync(t, c).unwrap();
     let t = fs.write(t, b, 0, 4, 9).unwrap();
-    let _ = t;
-    fs.crash_after(0);
+    fs.crash_at(t);
     let (mut fs, t) = remount(fs);
     assert_eq!(fs.file_tags(a).unwrap(), &[2, 2, 1, 1], "fsynced blocks roll forward");
     let c = fs.lookup(ROOT_INO, "c").expect("an fsynced new file is relinked");

@@ -415,9 +415,9 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
     let payload = line.pattern.map_or(Payload::None, Payload::Pattern);
     let cmd = match &line.op {
         Op::Identify => Command::Identify,
-        &Op::Write { slba, nlb } => Command::Write { slba, nlb, payload },
+        &Op::Write { slba, nlb } => Command::Write { slba, nlb, payload, fua: false },
         &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
-        &Op::Append { zslba, nlb } => Command::Append { zslba, nlb, payload },
+        &Op::Append { zslba, nlb } => Command::Append { zslba, nlb, payload, fua: false },
         &Op::Read { slba, nlb } => Command::Read { slba, nlb },
         &Op::ZoneMgmt { action, slba, select_all } => Command::ZoneMgmtSend { action, slba, select_all },
         &Op::Report { slba, filter, max_zones, partial } => Command::ReportZones { slba, filter, max_zones, partial },

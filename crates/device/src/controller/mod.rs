@@ -5,9 +5,11 @@
 //! zone's buffer, which is released as its program units finish.
 
 pub mod buffer;
+pub mod write_cache;
 
 use buffer::ZoneBuffer;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use write_cache::WriteCache;
 use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
 
 /// Firmware, link and write buffers of one device.
@@ -18,6 +20,8 @@ pub(crate) struct Controller {
     pub(crate) link_to_host: Timeline,
     pub(crate) link_bytes_per_s: u64,
     pub(crate) zone_io: Vec<ZoneIo>,
+    /// Durability of each zone's data (Flush, FUA, power cut).
+    pub(crate) write_cache: WriteCache,
 }
 
 impl Controller {
@@ -28,6 +32,7 @@ impl Controller {
             link_to_host: Timeline::new(),
             link_bytes_per_s,
             zone_io: vec![ZoneIo::default(); zones as usize],
+            write_cache: WriteCache::new(zones),
         }
     }
 

@@ -858,8 +858,10 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         };
         let command = match dispatch.op {
             RequestOp::Read => Command::Read { slba, nlb },
-            RequestOp::Write => Command::Write { slba, nlb, payload },
-            RequestOp::Append => Command::Append { zslba: slba - slba % self.zones.zone_lbas, nlb, payload },
+            RequestOp::Write => Command::Write { slba, nlb, payload, fua: false },
+            RequestOp::Append => {
+                Command::Append { zslba: slba - slba % self.zones.zone_lbas, nlb, payload, fua: false }
+            }
             RequestOp::ZoneReset => Command::ZoneMgmtSend { action: ZoneAction::Reset, slba, select_all: false },
             RequestOp::ZoneFinish => Command::ZoneMgmtSend { action: ZoneAction::Finish, slba, select_all: false },
         };
