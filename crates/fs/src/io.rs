@@ -111,7 +111,9 @@ impl<D: ZonedDevice> Io<D> {
     fn cut_power(&mut self) {
         if let (Some(at_ns), false) = (self.crash_at_ns, self.cut) {
             self.cut = true;
-            self.dev.power_cut(at_ns.max(self.last_submit_ns));
+            // Time goes on from the cut: a remount submits after it.
+            self.last_submit_ns = at_ns.max(self.last_submit_ns);
+            self.dev.power_cut(self.last_submit_ns);
         }
     }
 

@@ -21,7 +21,7 @@ fn files_survive_a_clean_remount() {
     let t = fs.sync(t);
     fs.fsck(t).unwrap();
     let cfg = fs.config().clone();
-    let t = fs.last_submit_ns();
+    let t = fs.last_submit_ns().max(fs.crash_at_ns().unwrap_or(0));
     let (mut fs, t) = Fs::mount(fs.into_device(), cfg, t).unwrap();
     assert_eq!(fs.lookup(ROOT_INO, "a"), Some(a));
     assert_eq!(fs.lookup(d, "b"), Some(b));
@@ -55,7 +55,7 @@ fn churn(fs: &mut Fs, files: u32, blocks: u64, rounds: u64) -> u64 {
 
 fn remount(fs: Fs) -> (Fs, u64) {
     let cfg = fs.config().clone();
-    let t = fs.last_submit_ns();
+    let t = fs.last_submit_ns().max(fs.crash_at_ns().unwrap_or(0));
     Fs::mount(fs.into_device(), cfg, t).unwrap()
 }
 
