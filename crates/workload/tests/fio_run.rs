@@ -920,3 +920,22 @@ fn zinc_holds_a_reset_back_while_writes_are_busy() {
     let held_ms = (zinc_ns - deadline_ns) / MS as f64;
     assert!((12.0..16.0).contains(&held_ms), "held {held_ms:.2} ms (zinc {zinc_ns} ns)");
 }
+
+#[test]
+fn end_fsync_flushes_a_volatile_cache_before_the_job_ends() {
+    let line = "--name=w --rw=write --bs=16k --size=1m";
+    let mut elapsed = Vec::new();
+    for (cache, end_fsync) in [("plp", false), ("volatile", false), ("volatile", true)] {
+        let options = DeviceOptions { zones: Some(ZONES), zone_size_bytes: Some(ZONE_BYTES), ..Default::default() };
+        let mut config = options.apply(preset("zn540").unwrap()).unwrap();
+        config = zonelab_device::options::set_parameter(&config, "write_buffer.cache", cache).unwrap();
+        let mut dev = Device::new(config).unwrap();
+        let set = job_set(&format!("{line} --end_fsync={}", u8::from(end_fsync)));
+        let result = run(&mut dev, &set);
+        no_errors(&result);
+        assert_eq!(dev.counters().flushes, u64::from(end_fsync));
+        elapsed.push(only(&result).elapsed_ns);
+    }
+    assert_eq!(elapsed[0], elapsed[1], "without a flush the cache mode does not change the timing");
+    assert!(elapsed[2] > elapsed[1], "the flush saves the partly filled unit: {elapsed:?}");
+}
