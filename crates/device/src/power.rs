@@ -188,7 +188,9 @@ impl Device {
             let written = self.zones.wp(zone) - self.zones.zslba(zone);
             let filled = z.filled_lbas();
             if keep >= filled.min(written) {
-                self.controller.write_cache.zones[zone as usize].recovered(filled.min(written));
+                // Nothing the host wrote is lost (the fill may run ahead of
+                // the write pointer in a TL_opened zone: kept with it).
+                self.controller.write_cache.zones[zone as usize].recovered(filled);
                 continue;
             }
             if filled < written {
