@@ -81,7 +81,8 @@ impl Device {
 
     /// Hook: program unit `unit` of `zone` holds its data on flash from `done_ns` on.
     pub(crate) fn cache_programmed(&mut self, zone: u32, unit: u64, done_ns: Nanos) {
-        if !self.tracked(zone) {
+        // With power-loss protection what is taken in survives: programs do not matter.
+        if !self.volatile_cache() || !self.tracked(zone) {
             return;
         }
         let per_chunk = self.layout.lbas_per_chunk;

@@ -49,15 +49,20 @@ pub(crate) struct ZoneDurability {
 }
 
 /// Extends `prefix` over the spans that start at or below it and were in
-/// place by `at_ns`. Spans may overlap and come in any order.
+/// place by `at_ns`. Spans may overlap and come in any order; they mostly
+/// come in offset order, so one pass extends the prefix and a second finds
+/// nothing more.
 fn prefix_at(mut prefix: u64, spans: &VecDeque<Span>, at_ns: Nanos) -> u64 {
-    // Bound: each pass moves the prefix past at least one more span.
+    // Bound: each pass but the last moves the prefix past one more span.
     for _ in 0..=spans.len() {
-        let next =
-            spans.iter().filter(|s| s.at_ns <= at_ns && s.start <= prefix && s.end > prefix).map(|s| s.end).max();
-        match next {
-            Some(end) => prefix = end,
-            None => break,
+        let before = prefix;
+        for s in spans {
+            if s.at_ns <= at_ns && s.start <= prefix && s.end > prefix {
+                prefix = s.end;
+            }
+        }
+        if prefix == before {
+            break;
         }
     }
     prefix
