@@ -11,7 +11,8 @@
 //! cache loses what was not durable). A file fsynced (or synced) before the
 //! instant must come back with its blocks as new or newer.
 //! `ZONELAB_CRASH_LONG=1` runs 8 workloads per variant and 2,500 instants
-//! of each (20,000 per variant).
+//! of each (20,000 per variant); `ZONELAB_CRASH_LONG=all` every instant of
+//! the 8 (about 70,000 per variant: hours).
 
 use std::collections::{BTreeSet, HashMap};
 use zonelab_device::{Device, WriteCache};
@@ -26,7 +27,12 @@ const INSTANTS_MIN: usize = 1000;
 const LONG_INSTANTS_PER_WORKLOAD: usize = 2500;
 
 fn long_run() -> bool {
-    std::env::var("ZONELAB_CRASH_LONG").is_ok_and(|v| v == "1")
+    std::env::var("ZONELAB_CRASH_LONG").is_ok_and(|v| v == "1" || v == "all")
+}
+
+/// `ZONELAB_CRASH_LONG=all`: every instant of every workload.
+fn every_instant() -> bool {
+    std::env::var("ZONELAB_CRASH_LONG").is_ok_and(|v| v == "all")
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -217,6 +223,7 @@ fn reference(variant: Variant, seed: u64) -> Reference {
             instants.insert(s + (c - s) * k / 4);
         }
     }
+    eprintln!("{} seed {seed}: {} distinct crash instants", variant.name(), instants.len());
     Reference { seed, durable, instants: instants.into_iter().collect() }
 }
 
@@ -245,7 +252,13 @@ fn spread(items: &[u64], n: usize) -> Vec<u64> {
 fn crash_variant(variant: Variant) -> (usize, Vec<String>) {
     let seeds: Vec<u64> = if long_run() { (1..=8).collect() } else { (1..=3).collect() };
     let refs: Vec<Reference> = seeds.iter().map(|&s| reference(variant, s)).collect();
-    let per_workload = if long_run() { LONG_INSTANTS_PER_WORKLOAD } else { INSTANTS_MIN.div_ceil(refs.len()) };
+    let per_workload = if every_instant() {
+        usize::MAX
+    } else if long_run() {
+        LONG_INSTANTS_PER_WORKLOAD
+    } else {
+        INSTANTS_MIN.div_ceil(refs.len())
+    };
     let mut tried = 0;
     let mut failures = Vec::new();
     for r in &refs {
