@@ -57,15 +57,14 @@ impl Device {
         }
         let start = self.controller.zone_io[zone as usize].filled_lbas;
         let now_ns = self.last_submit_ns;
+        let program_ns = self.config.flash_timing.program_ns;
         let z = &mut self.controller.write_cache.zones[zone as usize];
         z.fill(start, lbas, at_ns, now_ns);
         // Units issued before a power cut and lost with it are not programmed
         // again: data written into them is programmed elsewhere.
-        let issued_end = self.issued_end_lbas(zone);
-        if start < issued_end {
-            let end = (start + lbas).min(issued_end);
-            let program_ns = self.config.flash_timing.program_ns;
-            self.controller.write_cache.zones[zone as usize].durable(start, end, at_ns + program_ns, now_ns);
+        if start < z.reissued_end_lbas {
+            let end = (start + lbas).min(z.reissued_end_lbas);
+            z.durable(start, end, at_ns + program_ns, now_ns);
         }
     }
 
@@ -230,6 +229,8 @@ impl Device {
         let first_lost_unit = self.translation.mapping.unit_of_chunk(keep / per_chunk);
         io.unit_ready.retain(|&u, _| u < first_lost_unit);
         io.gate.clear();
-        self.controller.write_cache.zones[zone as usize].recovered(keep);
+        let z = &mut self.controller.write_cache.zones[zone as usize];
+        z.recovered(keep);
+        z.reissued_end_lbas = issued_end;
     }
 }

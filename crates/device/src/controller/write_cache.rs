@@ -46,6 +46,12 @@ pub(crate) struct ZoneDurability {
     pieces: VecDeque<Span>,
     durable: VecDeque<Span>,
     writes: VecDeque<Pending>,
+    /// After a power cut: offsets below this lie in units issued to flash
+    /// before it, which are not programmed again.
+    pub(crate) reissued_end_lbas: u64,
+    /// Waiting spans that trigger the next full merge pass.
+    pieces_pass_len: usize,
+    durable_pass_len: usize,
 }
 
 /// Extends `prefix` over the spans that start at or below it and were in
@@ -68,11 +74,25 @@ fn prefix_at(mut prefix: u64, spans: &VecDeque<Span>, at_ns: Nanos) -> u64 {
     prefix
 }
 
-/// Merges into `prefix` what is final by `now_ns` and drops the spans below it.
-fn settle(prefix: &mut u64, spans: &mut VecDeque<Span>, now_ns: Nanos) {
-    *prefix = prefix_at(*prefix, spans, now_ns);
-    let p = *prefix;
-    spans.retain(|s| s.end > p);
+/// Spans a zone keeps before a full merge pass (spans that arrived out of
+/// offset order wait behind the oldest until then).
+const ZONE_ENTRIES_QUICK: usize = 32;
+
+/// Merges into `prefix` what is final by `now_ns` and drops the spans below
+/// it: the oldest first (the usual order, cheap), all of them once more
+/// than `pass_len` wait (then twice as many before the next full pass, so
+/// spans waiting for a time far ahead cost amortized constant time).
+fn settle(prefix: &mut u64, spans: &mut VecDeque<Span>, pass_len: &mut usize, now_ns: Nanos) {
+    while let Some(s) = spans.front().filter(|s| s.at_ns <= now_ns && s.start <= *prefix) {
+        *prefix = (*prefix).max(s.end);
+        spans.pop_front();
+    }
+    if spans.len() > (*pass_len).max(ZONE_ENTRIES_QUICK) {
+        *prefix = prefix_at(*prefix, spans, now_ns);
+        let p = *prefix;
+        spans.retain(|s| s.end > p);
+        *pass_len = (spans.len() * 2).min(ZONE_ENTRIES_MAX / 2);
+    }
     while spans.len() > ZONE_ENTRIES_MAX {
         let oldest = spans.pop_front().expect("over the bound");
         *prefix = (*prefix).max(oldest.end);
@@ -84,7 +104,7 @@ impl ZoneDurability {
     pub(crate) fn fill(&mut self, start: u64, lbas: u64, at_ns: Nanos, now_ns: Nanos) {
         self.pieces.push_back(Span { start, end: start + lbas, at_ns });
         self.filled_lbas = self.filled_lbas.max(start + lbas);
-        settle(&mut self.taken_lbas, &mut self.pieces, now_ns);
+        settle(&mut self.taken_lbas, &mut self.pieces, &mut self.pieces_pass_len, now_ns);
     }
 
     /// `[start, end)` is durable from `at_ns` on (a program ended, a Flush).
@@ -92,12 +112,14 @@ impl ZoneDurability {
         if end > start {
             self.durable.push_back(Span { start, end, at_ns });
         }
-        settle(&mut self.durable_lbas, &mut self.durable, now_ns);
+        settle(&mut self.durable_lbas, &mut self.durable, &mut self.durable_pass_len, now_ns);
     }
 
     /// A write from offset `start` completes at `complete_ns`.
     pub(crate) fn write_issued(&mut self, start: u64, complete_ns: Nanos, now_ns: Nanos) {
-        self.writes.retain(|w| w.complete_ns > now_ns);
+        while self.writes.front().is_some_and(|w| w.complete_ns <= now_ns) {
+            self.writes.pop_front();
+        }
         self.writes.push_back(Pending { start, complete_ns });
         while self.writes.len() > ZONE_ENTRIES_MAX {
             self.writes.pop_front();
@@ -174,6 +196,18 @@ mod tests {
         z.durable(8, 16, 700, 1_000);
         assert_eq!((z.taken_lbas, z.durable_lbas), (16, 16));
         assert!(z.pieces.is_empty() && z.durable.is_empty());
+    }
+
+    #[test]
+    fn spans_out_of_order_settle_once_many_wait() {
+        let mut z = ZoneDurability::default();
+        // Reverse order: the oldest span never starts at the prefix.
+        for i in (0..=ZONE_ENTRIES_QUICK as u64).rev() {
+            z.durable(i * 8, i * 8 + 8, 10, 100);
+        }
+        z.fill(0, (ZONE_ENTRIES_QUICK as u64 + 1) * 8, 10, 100);
+        assert_eq!(z.durable_lbas, (ZONE_ENTRIES_QUICK as u64 + 1) * 8);
+        assert!(z.durable.is_empty());
     }
 
     #[test]
