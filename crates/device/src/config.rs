@@ -219,6 +219,68 @@ pub struct WriteBufferConfig {
     /// Controller memory holding each open zone's data until it is programmed;
     /// writes wait for space (back-pressure) once it is full.
     pub zone_buffer_bytes: u64,
+    /// What a power cut does to the buffer: `plp` (power-loss protection, the
+    /// default: capacitors flush it) or `volatile` (data not yet programmed,
+    /// or saved by a Flush or a FUA write, is lost). See docs/device-model.md.
+    #[serde(default)]
+    pub cache: WriteCache,
+    /// Firmware cost of a Flush command (and of the flush a FUA write implies).
+    #[serde(default = "default_flush_ns")]
+    pub flush_ns: Nanos,
+    /// Saving one zone's partly filled program unit to power-safe flash on a
+    /// Flush or FUA write (volatile cache only): a padded SLC-mode program.
+    #[serde(default = "default_partial_unit_flush_ns")]
+    pub partial_unit_flush_ns: Nanos,
+    /// Commands in flight at a power cut: `torn` (the pieces already in the
+    /// device are kept, as far as the cache mode keeps them) or `lost`
+    /// (nothing of a write that had not completed survives).
+    #[serde(default)]
+    pub power_cut_in_flight: InFlight,
+}
+
+impl WriteBufferConfig {
+    /// A power-loss-protected buffer of `zone_buffer_bytes` per zone, default costs.
+    pub fn plp(zone_buffer_bytes: u64) -> Self {
+        Self {
+            zone_buffer_bytes,
+            cache: WriteCache::Plp,
+            flush_ns: default_flush_ns(),
+            partial_unit_flush_ns: default_partial_unit_flush_ns(),
+            power_cut_in_flight: InFlight::Torn,
+        }
+    }
+}
+
+fn default_flush_ns() -> Nanos {
+    5_000
+}
+
+fn default_partial_unit_flush_ns() -> Nanos {
+    250_000
+}
+
+/// The write buffer's behaviour at a power cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteCache {
+    /// Power-loss protected: everything taken into the buffer survives.
+    #[default]
+    Plp,
+    /// Volatile: only data programmed to flash or made durable by a Flush or
+    /// a FUA write survives.
+    Volatile,
+}
+
+/// What a power cut does to commands in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InFlight {
+    /// Torn: the part of a write already in the device is kept (if the cache
+    /// mode keeps it), the rest is lost.
+    #[default]
+    Torn,
+    /// Lost: a write that had not completed leaves nothing.
+    Lost,
 }
 
 /// Zone management: fixed firmware costs, and the designs of seed 003

@@ -12,6 +12,11 @@ pub struct DeviceCounters {
     pub auto_closes: u64,
     pub resets: u64,
     pub finishes: u64,
+    /// Flush commands.
+    pub flushes: u64,
+    /// Zones whose partly filled unit a Flush or FUA write saved (volatile cache).
+    pub flush_saves: u64,
+    pub power_cuts: u64,
 }
 
 /// What the ZNS+ commands did, in blocks (logical blocks).

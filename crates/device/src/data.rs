@@ -136,6 +136,14 @@ impl DataStore {
         self.original.get(&zone).and_then(|o| o.get(offset..offset + self.lba_bytes))
     }
 
+    /// Power cut: a sequential zone keeps its data below `lba` only.
+    pub fn truncate(&mut self, lba: u64) {
+        let zone = self.zone_of(lba);
+        assert!(zone >= self.conventional_zones, "conventional zones are not truncated");
+        let offset = ((lba - (u64::from(zone) << self.zone_lbas_log2)) as usize) * self.lba_bytes;
+        self.seq[zone as usize].truncate(offset);
+    }
+
     /// Reset (or offline): the zone reads as zeros again.
     pub fn reset(&mut self, zone: u32) {
         if zone < self.conventional_zones {

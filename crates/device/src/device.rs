@@ -152,9 +152,10 @@ impl Device {
         self.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.config.controller.submit_ns;
         let (status, complete_ns, result) = match *cmd {
-            Command::Write { slba, nlb, payload } => self.write(ready_ns, slba, nlb, payload, false),
-            Command::WriteZeroes { slba, nlb } => self.write(ready_ns, slba, nlb, Payload::None, true),
-            Command::Append { zslba, nlb, payload } => self.append(ready_ns, zslba, nlb, payload),
+            Command::Write { slba, nlb, payload, fua } => self.write(ready_ns, slba, nlb, payload, false, fua),
+            Command::WriteZeroes { slba, nlb } => self.write(ready_ns, slba, nlb, Payload::None, true, false),
+            Command::Append { zslba, nlb, payload, fua } => self.append(ready_ns, zslba, nlb, payload, fua),
+            Command::Flush => self.flush(ready_ns),
             Command::Read { slba, nlb } => self.read(ready_ns, slba, nlb, read_out),
             Command::ZoneMgmtSend { action, slba, select_all } => self.zone_mgmt(ready_ns, action, slba, select_all),
             Command::ReportZones { slba, filter, max_zones, partial } => {
@@ -206,11 +207,16 @@ impl Device {
         nlb: u32,
         payload: Payload<'_>,
         zeroes: bool,
+        fua: bool,
     ) -> (Status, Nanos, CmdResult) {
         match self.accept_write(slba, nlb, zeroes) {
             Err(status) => self.fail(ready_ns, status),
             Ok(accepted) => {
-                let done = self.write_data(ready_ns, accepted.firmware_ns, slba, nlb, payload, zeroes);
+                let mut done = self.write_data(ready_ns, accepted.firmware_ns, slba, nlb, payload, zeroes);
+                if fua {
+                    done = self.fua_done(slba, nlb, done);
+                }
+                self.cache_write_issued(slba, done);
                 (Status::Success, done, accepted.result)
             }
         }
@@ -255,11 +261,22 @@ impl Device {
         }
     }
 
-    fn append(&mut self, ready_ns: Nanos, zslba: u64, nlb: u32, payload: Payload<'_>) -> (Status, Nanos, CmdResult) {
+    fn append(
+        &mut self,
+        ready_ns: Nanos,
+        zslba: u64,
+        nlb: u32,
+        payload: Payload<'_>,
+        fua: bool,
+    ) -> (Status, Nanos, CmdResult) {
         match self.accept_append(zslba, nlb) {
             Err(status) => self.fail(ready_ns, status),
             Ok((accepted, lba)) => {
-                let done = self.write_data(ready_ns, accepted.firmware_ns, lba, nlb, payload, false);
+                let mut done = self.write_data(ready_ns, accepted.firmware_ns, lba, nlb, payload, false);
+                if fua {
+                    done = self.fua_done(lba, nlb, done);
+                }
+                self.cache_write_issued(lba, done);
                 (Status::Success, done, accepted.result)
             }
         }
@@ -343,6 +360,8 @@ impl Device {
             let bytes = piece * lba_bytes;
             let admitted = self.controller.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
             t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
+            // A copy's source stays on flash: it counts from its command's submission.
+            self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
             self.fill(zone, piece, t);
             remaining -= piece;
         }
@@ -409,6 +428,7 @@ impl Device {
         let ready_ns = io.unit_ready.remove(&unit).map_or(at_ns, |r| r.max(at_ns));
         io.flushed_units += 1;
         if io.preprogrammed.remove(&unit) {
+            self.cache_programmed(zone, unit, ready_ns);
             return ready_ns;
         }
         let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
@@ -419,6 +439,7 @@ impl Device {
             .program(ready_ns, addr, first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         self.op_done_max_ns = self.op_done_max_ns.max(done.done_ns);
+        self.cache_programmed(zone, unit, done.done_ns);
         let io = &mut self.controller.zone_io[zone as usize];
         io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
         done.done_ns
@@ -723,6 +744,7 @@ impl Device {
         self.cancel_padding(zone);
         self.tl_drop(zone, self.last_submit_ns);
         self.controller.zone_io[zone as usize] = ZoneIo::default();
+        self.cache_discard(zone);
         if let Some(d) = self.data.as_mut() {
             d.reset(zone);
         }
@@ -768,7 +790,7 @@ mod tests {
         let mut config = opts.apply(preset("zn540").unwrap()).unwrap();
         config.management.finish.design = crate::config::FinishDesign::Metadata;
         let mut dev = Device::new(config).unwrap();
-        let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None }, None);
+        let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false }, None);
         assert_eq!(dev.controller.zone_io[0].buffer.occupied_bytes(), 4096);
         let f = dev.submit(
             c.complete_ns,
@@ -792,7 +814,9 @@ mod tests {
         let mut t = 0;
         // 3 MiB = one super word line: 16 dies × 192 KiB, written as 24 × 128 KiB.
         for i in 0..24u64 {
-            t = dev.submit(t, &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None }, None).complete_ns;
+            t = dev
+                .submit(t, &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None, fua: false }, None)
+                .complete_ns;
         }
         assert_eq!(dev.flash_counters().programs, 16);
         assert_eq!(dev.counters().pad_bytes, 0);
@@ -805,7 +829,10 @@ mod tests {
         // All writes submitted at once: the buffer (6 MiB) absorbs two super word
         // lines at link speed; after that, writes wait for programs (2.5 ms each).
         let lat: Vec<Nanos> = (0..96u64)
-            .map(|i| dev.submit(0, &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None }, None).complete_ns)
+            .map(|i| {
+                dev.submit(0, &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None, fua: false }, None)
+                    .complete_ns
+            })
             .collect();
         assert!(lat[40] < 2_000_000, "within the buffer: link-bound, {} ns", lat[40]);
         assert!(lat[60] > 2_500_000, "beyond the buffer: waits for a program, {} ns", lat[60]);

@@ -21,6 +21,7 @@ pub mod front;
 pub mod ideal;
 pub mod management;
 pub mod options;
+pub mod power;
 pub mod presets;
 pub mod scheduler;
 pub mod status;
@@ -38,13 +39,14 @@ pub use command::{
     Started, Tag, ZoneAction, ZoneDescriptor, ZoneReport,
 };
 pub use config::{
-    ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, Layout,
-    ManagementConfig, Mode, Plugging, ResetConfig, ZnsPlusConfig, ZoneMapping,
+    ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, InFlight, Layout,
+    ManagementConfig, Mode, Plugging, ResetConfig, WriteBufferConfig, WriteCache, ZnsPlusConfig, ZoneMapping,
 };
 pub use conventional::FtlCounters;
 pub use counters::DeviceCounters;
 pub use device::Device;
 pub use options::{load_device, parse_size, DeviceOptions};
+pub use power::PowerCutReport;
 pub use presets::{preset, PRESET_NAMES};
 pub use status::Status;
 pub use znsplus::ZnsPlusCounters;

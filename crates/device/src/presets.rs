@@ -122,7 +122,7 @@ fn zn540() -> DeviceConfig {
             read_ahead_bytes: 256 * KIB,
             read_buffer_bytes: 8 * MIB,
         },
-        write_buffer: WriteBufferConfig { zone_buffer_bytes: 6 * MIB },
+        write_buffer: WriteBufferConfig::plp(6 * MIB),
         // Finish pads the rest of the zone one program unit (192 KiB) at a
         // time, each once its die is idle: 957 ms for a
         // zone holding one page (measured: 907.51), 3.07 ms (the last unit's program plus the 400 µs mapping
@@ -239,7 +239,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             read_ahead_bytes: 0,
             read_buffer_bytes: 0,
         },
-        write_buffer: WriteBufferConfig { zone_buffer_bytes: 512 * KIB },
+        write_buffer: WriteBufferConfig::plp(512 * KIB),
         management: ManagementConfig {
             open_ns: 5 * US,
             close_ns: 5 * US,

@@ -11,6 +11,7 @@ use crate::config::{DeviceConfig, Layout};
 use crate::counters::DeviceCounters;
 use crate::device::Device;
 use crate::front::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
+use crate::power::PowerCutReport;
 use crate::status::Status;
 use crate::zone::{ZoneState, ZoneTable};
 use zonelab_flash::FlashCounters;
@@ -75,6 +76,10 @@ pub trait ZonedDevice {
     /// Fault injection (not an NVMe command): the zone at `slba` turns read
     /// only or offline, as a failing device would report it.
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status>;
+
+    /// Power fails at `at_ns` (not before the last submission) and comes
+    /// back: what was not durable is lost (see [`crate::power`]).
+    fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport;
 }
 
 impl ZonedDevice for Device {
@@ -119,5 +124,8 @@ impl ZonedDevice for Device {
     }
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
         Device::set_zone_state(self, slba, state)
+    }
+    fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
+        Device::power_cut(self, at_ns)
     }
 }

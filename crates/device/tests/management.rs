@@ -25,7 +25,7 @@ fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Nanos {
     let mut done = 0;
     while done < lbas {
         let nlb = (lbas - done).min(32) as u32;
-        let c = dev.submit(t, &Command::Write { slba: zslba + done, nlb, payload: Payload::None }, None);
+        let c = dev.submit(t, &Command::Write { slba: zslba + done, nlb, payload: Payload::None, fua: false }, None);
         assert!(c.status.is_success(), "{:?}", c.status);
         t = c.complete_ns;
         done += u64::from(nlb);
@@ -201,7 +201,8 @@ fn reset_with_writes(writes: bool) -> (f64, Vec<f64>) {
             break c;
         }
         if writes {
-            let c = dev.submit(t, &Command::Write { slba: zl + offset, nlb: 1, payload: Payload::None }, None);
+            let c =
+                dev.submit(t, &Command::Write { slba: zl + offset, nlb: 1, payload: Payload::None, fua: false }, None);
             write_us.push((c.complete_ns - c.submit_ns) as f64 / US as f64);
             offset += 1;
             t = c.complete_ns;
@@ -220,7 +221,7 @@ fn writes_alone_us(count: usize) -> f64 {
     let mut t = 0;
     let mut latencies_us: Vec<f64> = (0..count as u64)
         .map(|lba| {
-            let c = dev.submit(t, &Command::Write { slba: lba, nlb: 1, payload: Payload::None }, None);
+            let c = dev.submit(t, &Command::Write { slba: lba, nlb: 1, payload: Payload::None, fua: false }, None);
             t = c.complete_ns;
             (c.complete_ns - c.submit_ns) as f64 / US as f64
         })

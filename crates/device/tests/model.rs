@@ -514,7 +514,7 @@ fn check_on<D: ZonedDevice>(mut dev: D, timed: bool, lim: Limits, ops: &[(Op, bo
                     Fill::Bytes(_) => Payload::Bytes(&bytes),
                     Fill::Zeros => unreachable!(),
                 };
-                let c = submit(&mut dev, &Command::Write { slba, nlb, payload }, None);
+                let c = submit(&mut dev, &Command::Write { slba, nlb, payload, fua: false }, None);
                 let expect = model.write(slba, nlb, fill, false);
                 prop_assert_eq!((c.status, c.result), (status_of(&expect), CmdResult::None), "{} slba {}", ctx, slba);
             }
@@ -532,7 +532,7 @@ fn check_on<D: ZonedDevice>(mut dev: D, timed: bool, lim: Limits, ops: &[(Op, bo
                     Fill::Bytes(_) => Payload::Bytes(&bytes),
                     Fill::Zeros => unreachable!(),
                 };
-                let c = submit(&mut dev, &Command::Append { zslba: slba, nlb, payload }, None);
+                let c = submit(&mut dev, &Command::Append { zslba: slba, nlb, payload, fua: false }, None);
                 let expect = match model.append(slba, nlb, fill) {
                     Ok(lba) => (Status::Success, CmdResult::Lba(lba)),
                     Err(s) => (s, CmdResult::None),

@@ -54,7 +54,7 @@ impl H {
     }
 
     fn write(&mut self, slba: u64, nlb: u32, pattern: u8) -> Status {
-        self.run(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern) }).status
+        self.run(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern), fua: false }).status
     }
 
     fn write_zeroes(&mut self, slba: u64, nlb: u32) -> Status {
@@ -62,7 +62,7 @@ impl H {
     }
 
     fn append(&mut self, zslba: u64, nlb: u32, pattern: u8) -> (Status, CmdResult) {
-        let c = self.run(&Command::Append { zslba, nlb, payload: Payload::Pattern(pattern) });
+        let c = self.run(&Command::Append { zslba, nlb, payload: Payload::Pattern(pattern), fua: false });
         (c.status, c.result)
     }
 
@@ -451,7 +451,7 @@ fn in_flight_writes_at_consecutive_lbas_are_legal() {
     for i in 0..6u64 {
         let c = h.dev.submit(
             t,
-            &Command::Write { slba: zslba(2) + 8 * i, nlb: 8, payload: Payload::Pattern(i as u8 + 1) },
+            &Command::Write { slba: zslba(2) + 8 * i, nlb: 8, payload: Payload::Pattern(i as u8 + 1), fua: false },
             None,
         );
         assert_eq!(c.status, Status::Success, "write {i}");
@@ -460,7 +460,11 @@ fn in_flight_writes_at_consecutive_lbas_are_legal() {
     }
     assert_eq!(h.sw(2), (ZoneState::ImplicitlyOpened, zslba(2) + 48));
     // The write pointer has moved: a write at an LBA already taken fails.
-    let c = h.dev.submit(t, &Command::Write { slba: zslba(2) + 40, nlb: 8, payload: Payload::Pattern(9) }, None);
+    let c = h.dev.submit(
+        t,
+        &Command::Write { slba: zslba(2) + 40, nlb: 8, payload: Payload::Pattern(9), fua: false },
+        None,
+    );
     assert_eq!(c.status, Status::ZoneInvalidWrite);
     h.now = last;
     for i in 0..6u64 {
@@ -485,7 +489,7 @@ fn write_zeroes_writes_zeros_and_is_not_bound_by_mdts() {
 fn written_bytes_read_back() {
     let mut h = H::small();
     let data: Vec<u8> = (0..3 * 4096).map(|i| (i * 7 % 251) as u8).collect();
-    let c = h.run(&Command::Write { slba: zslba(4), nlb: 3, payload: Payload::Bytes(&data) });
+    let c = h.run(&Command::Write { slba: zslba(4), nlb: 3, payload: Payload::Bytes(&data), fua: false });
     assert_eq!(c.status, Status::Success);
     let mut out = vec![0xEEu8; 4 * 4096];
     let c = h.dev.submit(h.now, &Command::Read { slba: zslba(4), nlb: 4 }, Some(&mut out));
@@ -544,8 +548,11 @@ fn in_flight_appends_get_distinct_consecutive_lbas() {
     let t = 500;
     let mut next = zslba(6);
     for (i, nlb) in [4u32, 1, 7, 2, 16].into_iter().enumerate() {
-        let c =
-            h.dev.submit(t, &Command::Append { zslba: zslba(6), nlb, payload: Payload::Pattern(i as u8 + 1) }, None);
+        let c = h.dev.submit(
+            t,
+            &Command::Append { zslba: zslba(6), nlb, payload: Payload::Pattern(i as u8 + 1), fua: false },
+            None,
+        );
         assert_eq!((c.status, c.result), (Status::Success, CmdResult::Lba(next)), "append {i}");
         next += u64::from(nlb);
     }
@@ -1204,7 +1211,11 @@ fn conventional_zone_log_wraps() {
     // 8 MiB, issued back to back into a 4 MiB zone with 3 MiB of capacity.
     let t = h.now;
     for i in 0..64u64 {
-        let c = h.dev.submit(t, &Command::Write { slba: (i * 32) % 1024, nlb: 32, payload: Payload::None }, None);
+        let c = h.dev.submit(
+            t,
+            &Command::Write { slba: (i * 32) % 1024, nlb: 32, payload: Payload::None, fua: false },
+            None,
+        );
         assert_eq!(c.status, Status::Success, "write {i}");
     }
 }
@@ -1220,7 +1231,7 @@ fn zn540() -> Device {
 #[test]
 fn qd1_write_latency_on_zn540() {
     let mut dev = zn540();
-    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None };
+    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false };
     // First write into an empty zone pays the implicit open.
     let c = dev.submit(0, &write(0), None);
     assert_eq!((c.status, c.latency_ns()), (Status::Success, 11_360 + 2_020));
@@ -1249,11 +1260,11 @@ fn every_completion_is_after_its_submission() {
     let cmds = [
         Command::Identify,
         Command::Read { slba: 0, nlb: 1 },
-        Command::Write { slba: 0, nlb: 1, payload: Payload::Pattern(1) },
-        Command::Write { slba: 5, nlb: 1, payload: Payload::Pattern(1) },
+        Command::Write { slba: 0, nlb: 1, payload: Payload::Pattern(1), fua: false },
+        Command::Write { slba: 5, nlb: 1, payload: Payload::Pattern(1), fua: false },
         Command::WriteZeroes { slba: 1, nlb: 3 },
-        Command::Append { zslba: 0, nlb: 2, payload: Payload::Pattern(2) },
-        Command::Append { zslba: 1, nlb: 2, payload: Payload::Pattern(2) },
+        Command::Append { zslba: 0, nlb: 2, payload: Payload::Pattern(2), fua: false },
+        Command::Append { zslba: 1, nlb: 2, payload: Payload::Pattern(2), fua: false },
         Command::ZoneMgmtSend { action: ZoneAction::Close, slba: 0, select_all: false },
         Command::ZoneMgmtSend { action: ZoneAction::Offline, slba: 0, select_all: false },
         Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: true },
@@ -1275,7 +1286,8 @@ fn sustained_write_bandwidth_is_flash_bound() {
     let writes = 512u64; // 64 MiB into one zone
     let mut last = 0;
     for i in 0..writes {
-        let c = dev.submit(0, &Command::Write { slba: i * u64::from(nlb), nlb, payload: Payload::None }, None);
+        let c =
+            dev.submit(0, &Command::Write { slba: i * u64::from(nlb), nlb, payload: Payload::None, fua: false }, None);
         assert_eq!(c.status, Status::Success);
         assert!(c.complete_ns >= last, "completions of one zone's writes stay in order");
         last = c.complete_ns;
@@ -1288,7 +1300,7 @@ fn sustained_write_bandwidth_is_flash_bound() {
 #[test]
 fn buffered_reads_are_faster_than_flash_reads() {
     let mut dev = zn540();
-    let c = dev.submit(0, &Command::Write { slba: 0, nlb: 8, payload: Payload::None }, None);
+    let c = dev.submit(0, &Command::Write { slba: 0, nlb: 8, payload: Payload::None, fua: false }, None);
     let buffered = dev.submit(c.complete_ns, &Command::Read { slba: 0, nlb: 1 }, None);
     assert_eq!(buffered.status, Status::Success);
     // Controller memory: no flash time at all.
@@ -1329,13 +1341,14 @@ fn scripted_run() -> (Vec<Completion>, DeviceCounters) {
                 slba: dev.zones().wp(zone),
                 nlb: (i % 13 + 1) as u32,
                 payload: Payload::Pattern(i as u8),
+                fua: false,
             },
-            2 => Command::Append { zslba: z, nlb: (i % 5 + 1) as u32, payload: Payload::Pattern(i as u8) },
+            2 => Command::Append { zslba: z, nlb: (i % 5 + 1) as u32, payload: Payload::Pattern(i as u8), fua: false },
             3 => Command::Read { slba: z + i % 40, nlb: (i % 17 + 1) as u32 },
             4 => Command::WriteZeroes { slba: dev.zones().wp(zone), nlb: 3 },
             5 => Command::ZoneMgmtSend { action: ACTIONS[(i / 9 % 5) as usize], slba: z, select_all: i % 4 == 0 },
             6 => Command::ReportZones { slba: z, filter: ReportFilter::All, max_zones: 4, partial: i % 2 == 0 },
-            7 => Command::Write { slba: z + 1, nlb: 1, payload: Payload::Pattern(1) },
+            7 => Command::Write { slba: z + 1, nlb: 1, payload: Payload::Pattern(1), fua: false },
             _ => Command::Identify,
         };
         let c = dev.submit(t, &cmd, None);

@@ -46,7 +46,7 @@ impl Run {
         c
     }
     fn write(&mut self, slba: u64, nlb: u32, pattern: u8) -> Completion {
-        self.ok(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern) })
+        self.ok(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern), fua: false })
     }
     fn mgmt(&mut self, action: ZoneAction, slba: u64) -> Completion {
         self.ok(&Command::ZoneMgmtSend { action, slba, select_all: false })
@@ -257,14 +257,20 @@ fn bad_input_gets_nvme_statuses() {
     r.ok(&Command::TlOpen { zslba: 0, valid: &[0b1100] });
     assert_eq!(r.dev.zones().wp(0), 0);
     assert_eq!(
-        r.cmd(&Command::Append { zslba: 0, nlb: 1, payload: Payload::None }).status,
+        r.cmd(&Command::Append { zslba: 0, nlb: 1, payload: Payload::None, fua: false }).status,
         Status::InvalidZoneOperation
     );
-    assert_eq!(r.cmd(&Command::Write { slba: 2, nlb: 2, payload: Payload::None }).status, Status::ZoneInvalidWrite);
+    assert_eq!(
+        r.cmd(&Command::Write { slba: 2, nlb: 2, payload: Payload::None, fua: false }).status,
+        Status::ZoneInvalidWrite
+    );
     assert_eq!(r.cmd(&Command::TlOpen { zslba: 0, valid: &[] }).status, Status::ZoneInvalidStateTransition);
     r.write(4, 1, 2);
     assert_eq!(r.dev.zones().wp(0), 5, "write pointer past the plugged blocks 2, 3");
-    assert_eq!(r.cmd(&Command::Write { slba: 1, nlb: 1, payload: Payload::None }).status, Status::ZoneInvalidWrite);
+    assert_eq!(
+        r.cmd(&Command::Write { slba: 1, nlb: 1, payload: Payload::None, fua: false }).status,
+        Status::ZoneInvalidWrite
+    );
     assert_eq!(r.cmd(&Command::ZoneCompaction { src: &[0], dst: &[3] }).status, Status::ZoneInvalidWrite);
     r.ok(&Command::ZoneCompaction { src: &[0], dst: &[7] });
     assert_eq!(r.dev.zones().wp(0), 8);

@@ -422,13 +422,17 @@ fn run(plugging: &str, ops: &[(Op, u64)]) -> Result<ZnsPlusCounters, TestCaseErr
         let (got, want) = match op {
             Op::Write { zone, skip, nlb, p } => {
                 let slba = target(&model, *zone, *skip);
-                let c = dev.submit(now, &Command::Write { slba, nlb: *nlb, payload: Payload::Pattern(*p) }, None);
+                let c = dev.submit(
+                    now,
+                    &Command::Write { slba, nlb: *nlb, payload: Payload::Pattern(*p), fua: false },
+                    None,
+                );
                 (c, status(&model.write(slba, *nlb, *p)))
             }
             Op::Append { zone, nlb, p } => {
                 let c = dev.submit(
                     now,
-                    &Command::Append { zslba: zslba(*zone), nlb: *nlb, payload: Payload::Pattern(*p) },
+                    &Command::Append { zslba: zslba(*zone), nlb: *nlb, payload: Payload::Pattern(*p), fua: false },
                     None,
                 );
                 let want = model.append(*zone, *nlb, *p);
@@ -568,7 +572,11 @@ fn fixed_sequence_reaches_every_command() {
             if let Op::Write { nlb, p, .. } = op {
                 let wp = dev.zones().wp(0);
                 now = dev
-                    .submit(now, &Command::Write { slba: wp, nlb: *nlb, payload: Payload::Pattern(*p) }, None)
+                    .submit(
+                        now,
+                        &Command::Write { slba: wp, nlb: *nlb, payload: Payload::Pattern(*p), fua: false },
+                        None,
+                    )
                     .complete_ns;
             }
         }

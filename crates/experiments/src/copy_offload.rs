@@ -75,7 +75,9 @@ fn fill_victim(dev: &mut Device) -> Nanos {
     let mut lba = 0;
     while lba < zcap {
         let n = nlb.min(zcap - lba) as u32;
-        t = dev.submit(t, &Command::Write { slba: lba, nlb: n, payload: Payload::Pattern(1) }, None).complete_ns;
+        t = dev
+            .submit(t, &Command::Write { slba: lba, nlb: n, payload: Payload::Pattern(1), fua: false }, None)
+            .complete_ns;
         lba += u64::from(n);
     }
     t + SEC
@@ -135,7 +137,7 @@ fn host_copy(medium: &str, blocks: u64) -> Result<Nanos, String> {
     let dense: Vec<u64> = (zone_lbas..zone_lbas + blocks).collect();
     let mut done = reads_done;
     for (slba, nlb) in runs(&dense, mdts) {
-        let c = dev.submit(reads_done, &Command::Write { slba, nlb, payload: Payload::None }, None);
+        let c = dev.submit(reads_done, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None);
         if !c.status.is_success() {
             return Err(format!("{medium}: host write failed: {}", c.status));
         }

@@ -145,11 +145,15 @@ impl<D: ZonedDevice> Fs<D> {
             self.cp.sit_loc[b as usize] = first + (nat.len() + i) as u32;
         }
         let bytes = self.io.data_mode().then(|| self.encode_tables(&nat, &sit));
-        let t = self.write_meta_blocks(now_ns, (nat.len() + sit.len()) as u32, bytes.as_deref());
+        let t = self.write_meta_blocks(now_ns, (nat.len() + sit.len()) as u32, bytes.as_deref(), false);
         self.cp.version += 1;
         let pack = self.current_pack();
         let bytes = self.io.data_mode().then(|| encode_pack(&pack, pack_blocks));
-        self.write_meta_blocks(t, pack_blocks as u32, bytes.as_deref())
+        // F2FS: everything the pack refers to is flushed first, the pack
+        // itself written FUA, so a pack on flash never points at lost blocks.
+        let ordered = !self.cfg.broken_ordering;
+        let t = if ordered { self.io.flush(t) } else { t };
+        self.write_meta_blocks(t, pack_blocks as u32, bytes.as_deref(), ordered)
     }
 
     fn switch_meta_zone(&mut self, now_ns: Nanos) {
@@ -161,7 +165,7 @@ impl<D: ZonedDevice> Fs<D> {
     }
 
     /// Appends `n` blocks to the checkpoint zone; returns when they are written.
-    fn write_meta_blocks(&mut self, now_ns: Nanos, n: u32, bytes: Option<&[u8]>) -> Nanos {
+    fn write_meta_blocks(&mut self, now_ns: Nanos, n: u32, bytes: Option<&[u8]>, fua: bool) -> Nanos {
         let mut done = now_ns;
         let mut t = now_ns;
         let step = self.cfg.request_blocks_max;
@@ -170,7 +174,7 @@ impl<D: ZonedDevice> Fs<D> {
             let slba = u64::from(self.cp.meta_zone * self.zone_blocks + self.cp.meta_next);
             let part = bytes.map(|b| &b[k as usize * BLOCK_BYTES..(k + nlb) as usize * BLOCK_BYTES]);
             t = self.host_work(t, self.cfg.host.request_ns);
-            done = done.max(self.io.write(t, slba, nlb, part, BlockKind::Meta));
+            done = done.max(self.io.write(t, slba, nlb, part, BlockKind::Meta, fua));
             self.cp.meta_next += nlb;
         }
         done

@@ -90,6 +90,10 @@ pub struct FsConfig {
     /// (and its Fig 3a draws) the victim's reads sent one by one.
     pub gc_read_merge: bool,
     pub host: HostCosts,
+    /// Test switch, never for real runs: fsync writes its node blocks before
+    /// its data and nothing is flushed or written FUA (checkpoints included),
+    /// the ordering mistake the crash tests must catch on a volatile cache.
+    pub broken_ordering: bool,
 }
 
 impl FsConfig {
@@ -107,6 +111,7 @@ impl FsConfig {
             request_blocks_max: 128,
             gc_read_merge: false,
             host: HostCosts::default(),
+            broken_ordering: false,
         }
     }
 

@@ -179,7 +179,10 @@ impl<D: ZonedDevice> Fs<D> {
         fs.cache.insert(PageKey::Node { nid: ROOT_INO }, true);
         fs.nat_dirty.insert(0);
         fs.open_logs(0);
-        fs.checkpoint(1);
+        let t = fs.checkpoint(1);
+        // Like mkfs.f2fs, whatever the ordering: the new file system is on flash.
+        let t = fs.io.flush(t);
+        fs.inflight_ns = fs.inflight_ns.max(t);
         Ok(fs)
     }
 
@@ -195,9 +198,26 @@ impl<D: ZonedDevice> Fs<D> {
     pub fn into_device(self) -> D {
         self.io.into_device()
     }
-    /// Power fails after `commands` more device commands.
-    pub fn crash_after(&mut self, commands: u64) {
-        self.io.crash_after(commands);
+    /// Power fails at `at_ns` of simulated time (or at the next device
+    /// command, if later): see [`crate::io::Io`].
+    pub fn crash_at(&mut self, at_ns: Nanos) {
+        self.io.crash_at(at_ns);
+    }
+    /// When every write issued so far has completed (after mkfs: when the
+    /// file system is on the device).
+    pub fn writes_done_ns(&self) -> Nanos {
+        self.inflight_ns
+    }
+    /// Records the submission and completion of every later device command.
+    pub fn record_commands(&mut self) {
+        self.io.record_commands();
+    }
+    pub fn command_log(&self) -> &[(Nanos, Nanos)] {
+        self.io.command_log()
+    }
+    /// The instant the power fails, if set.
+    pub fn crash_at_ns(&self) -> Option<Nanos> {
+        self.io.crash_at_ns()
     }
     pub fn crashed(&self) -> bool {
         self.io.crashed()

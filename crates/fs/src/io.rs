@@ -47,26 +47,44 @@ impl Traffic {
     }
 }
 
-/// Device access with an optional power failure after a number of commands:
-/// every later command is lost (the device keeps the prefix before it).
+/// Device access with an optional power failure at an instant of simulated
+/// time: the first command submitted at or after it finds the power gone,
+/// the device is cut at that instant ([`ZonedDevice::power_cut`]: commands
+/// in flight are torn or lost, a volatile cache loses what was not durable)
+/// and nothing after it reaches the device.
 pub struct Io<D: ZonedDevice = Device> {
     dev: D,
     last_submit_ns: Nanos,
     commands: u64,
-    crash_after_commands: Option<u64>,
+    crash_at_ns: Option<Nanos>,
+    /// The power cut has been applied to the device.
+    cut: bool,
+    /// Submission and completion of every command, when recording.
+    command_log: Option<Vec<(Nanos, Nanos)>>,
     pub traffic: Traffic,
 }
 
 impl<D: ZonedDevice> Io<D> {
     pub fn new(dev: D) -> Self {
-        Self { dev, last_submit_ns: 0, commands: 0, crash_after_commands: None, traffic: Traffic::default() }
+        Self {
+            dev,
+            last_submit_ns: 0,
+            commands: 0,
+            crash_at_ns: None,
+            cut: false,
+            command_log: None,
+            traffic: Traffic::default(),
+        }
     }
 
     pub fn device(&self) -> &D {
         &self.dev
     }
 
-    pub fn into_device(self) -> D {
+    /// The device after the power cut, if one was set (cut now if no later
+    /// command reached it).
+    pub fn into_device(mut self) -> D {
+        self.cut_power();
         self.dev
     }
 
@@ -74,13 +92,39 @@ impl<D: ZonedDevice> Io<D> {
         self.dev.config().mode == Mode::Data
     }
 
-    /// Power fails once `commands` more commands have been submitted.
-    pub fn crash_after(&mut self, commands: u64) {
-        self.crash_after_commands = Some(self.commands + commands);
+    /// Power fails at `at_ns` (or at the next submission if that is later).
+    pub fn crash_at(&mut self, at_ns: Nanos) {
+        assert!(self.crash_at_ns.is_none(), "one power failure per run");
+        self.crash_at_ns = Some(at_ns.max(self.last_submit_ns));
     }
 
+    /// The instant the power fails, if it was set.
+    pub fn crash_at_ns(&self) -> Option<Nanos> {
+        self.crash_at_ns
+    }
+
+    /// Whether the power has failed: commands no longer reach the device.
     pub fn crashed(&self) -> bool {
-        self.crash_after_commands.is_some_and(|c| self.commands >= c)
+        self.cut
+    }
+
+    fn cut_power(&mut self) {
+        if let (Some(at_ns), false) = (self.crash_at_ns, self.cut) {
+            self.cut = true;
+            // Time goes on from the cut: a remount submits after it.
+            self.last_submit_ns = at_ns.max(self.last_submit_ns);
+            self.dev.power_cut(self.last_submit_ns);
+        }
+    }
+
+    /// Records when each later command is submitted and completes.
+    pub fn record_commands(&mut self) {
+        self.command_log.get_or_insert_with(Vec::new);
+    }
+
+    /// Submission and completion times of the commands recorded.
+    pub fn command_log(&self) -> &[(Nanos, Nanos)] {
+        self.command_log.as_deref().unwrap_or(&[])
     }
 
     /// Commands the device has taken.
@@ -93,10 +137,13 @@ impl<D: ZonedDevice> Io<D> {
     }
 
     /// Submits at `at_ns` or, if the device has taken a later command, then.
-    /// After a power failure nothing reaches the device.
+    /// From the power failure on nothing reaches the device.
     pub fn submit(&mut self, at_ns: Nanos, cmd: &Command<'_>, out: Option<&mut [u8]>) -> Completion {
         let at_ns = at_ns.max(self.last_submit_ns);
-        if self.crashed() {
+        if self.cut || self.crash_at_ns.is_some_and(|c| at_ns >= c) {
+            self.cut_power();
+            // Later submissions keep the order they would have had.
+            self.last_submit_ns = at_ns;
             return Completion {
                 status: Status::Success,
                 submit_ns: at_ns,
@@ -109,11 +156,28 @@ impl<D: ZonedDevice> Io<D> {
         self.traffic.requests += 1;
         let c = self.dev.submit(at_ns, cmd, out);
         assert!(c.status.is_success(), "{} failed with {}: {cmd:?}", cmd.name(), c.status.name());
+        if let Some(log) = self.command_log.as_mut() {
+            log.push((c.submit_ns, c.complete_ns));
+        }
         c
     }
 
-    /// Writes `nlb` blocks at `slba`; `bytes` in data mode.
-    pub fn write(&mut self, at_ns: Nanos, slba: u64, nlb: u32, bytes: Option<&[u8]>, kind: BlockKind) -> Nanos {
+    /// NVMe Flush: returns when every completed write is durable.
+    pub fn flush(&mut self, at_ns: Nanos) -> Nanos {
+        self.submit(at_ns, &Command::Flush, None).complete_ns
+    }
+
+    /// Writes `nlb` blocks at `slba`; `bytes` in data mode. With `fua` it
+    /// completes once the blocks are durable.
+    pub fn write(
+        &mut self,
+        at_ns: Nanos,
+        slba: u64,
+        nlb: u32,
+        bytes: Option<&[u8]>,
+        kind: BlockKind,
+        fua: bool,
+    ) -> Nanos {
         let payload = bytes.map_or(Payload::None, Payload::Bytes);
         let n = u64::from(nlb);
         match kind {
@@ -122,7 +186,7 @@ impl<D: ZonedDevice> Io<D> {
             BlockKind::Meta => self.traffic.meta_blocks += n,
             BlockKind::Relocated => self.traffic.relocated_blocks += n,
         }
-        self.submit(at_ns, &Command::Write { slba, nlb, payload }, None).complete_ns
+        self.submit(at_ns, &Command::Write { slba, nlb, payload, fua }, None).complete_ns
     }
 
     /// Reads `nlb` blocks at `slba`; in data mode into `out`.

@@ -298,8 +298,10 @@ impl<D: ZonedDevice> Fs<D> {
                 e.log_type = Some(lt);
                 (seg, off)
             } else {
-                let s =
-                    self.take_free_segment(lt, now_ns).ok_or(FsError::Corrupt("no free segment for a log".into()))?;
+                let free = (0..self.segments()).filter(|&s| self.sit.is_free_seg(s)).count();
+                let why =
+                    format!("no free segment for log {lt:?} (segment {seg} at {off}, taken {taken}, {free} free)");
+                let s = self.take_free_segment(lt, now_ns).ok_or(FsError::Corrupt(why))?;
                 (s, 0)
             };
             if let Some(o) = (seg_off.1..self.zone_blocks).find(|&o| !self.sit.is_free_block(seg_off.0, o)) {

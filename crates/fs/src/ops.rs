@@ -162,7 +162,9 @@ impl<D: ZonedDevice> Fs<D> {
         Ok(self.host_work(done, end.saturating_sub(idx) * self.cfg.host.page_ns))
     }
 
-    /// Makes the file durable: its data, then its nodes with the fsync mark.
+    /// Makes the file durable as F2FS does: its data written and waited on
+    /// (with every write still in flight), the device cache flushed, then
+    /// its nodes with the fsync mark, written FUA.
     pub fn fsync(&mut self, now_ns: Nanos, ino: u32) -> Result<Nanos, FsError> {
         if self.inode(ino).is_none() {
             return Err(FsError::NotFound);
@@ -170,7 +172,27 @@ impl<D: ZonedDevice> Fs<D> {
         self.stats.fsyncs += 1;
         let t = self.balance_after_syscall(now_ns);
         let data = self.cache.dirty_data_of(ino);
-        let done = self.writeback(t, &data, false);
+        if self.cfg.broken_ordering {
+            return Ok(self.fsync_broken(t, ino, &data));
+        }
+        let done = self.writeback(t, &data, false).max(self.inflight_ns);
+        let t = self.io.flush(done);
+        let nodes = self.fsync_nodes(ino);
+        let done = self.writeback(t, &nodes, true);
+        self.inflight_ns = self.inflight_ns.max(done);
+        Ok(done.max(t))
+    }
+
+    /// The ordering bug the crash tests must catch: nodes first, data at the
+    /// same time, nothing flushed.
+    fn fsync_broken(&mut self, t: Nanos, ino: u32, data: &[PageKey]) -> Nanos {
+        let nodes = self.fsync_nodes(ino);
+        let done = self.writeback(t, &nodes, true);
+        done.max(self.writeback(t, data, false)).max(t)
+    }
+
+    /// The file's node pages an fsync writes (marked dirty).
+    fn fsync_nodes(&mut self, ino: u32) -> Vec<PageKey> {
         let mut nodes: Vec<PageKey> = self
             .nids_of(ino)
             .into_iter()
@@ -181,8 +203,7 @@ impl<D: ZonedDevice> Fs<D> {
         for &k in &nodes {
             self.cache.insert(k, true);
         }
-        let done = done.max(self.writeback(t, &nodes, true));
-        Ok(done.max(t))
+        nodes
     }
 
     /// Removes `name` from `dir`, freeing the file's blocks and nodes.

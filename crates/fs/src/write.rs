@@ -141,7 +141,9 @@ impl<D: ZonedDevice> Fs<D> {
             let bytes = self.io.data_mode().then(|| self.encode_run(&queued[i..j], fsync));
             t = self.host_work(t, self.cfg.host.request_ns);
             let nlb = (j - i) as u32;
-            let c = self.io.write(t, u64::from(queued[i].addr), nlb, bytes.as_deref(), kind);
+            // fsync's nodes are durable when written (F2FS: REQ_FUA).
+            let fua = fsync && lt.is_node() && !self.cfg.broken_ordering;
+            let c = self.io.write(t, u64::from(queued[i].addr), nlb, bytes.as_deref(), kind, fua);
             done = done.max(c);
             i = j;
         }

@@ -21,7 +21,7 @@ fn files_survive_a_clean_remount() {
     let t = fs.sync(t);
     fs.fsck(t).unwrap();
     let cfg = fs.config().clone();
-    let t = fs.last_submit_ns();
+    let t = fs.last_submit_ns().max(fs.crash_at_ns().unwrap_or(0));
     let (mut fs, t) = Fs::mount(fs.into_device(), cfg, t).unwrap();
     assert_eq!(fs.lookup(ROOT_INO, "a"), Some(a));
     assert_eq!(fs.lookup(d, "b"), Some(b));
@@ -55,7 +55,7 @@ fn churn(fs: &mut Fs, files: u32, blocks: u64, rounds: u64) -> u64 {
 
 fn remount(fs: Fs) -> (Fs, u64) {
     let cfg = fs.config().clone();
-    let t = fs.last_submit_ns();
+    let t = fs.last_submit_ns().max(fs.crash_at_ns().unwrap_or(0));
     Fs::mount(fs.into_device(), cfg, t).unwrap()
 }
 
@@ -133,8 +133,7 @@ fn fsync_survives_a_crash_and_unsynced_writes_roll_back() {
     let t = fs.write(t, c, 0, 3, 3).unwrap();
     let t = fs.fsync(t, c).unwrap();
     let t = fs.write(t, b, 0, 4, 9).unwrap();
-    let _ = t;
-    fs.crash_after(0);
+    fs.crash_at(t);
     let (mut fs, t) = remount(fs);
     assert_eq!(fs.file_tags(a).unwrap(), &[2, 2, 1, 1], "fsynced blocks roll forward");
     let c = fs.lookup(ROOT_INO, "c").expect("an fsynced new file is relinked");

@@ -1,48 +1,121 @@
-//! Power failure at random points between device commands (in compactions,
-//! threaded logging and checkpoints too), then mount, fsck, and no fsynced
-//! data lost. ZONELAB_CRASH_POINTS sets the points per variant (default 1000).
+//! Power failure at instants of simulated time, then mount, fsck, and no
+//! fsynced data lost.
+//!
+//! Each variant (recycling scheme × write-cache mode) runs several seeded,
+//! generated workloads that compact, checkpoint and (ZNS+) use threaded
+//! logging; each workload's reach is counted and asserted. Crash instants
+//! are the distinct command boundaries (submissions and completions) and
+//! instants inside commands (a quarter, half and three quarters of the way),
+//! taken evenly across the workloads; a crash cuts the device at that
+//! instant ([`zonelab_device::power`]: commands in flight torn, a volatile
+//! cache loses what was not durable). A file fsynced (or synced) before the
+//! instant must come back with its blocks as new or newer.
+//! `ZONELAB_CRASH_LONG=1` runs 8 workloads per variant and 2,500 instants
+//! of each (20,000 per variant); `ZONELAB_CRASH_LONG=all` every instant of
+//! the 8 (about 70,000 per variant: hours).
 
-use std::collections::HashMap;
-use zonelab_device::Device;
+use std::collections::{BTreeSet, HashMap};
+use zonelab_device::{Device, WriteCache};
 use zonelab_fs::testing::tiny_device;
 use zonelab_fs::{FileKind, Fs, FsConfig, Recycling, ROOT_INO};
 use zonelab_sim::SimRng;
 
-const FILES: u64 = 14;
-const OPS: usize = 400;
+/// Crash instants per variant in the default run.
+const INSTANTS_MIN: usize = 1000;
+/// Crash instants per workload in the long run (`ZONELAB_CRASH_LONG=1`),
+/// evenly spread over all of its instants.
+const LONG_INSTANTS_PER_WORKLOAD: usize = 2500;
 
-fn config(recycling: Recycling) -> FsConfig {
-    let mut cfg = FsConfig::new(recycling);
-    cfg.cache_pages = 48;
-    cfg.fg_free_segments = 4;
-    cfg.bg_free_segments = 6;
-    cfg.preinvalid_blocks_max = 96;
-    cfg.request_blocks_max = 16;
-    cfg
+fn long_run() -> bool {
+    std::env::var("ZONELAB_CRASH_LONG").is_ok_and(|v| v == "1" || v == "all")
 }
 
-/// What must survive: per file name, the tags as of its last fsync or sync.
-#[derive(Default)]
-struct Model {
-    durable: HashMap<String, Vec<u64>>,
+/// `ZONELAB_CRASH_LONG=all`: every instant of every workload.
+fn every_instant() -> bool {
+    std::env::var("ZONELAB_CRASH_LONG").is_ok_and(|v| v == "all")
 }
 
-/// Runs the seeded workload until it ends or the power fails; returns the
-/// model of durable state and the time reached.
-fn workload(fs: &mut Fs, seed: u64) -> (Model, u64) {
+#[derive(Debug, Clone, Copy)]
+struct Variant {
+    recycling: Recycling,
+    cache: WriteCache,
+    broken_ordering: bool,
+}
+
+impl Variant {
+    fn name(&self) -> String {
+        let cache = if self.cache == WriteCache::Plp { "plp" } else { "volatile" };
+        let broken = if self.broken_ordering { " broken-ordering" } else { "" };
+        format!("{} {cache}{broken}", self.recycling.name())
+    }
+
+    fn config(&self) -> FsConfig {
+        let mut cfg = FsConfig::new(self.recycling);
+        cfg.cache_pages = 48;
+        cfg.fg_free_segments = 4;
+        cfg.bg_free_segments = 6;
+        cfg.preinvalid_blocks_max = 96;
+        cfg.request_blocks_max = 16;
+        cfg.broken_ordering = self.broken_ordering;
+        cfg
+    }
+
+    fn fresh(&self) -> Fs {
+        let mut dev = tiny_device(24);
+        dev.write_buffer.cache = self.cache;
+        Fs::mkfs(Device::new(dev).unwrap(), self.config()).unwrap()
+    }
+}
+
+/// The shape of one generated workload, drawn from its seed.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    files: u64,
+    ops: usize,
+    /// Blocks a write covers at most.
+    write_blocks_max: u64,
+    /// Highest block a write starts at.
+    file_blocks_max: u64,
+    /// Chance per operation of an fsync, and of a sync or idle period.
+    fsync_chance: f64,
+    sync_chance: f64,
+}
+
+impl Shape {
+    fn of(seed: u64) -> Self {
+        let mut rng = SimRng::new(seed ^ 0x5eed);
+        Shape {
+            files: 8 + rng.below(6),
+            ops: 600 + rng.below(250) as usize,
+            write_blocks_max: 12 + rng.below(8),
+            file_blocks_max: 48 + rng.below(24),
+            fsync_chance: 0.1 + 0.1 * rng.unit(),
+            sync_chance: 0.03 + 0.04 * rng.unit(),
+        }
+    }
+}
+
+/// When a file's contents became durable: (completion time, key, tags);
+/// `None` tags mean the file was removed for good.
+type Durable = Vec<(u64, String, Option<Vec<u64>>)>;
+
+/// Runs the workload of `seed` until it ends or the power fails; returns
+/// what became durable when.
+fn workload(fs: &mut Fs, seed: u64) -> Durable {
+    let shape = Shape::of(seed);
     let mut rng = SimRng::new(seed);
-    let mut model = Model::default();
-    let mut t = 1_000;
+    let mut durable = Durable::new();
+    let mut t = fs.writes_done_ns().max(1_000);
     let mut tag = 1;
     let (_, t0) = fs.create(t, ROOT_INO, "d", FileKind::Dir).unwrap();
     t = fs.sync(t0);
     let dir = fs.lookup(ROOT_INO, "d").unwrap();
     let place = |i: u64| if i.is_multiple_of(2) { (ROOT_INO, format!("f{i}")) } else { (dir, format!("f{i}")) };
-    for _ in 0..OPS {
+    for _ in 0..shape.ops {
         if fs.crashed() {
             break;
         }
-        let (parent, name) = place(rng.below(FILES));
+        let (parent, name) = place(rng.below(shape.files));
         let key = format!("{parent}/{name}");
         let ino = match fs.lookup(parent, &name) {
             Some(ino) => ino,
@@ -52,48 +125,53 @@ fn workload(fs: &mut Fs, seed: u64) -> (Model, u64) {
                 ino
             }
         };
-        match rng.below(10) {
-            0..=5 => {
-                let size = fs.size_blocks(ino).unwrap();
-                let start = rng.below(size + 8).min(72);
-                let n = 1 + rng.below(16);
-                tag += 1;
-                t = fs.write(t, ino, start, n, tag).unwrap();
-            }
-            6 | 7 => {
-                t = fs.fsync(t, ino).unwrap();
-                if !fs.crashed() {
-                    model.durable.insert(key, fs.file_tags(ino).unwrap().to_vec());
-                }
-            }
-            8 => {
-                t = fs.unlink(t, parent, &name).unwrap();
-                model.durable.remove(&key);
-            }
-            _ => {
-                let sync = rng.chance(0.5);
-                t = if sync { fs.sync(t) } else { fs.idle(t, t + 50_000_000) };
-                if sync && !fs.crashed() {
-                    for (p, n) in (0..FILES).map(place) {
-                        if let Some(i) = fs.lookup(p, &n) {
-                            model.durable.insert(format!("{p}/{n}"), fs.file_tags(i).unwrap().to_vec());
-                        }
+        let roll = rng.unit();
+        if roll < shape.fsync_chance {
+            t = fs.fsync(t, ino).unwrap();
+            durable.push((t, key, Some(fs.file_tags(ino).unwrap().to_vec())));
+        } else if roll < shape.fsync_chance + shape.sync_chance {
+            let sync = rng.chance(0.5);
+            t = if sync { fs.sync(t) } else { fs.idle(t, t + 50_000_000) };
+            if sync {
+                for (p, n) in (0..shape.files).map(place) {
+                    if let Some(i) = fs.lookup(p, &n) {
+                        durable.push((t, format!("{p}/{n}"), Some(fs.file_tags(i).unwrap().to_vec())));
                     }
                 }
             }
+        } else if roll < shape.fsync_chance + shape.sync_chance + 0.06 {
+            t = fs.unlink(t, parent, &name).unwrap();
+            // Not durable until a checkpoint: the file may come back or not.
+            durable.push((t, key, None));
+        } else {
+            let size = fs.size_blocks(ino).unwrap();
+            let start = rng.below(size + 8).min(shape.file_blocks_max);
+            let n = 1 + rng.below(shape.write_blocks_max);
+            tag += 1;
+            t = fs.write(t, ino, start, n, tag).unwrap();
         }
         t += 20_000;
     }
-    (model, t)
+    durable
 }
 
-fn fresh(recycling: Recycling) -> Fs {
-    Fs::mkfs(Device::new(tiny_device(24)).unwrap(), config(recycling)).unwrap()
+/// What must have survived a crash at `crash_ns`: per file, the tags as of
+/// its last fsync or sync completed by then (an unlink since drops it).
+fn model_at(durable: &Durable, crash_ns: u64) -> HashMap<String, Vec<u64>> {
+    let mut model = HashMap::new();
+    for (done, key, tags) in durable.iter().filter(|(done, _, _)| *done <= crash_ns) {
+        let _ = done;
+        match tags {
+            Some(tags) => model.insert(key.clone(), tags.clone()),
+            None => model.remove(key),
+        };
+    }
+    model
 }
 
 /// Every durable file exists with at least its durable blocks, each as new or newer.
-fn check_durable(fs: &Fs, model: &Model, dir: u32) -> Result<(), String> {
-    for (key, want) in &model.durable {
+fn check_durable(fs: &Fs, model: &HashMap<String, Vec<u64>>, dir: u32) -> Result<(), String> {
+    for (key, want) in model {
         let (p, name) = key.split_once('/').unwrap();
         let parent = if p.parse::<u32>().unwrap() == ROOT_INO { ROOT_INO } else { dir };
         let ino = fs.lookup(parent, name).ok_or(format!("{key} lost"))?;
@@ -108,67 +186,149 @@ fn check_durable(fs: &Fs, model: &Model, dir: u32) -> Result<(), String> {
     Ok(())
 }
 
-fn crash_points(recycling: Recycling) {
-    let points: u64 = std::env::var("ZONELAB_CRASH_POINTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
-    let seed = 6;
-    let mut full = fresh(recycling);
-    let start = full.device_commands();
-    let (_, t) = workload(&mut full, seed);
-    let total = full.device_commands() - start;
-    full.fsck(t).unwrap();
+/// One workload run through without a crash: its instants and what it reached.
+struct Reference {
+    seed: u64,
+    durable: Durable,
+    instants: Vec<u64>,
+}
+
+fn reference(variant: Variant, seed: u64) -> Reference {
+    let mut fs = variant.fresh();
+    fs.record_commands();
+    let durable = workload(&mut fs, seed);
+    let end = fs.command_log().iter().map(|&(_, c)| c).max().unwrap_or(0);
+    fs.fsck(end).unwrap_or_else(|e| panic!("{} seed {seed}: fsck without a crash: {e}", variant.name()));
+    let stats = &fs.stats;
     eprintln!(
-        "{}: {} compactions, {} TL segments, {} checkpoints, utilization {:.2}",
-        recycling.name(),
-        full.stats.compactions.len(),
-        full.stats.tl_segments,
-        full.stats.checkpoints,
-        full.utilization()
+        "{} seed {seed}: {} commands, {} compactions, {} TL segments, {} checkpoints",
+        variant.name(),
+        fs.command_log().len(),
+        stats.compactions.len(),
+        stats.tl_segments,
+        stats.checkpoints
     );
-    let spans: Vec<(u64, u64)> = full.stats.compactions.iter().map(|c| (c.first_command, c.end_command)).collect();
-    assert!(!spans.is_empty(), "{}: the workload must compact", recycling.name());
-    if recycling == Recycling::ZnsPlus {
-        assert!(full.stats.tl_segments > 0, "the workload must use threaded logging");
+    assert!(stats.compactions.len() >= 10, "{} seed {seed}: the workload must compact", variant.name());
+    assert!(stats.checkpoints >= 10, "{} seed {seed}: the workload must checkpoint", variant.name());
+    if variant.recycling == Recycling::ZnsPlus {
+        assert!(stats.tl_segments >= 3, "{} seed {seed}: the workload must use threaded logging", variant.name());
     }
-    let mut rng = SimRng::new(99);
-    let (mut in_compaction, mut in_tl) = (0, 0);
-    for _ in 0..points {
-        let crash = 1 + rng.below(total);
-        let mut fs = fresh(recycling);
-        fs.crash_after(crash);
-        let (model, _) = workload(&mut fs, seed);
-        assert!(fs.crashed());
-        let at = start + crash;
-        in_compaction += u64::from(spans.iter().any(|&(a, b)| a < at && at < b));
-        let zones = fs.device().layout().zones;
-        in_tl += u64::from((0..zones).any(|z| fs.device().is_tl_opened(z)));
-        let cfg = fs.config().clone();
-        let now = fs.last_submit_ns();
-        let (mut fs, t) = Fs::mount(fs.into_device(), cfg, now)
-            .unwrap_or_else(|e| panic!("{} crash after {crash}: mount: {e}", recycling.name()));
-        fs.fsck(t).unwrap_or_else(|e| panic!("{} crash after {crash}: fsck: {e}", recycling.name()));
-        let dir = fs.lookup(ROOT_INO, "d").unwrap_or(0);
-        check_durable(&fs, &model, dir).unwrap_or_else(|e| panic!("{} crash after {crash}: {e}", recycling.name()));
+    let mut instants = BTreeSet::new();
+    // Only once mkfs is durable: before, there is no file system to mount.
+    let start_ns = variant.fresh().writes_done_ns();
+    for &(s, c) in fs.command_log().iter().filter(|&&(s, _)| s >= start_ns) {
+        instants.insert(s);
+        instants.insert(c);
+        for k in 1..4 {
+            instants.insert(s + (c - s) * k / 4);
+        }
     }
-    eprintln!(
-        "{}: {points} crash points over {total} commands, {in_compaction} inside a compaction, {in_tl} with a TL_opened zone",
-        recycling.name()
+    eprintln!("{} seed {seed}: {} distinct crash instants", variant.name(), instants.len());
+    Reference { seed, durable, instants: instants.into_iter().collect() }
+}
+
+/// Crashes the workload of `r` at `crash_ns`; mount, fsck and durability.
+fn crash_once(variant: Variant, r: &Reference, crash_ns: u64) -> Result<(), String> {
+    let mut fs = variant.fresh();
+    fs.crash_at(crash_ns);
+    workload(&mut fs, r.seed);
+    let cfg = fs.config().clone();
+    let now = fs.last_submit_ns().max(crash_ns);
+    let (mut fs, t) = Fs::mount(fs.into_device(), cfg, now).map_err(|e| format!("mount: {e}"))?;
+    fs.fsck(t).map_err(|e| format!("fsck: {e}"))?;
+    let dir = fs.lookup(ROOT_INO, "d").unwrap_or(0);
+    check_durable(&fs, &model_at(&r.durable, crash_ns), dir)
+}
+
+/// Evenly spaced picks of `n` of `items` (all of them if fewer).
+fn spread(items: &[u64], n: usize) -> Vec<u64> {
+    if items.len() <= n {
+        return items.to_vec();
+    }
+    (0..n).map(|i| items[i * items.len() / n]).collect()
+}
+
+/// Runs the crash instants of every workload; returns the failures (at most a few).
+fn crash_variant(variant: Variant) -> (usize, Vec<String>) {
+    let seeds: Vec<u64> = if long_run() { (1..=8).collect() } else { (1..=3).collect() };
+    let refs: Vec<Reference> = seeds.iter().map(|&s| reference(variant, s)).collect();
+    let per_workload = if every_instant() {
+        usize::MAX
+    } else if long_run() {
+        LONG_INSTANTS_PER_WORKLOAD
+    } else {
+        INSTANTS_MIN.div_ceil(refs.len())
+    };
+    let mut tried = 0;
+    let mut failures = Vec::new();
+    for r in &refs {
+        let instants = spread(&r.instants, per_workload);
+        for &crash_ns in &instants {
+            tried += 1;
+            if let Err(e) = crash_once(variant, r, crash_ns) {
+                failures.push(format!("{} seed {} crash at {crash_ns} ns: {e}", variant.name(), r.seed));
+                if variant.broken_ordering {
+                    return (tried, failures);
+                }
+            }
+        }
+    }
+    eprintln!("{}: {tried} distinct crash instants, {} failures", variant.name(), failures.len());
+    (tried, failures)
+}
+
+fn crash_points(recycling: Recycling, cache: WriteCache) {
+    let (tried, failures) = crash_variant(Variant { recycling, cache, broken_ordering: false });
+    assert!(
+        failures.is_empty(),
+        "{} of {tried} crashes failed:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
     );
-    assert!(points < 100 || in_compaction > 0, "some crashes must hit a compaction");
+    assert!(tried >= INSTANTS_MIN, "only {tried} crash instants");
 }
 
 #[test]
-fn crash_points_zns() {
-    crash_points(Recycling::Zns);
+fn crash_points_zns_plp() {
+    crash_points(Recycling::Zns, WriteCache::Plp);
 }
 #[test]
-fn crash_points_izc_h() {
-    crash_points(Recycling::IzcH);
+fn crash_points_zns_volatile() {
+    crash_points(Recycling::Zns, WriteCache::Volatile);
 }
 #[test]
-fn crash_points_izc_d() {
-    crash_points(Recycling::IzcD);
+fn crash_points_izc_h_plp() {
+    crash_points(Recycling::IzcH, WriteCache::Plp);
 }
 #[test]
-fn crash_points_znsplus() {
-    crash_points(Recycling::ZnsPlus);
+fn crash_points_izc_h_volatile() {
+    crash_points(Recycling::IzcH, WriteCache::Volatile);
+}
+#[test]
+fn crash_points_izc_d_plp() {
+    crash_points(Recycling::IzcD, WriteCache::Plp);
+}
+#[test]
+fn crash_points_izc_d_volatile() {
+    crash_points(Recycling::IzcD, WriteCache::Volatile);
+}
+#[test]
+fn crash_points_znsplus_plp() {
+    crash_points(Recycling::ZnsPlus, WriteCache::Plp);
+}
+#[test]
+fn crash_points_znsplus_volatile() {
+    crash_points(Recycling::ZnsPlus, WriteCache::Volatile);
+}
+
+/// fsync's nodes before its data and no flush at checkpoints: with a
+/// volatile cache some crash loses fsynced data or corrupts the file system.
+#[test]
+fn broken_ordering_is_caught_with_a_volatile_cache() {
+    for recycling in [Recycling::Zns, Recycling::ZnsPlus] {
+        let (tried, failures) =
+            crash_variant(Variant { recycling, cache: WriteCache::Volatile, broken_ordering: true });
+        assert!(!failures.is_empty(), "{}: {tried} crashes and none caught the broken ordering", recycling.name());
+        eprintln!("{}: broken ordering caught after {tried} crashes: {}", recycling.name(), failures[0]);
+    }
 }

@@ -91,8 +91,8 @@ pub fn config(input: &str) -> Result<(), String> {
     let _ = device.identify();
     let zone_lbas = device.layout().zone_lbas;
     let commands = [
-        Command::Write { slba: 0, nlb: 8, payload: Payload::Pattern(7) },
-        Command::Append { zslba: zone_lbas, nlb: 1, payload: Payload::None },
+        Command::Write { slba: 0, nlb: 8, payload: Payload::Pattern(7), fua: false },
+        Command::Append { zslba: zone_lbas, nlb: 1, payload: Payload::None, fua: false },
         Command::Read { slba: 0, nlb: 8 },
         Command::IdentifyMapping,
     ];

@@ -252,9 +252,11 @@ impl<D: ZonedDevice> Backend<D> {
         let Some(image) = &mut self.image else { return Ok(()) };
         let lba_bytes = self.geometry.lba_bytes as usize;
         match *cmd {
-            Command::Read { .. } | Command::ReportZones { .. } | Command::Identify | Command::IdentifyMapping => {
-                return Ok(())
-            }
+            Command::Read { .. }
+            | Command::ReportZones { .. }
+            | Command::Identify
+            | Command::IdentifyMapping
+            | Command::Flush => return Ok(()),
             Command::Write { slba, payload: Payload::Bytes(data), .. } => image.write_data(slba, data)?,
             Command::Append { payload: Payload::Bytes(data), .. } => {
                 let CmdResult::Lba(lba) = completion.result else { panic!("a successful append answers its LBA") };
@@ -303,11 +305,19 @@ impl<D: ZonedDevice> Backend<D> {
             }
             Action::Write { slba, nlb } => {
                 assert_eq!(data.len(), bytes, "a write carries its blocks");
-                self.device.submit(submit_ns, &Command::Write { slba, nlb, payload: Payload::Bytes(data) }, None)
+                self.device.submit(
+                    submit_ns,
+                    &Command::Write { slba, nlb, payload: Payload::Bytes(data), fua: false },
+                    None,
+                )
             }
             Action::Append { zslba, nlb } => {
                 assert_eq!(data.len(), bytes, "an append carries its blocks");
-                self.device.submit(submit_ns, &Command::Append { zslba, nlb, payload: Payload::Bytes(data) }, None)
+                self.device.submit(
+                    submit_ns,
+                    &Command::Append { zslba, nlb, payload: Payload::Bytes(data), fua: false },
+                    None,
+                )
             }
             Action::Zone { action, slba, select_all } => {
                 self.device.submit(submit_ns, &Command::ZoneMgmtSend { action, slba, select_all }, None)
@@ -625,8 +635,12 @@ mod submit_image_tests {
         let data: Vec<u8> = (0..4 * 4096).map(|i| (i % 253) as u8).collect();
         let mut first = backend(Pace::Asap).with_image(&path).unwrap();
         let ok = |c: Option<Completion>| assert_eq!(c.unwrap().status, Status::Success);
-        ok(first.submit(0, &Command::Write { slba: lba(3), nlb: 4, payload: Payload::Bytes(&data) }, None));
-        ok(first.submit(0, &Command::Append { zslba: lba(4), nlb: 4, payload: Payload::Bytes(&data) }, None));
+        ok(first.submit(0, &Command::Write { slba: lba(3), nlb: 4, payload: Payload::Bytes(&data), fua: false }, None));
+        ok(first.submit(
+            0,
+            &Command::Append { zslba: lba(4), nlb: 4, payload: Payload::Bytes(&data), fua: false },
+            None,
+        ));
         let ranges = [SourceRange { slba: lba(3) + 1, nlb: 2 }];
         ok(first.submit(0, &Command::SimpleCopy { ranges: &ranges, sdlba: lba(5) }, None));
         ok(first.submit(0, &Command::WriteZeroes { slba: lba(3) + 4, nlb: 2 }, None));

@@ -303,7 +303,7 @@ impl Image {
                 .map_err(|e| format!("--backing {}: {e}", self.path.display()))?;
             // A conventional zone's holes read as zeros anyway: only written blocks are replayed.
             if !conventional || bytes.iter().any(|&b| b != 0) {
-                let cmd = Command::Write { slba: lba, nlb: nlb as u32, payload: Payload::Bytes(bytes) };
+                let cmd = Command::Write { slba: lba, nlb: nlb as u32, payload: Payload::Bytes(bytes), fua: false };
                 t = self.replay_command(device, t, &cmd, zone)?;
             }
             lba += nlb;

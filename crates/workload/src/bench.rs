@@ -56,7 +56,8 @@ impl ZoneWriter {
             self.next_lba = zslba;
             return (c.complete_ns, 0);
         }
-        let c = dev.submit(now_ns, &Command::Write { slba: self.next_lba, nlb, payload: Payload::None }, None);
+        let c =
+            dev.submit(now_ns, &Command::Write { slba: self.next_lba, nlb, payload: Payload::None, fua: false }, None);
         debug_assert_eq!(c.status, Status::Success);
         self.next_lba += u64::from(nlb);
         (c.complete_ns, u64::from(nlb) * dev.layout().lba_bytes)
@@ -106,7 +107,9 @@ fn random_reads<D: ZonedDevice>(dev: &mut D, qd: usize, commands: u64, seed: u64
     let mut lba = first;
     while lba < first + span {
         let n = u64::from(fill_nlb).min(first + span - lba) as u32;
-        now_ns = dev.submit(now_ns, &Command::Write { slba: lba, nlb: n, payload: Payload::None }, None).complete_ns;
+        now_ns = dev
+            .submit(now_ns, &Command::Write { slba: lba, nlb: n, payload: Payload::None, fua: false }, None)
+            .complete_ns;
         lba += u64::from(n);
     }
     let start_ns = now_ns;

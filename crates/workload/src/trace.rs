@@ -53,17 +53,57 @@ pub struct TraceSummary {
 #[derive(Debug, Clone, PartialEq)]
 enum Op {
     Identify,
-    Write { slba: u64, nlb: u32 },
-    WriteZeroes { slba: u64, nlb: u32 },
-    Append { zslba: u64, nlb: u32 },
-    Read { slba: u64, nlb: u32 },
-    ZoneMgmt { action: ZoneAction, slba: u64, select_all: bool },
-    Report { slba: u64, filter: ReportFilter, max_zones: u32, partial: bool },
-    SetZoneState { slba: u64, state: ZoneState },
-    Wait { ns: u64 },
-    ZoneCompaction { src: Vec<u64>, dst: Vec<u64> },
-    SimpleCopy { ranges: Vec<SourceRange>, sdlba: u64 },
-    TlOpen { zslba: u64, valid: Vec<u64> },
+    Write {
+        slba: u64,
+        nlb: u32,
+        fua: bool,
+    },
+    WriteZeroes {
+        slba: u64,
+        nlb: u32,
+    },
+    Append {
+        zslba: u64,
+        nlb: u32,
+        fua: bool,
+    },
+    Flush,
+    /// Power fails at the op's submission time and comes back.
+    PowerCut,
+    Read {
+        slba: u64,
+        nlb: u32,
+    },
+    ZoneMgmt {
+        action: ZoneAction,
+        slba: u64,
+        select_all: bool,
+    },
+    Report {
+        slba: u64,
+        filter: ReportFilter,
+        max_zones: u32,
+        partial: bool,
+    },
+    SetZoneState {
+        slba: u64,
+        state: ZoneState,
+    },
+    Wait {
+        ns: u64,
+    },
+    ZoneCompaction {
+        src: Vec<u64>,
+        dst: Vec<u64>,
+    },
+    SimpleCopy {
+        ranges: Vec<SourceRange>,
+        sdlba: u64,
+    },
+    TlOpen {
+        zslba: u64,
+        valid: Vec<u64>,
+    },
     IdentifyMapping,
 }
 
@@ -114,8 +154,10 @@ const COMMON_KEYS: [&str; 5] = ["op", "id", "at_ns", "async", "pattern"];
 fn op_keys(op: &str) -> Option<&'static [&'static str]> {
     Some(match op {
         "identify" => &[],
-        "write" | "write_zeroes" | "read" => &["slba", "nlb"],
-        "append" => &["zslba", "nlb"],
+        "write" => &["slba", "nlb", "fua"],
+        "write_zeroes" | "read" => &["slba", "nlb"],
+        "append" => &["zslba", "nlb", "fua"],
+        "flush" | "power_cut" => &[],
         "zone_mgmt" => &["action", "slba", "select_all"],
         "report_zones" => &["slba", "filter", "max", "partial"],
         "set_zone_state" => &["slba", "state"],
@@ -128,8 +170,8 @@ fn op_keys(op: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-const OPS: &str = "identify, write, write_zeroes, append, read, zone_mgmt, report_zones, set_zone_state, wait, \
-                   zone_compaction, simple_copy, tl_open, identify_mapping";
+const OPS: &str = "identify, write, write_zeroes, append, read, flush, zone_mgmt, report_zones, set_zone_state, \
+                   wait, power_cut, zone_compaction, simple_copy, tl_open, identify_mapping";
 
 /// Largest zone capacity a tl_open bitmap may cover (the device's limit too).
 const TL_ZONE_BLOCKS_MAX: u64 = zonelab_device::znsplus::TL_ZONE_BLOCKS_MAX;
@@ -240,10 +282,14 @@ fn parse_line(text: &str, nr_zones: u32, nr_zone_blocks: u64) -> Result<Line, St
     }
     let op = match name.as_str() {
         "identify" => Op::Identify,
-        "write" => Op::Write { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
+        "write" => Op::Write { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")?, fua: f.bool("fua")?.unwrap_or(false) },
         "write_zeroes" => Op::WriteZeroes { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
         "read" => Op::Read { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
-        "append" => Op::Append { zslba: f.req_u64("zslba")?, nlb: f.req_u32("nlb")? },
+        "append" => {
+            Op::Append { zslba: f.req_u64("zslba")?, nlb: f.req_u32("nlb")?, fua: f.bool("fua")?.unwrap_or(false) }
+        }
+        "flush" => Op::Flush,
+        "power_cut" => Op::PowerCut,
         "zone_mgmt" => parse_zone_mgmt(&f)?,
         "report_zones" => parse_report(&f, nr_zones)?,
         "set_zone_state" => {
@@ -415,9 +461,18 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
     let payload = line.pattern.map_or(Payload::None, Payload::Pattern);
     let cmd = match &line.op {
         Op::Identify => Command::Identify,
-        &Op::Write { slba, nlb } => Command::Write { slba, nlb, payload },
+        &Op::Write { slba, nlb, fua } => Command::Write { slba, nlb, payload, fua },
         &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
-        &Op::Append { zslba, nlb } => Command::Append { zslba, nlb, payload },
+        &Op::Append { zslba, nlb, fua } => Command::Append { zslba, nlb, payload, fua },
+        Op::Flush => Command::Flush,
+        Op::PowerCut => {
+            let report = device.power_cut(submit_ns);
+            status_fields(&mut map, Status::Success);
+            map.insert("zones_rolled_back".into(), report.zones_rolled_back.into());
+            map.insert("lost_blocks".into(), report.lost_blocks.into());
+            times(&mut map, submit_ns, submit_ns);
+            return (map, submit_ns);
+        }
         &Op::Read { slba, nlb } => Command::Read { slba, nlb },
         &Op::ZoneMgmt { action, slba, select_all } => Command::ZoneMgmtSend { action, slba, select_all },
         &Op::Report { slba, filter, max_zones, partial } => Command::ReportZones { slba, filter, max_zones, partial },
@@ -514,6 +569,32 @@ mod tests {
         let mut out = Vec::new();
         let r = run_trace(&mut device(), trace.as_bytes(), &mut out);
         (String::from_utf8(out).unwrap(), r)
+    }
+
+    #[test]
+    fn flush_fua_and_power_cut_follow_the_write_cache() {
+        let mut dev = device();
+        let mut config = dev.config().clone();
+        config.write_buffer.cache = zonelab_device::WriteCache::Volatile;
+        dev = Device::new(config).unwrap();
+        let trace = concat!(
+            "{\"op\":\"write\",\"slba\":0,\"nlb\":8,\"pattern\":1}\n",
+            "{\"op\":\"flush\"}\n",
+            "{\"op\":\"write\",\"slba\":8,\"nlb\":8,\"pattern\":2}\n",
+            "{\"op\":\"write\",\"slba\":256,\"nlb\":4,\"fua\":true}\n",
+            "{\"op\":\"power_cut\"}\n",
+            "{\"op\":\"report_zones\",\"slba\":0,\"filter\":\"all\",\"max\":2}\n",
+        );
+        let mut out = Vec::new();
+        run_trace(&mut dev, trace.as_bytes(), &mut out).unwrap();
+        let lines: Vec<Value> =
+            String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines[1]["op"], "flush");
+        assert_eq!(lines[4]["lost_blocks"], 8, "only the write after the flush is lost");
+        assert_eq!(lines[5]["zones"][0]["wp"], 8);
+        assert_eq!(lines[5]["zones"][1]["wp"], 260, "the FUA write survives");
+        let (_, r) = run("{\"op\":\"flush\",\"slba\":0}\n");
+        assert!(matches!(r, Err(TraceError::Malformed { line: 1, .. })));
     }
 
     #[test]

@@ -100,7 +100,7 @@ fn prewrite(device: &mut Device, zone: u32, nlb: u64) {
         let n = (nlb - done).min(mdts) as u32;
         let slba = device.zones().wp(zone);
         // At time 0: the engine's clock starts at 0 and the device takes commands in time order.
-        let c = device.submit(0, &Command::Write { slba, nlb: n, payload: Payload::None }, None);
+        let c = device.submit(0, &Command::Write { slba, nlb: n, payload: Payload::None, fua: false }, None);
         assert!(c.status.is_success(), "{:?}", c.status);
         done += u64::from(n);
     }
@@ -919,4 +919,23 @@ fn zinc_holds_a_reset_back_while_writes_are_busy() {
     assert!(deadline_ns < 10.0 * MS as f64, "mq-deadline reset {deadline_ns} ns");
     let held_ms = (zinc_ns - deadline_ns) / MS as f64;
     assert!((12.0..16.0).contains(&held_ms), "held {held_ms:.2} ms (zinc {zinc_ns} ns)");
+}
+
+#[test]
+fn end_fsync_flushes_a_volatile_cache_before_the_job_ends() {
+    let line = "--name=w --rw=write --bs=16k --size=1m";
+    let mut elapsed = Vec::new();
+    for (cache, end_fsync) in [("plp", false), ("volatile", false), ("volatile", true)] {
+        let options = DeviceOptions { zones: Some(ZONES), zone_size_bytes: Some(ZONE_BYTES), ..Default::default() };
+        let mut config = options.apply(preset("zn540").unwrap()).unwrap();
+        config = zonelab_device::options::set_parameter(&config, "write_buffer.cache", cache).unwrap();
+        let mut dev = Device::new(config).unwrap();
+        let set = job_set(&format!("{line} --end_fsync={}", u8::from(end_fsync)));
+        let result = run(&mut dev, &set);
+        no_errors(&result);
+        assert_eq!(dev.counters().flushes, u64::from(end_fsync));
+        elapsed.push(only(&result).elapsed_ns);
+    }
+    assert_eq!(elapsed[0], elapsed[1], "without a flush the cache mode does not change the timing");
+    assert!(elapsed[2] > elapsed[1], "the flush saves the partly filled unit: {elapsed:?}");
 }

@@ -67,6 +67,13 @@ impl ZoneBuffer {
         self.pending.iter().find(|r| r.unit == unit).map(|r| r.done_ns).filter(|&t| t > at_ns)
     }
 
+    /// Frees up to `bytes` of data not handed to a program yet (lost at a
+    /// power cut).
+    pub fn release_unissued(&mut self, bytes: u64) {
+        let issued: u64 = self.pending.iter().map(|r| r.bytes).sum();
+        self.occupied_bytes -= bytes.min(self.occupied_bytes.saturating_sub(issued));
+    }
+
     /// Drops everything (zone reset): the data is no longer wanted.
     pub fn clear(&mut self) {
         self.occupied_bytes = 0;

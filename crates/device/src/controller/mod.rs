@@ -8,10 +8,12 @@
 
 pub mod buffer;
 pub mod read_ahead;
+pub mod write_cache;
 
 use buffer::ZoneBuffer;
 use read_ahead::ReadAhead;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use write_cache::WriteCache;
 use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
 
 /// Firmware, link and write buffers of one device.
@@ -25,6 +27,8 @@ pub(crate) struct Controller {
     pub(crate) link_bytes_per_s: u64,
     pub(crate) zone_io: Vec<ZoneIo>,
     pub(crate) read_ahead: ReadAhead,
+    /// Durability of each zone's data (Flush, FUA, power cut).
+    pub(crate) write_cache: WriteCache,
 }
 
 impl Controller {
@@ -37,6 +41,7 @@ impl Controller {
             link_bytes_per_s,
             zone_io: vec![ZoneIo::default(); zones as usize],
             read_ahead,
+            write_cache: WriteCache::new(zones),
         }
     }
 

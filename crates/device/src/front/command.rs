@@ -75,10 +75,12 @@ pub enum Command<'a> {
         slba: u64,
         nlb: u32,
     },
+    /// `fua` (Force Unit Access): completes only once the data is durable.
     Write {
         slba: u64,
         nlb: u32,
         payload: Payload<'a>,
+        fua: bool,
     },
     WriteZeroes {
         slba: u64,
@@ -88,7 +90,11 @@ pub enum Command<'a> {
         zslba: u64,
         nlb: u32,
         payload: Payload<'a>,
+        fua: bool,
     },
+    /// NVMe Flush: completes once the data of every write completed before
+    /// it is durable (immediately with a power-loss-protected buffer).
+    Flush,
     ZoneMgmtSend {
         action: ZoneAction,
         slba: u64,
@@ -131,6 +137,7 @@ impl Command<'_> {
             Command::Write { .. } => "write",
             Command::WriteZeroes { .. } => "write_zeroes",
             Command::Append { .. } => "append",
+            Command::Flush => "flush",
             Command::ZoneMgmtSend { .. } => "zone_mgmt",
             Command::ReportZones { .. } => "report_zones",
             Command::ZoneCompaction { .. } => "zone_compaction",

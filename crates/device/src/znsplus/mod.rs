@@ -42,6 +42,10 @@ impl Device {
         let dst_chunk = io.filled_lbas / per_chunk;
         let (loc, ready_ns) = self.copyback_source(zone, dst_chunk, src_lba, at_ns)?;
         let unit = self.translation.mapping.unit_of_chunk(dst_chunk);
+        if unit < self.controller.zone_io[zone as usize].flushed_units {
+            // Issued before a power cut and lost with it: no copyback into it.
+            return None;
+        }
         assert_eq!(
             unit, self.controller.zone_io[zone as usize].flushed_units,
             "one-page units are programmed as they fill"
@@ -55,6 +59,7 @@ impl Device {
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         self.op_done_max_ns = self.op_done_max_ns.max(done_ns);
         self.controller.zone_io[zone as usize].preprogrammed.insert(unit);
+        self.cache_fill(zone, per_chunk, self.last_submit_ns);
         self.fill(zone, per_chunk, done_ns);
         self.controller.zone_io[zone as usize].push_gate(done_ns, at_ns);
         self.znsplus.copyback_blocks += per_chunk;

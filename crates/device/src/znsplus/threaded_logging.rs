@@ -98,6 +98,7 @@ impl Device {
         self.translation.mapping.set_zone_fbg(zone, log_fbg);
         // The LogFBG starts empty; the original's programs are on the flash timelines.
         let original_lbas = std::mem::take(&mut self.controller.zone_io[zone as usize]).filled_lbas;
+        self.cache_discard(zone);
         if let Some(d) = self.data.as_mut() {
             d.tl_open(zone);
         }
@@ -154,6 +155,7 @@ impl Device {
         let per_chunk = self.layout.lbas_per_chunk;
         let unit = self.translation.mapping.unit_of_chunk(from / per_chunk);
         if self.controller.zone_io[zone as usize].preprogrammed.contains(&unit) {
+            self.cache_fill(zone, per_chunk, self.last_submit_ns);
             self.fill(zone, per_chunk, at_ns);
             return at_ns;
         }
@@ -215,6 +217,8 @@ impl Device {
     /// The LogFBG replaces the original block group, which is erased and spared.
     pub(crate) fn tl_finalize(&mut self, zone: u32, at_ns: Nanos) {
         let tl = self.translation.tl.remove(&zone).expect("a TL_opened zone");
+        // The original is dropped only once the LogFBG's data is durable.
+        self.cache_persist(zone);
         self.erase_fbg(zone, tl.original_fbg, at_ns);
         self.translation.mapping.release_fbg(zone, tl.original_fbg);
         if let Some(d) = self.data.as_mut() {

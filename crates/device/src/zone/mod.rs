@@ -275,6 +275,24 @@ impl ZoneTable {
         false
     }
 
+    /// After a power cut the zone's write pointer is rebuilt at `wp`, below
+    /// where it was: a full zone is closed, a zone left without data empty
+    /// (unless TL_opened, which stays open).
+    pub fn recover_wp(&mut self, zone: u32, wp: u64, tl_opened: bool) {
+        let zslba = self.zslba(zone);
+        assert!(wp >= zslba && wp <= self.zones[zone as usize].wp, "a power cut only loses data");
+        self.zones[zone as usize].wp = wp;
+        let state = self.state(zone);
+        if tl_opened {
+            return;
+        }
+        if wp == zslba && state != ZoneState::Empty {
+            self.set_state(zone, ZoneState::Empty);
+        } else if state == ZoneState::Full {
+            self.set_state(zone, ZoneState::Closed);
+        }
+    }
+
     pub fn open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
         match self.state(zone) {
             ZoneState::Empty | ZoneState::Closed => {

@@ -72,8 +72,10 @@ fn qd1(mut dev: Device, op: IoOp, bs: u64, seed: u64) -> Result<Vec<f64>, String
         let cmd = match op {
             IoOp::RandRead => Command::Read { slba: 500 * zl + rng.below(zcap / u64::from(nlb)) * u64::from(nlb), nlb },
             IoOp::Read => Command::Read { slba: 500 * zl + at, nlb },
-            IoOp::Write | IoOp::RandWrite => Command::Write { slba: 600 * zl + at, nlb, payload: Payload::None },
-            IoOp::Append => Command::Append { zslba: 600 * zl, nlb, payload: Payload::None },
+            IoOp::Write | IoOp::RandWrite => {
+                Command::Write { slba: 600 * zl + at, nlb, payload: Payload::None, fua: false }
+            }
+            IoOp::Append => Command::Append { zslba: 600 * zl, nlb, payload: Payload::None, fua: false },
         };
         let c = submit(&mut dev, t, &cmd)?;
         if i >= QD1_OPS / 2 {

@@ -53,6 +53,7 @@ const MODELLED_HELP: &[(&str, &str)] = &[
     ("ioscheduler", "IO scheduler of the job: none, mq-deadline or zinc"),
     ("scheduler", "IO scheduler of the job (ConfZNS++ spelling of ioscheduler)"),
     ("verify", "Verify the data read back: md5, crc32c, pattern, ..."),
+    ("end_fsync", "Issue a Flush when the job is done writing; its run time includes it"),
     ("zone_append", "Write with Zone Append instead of Write"),
     ("finish", "Finish each zone once it has been written (ConfZNS++)"),
     ("softfinish", "Finish zones by writing dummy data in chunks (ZINC softFinish)"),

@@ -182,6 +182,9 @@ pub struct JobSpec {
     pub verify: Verify,
     /// ConfZNS++ fio patch (seed 003): writes become Zone Appends.
     pub zone_append: bool,
+    /// `end_fsync`: once its I/O is done a job that wrote issues a Flush and
+    /// ends when it completes.
+    pub end_fsync: bool,
     /// ConfZNS++: each operation writes one block and then finishes the zone.
     pub finish: bool,
     /// ConfZNS++: finish by filling the zone from the host in `softfinish_chunk` writes.
@@ -248,6 +251,7 @@ impl JobSpec {
             scheduler: None,
             verify: Verify::None,
             zone_append: false,
+            end_fsync: false,
             finish: false,
             softfinish: false,
             softfinish_chunk: None,

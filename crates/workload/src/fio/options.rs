@@ -300,7 +300,6 @@ const UNMODELLED: &[&str] = &[
     "write_hint",
     "create_only",
     "pre_read",
-    "end_fsync",
     "fsync_on_close",
     "stats",
     "unified_rw_reporting",
@@ -482,6 +481,10 @@ const MODELLED: &[(&str, Apply)] = &[
     }),
     ("verify", |j, v| {
         j.verify = parse_verify(v)?;
+        Ok(())
+    }),
+    ("end_fsync", |j, v| {
+        j.end_fsync = parse_bool(v)?;
         Ok(())
     }),
     ("zone_append", |j, v| {

@@ -681,6 +681,13 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
     }
 
     fn end_thread(&mut self, now: Nanos, t: u32) {
+        let wrote = self.threads[t as usize].stats.dirs[DDIR_WRITE].total_ios > 0;
+        let now = if self.set.jobs[self.threads[t as usize].spec].end_fsync && wrote {
+            // Nothing of the thread is in flight: the Flush is its last command.
+            self.device.submit(now, &Command::Flush, None).complete_ns
+        } else {
+            now
+        };
         let thread = &mut self.threads[t as usize];
         assert!(matches!(thread.stage, Stage::Draining | Stage::Verifying) && thread.inflight == 0);
         thread.stage = Stage::Ended;
@@ -858,8 +865,10 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         };
         let command = match dispatch.op {
             RequestOp::Read => Command::Read { slba, nlb },
-            RequestOp::Write => Command::Write { slba, nlb, payload },
-            RequestOp::Append => Command::Append { zslba: slba - slba % self.zones.zone_lbas, nlb, payload },
+            RequestOp::Write => Command::Write { slba, nlb, payload, fua: false },
+            RequestOp::Append => {
+                Command::Append { zslba: slba - slba % self.zones.zone_lbas, nlb, payload, fua: false }
+            }
             RequestOp::ZoneReset => Command::ZoneMgmtSend { action: ZoneAction::Reset, slba, select_all: false },
             RequestOp::ZoneFinish => Command::ZoneMgmtSend { action: ZoneAction::Finish, slba, select_all: false },
         };
