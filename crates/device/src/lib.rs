@@ -20,6 +20,7 @@ pub mod device;
 pub mod front;
 pub mod ideal;
 pub mod management;
+pub mod namespaces;
 pub mod options;
 pub mod presets;
 pub mod scheduler;
@@ -37,6 +38,7 @@ pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
     Started, Tag, ZoneAction, ZoneDescriptor, ZoneReport,
 };
+pub use config::namespaces::{NamespaceEntry, NAMESPACES_MAX};
 pub use config::{
     ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, Layout,
     ManagementConfig, Mode, Plugging, ResetConfig, ZnsPlusConfig, ZoneMapping,
@@ -44,6 +46,7 @@ pub use config::{
 pub use conventional::FtlCounters;
 pub use counters::DeviceCounters;
 pub use device::Device;
+pub use namespaces::{Namespace, Namespaces};
 pub use options::{load_device, parse_size, DeviceOptions};
 pub use presets::{preset, PRESET_NAMES};
 pub use status::Status;

@@ -132,6 +132,7 @@ fn zn540() -> DeviceConfig {
         },
         znsplus: ZnsPlusConfig::default(),
         conventional: None,
+        namespaces: Vec::new(),
     }
 }
 
@@ -211,6 +212,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
         },
         znsplus: ZnsPlusConfig::default(),
         conventional: None,
+        namespaces: Vec::new(),
     }
 }
 

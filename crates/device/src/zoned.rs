@@ -75,6 +75,37 @@ pub trait ZonedDevice {
     /// Fault injection (not an NVMe command): the zone at `slba` turns read
     /// only or offline, as a failing device would report it.
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status>;
+
+    /// Active namespaces, NSID 1 to this; every method above addresses
+    /// namespace 1 ([`crate::namespaces::Namespaces`] has several).
+    fn namespace_count(&self) -> u32 {
+        1
+    }
+
+    /// [`ZonedDevice::start`] on namespace `nsid`; an inactive one completes
+    /// with Invalid Namespace or Format.
+    fn start_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
+        if nsid == 1 {
+            return self.start(submit_ns, cmd, read_out);
+        }
+        Started::Done(invalid_namespace(self.config(), submit_ns))
+    }
+
+    /// [`ZonedDevice::submit`] on namespace `nsid`.
+    fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        if nsid == 1 {
+            return self.submit(submit_ns, cmd, read_out);
+        }
+        invalid_namespace(self.config(), submit_ns)
+    }
+}
+
+/// The completion of a command to an inactive namespace: the controller
+/// rejects it without touching a namespace (host interface and error path).
+pub fn invalid_namespace(config: &DeviceConfig, submit_ns: Nanos) -> Completion {
+    let c = &config.controller;
+    let complete_ns = submit_ns.saturating_add(c.submit_ns + c.error_ns + c.complete_ns).max(submit_ns + 1);
+    Completion { status: Status::InvalidNamespace, submit_ns, complete_ns, result: crate::command::CmdResult::None }
 }
 
 impl ZonedDevice for Device {

@@ -88,6 +88,16 @@ pub struct FlashArray {
     die_busy_series: TimeSeries,
 }
 
+/// The flash time the namespaces of one device share: channel and plane
+/// timelines and the die busy series. Each namespace keeps its own blocks;
+/// this moves between them so that their commands queue on the same dies.
+#[derive(Debug, Clone)]
+pub struct SharedTime {
+    channels: Vec<Timeline>,
+    planes: Vec<Timeline>,
+    die_busy_series: TimeSeries,
+}
+
 impl FlashArray {
     pub fn new(geometry: Geometry, timing: Timing) -> Self {
         geometry.validate().expect("flash geometry validated by the caller");
@@ -108,6 +118,32 @@ impl FlashArray {
 
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    /// A copy of this array's time, to start a device's shared time from.
+    pub fn shared_time(&self) -> SharedTime {
+        SharedTime {
+            channels: self.channels.clone(),
+            planes: self.planes.clone(),
+            die_busy_series: self.die_busy_series.clone(),
+        }
+    }
+
+    /// Exchanges this array's time with `time` (same dies, planes and channels).
+    pub fn swap_shared_time(&mut self, time: &mut SharedTime) {
+        assert_eq!(self.channels.len(), time.channels.len(), "namespaces share one device's channels");
+        assert_eq!(self.planes.len(), time.planes.len(), "namespaces share one device's planes");
+        std::mem::swap(&mut self.channels, &mut time.channels);
+        std::mem::swap(&mut self.planes, &mut time.planes);
+        std::mem::swap(&mut self.die_busy_series, &mut time.die_busy_series);
+    }
+
+    /// Copies the timelines of `time` (not the busy series), so that reads
+    /// between commands (when is a die idle) see the device's latest state.
+    pub fn copy_timelines_from(&mut self, time: &SharedTime) {
+        assert_eq!(self.planes.len(), time.planes.len(), "namespaces share one device's planes");
+        self.channels.clone_from(&time.channels);
+        self.planes.clone_from(&time.planes);
     }
     pub fn timing(&self) -> &Timing {
         &self.timing
