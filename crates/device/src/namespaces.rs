@@ -29,6 +29,9 @@ use zonelab_sim::{Nanos, ServerPool, Timeline};
 /// What the namespaces of one device share: the firmware cores, the link
 /// and the flash time.
 struct Shared {
+    /// The latest submission to any namespace: commands enter the device in
+    /// arrival order, one that comes with an earlier time enters at this.
+    last_submit_ns: Nanos,
     firmware: ServerPool,
     link_to_device: Timeline,
     link_to_host: Timeline,
@@ -56,11 +59,14 @@ impl Namespace {
     /// Runs `f` on the device with the shared resources in it. Afterwards
     /// the device keeps a copy of the timelines, so that what it reads
     /// between commands (when is a die or a core idle) is the latest state.
-    fn with_shared<T>(&mut self, f: impl FnOnce(&mut Device) -> T) -> T {
+    /// `f` gets the device clock's time for a submission at `submit_ns`.
+    fn with_shared<T>(&mut self, submit_ns: Nanos, f: impl FnOnce(&mut Device, Nanos) -> T) -> T {
         let mut guard: MutexGuard<'_, Shared> = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
         let shared = &mut *guard;
+        let submit_ns = submit_ns.max(shared.last_submit_ns);
+        shared.last_submit_ns = submit_ns;
         exchange(&mut self.device, shared);
-        let out = f(&mut self.device);
+        let out = f(&mut self.device, submit_ns);
         exchange(&mut self.device, shared);
         let c = &mut self.device.controller;
         c.firmware.clone_from(&shared.firmware);
@@ -82,14 +88,14 @@ fn exchange(device: &mut Device, shared: &mut Shared) {
 
 impl ZonedDevice for Namespace {
     fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
-        self.with_shared(|d| d.start(submit_ns, cmd, read_out))
+        self.with_shared(submit_ns, |d, t| d.start(t, cmd, read_out))
     }
     fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
-        self.with_shared(|d| d.submit(submit_ns, cmd, read_out))
+        self.with_shared(submit_ns, |d, t| d.submit(t, cmd, read_out))
     }
     fn advance(&mut self, until_ns: Nanos) {
         if self.device.next_event_ns().is_some() {
-            self.with_shared(|d| d.advance(until_ns));
+            self.with_shared(0, |d, _| d.advance(until_ns));
         }
     }
     fn next_event_ns(&self) -> Option<Nanos> {
@@ -141,6 +147,7 @@ impl Namespaces {
         let devices: Vec<Device> = configs.into_iter().map(|(c, layout)| Device::with_layout(c, layout)).collect();
         let first = &devices[0];
         let shared = Arc::new(Mutex::new(Shared {
+            last_submit_ns: 0,
             firmware: first.controller.firmware.clone(),
             link_to_device: first.controller.link_to_device.clone(),
             link_to_host: first.controller.link_to_host.clone(),
