@@ -256,6 +256,13 @@ impl ZonedDevice for Namespaces {
     fn namespace_count(&self) -> u32 {
         self.list.len() as u32
     }
+    fn layout_in(&self, nsid: u32) -> Option<&Layout> {
+        self.namespace(nsid).map(Namespace::layout)
+    }
+    fn set_zone_state_in(&mut self, nsid: u32, slba: u64, state: ZoneState) -> Result<(), Status> {
+        let index = self.index(nsid).ok_or(Status::InvalidNamespace)?;
+        self.list[index].set_zone_state(slba, state)
+    }
     fn start_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
         let Some(index) = self.index(nsid) else {
             return Started::Done(invalid_namespace(&self.config, submit_ns));

@@ -91,6 +91,19 @@ pub trait ZonedDevice {
         Started::Done(invalid_namespace(self.config(), submit_ns))
     }
 
+    /// The layout of namespace `nsid`, if active.
+    fn layout_in(&self, nsid: u32) -> Option<&Layout> {
+        (nsid == 1).then(|| self.layout())
+    }
+
+    /// [`ZonedDevice::set_zone_state`] on namespace `nsid`.
+    fn set_zone_state_in(&mut self, nsid: u32, slba: u64, state: ZoneState) -> Result<(), Status> {
+        if nsid == 1 {
+            return self.set_zone_state(slba, state);
+        }
+        Err(Status::InvalidNamespace)
+    }
+
     /// [`ZonedDevice::submit`] on namespace `nsid`.
     fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         if nsid == 1 {
