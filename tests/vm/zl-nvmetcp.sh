@@ -152,9 +152,17 @@ zl_nt_namespaces() {
         'zone_capacity_bytes = 16777216' >> /tmp/zl-nt-ns.toml
     zl_nt_start 4423 --device /tmp/zl-nt-ns.toml --pace asap || { zl_fail "serve --nvme-tcp starts (2 namespaces)"; return; }
     if zl_nt_connect 4423; then
-        ns1=$ZL_NT_DEV; ns2=${ZL_NT_DEV%n1}n2
-        for _ in $(seq 1 20); do [ -b $ns2 ] && break; sleep 0.5; done
-        zl_equal "nvme list shows both namespaces" 2 "$(nvme list 2>/dev/null | grep -cE "^${ns1%n1}n[12] ")"
+        # Linux numbers the block devices in the order its (asynchronous) scan finds the namespaces, not by NSID.
+        ctrl=${ZL_NT_DEV%n[0-9]*}; ns1=""; ns2=""
+        for _ in $(seq 1 20); do
+            for b in /sys/block/${ctrl#/dev/}n*; do
+                case "$(cat $b/nsid 2>/dev/null)" in 1) ns1=/dev/${b#/sys/block/} ;; 2) ns2=/dev/${b#/sys/block/} ;; esac
+            done
+            [ -n "$ns1" ] && [ -n "$ns2" ] && [ -b "$ns2" ] && break; sleep 0.5
+        done
+        [ -n "$ns1" ] && [ -n "$ns2" ] || { zl_fail "NSIDs 1 and 2 appear as block devices"; zl_nt_stop; return; }
+        ZL_NT_DEV=$ns1
+        zl_equal "nvme list shows both namespaces" 2 "$(nvme list 2>/dev/null | grep -cE "^${ctrl}n[0-9]+ ")"
         zl_equal "namespace 1 has 8 zones" 8 "$(cat /sys/block/${ns1#/dev/}/queue/nr_zones)"
         zl_equal "namespace 2 has 8 zones" 8 "$(cat /sys/block/${ns2#/dev/}/queue/nr_zones 2>/dev/null)"
         zl_equal "namespace 2's zones are 32 MiB" 65536 "$(cat /sys/block/${ns2#/dev/}/queue/chunk_sectors 2>/dev/null)"

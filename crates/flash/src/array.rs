@@ -376,6 +376,23 @@ mod tests {
     }
 
     #[test]
+    fn shared_time_carries_one_arrays_work_to_another() {
+        let (mut first, mut second) = (array(), array());
+        let mut time = first.shared_time();
+        first.swap_shared_time(&mut time);
+        let done = first.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap().done_ns;
+        first.swap_shared_time(&mut time);
+        second.swap_shared_time(&mut time);
+        // The second array's blocks are its own, but die 0 is busy with the first's program.
+        assert_eq!(second.pages_written(0, 0, 1), 0);
+        assert_eq!(second.read(0, 0, 0, 4096), done + 50_000 + 2_500);
+        second.swap_shared_time(&mut time);
+        assert_eq!(second.die_free_at_ns(0), 0, "the time went back to the shared state");
+        second.copy_timelines_from(&time);
+        assert_eq!(second.die_free_at_ns(0), done + 50_000);
+    }
+
+    #[test]
     fn program_transfers_then_programs_all_planes() {
         let mut f = array();
         let done = f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
