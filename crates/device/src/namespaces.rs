@@ -6,7 +6,7 @@
 //! [`Device`] of its own (zone table, write buffers, mapping) over its share
 //! of every plane's blocks, so that the namespaces' zones never share a
 //! block. What they share is time: the firmware cores, the PCIe link and the
-//! channel and plane timelines ([`Shared`]) move into a namespace's device
+//! channel and plane timelines move into a namespace's device
 //! for each of its commands and back out after it, so a namespace's command
 //! queues behind the other namespaces' reads, programs and erases.
 //!
