@@ -3,7 +3,7 @@
 # zoned block device and /dev/ng*, nvme-cli's zns commands, the differential
 # test against QEMU's ZNS namespace through nvme-cli on both, fio's
 # io_uring_cmd engine on /dev/ng*, t/zbd/test-zbd-support beside null_blk,
-# and f2fs with the checksummed-file test.
+# f2fs with the checksummed-file test, and two namespaces of one device.
 ZL_NT_NQN=nqn.2026-11.io.zonelab:vmtest
 ZL_NT_HOST="--hostnqn nqn.2014-08.org.nvmexpress:uuid:5a1e0000-0000-4000-8000-00000000c0de --hostid 5a1e0000-0000-4000-8000-00000000c0de"
 
@@ -143,6 +143,41 @@ zl_nt_latency() {
     done
 }
 
+# Two namespaces of one device, each with its own zone geometry (a device file's [[namespaces]]): both attach under
+# one controller, nvme-cli identifies each by its NSID, and a write to one leaves the other untouched.
+zl_nt_namespaces() {
+    zonelab device show zn540 --zones 16 --zone-size 64m --zone-capacity 48m --max-open 8 --max-active 12 \
+        > /tmp/zl-nt-ns.toml || { zl_fail "zonelab device show for the namespaces' device"; return; }
+    printf '%s\n' '' '[[namespaces]]' 'zones = 8' '' '[[namespaces]]' 'zones = 8' 'zone_size_bytes = 33554432' \
+        'zone_capacity_bytes = 16777216' >> /tmp/zl-nt-ns.toml
+    zl_nt_start 4423 --device /tmp/zl-nt-ns.toml --pace asap || { zl_fail "serve --nvme-tcp starts (2 namespaces)"; return; }
+    if zl_nt_connect 4423; then
+        # Linux numbers the block devices in the order its (asynchronous) scan finds the namespaces, not by NSID.
+        ctrl=${ZL_NT_DEV%n[0-9]*}; ns1=""; ns2=""
+        for _ in $(seq 1 20); do
+            for b in /sys/block/${ctrl#/dev/}n*; do
+                case "$(cat $b/nsid 2>/dev/null)" in 1) ns1=/dev/${b#/sys/block/} ;; 2) ns2=/dev/${b#/sys/block/} ;; esac
+            done
+            [ -n "$ns1" ] && [ -n "$ns2" ] && [ -b "$ns2" ] && break; sleep 0.5
+        done
+        [ -n "$ns1" ] && [ -n "$ns2" ] || { zl_fail "NSIDs 1 and 2 appear as block devices"; zl_nt_stop; return; }
+        ZL_NT_DEV=$ns1
+        zl_equal "nvme list shows both namespaces" 2 "$(nvme list 2>/dev/null | grep -cE "^${ctrl}n[0-9]+ ")"
+        zl_equal "namespace 1 has 8 zones" 8 "$(cat /sys/block/${ns1#/dev/}/queue/nr_zones)"
+        zl_equal "namespace 2 has 8 zones" 8 "$(cat /sys/block/${ns2#/dev/}/queue/nr_zones 2>/dev/null)"
+        zl_equal "namespace 2's zones are 32 MiB" 65536 "$(cat /sys/block/${ns2#/dev/}/queue/chunk_sectors 2>/dev/null)"
+        zl_equal "nvme zns id-ns -n 2: zone size 8192 blocks" 1 "$(nvme zns id-ns $ns1 -n 2 2>&1 | grep -c 'zsze:0x2000')"
+        zl_equal "nvme zns id-ns -n 1: zone size 16384 blocks" 1 "$(nvme zns id-ns $ns1 -n 1 2>&1 | grep -c 'zsze:0x4000')"
+        dd if=/dev/urandom of=/tmp/zl-nt-data bs=4k count=4 2>/dev/null
+        zl_check "nvme zns zone-append on namespace 2" nvme zns zone-append $ns2 -s 0x2000 -z 16384 -d /tmp/zl-nt-data
+        dd if=$ns2 of=/tmp/zl-nt-back bs=4k skip=$((0x2000)) count=4 iflag=direct 2>/dev/null
+        zl_check "namespace 2's data reads back" cmp /tmp/zl-nt-data /tmp/zl-nt-back
+        zl_equal "namespace 1's zone 0, which holds the same LBA, stays empty" 1 "$(zl_nt_zone_state 0 | grep -ciE '^(EMPTY|0x10)$')"
+        zl_check_fails "NSID 3 is not a namespace" nvme zns id-ns $ns1 -n 3
+    fi
+    zl_nt_stop
+}
+
 zl_part_nvmetcp() {
     ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
     zl_check "modprobe nvme-tcp" modprobe nvme-tcp || return
@@ -161,6 +196,7 @@ zl_part_nvmetcp() {
     fi
     zl_nt_stop
     cat /tmp/zl-nt-stats.txt
+    zl_nt_namespaces
     if zl_start --pace asap; then
         zl_nt_latency $ZL_DEV ublk
         zl_stop

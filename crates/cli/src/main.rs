@@ -150,25 +150,23 @@ fn run(cli: Cli) -> Result<(), UserError> {
     match cli.command {
         Cmd::Exec { mut device, trace, backing } => {
             device.data |= backing.is_some();
-            let mut dev = device_from(&device)?;
+            let config = device.config().map_err(|e| UserError(e.0))?;
+            if !config.namespaces.is_empty() {
+                if backing.is_some() {
+                    return Err(UserError("--backing keeps one namespace; this device has [[namespaces]]".into()));
+                }
+                // The trace's "nsid" field picks the namespace.
+                let mut dev = zonelab_device::Namespaces::new(config).map_err(|e| UserError(e.0))?;
+                return exec_trace(&mut dev, trace.as_deref(), 0).map(drop);
+            }
+            let mut dev = Device::new(config).map_err(|e| UserError(e.0))?;
             let (mut image, start_ns) = match &backing {
                 Some(path) => {
                     zonelab_serve::Image::open(path, &mut dev).map(|(i, t)| (Some(i), t)).map_err(UserError)?
                 }
                 None => (None, 0),
             };
-            let stdout = std::io::stdout().lock();
-            let end_ns = match trace.as_deref() {
-                // One flushed line per command, so that a program can drive the device
-                // through a pipe, reading each answer before writing the next command.
-                None | Some("-") => {
-                    exec(&mut dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin", start_ns)?
-                }
-                Some(path) => {
-                    let file = zonelab_sim::input::open_input(path.as_ref()).map_err(UserError)?;
-                    exec(&mut dev, BufReader::new(file), BufWriter::new(stdout), path, start_ns)?
-                }
-            };
+            let end_ns = exec_trace(&mut dev, trace.as_deref(), start_ns)?;
             match (image.as_mut(), end_ns) {
                 (Some(image), Some(end_ns)) => image.save(&mut dev, end_ns).map_err(UserError),
                 (Some(_), None) => Err(UserError("the trace's reader went away: the image was not saved".into())),
@@ -217,6 +215,24 @@ fn run(cli: Cli) -> Result<(), UserError> {
             Ok(())
         }
         Cmd::Reproduce { experiment: Experiment::Znsplus(args) } => reproduce_znsplus::run(&args),
+    }
+}
+
+/// Runs the trace at `trace` (stdin for none or "-") from `start_ns`, as [`exec`].
+fn exec_trace<D: ZonedDevice>(
+    dev: &mut D,
+    trace: Option<&str>,
+    start_ns: zonelab_sim::Nanos,
+) -> Result<Option<zonelab_sim::Nanos>, UserError> {
+    let stdout = std::io::stdout().lock();
+    match trace {
+        // One flushed line per command, so that a program can drive the device
+        // through a pipe, reading each answer before writing the next command.
+        None | Some("-") => exec(dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin", start_ns),
+        Some(path) => {
+            let file = zonelab_sim::input::open_input(path.as_ref()).map_err(UserError)?;
+            exec(dev, BufReader::new(file), BufWriter::new(stdout), path, start_ns)
+        }
     }
 }
 

@@ -45,6 +45,10 @@ pub struct ServeArgs {
     /// more. The device options above apply to namespace 1 only; with --backing, namespace N keeps FILE.nsN.
     #[arg(long = "namespace", value_name = "DEVICE", requires = "nvme_tcp")]
     pub namespaces: Vec<String>,
+    /// --nvme-tcp: split the device's zones into N namespaces of one device (NSID 1..N), which share its flash and
+    /// controller and so interfere; a device file's [[namespaces]] list does the same with a geometry each.
+    #[arg(long = "namespaces", value_name = "N", requires = "nvme_tcp")]
+    pub namespace_count: Option<u32>,
     #[command(flatten)]
     pub device: DeviceArgs,
     /// realtime: requests complete when the wall clock reaches their simulated completion time;
@@ -72,6 +76,7 @@ pub fn run(args: &ServeArgs) -> Result<(), UserError> {
 }
 
 /// A data-mode backend over `config`, with its image at `backing` if given.
+#[cfg(feature = "ublk")]
 fn backend(
     config: zonelab_device::DeviceConfig,
     pace: Pace,
@@ -92,23 +97,55 @@ fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
     }
     let mut device_args = args.device.clone();
     device_args.data = true;
-    let config = device_args.config().map_err(|e| UserError(e.0))?;
-    let mut backends = vec![backend(config, args.pace.into(), args.backing.as_deref())?];
-    for (i, name) in args.namespaces.iter().enumerate() {
+    let mut config = device_args.config().map_err(|e| UserError(e.0))?;
+    if let Some(count) = args.namespace_count {
+        config = zonelab_device::config::namespaces::split(&config, count).map_err(|e| UserError(e.0))?;
+    }
+    let mut backends = Vec::new();
+    namespace_backends(config, args, &mut backends)?;
+    for name in &args.namespaces {
         let config =
             zonelab_device::load_device(name).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
         let options = zonelab_device::DeviceOptions { data: true, ..Default::default() };
         let config = options.apply(config).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
-        let backing = args.backing.as_ref().map(|p| {
-            let mut path = p.clone().into_os_string();
-            path.push(format!(".ns{}", i + 2));
-            PathBuf::from(path)
-        });
-        backends.push(backend(config, args.pace.into(), backing.as_deref())?);
+        namespace_backends(config, args, &mut backends)?;
     }
     let target = Target::new(args.nqn.clone(), backends);
     let options = NvmeTcpOptions { listen: args.listen, stats_path: args.stats.clone() };
     serve_nvme_tcp(target, options).map_err(UserError)
+}
+
+/// A backend for each namespace of the device `config` describes (they share
+/// it), numbered on from `backends.len() + 1`; with --backing, namespace N
+/// above 1 keeps its image in FILE.nsN.
+fn namespace_backends(
+    config: zonelab_device::DeviceConfig,
+    args: &ServeArgs,
+    backends: &mut Vec<zonelab_serve::nvme_tcp::target::NamespaceBackend>,
+) -> Result<(), UserError> {
+    let namespaces = zonelab_device::Namespaces::new(config).map_err(|e| UserError(e.0))?;
+    for namespace in namespaces.into_namespaces() {
+        let nsid = backends.len() + 1;
+        if nsid > zonelab_device::NAMESPACES_MAX as usize {
+            return Err(UserError(format!(
+                "more than {} namespaces in all (--namespaces, [[namespaces]] and --namespace)",
+                zonelab_device::NAMESPACES_MAX
+            )));
+        }
+        let mut backend = zonelab_serve::Backend::new(namespace, args.pace.into()).map_err(UserError)?;
+        let backing = args.backing.as_ref().map(|p| {
+            let mut path = p.clone().into_os_string();
+            if nsid > 1 {
+                path.push(format!(".ns{nsid}"));
+            }
+            PathBuf::from(path)
+        });
+        if let Some(path) = backing {
+            backend = backend.with_image(&path).map_err(UserError)?;
+        }
+        backends.push(backend);
+    }
+    Ok(())
 }
 
 #[cfg(feature = "ublk")]

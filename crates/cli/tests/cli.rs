@@ -485,3 +485,38 @@ fn the_largest_block_finishes_a_write_finish_reset_read_trace() {
         .collect();
     assert_eq!(statuses, ["success"; 4]);
 }
+
+/// A device file with two `[[namespaces]]`: exec routes each trace line by its `nsid`; commands that drive one
+/// namespace refuse the device; bad namespace lists and `--namespaces` counts exit 2 saying what to change.
+#[test]
+fn namespaces_of_one_device_from_a_file_and_the_command_line() {
+    let dir = std::env::temp_dir().join(format!("zonelab-ns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let show = zonelab(&["device", "show", "zn540", "--zones", "8", "--zone-size", "64m"], "");
+    assert!(show.status.success());
+    let file = dir.join("two.toml");
+    let entries = "\n[[namespaces]]\nzones = 4\n\n[[namespaces]]\nzones = 4\nzone_size_bytes = 33554432\nzone_capacity_bytes = 33554432\n";
+    std::fs::write(&file, format!("{}{entries}", text(&show.stdout))).unwrap();
+    let path = file.to_str().unwrap();
+    let trace = concat!(
+        "{\"op\":\"append\",\"zslba\":8192,\"nlb\":1,\"nsid\":2}\n",
+        "{\"op\":\"append\",\"zslba\":8192,\"nlb\":1}\n",
+        "{\"op\":\"identify\",\"nsid\":3}\n",
+    );
+    let out = zonelab(&["exec", "--device", path], trace);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    assert!(lines[0].contains("\"status\":\"success\"") && lines[0].contains("\"lba\":8192"), "{}", lines[0]);
+    assert!(lines[1].contains("\"invalid_field\""), "namespace 1's zones are 16384 blocks: {}", lines[1]);
+    assert!(lines[2].contains("\"invalid_namespace\""), "{}", lines[2]);
+    let bad = std::fs::read_to_string(&file).unwrap().replace("zones = 4\nzone_size", "zones = 100000\nzone_size");
+    std::fs::write(dir.join("big.toml"), bad).unwrap();
+    let big = dir.join("big.toml");
+    let cases: [(&[&str], &str); 3] = [
+        (&["run", "--device", path, "--name=w", "--rw=write", "--size=1m"], "2 namespaces"),
+        (&["exec", "--device", big.to_str().unwrap()], "blocks per plane"),
+        (&["serve", "--nvme-tcp", "--namespaces", "9", "--zones", "8"], "--namespaces 9"),
+    ];
+    assert_each_exits_2_saying(&cases);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -5,6 +5,8 @@
 //! `link` (PCIe), `controller` (firmware cost per command), `write_buffer`,
 //! `management` (zone management cost).
 
+pub mod namespaces;
+
 use serde::{Deserialize, Serialize};
 pub use zonelab_flash::Suspend;
 use zonelab_flash::{Geometry, Timing};
@@ -39,6 +41,12 @@ pub struct DeviceConfig {
     /// namespace of conventional zones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conventional: Option<ConventionalConfig>,
+    /// Several namespaces on this one device, NSID 1, 2, ... in order: each
+    /// `[[namespaces]]` entry sets its own zone geometry and takes the rest
+    /// from `[namespace]`; they share the flash, controller and link, so they
+    /// interfere. Empty (the default): the one namespace `[namespace]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<namespaces::NamespaceEntry>,
 }
 
 /// Garbage collection of a conventional SSD, per die.
@@ -465,7 +473,18 @@ impl DeviceConfig {
         toml::to_string(self).expect("a device config always serialises")
     }
 
+    /// Checks every parameter; returns the namespace's layout (with
+    /// `[[namespaces]]`, namespace 1's).
     pub fn validate(&self) -> Result<Layout, ConfigError> {
+        if !self.namespaces.is_empty() {
+            return namespaces::validate(self).map(|mut layouts| layouts.swap_remove(0));
+        }
+        self.validate_with(false)
+    }
+
+    /// [`DeviceConfig::validate`] of one namespace; `nvm_ok`: a namespace of
+    /// a shared device may have only conventional zones (an NVM namespace).
+    pub(crate) fn validate_with(&self, nvm_ok: bool) -> Result<Layout, ConfigError> {
         // TOML integers are signed: a u64 above i64::MAX loads (the parser
         // takes it) but could not be shown or `--set` again.
         if let Err(e) = toml::Table::try_from(self) {
@@ -477,7 +496,7 @@ impl DeviceConfig {
         self.flash.validate().map_err(|e| ConfigError(e.0))?;
         self.flash_timing.validate().map_err(ConfigError)?;
         self.validate_interfaces()?;
-        let mut layout = self.validate_namespace()?;
+        let mut layout = self.validate_namespace(nvm_ok)?;
         self.validate_management_work(&layout)?;
         match &self.conventional {
             Some(c) => {
@@ -605,7 +624,7 @@ impl DeviceConfig {
         Ok(())
     }
 
-    fn validate_namespace(&self) -> Result<Layout, ConfigError> {
+    fn validate_namespace(&self, nvm_ok: bool) -> Result<Layout, ConfigError> {
         let ns = &self.namespace;
         if ns.lba_bytes != 512 && ns.lba_bytes != 4096 {
             return err(format!("namespace.lba_bytes = {} is not an LBA format: use 512 or 4096", ns.lba_bytes));
@@ -614,7 +633,7 @@ impl DeviceConfig {
         if ns.zones == 0 || ns.zones > ZONES_MAX {
             return err(format!("namespace.zones = {} must be between 1 and {ZONES_MAX}", ns.zones));
         }
-        let all_conventional_allowed = self.conventional.is_some() && ns.conventional_zones == ns.zones;
+        let all_conventional_allowed = (nvm_ok || self.conventional.is_some()) && ns.conventional_zones == ns.zones;
         if ns.conventional_zones >= ns.zones && !all_conventional_allowed {
             return err(format!(
                 "namespace.conventional_zones = {} leaves no sequential zone of namespace.zones = {}: lower it below {}",

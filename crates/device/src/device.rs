@@ -64,7 +64,16 @@ pub(crate) struct Accepted {
 
 impl Device {
     pub fn new(config: DeviceConfig) -> Result<Self, crate::config::ConfigError> {
+        if !config.namespaces.is_empty() {
+            return Err(crate::config::namespaces::one_namespace_only(&config));
+        }
         let layout = config.validate()?;
+        Ok(Self::with_layout(config, layout))
+    }
+
+    /// A device over `layout`, which `config` was validated into (a namespace
+    /// of a shared device: `namespaces`).
+    pub(crate) fn with_layout(config: DeviceConfig, layout: Layout) -> Self {
         let mapping = Mapping::new(&layout, &config.flash);
         let zones = ZoneTable::of(&config, &layout);
         let data = (config.mode == Mode::Data).then(|| DataStore::of(&layout));
@@ -72,7 +81,7 @@ impl Device {
             .conventional
             .is_some()
             .then(|| Conventional::new(&config, layout.zone_lbas * u64::from(layout.zones)));
-        Ok(Self {
+        Self {
             zones,
             controller: Controller::new(
                 config.controller.firmware_cores,
@@ -96,7 +105,7 @@ impl Device {
             op_done_max_ns: 0,
             layout,
             config,
-        })
+        }
     }
 
     pub fn config(&self) -> &DeviceConfig {

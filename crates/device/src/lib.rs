@@ -20,6 +20,7 @@ pub mod device;
 pub mod front;
 pub mod ideal;
 pub mod management;
+pub mod namespaces;
 pub mod options;
 pub mod power;
 pub mod presets;
@@ -38,6 +39,7 @@ pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
     Started, Tag, ZoneAction, ZoneDescriptor, ZoneReport,
 };
+pub use config::namespaces::{NamespaceEntry, NAMESPACES_MAX};
 pub use config::{
     ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, InFlight, Layout,
     ManagementConfig, Mode, Plugging, ResetConfig, WriteBufferConfig, WriteCache, ZnsPlusConfig, ZoneMapping,
@@ -45,6 +47,7 @@ pub use config::{
 pub use conventional::FtlCounters;
 pub use counters::DeviceCounters;
 pub use device::Device;
+pub use namespaces::{Namespace, Namespaces};
 pub use options::{load_device, parse_size, DeviceOptions};
 pub use power::PowerCutReport;
 pub use presets::{preset, PRESET_NAMES};

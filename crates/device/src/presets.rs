@@ -156,6 +156,7 @@ fn zn540() -> DeviceConfig {
         },
         znsplus: ZnsPlusConfig::default(),
         conventional: None,
+        namespaces: Vec::new(),
     }
 }
 
@@ -253,6 +254,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
         },
         znsplus: ZnsPlusConfig::default(),
         conventional: None,
+        namespaces: Vec::new(),
     }
 }
 

@@ -16,10 +16,12 @@ pub enum Status {
     TooManyActiveZones,
     TooManyOpenZones,
     ZoneInvalidStateTransition,
+    /// A namespace id the controller has no active namespace for.
+    InvalidNamespace,
 }
 
 impl Status {
-    pub const ALL: [Status; 12] = [
+    pub const ALL: [Status; 13] = [
         Status::Success,
         Status::InvalidField,
         Status::LbaOutOfRange,
@@ -32,12 +34,13 @@ impl Status {
         Status::TooManyActiveZones,
         Status::TooManyOpenZones,
         Status::ZoneInvalidStateTransition,
+        Status::InvalidNamespace,
     ];
 
     /// Status Code Type: 0 generic, 1 command specific.
     pub fn sct(self) -> u8 {
         match self {
-            Status::Success | Status::InvalidField | Status::LbaOutOfRange => 0,
+            Status::Success | Status::InvalidField | Status::LbaOutOfRange | Status::InvalidNamespace => 0,
             _ => 1,
         }
     }
@@ -57,6 +60,7 @@ impl Status {
             Status::TooManyActiveZones => 0xBD,
             Status::TooManyOpenZones => 0xBE,
             Status::ZoneInvalidStateTransition => 0xBF,
+            Status::InvalidNamespace => 0x0B,
         }
     }
 
@@ -87,6 +91,7 @@ impl Status {
             Status::TooManyActiveZones => "too_many_active_zones",
             Status::TooManyOpenZones => "too_many_open_zones",
             Status::ZoneInvalidStateTransition => "zone_invalid_state_transition",
+            Status::InvalidNamespace => "invalid_namespace",
         }
     }
 }
@@ -116,6 +121,7 @@ mod tests {
             ("too_many_active_zones", 0x1BD),
             ("too_many_open_zones", 0x1BE),
             ("zone_invalid_state_transition", 0x1BF),
+            ("invalid_namespace", 0x00B),
         ];
         for (status, (name, code)) in Status::ALL.iter().zip(expected) {
             assert_eq!(status.name(), name);

@@ -80,6 +80,49 @@ pub trait ZonedDevice {
     /// Power fails at `at_ns` (not before the last submission) and comes
     /// back: what was not durable is lost (see [`crate::power`]).
     fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport;
+    /// Active namespaces, NSID 1 to this; every method above addresses
+    /// namespace 1 ([`crate::namespaces::Namespaces`] has several).
+    fn namespace_count(&self) -> u32 {
+        1
+    }
+
+    /// [`ZonedDevice::start`] on namespace `nsid`; an inactive one completes
+    /// with Invalid Namespace or Format.
+    fn start_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
+        if nsid == 1 {
+            return self.start(submit_ns, cmd, read_out);
+        }
+        Started::Done(invalid_namespace(self.config(), submit_ns))
+    }
+
+    /// The layout of namespace `nsid`, if active.
+    fn layout_in(&self, nsid: u32) -> Option<&Layout> {
+        (nsid == 1).then(|| self.layout())
+    }
+
+    /// [`ZonedDevice::set_zone_state`] on namespace `nsid`.
+    fn set_zone_state_in(&mut self, nsid: u32, slba: u64, state: ZoneState) -> Result<(), Status> {
+        if nsid == 1 {
+            return self.set_zone_state(slba, state);
+        }
+        Err(Status::InvalidNamespace)
+    }
+
+    /// [`ZonedDevice::submit`] on namespace `nsid`.
+    fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        if nsid == 1 {
+            return self.submit(submit_ns, cmd, read_out);
+        }
+        invalid_namespace(self.config(), submit_ns)
+    }
+}
+
+/// The completion of a command to an inactive namespace: the controller
+/// rejects it without touching a namespace (host interface and error path).
+pub fn invalid_namespace(config: &DeviceConfig, submit_ns: Nanos) -> Completion {
+    let c = &config.controller;
+    let complete_ns = submit_ns.saturating_add(c.submit_ns + c.error_ns + c.complete_ns).max(submit_ns + 1);
+    Completion { status: Status::InvalidNamespace, submit_ns, complete_ns, result: crate::command::CmdResult::None }
 }
 
 impl ZonedDevice for Device {

@@ -102,6 +102,18 @@ pub struct FlashArray {
     suspensions: u64,
 }
 
+/// The flash time the namespaces of one device share: channel and plane
+/// timelines, the die busy series and what a read may suspend. Each
+/// namespace keeps its own blocks; this moves between them so that their
+/// commands queue on the same dies.
+#[derive(Debug, Clone)]
+pub struct SharedTime {
+    channels: Vec<Timeline>,
+    planes: Vec<Timeline>,
+    die_busy_series: TimeSeries,
+    suspendable: Vec<Option<Suspendable>>,
+}
+
 impl FlashArray {
     pub fn new(geometry: Geometry, timing: Timing) -> Self {
         geometry.validate().expect("flash geometry validated by the caller");
@@ -124,6 +136,35 @@ impl FlashArray {
 
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    /// A copy of this array's time, to start a device's shared time from.
+    pub fn shared_time(&self) -> SharedTime {
+        SharedTime {
+            channels: self.channels.clone(),
+            planes: self.planes.clone(),
+            die_busy_series: self.die_busy_series.clone(),
+            suspendable: self.suspendable.clone(),
+        }
+    }
+
+    /// Exchanges this array's time with `time` (same dies, planes and channels).
+    pub fn swap_shared_time(&mut self, time: &mut SharedTime) {
+        assert_eq!(self.channels.len(), time.channels.len(), "namespaces share one device's channels");
+        assert_eq!(self.planes.len(), time.planes.len(), "namespaces share one device's planes");
+        std::mem::swap(&mut self.channels, &mut time.channels);
+        std::mem::swap(&mut self.planes, &mut time.planes);
+        std::mem::swap(&mut self.die_busy_series, &mut time.die_busy_series);
+        std::mem::swap(&mut self.suspendable, &mut time.suspendable);
+    }
+
+    /// Copies the timelines of `time` (not the busy series), so that reads
+    /// between commands (when is a die idle) see the device's latest state.
+    pub fn copy_timelines_from(&mut self, time: &SharedTime) {
+        assert_eq!(self.planes.len(), time.planes.len(), "namespaces share one device's planes");
+        self.channels.clone_from(&time.channels);
+        self.planes.clone_from(&time.planes);
+        self.suspendable.clone_from(&time.suspendable);
     }
     pub fn timing(&self) -> &Timing {
         &self.timing
@@ -472,6 +513,23 @@ mod tests {
         f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
         assert_eq!(f.read(500_000, 0, 0, 16384), 1_060_000 + 50_000 + 10_000);
         assert_eq!(f.suspensions(), 0);
+    }
+
+    #[test]
+    fn shared_time_carries_one_arrays_work_to_another() {
+        let (mut first, mut second) = (array(), array());
+        let mut time = first.shared_time();
+        first.swap_shared_time(&mut time);
+        let done = first.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap().done_ns;
+        first.swap_shared_time(&mut time);
+        second.swap_shared_time(&mut time);
+        // The second array's blocks are its own, but die 0 is busy with the first's program.
+        assert_eq!(second.pages_written(0, 0, 1), 0);
+        assert_eq!(second.read(0, 0, 0, 4096), done + 50_000 + 2_500);
+        second.swap_shared_time(&mut time);
+        assert_eq!(second.die_free_at_ns(0), 0, "the time went back to the shared state");
+        second.copy_timelines_from(&time);
+        assert_eq!(second.die_free_at_ns(0), done + 50_000);
     }
 
     #[test]

@@ -12,6 +12,6 @@ pub mod array;
 pub mod geometry;
 pub mod timing;
 
-pub use array::{BlockAddr, FlashArray, FlashCounters, FlashError, ProgramDone, UTILIZATION_INTERVAL_NS};
+pub use array::{BlockAddr, FlashArray, FlashCounters, FlashError, ProgramDone, SharedTime, UTILIZATION_INTERVAL_NS};
 pub use geometry::{Geometry, GeometryError};
 pub use timing::{Suspend, Timing};

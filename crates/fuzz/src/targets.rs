@@ -181,7 +181,9 @@ pub fn nvme_tcp_replies(input: &str) -> Vec<u8> {
 
 fn nvme_tcp_session(input: &str) -> (std::sync::Arc<Target>, Vec<u8>) {
     let bytes = hex_stream(input);
-    let backend = Backend::new(small_device(8), Pace::Asap).expect("data mode");
+    let config = small_device(8).config().clone();
+    let namespace = zonelab_device::Namespaces::new(config).expect("small zn540").into_namespaces().remove(0);
+    let backend = Backend::new(namespace, Pace::Asap).expect("data mode");
     let target = std::sync::Arc::new(Target::new("nqn.2026-11.io.zonelab:fuzz".into(), vec![backend]));
     let controller = target.create_controller(false, "nqn.fuzz-host".into(), [0; 16]).expect("a controller");
     {

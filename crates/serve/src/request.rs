@@ -197,6 +197,7 @@ pub fn errno_of(status: Status) -> i32 {
     match status {
         Status::Success => 0,
         Status::InvalidField => errno::EOPNOTSUPP,
+        Status::InvalidNamespace => errno::EOPNOTSUPP,
         Status::LbaOutOfRange => errno::EREMOTEIO,
         Status::TooManyActiveZones => errno::EOVERFLOW,
         Status::TooManyOpenZones => errno::ETOOMANYREFS,
@@ -374,6 +375,7 @@ mod tests {
             (Status::TooManyActiveZones, errno::EOVERFLOW),
             (Status::TooManyOpenZones, errno::ETOOMANYREFS),
             (Status::ZoneInvalidStateTransition, errno::EIO),
+            (Status::InvalidNamespace, errno::EOPNOTSUPP),
         ];
         assert_eq!(expected.len(), Status::ALL.len());
         for (status, errno) in expected {

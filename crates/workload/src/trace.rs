@@ -115,6 +115,8 @@ struct Line {
     at_ns: Option<Nanos>,
     is_async: bool,
     pattern: Option<u8>,
+    /// The namespace the command goes to (default 1).
+    nsid: u32,
 }
 
 struct Fields<'a> {
@@ -149,7 +151,7 @@ impl Fields<'_> {
     }
 }
 
-const COMMON_KEYS: [&str; 5] = ["op", "id", "at_ns", "async", "pattern"];
+const COMMON_KEYS: [&str; 6] = ["op", "id", "at_ns", "async", "pattern", "nsid"];
 
 fn op_keys(op: &str) -> Option<&'static [&'static str]> {
     Some(match op {
@@ -268,10 +270,16 @@ fn set_bits(words: &mut [u64], start: u64, end: u64) {
     words[last] |= mask(0, (end - 1) % 64 + 1);
 }
 
-fn parse_line(text: &str, nr_zones: u32, nr_zone_blocks: u64) -> Result<Line, String> {
+/// `geometry(nsid)`: the zones and the zone capacity of namespace `nsid`.
+fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let obj = value.as_object().ok_or("a command must be a JSON object")?;
     let f = Fields { obj };
+    let nsid = match f.u64("nsid")? {
+        None => 1,
+        Some(n) => u32::try_from(n).map_err(|_| format!("\"nsid\" = {n} is larger than 2^32-1"))?,
+    };
+    let (nr_zones, nr_zone_blocks) = geometry(nsid);
     let name = f.str("op")?.ok_or("missing \"op\"")?.to_string();
     let keys = op_keys(&name).ok_or_else(|| format!("unknown op \"{name}\"; valid: {OPS}"))?;
     if let Some(k) = obj.keys().find(|k| !keys.contains(&k.as_str()) && !COMMON_KEYS.contains(&k.as_str())) {
@@ -326,6 +334,7 @@ fn parse_line(text: &str, nr_zones: u32, nr_zone_blocks: u64) -> Result<Line, St
         at_ns: f.u64("at_ns")?,
         is_async: f.bool("async")?.unwrap_or(false),
         pattern,
+        nsid,
     })
 }
 
@@ -390,8 +399,12 @@ pub fn run_trace_from<D: ZonedDevice + ?Sized, R: BufRead, W: Write>(
     let mut now_ns: Nanos = start_ns;
     let mut text = String::new();
     let mut line_no = 0usize;
-    let nr_zones = device.layout().zones;
-    let nr_zone_blocks = device.layout().zcap_lbas;
+    // An inactive namespace's commands fail at the device; parse them with namespace 1's geometry.
+    let layouts: Vec<(u32, u64)> = (1..=device.namespace_count())
+        .filter_map(|nsid| device.layout_in(nsid))
+        .map(|l| (l.zones, l.zcap_lbas))
+        .collect();
+    let geometry = |nsid: u32| layouts.get(nsid.wrapping_sub(1) as usize).copied().unwrap_or(layouts[0]);
     loop {
         text.clear();
         let read = std::io::Read::take(&mut input, LINE_BYTES_MAX as u64 + 1).read_line(&mut text);
@@ -417,7 +430,7 @@ pub fn run_trace_from<D: ZonedDevice + ?Sized, R: BufRead, W: Write>(
         if text.trim().is_empty() {
             continue;
         }
-        let line = match parse_line(text.trim(), nr_zones, nr_zone_blocks) {
+        let line = match parse_line(text.trim(), &geometry) {
             Ok(l) => l,
             Err(message) => {
                 out.flush()?;
@@ -458,6 +471,9 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
         map.insert("id".into(), id.clone());
     }
     map.insert("op".into(), line.name.as_str().into());
+    if line.nsid != 1 {
+        map.insert("nsid".into(), line.nsid.into());
+    }
     let payload = line.pattern.map_or(Payload::None, Payload::Pattern);
     let cmd = match &line.op {
         Op::Identify => Command::Identify,
@@ -481,7 +497,7 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
         Op::TlOpen { zslba, valid } => Command::TlOpen { zslba: *zslba, valid },
         Op::IdentifyMapping => Command::IdentifyMapping,
         &Op::SetZoneState { slba, state } => {
-            let status = device.set_zone_state(slba, state).err().unwrap_or(Status::Success);
+            let status = device.set_zone_state_in(line.nsid, slba, state).err().unwrap_or(Status::Success);
             status_fields(&mut map, status);
             times(&mut map, submit_ns, submit_ns);
             return (map, submit_ns);
@@ -492,7 +508,7 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
             return (map, submit_ns + ns);
         }
     };
-    let completion = device.submit(submit_ns, &cmd, None);
+    let completion = device.submit_in(line.nsid, submit_ns, &cmd, None);
     status_fields(&mut map, completion.status);
     result_fields(&mut map, &completion);
     times(&mut map, completion.submit_ns, completion.complete_ns);
@@ -563,6 +579,34 @@ mod tests {
             ..Default::default()
         };
         Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn nsid_picks_the_namespace_of_a_device_with_several() {
+        let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(1 << 20), data: true, ..Default::default() };
+        let mut config = opts.apply(preset("zn540").unwrap()).unwrap();
+        let entry = |zones| zonelab_device::NamespaceEntry { zones: Some(zones), ..Default::default() };
+        config.namespaces = vec![entry(2), entry(3)];
+        let mut dev = zonelab_device::Namespaces::new(config).unwrap();
+        let mut out = Vec::new();
+        let trace = concat!(
+            "{\"op\":\"write\",\"slba\":0,\"nlb\":8,\"pattern\":7,\"nsid\":2}\n",
+            "{\"op\":\"report_zones\",\"nsid\":2}\n",
+            "{\"op\":\"report_zones\"}\n",
+            "{\"op\":\"read\",\"slba\":0,\"nlb\":8,\"nsid\":2}\n",
+            "{\"op\":\"read\",\"slba\":0,\"nlb\":8,\"nsid\":3}\n",
+            "{\"op\":\"set_zone_state\",\"slba\":0,\"state\":\"offline\",\"nsid\":5}\n",
+        );
+        run_trace(&mut dev, trace.as_bytes(), &mut out).unwrap();
+        let lines: Vec<Value> =
+            String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!((lines[0]["status"].as_str(), lines[0]["nsid"].as_u64()), (Some("success"), Some(2)));
+        assert_eq!((lines[1]["nr_zones"].as_u64(), lines[1]["zones"][0]["wp"].as_u64()), (Some(3), Some(8)));
+        assert_eq!((lines[2]["nr_zones"].as_u64(), lines[2]["zones"][0]["wp"].as_u64()), (Some(2), Some(0)));
+        assert!(lines[2].get("nsid").is_none(), "namespace 1 is the default");
+        assert_eq!(lines[3]["pattern"], 7);
+        assert_eq!((lines[4]["status"].as_str(), lines[4]["sc"].as_u64()), (Some("invalid_namespace"), Some(11)));
+        assert_eq!(lines[5]["status"], "invalid_namespace");
     }
 
     fn run(trace: &str) -> (String, Result<TraceSummary, TraceError>) {

@@ -315,7 +315,13 @@ pub fn reset_interference(scale: Scale) -> Result<Outcome, String> {
         io_lat.1.push(with);
         findings.push(
             Finding::number("Obs 13", &format!("p95 reset latency with concurrent 4 KiB {io}s"), "ms", paper, p)
-                .lacking("reset work that competes with the write path, not with reads"),
+                .lacking(if io == "read" {
+                    "reset work that reads slow down (the ZN540's resets take 28 ms beside reads; the model's \
+                     resets share no resource with reads)"
+                } else {
+                    "resets that wait longer behind writes (the model's turns on the FTL core stretch a reset about \
+                     1.2 times, the ZN540's about 2 times)"
+                }),
         );
         let change = with / base - 1.0;
         findings.push(Finding::direction(
@@ -323,6 +329,11 @@ pub fn reset_interference(scale: Scale) -> Result<Outcome, String> {
             &format!("{io} latency unchanged by resets (within 5%)"),
             change.abs() <= 0.05,
             Some(change * 100.0),
+        )
+        // The paper's text and its measured means disagree here: CLUSTER'23's own Fig. 7 data give writes a mean
+        // of 23.2 µs during resets against 11.4 µs alone, with the median unchanged; the model follows the means.
+        .lacking(
+            "a write path where few writes wait long for reset work: the model charges every write during a reset              one management slice (its mean matches the measured 23.2 µs; the paper's median stays unchanged)",
         ));
     }
     Ok(Outcome {

@@ -103,15 +103,15 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome, String> {
         ),
         Finding::number("S003 Obs 2", "8 KiB writes, CL 7, finish 50%", "KIOPS", 150.0, w7f.0),
         Finding::number("S003 Obs 2", "8 KiB writes, CL 7, finish 50%, p95", "µs", 101.9, w7f.1)
-            .lacking("finish work that competes with the write path"),
+            .lacking("finish padding that takes program bandwidth from saturated writers (the model's host writes go first)"),
         Finding::number("S003 Obs 2", "p95 rise at CL 7 from finish 50%", "%", 20.7, (w7f.1 / w7.1 - 1.0) * 100.0)
-            .lacking("finish work that competes with the write path"),
+            .lacking("finish padding that takes program bandwidth from saturated writers (the model's host writes go first)"),
         Finding::number("S003 Obs 3", "random 8 KiB reads, CL 1, no finish", "KIOPS", 11.3, r1.0),
         Finding::number("S003 Obs 3", "random reads, CL 1, no finish, p95", "µs", 95.7, r1.1),
         Finding::number("S003 Obs 3", "random reads, CL 1, finish 50%", "KIOPS", 7.8, r1f.0)
-            .lacking("program suspend for reads that arrive during finish padding"),
+            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend, 25 µs resume and 8 reads per program are not fitted)"),
         Finding::number("S003 Obs 3", "random reads, CL 1, finish 50%, p95", "µs", 272.4, r1f.1)
-            .lacking("program suspend for reads that arrive during finish padding"),
+            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend, 25 µs resume and 8 reads per program are not fitted)"),
     ];
     Ok(Outcome {
         name: "s003-finish-interference",

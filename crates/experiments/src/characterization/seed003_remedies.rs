@@ -185,7 +185,8 @@ pub fn zinc(scale: Scale) -> Result<Outcome, String> {
             56.9,
             zinc_cut,
             completed,
-            "reset work that competes with the write path",
+            "a second way resets cost writers that holding resets back cannot avoid (in the model they cost writers \
+             only through turns on the FTL core, which ZINC's holding removes)",
         ),
     ];
     let series = vec![
@@ -283,7 +284,8 @@ pub fn softfinish(scale: Scale) -> Result<Outcome, String> {
         50.7,
         best.map(|(_, c)| c),
         completed,
-        "program suspend for reads that arrive during finish padding",
+        "suspend costs fitted to reads under padding (the model's suspend, resume and reads per program are not \
+         fitted)",
     ));
     let soft_best = best.map_or(per_case[2], |(i, _)| per_case[2 + i]);
     let panel = |title: &str, dir: usize, y: Axis| {

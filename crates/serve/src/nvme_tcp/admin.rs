@@ -4,9 +4,10 @@
 //! controller.
 
 use crate::nvme_tcp::command::{nul_terminated, put_ascii, put_nul_padded, put_u16, put_u32, put_u64, sc, Reply, Sqe};
-use crate::nvme_tcp::io::{io_opcodes, namespace_page, zns_namespace_page};
+use crate::nvme_tcp::io::{io_opcodes, is_nvm, namespace_page, zns_namespace_page};
 use crate::nvme_tcp::target::{lock, Controller, Target, AERS_MAX, DISCOVERY_NQN, IO_QUEUES_MAX, QUEUE_ENTRIES_MAX};
 use std::sync::Arc;
+use zonelab_device::ZonedDevice;
 
 pub const OPC_GET_LOG_PAGE: u8 = 0x02;
 pub const OPC_IDENTIFY: u8 = 0x06;
@@ -177,10 +178,12 @@ fn identify(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Reply {
         (0x01, _) => controller_page(target, controller),
         (0x02, _) => active_namespaces(target, nsid),
         (0x03, _) => match namespace() {
-            Some(_) => descriptors(&target.subnqn, nsid),
+            Some(ns) => descriptors(&target.subnqn, nsid, if is_nvm(&ns) { CSI_NVM } else { CSI_ZNS }),
             None => return Reply::status(sc::INVALID_NAMESPACE),
         },
         (0x05, CSI_ZNS) => match namespace() {
+            // An NVM namespace has no zoned command set structure.
+            Some(ns) if is_nvm(&ns) => return Reply::status(sc::INVALID_FIELD),
             Some(ns) => zns_namespace_page(&ns),
             None => return Reply::status(sc::INVALID_NAMESPACE),
         },
@@ -261,8 +264,8 @@ fn active_namespaces(target: &Target, nsid: u32) -> Vec<u8> {
 
 /// Namespace Identification Descriptors (CNS 03h): a UUID (derived from
 /// the subsystem NQN and the namespace id: stable across restarts) and the
-/// command set (zoned).
-fn descriptors(subnqn: &str, nsid: u32) -> Vec<u8> {
+/// command set (zoned, or NVM for a namespace of conventional zones only).
+fn descriptors(subnqn: &str, nsid: u32, csi: u8) -> Vec<u8> {
     let mut p = vec![0u8; PAGE_BYTES];
     p[0] = 3; // NIDT: UUID
     p[1] = 16;
@@ -271,7 +274,7 @@ fn descriptors(subnqn: &str, nsid: u32) -> Vec<u8> {
     put_u64(&mut p, 12, hash.rotate_left(29) ^ 0x5a5a_5a5a_5a5a_5a5a);
     p[20] = 4; // NIDT: command set identifier
     p[21] = 1;
-    p[24] = CSI_ZNS;
+    p[24] = csi;
     p
 }
 

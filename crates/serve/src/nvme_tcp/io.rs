@@ -2,11 +2,13 @@
 //! commands, run on a namespace's [`Backend`]; completions carry the
 //! model's own statuses. Also the namespace's Identify structures.
 
-use crate::backend::{Backend, Pace};
+use crate::backend::Pace;
 use crate::nvme_tcp::command::{put_u16, put_u32, put_u64, sc, Reply, Sqe};
+use crate::nvme_tcp::target::NamespaceBackend as Backend;
 use crate::report::zone_cond_code;
 use zonelab_device::{
-    CmdResult, Command, Completion, Payload, ReportFilter, SourceRange, ZoneAction, ZoneDescriptor, ZoneState, ZoneType,
+    CmdResult, Command, Completion, Payload, ReportFilter, SourceRange, ZoneAction, ZoneDescriptor, ZoneState,
+    ZoneType, ZonedDevice,
 };
 use zonelab_sim::Nanos;
 
@@ -52,6 +54,10 @@ pub fn io_opcodes() -> [(u8, bool, bool); 11] {
 /// Runs an I/O command at `wall_ns` on `ns`. `data` holds what the host
 /// sent (a write's blocks, copy ranges...).
 pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) -> Reply {
+    // An NVM namespace has no zoned command set: its opcodes are unknown there.
+    if is_nvm(ns) && io_opcodes().iter().any(|&(opc, _, zoned)| zoned && opc == sqe.opcode()) {
+        return Reply::status(sc::INVALID_OPCODE);
+    }
     let lba_bytes = ns.geometry().lba_bytes as usize;
     let transfer_max = ns.geometry().io_bytes_max as usize;
     let nlb = (sqe.cdw(12) & 0xffff) + 1;
@@ -112,6 +118,13 @@ pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) 
         }
         _ => Reply::status(sc::INVALID_OPCODE),
     }
+}
+
+/// Whether the namespace has only conventional zones: an NVM namespace
+/// (command set 0), not a zoned one.
+pub fn is_nvm(ns: &Backend) -> bool {
+    let layout = ns.device().layout();
+    layout.conventional_zones == layout.zones
 }
 
 /// When the answer is due: the simulated completion under realtime pacing.

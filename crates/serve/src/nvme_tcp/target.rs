@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
+use zonelab_device::Namespace;
 use zonelab_sim::Nanos;
 
 pub const DISCOVERY_NQN: &str = "nqn.2014-08.org.nvmexpress.discovery";
@@ -17,6 +18,11 @@ pub const CONTROLLERS_MAX: usize = 64;
 pub const IO_QUEUES_MAX: u16 = 64;
 /// Entries of each submission queue (CAP.MQES + 1).
 pub const QUEUE_ENTRIES_MAX: u16 = 128;
+/// A namespace of the subsystem: one namespace of a device model (several
+/// namespaces of one device share its flash and controller), paced and
+/// persisted by its own backend.
+pub type NamespaceBackend = Backend<Namespace>;
+
 /// Asynchronous Event Requests a controller holds (AERL + 1).
 pub const AERS_MAX: u32 = 4;
 
@@ -59,7 +65,7 @@ impl Controller {
 pub struct Target {
     pub subnqn: String,
     /// Namespace `i + 1`.
-    pub namespaces: Vec<Mutex<Backend>>,
+    pub namespaces: Vec<Mutex<NamespaceBackend>>,
     pub started: Instant,
     controllers: Mutex<BTreeMap<u16, Arc<Controller>>>,
     next_cntlid: Mutex<u16>,
@@ -68,7 +74,7 @@ pub struct Target {
 }
 
 impl Target {
-    pub fn new(subnqn: String, namespaces: Vec<Backend>) -> Self {
+    pub fn new(subnqn: String, namespaces: Vec<NamespaceBackend>) -> Self {
         assert!(!namespaces.is_empty(), "a subsystem has a namespace");
         Target {
             subnqn,
@@ -86,7 +92,7 @@ impl Target {
     }
 
     /// The namespace `nsid` names, if active.
-    pub fn namespace(&self, nsid: u32) -> Option<&Mutex<Backend>> {
+    pub fn namespace(&self, nsid: u32) -> Option<&Mutex<NamespaceBackend>> {
         let index = usize::try_from(nsid).ok()?.checked_sub(1)?;
         self.namespaces.get(index)
     }

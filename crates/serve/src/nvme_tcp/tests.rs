@@ -3,13 +3,13 @@
 
 use super::command::{put_nul_padded, put_u16, put_u32, put_u64, sc, SGL_IN_CAPSULE, SGL_TRANSPORT};
 use super::pdu::{read_pdu, Digests, Encoding, Pdu, ReadError, CQE_BYTES, SQE_BYTES};
-use super::target::{Target, DISCOVERY_NQN};
-use crate::backend::{Backend, Pace};
+use super::target::{NamespaceBackend as Backend, Target, DISCOVERY_NQN};
+use crate::backend::Pace;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
-use zonelab_device::{preset, Device, DeviceOptions, Status};
+use zonelab_device::{preset, DeviceConfig, DeviceOptions, Namespace, NamespaceEntry, Namespaces, Status};
 
 const NQN: &str = "nqn.2026-11.io.zonelab:test";
 const HOSTNQN: &str = "nqn.2014-08.org.nvmexpress:uuid:test-host";
@@ -27,7 +27,12 @@ fn backend() -> Backend {
         data: true,
         ..Default::default()
     };
-    Backend::new(Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap(), Pace::Asap).unwrap()
+    Backend::new(alone(opts.apply(preset("zn540").unwrap()).unwrap()), Pace::Asap).unwrap()
+}
+
+/// The one namespace of a device.
+fn alone(config: DeviceConfig) -> Namespace {
+    Namespaces::new(config).unwrap().into_namespaces().remove(0)
 }
 
 /// A target on an ephemeral loopback port, served until the test ends.
@@ -466,7 +471,7 @@ fn several_namespaces_keep_their_own_geometry() {
         data: true,
         ..Default::default()
     };
-    let second = Backend::new(Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap(), Pace::Asap).unwrap();
+    let second = Backend::new(alone(opts.apply(preset("zn540").unwrap()).unwrap()), Pace::Asap).unwrap();
     let (addr, _target) = start_with(vec![backend(), second]);
     let (mut admin, cntlid) = Host::attach(addr, NQN);
     assert_eq!(&identify(&mut admin, 2, 0, 0).data[..12], &[1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]);
@@ -490,7 +495,7 @@ fn realtime_pacing_never_answers_before_the_simulated_completion() {
         data: true,
         ..Default::default()
     };
-    let slow = Backend::new(Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap(), Pace::Realtime);
+    let slow = Backend::new(alone(opts.apply(preset("zn540").unwrap()).unwrap()), Pace::Realtime);
     let (addr, _target) = start_with(vec![slow.unwrap()]);
     let (_admin, cntlid) = Host::attach(addr, NQN);
     let mut io = Host::io_queue(addr, cntlid, 1);
@@ -511,4 +516,78 @@ fn a_silent_admin_queue_is_closed_after_its_keep_alive_timeout() {
     let reply = io.connect(NQN, 1, c.result as u16);
     assert_eq!(reply.status, sc::CONNECT_INVALID_PARAMETERS, "the controller is gone");
     assert!(target.controller(c.result as u16).is_none());
+}
+
+/// Three namespaces of one device: NSID 1 of 4 zones as [`backend`]'s,
+/// NSID 2 of 2 zones of 512 blocks, NSID 3 of 2 conventional zones (NVM).
+fn one_device_three_namespaces() -> Vec<Backend> {
+    let opts = DeviceOptions {
+        zones: Some(8),
+        zone_size_bytes: Some(ZONE_LBAS << 12),
+        zone_capacity_bytes: Some(ZCAP_LBAS << 12),
+        data: true,
+        ..Default::default()
+    };
+    let mut config = opts.apply(preset("zn540").unwrap()).unwrap();
+    config.namespaces = vec![
+        NamespaceEntry { zones: Some(4), ..Default::default() },
+        NamespaceEntry {
+            zones: Some(2),
+            zone_size_bytes: Some(2 << 20),
+            zone_capacity_bytes: Some(1 << 20),
+            ..Default::default()
+        },
+        NamespaceEntry { zones: Some(2), conventional_zones: Some(2), ..Default::default() },
+    ];
+    let namespaces = Namespaces::new(config).unwrap().into_namespaces();
+    namespaces.into_iter().map(|ns| Backend::new(ns, Pace::Asap).unwrap()).collect()
+}
+
+fn io_on(host: &mut Host, opcode: u8, nsid: u32, slba: u64, blocks: usize, byte: u8) -> Completion {
+    let cdws = [(10, slba as u32), (11, (slba >> 32) as u32), (12, blocks as u32 - 1)];
+    let out = if opcode == 0x02 { Vec::new() } else { vec![byte; blocks * 4096] };
+    let in_bytes = if opcode == 0x02 { blocks * 4096 } else { 0 };
+    host.command(sqe(opcode, nsid, &cdws), &out, false, in_bytes)
+}
+
+#[test]
+fn namespaces_of_one_device_are_identified_and_addressed_by_nsid() {
+    let (addr, _target) = start_with(one_device_three_namespaces());
+    let (mut admin, cntlid) = Host::attach(addr, NQN);
+    let ctrl = identify(&mut admin, 1, 0, 0);
+    assert_eq!(u32::from_le_bytes(ctrl.data[516..520].try_into().unwrap()), 3, "NN");
+    let ids = |c: &Completion| {
+        c.data.chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).take(4).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&identify(&mut admin, 2, 0, 0)), [1, 2, 3, 0], "active namespace list");
+    assert_eq!(ids(&identify(&mut admin, 2, 0, 1)), [2, 3, 0, 0], "ids above 1");
+    // Each namespace's own geometry and command set.
+    assert_eq!(u64_at(&identify(&mut admin, 5, 2, 1).data, 2816), ZONE_LBAS);
+    assert_eq!(u64_at(&identify(&mut admin, 5, 2, 2).data, 2816), 512);
+    assert_eq!(u64_at(&identify(&mut admin, 0, 0, 2).data, 0), 2 * 512, "NSZE of namespace 2");
+    assert_eq!(u64_at(&identify(&mut admin, 0, 0, 3).data, 0), 2 * ZONE_LBAS, "NSZE of namespace 3");
+    for (nsid, csi) in [(1, 2), (2, 2), (3, 0)] {
+        assert_eq!(identify(&mut admin, 3, 0, nsid).data[24], csi, "command set of namespace {nsid}");
+    }
+    assert_eq!(identify(&mut admin, 5, 2, 3).status, sc::INVALID_FIELD, "an NVM namespace has no ZNS structure");
+    for nsid in [4, 0] {
+        assert_eq!(identify(&mut admin, 5, 2, nsid).status, sc::INVALID_NAMESPACE, "NSID {nsid}");
+        assert_eq!(identify(&mut admin, 3, 0, nsid).status, sc::INVALID_NAMESPACE, "NSID {nsid}");
+    }
+
+    let mut io = Host::io_queue(addr, cntlid, 1);
+    assert_eq!(io_on(&mut io, 0x01, 2, 0, 8, 0x22).status, sc::SUCCESS, "a write to namespace 2");
+    assert_eq!(report(&mut io, 0, 1, 0, false).1, [(0x1, 0)], "namespace 1's zone 0 stays empty");
+    assert_eq!(io_on(&mut io, 0x01, 1, 0, 4, 0x11).status, sc::SUCCESS, "namespace 1 writes at its own LBA 0");
+    let back = io_on(&mut io, 0x02, 2, 0, 8, 0);
+    assert!(back.status == sc::SUCCESS && back.data.iter().all(|&b| b == 0x22), "namespace 2 keeps its data");
+    let append = io_on(&mut io, 0x7D, 2, 512, 2, 0x33);
+    assert_eq!((append.status, append.result), (sc::SUCCESS, 512), "an append to namespace 2's zone 1");
+    // Namespace 3 is NVM: random writes anywhere, no zoned commands.
+    assert_eq!(io_on(&mut io, 0x01, 3, 100, 2, 0x44).status, sc::SUCCESS);
+    assert_eq!(io_on(&mut io, 0x7D, 3, 0, 1, 0).status, sc::INVALID_OPCODE);
+    for nsid in [0, 4, 0xFFFF_FFFE] {
+        assert_eq!(io_on(&mut io, 0x01, nsid, 0, 1, 0).status, sc::INVALID_NAMESPACE, "NSID {nsid}");
+    }
+    assert_eq!(io_on(&mut io, 0x02, 2, 2 * 512, 1, 0).status, Status::LbaOutOfRange.code(), "past namespace 2's end");
 }

@@ -1,0 +1,250 @@
+//! `[[namespaces]]`: several namespaces on one device, each with its own
+//! zone geometry over a share of every plane's blocks; the model that runs
+//! them is [`crate::namespaces`].
+
+use super::{ConfigError, DeviceConfig, Layout, NamespaceConfig};
+use serde::{Deserialize, Serialize};
+
+/// Most namespaces of one device (also the NSID range of pending-command tags).
+pub const NAMESPACES_MAX: u32 = 16;
+
+/// One `[[namespaces]]` entry: the fields it sets replace `[namespace]`'s.
+/// MDTS stays the controller's (`namespace.mdts_bytes`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lba_bytes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<u32>,
+    /// Conventional zones at the start; all of them: an NVM namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conventional_zones: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_capacity_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_open_zones: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_active_zones: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zasl_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_zone_read: Option<bool>,
+}
+
+impl NamespaceEntry {
+    /// The namespace this entry describes over `base` (`[namespace]`).
+    pub fn resolve(&self, base: &NamespaceConfig) -> NamespaceConfig {
+        NamespaceConfig {
+            lba_bytes: self.lba_bytes.unwrap_or(base.lba_bytes),
+            zones: self.zones.unwrap_or(base.zones),
+            conventional_zones: self.conventional_zones.unwrap_or(base.conventional_zones),
+            zone_size_bytes: self.zone_size_bytes.unwrap_or(base.zone_size_bytes),
+            zone_capacity_bytes: self.zone_capacity_bytes.unwrap_or(base.zone_capacity_bytes),
+            max_open_zones: self.max_open_zones.unwrap_or(base.max_open_zones),
+            max_active_zones: self.max_active_zones.unwrap_or(base.max_active_zones),
+            zasl_bytes: self.zasl_bytes.unwrap_or(base.zasl_bytes),
+            mdts_bytes: base.mdts_bytes,
+            cross_zone_read: self.cross_zone_read.unwrap_or(base.cross_zone_read),
+        }
+    }
+}
+
+/// The error of [`Device::new`] for a device with `[[namespaces]]`.
+pub(crate) fn one_namespace_only(config: &DeviceConfig) -> ConfigError {
+    ConfigError(format!(
+        "the device has {} namespaces ([[namespaces]]) and this command drives one: serve them with \
+         `zonelab serve --nvme-tcp`, run a trace with `zonelab exec` (field \"nsid\"), or remove [[namespaces]]",
+        config.namespaces.len()
+    ))
+}
+
+/// Checks a device with `[[namespaces]]`: every namespace alone, and that
+/// together their zones fit the flash. Returns their layouts in NSID order.
+pub(crate) fn validate(config: &DeviceConfig) -> Result<Vec<Layout>, ConfigError> {
+    Ok(namespace_configs(config)?.into_iter().map(|(_, layout)| layout).collect())
+}
+
+/// The configuration of each namespace of `config`: its geometry, and its
+/// share of every plane's blocks as `flash.blocks_per_plane`.
+pub fn namespace_configs(config: &DeviceConfig) -> Result<Vec<(DeviceConfig, Layout)>, ConfigError> {
+    let count = config.namespaces.len() as u32;
+    if count == 0 {
+        return Ok(vec![(config.clone(), config.validate()?)]);
+    }
+    if count > NAMESPACES_MAX {
+        return Err(ConfigError(format!(
+            "[[namespaces]] lists {count} namespaces; a device has at most {NAMESPACES_MAX}"
+        )));
+    }
+    let mut configs = Vec::with_capacity(count as usize);
+    let mut needs = Vec::with_capacity(count as usize);
+    for (i, entry) in config.namespaces.iter().enumerate() {
+        let mut ns = config.clone();
+        ns.namespaces = Vec::new();
+        ns.namespace = entry.resolve(&config.namespace);
+        needs.push(blocks_per_plane_needed(&ns).map_err(|e| in_namespace(i, e))?);
+        configs.push(ns);
+    }
+    let blocks_per_plane = u64::from(config.flash.blocks_per_plane);
+    let needed: u64 = needs.iter().sum();
+    if needed > blocks_per_plane {
+        let each: Vec<String> = needs.iter().enumerate().map(|(i, n)| format!("NSID {}: {n}", i + 1)).collect();
+        return Err(ConfigError(format!(
+            "the namespaces need {needed} blocks per plane ({}) but flash.blocks_per_plane = {blocks_per_plane}: \
+             lower the namespaces' zones or zone capacity, or raise flash.blocks_per_plane",
+            each.join(", ")
+        )));
+    }
+    // The spare blocks (LogFBGs, dynamic mapping, GC room) are split evenly.
+    let spare_each = (blocks_per_plane - needed) / u64::from(count);
+    let mut out = Vec::with_capacity(configs.len());
+    for (i, (mut ns, need)) in configs.into_iter().zip(needs).enumerate() {
+        let share = u32::try_from(need + spare_each).expect("at most flash.blocks_per_plane");
+        ns.flash.blocks_per_plane = share;
+        let layout = ns.validate_with(true).map_err(|e| in_namespace(i, e))?;
+        out.push((ns, layout));
+    }
+    Ok(out)
+}
+
+fn in_namespace(index: usize, e: ConfigError) -> ConfigError {
+    ConfigError(format!("namespaces[{index}] (NSID {}): {}", index + 1, e.0))
+}
+
+/// Blocks per plane a namespace's zones take: a block group per zone, or
+/// for a conventional device its data plus the GC reserve and one block.
+fn blocks_per_plane_needed(ns: &DeviceConfig) -> Result<u64, ConfigError> {
+    let g = &ns.flash;
+    if let Some(c) = &ns.conventional {
+        let row_bytes = u64::from(g.dies_total()) * u64::from(g.planes_per_die) * g.block_bytes();
+        let user_bytes = u64::from(ns.namespace.zones).saturating_mul(ns.namespace.zone_size_bytes);
+        return Ok(user_bytes.div_ceil(row_bytes.max(1)) + u64::from(c.gc_free_blocks_target) + 1);
+    }
+    match ns.zone_fit() {
+        Some(fit) => Ok(fit.blocks_per_plane_needed),
+        // The namespace's own validation says what is wrong.
+        None => Err(ns.validate_with(true).err().unwrap_or_else(|| ConfigError("no room for a zone".into()))),
+    }
+}
+
+/// `config` with its namespace split into `count` namespaces of the same
+/// zone geometry (`serve --namespaces N`): the zones are divided evenly (the
+/// first namespace takes the remainder and the conventional zones).
+pub fn split(config: &DeviceConfig, count: u32) -> Result<DeviceConfig, ConfigError> {
+    let zones = config.namespace.zones;
+    if !config.namespaces.is_empty() {
+        return Err(ConfigError("--namespaces splits a device with one namespace; this one has [[namespaces]]".into()));
+    }
+    if count == 0 || count > NAMESPACES_MAX || count > zones {
+        return Err(ConfigError(format!(
+            "--namespaces {count}: use 1 to {} (at most {NAMESPACES_MAX}, and a zone per namespace of the {zones})",
+            NAMESPACES_MAX.min(zones)
+        )));
+    }
+    let mut out = config.clone();
+    if count == 1 {
+        return Ok(out);
+    }
+    let each = zones / count;
+    let conventional = config.namespace.conventional_zones;
+    let all_conventional = conventional == zones;
+    out.namespaces = (0..count)
+        .map(|i| {
+            let zones_i = if i == 0 { each + zones % count } else { each };
+            let conventional_i = match (all_conventional, i) {
+                (true, _) => zones_i,
+                (false, 0) => conventional,
+                (false, _) => 0,
+            };
+            NamespaceEntry { zones: Some(zones_i), conventional_zones: Some(conventional_i), ..Default::default() }
+        })
+        .collect();
+    out.validate()?;
+    Ok(out)
+}
+
+#[cfg(test)]
+/// A test device: zn540 cut to 8 zones of 64 MiB, then two namespaces: 4 zones of
+/// 64 MiB, and 4 of 32 MiB with 512-byte LBAs and 2 open zones.
+pub(crate) fn two_namespaces() -> DeviceConfig {
+    let opts = crate::DeviceOptions { zones: Some(8), zone_size_bytes: Some(64 << 20), ..Default::default() };
+    let mut config = opts.apply(crate::preset("zn540").unwrap()).unwrap();
+    config.namespaces = vec![
+        NamespaceEntry { zones: Some(4), ..Default::default() },
+        NamespaceEntry {
+            zones: Some(4),
+            lba_bytes: Some(512),
+            zone_size_bytes: Some(32 << 20),
+            zone_capacity_bytes: Some(32 << 20),
+            max_open_zones: Some(2),
+            max_active_zones: Some(2),
+            ..Default::default()
+        },
+    ];
+    config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{preset, Device, DeviceOptions};
+
+    #[test]
+    fn each_namespace_has_its_own_geometry_and_a_share_of_the_blocks() {
+        let config = two_namespaces();
+        let layouts = validate(&config).unwrap();
+        assert_eq!((layouts[0].lba_bytes, layouts[0].zone_lbas, layouts[0].zones), (4096, 16384, 4));
+        assert_eq!((layouts[1].lba_bytes, layouts[1].zone_lbas, layouts[1].zones), (512, 65536, 4));
+        assert_eq!(config.validate().unwrap(), layouts[0], "validate answers namespace 1's layout");
+        let configs = namespace_configs(&config).unwrap();
+        let shares: u32 = configs.iter().map(|(c, _)| c.flash.blocks_per_plane).sum();
+        assert!(shares <= config.flash.blocks_per_plane);
+        assert_eq!(configs[1].0.namespace.max_open_zones, 2);
+        assert_eq!(configs[1].0.namespace.mdts_bytes, config.namespace.mdts_bytes, "MDTS is the controller's");
+    }
+
+    #[test]
+    fn namespaces_that_do_not_fit_the_flash_are_refused_with_what_to_change() {
+        let mut config = two_namespaces();
+        config.namespaces[1].zones = Some(config.flash.blocks_per_plane + 1);
+        let e = config.validate().unwrap_err().0;
+        assert!(e.contains("blocks per plane") && e.contains("NSID 2"), "{e}");
+        let mut config = two_namespaces();
+        config.namespaces[1].zone_capacity_bytes = Some(64 << 20);
+        let e = config.validate().unwrap_err().0;
+        assert!(e.starts_with("namespaces[1] (NSID 2): namespace.zone_capacity_bytes"), "{e}");
+        let mut config = two_namespaces();
+        config.namespaces = vec![NamespaceEntry::default(); NAMESPACES_MAX as usize + 1];
+        assert!(config.validate().unwrap_err().0.contains("at most 16"));
+        let e = Device::new(two_namespaces()).err().unwrap().0;
+        assert!(e.contains("2 namespaces"), "{e}");
+    }
+
+    #[test]
+    fn namespaces_load_from_toml_and_round_trip() {
+        let config = two_namespaces();
+        let text = config.to_toml();
+        assert!(text.contains("[[namespaces]]"), "{text}");
+        assert_eq!(DeviceConfig::from_toml(&text).unwrap(), config);
+        let bad = text.replacen("[[namespaces]]\n", "[[namespaces]]\nzone_sise_bytes = 1\n", 1);
+        let e = DeviceConfig::from_toml(&bad).unwrap_err().0;
+        assert!(e.contains("zone_sise_bytes"), "{e}");
+        // Older files without the list load as one namespace.
+        let one = preset("zn540").unwrap();
+        assert!(!one.to_toml().contains("namespaces"));
+    }
+
+    #[test]
+    fn split_divides_the_zones() {
+        let opts = DeviceOptions { zones: Some(9), zone_size_bytes: Some(64 << 20), ..Default::default() };
+        let config = opts.apply(preset("zn540").unwrap()).unwrap();
+        let split3 = split(&config, 3).unwrap();
+        let zones: Vec<u32> = validate(&split3).unwrap().iter().map(|l| l.zones).collect();
+        assert_eq!(zones, [3, 3, 3]);
+        assert!(split(&config, 0).is_err() && split(&config, 10).is_err());
+        assert!(split(&config, 1).unwrap().namespaces.is_empty());
+    }
+}

@@ -1,0 +1,406 @@
+//! Several namespaces on one device (seed 001 §8: namespaces that share a
+//! device's flash, controller and link interfere).
+//!
+//! `[[namespaces]]` in the device configuration lists them, NSID 1, 2, ...
+//! Each entry overrides the zone geometry of `[namespace]` and becomes a
+//! [`Device`] of its own (zone table, write buffers, mapping) over its share
+//! of every plane's blocks, so that the namespaces' zones never share a
+//! block. What they share is time: the firmware cores, the PCIe link and the
+//! channel and plane timelines move into a namespace's device
+//! for each of its commands and back out after it, so a namespace's command
+//! queues behind the other namespaces' reads, programs and erases.
+//!
+//! [`Namespace`] is one namespace (a [`ZonedDevice`], one per NVMe/TCP
+//! namespace); [`Namespaces`] routes commands by NSID and keeps the
+//! namespaces' background work (finish padding, reset erases) in time order.
+
+use crate::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
+use crate::config::namespaces::{namespace_configs, NAMESPACES_MAX};
+use crate::config::{ConfigError, DeviceConfig, Layout};
+use crate::counters::DeviceCounters;
+use crate::device::Device;
+use crate::power::PowerCutReport;
+use crate::status::Status;
+use crate::zone::{ZoneState, ZoneTable};
+use crate::zoned::{invalid_namespace, ZonedDevice};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use zonelab_flash::{FlashCounters, SharedTime};
+use zonelab_sim::{Nanos, ServerPool, Timeline};
+
+/// What the namespaces of one device share: the firmware cores, the link
+/// and the flash time.
+struct Shared {
+    /// The latest submission to any namespace: commands enter the device in
+    /// arrival order, one that comes with an earlier time enters at this.
+    last_submit_ns: Nanos,
+    firmware: ServerPool,
+    link_to_device: Timeline,
+    link_to_host: Timeline,
+    flash: SharedTime,
+}
+
+/// One namespace of a device: a [`ZonedDevice`] whose commands take the
+/// shared resources in turn with the device's other namespaces.
+pub struct Namespace {
+    nsid: u32,
+    device: Device,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl Namespace {
+    pub fn nsid(&self) -> u32 {
+        self.nsid
+    }
+
+    /// The namespace's own model (its config shows its share of the blocks).
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Runs `f` on the device with the shared resources in it. Afterwards
+    /// the device keeps a copy of the timelines, so that what it reads
+    /// between commands (when is a die or a core idle) is the latest state.
+    /// `f` gets the device clock's time for a submission at `submit_ns`.
+    fn with_shared<T>(&mut self, submit_ns: Nanos, f: impl FnOnce(&mut Device, Nanos) -> T) -> T {
+        let mut guard: MutexGuard<'_, Shared> = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        let shared = &mut *guard;
+        let submit_ns = submit_ns.max(shared.last_submit_ns);
+        shared.last_submit_ns = submit_ns;
+        exchange(&mut self.device, shared);
+        let out = f(&mut self.device, submit_ns);
+        exchange(&mut self.device, shared);
+        let c = &mut self.device.controller;
+        c.firmware.clone_from(&shared.firmware);
+        c.link_to_device.clone_from(&shared.link_to_device);
+        c.link_to_host.clone_from(&shared.link_to_host);
+        self.device.scheduler.flash.copy_timelines_from(&shared.flash);
+        out
+    }
+}
+
+/// Moves the shared resources into `device` (or back out).
+fn exchange(device: &mut Device, shared: &mut Shared) {
+    let c = &mut device.controller;
+    std::mem::swap(&mut c.firmware, &mut shared.firmware);
+    std::mem::swap(&mut c.link_to_device, &mut shared.link_to_device);
+    std::mem::swap(&mut c.link_to_host, &mut shared.link_to_host);
+    device.scheduler.flash.swap_shared_time(&mut shared.flash);
+}
+
+impl ZonedDevice for Namespace {
+    fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
+        self.with_shared(submit_ns, |d, t| d.start(t, cmd, read_out))
+    }
+    fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        self.with_shared(submit_ns, |d, t| d.submit(t, cmd, read_out))
+    }
+    fn advance(&mut self, until_ns: Nanos) {
+        if self.device.next_event_ns().is_some() {
+            self.with_shared(0, |d, _| d.advance(until_ns));
+        }
+    }
+    fn next_event_ns(&self) -> Option<Nanos> {
+        self.device.next_event_ns()
+    }
+    fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
+        self.device.take_completed()
+    }
+    fn pending_tasks(&self) -> usize {
+        self.device.pending_tasks()
+    }
+    fn identify(&self) -> IdentifyData {
+        self.device.identify()
+    }
+    fn descriptor(&self, zone: u32) -> ZoneDescriptor {
+        self.device.descriptor(zone)
+    }
+    fn zones(&self) -> &ZoneTable {
+        self.device.zones()
+    }
+    fn layout(&self) -> &Layout {
+        self.device.layout()
+    }
+    fn config(&self) -> &DeviceConfig {
+        self.device.config()
+    }
+    fn counters(&self) -> DeviceCounters {
+        self.device.counters()
+    }
+    fn flash_counters(&self) -> FlashCounters {
+        self.device.flash_counters()
+    }
+    fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
+        self.device.set_zone_state(slba, state)
+    }
+    fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
+        self.device.power_cut(at_ns)
+    }
+}
+
+/// Every namespace of one device, commands routed by NSID. As a
+/// [`ZonedDevice`], the single-namespace methods address NSID 1.
+pub struct Namespaces {
+    config: DeviceConfig,
+    list: Vec<Namespace>,
+}
+
+impl Namespaces {
+    /// The namespaces of `config` (one without `[[namespaces]]`).
+    pub fn new(config: DeviceConfig) -> Result<Self, ConfigError> {
+        let configs = namespace_configs(&config)?;
+        let devices: Vec<Device> = configs.into_iter().map(|(c, layout)| Device::with_layout(c, layout)).collect();
+        let first = &devices[0];
+        let shared = Arc::new(Mutex::new(Shared {
+            last_submit_ns: 0,
+            firmware: first.controller.firmware.clone(),
+            link_to_device: first.controller.link_to_device.clone(),
+            link_to_host: first.controller.link_to_host.clone(),
+            flash: first.scheduler.flash.shared_time(),
+        }));
+        let list =
+            (1..).zip(devices).map(|(nsid, device)| Namespace { nsid, device, shared: Arc::clone(&shared) }).collect();
+        Ok(Self { config, list })
+    }
+
+    /// The device's configuration, with its `[[namespaces]]`.
+    pub fn device_config(&self) -> &DeviceConfig {
+        &self.config
+    }
+
+    pub fn namespace(&self, nsid: u32) -> Option<&Namespace> {
+        self.list.get(usize::try_from(nsid).ok()?.checked_sub(1)?)
+    }
+
+    /// The namespaces, NSID 1 first, to serve each on its own.
+    pub fn into_namespaces(self) -> Vec<Namespace> {
+        self.list
+    }
+
+    fn index(&self, nsid: u32) -> Option<usize> {
+        let index = usize::try_from(nsid).ok()?.checked_sub(1)?;
+        (index < self.list.len()).then_some(index)
+    }
+
+    fn tag(index: usize, tag: Tag) -> Tag {
+        tag * Tag::from(NAMESPACES_MAX) + index as Tag
+    }
+}
+
+impl ZonedDevice for Namespaces {
+    fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
+        self.start_in(1, submit_ns, cmd, read_out)
+    }
+    fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        self.submit_in(1, submit_ns, cmd, read_out)
+    }
+
+    /// Runs every namespace's background steps that start before `until_ns`,
+    /// earliest first, so that they take the shared dies in time order.
+    fn advance(&mut self, until_ns: Nanos) {
+        // Each round runs at least one step, or refreshes the stale die times
+        // of a namespace once; the devices bound their own steps.
+        for _ in 0..u32::MAX {
+            let next = (0..self.list.len())
+                .filter_map(|i| self.list[i].next_event_ns().map(|t| (t, i)))
+                .filter(|&(t, _)| t < until_ns)
+                .min();
+            let Some((t, i)) = next else { return };
+            self.list[i].advance(t.saturating_add(1).min(until_ns));
+        }
+        panic!("namespaces' background work did not settle");
+    }
+    fn next_event_ns(&self) -> Option<Nanos> {
+        self.list.iter().filter_map(Namespace::next_event_ns).min()
+    }
+    /// Completions of every namespace, by completion time; tags carry the
+    /// namespace (tag × [`NAMESPACES_MAX`] + NSID − 1).
+    fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
+        let mut all: Vec<(Tag, Completion)> = Vec::new();
+        for (i, ns) in self.list.iter_mut().enumerate() {
+            all.extend(ns.take_completed().into_iter().map(|(tag, c)| (Self::tag(i, tag), c)));
+        }
+        all.sort_by_key(|(tag, c)| (c.complete_ns, *tag));
+        all
+    }
+    fn pending_tasks(&self) -> usize {
+        self.list.iter().map(Namespace::pending_tasks).sum()
+    }
+    fn identify(&self) -> IdentifyData {
+        self.list[0].identify()
+    }
+    fn descriptor(&self, zone: u32) -> ZoneDescriptor {
+        self.list[0].descriptor(zone)
+    }
+    fn zones(&self) -> &ZoneTable {
+        self.list[0].zones()
+    }
+    fn layout(&self) -> &Layout {
+        self.list[0].layout()
+    }
+    fn config(&self) -> &DeviceConfig {
+        self.list[0].config()
+    }
+    fn counters(&self) -> DeviceCounters {
+        self.list[0].counters()
+    }
+    /// The device's flash: every namespace's work.
+    fn flash_counters(&self) -> FlashCounters {
+        self.list.iter().map(Namespace::flash_counters).fold(FlashCounters::default(), |a, b| FlashCounters {
+            page_reads: a.page_reads + b.page_reads,
+            programs: a.programs + b.programs,
+            pages_programmed: a.pages_programmed + b.pages_programmed,
+            erases: a.erases + b.erases,
+            channel_bytes: a.channel_bytes + b.channel_bytes,
+            copybacks: a.copybacks + b.copybacks,
+        })
+    }
+    fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
+        self.list[0].set_zone_state(slba, state)
+    }
+    /// Power fails for the whole device: every namespace loses what it had
+    /// not made durable.
+    fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
+        self.list.iter_mut().map(|ns| ns.power_cut(at_ns)).fold(PowerCutReport::default(), |a, b| PowerCutReport {
+            zones_rolled_back: a.zones_rolled_back + b.zones_rolled_back,
+            lost_blocks: a.lost_blocks + b.lost_blocks,
+        })
+    }
+    fn namespace_count(&self) -> u32 {
+        self.list.len() as u32
+    }
+    fn layout_in(&self, nsid: u32) -> Option<&Layout> {
+        self.namespace(nsid).map(Namespace::layout)
+    }
+    fn set_zone_state_in(&mut self, nsid: u32, slba: u64, state: ZoneState) -> Result<(), Status> {
+        let index = self.index(nsid).ok_or(Status::InvalidNamespace)?;
+        self.list[index].set_zone_state(slba, state)
+    }
+    fn start_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
+        let Some(index) = self.index(nsid) else {
+            return Started::Done(invalid_namespace(&self.config, submit_ns));
+        };
+        self.advance(submit_ns);
+        match self.list[index].start(submit_ns, cmd, read_out) {
+            Started::Pending(tag) => Started::Pending(Self::tag(index, tag)),
+            done => done,
+        }
+    }
+    fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        let Some(index) = self.index(nsid) else { return invalid_namespace(&self.config, submit_ns) };
+        self.advance(submit_ns);
+        self.list[index].submit(submit_ns, cmd, read_out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::{Payload, ZoneAction};
+    use crate::config::namespaces::two_namespaces;
+
+    fn write(slba: u64, nlb: u32) -> Command<'static> {
+        Command::Write { slba, nlb, payload: Payload::None, fua: false }
+    }
+
+    #[test]
+    fn commands_are_routed_by_nsid() {
+        let mut dev = Namespaces::new(two_namespaces()).unwrap();
+        assert_eq!(dev.namespace_count(), 2);
+        let c = dev.submit_in(2, 0, &write(0, 8), None);
+        assert_eq!(c.status, Status::Success);
+        assert_eq!(dev.namespace(2).unwrap().zones().wp(0), 8);
+        assert_eq!(dev.namespace(1).unwrap().zones().wp(0), 0, "namespace 1 is untouched");
+        // Namespace 2 holds 4 zones of 65536 LBAs; namespace 1's last LBA is beyond it.
+        let c = dev.submit_in(2, c.complete_ns, &Command::Read { slba: 4 * 65536, nlb: 1 }, None);
+        assert_eq!(c.status, Status::LbaOutOfRange);
+        let c = dev.submit_in(1, c.complete_ns, &Command::Read { slba: 4 * 16384 - 1, nlb: 1 }, None);
+        assert_eq!(c.status, Status::Success);
+        for nsid in [0, 3, u32::MAX] {
+            let bad = dev.submit_in(nsid, c.complete_ns, &write(0, 1), None);
+            assert_eq!(bad.status, Status::InvalidNamespace, "NSID {nsid}");
+            assert!(bad.complete_ns > bad.submit_ns);
+        }
+        // Zone resource limits are per namespace: namespace 2 allows 2 active zones.
+        let mut t = c.complete_ns;
+        for (zone, status) in [(1, Status::Success), (2, Status::TooManyActiveZones)] {
+            let c = dev.submit_in(2, t, &write(zone * 65536, 8), None);
+            assert_eq!(c.status, status, "zone {zone}");
+            t = c.complete_ns;
+        }
+        assert_eq!(dev.submit_in(1, t, &write(16384, 8), None).status, Status::Success);
+    }
+
+    #[test]
+    fn pending_resets_carry_their_namespace_in_the_tag() {
+        let mut dev = Namespaces::new(two_namespaces()).unwrap();
+        let mut t = 0;
+        for nsid in [1, 2] {
+            t = dev.submit_in(nsid, t, &write(0, 64), None).complete_ns;
+        }
+        let reset = Command::ZoneMgmtSend { action: ZoneAction::Reset, slba: 0, select_all: false };
+        let mut tags = Vec::new();
+        for nsid in [1, 2] {
+            match dev.start_in(nsid, t, &reset, None) {
+                Started::Pending(tag) => tags.push(tag),
+                Started::Done(c) => assert_eq!(c.status, Status::Success),
+            }
+        }
+        dev.advance(t + 1_000_000_000);
+        let done: Vec<Tag> = dev.take_completed().into_iter().map(|(tag, _)| tag).collect();
+        assert_eq!(dev.pending_tasks(), 0);
+        assert!(tags.iter().all(|tag| done.contains(tag)), "{tags:?} {done:?}");
+        assert!(tags.iter().enumerate().all(|(i, tag)| tag % Tag::from(NAMESPACES_MAX) == i as Tag || tags.len() < 2));
+    }
+
+    /// Mean latency of 4 KiB reads at queue depth 1 over namespace 1's
+    /// zone 0 (written, in flash) for `window_ns`, while `writers` zones of
+    /// `other`'s namespace 2 take 128 KiB writes back to back.
+    fn read_latency_ns(dev: &mut Namespaces, other: Option<&mut Namespaces>, writers: u64) -> (u64, u64) {
+        let mut t = 0;
+        for i in 0..512u64 {
+            t = dev.submit_in(1, t, &write(i * 32, 32), None).complete_ns;
+        }
+        let start_ns = t + 100_000_000;
+        let window_ns = 20_000_000;
+        let mut other = other;
+        let (mut read_next, mut reads, mut read_sum_ns) = (start_ns, 0u64, 0u64);
+        let mut writer_next: Vec<(Nanos, u64)> = (0..writers).map(|z| (start_ns, z * 65536)).collect();
+        for _ in 0..1_000_000 {
+            let earliest_writer = writer_next.iter().enumerate().min_by_key(|(_, w)| w.0).map(|(i, w)| (w.0, i));
+            match earliest_writer {
+                Some((at, i)) if at < read_next => {
+                    let lba = writer_next[i].1;
+                    let target = other.as_deref_mut().unwrap_or(&mut *dev);
+                    let c = target.submit_in(2, at, &write(lba, 256), None);
+                    assert_eq!(c.status, Status::Success);
+                    writer_next[i] = (c.complete_ns, lba + 256);
+                }
+                _ => {
+                    if read_next >= start_ns + window_ns {
+                        return (read_sum_ns / reads, reads);
+                    }
+                    let slba = (reads * 7919) % 16384;
+                    let c = dev.submit_in(1, read_next, &Command::Read { slba, nlb: 1 }, None);
+                    assert_eq!(c.status, Status::Success);
+                    read_sum_ns += c.latency_ns();
+                    reads += 1;
+                    read_next = c.complete_ns;
+                }
+            }
+        }
+        panic!("the window did not end");
+    }
+
+    #[test]
+    fn a_reader_slows_down_while_another_namespace_is_written() {
+        let alone = read_latency_ns(&mut Namespaces::new(two_namespaces()).unwrap(), None, 0);
+        let shared = read_latency_ns(&mut Namespaces::new(two_namespaces()).unwrap(), None, 2);
+        let mut elsewhere = Namespaces::new(two_namespaces()).unwrap();
+        let separate = read_latency_ns(&mut Namespaces::new(two_namespaces()).unwrap(), Some(&mut elsewhere), 2);
+        eprintln!("mean read latency, reads: alone {alone:?}, namespace 2 written {shared:?}");
+        assert_eq!(separate, alone, "writes to another device do not touch the reader");
+        assert!(shared.0 > alone.0 * 3 / 2, "reader alone {alone:?} vs with namespace 2 written {shared:?}");
+        let again = read_latency_ns(&mut Namespaces::new(two_namespaces()).unwrap(), None, 2);
+        assert_eq!(again, shared, "deterministic");
+    }
+}
