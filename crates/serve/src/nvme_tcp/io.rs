@@ -63,15 +63,21 @@ pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) 
     let nlb = (sqe.cdw(12) & 0xffff) + 1;
     let bytes = nlb as usize * lba_bytes;
     let slba = sqe.cdw10_11();
+    // Force Unit Access: the write completes once its data is durable.
+    let fua = sqe.cdw(12) >> 30 & 1 == 1;
     let run = |ns: &mut Backend, cmd: &Command<'_>| {
         let completion = ns.submit(wall_ns, cmd, None);
         answer(ns, completion, |_| Reply::ok())
     };
     match sqe.opcode() {
-        OPC_FLUSH => match ns.flush(wall_ns) {
-            Some(done_ns) => Reply { due_ns: due(ns, done_ns), ..Reply::ok() },
-            None => Reply::status(sc::INTERNAL_ERROR),
-        },
+        OPC_FLUSH => {
+            // The device's volatile write cache saves what it holds, then the image file is synced.
+            let completion = ns.submit(wall_ns, &Command::Flush, None);
+            match ns.flush(wall_ns) {
+                Some(_) => answer(ns, completion, |_| Reply::ok()),
+                None => Reply::status(sc::INTERNAL_ERROR),
+            }
+        }
         OPC_READ if bytes > transfer_max => Reply::status(sc::INVALID_FIELD),
         OPC_READ => {
             let mut buf = vec![0u8; bytes];
@@ -80,9 +86,9 @@ pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) 
         }
         OPC_WRITE | OPC_ZONE_APPEND if bytes > transfer_max => Reply::status(sc::INVALID_FIELD),
         OPC_WRITE | OPC_ZONE_APPEND if data.len() < bytes => Reply::status(sc::SGL_LENGTH_INVALID),
-        OPC_WRITE => run(ns, &Command::Write { slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua: false }),
+        OPC_WRITE => run(ns, &Command::Write { slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua }),
         OPC_ZONE_APPEND => {
-            let cmd = Command::Append { zslba: slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua: false };
+            let cmd = Command::Append { zslba: slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua };
             let completion = ns.submit(wall_ns, &cmd, None);
             answer(ns, completion, |c| match c.result {
                 CmdResult::Lba(lba) => Reply::result(lba),

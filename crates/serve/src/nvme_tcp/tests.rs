@@ -335,6 +335,24 @@ fn copy_flush_write_zeroes_and_the_vendor_commands() {
     assert_eq!(read(&mut io, 2 * ZONE_LBAS, 1).data[0], 0x11);
 }
 
+/// Flush and FUA reach the device model: with a volatile write cache a FUA
+/// write counts as durable and Flush is counted by the device.
+#[test]
+fn flush_and_fua_reach_the_device() {
+    let opts = DeviceOptions { zones: Some(8), data: true, ..Default::default() };
+    let config = opts.apply(preset("zn540").unwrap()).unwrap();
+    let config = zonelab_device::options::set_parameter(&config, "write_buffer.cache", "volatile").unwrap();
+    let (addr, target) = start_with(vec![Backend::new(alone(config), Pace::Asap).unwrap()]);
+    let (_admin, cntlid) = Host::attach(addr, NQN);
+    let mut io = Host::io_queue(addr, cntlid, 1);
+    let fua_write = sqe(0x01, 1, &[(10, 0), (12, 1 << 30)]);
+    assert_eq!(io.command(fua_write, &[7u8; 4096], true, 0).status, sc::SUCCESS);
+    assert_eq!(io.admin(sqe(0x00, 1, &[]), 0).status, sc::SUCCESS, "flush");
+    let ns = target.namespace(1).unwrap();
+    let counters = zonelab_device::ZonedDevice::counters(super::target::lock(ns).device());
+    assert_eq!(counters.flushes, 1, "the device saw the flush");
+}
+
 #[test]
 fn command_errors_get_nvme_statuses() {
     let (addr, _target) = start();
