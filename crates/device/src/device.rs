@@ -500,7 +500,7 @@ impl Device {
         let sequential = self.controller.read_ahead.note_read(slba, end);
         while lba < end {
             let piece_end = end.min((lba / per_chunk + 1) * per_chunk);
-            data_ready = data_ready.max(self.read_piece(fw_end, lba, piece_end - lba));
+            data_ready = data_ready.max(self.read_piece(fw_end, lba, piece_end - lba, sequential));
             lba = piece_end;
         }
         if sequential {
@@ -523,12 +523,17 @@ impl Device {
     }
 
     /// Times the read of `lbas` LBAs within one chunk: nothing for unwritten
-    /// blocks, controller memory for data not yet programmed, else flash.
-    fn read_piece(&mut self, at_ns: Nanos, lba: u64, lbas: u64) -> Nanos {
-        if let Some((zone, chunk)) = self.read_ahead_chunk(lba) {
-            if let Some(ready_ns) = self.controller.read_ahead.lookup(zone, chunk) {
-                return at_ns.max(ready_ns);
-            }
+    /// blocks, controller memory for data not yet programmed or read ahead
+    /// for a stream this read continues, else flash.
+    fn read_piece(&mut self, at_ns: Nanos, lba: u64, lbas: u64, sequential: bool) -> Nanos {
+        // Only a stream's reads look in the read buffer: random reads, the
+        // common case, skip the lookup.
+        let buffered = sequential
+            .then(|| self.read_ahead_chunk(lba))
+            .flatten()
+            .and_then(|(zone, chunk)| self.controller.read_ahead.lookup(zone, chunk));
+        if let Some(ready_ns) = buffered {
+            return at_ns.max(ready_ns);
         }
         let bytes = u32::try_from(lbas * self.layout.lba_bytes).expect("a piece is within one page");
         self.fetch(lba, at_ns, bytes)

@@ -229,7 +229,9 @@ impl FlashArray {
         let suspend = self.timing.suspend;
         let op = self.suspendable[die as usize]?;
         let read_ns = self.timing.read_ns;
-        if suspend.per_op_max == 0 || op.suspends >= suspend.per_op_max || self.die_free_at_ns(die) != op.end_ns {
+        // Cheapest tests first: most reads come after the die's last program.
+        let window = op.idle_from_ns <= ready_ns && ready_ns < op.end_ns;
+        if !window || op.suspends >= suspend.per_op_max || self.die_free_at_ns(die) != op.end_ns {
             return None;
         }
         // (sensed, how much later the operation ends, how much later it starts)

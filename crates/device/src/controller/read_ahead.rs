@@ -6,12 +6,13 @@
 //! into controller memory. Here a read that starts where a recent read ended
 //! continues a stream; the device then reads the pages (chunks) of the next
 //! `controller.read_ahead_bytes` that are in flash into this buffer, in the
-//! background on their dies and channels. A later read of a buffered chunk
-//! waits only for that page read, not for a flash read of its own. The
+//! background on their dies and channels. A later read of the stream that
+//! finds its chunk buffered waits only for that page read, not for a flash
+//! read of its own. The
 //! buffer holds `controller.read_buffer_bytes`, oldest chunks leaving first;
 //! a reset drops the zone's chunks (their blocks are rewritten).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use zonelab_sim::Nanos;
 
 /// Recent stream ends remembered for detecting sequential reads: one per
@@ -25,8 +26,9 @@ pub(crate) struct ReadAhead {
     capacity_chunks: usize,
     /// Where recent reads ended (LBA), newest last.
     stream_ends: VecDeque<u64>,
-    /// Buffered chunks, keyed by (zone, chunk of the zone): when their data is in.
-    chunks: HashMap<(u32, u64), Nanos>,
+    /// Buffered chunks, keyed by (zone, chunk of the zone): when their data
+    /// is in. Ordered, not hashed: every read looks here.
+    chunks: BTreeMap<(u32, u64), Nanos>,
     /// Buffered chunks, oldest first: the eviction order.
     order: VecDeque<(u32, u64)>,
 }
@@ -47,7 +49,8 @@ impl ReadAhead {
         if self.window_chunks == 0 {
             return false;
         }
-        let continues = match self.stream_ends.iter().position(|&e| e == slba) {
+        // Newest first: a stream's last read is usually among the latest.
+        let continues = match self.stream_ends.iter().rposition(|&e| e == slba) {
             Some(i) => {
                 self.stream_ends.remove(i);
                 true
@@ -64,6 +67,9 @@ impl ReadAhead {
 
     /// When `chunk` of `zone` is in the buffer, if it is buffered.
     pub(crate) fn lookup(&self, zone: u32, chunk: u64) -> Option<Nanos> {
+        if self.chunks.is_empty() {
+            return None;
+        }
         self.chunks.get(&(zone, chunk)).copied()
     }
 
