@@ -219,6 +219,18 @@ pub struct ControllerConfig {
     /// Controller memory for read-ahead data (at least `read_ahead_bytes`).
     #[serde(default)]
     pub read_buffer_bytes: u64,
+    /// With LBAs smaller than 4 KiB (the 512 B format) the FTL still maps
+    /// data in units of `small_lba_map_unit_bytes`. A write that ends inside
+    /// a unit leaves it partly filled, and the controller merges the unit's
+    /// pieces on the write path's FTL core (`partial_unit_ns`), so writes
+    /// smaller than a unit are limited device-wide, however many zones they
+    /// go to. 0 turns this off.
+    #[serde(default)]
+    pub small_lba_map_unit_bytes: u64,
+    /// FTL-core time of merging a partly filled mapping unit (see
+    /// `small_lba_map_unit_bytes`).
+    #[serde(default)]
+    pub partial_unit_ns: Nanos,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -509,7 +521,7 @@ impl DeviceConfig {
     }
 
     /// Every duration parameter, by TOML path.
-    fn durations(&self) -> [(&'static str, Nanos); 19] {
+    fn durations(&self) -> [(&'static str, Nanos); 20] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
         [
             ("flash_timing.read_ns", t.read_ns),
@@ -528,6 +540,7 @@ impl DeviceConfig {
             ("controller.report_per_zone_ns", c.report_per_zone_ns),
             ("controller.error_ns", c.error_ns),
             ("controller.write_ftl_ns", c.write_ftl_ns),
+            ("controller.partial_unit_ns", c.partial_unit_ns),
             ("management.open_ns", m.open_ns),
             ("management.finish_ns", m.finish_ns),
             ("management.reset_ns", m.reset_ns),
@@ -613,6 +626,13 @@ impl DeviceConfig {
                 "controller.read_ahead_bytes = {} must be at most controller.read_buffer_bytes = {}, \
                  which must be at most {READ_BUFFER_BYTES_MAX} (1 GiB)",
                 c.read_ahead_bytes, c.read_buffer_bytes
+            ));
+        }
+        let unit = c.small_lba_map_unit_bytes;
+        if unit != 0 && (!unit.is_power_of_two() || !(4096..=u64::from(self.flash.page_bytes)).contains(&unit)) {
+            return err(format!(
+                "controller.small_lba_map_unit_bytes = {unit} must be 0 (off) or a power of two from 4096 to the page size ({})",
+                self.flash.page_bytes
             ));
         }
         if self.controller.firmware_cores == 0 || self.controller.firmware_cores > 64 {

@@ -332,8 +332,9 @@ impl Device {
         // update) also needs the write path's FTL core; waiting for it does
         // not hold the firmware core.
         let ftl_ns = self.config.controller.write_ftl_ns.min(firmware_ns);
+        let merge_ns = self.partial_unit_merge_ns(slba + nlb);
         let fw_end = self.controller.firmware.reserve(ready_ns, firmware_ns);
-        let fw_end = self.ftl_turn(fw_end - ftl_ns, ftl_ns).max(fw_end);
+        let fw_end = self.ftl_turn(fw_end - ftl_ns, ftl_ns + merge_ns).max(fw_end);
         let sequential = self.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         if sequential {
             // A TL_opened zone plugs the blocks the write skips first.
@@ -354,6 +355,18 @@ impl Device {
             self.after_wp_moved(zone, t);
         }
         t
+    }
+
+    /// FTL-core time a write ending before LBA `end_lba` adds by leaving a
+    /// mapping unit partly filled (LBA formats below 4 KiB only).
+    fn partial_unit_merge_ns(&self, end_lba: u64) -> Nanos {
+        let c = &self.config.controller;
+        let unit_bytes = c.small_lba_map_unit_bytes;
+        let lba_bytes = self.layout.lba_bytes;
+        if unit_bytes == 0 || lba_bytes >= 4096 || (end_lba * lba_bytes).is_multiple_of(unit_bytes) {
+            return 0;
+        }
+        c.partial_unit_ns
     }
 
     /// Takes `lbas` LBAs of data, ready from `ready_ns` on, into the zone's
@@ -568,7 +581,8 @@ impl Device {
             let Some((zone, chunk)) = self.read_ahead_chunk(lba) else { return };
             if self.controller.read_ahead.lookup(zone, chunk).is_none() {
                 if let Source::Flash { loc, ready_ns } = self.source_of(lba, at_ns) {
-                    let in_ns = self.scheduler.flash.read(at_ns.max(ready_ns), loc.die, loc.plane, page_bytes);
+                    let in_ns =
+                        self.scheduler.flash.read_page(at_ns.max(ready_ns), loc.die, loc.plane, loc.page, page_bytes);
                     self.controller.read_ahead.insert(zone, chunk, in_ns);
                 }
             }
@@ -582,7 +596,7 @@ impl Device {
             Source::Zeros => at_ns,
             Source::Controller { ready_ns } => at_ns.max(ready_ns),
             Source::Flash { loc, ready_ns } => {
-                self.scheduler.flash.read(at_ns.max(ready_ns), loc.die, loc.plane, bytes)
+                self.scheduler.flash.read_page(at_ns.max(ready_ns), loc.die, loc.plane, loc.page, bytes)
             }
         }
     }

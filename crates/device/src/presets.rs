@@ -39,6 +39,8 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 erase_ns: 3_500 * US,
                 channel_bytes_per_s: 682_666_667,
                 suspend: Suspend::OFF,
+                program_spread_ns: 0,
+                read_step_ns: 0,
             },
         )),
         "mlc" => Some(znsplus(
@@ -49,6 +51,8 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 erase_ns: 3 * MS,
                 channel_bytes_per_s: 682_666_667,
                 suspend: Suspend::OFF,
+                program_spread_ns: 0,
+                read_step_ns: 0,
             },
         )),
         "znand" => Some(znsplus(
@@ -59,6 +63,8 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 erase_ns: MS,
                 channel_bytes_per_s: 4_818_823_530,
                 suspend: Suspend::OFF,
+                program_spread_ns: 0,
+                read_step_ns: 0,
             },
         )),
         _ => None,
@@ -102,6 +108,8 @@ fn zn540() -> DeviceConfig {
             // Reads suspend programs and erases (seed 003: reads under a
             // finish's padding lose far less than a program's worth).
             suspend: Suspend { suspend_ns: 25 * US, resume_ns: 25 * US, per_op_max: 8 },
+            program_spread_ns: 50 * US,
+            read_step_ns: 6 * US,
         },
         link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
         controller: ControllerConfig {
@@ -121,6 +129,8 @@ fn zn540() -> DeviceConfig {
             write_ftl_ns: 3_500,
             read_ahead_bytes: 256 * KIB,
             read_buffer_bytes: 8 * MIB,
+            small_lba_map_unit_bytes: 8 * KIB,
+            partial_unit_ns: 27 * US,
         },
         write_buffer: WriteBufferConfig::plp(6 * MIB),
         // Finish pads the rest of the zone one program unit (192 KiB) at a
@@ -239,6 +249,8 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             write_ftl_ns: 0,
             read_ahead_bytes: 0,
             read_buffer_bytes: 0,
+            small_lba_map_unit_bytes: 0,
+            partial_unit_ns: 0,
         },
         write_buffer: WriteBufferConfig::plp(512 * KIB),
         management: ManagementConfig {

@@ -196,16 +196,27 @@ impl FlashArray {
     }
 
     /// Reads `bytes` of one page: array read on the plane, then transfer over
-    /// the die's channel. Returns when the data is in the controller.
+    /// the die's channel. Returns when the data is in the controller. The
+    /// page's type is not known here, so tR is the mean `read_ns`.
     pub fn read(&mut self, ready_ns: Nanos, die: u32, plane: u32, bytes: u32) -> Nanos {
+        self.read_sensed_in(ready_ns, die, plane, self.timing.read_ns, bytes)
+    }
+
+    /// [`read`](Self::read) of page `page` of its block: tR of the page's type.
+    pub fn read_page(&mut self, ready_ns: Nanos, die: u32, plane: u32, page: u32, bytes: u32) -> Nanos {
+        let read_ns = self.timing.read_ns_of(page, self.geometry.oneshot_pages);
+        self.read_sensed_in(ready_ns, die, plane, read_ns, bytes)
+    }
+
+    fn read_sensed_in(&mut self, ready_ns: Nanos, die: u32, plane: u32, read_ns: Nanos, bytes: u32) -> Nanos {
         assert!(bytes <= self.geometry.page_bytes);
         let plane_index = self.plane_index(die, plane);
-        let sensed_ns = match self.suspend_for_read(ready_ns, die) {
+        let sensed_ns = match self.suspend_for_read(ready_ns, die, read_ns) {
             Some(sensed_ns) => sensed_ns,
             None => {
-                let sensed_ns = self.planes[plane_index].reserve(ready_ns, self.timing.read_ns);
+                let sensed_ns = self.planes[plane_index].reserve(ready_ns, read_ns);
                 let share = 1.0 / f64::from(self.geometry.planes_per_die);
-                self.die_busy_series.add_span(sensed_ns - self.timing.read_ns, sensed_ns, share);
+                self.die_busy_series.add_span(sensed_ns - read_ns, sensed_ns, share);
                 sensed_ns
             }
         };
@@ -225,10 +236,9 @@ impl FlashArray {
     /// by what the read took from it; what was reserved after it on the die
     /// moves with it, while the end its caller was given stays (the model's
     /// approximation: one read's worth of time).
-    fn suspend_for_read(&mut self, ready_ns: Nanos, die: u32) -> Option<Nanos> {
+    fn suspend_for_read(&mut self, ready_ns: Nanos, die: u32, read_ns: Nanos) -> Option<Nanos> {
         let suspend = self.timing.suspend;
         let op = self.suspendable[die as usize]?;
-        let read_ns = self.timing.read_ns;
         // Cheapest tests first: most reads come after the die's last program.
         let window = op.idle_from_ns <= ready_ns && ready_ns < op.end_ns;
         if !window || op.suspends >= suspend.per_op_max || self.die_free_at_ns(die) != op.end_ns {
@@ -272,8 +282,9 @@ impl FlashArray {
         let channel = self.geometry.channel_of_die(addr.die) as usize;
         let transfer_end_ns = self.channels[channel].reserve(ready_ns, self.page_transfer_ns * Nanos::from(pages));
         let idle_from_ns = self.die_free_at_ns(addr.die);
-        let done_ns = self.reserve_die(addr.die, transfer_end_ns, self.timing.program_ns);
-        self.note_suspendable(addr.die, idle_from_ns, done_ns, self.timing.program_ns);
+        let program_ns = self.timing.program_ns_of(addr.die, addr.block, first_page);
+        let done_ns = self.reserve_die(addr.die, transfer_end_ns, program_ns);
+        self.note_suspendable(addr.die, idle_from_ns, done_ns, program_ns);
         self.counters.programs += 1;
         self.counters.pages_programmed += u64::from(pages);
         self.counters.channel_bytes += u64::from(pages) * u64::from(page_bytes);
@@ -308,7 +319,8 @@ impl FlashArray {
             .collect();
         self.check_and_advance_program(dst, dst_first_page)?;
         let sensed_ns = self.reserve_die(die, ready_ns, self.timing.read_ns * Nanos::from(oneshot));
-        let done_ns = self.reserve_die(die, sensed_ns, self.timing.program_ns);
+        let program_ns = self.timing.program_ns_of(die, dst.block, dst_first_page);
+        let done_ns = self.reserve_die(die, sensed_ns, program_ns);
         let mut chain = chains.into_iter();
         for plane in 0..self.geometry.planes_per_die {
             for i in 0..oneshot {
@@ -460,6 +472,8 @@ mod tests {
             erase_ns: 3_000_000,
             channel_bytes_per_s: 1_638_400_000,
             suspend: Suspend::OFF,
+            program_spread_ns: 0,
+            read_step_ns: 0,
         };
         FlashArray::new(g, t)
     }
@@ -591,6 +605,8 @@ mod tests {
             erase_ns: 1_000_000,
             channel_bytes_per_s,
             suspend: Suspend::OFF,
+            program_spread_ns: 0,
+            read_step_ns: 0,
         };
         FlashArray::new(g, t)
     }

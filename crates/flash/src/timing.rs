@@ -17,6 +17,19 @@ pub struct Timing {
     /// Program and erase suspend for reads; off unless set.
     #[serde(default)]
     pub suspend: Suspend,
+    /// Program time differs between word lines (process variation, position
+    /// in the block): each word line's tPROG lies within `program_ns` ±
+    /// `program_spread_ns`, fixed per word line. Without it every die keeps
+    /// the phase it started with, so the dies of a stripe finish together and
+    /// a full write buffer frees in bursts a real drive does not show.
+    #[serde(default)]
+    pub program_spread_ns: Nanos,
+    /// The pages of a word line sense with different numbers of reference
+    /// voltages (TLC: lower 1, middle 2, upper 4), so tR grows by
+    /// `read_step_ns` from one page type to the next, around `read_ns`
+    /// (TLC: `read_ns` − step, `read_ns`, `read_ns` + step).
+    #[serde(default)]
+    pub read_step_ns: Nanos,
 }
 
 /// Program and erase suspend: a read that finds its die programming or
@@ -40,6 +53,29 @@ impl Suspend {
 }
 
 impl Timing {
+    /// tR of `page` in a block whose word lines hold `pages_per_wordline` pages.
+    #[inline]
+    pub fn read_ns_of(&self, page: u32, pages_per_wordline: u32) -> Nanos {
+        if self.read_step_ns == 0 || pages_per_wordline < 2 {
+            return self.read_ns;
+        }
+        // Offsets -(k-1)/2 ..= (k-1)/2 steps, in half steps to stay integral.
+        let half_steps = 2 * Nanos::from(page % pages_per_wordline);
+        let k_minus_1 = Nanos::from(pages_per_wordline - 1);
+        (2 * self.read_ns + half_steps * self.read_step_ns - k_minus_1 * self.read_step_ns) / 2
+    }
+
+    /// tPROG of the word line at `first_page` of block `block` on die `die`.
+    #[inline]
+    pub fn program_ns_of(&self, die: u32, block: u32, first_page: u32) -> Nanos {
+        if self.program_spread_ns == 0 {
+            return self.program_ns;
+        }
+        let key = (u64::from(die) << 44) ^ (u64::from(block) << 22) ^ u64::from(first_page);
+        let offset_ns = mix64(key) % (2 * self.program_spread_ns + 1);
+        self.program_ns - self.program_spread_ns + offset_ns
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if self.channel_bytes_per_s == 0 {
             return Err("flash.timing.channel_bytes_per_s must be positive".into());
@@ -47,6 +83,78 @@ impl Timing {
         if self.program_ns == 0 || self.read_ns == 0 || self.erase_ns == 0 {
             return Err("flash.timing read_ns, program_ns and erase_ns must be positive".into());
         }
+        if self.program_spread_ns >= self.program_ns {
+            return Err(format!(
+                "flash_timing.program_spread_ns = {} must be below program_ns = {}",
+                self.program_spread_ns, self.program_ns
+            ));
+        }
+        // The upper page of a QLC word line sits 1.5 steps above read_ns, the lower one as far below.
+        if self.read_step_ns.saturating_mul(3) >= self.read_ns.saturating_mul(2) {
+            return Err(format!(
+                "flash_timing.read_step_ns = {} must be below 2/3 of read_ns = {}",
+                self.read_step_ns, self.read_ns
+            ));
+        }
         Ok(())
+    }
+}
+
+/// SplitMix64's finalizer: a fixed, well-mixed function of a word line's
+/// address, so its program time is the same in every run.
+fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing() -> Timing {
+        Timing {
+            read_ns: 70_000,
+            program_ns: 2_000_000,
+            erase_ns: 3_000_000,
+            channel_bytes_per_s: 1_000_000_000,
+            suspend: Suspend::OFF,
+            program_spread_ns: 0,
+            read_step_ns: 0,
+        }
+    }
+
+    #[test]
+    fn page_types_sense_around_the_mean_read_time() {
+        let t = Timing { read_step_ns: 12_000, ..timing() };
+        let tlc: Vec<Nanos> = (0..3).map(|p| t.read_ns_of(p, 3)).collect();
+        assert_eq!(tlc, [58_000, 70_000, 82_000]);
+        assert_eq!(t.read_ns_of(4, 3), 70_000, "page 4 is a middle page");
+        assert_eq!([t.read_ns_of(0, 2), t.read_ns_of(1, 2)], [64_000, 76_000]);
+        assert_eq!(t.read_ns_of(5, 1), 70_000, "SLC has one page type");
+        assert_eq!(timing().read_ns_of(2, 3), 70_000, "no step: one tR");
+    }
+
+    #[test]
+    fn program_times_spread_evenly_and_stay_fixed_per_word_line() {
+        let t = Timing { program_spread_ns: 200_000, ..timing() };
+        let times: Vec<Nanos> = (0..64)
+            .flat_map(|die| (0..64).map(move |wl| (die, wl * 3)))
+            .map(|(d, p)| t.program_ns_of(d, 7, p))
+            .collect();
+        assert!(times.iter().all(|&ns| (1_800_000..=2_200_000).contains(&ns)));
+        let mean = times.iter().sum::<Nanos>() / times.len() as Nanos;
+        assert!(mean.abs_diff(2_000_000) < 20_000, "mean {mean} stays at program_ns");
+        let below = times.iter().filter(|&&ns| ns < 1_900_000).count();
+        assert!((900..1150).contains(&below), "a quarter below the lower quartile: {below}");
+        assert_eq!(t.program_ns_of(3, 7, 9), t.program_ns_of(3, 7, 9));
+        assert_eq!(timing().program_ns_of(3, 7, 9), 2_000_000);
+    }
+
+    #[test]
+    fn spreads_that_would_reach_zero_are_refused() {
+        assert!(Timing { program_spread_ns: 2_000_000, ..timing() }.validate().is_err());
+        assert!(Timing { read_step_ns: 47_000, ..timing() }.validate().is_err());
+        assert!(Timing { read_step_ns: 46_000, program_spread_ns: 1_999_999, ..timing() }.validate().is_ok());
     }
 }

@@ -5,21 +5,24 @@
 //! finds the buffer full waits for the oldest programs (back-pressure), which
 //! is how flash program bandwidth reaches the host.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use zonelab_sim::Nanos;
 
-#[derive(Debug, Clone, Copy)]
+/// Ordered by completion time first, so the heap yields the next space to free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Release {
     done_ns: Nanos,
-    bytes: u64,
     unit: u64,
+    bytes: u64,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct ZoneBuffer {
     occupied_bytes: u64,
-    /// Programs in flight, oldest first; space is reclaimed in this order.
-    pending: VecDeque<Release>,
+    /// Programs in flight; a unit's space is free once its program is done,
+    /// whatever the order (the buffer is a pool of slots, not a ring).
+    pending: BinaryHeap<Reverse<Release>>,
 }
 
 impl ZoneBuffer {
@@ -28,12 +31,12 @@ impl ZoneBuffer {
     }
 
     fn reclaim_until(&mut self, at_ns: Nanos) {
-        while let Some(r) = self.pending.front() {
+        while let Some(Reverse(r)) = self.pending.peek() {
             if r.done_ns > at_ns {
                 break;
             }
             self.occupied_bytes -= r.bytes;
-            self.pending.pop_front();
+            self.pending.pop();
         }
     }
 
@@ -46,7 +49,7 @@ impl ZoneBuffer {
         while self.occupied_bytes + bytes > capacity_bytes {
             // Configs guarantee room for a super word line, so anything over
             // that is in a program that will finish.
-            let r = self.pending.pop_front().expect("a full buffer has programs in flight");
+            let Reverse(r) = self.pending.pop().expect("a full buffer has programs in flight");
             at_ns = at_ns.max(r.done_ns);
             self.occupied_bytes -= r.bytes;
         }
@@ -57,20 +60,18 @@ impl ZoneBuffer {
     /// Records that program unit `unit` (of `bytes` buffered bytes, padding
     /// excluded) finishes at `done_ns`.
     pub fn programmed(&mut self, unit: u64, bytes: u64, done_ns: Nanos) {
-        debug_assert!(self.pending.back().is_none_or(|r| r.unit < unit));
-        let done_ns = self.pending.back().map_or(done_ns, |r| r.done_ns.max(done_ns));
-        self.pending.push_back(Release { done_ns, bytes, unit });
+        self.pending.push(Reverse(Release { done_ns, unit, bytes }));
     }
 
     /// When unit `unit` finishes programming, if it is still in flight at `at_ns`.
     pub fn unit_pending_until(&self, unit: u64, at_ns: Nanos) -> Option<Nanos> {
-        self.pending.iter().find(|r| r.unit == unit).map(|r| r.done_ns).filter(|&t| t > at_ns)
+        self.pending.iter().find(|r| r.0.unit == unit).map(|r| r.0.done_ns).filter(|&t| t > at_ns)
     }
 
     /// Frees up to `bytes` of data not handed to a program yet (lost at a
     /// power cut).
     pub fn release_unissued(&mut self, bytes: u64) {
-        let issued: u64 = self.pending.iter().map(|r| r.bytes).sum();
+        let issued: u64 = self.pending.iter().map(|r| r.0.bytes).sum();
         self.occupied_bytes -= bytes.min(self.occupied_bytes.saturating_sub(issued));
     }
 
@@ -93,6 +94,16 @@ mod tests {
         assert_eq!(b.admit(10, 40, 100), 10, "fits without waiting");
         assert_eq!(b.admit(20, 30, 100), 1_000, "waits for the program to free space");
         assert_eq!(b.occupied_bytes(), 70);
+    }
+
+    #[test]
+    fn space_frees_in_the_order_programs_finish() {
+        let mut b = ZoneBuffer::default();
+        b.admit(0, 100, 100);
+        b.programmed(0, 60, 2_000);
+        b.programmed(1, 40, 1_000);
+        assert_eq!(b.admit(10, 40, 100), 1_000, "the later unit's program finished first");
+        assert_eq!(b.admit(1_500, 20, 100), 2_000);
     }
 
     #[test]
