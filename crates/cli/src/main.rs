@@ -230,7 +230,7 @@ fn exec_trace<D: ZonedDevice>(
         // through a pipe, reading each answer before writing the next command.
         None | Some("-") => exec(dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin", start_ns),
         Some(path) => {
-            let file = zonelab_sim::input::open_input(path.as_ref()).map_err(UserError)?;
+            let file = zonelab_sim::input::open_input(path.as_ref()).map_err(|e| UserError(e.to_string()))?;
             exec(dev, BufReader::new(file), BufWriter::new(stdout), path, start_ns)
         }
     }
