@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use zonelab_sim::Nanos;
 
+/// Latencies of the NAND array operations and the speed of the channels.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timing {
@@ -36,10 +37,13 @@ pub struct Suspend {
 }
 
 impl Suspend {
+    /// Suspend disabled: programs and erases always run to completion.
     pub const OFF: Suspend = Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0 };
 }
 
 impl Timing {
+    /// Checks that every latency and the channel bandwidth are positive; the
+    /// error names the `flash.timing` field.
     pub fn validate(&self) -> Result<(), String> {
         if self.channel_bytes_per_s == 0 {
             return Err("flash.timing.channel_bytes_per_s must be positive".into());
