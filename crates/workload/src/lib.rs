@@ -9,4 +9,4 @@ pub mod fio;
 pub mod fsbench;
 pub mod trace;
 
-pub use trace::{run_trace, run_trace_from, TraceError, TraceSummary};
+pub use trace::{run_trace, run_trace_from, LineError, TraceError, TraceSummary};
