@@ -161,14 +161,14 @@ fn run(cli: Cli) -> Result<(), UserError> {
             }
             let mut dev = Device::new(config).map_err(|e| UserError(e.0))?;
             let (mut image, start_ns) = match &backing {
-                Some(path) => {
-                    zonelab_serve::Image::open(path, &mut dev).map(|(i, t)| (Some(i), t)).map_err(UserError)?
-                }
+                Some(path) => zonelab_serve::Image::open(path, &mut dev)
+                    .map(|(i, t)| (Some(i), t))
+                    .map_err(|e| UserError(e.to_string()))?,
                 None => (None, 0),
             };
             let end_ns = exec_trace(&mut dev, trace.as_deref(), start_ns)?;
             match (image.as_mut(), end_ns) {
-                (Some(image), Some(end_ns)) => image.save(&mut dev, end_ns).map_err(UserError),
+                (Some(image), Some(end_ns)) => image.save(&mut dev, end_ns).map_err(|e| UserError(e.to_string())),
                 (Some(_), None) => Err(UserError("the trace's reader went away: the image was not saved".into())),
                 _ => Ok(()),
             }

@@ -165,7 +165,7 @@ impl Target {
     }
 
     /// Makes every image durable (clean stop, shutdown notification).
-    pub fn sync_images(&self) -> Result<(), String> {
+    pub fn sync_images(&self) -> Result<(), crate::ServeError> {
         self.namespaces.iter().try_for_each(|ns| lock(ns).sync_image())
     }
 
