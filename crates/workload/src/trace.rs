@@ -15,6 +15,7 @@ use zonelab_sim::{Nanos, TIME_NS_MAX};
 /// Longest trace line accepted, so a corrupt input cannot exhaust memory.
 const LINE_BYTES_MAX: usize = 1 << 20;
 
+/// Why a trace run stopped.
 #[derive(Debug)]
 pub enum TraceError {
     /// A line that is not a valid command; `line` counts from 1.
@@ -24,6 +25,7 @@ pub enum TraceError {
         /// What is wrong with the line.
         message: LineError,
     },
+    /// Reading the trace or writing the results failed.
     Io(std::io::Error),
 }
 
@@ -191,9 +193,12 @@ impl From<std::io::Error> for TraceError {
     }
 }
 
+/// What a trace run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TraceSummary {
+    /// Commands run.
     pub commands: u64,
+    /// Commands whose status was not success.
     pub errors: u64,
     /// Simulated time when the last command completed.
     pub end_ns: Nanos,

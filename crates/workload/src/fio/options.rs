@@ -246,10 +246,14 @@ pub enum ValueError {
 /// Applies one option value (never empty for value options; "1" for a bare flag).
 pub type Apply = fn(&mut JobSpec, &str) -> Result<(), ValueError>;
 
+/// How zonelab treats a fio option.
 #[derive(Clone, Copy)]
 pub enum Class {
+    /// Simulated: the value is applied to the job.
     Modelled(Apply),
+    /// Accepted and ignored: it tunes the host or fio's output, not the result.
     Ignored,
+    /// Refused: it changes the result and zonelab does not simulate it.
     Unmodelled,
 }
 
@@ -258,6 +262,7 @@ pub enum Class {
 pub struct OptionInfo {
     /// Canonical name (aliases resolved), as fio prints it in "job options".
     pub name: &'static str,
+    /// How zonelab treats it.
     pub class: Class,
     /// fio's `FIO_OPT_STR_SET`: the value is optional (`time_based` alone means 1),
     /// and on the command line `--flag value` does not take `value`.
