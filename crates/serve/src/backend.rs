@@ -35,6 +35,9 @@ pub struct Outcome {
     pub complete_ns: Nanos,
 }
 
+/// The model side of a server: one namespace of a device model in data
+/// mode, paced to wall time or run as fast as possible, with statistics and
+/// an optional device image every answer is written to first.
 pub struct Backend<D: ZonedDevice = Device> {
     device: D,
     geometry: Geometry,
@@ -80,18 +83,22 @@ impl<D: ZonedDevice> Backend<D> {
         })
     }
 
+    /// The namespace in the units request translation needs.
     pub fn geometry(&self) -> Geometry {
         self.geometry
     }
 
+    /// The device model served.
     pub fn device(&self) -> &D {
         &self.device
     }
 
+    /// How simulated time follows wall time.
     pub fn pace(&self) -> Pace {
         self.pace
     }
 
+    /// The statistics report (per operation class, then the device's counters).
     pub fn stats_report(&self) -> String {
         self.stats.render(&self.device)
     }

@@ -89,6 +89,8 @@ fn state_of_code(code: u8) -> Option<ZoneState> {
     }
 }
 
+/// A device image on disk (see the module comment): the data file and the
+/// zone records, open for reading and writing.
 #[derive(Debug)]
 pub struct Image {
     path: PathBuf,

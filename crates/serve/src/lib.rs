@@ -9,6 +9,8 @@
 //! `ublk_drv` loaded, as root. It is built only with the `ublk` feature,
 //! because libublk's bindings need libclang at build time.
 
+#![warn(missing_docs)]
+
 pub mod backend;
 pub mod error;
 pub mod image;

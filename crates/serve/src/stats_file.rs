@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ServeError;
 
+/// The `--stats` file: created by the server, rewritten whole with each report.
 #[derive(Debug)]
 pub struct StatsFile {
     file: File,
@@ -42,6 +43,7 @@ impl StatsFile {
         result.map_err(|source| ServeError::StatsFileWrite { path: self.path.clone(), source })
     }
 
+    /// Where the file is.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -27,6 +27,7 @@ const TIMER_OP: u32 = 0xfe;
 /// which 8 bits survive (`build_user_data` shifts a u32 left by 24).
 const TIMER_ID_MAX: u32 = 0xff;
 
+/// Settings of `zonelab serve --ublk`.
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
     /// Where to write statistics (on SIGUSR1 and on exit); stderr when absent.

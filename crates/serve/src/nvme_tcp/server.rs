@@ -24,8 +24,10 @@ const OUTPUTS_QUEUED_MAX: usize = 1024;
 /// Connections open at once (queues of all controllers).
 const CONNECTIONS_MAX: usize = 1024;
 
+/// Settings of `zonelab serve --nvme-tcp`.
 #[derive(Debug, Clone)]
 pub struct NvmeTcpOptions {
+    /// Address and port to listen on (4420 is NVMe/TCP's).
     pub listen: SocketAddr,
     /// Where to write statistics (on SIGUSR1 and on exit); stderr when absent.
     pub stats_path: Option<PathBuf>,
