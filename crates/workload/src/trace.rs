@@ -147,7 +147,7 @@ pub enum LineError {
         /// The value found.
         got: Value,
     },
-    /// A list longer than [`LIST_LEN_MAX`].
+    /// A list longer than the bound (2^16 entries).
     #[error("\"{key}\" has {len} entries; at most {}", LIST_LEN_MAX)]
     ListTooLong {
         /// The field.
