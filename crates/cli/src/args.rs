@@ -5,7 +5,7 @@ use clap::Args;
 use zonelab_device::{load_device, parse_size, ConfigError, DeviceConfig, DeviceOptions};
 
 fn size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s)
+    parse_size(s).map_err(|e| e.to_string())
 }
 
 fn set_arg(s: &str) -> Result<(String, String), String> {

@@ -101,8 +101,8 @@ fn spec(a: &FsBenchArgs) -> Result<RunSpec, UserError> {
     };
     s.chips = a.chips;
     s.lanes = a.lanes;
-    s.fs_bytes = parse_size(&a.fs_size).map_err(UserError)?;
-    s.write_bytes = parse_size(&a.write).map_err(UserError)?;
+    s.fs_bytes = parse_size(&a.fs_size).map_err(|e| UserError(e.to_string()))?;
+    s.write_bytes = parse_size(&a.write).map_err(|e| UserError(e.to_string()))?;
     s.utilization = a.utilization;
     s.threads = a.threads;
     s.copyback = a.copyback == OnOff::On;

@@ -161,14 +161,14 @@ fn run(cli: Cli) -> Result<(), UserError> {
             }
             let mut dev = Device::new(config).map_err(|e| UserError(e.0))?;
             let (mut image, start_ns) = match &backing {
-                Some(path) => {
-                    zonelab_serve::Image::open(path, &mut dev).map(|(i, t)| (Some(i), t)).map_err(UserError)?
-                }
+                Some(path) => zonelab_serve::Image::open(path, &mut dev)
+                    .map(|(i, t)| (Some(i), t))
+                    .map_err(|e| UserError(e.to_string()))?,
                 None => (None, 0),
             };
             let end_ns = exec_trace(&mut dev, trace.as_deref(), start_ns)?;
             match (image.as_mut(), end_ns) {
-                (Some(image), Some(end_ns)) => image.save(&mut dev, end_ns).map_err(UserError),
+                (Some(image), Some(end_ns)) => image.save(&mut dev, end_ns).map_err(|e| UserError(e.to_string())),
                 (Some(_), None) => Err(UserError("the trace's reader went away: the image was not saved".into())),
                 _ => Ok(()),
             }
@@ -230,7 +230,7 @@ fn exec_trace<D: ZonedDevice>(
         // through a pipe, reading each answer before writing the next command.
         None | Some("-") => exec(dev, std::io::stdin().lock(), LineWriter::new(stdout), "stdin", start_ns),
         Some(path) => {
-            let file = zonelab_sim::input::open_input(path.as_ref()).map_err(UserError)?;
+            let file = zonelab_sim::input::open_input(path.as_ref()).map_err(|e| UserError(e.to_string()))?;
             exec(dev, BufReader::new(file), BufWriter::new(stdout), path, start_ns)
         }
     }

@@ -159,7 +159,7 @@ fn cmdhelp(args: &[String]) -> Option<Result<String, UserError>> {
         let body = a.strip_prefix("--").or_else(|| a.strip_prefix('-'))?;
         body.strip_prefix("cmdhelp").filter(|rest| rest.is_empty() || rest.starts_with('='))
     })?;
-    Some(fio_help::cmdhelp(arg.strip_prefix('=')).map_err(UserError))
+    Some(fio_help::cmdhelp(arg.strip_prefix('=')).map_err(|e| UserError(e.to_string())))
 }
 
 fn host_config(opts: &RunArgs) -> Result<zonelab_host::HostConfig, UserError> {

@@ -83,9 +83,9 @@ fn backend(
     backing: Option<&std::path::Path>,
 ) -> Result<zonelab_serve::Backend, UserError> {
     let device = zonelab_device::Device::new(config).map_err(|e| UserError(e.0))?;
-    let mut backend = zonelab_serve::Backend::new(device, pace).map_err(UserError)?;
+    let mut backend = zonelab_serve::Backend::new(device, pace).map_err(|e| UserError(e.to_string()))?;
     if let Some(path) = backing {
-        backend = backend.with_image(path).map_err(UserError)?;
+        backend = backend.with_image(path).map_err(|e| UserError(e.to_string()))?;
     }
     Ok(backend)
 }
@@ -112,7 +112,7 @@ fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
     }
     let target = Target::new(args.nqn.clone(), backends);
     let options = NvmeTcpOptions { listen: args.listen, stats_path: args.stats.clone() };
-    serve_nvme_tcp(target, options).map_err(UserError)
+    serve_nvme_tcp(target, options).map_err(|e| UserError(e.to_string()))
 }
 
 /// A backend for each namespace of the device `config` describes (they share
@@ -132,7 +132,8 @@ fn namespace_backends(
                 zonelab_device::NAMESPACES_MAX
             )));
         }
-        let mut backend = zonelab_serve::Backend::new(namespace, args.pace.into()).map_err(UserError)?;
+        let mut backend =
+            zonelab_serve::Backend::new(namespace, args.pace.into()).map_err(|e| UserError(e.to_string()))?;
         let backing = args.backing.as_ref().map(|p| {
             let mut path = p.clone().into_os_string();
             if nsid > 1 {
@@ -141,7 +142,7 @@ fn namespace_backends(
             PathBuf::from(path)
         });
         if let Some(path) = backing {
-            backend = backend.with_image(&path).map_err(UserError)?;
+            backend = backend.with_image(&path).map_err(|e| UserError(e.to_string()))?;
         }
         backends.push(backend);
     }
@@ -156,7 +157,7 @@ fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
     let config = device_args.config().map_err(|e| UserError(e.0))?;
     let backend = backend(config, args.pace.into(), args.backing.as_deref())?;
     let options = ServeOptions { stats_path: args.stats.clone() };
-    zonelab_serve::serve(backend, options).map_err(UserError)
+    zonelab_serve::serve(backend, options).map_err(|e| UserError(e.to_string()))
 }
 
 /// The default build leaves ublk out so that nothing needs libclang; say how to get it.

@@ -12,6 +12,7 @@ pub use zonelab_flash::Suspend;
 use zonelab_flash::{Geometry, Timing};
 use zonelab_sim::Nanos;
 
+/// What the device keeps of the data written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
@@ -21,18 +22,29 @@ pub enum Mode {
     Data,
 }
 
+/// Every parameter of a simulated device (see the module comment for the sections).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceConfig {
+    /// The device's name as reports print it (a preset's, or the one the file gives).
     pub name: String,
+    /// Metadata only, or data too.
     pub mode: Mode,
+    /// What the host sees: zones, sizes, limits.
     pub namespace: NamespaceConfig,
+    /// How zones are striped over the dies.
     pub mapping: MappingConfig,
+    /// Organisation of the flash.
     pub flash: Geometry,
+    /// NAND operation latencies and channel speed.
     pub flash_timing: Timing,
+    /// The PCIe link between host and controller.
     pub link: LinkConfig,
+    /// Firmware and host-interface costs per command.
     pub controller: ControllerConfig,
+    /// The controller's write buffer and its power-loss behaviour.
     pub write_buffer: WriteBufferConfig,
+    /// Costs and designs of zone management.
     pub management: ManagementConfig,
     /// ZNS+ extensions (seed 002); absent from older files, so defaulted.
     #[serde(default)]
@@ -94,6 +106,7 @@ pub struct ZnsPlusConfig {
     /// controller's ECC check, so bit errors accumulate; after K the copy goes
     /// through the controller. 0 disables copyback.
     pub copyback_chain_max: u32,
+    /// How a TL_opened zone's skipped valid blocks are copied.
     pub plugging: Plugging,
     /// Most blocks one zone_compaction or Simple Copy may move.
     pub copy_blocks_max: u32,
@@ -101,7 +114,9 @@ pub struct ZnsPlusConfig {
     pub copy_ranges_max: u32,
     /// Firmware cost of a copy command, and per block it copies.
     pub copy_ns: Nanos,
+    /// Firmware cost per block a copy command moves.
     pub copy_per_block_ns: Nanos,
+    /// Firmware cost of TL_open.
     pub tl_open_ns: Nanos,
 }
 
@@ -123,6 +138,7 @@ impl Default for ZnsPlusConfig {
 /// while it runs (256 MiB of 4 KiB blocks).
 pub const COPY_BLOCKS_MAX: u32 = 1 << 16;
 
+/// The namespace as the host sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NamespaceConfig {
@@ -132,7 +148,9 @@ pub struct NamespaceConfig {
     pub zones: u32,
     /// Conventional (randomly writable) zones at the start of the namespace.
     pub conventional_zones: u32,
+    /// Zone size in bytes (ZSZE): a power of two of logical blocks.
     pub zone_size_bytes: u64,
+    /// Zone capacity in bytes (ZCAP): the writable part of a zone, at most its size.
     pub zone_capacity_bytes: u64,
     /// Max open zones; 0 = unlimited.
     pub max_open_zones: u32,
@@ -146,12 +164,14 @@ pub struct NamespaceConfig {
     pub cross_zone_read: bool,
 }
 
+/// How zones land on the flash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MappingConfig {
     /// Zone interleaving degree D_zone: dies a zone's chunks are striped over.
     /// Must divide the number of dies; dies / D_zone flash chip groups result.
     pub d_zone: u32,
+    /// Whether a reset keeps the zone's block group or takes another.
     #[serde(default)]
     pub zone_mapping: ZoneMapping,
 }
@@ -168,15 +188,18 @@ pub enum ZoneMapping {
     Dynamic,
 }
 
+/// The PCIe link.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
+    /// Lanes (x1, x2, x4...).
     pub lanes: u32,
     /// Payload bandwidth of one lane in one direction.
     pub lane_bytes_per_s: u64,
 }
 
 impl LinkConfig {
+    /// Payload bandwidth of the link in one direction.
     pub fn bytes_per_s(&self) -> u64 {
         u64::from(self.lanes).saturating_mul(self.lane_bytes_per_s)
     }
@@ -188,18 +211,29 @@ impl LinkConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerConfig {
+    /// Firmware cores the per-command costs run on.
     pub firmware_cores: u32,
+    /// Host-interface time before a command reaches the firmware (doorbell, fetch).
     pub submit_ns: Nanos,
+    /// Host-interface time after the firmware (completion post, interrupt).
     pub complete_ns: Nanos,
+    /// Firmware time of a read.
     pub read_ns: Nanos,
+    /// Firmware time of a write.
     pub write_ns: Nanos,
+    /// Firmware time of a Zone Append.
     pub append_ns: Nanos,
+    /// Firmware time of a Write Zeroes.
     pub write_zeroes_ns: Nanos,
     /// Extra firmware work when a write or append implicitly opens a zone.
     pub implicit_open_write_ns: Nanos,
+    /// Extra firmware work when an append implicitly opens a zone.
     pub implicit_open_append_ns: Nanos,
+    /// Firmware time of Identify.
     pub identify_ns: Nanos,
+    /// Firmware time of Report Zones, fixed part.
     pub report_ns: Nanos,
+    /// Firmware time of Report Zones per zone descriptor returned.
     pub report_per_zone_ns: Nanos,
     /// Firmware cost of a command that fails its checks.
     pub error_ns: Nanos,
@@ -233,6 +267,7 @@ pub struct ControllerConfig {
     pub partial_unit_ns: Nanos,
 }
 
+/// The controller's write buffer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WriteBufferConfig {
@@ -311,12 +346,15 @@ pub enum InFlight {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManagementConfig {
+    /// Firmware cost of Open Zone.
     pub open_ns: Nanos,
+    /// Firmware cost of Close Zone.
     pub close_ns: Nanos,
     /// Fixed firmware cost of a finish (mapping and zone-descriptor update).
     pub finish_ns: Nanos,
     /// Fixed firmware cost of a reset.
     pub reset_ns: Nanos,
+    /// Firmware cost of Offline Zone.
     pub offline_ns: Nanos,
     /// Host work takes the FTL core and the dies before queued management
     /// steps; false runs management work as soon as it is sent.
@@ -326,8 +364,10 @@ pub struct ManagementConfig {
     /// writes: the turn a write waits for while management runs.
     #[serde(default = "default_slice_ns")]
     pub slice_ns: Nanos,
+    /// How a finish makes the rest of the zone unwritable.
     #[serde(default)]
     pub finish: FinishConfig,
+    /// What a reset erases, and when.
     #[serde(default)]
     pub reset: ResetConfig,
 }
@@ -352,9 +392,11 @@ pub enum FinishDesign {
     Metadata,
 }
 
+/// The finish design and its parameters (seed 003).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FinishConfig {
+    /// Padding or metadata only.
     pub design: FinishDesign,
     /// Bytes of padding one internal request programs (rounded up to whole
     /// program units).
@@ -364,6 +406,7 @@ pub struct FinishConfig {
     pub pause_ns: Nanos,
     /// Host I/O pre-empts padding between requests (with `host_priority`).
     pub preempt: bool,
+    /// With the metadata design: firmware time per unwritten LBA marked.
     pub map_per_lba_ns: Nanos,
 }
 
@@ -377,6 +420,7 @@ impl Default for FinishConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EraseScope {
+    /// Every block of the group.
     All,
     /// Only blocks that hold data.
     Data,
@@ -394,10 +438,13 @@ pub enum EraseAt {
     Deferred,
 }
 
+/// The reset design and its parameters (seed 003).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResetConfig {
+    /// Which blocks are erased.
     pub erase: EraseScope,
+    /// When they are erased.
     pub erase_at: EraseAt,
     /// Unmapping cost per written LBA (the metadata cost that grows with occupancy).
     pub unmap_per_lba_ns: Nanos,
@@ -455,32 +502,47 @@ pub(crate) struct ZoneFit {
 /// Quantities derived from a valid configuration, in the units the device uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
+    /// Logical block size in bytes.
     pub lba_bytes: u64,
+    /// Zone size in logical blocks.
     pub zone_lbas: u64,
+    /// log2 of the zone size in logical blocks.
     pub zone_lbas_log2: u32,
+    /// Zone capacity in logical blocks.
     pub zcap_lbas: u64,
+    /// Zones in the namespace.
     pub zones: u32,
+    /// Conventional zones at its start.
     pub conventional_zones: u32,
+    /// Logical blocks per chunk (one flash page of data).
     pub lbas_per_chunk: u64,
+    /// Dies a zone is striped over (D_zone).
     pub d_zone: u32,
+    /// Flash chip groups (dies / D_zone).
     pub fcgs: u32,
     /// Blocks per plane in one flash block group.
     pub fbg_blocks: u32,
+    /// Flash block groups in each chip group.
     pub fbgs_per_fcg: u32,
     /// Chunks of one super word line: every plane and one-shot page of every die.
     pub super_row_chunks: u64,
+    /// Write buffer per open zone, in bytes.
     pub zone_buffer_bytes: u64,
+    /// Maximum data transfer size in logical blocks.
     pub mdts_lbas: u64,
+    /// Zone Append size limit in logical blocks.
     pub zasl_lbas: u64,
 }
 
 impl DeviceConfig {
+    /// Parses and validates a TOML device file; the error names the field.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         let config: DeviceConfig = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
         config.validate()?;
         Ok(config)
     }
 
+    /// The configuration as TOML, every field written out.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a device config always serialises")
     }

@@ -1,29 +1,41 @@
 //! What a device counts: host commands and bytes, and what the ZNS+ commands
 //! copied. Kept apart from the layers so every layer and client can count.
 
+/// What the host asked of a device and what zone management it caused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DeviceCounters {
+    /// Commands submitted.
     pub commands: u64,
+    /// Commands that completed with an error status.
     pub errors: u64,
+    /// Bytes the host wrote (writes, appends, write zeroes).
     pub host_write_bytes: u64,
+    /// Bytes the host read.
     pub host_read_bytes: u64,
     /// Bytes programmed to complete partly filled program units.
     pub pad_bytes: u64,
+    /// Implicitly opened zones the device closed to free an open resource.
     pub auto_closes: u64,
+    /// Zone resets that emptied a zone (resetting an empty zone is not counted).
     pub resets: u64,
+    /// Zone finishes that changed a zone (finishing a full zone is not counted).
     pub finishes: u64,
     /// Flush commands.
     pub flushes: u64,
     /// Zones whose partly filled unit a Flush or FUA write saved (volatile cache).
     pub flush_saves: u64,
+    /// Power cuts simulated.
     pub power_cuts: u64,
 }
 
 /// What the ZNS+ commands did, in blocks (logical blocks).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ZnsPlusCounters {
+    /// Zone compaction commands.
     pub compactions: u64,
+    /// Simple Copy commands.
     pub simple_copies: u64,
+    /// TL_open commands.
     pub tl_opens: u64,
     /// Blocks copied inside the device (compaction, Simple Copy, plugging) by copyback.
     pub copyback_blocks: u64,

@@ -7,6 +7,9 @@
 use crate::front::command::{Payload, ReadPattern};
 use std::collections::HashMap;
 
+/// The namespace's data in data mode: written bytes per sequential zone up
+/// to its write pointer, conventional blocks sparsely, and what TL_opened
+/// zones held before they were opened.
 #[derive(Debug, Clone)]
 pub struct DataStore {
     lba_bytes: usize,
@@ -33,6 +36,8 @@ impl DataStore {
         Self::new(layout.zones, layout.conventional_zones, layout.zone_lbas_log2, layout.lba_bytes)
     }
 
+    /// An empty store for `zones` zones of 2^`zone_lbas_log2` LBAs of
+    /// `lba_bytes`, the first `conventional_zones` of them conventional.
     pub fn new(zones: u32, conventional_zones: u32, zone_lbas_log2: u32, lba_bytes: u64) -> Self {
         Self {
             lba_bytes: lba_bytes as usize,
@@ -75,6 +80,7 @@ impl DataStore {
         (lba >> self.zone_lbas_log2) as u32
     }
 
+    /// Stores `nlb` blocks from `lba` on (`Payload::None` stores zeros).
     pub fn write(&mut self, lba: u64, nlb: u64, payload: Payload<'_>) {
         if let Payload::Bytes(b) = payload {
             assert_eq!(b.len() as u64, nlb * self.lba_bytes as u64, "write data length must match nlb");

@@ -35,6 +35,8 @@ pub(crate) enum Source {
     Flash { loc: ChunkLocation, ready_ns: Nanos },
 }
 
+/// One zoned namespace of a ZNS SSD model: the NVMe front, the zone state
+/// machine, the controller, the flash translation and the flash, in simulated time.
 pub struct Device {
     pub(crate) config: DeviceConfig,
     pub(crate) layout: Layout,
@@ -63,6 +65,7 @@ pub(crate) struct Accepted {
 }
 
 impl Device {
+    /// A device for `config`, validated first: the error names the field to change.
     pub fn new(config: DeviceConfig) -> Result<Self, crate::config::ConfigError> {
         if !config.namespaces.is_empty() {
             return Err(crate::config::namespaces::one_namespace_only(&config));
@@ -108,27 +111,35 @@ impl Device {
         }
     }
 
+    /// The configuration the device was built from.
     pub fn config(&self) -> &DeviceConfig {
         &self.config
     }
+    /// The namespace's shape as derived from the configuration.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
+    /// The static zone-to-flash mapping (ZNS+ §2.2).
     pub fn mapping(&self) -> &Mapping {
         &self.translation.mapping
     }
+    /// Zone states, write pointers and resources.
     pub fn zones(&self) -> &ZoneTable {
         &self.zones
     }
+    /// The flash array and its timelines.
     pub fn flash(&self) -> &FlashArray {
         &self.scheduler.flash
     }
+    /// Host command counts and bytes.
     pub fn counters(&self) -> DeviceCounters {
         self.counters
     }
+    /// Flash operation counts.
     pub fn flash_counters(&self) -> FlashCounters {
         self.scheduler.flash.counters()
     }
+    /// What the ZNS+ commands did.
     pub fn znsplus_counters(&self) -> ZnsPlusCounters {
         self.znsplus
     }
@@ -140,6 +151,7 @@ impl Device {
     pub fn is_tl_opened(&self, zone: u32) -> bool {
         self.translation.tl.contains_key(&zone)
     }
+    /// Namespace size in logical blocks (NSZE).
     pub fn nsze(&self) -> u64 {
         front::nsze(&self.layout)
     }
@@ -205,6 +217,7 @@ impl Device {
         (status, done, CmdResult::None)
     }
 
+    /// The Identify Namespace data the device reports.
     pub fn identify(&self) -> IdentifyData {
         front::identify(&self.config, &self.layout)
     }
@@ -797,6 +810,7 @@ impl Device {
         (Status::Success, done, CmdResult::Report(report))
     }
 
+    /// The Zone Descriptor of `zone`, as a report would return it.
     pub fn descriptor(&self, zone: u32) -> ZoneDescriptor {
         front::descriptor(&self.layout, &self.zones, zone)
     }

@@ -48,7 +48,7 @@ pub use conventional::FtlCounters;
 pub use counters::DeviceCounters;
 pub use device::Device;
 pub use namespaces::{Namespace, Namespaces};
-pub use options::{load_device, parse_size, DeviceOptions};
+pub use options::{load_device, parse_size, DeviceOptions, ValueError};
 pub use power::PowerCutReport;
 pub use presets::{preset, PRESET_NAMES};
 pub use status::Status;

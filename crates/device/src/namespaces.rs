@@ -48,6 +48,7 @@ pub struct Namespace {
 }
 
 impl Namespace {
+    /// Namespace identifier (1-based).
     pub fn nsid(&self) -> u32 {
         self.nsid
     }
@@ -167,6 +168,7 @@ impl Namespaces {
         &self.config
     }
 
+    /// The namespace with `nsid`, if there is one.
     pub fn namespace(&self, nsid: u32) -> Option<&Namespace> {
         self.list.get(usize::try_from(nsid).ok()?.checked_sub(1)?)
     }

@@ -11,13 +11,21 @@ use crate::presets::{preset, PRESET_NAMES};
 pub struct DeviceOptions {
     /// `(path, value)` pairs, applied in order.
     pub sets: Vec<(String, String)>,
+    /// Zones in the namespace, conventional ones included.
     pub zones: Option<u32>,
+    /// Zone size (ZSZE) in bytes: the LBA distance between zone starts.
     pub zone_size_bytes: Option<u64>,
+    /// Zone capacity (ZCAP) in bytes: how much of a zone is writable; at most the zone size.
     pub zone_capacity_bytes: Option<u64>,
+    /// Maximum open resources (MOR + 1); 0 means no limit.
     pub max_open_zones: Option<u32>,
+    /// Maximum active resources (MAR + 1); 0 means no limit.
     pub max_active_zones: Option<u32>,
+    /// Conventional (randomly writable) zones at the start of the namespace.
     pub conventional_zones: Option<u32>,
+    /// Logical block size in bytes (the LBA format's data size).
     pub lba_bytes: Option<u32>,
+    /// Keep written data so that reads return it (data mode instead of timing only).
     pub data: bool,
 }
 
@@ -30,37 +38,123 @@ fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
 const SIZE_EXAMPLES: &str = "e.g. 4096, 4k, 4Ki, 4KiB, 64m, 2g";
 const DURATION_EXAMPLES: &str = "e.g. 500ns, 350us, 2ms, 1.5s";
 
+/// A size, duration or parameter value on the command line that does not
+/// parse. `text` is the value as the user wrote it; each message says what
+/// would be valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// No leading digits where a byte count was expected.
+    #[error("'{text}' is not a size: use bytes or a k, m, g or t suffix ({})", SIZE_EXAMPLES)]
+    NotASize {
+        /// The value as written.
+        text: String,
+    },
+    /// A size suffix other than k, m, g or t (with optional i, b or ib).
+    #[error("'{text}' has an unknown size suffix '{suffix}': use k, m, g or t ({})", SIZE_EXAMPLES)]
+    UnknownSizeSuffix {
+        /// The value as written.
+        text: String,
+        /// The part after the digits.
+        suffix: String,
+    },
+    /// The number does not fit the parameter's integer type.
+    #[error("'{text}' is too large")]
+    TooLarge {
+        /// The value as written.
+        text: String,
+    },
+    /// The size in bytes exceeds `u64`.
+    #[error("'{text}' overflows 64 bits")]
+    SizeOverflow {
+        /// The value as written.
+        text: String,
+    },
+    /// Not a decimal number followed by a unit.
+    #[error("'{text}' is not a duration: use a number and a unit ({})", DURATION_EXAMPLES)]
+    NotADuration {
+        /// The value as written.
+        text: String,
+    },
+    /// A non-zero duration without a unit: it could mean any of them.
+    #[error("'{text}' has no time unit: write ns, us, ms or s ({})", DURATION_EXAMPLES)]
+    NoTimeUnit {
+        /// The value as written.
+        text: String,
+    },
+    /// A time unit other than ns, us, ms or s.
+    #[error("'{text}' has an unknown time unit '{unit}': use ns, us, ms or s ({})", DURATION_EXAMPLES)]
+    UnknownTimeUnit {
+        /// The value as written.
+        text: String,
+        /// The part after the number.
+        unit: String,
+    },
+    /// The duration exceeds `u64` nanoseconds.
+    #[error("'{text}' overflows 64 bits of nanoseconds")]
+    DurationOverflow {
+        /// The value as written.
+        text: String,
+    },
+    /// More decimals than the unit has nanoseconds (e.g. 1.5ns).
+    #[error("'{text}' is finer than a nanosecond")]
+    FinerThanNanosecond {
+        /// The value as written.
+        text: String,
+    },
+    /// An integer parameter given something other than digits.
+    #[error("'{text}' is not a non-negative integer")]
+    NotAnInteger {
+        /// The value as written.
+        text: String,
+    },
+    /// A boolean parameter given something other than true/false/1/0.
+    #[error("'{text}' is not a boolean: use true or false")]
+    NotABoolean {
+        /// The value as written.
+        text: String,
+    },
+    /// A floating-point parameter given something that is not a number.
+    #[error("'{text}' is not a number")]
+    NotANumber {
+        /// The value as written.
+        text: String,
+    },
+    /// The path names a whole section of the configuration, not a value.
+    #[error("this parameter is a section; set one of its fields")]
+    Section,
+}
+
 /// Parses a byte size: a number of bytes, or one with a binary suffix
 /// (k, m, g, t; optionally followed by "i", "b" or "ib": 4k, 4Ki, 4KiB, 1077m, 2g).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, ValueError> {
     let t = text.trim();
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (number, suffix) = t.split_at(digits_end);
     if number.is_empty() {
-        return Err(format!("'{text}' is not a size: use bytes or a k, m, g or t suffix ({SIZE_EXAMPLES})"));
+        return Err(ValueError::NotASize { text: text.to_string() });
     }
-    let n: u64 = number.parse().map_err(|_| format!("'{text}' is too large"))?;
+    let n: u64 = number.parse().map_err(|_| ValueError::TooLarge { text: text.to_string() })?;
     let shift = match suffix.to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "ki" | "kb" | "kib" => 10,
         "m" | "mi" | "mb" | "mib" => 20,
         "g" | "gi" | "gb" | "gib" => 30,
         "t" | "ti" | "tb" | "tib" => 40,
-        _ => return Err(format!("'{text}' has an unknown size suffix '{suffix}': use k, m, g or t ({SIZE_EXAMPLES})")),
+        _ => return Err(ValueError::UnknownSizeSuffix { text: text.to_string(), suffix: suffix.to_string() }),
     };
-    n.checked_mul(1u64 << shift).ok_or_else(|| format!("'{text}' overflows 64 bits"))
+    n.checked_mul(1u64 << shift).ok_or_else(|| ValueError::SizeOverflow { text: text.to_string() })
 }
 
 /// Parses a duration into nanoseconds: a number (decimals allowed) and a
 /// unit, ns, us, ms or s. A bare number is refused, 0 aside: "2" could be
 /// any unit, and read as nanoseconds it silently made a device 1000x faster.
-pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+pub fn parse_duration_ns(text: &str) -> Result<u64, ValueError> {
     let t = text.trim();
     let number_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(number_end);
     let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
     if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
-        return Err(format!("'{text}' is not a duration: use a number and a unit ({DURATION_EXAMPLES})"));
+        return Err(ValueError::NotADuration { text: text.to_string() });
     }
     let scale: u64 = match unit {
         "ns" => 1,
@@ -68,14 +162,10 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "ms" => 1_000_000,
         "s" => 1_000_000_000,
         "" if number.chars().all(|c| c == '0' || c == '.') => 1,
-        "" => return Err(format!("'{text}' has no time unit: write ns, us, ms or s ({DURATION_EXAMPLES})")),
-        _ => {
-            return Err(format!(
-                "'{text}' has an unknown time unit '{unit}': use ns, us, ms or s ({DURATION_EXAMPLES})"
-            ))
-        }
+        "" => return Err(ValueError::NoTimeUnit { text: text.to_string() }),
+        _ => return Err(ValueError::UnknownTimeUnit { text: text.to_string(), unit: unit.to_string() }),
     };
-    let too_large = || format!("'{text}' overflows 64 bits of nanoseconds");
+    let too_large = || ValueError::DurationOverflow { text: text.to_string() };
     let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| too_large())? };
     let whole_ns = whole.checked_mul(scale).ok_or_else(too_large)?;
     // The fraction in integer arithmetic, digit by digit, so 1.5ms is exactly 1_500_000.
@@ -83,7 +173,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     for digit in fraction.bytes() {
         place /= 10;
         if place == 0 {
-            return Err(format!("'{text}' is finer than a nanosecond"));
+            return Err(ValueError::FinerThanNanosecond { text: text.to_string() });
         }
         fraction_ns += u64::from(digit - b'0') * place;
     }
@@ -102,7 +192,8 @@ pub fn load_device(spec: &str) -> Result<DeviceConfig, ConfigError> {
             PRESET_NAMES.join(", ")
         ));
     }
-    let text = zonelab_sim::input::read_text(path, zonelab_sim::input::TEXT_BYTES_MAX).map_err(ConfigError)?;
+    let text = zonelab_sim::input::read_text(path, zonelab_sim::input::TEXT_BYTES_MAX)
+        .map_err(|e| ConfigError(e.to_string()))?;
     DeviceConfig::from_toml(&text).map_err(|e| ConfigError(format!("{spec}: {e}")))
 }
 
@@ -142,7 +233,7 @@ fn table_keys(table: &toml::Table) -> String {
     table.keys().cloned().collect::<Vec<_>>().join(", ")
 }
 
-fn convert_value(key: &str, old: &toml::Value, value: &str) -> Result<toml::Value, String> {
+fn convert_value(key: &str, old: &toml::Value, value: &str) -> Result<toml::Value, ValueError> {
     match old {
         toml::Value::Integer(_) => {
             let n = if key.ends_with("_ns") {
@@ -150,20 +241,22 @@ fn convert_value(key: &str, old: &toml::Value, value: &str) -> Result<toml::Valu
             } else if key.contains("bytes") {
                 parse_size(value)?
             } else {
-                value.trim().parse::<u64>().map_err(|_| format!("'{value}' is not a non-negative integer"))?
+                value.trim().parse::<u64>().map_err(|_| ValueError::NotAnInteger { text: value.to_string() })?
             };
-            i64::try_from(n).map(toml::Value::Integer).map_err(|_| format!("'{value}' is too large"))
+            i64::try_from(n).map(toml::Value::Integer).map_err(|_| ValueError::TooLarge { text: value.to_string() })
         }
         toml::Value::Boolean(_) => match value.trim() {
             "true" | "1" => Ok(toml::Value::Boolean(true)),
             "false" | "0" => Ok(toml::Value::Boolean(false)),
-            _ => Err(format!("'{value}' is not a boolean: use true or false")),
+            _ => Err(ValueError::NotABoolean { text: value.to_string() }),
         },
         toml::Value::String(_) => Ok(toml::Value::String(value.to_string())),
-        toml::Value::Float(_) => {
-            value.trim().parse::<f64>().map(toml::Value::Float).map_err(|_| format!("'{value}' is not a number"))
-        }
-        _ => Err("this parameter is a section; set one of its fields".into()),
+        toml::Value::Float(_) => value
+            .trim()
+            .parse::<f64>()
+            .map(toml::Value::Float)
+            .map_err(|_| ValueError::NotANumber { text: value.to_string() }),
+        _ => Err(ValueError::Section),
     }
 }
 
@@ -257,7 +350,7 @@ mod tests {
         assert_eq!(parse_size("1077m"), Ok(1077 << 20));
         assert_eq!(parse_size("2G"), Ok(2 << 30));
         assert_eq!(parse_size("512"), Ok(512));
-        assert!(parse_size("4x").unwrap_err().contains("suffix"));
+        assert!(parse_size("4x").unwrap_err().to_string().contains("suffix"));
         assert!(parse_size("k").is_err());
         assert_eq!(parse_size("4Ki"), Ok(4096));
         assert_eq!(parse_size("64MiB"), Ok(64 << 20));
@@ -266,12 +359,12 @@ mod tests {
         assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
         assert_eq!(parse_duration_ns("0"), Ok(0), "zero is zero in any unit");
         assert!(parse_duration_ns("3h").is_err());
-        assert!(parse_duration_ns("1.0000000001s").unwrap_err().contains("finer than a nanosecond"));
-        assert!(parse_duration_ns("99999999999999999999s").unwrap_err().contains("overflows"));
+        assert!(parse_duration_ns("1.0000000001s").unwrap_err().to_string().contains("finer than a nanosecond"));
+        assert!(parse_duration_ns("99999999999999999999s").unwrap_err().to_string().contains("overflows"));
         for bad in ["", "ms", ".", "1.2.3ms", "-1ms"] {
             assert!(parse_duration_ns(bad).is_err(), "{bad}");
         }
-        let bare = parse_duration_ns("2").unwrap_err();
+        let bare = parse_duration_ns("2").unwrap_err().to_string();
         assert!(bare.contains("no time unit") && bare.contains("2ms"), "{bare}");
     }
 

@@ -4,23 +4,36 @@
 /// defines them; every error carries Do Not Retry, as devices report zone errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
+    /// Successful Completion.
     Success,
+    /// Invalid Field in Command.
     InvalidField,
+    /// LBA Out of Range: the command addresses LBAs past the namespace.
     LbaOutOfRange,
+    /// Invalid Zone Operation Request.
     InvalidZoneOperation,
+    /// Zone Boundary Error: the command crosses into the next zone.
     ZoneBoundaryError,
+    /// Zone Is Full.
     ZoneIsFull,
+    /// Zone Is Read Only.
     ZoneIsReadOnly,
+    /// Zone Is Offline.
     ZoneIsOffline,
+    /// Zone Invalid Write: a write not at the write pointer.
     ZoneInvalidWrite,
+    /// Too Many Active Zones.
     TooManyActiveZones,
+    /// Too Many Open Zones.
     TooManyOpenZones,
+    /// Zone Invalid State Transition.
     ZoneInvalidStateTransition,
     /// A namespace id the controller has no active namespace for.
     InvalidNamespace,
 }
 
 impl Status {
+    /// Every status, in code order within each type.
     pub const ALL: [Status; 13] = [
         Status::Success,
         Status::InvalidField,
@@ -69,14 +82,17 @@ impl Status {
         u16::from(self.sct()) << 8 | u16::from(self.sc())
     }
 
+    /// Do Not Retry: set on every error.
     pub fn dnr(self) -> bool {
         self != Status::Success
     }
 
+    /// Whether the command succeeded.
     pub fn is_success(self) -> bool {
         self == Status::Success
     }
 
+    /// The name traces and reports use (`zone_is_full`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Status::Success => "success",

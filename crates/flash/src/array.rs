@@ -14,23 +14,34 @@ const UTILIZATION_INTERVALS_MAX: usize = 1 << 20;
 /// A multi-plane block: block `block` on every plane of die `die`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BlockAddr {
+    /// Die index, numbered across channels (see [`Geometry::dies_total`]).
     pub die: u32,
+    /// Block index within each plane of the die.
     pub block: u32,
 }
 
 /// When a program's data left the channel and when the program finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProgramDone {
+    /// When the last byte of the program data crossed the channel: the
+    /// controller's buffer can be reused from then on.
     pub transfer_end_ns: Nanos,
+    /// When the planes finished programming: the data is durable.
     pub done_ns: Nanos,
 }
 
+/// Operation counts of a flash array since it was created.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlashCounters {
+    /// Pages sensed into a page register, by host reads and by copybacks.
     pub page_reads: u64,
+    /// Multi-plane program operations (one per program unit), copybacks included.
     pub programs: u64,
+    /// Pages programmed, over all planes (a program unit is planes × one-shot pages).
     pub pages_programmed: u64,
+    /// Multi-plane block erases.
     pub erases: u64,
+    /// Bytes moved over the channels, reads and programs together.
     pub channel_bytes: u64,
     /// Program units copied inside a die without crossing the channel.
     pub copybacks: u64,
@@ -54,14 +65,39 @@ struct BlockState {
     next_page: u32,
 }
 
+/// A flash operation the NAND rules forbid: the device model asked for it, so
+/// it is a bug in the FTL above, reported instead of silently timed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FlashError {
     /// Pages of a block must be programmed in order, once, after an erase.
-    OutOfOrderProgram { die: u32, plane: u32, block: u32, page: u32, expected: u32 },
+    OutOfOrderProgram {
+        /// Die of the block.
+        die: u32,
+        /// Plane whose block is out of order.
+        plane: u32,
+        /// Block within the plane.
+        block: u32,
+        /// First page the program asked for.
+        page: u32,
+        /// The block's next programmable page.
+        expected: u32,
+    },
     /// Programming past the last page of a block.
-    BlockFull { die: u32, block: u32 },
+    BlockFull {
+        /// Die of the block.
+        die: u32,
+        /// Block within each plane.
+        block: u32,
+    },
     /// A copyback source page that is not programmed (nothing to copy).
-    CopybackUnwritten { die: u32, block: u32, page: u32 },
+    CopybackUnwritten {
+        /// Die the copyback runs on.
+        die: u32,
+        /// Source block.
+        block: u32,
+        /// First source page.
+        page: u32,
+    },
 }
 
 impl std::fmt::Display for FlashError {
@@ -80,6 +116,8 @@ impl std::fmt::Display for FlashError {
 }
 impl std::error::Error for FlashError {}
 
+/// The dies, planes and channels of one device as timelines, with each block's
+/// erase and program counts and its next programmable page.
 pub struct FlashArray {
     geometry: Geometry,
     timing: Timing,
@@ -115,6 +153,8 @@ pub struct SharedTime {
 }
 
 impl FlashArray {
+    /// An idle, fully erased array. `geometry` must have passed
+    /// [`Geometry::validate`].
     pub fn new(geometry: Geometry, timing: Timing) -> Self {
         geometry.validate().expect("flash geometry validated by the caller");
         let planes_total = (geometry.dies_total() * geometry.planes_per_die) as usize;
@@ -134,6 +174,7 @@ impl FlashArray {
         }
     }
 
+    /// The physical organisation this array was built with.
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
     }
@@ -166,9 +207,11 @@ impl FlashArray {
         self.planes.clone_from(&time.planes);
         self.suspendable.clone_from(&time.suspendable);
     }
+    /// The operation latencies this array charges.
     pub fn timing(&self) -> &Timing {
         &self.timing
     }
+    /// Operation counts so far.
     pub fn counters(&self) -> FlashCounters {
         self.counters
     }
@@ -437,6 +480,7 @@ impl FlashArray {
         self.planes[range].iter().map(Timeline::busy_ns).sum::<Nanos>() / n
     }
 
+    /// Time `channel` has spent transferring data.
     pub fn channel_busy_ns(&self, channel: u32) -> Nanos {
         self.channels[channel as usize].busy_ns()
     }

@@ -2,21 +2,32 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Shape of the flash behind the controller. Every count is at least 1
+/// ([`Geometry::validate`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Geometry {
+    /// Independent buses between the controller and the chips.
     pub channels: u32,
+    /// Chips (packages) sharing each channel.
     pub chips_per_channel: u32,
+    /// Dies per chip: the unit that executes array operations.
     pub dies_per_chip: u32,
+    /// Planes per die; a multi-plane operation runs on all of them together.
     pub planes_per_die: u32,
+    /// Erase blocks in each plane.
     pub blocks_per_plane: u32,
+    /// Pages in an erase block.
     pub pages_per_block: u32,
+    /// Data bytes of one page (spare area excluded).
     pub page_bytes: u32,
     /// Pages per plane programmed by one program operation (3 for TLC one-shot
     /// programming of a word line, 1 for page-at-a-time media).
     pub oneshot_pages: u32,
 }
 
+/// A geometry the model cannot run, with a message naming the `flash.` field
+/// and what would be valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeometryError(pub String);
 
@@ -38,21 +49,25 @@ impl Geometry {
         u32::try_from(dies).unwrap_or(u32::MAX)
     }
 
+    /// The channel die `die` sits on.
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
         die % self.channels
     }
 
+    /// Erase blocks over all planes of all dies.
     pub fn blocks_total(&self) -> u64 {
         u64::from(self.dies_total())
             .saturating_mul(u64::from(self.planes_per_die))
             .saturating_mul(u64::from(self.blocks_per_plane))
     }
 
+    /// Bytes of one erase block on one plane.
     pub fn block_bytes(&self) -> u64 {
         u64::from(self.pages_per_block) * u64::from(self.page_bytes)
     }
 
+    /// Raw capacity of the flash: every page of every block, before overprovisioning.
     pub fn raw_bytes(&self) -> u64 {
         self.blocks_total() * self.block_bytes()
     }
@@ -64,6 +79,9 @@ impl Geometry {
             .saturating_mul(u64::from(self.page_bytes))
     }
 
+    /// Checks that every count is at least 1, pages are a power of two of at
+    /// least 512 bytes, blocks hold whole program units and the per-block state
+    /// stays bounded; the error names the `flash.` field to change.
     pub fn validate(&self) -> Result<(), GeometryError> {
         let fields = [
             ("channels", self.channels),

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use zonelab_sim::Nanos;
 
+/// Latencies of the NAND array operations and the speed of the channels.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timing {
@@ -49,6 +50,7 @@ pub struct Suspend {
 }
 
 impl Suspend {
+    /// Suspend disabled: programs and erases always run to completion.
     pub const OFF: Suspend = Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0 };
 }
 
@@ -76,6 +78,9 @@ impl Timing {
         self.program_ns - self.program_spread_ns + offset_ns
     }
 
+    /// Checks that every latency and the channel bandwidth are positive and
+    /// that the spreads keep every tR and tPROG positive; the error names the
+    /// `flash_timing` field.
     pub fn validate(&self) -> Result<(), String> {
         if self.channel_bytes_per_s == 0 {
             return Err("flash.timing.channel_bytes_per_s must be positive".into());

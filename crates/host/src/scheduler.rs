@@ -11,14 +11,20 @@
 use crate::zinc::{ZincConfig, ZincGate};
 use std::collections::{HashMap, VecDeque};
 
+/// The I/O scheduler of the block layer, as in `/sys/block/*/queue/scheduler`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchedulerKind {
+    /// No scheduler: every request goes to the device at once, unordered.
     None,
+    /// mq-deadline with zone write locking: one write per sequential zone at the
+    /// device, the writes behind it merged when they continue one another.
     MqDeadline,
+    /// mq-deadline whose zone resets and finishes wait in a [`ZincGate`].
     Zinc,
 }
 
 impl SchedulerKind {
+    /// The name Linux gives the scheduler (`none`, `mq-deadline`), or `zinc`.
     pub fn name(self) -> &'static str {
         match self {
             SchedulerKind::None => "none",
@@ -28,21 +34,31 @@ impl SchedulerKind {
     }
 }
 
+/// What a request asks the device to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestOp {
+    /// NVMe Read.
     Read,
+    /// NVMe Write at an LBA (the write pointer, in a sequential zone).
     Write,
+    /// Zone Append: the device picks the LBA, so no zone lock is needed.
     Append,
+    /// Zone Management Send, Reset Zone.
     ZoneReset,
+    /// Zone Management Send, Finish Zone.
     ZoneFinish,
 }
 
 /// One request from a thread; `tag` identifies it when it completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostRequest {
+    /// The submitting thread's handle, returned on completion.
     pub tag: u64,
+    /// The operation.
     pub op: RequestOp,
+    /// Starting LBA (for zone management, the zone's start LBA).
     pub slba: u64,
+    /// Number of logical blocks (1-based, unlike NVMe's 0-based NLB field).
     pub nlb: u32,
     /// The sequential zone a write goes to, for zone write locking; `None` for
     /// conventional space.
@@ -53,9 +69,13 @@ pub struct HostRequest {
 /// `complete`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dispatch {
+    /// Slot of the request at the device; pass it to [`BlockLayer::complete`].
     pub id: u32,
+    /// The operation.
     pub op: RequestOp,
+    /// Starting LBA; for a merged write, the first request's.
     pub slba: u64,
+    /// Number of logical blocks, merged requests summed.
     pub nlb: u32,
 }
 
@@ -63,9 +83,13 @@ pub struct Dispatch {
 /// requests merged into another one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SchedulerCounters {
+    /// Reads dispatched to the device.
     pub read_ios: u64,
+    /// Writes and appends dispatched to the device (after merging).
     pub write_ios: u64,
+    /// Reads merged into another request: always 0, reads are not merged.
     pub read_merges: u64,
+    /// Writes merged into a write queued behind a zone's lock.
     pub write_merges: u64,
 }
 
@@ -78,6 +102,8 @@ struct Pending {
     tags: Vec<u64>,
 }
 
+/// The block layer of one device: its scheduler, the zone write locks, the
+/// requests at the device and what they merged.
 pub struct BlockLayer {
     kind: SchedulerKind,
     merge_lbas_max: u64,
@@ -95,6 +121,8 @@ pub struct BlockLayer {
 const SLOTS_MAX: usize = 1 << 20;
 
 impl BlockLayer {
+    /// A block layer with default ZINC settings and 4096-byte LBAs; merged
+    /// writes stay within `merge_lbas_max` LBAs.
     pub fn new(kind: SchedulerKind, merge_lbas_max: u64) -> Self {
         Self::with_zinc(kind, merge_lbas_max, ZincConfig::default(), 4096)
     }
@@ -131,10 +159,12 @@ impl BlockLayer {
         }
     }
 
+    /// The scheduler this layer runs.
     pub fn kind(&self) -> SchedulerKind {
         self.kind
     }
 
+    /// diskstats-style counts so far.
     pub fn counters(&self) -> SchedulerCounters {
         self.counters
     }

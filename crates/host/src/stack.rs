@@ -15,7 +15,9 @@ pub enum StackKind {
 /// completion path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StackCost {
+    /// CPU time on the submitting thread before the request reaches the device.
     pub submit_ns: Nanos,
+    /// CPU time between the device's completion and the thread seeing it.
     pub complete_ns: Nanos,
 }
 
@@ -26,12 +28,15 @@ pub struct StackCost {
 /// completion) and mq-deadline 1.85 µs per dispatched request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostConfig {
+    /// Cost of the passthrough path (SPDK, io_uring passthrough).
     pub passthrough: StackCost,
+    /// Cost of the kernel block layer path, before any scheduler cost.
     pub kernel: StackCost,
     /// Insert and dispatch under mq-deadline's per-queue lock, serialised across threads.
     pub mq_deadline_dispatch_ns: Nanos,
     /// Largest request the block layer builds by merging (max_sectors_kb); 0 = the device's MDTS.
     pub merge_bytes_max: u64,
+    /// Parameters of the `zinc` scheduler.
     pub zinc: crate::zinc::ZincConfig,
 }
 
@@ -48,6 +53,7 @@ impl Default for HostConfig {
 }
 
 impl HostConfig {
+    /// Per-request cost of the path `kind`.
     pub fn cost(&self, kind: StackKind) -> StackCost {
         match kind {
             StackKind::Passthrough => self.passthrough,

@@ -10,6 +10,7 @@
 
 use zonelab_sim::{Nanos, MS};
 
+/// ZINC's release rules and write unit (see the module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ZincConfig {
     /// Timer period at which a held command may be released.
@@ -50,20 +51,24 @@ pub struct ZincGate<T> {
 const HELD_MAX: usize = 1 << 16;
 
 impl<T> ZincGate<T> {
+    /// An empty gate; `epoch_ns` and `unit_bytes` must be positive.
     pub fn new(config: ZincConfig) -> Self {
         assert!(config.epoch_ns > 0 && config.unit_bytes > 0);
         ZincGate { config, held: Default::default(), inflight_units: 0, dispatched_units: 0 }
     }
 
+    /// The rules this gate releases by.
     pub fn config(&self) -> &ZincConfig {
         &self.config
     }
 
+    /// Holds a zone reset or finish until an epoch releases it.
     pub fn hold(&mut self, request: T) {
         assert!(self.held.len() < HELD_MAX, "more than {HELD_MAX} zone management commands held");
         self.held.push_back((request, 0));
     }
 
+    /// Zone management commands held now.
     pub fn held(&self) -> usize {
         self.held.len()
     }
@@ -72,12 +77,15 @@ impl<T> ZincGate<T> {
         bytes.div_ceil(self.config.unit_bytes).max(1)
     }
 
+    /// A write of `bytes` went to the device: it counts as in flight and
+    /// against the budget, in whole units.
     pub fn write_dispatched(&mut self, bytes: u64) {
         let units = self.units(bytes);
         self.inflight_units += units;
         self.dispatched_units += units;
     }
 
+    /// A write of `bytes` completed: it no longer counts as in flight.
     pub fn write_completed(&mut self, bytes: u64) {
         let units = self.units(bytes);
         debug_assert!(self.inflight_units >= units);

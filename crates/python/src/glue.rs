@@ -230,7 +230,7 @@ pub fn calibrate(
     let summary = report::write(out, &title, &results, "", Value::Null)?;
     plots::write(out, &results, &summary, &mut |w| eprintln!("zonelab: {w}"))?;
     let path = out.join("report.json");
-    zonelab_sim::input::read_text(&path, zonelab_sim::input::TEXT_BYTES_MAX)
+    zonelab_sim::input::read_text(&path, zonelab_sim::input::TEXT_BYTES_MAX).map_err(String::from)
 }
 
 fn run_spec_of(spec_json: &str) -> Result<RunSpec, String> {

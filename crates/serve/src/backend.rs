@@ -6,6 +6,7 @@ use crate::image::Image;
 use crate::report::encode_report;
 use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
+use crate::ServeError;
 use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, ReportFilter, ZonedDevice};
 use zonelab_sim::Nanos;
 
@@ -34,6 +35,9 @@ pub struct Outcome {
     pub complete_ns: Nanos,
 }
 
+/// The model side of a server: one namespace of a device model in data
+/// mode, paced to wall time or run as fast as possible, with statistics and
+/// an optional device image every answer is written to first.
 pub struct Backend<D: ZonedDevice = Device> {
     device: D,
     geometry: Geometry,
@@ -55,9 +59,9 @@ pub struct Backend<D: ZonedDevice = Device> {
 
 impl<D: ZonedDevice> Backend<D> {
     /// A backend over `device`, which must keep data (data mode).
-    pub fn new(device: D, pace: Pace) -> Result<Self, String> {
+    pub fn new(device: D, pace: Pace) -> Result<Self, ServeError> {
         if device.config().mode != Mode::Data {
-            return Err("serve needs the device in data mode".into());
+            return Err(ServeError::NeedsDataMode);
         }
         let layout = device.layout();
         let geometry = Geometry {
@@ -79,18 +83,22 @@ impl<D: ZonedDevice> Backend<D> {
         })
     }
 
+    /// The namespace in the units request translation needs.
     pub fn geometry(&self) -> Geometry {
         self.geometry
     }
 
+    /// The device model served.
     pub fn device(&self) -> &D {
         &self.device
     }
 
+    /// How simulated time follows wall time.
     pub fn pace(&self) -> Pace {
         self.pace
     }
 
+    /// The statistics report (per operation class, then the device's counters).
     pub fn stats_report(&self) -> String {
         self.stats.render(&self.device)
     }
@@ -107,7 +115,7 @@ impl<D: ZonedDevice> Backend<D> {
 
     /// Keeps the device in the image at `path`: replays it first if it
     /// exists, creates it otherwise. Call before the first request.
-    pub fn with_image(mut self, path: &std::path::Path) -> Result<Self, String> {
+    pub fn with_image(mut self, path: &std::path::Path) -> Result<Self, ServeError> {
         assert!(self.image.is_none() && self.stats.refused == 0, "an image is attached before serving");
         let (image, end_ns) = Image::open(path, &mut self.device)?;
         self.image = Some(image);
@@ -118,9 +126,9 @@ impl<D: ZonedDevice> Backend<D> {
     }
 
     /// Makes the image durable (on a clean stop); nothing without one.
-    pub fn sync_image(&self) -> Result<(), String> {
+    pub fn sync_image(&self) -> Result<(), ServeError> {
         match &self.image {
-            Some(image) => image.sync().map_err(|e| format!("syncing the device image: {e}")),
+            Some(image) => image.sync().map_err(ServeError::ImageSync),
             None => Ok(()),
         }
     }
@@ -248,7 +256,7 @@ impl<D: ZonedDevice> Backend<D> {
 
     /// What a successful NVMe command changed, to the image. Copies take
     /// their data from the image itself, which holds every answered write.
-    fn persist_command(&mut self, cmd: &Command<'_>, completion: &Completion) -> Result<(), String> {
+    fn persist_command(&mut self, cmd: &Command<'_>, completion: &Completion) -> Result<(), ServeError> {
         let Some(image) = &mut self.image else { return Ok(()) };
         let lba_bytes = self.geometry.lba_bytes as usize;
         match *cmd {
@@ -279,7 +287,7 @@ impl<D: ZonedDevice> Backend<D> {
     }
 
     /// Writes what a successful command changed to the image, before it is answered.
-    fn persist(&mut self, action: &Action, outcome: &Outcome, data: &[u8]) -> Result<(), String> {
+    fn persist(&mut self, action: &Action, outcome: &Outcome, data: &[u8]) -> Result<(), ServeError> {
         let Some(image) = &mut self.image else { return Ok(()) };
         match *action {
             Action::Write { slba, .. } => image.write_data(slba, data)?,
@@ -287,7 +295,7 @@ impl<D: ZonedDevice> Backend<D> {
                 let sector = outcome.append_sector.expect("a successful append answers its sector");
                 image.write_data(self.geometry.sector_to_lba(sector).expect("an LBA's sector"), data)?;
             }
-            Action::Flush => return image.sync().map_err(|e| format!("flushing the device image: {e}")),
+            Action::Flush => return image.sync().map_err(ServeError::ImageFlush),
             Action::Read { .. } | Action::Report { .. } => return Ok(()),
             Action::Zone { .. } => {}
         }
@@ -606,12 +614,12 @@ mod image_tests {
         drop(backend(Pace::Asap).with_image(&path).unwrap());
         let opts = DeviceOptions { zones: Some(8), data: true, ..Default::default() };
         let other = Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap();
-        let err = Backend::new(other, Pace::Asap).unwrap().with_image(&path).err().unwrap();
+        let err = Backend::new(other, Pace::Asap).unwrap().with_image(&path).err().unwrap().to_string();
         assert!(err.contains("another geometry"), "{err}");
         let mut zones = path.clone().into_os_string();
         zones.push(".zones");
         std::fs::write(&zones, vec![0u8; 4096]).unwrap();
-        let err = backend(Pace::Asap).with_image(&path).err().unwrap();
+        let err = backend(Pace::Asap).with_image(&path).err().unwrap().to_string();
         assert!(err.contains("not a zonelab device image"), "{err}");
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }

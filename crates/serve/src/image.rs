@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 use zonelab_device::{Command, Mode, Payload, ZoneAction, ZoneState, ZoneType, ZonedDevice};
 use zonelab_sim::Nanos;
 
+use crate::ServeError;
+
 const MAGIC: &[u8; 8] = b"ZLIMAGE1";
 const HEADER_BYTES: u64 = 64;
 const RECORD_BYTES: u64 = 16;
@@ -87,6 +89,8 @@ fn state_of_code(code: u8) -> Option<ZoneState> {
     }
 }
 
+/// A device image on disk (see the module comment): the data file and the
+/// zone records, open for reading and writing.
 #[derive(Debug)]
 pub struct Image {
     path: PathBuf,
@@ -101,15 +105,15 @@ impl Image {
     /// Opens the image at `path` and replays it into `device` (fresh, in data
     /// mode), or creates an empty one for it. Returns the image and the
     /// simulated time the replay took (the device's clock after it).
-    pub fn open<D: ZonedDevice + ?Sized>(path: &Path, device: &mut D) -> Result<(Self, Nanos), String> {
+    pub fn open<D: ZonedDevice + ?Sized>(path: &Path, device: &mut D) -> Result<(Self, Nanos), ServeError> {
         if device.config().mode != Mode::Data {
-            return Err("a device image needs the device in data mode (--data)".into());
+            return Err(ServeError::ImageNeedsDataMode);
         }
         let geometry = Geometry::of(device);
         let zones_path = zones_path(path);
         let exists = zones_path.exists();
         let open = |p: &Path| OpenOptions::new().read(true).write(true).create(!exists).open(p);
-        let describe = |p: &Path, e: std::io::Error| format!("--backing {}: {e}", p.display());
+        let describe = |p: &Path, e: std::io::Error| ServeError::ImageIo { path: p.to_path_buf(), source: e };
         let data = open(path).map_err(|e| describe(path, e))?;
         let zones = open(&zones_path).map_err(|e| describe(&zones_path, e))?;
         let mut image = Image { path: path.to_path_buf(), data, zones, geometry, records: records_of(device) };
@@ -121,7 +125,7 @@ impl Image {
         let end_ns = image.replay(device, &saved)?;
         image.records = records_of(device);
         if image.records != saved {
-            return Err(format!("--backing {}: the replayed device differs from the image", path.display()));
+            return Err(ServeError::ImageDiffers { path: path.to_path_buf() });
         }
         Ok((image, end_ns))
     }
@@ -137,29 +141,30 @@ impl Image {
         self.sync()
     }
 
-    fn read_records(&self) -> Result<Vec<Record>, String> {
-        let bad = |why: &str| format!("--backing {}: {why}", zones_path(&self.path).display());
+    fn read_records(&self) -> Result<Vec<Record>, ServeError> {
+        let path = zones_path(&self.path);
+        let io = |source| ServeError::ImageIo { path: path.clone(), source };
         let mut header = [0u8; HEADER_BYTES as usize];
-        self.zones.read_exact_at(&mut header, 0).map_err(|e| bad(&e.to_string()))?;
-        let saved = Geometry::decode(&header).ok_or_else(|| bad("not a zonelab device image"))?;
+        self.zones.read_exact_at(&mut header, 0).map_err(io)?;
+        let saved = Geometry::decode(&header).ok_or_else(|| ServeError::NotAnImage { path: path.clone() })?;
         if saved != self.geometry {
-            return Err(bad(&format!(
-                "the image is of another geometry ({saved:?}); the device options give {:?}",
-                self.geometry
-            )));
+            let (saved, expected) = (format!("{saved:?}"), format!("{:?}", self.geometry));
+            return Err(ServeError::ImageGeometry { path: path.clone(), saved, expected });
         }
         let g = &self.geometry;
         (0..g.zones)
             .map(|zone| {
                 let mut r = [0u8; RECORD_BYTES as usize];
-                self.zones
-                    .read_exact_at(&mut r, HEADER_BYTES + u64::from(zone) * RECORD_BYTES)
-                    .map_err(|e| bad(&e.to_string()))?;
-                let state = state_of_code(r[0]).ok_or_else(|| bad(&format!("zone {zone}: state code {}", r[0])))?;
+                self.zones.read_exact_at(&mut r, HEADER_BYTES + u64::from(zone) * RECORD_BYTES).map_err(io)?;
+                let state = state_of_code(r[0]).ok_or_else(|| ServeError::ImageStateCode {
+                    path: path.clone(),
+                    zone,
+                    code: r[0],
+                })?;
                 let wp = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
                 let zslba = u64::from(zone) * g.zone_lbas;
                 if wp < zslba || wp > zslba + g.zcap_lbas {
-                    return Err(bad(&format!("zone {zone}: write pointer {wp} outside the zone")));
+                    return Err(ServeError::ImageWritePointer { path: path.clone(), zone, wp });
                 }
                 Ok((state, wp))
             })
@@ -175,15 +180,17 @@ impl Image {
     }
 
     /// Writes `bytes` at `slba` (data a command just wrote).
-    pub fn write_data(&self, slba: u64, bytes: &[u8]) -> Result<(), String> {
-        self.data
-            .write_all_at(bytes, slba * self.geometry.lba_bytes)
-            .map_err(|e| format!("--backing {}: {e}", self.path.display()))
+    pub fn write_data(&self, slba: u64, bytes: &[u8]) -> Result<(), ServeError> {
+        self.data.write_all_at(bytes, slba * self.geometry.lba_bytes).map_err(|e| self.io_error(e))
+    }
+
+    fn io_error(&self, source: std::io::Error) -> ServeError {
+        ServeError::ImageIo { path: self.path.clone(), source }
     }
 
     /// Copies single blocks (source, destination) within the image, as a
     /// Simple Copy or a zone_compaction did on the device.
-    pub fn copy_blocks(&self, pairs: impl Iterator<Item = (u64, u64)>) -> Result<(), String> {
+    pub fn copy_blocks(&self, pairs: impl Iterator<Item = (u64, u64)>) -> Result<(), ServeError> {
         let lba_bytes = self.geometry.lba_bytes;
         let mut block = vec![0u8; lba_bytes as usize];
         for (src, dst) in pairs {
@@ -197,7 +204,7 @@ impl Image {
                     }
                     _ => Err(e),
                 })
-                .map_err(|e| format!("--backing {}: {e}", self.path.display()))?;
+                .map_err(|e| self.io_error(e))?;
             self.write_data(dst, &block)?;
         }
         Ok(())
@@ -206,13 +213,13 @@ impl Image {
     /// Writes the records of every zone whose state or write pointer changed
     /// (a command can change zones besides its own: an implicit open closes
     /// another zone, select-all touches them all).
-    pub fn update_zones<D: ZonedDevice + ?Sized>(&mut self, device: &D) -> Result<(), String> {
+    pub fn update_zones<D: ZonedDevice + ?Sized>(&mut self, device: &D) -> Result<(), ServeError> {
         let zones = device.zones();
         for zone in 0..self.geometry.zones {
             let now = (zones.state(zone), zones.wp(zone));
             if now != self.records[zone as usize] {
                 self.records[zone as usize] = now;
-                self.write_record(zone).map_err(|e| format!("--backing {}: {e}", self.path.display()))?;
+                self.write_record(zone).map_err(|e| self.io_error(e))?;
             }
         }
         Ok(())
@@ -222,14 +229,14 @@ impl Image {
     /// durable (`exec --backing`: a batch saves once, at its end). The data is
     /// read back through Read commands submitted at `at_ns`; chunks the image
     /// already holds are not rewritten, so the file stays sparse.
-    pub fn save<D: ZonedDevice + ?Sized>(&mut self, device: &mut D, mut at_ns: Nanos) -> Result<(), String> {
+    pub fn save<D: ZonedDevice + ?Sized>(&mut self, device: &mut D, mut at_ns: Nanos) -> Result<(), ServeError> {
         let g = self.geometry;
         assert_eq!(Geometry::of(device), g, "an image is saved from the device it was opened with");
         let per = REPLAY_BYTES / g.lba_bytes;
         let mut got = vec![0u8; REPLAY_BYTES as usize];
         let mut held = vec![0u8; REPLAY_BYTES as usize];
         let path = self.path.clone();
-        let io = |e: std::io::Error| format!("--backing {}: {e}", path.display());
+        let io = |source| ServeError::ImageIo { path: path.clone(), source };
         for zone in 0..g.zones {
             let zslba = u64::from(zone) * g.zone_lbas;
             let end = match device.zones().state(zone) {
@@ -243,7 +250,7 @@ impl Image {
                 let len = (nlb * g.lba_bytes) as usize;
                 let c = device.submit(at_ns, &Command::Read { slba: lba, nlb: nlb as u32 }, Some(&mut got[..len]));
                 if !c.status.is_success() {
-                    return Err(format!("--backing {}: reading zone {zone} back failed: {}", path.display(), c.status));
+                    return Err(ServeError::ImageReadBack { path, zone, status: c.status });
                 }
                 at_ns = c.complete_ns;
                 self.data.read_exact_at(&mut held[..len], lba * g.lba_bytes).map_err(io)?;
@@ -264,7 +271,7 @@ impl Image {
     }
 
     /// Rebuilds the saved zones on `device`; returns its clock afterwards.
-    fn replay<D: ZonedDevice + ?Sized>(&self, device: &mut D, saved: &[Record]) -> Result<Nanos, String> {
+    fn replay<D: ZonedDevice + ?Sized>(&self, device: &mut D, saved: &[Record]) -> Result<Nanos, ServeError> {
         let mut t: Nanos = 0;
         // Zones that end inactive first, then closed, then open ones, so the
         // replay never holds more active or open zones than the image does.
@@ -287,7 +294,7 @@ impl Image {
         zone: u32,
         (state, wp): Record,
         mut t: Nanos,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, ServeError> {
         let g = self.geometry;
         let zslba = u64::from(zone) * g.zone_lbas;
         let conventional = device.zones().zone_type(zone) == ZoneType::Conventional;
@@ -298,9 +305,7 @@ impl Image {
         while lba < end {
             let nlb = per.min(end - lba);
             let bytes = &mut buf[..(nlb * g.lba_bytes) as usize];
-            self.data
-                .read_exact_at(bytes, lba * g.lba_bytes)
-                .map_err(|e| format!("--backing {}: {e}", self.path.display()))?;
+            self.data.read_exact_at(bytes, lba * g.lba_bytes).map_err(|e| self.io_error(e))?;
             // A conventional zone's holes read as zeros anyway: only written blocks are replayed.
             if !conventional || bytes.iter().any(|&b| b != 0) {
                 let cmd = Command::Write { slba: lba, nlb: nlb as u32, payload: Payload::Bytes(bytes), fua: false };
@@ -323,7 +328,7 @@ impl Image {
             )?;
         }
         if matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
-            device.set_zone_state(zslba, state).map_err(|s| format!("zone {zone}: restoring {}: {s}", state.name()))?;
+            device.set_zone_state(zslba, state).map_err(|status| ServeError::ImageRestore { zone, state, status })?;
         }
         Ok(t)
     }
@@ -334,10 +339,10 @@ impl Image {
         t: Nanos,
         cmd: &Command<'_>,
         zone: u32,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, ServeError> {
         let c = device.submit(t, cmd, None);
         if !c.status.is_success() {
-            return Err(format!("--backing {}: replaying zone {zone} failed: {}", self.path.display(), c.status));
+            return Err(ServeError::ImageReplay { path: self.path.clone(), zone, status: c.status });
         }
         Ok(c.complete_ns)
     }

@@ -9,7 +9,10 @@
 //! `ublk_drv` loaded, as root. It is built only with the `ublk` feature,
 //! because libublk's bindings need libclang at build time.
 
+#![warn(missing_docs)]
+
 pub mod backend;
+pub mod error;
 pub mod image;
 pub mod nvme_tcp;
 pub mod report;
@@ -20,6 +23,7 @@ pub mod stats_file;
 pub mod ublk;
 
 pub use backend::{Backend, Outcome, Pace};
+pub use error::ServeError;
 pub use image::Image;
 pub use stats_file::StatsFile;
 #[cfg(feature = "ublk")]

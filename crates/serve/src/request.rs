@@ -8,11 +8,17 @@ use zonelab_device::{Status, ZoneAction};
 /// The answers go to a Linux kernel whatever the build host, so they are the
 /// Linux numbers, not the host C library's (macOS has no `EREMOTEIO`).
 pub mod errno {
+    /// I/O error: zone state errors and other failed commands (BLK_STS_IOERR).
     pub const EIO: i32 = 5;
+    /// Invalid argument: a request that is not whole logical blocks, or a report the driver should not send.
     pub const EINVAL: i32 = 22;
+    /// Value too large: Linux's answer to Too Many Active Zones.
     pub const EOVERFLOW: i32 = 75;
+    /// Operation not supported: Invalid Field, Invalid Namespace, and the operations not served.
     pub const EOPNOTSUPP: i32 = 95;
+    /// Too many references: Linux's answer to Too Many Open Zones.
     pub const ETOOMANYREFS: i32 = 109;
+    /// Remote I/O error: Linux's answer to LBA Out of Range.
     pub const EREMOTEIO: i32 = 121;
 }
 
@@ -23,18 +29,31 @@ pub const SECTOR_BYTES: u64 = 512;
 /// A ublk operation (`UBLK_IO_OP_*` in the kernel's `ublk_cmd.h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockOp {
+    /// Read sectors.
     Read,
+    /// Write sectors at the write pointer (sequential zones) or anywhere (conventional).
     Write,
+    /// Flush the volatile cache.
     Flush,
+    /// Discard (trim) sectors; refused (EOPNOTSUPP).
     Discard,
+    /// Write zeroes; refused (EOPNOTSUPP).
     WriteZeroes,
+    /// Open a zone explicitly.
     ZoneOpen,
+    /// Close a zone.
     ZoneClose,
+    /// Finish a zone: move its write pointer to the end.
     ZoneFinish,
+    /// Zone Append: write at the write pointer, answered with the sector written.
     ZoneAppend,
+    /// Reset every zone.
     ZoneResetAll,
+    /// Reset a zone: empty it and rewind its write pointer.
     ZoneReset,
+    /// Report zones into the request's buffer.
     ReportZones,
+    /// An operation code this server does not know.
     Unknown(u8),
 }
 
@@ -62,17 +81,22 @@ impl BlockOp {
 /// One request from the driver: `count` is sectors, or zones for a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockRequest {
+    /// The operation.
     pub op: BlockOp,
+    /// First 512-byte sector.
     pub start_sector: u64,
+    /// Sectors, or zones for a report.
     pub count: u32,
 }
 
 /// What the namespace looks like in the units translation needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
+    /// Logical block size in bytes.
     pub lba_bytes: u64,
     /// Namespace size in logical blocks.
     pub nsze_lbas: u64,
+    /// Zone size in logical blocks.
     pub zone_lbas: u64,
     /// Largest transfer of one request: the queue's `max_sectors` as the
     /// server announces it. A larger one is refused before any buffer is sized.
@@ -88,6 +112,7 @@ impl Geometry {
         self.lba_bytes / SECTOR_BYTES
     }
 
+    /// The 512-byte sector where `lba` starts.
     pub fn lba_to_sector(&self, lba: u64) -> u64 {
         lba * self.sectors_per_lba()
     }
@@ -105,25 +130,41 @@ impl Geometry {
 /// The device work a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
+    /// An NVMe Read.
     Read {
+        /// Starting LBA.
         slba: u64,
+        /// Logical blocks (1-based).
         nlb: u32,
     },
+    /// An NVMe Write.
     Write {
+        /// Starting LBA.
         slba: u64,
+        /// Logical blocks (1-based).
         nlb: u32,
     },
+    /// A Zone Append.
     Append {
+        /// Start LBA of the zone.
         zslba: u64,
+        /// Logical blocks (1-based).
         nlb: u32,
     },
+    /// A Zone Management Send.
     Zone {
+        /// Open, close, finish or reset.
         action: ZoneAction,
+        /// Start LBA of the zone.
         slba: u64,
+        /// Apply to every zone the action can (reset all).
         select_all: bool,
     },
+    /// A Zone Management Receive (report zones).
     Report {
+        /// LBA to report from.
         slba: u64,
+        /// Most zone descriptors to report.
         max_zones: u32,
     },
     /// The model's write buffer is power-loss protected: nothing to do.

@@ -51,10 +51,12 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Counts one block-layer request: its latency, and its bytes or an error.
     pub fn record(&mut self, action: &Action, latency_ns: Nanos, bytes: u64, ok: bool, complete_ns: Nanos) {
         self.record_class(class_of(action), latency_ns, bytes, ok, complete_ns);
     }
 
+    /// Counts one NVMe command: its latency, and its bytes or an error.
     pub fn record_command(&mut self, cmd: &Command<'_>, latency_ns: Nanos, bytes: u64, ok: bool, complete_ns: Nanos) {
         self.record_class(class_of_command(cmd), latency_ns, bytes, ok, complete_ns);
     }
@@ -70,6 +72,7 @@ impl Stats {
         self.end_ns = self.end_ns.max(complete_ns);
     }
 
+    /// Requests recorded, all classes together.
     pub fn requests(&self) -> u64 {
         self.classes.iter().map(|c| c.latency.count()).sum()
     }

@@ -9,6 +9,9 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::ServeError;
+
+/// The `--stats` file: created by the server, rewritten whole with each report.
 #[derive(Debug)]
 pub struct StatsFile {
     file: File,
@@ -17,33 +20,30 @@ pub struct StatsFile {
 
 impl StatsFile {
     /// Creates `path` (mode 0600); fails when anything already exists there.
-    pub fn create(path: &Path) -> Result<Self, String> {
+    pub fn create(path: &Path) -> Result<Self, ServeError> {
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let file = options.open(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => format!(
-                "--stats {}: the file already exists; the server only writes a file it creates \
-                 (remove it or name a new one)",
-                path.display()
-            ),
-            _ => format!("--stats {}: {e}", path.display()),
+            std::io::ErrorKind::AlreadyExists => ServeError::StatsFileExists { path: path.to_path_buf() },
+            _ => ServeError::StatsFileCreate { path: path.to_path_buf(), source: e },
         })?;
         Ok(Self { file, path: path.to_path_buf() })
     }
 
     /// Replaces the file's contents with `report`.
-    pub fn rewrite(&mut self, report: &str) -> Result<(), String> {
+    pub fn rewrite(&mut self, report: &str) -> Result<(), ServeError> {
         let result = (|| {
             self.file.set_len(0)?;
             self.file.seek(SeekFrom::Start(0))?;
             self.file.write_all(report.as_bytes())?;
             self.file.flush()
         })();
-        result.map_err(|e| format!("cannot write statistics to {}: {e}", self.path.display()))
+        result.map_err(|source| ServeError::StatsFileWrite { path: self.path.clone(), source })
     }
 
+    /// Where the file is.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -89,7 +89,7 @@ mod tests {
         let dir = scratch("existing");
         let path = dir.join("stats.txt");
         std::fs::write(&path, "precious").unwrap();
-        let err = StatsFile::create(&path).unwrap_err();
+        let err = StatsFile::create(&path).unwrap_err().to_string();
         assert!(err.contains("already exists"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
         std::fs::remove_dir_all(dir).unwrap();

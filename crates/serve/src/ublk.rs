@@ -6,6 +6,7 @@
 use crate::backend::{Backend, Outcome, Pace};
 use crate::request::{BlockOp, BlockRequest, SECTOR_BYTES};
 use crate::stats_file::{write_stats, StatsFile};
+use crate::ServeError;
 use io_uring::{opcode, types::Timespec};
 use libublk::ctrl::{UblkCtrl, UblkCtrlBuilder};
 use libublk::io::{BufDescList, UblkDev, UblkIOCtx, UblkQueue};
@@ -26,6 +27,7 @@ const TIMER_OP: u32 = 0xfe;
 /// which 8 bits survive (`build_user_data` shifts a u32 left by 24).
 const TIMER_ID_MAX: u32 = 0xff;
 
+/// Settings of `zonelab serve --ublk`.
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
     /// Where to write statistics (on SIGUSR1 and on exit); stderr when absent.
@@ -34,7 +36,7 @@ pub struct ServeOptions {
 
 /// Serves `backend` as a ublk zoned block device until SIGINT or SIGTERM,
 /// then removes the device. Errors are one-line messages for the user.
-pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), String> {
+pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), ServeError> {
     check_ublk_available()?;
     let stats_file = options.stats_path.as_deref().map(StatsFile::create).transpose()?;
     // Every file the server uses is open by now.
@@ -50,7 +52,7 @@ pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), String> {
         .ctrl_flags(u64::from(sys::UBLK_F_USER_COPY | sys::UBLK_F_ZONED))
         .dev_flags(UblkFlags::UBLK_DEV_F_ADD_DEV)
         .build()
-        .map_err(|e| format!("cannot create a ublk device: {}", describe(&e)))?;
+        .map_err(|e| ServeError::UblkCreate { reason: describe(&e) })?;
     let params = ZonedParams {
         dev_bytes: geometry.nsze_lbas * geometry.lba_bytes,
         lba_bytes: geometry.lba_bytes,
@@ -69,7 +71,7 @@ pub fn serve(backend: Backend, options: ServeOptions) -> Result<(), String> {
     let signal_backend = Arc::clone(&backend);
     let device_fn = move |ctrl: &UblkCtrl| wait_for_signals(ctrl, &signal_backend, &signal_stats);
     ctrl.run_target(|dev: &mut UblkDev| params.apply(dev), q_fn, device_fn)
-        .map_err(|e| format!("ublk device failed: {}", describe(&e)))?;
+        .map_err(|e| ServeError::UblkFailed { reason: describe(&e) })?;
     drop(ctrl);
     let backend = lock(&backend);
     write_stats(&stats_file, &backend.stats_report());
@@ -128,25 +130,26 @@ fn limit(zero_based: u32) -> u32 {
 }
 
 /// The user-facing reason ublk cannot be used here, if any.
-fn check_ublk_available() -> Result<(), String> {
+fn check_ublk_available() -> Result<(), ServeError> {
+    let unavailable = |reason: String| Err(ServeError::UblkUnavailable { reason });
     if !std::path::Path::new("/dev/ublk-control").exists() {
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let release = release.trim();
         if kernel_older_than(release, 6, 6) {
-            return Err(format!("ublk zoned devices need Linux 6.6 or later; this kernel is {release}"));
+            return unavailable(format!("ublk zoned devices need Linux 6.6 or later; this kernel is {release}"));
         }
-        return Err("/dev/ublk-control is missing: load the ublk driver (modprobe ublk_drv)".into());
+        return unavailable("/dev/ublk-control is missing: load the ublk driver (modprobe ublk_drv)".into());
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return Err("serving a ublk device needs root (run zonelab serve --ublk as root)".into());
+        return unavailable("serving a ublk device needs root (run zonelab serve --ublk as root)".into());
     }
     match UblkCtrl::get_features() {
         Some(f) if f & u64::from(sys::UBLK_F_ZONED) != 0 && f & u64::from(sys::UBLK_F_USER_COPY) != 0 => Ok(()),
-        Some(_) => {
-            Err("this kernel's ublk driver has no zoned support (Linux 6.6 or later, CONFIG_BLK_DEV_ZONED)".into())
-        }
-        None => Err("cannot query the ublk driver's features (/dev/ublk-control)".into()),
+        Some(_) => unavailable(
+            "this kernel's ublk driver has no zoned support (Linux 6.6 or later, CONFIG_BLK_DEV_ZONED)".into(),
+        ),
+        None => unavailable("cannot query the ublk driver's features (/dev/ublk-control)".into()),
     }
 }
 

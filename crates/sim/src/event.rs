@@ -34,6 +34,7 @@ impl<E> Ord for Entry<E> {
 /// Error returned when a bounded queue is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueFull {
+    /// Length the queue was created with, which the model tried to exceed.
     pub limit: usize,
 }
 
@@ -55,6 +56,7 @@ pub struct EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
+    /// An empty queue at time 0 that refuses more than `len_max` pending events.
     pub fn new(len_max: usize) -> Self {
         assert!(len_max > 0);
         Self { heap: BinaryHeap::new(), seq_next: 0, now_ns: 0, len_max }
@@ -65,10 +67,12 @@ impl<E> EventQueue<E> {
         self.now_ns
     }
 
+    /// Number of events scheduled and not yet popped.
     pub fn len(&self) -> usize {
         self.heap.len()
     }
 
+    /// True when no event is pending: the simulation has nothing left to do.
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }

@@ -20,6 +20,7 @@ impl Default for LatencyHistogram {
 impl LatencyHistogram {
     const LATENCY_NS_MAX: u64 = 3_600_000_000_000;
 
+    /// An empty histogram.
     pub fn new() -> Self {
         let hist = Histogram::new_with_bounds(1, Self::LATENCY_NS_MAX, 3).expect("static histogram bounds are valid");
         Self { hist }
@@ -31,9 +32,11 @@ impl LatencyHistogram {
         self.hist.saturating_record(latency_ns.max(1));
     }
 
+    /// Number of latencies recorded.
     pub fn count(&self) -> u64 {
         self.hist.len()
     }
+    /// Smallest latency recorded, or 0 when none was.
     pub fn min_ns(&self) -> u64 {
         if self.count() == 0 {
             0
@@ -41,12 +44,15 @@ impl LatencyHistogram {
             self.hist.min()
         }
     }
+    /// Largest latency recorded (0 when none was), to histogram precision.
     pub fn max_ns(&self) -> u64 {
         self.hist.max()
     }
+    /// Mean latency, to histogram precision.
     pub fn mean_ns(&self) -> f64 {
         self.hist.mean()
     }
+    /// Standard deviation of the latencies (population form), to histogram precision.
     pub fn stddev_ns(&self) -> f64 {
         self.hist.stdev()
     }
@@ -57,6 +63,7 @@ impl LatencyHistogram {
         self.hist.value_at_percentile(percentile)
     }
 
+    /// Adds every latency `other` recorded to this histogram (e.g. per-thread into per-job).
     pub fn merge(&mut self, other: &LatencyHistogram) {
         self.hist.add(&other.hist).expect("histograms share bounds");
     }
@@ -76,10 +83,12 @@ pub struct Counter(u64);
 
 impl Counter {
     #[inline]
+    /// Counts `n` more.
     pub fn add(&mut self, n: u64) {
         self.0 += n;
     }
     #[inline]
+    /// The count so far.
     pub fn get(self) -> u64 {
         self.0
     }
@@ -95,11 +104,14 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
+    /// An empty series with buckets of `interval_ns`; samples past
+    /// `bucket_count_max` intervals are dropped, which bounds its memory.
     pub fn new(interval_ns: Nanos, bucket_count_max: usize) -> Self {
         assert!(interval_ns > 0 && bucket_count_max > 0);
         Self { interval_ns, buckets: Vec::new(), bucket_count_max }
     }
 
+    /// Width of one bucket of simulated time.
     pub fn interval_ns(&self) -> Nanos {
         self.interval_ns
     }

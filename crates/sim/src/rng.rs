@@ -5,11 +5,14 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 #[derive(Debug, Clone)]
+/// The simulator's random number generator: PCG64 (MCG variant), small,
+/// fast and identical on every platform for a given seed.
 pub struct SimRng {
     inner: Pcg64Mcg,
 }
 
 impl SimRng {
+    /// A generator whose whole sequence is fixed by `seed`.
     pub fn new(seed: u64) -> Self {
         Self { inner: Pcg64Mcg::seed_from_u64(seed) }
     }
@@ -24,6 +27,7 @@ impl SimRng {
         Self::new(z ^ (z >> 31))
     }
 
+    /// Next 64 uniformly random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.inner.next_u64()
     }
@@ -39,6 +43,7 @@ impl SimRng {
         self.inner.random::<f64>()
     }
 
+    /// True with probability `p` (clamped by the comparison: `p <= 0` never, `p >= 1` always).
     pub fn chance(&mut self, p: f64) -> bool {
         self.unit() < p
     }

@@ -8,8 +8,11 @@
 /// Simulated time and durations, in nanoseconds.
 pub type Nanos = u64;
 
+/// One microsecond.
 pub const US: Nanos = 1_000;
+/// One millisecond.
 pub const MS: Nanos = 1_000_000;
+/// One second.
 pub const SEC: Nanos = 1_000_000_000;
 
 /// The simulation horizon (2^62 ns, about 146 years). Inputs that would move
@@ -33,6 +36,7 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// A resource that is free from time 0 and has not been used.
     pub fn new() -> Self {
         Self::default()
     }
@@ -79,12 +83,15 @@ pub struct ServerPool {
 }
 
 impl ServerPool {
+    /// A pool of `count` idle servers (at least one).
     pub fn new(count: usize) -> Self {
         assert!(count > 0, "a server pool needs at least one server");
         Self { servers: vec![Timeline::new(); count] }
     }
 
     #[inline]
+    /// Reserves `duration_ns` on the server that frees up first, no earlier
+    /// than `ready_ns`; returns the end of the reservation.
     pub fn reserve(&mut self, ready_ns: Nanos, duration_ns: Nanos) -> Nanos {
         let mut best = 0;
         for (i, s) in self.servers.iter().enumerate().skip(1) {
@@ -95,6 +102,7 @@ impl ServerPool {
         self.servers[best].reserve(ready_ns, duration_ns)
     }
 
+    /// Total time reserved over all servers (core-nanoseconds, not wall time).
     pub fn busy_ns(&self) -> Nanos {
         self.servers.iter().map(Timeline::busy_ns).sum()
     }

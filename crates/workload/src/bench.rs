@@ -9,14 +9,19 @@ use zonelab_sim::{EventQueue, Nanos, SimRng};
 /// QD 32, 128 KiB writes over 4 zones (one writer per zone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scenario {
+    /// 4 KiB sequential writes, one at a time (QD 1): the per-command path.
     Write4kQd1,
+    /// 4 KiB random reads, 32 in flight: the read path under queueing.
     RandRead4kQd32,
+    /// 128 KiB sequential writes, one writer in each of 4 zones.
     Write128kFourZones,
 }
 
 impl Scenario {
+    /// Every scenario, in the order `zonelab bench` runs them.
     pub const ALL: [Scenario; 3] = [Scenario::Write4kQd1, Scenario::RandRead4kQd32, Scenario::Write128kFourZones];
 
+    /// The label `zonelab bench` prints.
     pub fn name(self) -> &'static str {
         match self {
             Scenario::Write4kQd1 => "write 4KiB QD1",
@@ -29,8 +34,11 @@ impl Scenario {
 /// What a scenario did in simulated time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BenchOutcome {
+    /// Commands completed.
     pub commands: u64,
+    /// Bytes the commands moved.
     pub bytes: u64,
+    /// Simulated time from the first submission to the last completion.
     pub sim_ns: Nanos,
 }
 

@@ -13,23 +13,31 @@ pub const NAMESPACES_MAX: u32 = 16;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NamespaceEntry {
+    /// Logical block size of this namespace in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lba_bytes: Option<u32>,
+    /// Zones in this namespace, conventional ones included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<u32>,
     /// Conventional zones at the start; all of them: an NVM namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conventional_zones: Option<u32>,
+    /// Zone size in bytes (ZSZE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_size_bytes: Option<u64>,
+    /// Zone capacity in bytes (ZCAP), at most the zone size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_capacity_bytes: Option<u64>,
+    /// Open zone limit of this namespace (0: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_open_zones: Option<u32>,
+    /// Active zone limit of this namespace (0: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_active_zones: Option<u32>,
+    /// Zone Append Size Limit in bytes (0: MDTS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zasl_bytes: Option<u64>,
+    /// Whether reads may cross zone boundaries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cross_zone_read: Option<bool>,
 }

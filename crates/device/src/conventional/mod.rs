@@ -23,9 +23,13 @@ use zonelab_sim::Nanos;
 /// What garbage collection did so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct FtlCounters {
+    /// Program units of host data written.
     pub host_units: u64,
+    /// Program units garbage collection wrote.
     pub gc_units: u64,
+    /// LBAs garbage collection relocated.
     pub gc_lbas: u64,
+    /// Victim blocks emptied and released.
     pub victims: u64,
     /// (host + GC) programs per host program.
     pub write_amplification: f64,

@@ -16,7 +16,9 @@ const UNMAPPED: u32 = u32::MAX;
 /// Where a program unit goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnitSlot {
+    /// Die the unit goes to.
     pub die: u32,
+    /// Block on every plane of the die.
     pub block: u32,
     /// Index of the unit within its block.
     pub unit: u32,
@@ -25,8 +27,11 @@ pub struct UnitSlot {
 /// A physical LBA slot: die block and offset within it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
+    /// Die.
     pub die: u32,
+    /// Block on every plane of the die.
     pub block: u32,
+    /// LBA slot within the block.
     pub offset: u32,
 }
 
@@ -36,6 +41,7 @@ enum Stream {
     Gc,
 }
 
+/// Page-level FTL of a conventional SSD (see the module comment).
 #[derive(Debug, Clone)]
 pub struct Ftl {
     dies: u32,
@@ -52,13 +58,20 @@ pub struct Ftl {
     free: Vec<VecDeque<u32>>,
     /// Open block and next unit, per die and stream.
     open: [Vec<Option<(u32, u32)>>; 2],
+    /// Program units of host data placed.
     pub host_units: u64,
+    /// Program units garbage collection placed.
     pub gc_units: u64,
+    /// LBAs garbage collection relocated.
     pub gc_lbas: u64,
+    /// Victim blocks released.
     pub victims: u64,
 }
 
 impl Ftl {
+    /// An empty FTL over `dies` dies of `blocks` blocks, each of
+    /// `units_per_block` program units of `lbas_per_unit` LBAs; `user_lbas`
+    /// must leave room for garbage collection.
     pub fn new(dies: u32, blocks: u32, lbas_per_unit: u32, units_per_block: u32, user_lbas: u64) -> Self {
         let slots = u64::from(dies) * u64::from(blocks) * u64::from(lbas_per_unit) * u64::from(units_per_block);
         assert!(slots < u64::from(UNMAPPED), "physical slots fit 32 bits");
@@ -83,6 +96,7 @@ impl Ftl {
         }
     }
 
+    /// LBA slots in a block.
     pub fn lbas_per_block(&self) -> u32 {
         self.lbas_per_unit * self.units_per_block
     }
@@ -125,6 +139,7 @@ impl Ftl {
         }
     }
 
+    /// Erased blocks left on `die`.
     pub fn free_blocks(&self, die: u32) -> usize {
         self.free[die as usize].len()
     }
@@ -204,6 +219,7 @@ impl Ftl {
         self.valid[self.die_block(die, block)]
     }
 
+    /// LBAs per program unit.
     pub fn lbas_per_unit(&self) -> u32 {
         self.lbas_per_unit
     }
@@ -222,10 +238,12 @@ impl Ftl {
         self.free[die as usize].push_back(block);
     }
 
+    /// Program units per block.
     pub fn units_per_block(&self) -> u32 {
         self.units_per_block
     }
 
+    /// Dies the FTL spreads over.
     pub fn dies(&self) -> u32 {
         self.dies
     }

@@ -17,14 +17,20 @@ use crate::config::Layout;
 use std::collections::VecDeque;
 use zonelab_flash::{BlockAddr, Geometry};
 
+/// Where a chunk (one flash page of zone data) lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkLocation {
+    /// Die.
     pub die: u32,
+    /// Plane within the die.
     pub plane: u32,
+    /// Block within the plane.
     pub block: u32,
+    /// Page within the block.
     pub page: u32,
 }
 
+/// Zone-to-flash mapping of ZNS+ (see the module comment).
 #[derive(Debug, Clone)]
 pub struct Mapping {
     d_zone: u32,
@@ -41,6 +47,7 @@ pub struct Mapping {
 }
 
 impl Mapping {
+    /// The initial mapping: zone `z` on block group `z / N_FCG` of FCG `z mod N_FCG`.
     pub fn new(layout: &Layout, geometry: &Geometry) -> Self {
         assert!(layout.d_zone > 0 && layout.fcgs > 0 && layout.fbg_blocks > 0);
         let zone_fbg: Vec<u32> = (0..layout.zones).map(|z| z / layout.fcgs).collect();
@@ -64,6 +71,7 @@ impl Mapping {
         }
     }
 
+    /// Flash chip groups (N_FCG).
     pub fn fcgs(&self) -> u32 {
         self.fcgs
     }
@@ -74,6 +82,7 @@ impl Mapping {
         self.free_fbgs[fcg].pop_front()
     }
 
+    /// Whether `zone`'s FCG has a spare block group left.
     pub fn has_free_fbg(&self, zone: u32) -> bool {
         !self.free_fbgs[self.fcg_of_zone(zone) as usize].is_empty()
     }
@@ -90,10 +99,12 @@ impl Mapping {
         self.zone_fbg[zone as usize] = fbg;
     }
 
+    /// Dies per flash chip group (D_zone).
     pub fn d_zone(&self) -> u32 {
         self.d_zone
     }
 
+    /// The flash chip group `zone` lives in.
     pub fn fcg_of_zone(&self, zone: u32) -> u32 {
         zone % self.fcgs
     }
@@ -103,11 +114,13 @@ impl Mapping {
         self.zone_fbg[zone as usize]
     }
 
+    /// The die chunk `chunk` of `zone` lands on.
     #[inline]
     pub fn die_of_chunk(&self, zone: u32, chunk: u64) -> u32 {
         self.fcg_of_zone(zone) * self.d_zone + (chunk % u64::from(self.d_zone)) as u32
     }
 
+    /// Where chunk `chunk` of `zone` lives in its current block group.
     #[inline]
     pub fn locate(&self, zone: u32, chunk: u64) -> ChunkLocation {
         self.locate_in(zone, self.fbg_of_zone(zone), chunk)

@@ -3,14 +3,22 @@
 use crate::status::Status;
 use std::collections::BTreeMap;
 
+/// Zone State of the zoned namespace state machine (ZNS Command Set §2.1.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ZoneState {
+    /// ZSE: no data, write pointer at the zone start.
     Empty,
+    /// ZSIO: opened by a write; the device may close it to free an open resource.
     ImplicitlyOpened,
+    /// ZSEO: opened by Open Zone; stays open until the host closes or finishes it.
     ExplicitlyOpened,
+    /// ZSC: written, not open; still holds an active resource.
     Closed,
+    /// ZSF: written to capacity or finished; no more writes until a reset.
     Full,
+    /// ZSRO: readable only; set by fault injection (`set_zone_state`).
     ReadOnly,
+    /// ZSO: neither readable nor writable.
     Offline,
     /// Conventional zones have no write pointer.
     NotWritePointer,
@@ -28,6 +36,7 @@ impl ZoneState {
         ZoneState::Offline,
     ];
 
+    /// The name traces and reports use (`empty`, `implicitly_opened`, ...).
     pub fn name(self) -> &'static str {
         match self {
             ZoneState::Empty => "empty",
@@ -41,26 +50,33 @@ impl ZoneState {
         }
     }
 
+    /// The state named `s`, as [`ZoneState::name`] spells it.
     pub fn parse(s: &str) -> Option<Self> {
         Self::SEQUENTIAL.into_iter().chain([ZoneState::NotWritePointer]).find(|z| z.name() == s)
     }
 
+    /// Implicitly or explicitly opened: holds an open resource.
     pub fn is_open(self) -> bool {
         matches!(self, ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
     }
 
+    /// Open or closed: holds an active resource.
     pub fn is_active(self) -> bool {
         self.is_open() || self == ZoneState::Closed
     }
 }
 
+/// Zone Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ZoneType {
+    /// Randomly writable, no write pointer (at the start of the namespace).
     Conventional,
+    /// Sequential Write Required: writes only at the write pointer.
     SeqWriteRequired,
 }
 
 impl ZoneType {
+    /// The name traces and reports use.
     pub fn name(self) -> &'static str {
         match self {
             ZoneType::Conventional => "conventional",
@@ -81,6 +97,7 @@ struct Zone {
 /// Outcome of taking a zone for a write: whether the write opened it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteAdmission {
+    /// The write took an empty or closed zone to implicitly opened.
     pub implicitly_opened: bool,
     /// A zone the device closed to free an open resource.
     pub auto_closed: Option<u32>,
@@ -104,6 +121,9 @@ pub struct ZoneTable {
 }
 
 impl ZoneTable {
+    /// `zones` zones of 2^`zone_lbas_log2` LBAs each, the first `conventional`
+    /// of them conventional, all others empty; `max_open` and `max_active`
+    /// bound the open and active resources (0: no limit).
     pub fn new(
         zones: u32,
         conventional: u32,
@@ -148,27 +168,35 @@ impl ZoneTable {
         )
     }
 
+    /// Zones in the namespace.
     pub fn len(&self) -> u32 {
         self.zones.len() as u32
     }
+    /// True for a namespace without zones.
     pub fn is_empty(&self) -> bool {
         self.zones.is_empty()
     }
+    /// Zone Start LBA of `zone`.
     pub fn zslba(&self, zone: u32) -> u64 {
         u64::from(zone) << self.zone_lbas_log2
     }
+    /// The zone holding `lba`.
     pub fn zone_of(&self, lba: u64) -> u32 {
         (lba >> self.zone_lbas_log2) as u32
     }
+    /// Zone capacity in LBAs (the same for every zone).
     pub fn zcap(&self) -> u64 {
         self.zcap_lbas
     }
+    /// State of `zone`.
     pub fn state(&self, zone: u32) -> ZoneState {
         self.zones[zone as usize].state
     }
+    /// Write pointer of `zone` (an absolute LBA).
     pub fn wp(&self, zone: u32) -> u64 {
         self.zones[zone as usize].wp
     }
+    /// Conventional or sequential-write-required.
     pub fn zone_type(&self, zone: u32) -> ZoneType {
         if zone < self.conventional {
             ZoneType::Conventional
@@ -176,9 +204,11 @@ impl ZoneTable {
             ZoneType::SeqWriteRequired
         }
     }
+    /// Zones holding an open resource now.
     pub fn open_count(&self) -> u32 {
         self.open
     }
+    /// Zones holding an active resource now.
     pub fn active_count(&self) -> u32 {
         self.active
     }
@@ -293,6 +323,9 @@ impl ZoneTable {
         }
     }
 
+    /// Open Zone: empty, closed or implicitly opened becomes explicitly opened.
+    /// Returns a zone the device closed to make room, if any; the NVMe status
+    /// when the transition or the resources forbid it.
     pub fn open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
         match self.state(zone) {
             ZoneState::Empty | ZoneState::Closed => {
@@ -324,6 +357,7 @@ impl ZoneTable {
         Ok(auto_closed)
     }
 
+    /// Close Zone: an open zone becomes closed (closing a closed zone is a no-op).
     pub fn close(&mut self, zone: u32) -> Result<(), Status> {
         match self.state(zone) {
             ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
@@ -365,6 +399,7 @@ impl ZoneTable {
         }
     }
 
+    /// Offline Zone: only a read-only zone may go offline.
     pub fn offline(&mut self, zone: u32) -> Result<(), Status> {
         match self.state(zone) {
             ZoneState::ReadOnly | ZoneState::Offline => {

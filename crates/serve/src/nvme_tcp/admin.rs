@@ -9,15 +9,24 @@ use crate::nvme_tcp::target::{lock, Controller, Target, AERS_MAX, DISCOVERY_NQN,
 use std::sync::Arc;
 use zonelab_device::ZonedDevice;
 
+/// Admin opcode: Get Log Page.
 pub const OPC_GET_LOG_PAGE: u8 = 0x02;
+/// Admin opcode: Identify.
 pub const OPC_IDENTIFY: u8 = 0x06;
+/// Admin opcode: Set Features.
 pub const OPC_SET_FEATURES: u8 = 0x09;
+/// Admin opcode: Get Features.
 pub const OPC_GET_FEATURES: u8 = 0x0A;
+/// Admin opcode: Asynchronous Event Request.
 pub const OPC_ASYNC_EVENT: u8 = 0x0C;
+/// Admin opcode: Keep Alive.
 pub const OPC_KEEP_ALIVE: u8 = 0x18;
 
+/// Fabrics command type: Property Set (a controller register).
 pub const FCTYPE_PROPERTY_SET: u8 = 0x00;
+/// Fabrics command type: Connect (creates a controller or joins a queue to it).
 pub const FCTYPE_CONNECT: u8 = 0x01;
+/// Fabrics command type: Property Get.
 pub const FCTYPE_PROPERTY_GET: u8 = 0x04;
 
 const PAGE_BYTES: usize = 4096;
@@ -39,8 +48,11 @@ fn capabilities() -> u64 {
 
 /// What a Connect asks for, once checked.
 pub struct Connected {
+    /// The controller the queue belongs to.
     pub controller: Arc<Controller>,
+    /// Queue id: 0 for the admin queue, 1 and up for I/O queues.
     pub qid: u16,
+    /// Submission queue entries minus one, as Connect gives it.
     pub sqsize: u16,
 }
 

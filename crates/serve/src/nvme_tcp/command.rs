@@ -8,21 +8,37 @@ use zonelab_sim::Nanos;
 
 /// Status codes as `SCT << 8 | SC` (NVMe Base 2.0, Figures 100-102).
 pub mod sc {
+    /// Successful Completion.
     pub const SUCCESS: u16 = 0x000;
+    /// Invalid Command Opcode.
     pub const INVALID_OPCODE: u16 = 0x001;
+    /// Invalid Field in Command.
     pub const INVALID_FIELD: u16 = 0x002;
+    /// Data Transfer Error.
     pub const DATA_TRANSFER_ERROR: u16 = 0x004;
+    /// Internal Error (the model failed or the image could not be written).
     pub const INTERNAL_ERROR: u16 = 0x006;
+    /// Invalid Namespace or Format.
     pub const INVALID_NAMESPACE: u16 = 0x00B;
+    /// Command Sequence Error (e.g. an I/O command before Connect).
     pub const COMMAND_SEQUENCE_ERROR: u16 = 0x00C;
+    /// Data SGL Length Invalid.
     pub const SGL_LENGTH_INVALID: u16 = 0x00F;
+    /// SGL Descriptor Type Invalid.
     pub const SGL_TYPE_INVALID: u16 = 0x011;
+    /// Transient Transport Error: the host may retry.
     pub const TRANSIENT_TRANSPORT_ERROR: u16 = 0x022;
+    /// Asynchronous Event Request Limit Exceeded (command specific).
     pub const AER_LIMIT_EXCEEDED: u16 = 0x105;
+    /// Invalid Log Page (command specific).
     pub const INVALID_LOG_PAGE: u16 = 0x109;
+    /// Connect: Incompatible Format (command specific).
     pub const CONNECT_INCOMPATIBLE_FORMAT: u16 = 0x180;
+    /// Connect: Controller Busy (command specific).
     pub const CONNECT_CONTROLLER_BUSY: u16 = 0x181;
+    /// Connect: Invalid Parameters (command specific).
     pub const CONNECT_INVALID_PARAMETERS: u16 = 0x182;
+    /// Connect: Invalid Host (command specific).
     pub const CONNECT_INVALID_HOST: u16 = 0x184;
 }
 
@@ -31,6 +47,7 @@ pub mod sc {
 pub struct Sqe<'a>(pub &'a [u8; SQE_BYTES]);
 
 impl Sqe<'_> {
+    /// Command opcode (byte 0).
     pub fn opcode(&self) -> u8 {
         self.0[0]
     }
@@ -40,10 +57,12 @@ impl Sqe<'_> {
         self.0[1] >> 6
     }
 
+    /// Command identifier, echoed in the completion.
     pub fn cid(&self) -> u16 {
         u16::from_le_bytes([self.0[2], self.0[3]])
     }
 
+    /// Namespace identifier.
     pub fn nsid(&self) -> u32 {
         self.u32_at(4)
     }
@@ -64,10 +83,12 @@ impl Sqe<'_> {
         self.0[39]
     }
 
+    /// SGL descriptor address (an offset for in-capsule data).
     pub fn sgl_address(&self) -> u64 {
         u64::from_le_bytes(self.0[24..32].try_into().expect("8 bytes"))
     }
 
+    /// SGL descriptor length: the command's data bytes.
     pub fn sgl_length(&self) -> u32 {
         self.u32_at(32)
     }
@@ -77,10 +98,12 @@ impl Sqe<'_> {
         self.0[4]
     }
 
+    /// The little-endian dword at byte `i`.
     pub fn u32_at(&self, i: usize) -> u32 {
         u32::from_le_bytes(self.0[i..i + 4].try_into().expect("4 bytes"))
     }
 
+    /// The little-endian word at byte `i`.
     pub fn u16_at(&self, i: usize) -> u16 {
         u16::from_le_bytes([self.0[i], self.0[i + 1]])
     }
@@ -89,6 +112,7 @@ impl Sqe<'_> {
 /// SGL identifiers NVMe/TCP uses: data in the capsule, or moved by the
 /// transport (R2T/H2CData or C2HData).
 pub const SGL_IN_CAPSULE: u8 = 0x01;
+/// Transport SGL data block: the data moves by R2T/H2CData or C2HData.
 pub const SGL_TRANSPORT: u8 = 0x5A;
 
 /// The fabrics opcode; its `fctype` selects the command.
@@ -97,13 +121,18 @@ pub const OPC_FABRICS: u8 = 0x7F;
 /// Which way a command's data goes (the opcode's, or fctype's, low bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
+    /// No data.
     None,
+    /// The host sends data (writes).
     HostToController,
+    /// The controller sends data (reads, Identify).
     ControllerToHost,
+    /// Both ways; not used by the commands served.
     Bidirectional,
 }
 
 impl Direction {
+    /// The direction the command's opcode (or fctype for fabrics) encodes.
     pub fn of(sqe: &Sqe<'_>) -> Self {
         let code = if sqe.opcode() == OPC_FABRICS { sqe.fctype() } else { sqe.opcode() };
         match code & 3 {
@@ -129,18 +158,22 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// A completion with `status` and nothing else.
     pub fn status(status: u16) -> Self {
         Reply { status, result: 0, data: Vec::new(), due_ns: 0 }
     }
 
+    /// A successful completion.
     pub fn ok() -> Self {
         Self::status(sc::SUCCESS)
     }
 
+    /// A successful completion carrying `data` to the host.
     pub fn data(data: Vec<u8>) -> Self {
         Reply { data, ..Self::ok() }
     }
 
+    /// A successful completion with `result` in dwords 0 and 1.
     pub fn result(result: u64) -> Self {
         Reply { result, ..Self::ok() }
     }
@@ -183,14 +216,17 @@ pub fn put_nul_padded(buf: &mut [u8], at: usize, len: usize, s: &str) {
     field[..n].copy_from_slice(&s.as_bytes()[..n]);
 }
 
+/// Writes `v` little endian at byte `at`.
 pub fn put_u16(buf: &mut [u8], at: usize, v: u16) {
     buf[at..at + 2].copy_from_slice(&v.to_le_bytes());
 }
 
+/// Writes `v` little endian at byte `at`.
 pub fn put_u32(buf: &mut [u8], at: usize, v: u32) {
     buf[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
+/// Writes `v` little endian at byte `at`.
 pub fn put_u64(buf: &mut [u8], at: usize, v: u64) {
     buf[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }

@@ -12,13 +12,21 @@ use zonelab_device::{
 };
 use zonelab_sim::Nanos;
 
+/// I/O opcode: Flush.
 pub const OPC_FLUSH: u8 = 0x00;
+/// I/O opcode: Write.
 pub const OPC_WRITE: u8 = 0x01;
+/// I/O opcode: Read.
 pub const OPC_READ: u8 = 0x02;
+/// I/O opcode: Write Zeroes.
 pub const OPC_WRITE_ZEROES: u8 = 0x08;
+/// I/O opcode: Copy (Simple Copy).
 pub const OPC_COPY: u8 = 0x19;
+/// I/O opcode: Zone Management Send (open, close, finish, reset, offline).
 pub const OPC_ZONE_MGMT_SEND: u8 = 0x79;
+/// I/O opcode: Zone Management Receive (report zones).
 pub const OPC_ZONE_MGMT_RECV: u8 = 0x7A;
+/// I/O opcode: Zone Append.
 pub const OPC_ZONE_APPEND: u8 = 0x7D;
 /// ZNS+ (vendor specific, docs/nvme-tcp.md): host-to-controller pairs.
 pub const OPC_ZONE_COMPACTION: u8 = 0x81;
@@ -31,6 +39,7 @@ const REPORT_HEADER_BYTES: usize = 64;
 const ZONE_DESCRIPTOR_BYTES: usize = 64;
 const COPY_RANGE_BYTES: usize = 32;
 const COMPACTION_PAIR_BYTES: usize = 16;
+/// Bytes of the ZNS+ identify_mapping answer.
 pub const IDENTIFY_MAPPING_BYTES: usize = 24;
 
 /// (opcode, changes logical block content, zoned command set only), for the

@@ -6,31 +6,51 @@
 
 use std::io::Read;
 
+/// PDU type: Initialize Connection Request (host to controller).
 pub const TYPE_IC_REQ: u8 = 0x00;
+/// PDU type: Initialize Connection Response.
 pub const TYPE_IC_RESP: u8 = 0x01;
+/// PDU type: host-to-controller termination request.
 pub const TYPE_H2C_TERM_REQ: u8 = 0x02;
+/// PDU type: controller-to-host termination request.
 pub const TYPE_C2H_TERM_REQ: u8 = 0x03;
+/// PDU type: command capsule (an SQE, maybe with in-capsule data).
 pub const TYPE_CAPSULE_CMD: u8 = 0x04;
+/// PDU type: response capsule (a CQE).
 pub const TYPE_CAPSULE_RESP: u8 = 0x05;
+/// PDU type: host-to-controller data (write data after an R2T).
 pub const TYPE_H2C_DATA: u8 = 0x06;
+/// PDU type: controller-to-host data (read data).
 pub const TYPE_C2H_DATA: u8 = 0x07;
+/// PDU type: Ready to Transfer (the controller asks for write data).
 pub const TYPE_R2T: u8 = 0x09;
 
+/// Common header flag: a header digest follows the PDU header.
 pub const FLAG_HDGST: u8 = 0x01;
+/// Common header flag: a data digest follows the PDU data.
 pub const FLAG_DDGST: u8 = 0x02;
 /// Last data PDU of a transfer (H2CData, C2HData).
 pub const FLAG_LAST_PDU: u8 = 0x04;
 /// C2HData: the command succeeded, no CapsuleResp follows.
 pub const FLAG_SUCCESS: u8 = 0x08;
 
+/// Common header: type, flags, HLEN, PDO, PLEN.
 pub const COMMON_HEADER_BYTES: usize = 8;
+/// A header or data digest (CRC32C).
 pub const DIGEST_BYTES: usize = 4;
+/// ICReq and ICResp, which are fixed-size.
 pub const IC_BYTES: usize = 128;
+/// An NVMe submission queue entry.
 pub const SQE_BYTES: usize = 64;
+/// An NVMe completion queue entry.
 pub const CQE_BYTES: usize = 16;
+/// CapsuleCmd header: common header and SQE.
 pub const CAPSULE_CMD_HEADER_BYTES: usize = COMMON_HEADER_BYTES + SQE_BYTES;
+/// CapsuleResp header: common header and CQE.
 pub const CAPSULE_RESP_HEADER_BYTES: usize = COMMON_HEADER_BYTES + CQE_BYTES;
+/// H2CData, C2HData and R2T headers.
 pub const DATA_HEADER_BYTES: usize = 24;
+/// H2CTermReq and C2HTermReq headers.
 pub const TERM_REQ_HEADER_BYTES: usize = 24;
 /// A C2HTermReq carries at most this much of the offending PDU header.
 pub const TERM_REQ_DATA_BYTES_MAX: usize = 152;
@@ -43,17 +63,24 @@ pub const H2C_DATA_BYTES_MAX: usize = 128 << 10;
 /// Fatal Error Status of a termination request (§3.6.2.3, Figure 14).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fes {
+    /// A header field is invalid; FEI gives its byte offset.
     InvalidHeaderField = 0x01,
+    /// A PDU arrived when the protocol does not allow it.
     SequenceError = 0x02,
+    /// The header digest did not match.
     HeaderDigestError = 0x03,
+    /// Data outside the transfer the command or R2T set up.
     DataOutOfRange = 0x04,
+    /// More data than negotiated (MAXH2CDATA, in-capsule size).
     DataLimitExceeded = 0x05,
+    /// A parameter the controller does not support (PFV, digest, alignment).
     UnsupportedParameter = 0x06,
 }
 
 /// A fatal transport error: what the C2HTermReq reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PduError {
+    /// Fatal Error Status to report.
     pub fes: Fes,
     /// Fatal Error Information: the byte offset of the bad header field.
     pub fei: u32,
@@ -64,6 +91,8 @@ pub struct PduError {
 }
 
 impl PduError {
+    /// An error at header byte `fei` of `header` (truncated to what a
+    /// C2HTermReq carries); `reason` is for the log.
     pub fn new(fes: Fes, fei: usize, header: &[u8], reason: &'static str) -> Self {
         let len = header.len().min(TERM_REQ_DATA_BYTES_MAX);
         PduError { fes, fei: fei as u32, header: header[..len].to_vec(), reason }
@@ -75,13 +104,16 @@ impl PduError {
 pub enum ReadError {
     /// The peer closed the connection or the socket failed.
     Closed(std::io::Error),
+    /// The PDU broke the protocol: answer a C2HTermReq and close.
     Fatal(PduError),
 }
 
 /// Which digests the connection carries (negotiated by ICReq/ICResp).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Digests {
+    /// HDGST: a CRC32C follows each PDU header.
     pub header: bool,
+    /// DDGST: a CRC32C follows each PDU's data.
     pub data: bool,
 }
 
@@ -95,58 +127,100 @@ impl Digests {
     }
 }
 
+/// One NVMe/TCP PDU, decoded; fields keep the specification's names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pdu {
+    /// Initialize Connection Request.
     IcReq {
+        /// PDU format version (0 for 1.0).
         pfv: u16,
+        /// Host PDU data alignment, in dwords minus one.
         hpda: u8,
+        /// Digests the host asks for.
         digests: Digests,
+        /// Most outstanding R2Ts per command the host accepts, minus one.
         maxr2t: u32,
     },
+    /// Initialize Connection Response.
     IcResp {
+        /// PDU format version (0 for 1.0).
         pfv: u16,
+        /// Controller PDU data alignment, in dwords minus one.
         cpda: u8,
+        /// Digests the connection will carry.
         digests: Digests,
+        /// Most data one H2CData PDU may carry, in bytes.
         maxh2cdata: u32,
     },
+    /// The host ends the connection on a fatal error.
     H2CTermReq {
+        /// Fatal Error Status.
         fes: u16,
+        /// Fatal Error Information (a byte offset or a limit).
         fei: u32,
+        /// The offending PDU header, as much as fits.
         data: Vec<u8>,
     },
+    /// The controller ends the connection on a fatal error.
     C2HTermReq {
+        /// Fatal Error Status.
         fes: u16,
+        /// Fatal Error Information (a byte offset or a limit).
         fei: u32,
+        /// The offending PDU header, as much as fits.
         data: Vec<u8>,
     },
     /// `data_ok`: false when the data digest did not match.
     CapsuleCmd {
+        /// The submission queue entry.
         sqe: [u8; SQE_BYTES],
+        /// In-capsule data, empty when the data comes by R2T.
         data: Vec<u8>,
+        /// False when the data digest did not match.
         data_ok: bool,
     },
+    /// A command's completion.
     CapsuleResp {
+        /// The completion queue entry.
         cqe: [u8; CQE_BYTES],
     },
+    /// Write data the host sends after an R2T.
     H2CData {
+        /// Command capsule CID the data belongs to.
         cccid: u16,
+        /// Transfer tag from the R2T.
         ttag: u16,
+        /// Offset of this data in the command's transfer, in bytes.
         datao: u32,
+        /// The data.
         data: Vec<u8>,
+        /// Last data PDU of the R2T's transfer.
         last: bool,
+        /// False when the data digest did not match.
         data_ok: bool,
     },
+    /// Read data the controller sends.
     C2HData {
+        /// Command capsule CID the data belongs to.
         cccid: u16,
+        /// Offset of this data in the command's transfer, in bytes.
         datao: u32,
+        /// The data.
         data: Vec<u8>,
+        /// Last data PDU of the transfer.
         last: bool,
+        /// The command succeeded and no CapsuleResp follows (SUCCESS flag).
         success: bool,
     },
+    /// The controller asks for part of a command's write data.
     R2T {
+        /// Command capsule CID.
         cccid: u16,
+        /// Transfer tag the H2CData PDUs must carry.
         ttag: u16,
+        /// Offset of the requested data in the command's transfer, in bytes.
         r2to: u32,
+        /// Bytes requested.
         r2tl: u32,
     },
 }
@@ -304,7 +378,9 @@ fn decode(layout: &Layout, h: &[u8], data: Vec<u8>, data_ok: bool) -> Result<Pdu
 /// data alignment the peer asked for (HPDA or CPDA, in dwords minus one).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Encoding {
+    /// Digests negotiated for the connection.
     pub digests: Digests,
+    /// Data alignment the peer asked for, in dwords minus one (0: none).
     pub pda: u8,
 }
 

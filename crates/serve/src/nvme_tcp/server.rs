@@ -7,6 +7,7 @@ use crate::nvme_tcp::pdu::ReadError;
 use crate::nvme_tcp::session::{Output, Session};
 use crate::nvme_tcp::target::{lock, Target};
 use crate::stats_file::{write_stats, StatsFile};
+use crate::ServeError;
 use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -23,8 +24,10 @@ const OUTPUTS_QUEUED_MAX: usize = 1024;
 /// Connections open at once (queues of all controllers).
 const CONNECTIONS_MAX: usize = 1024;
 
+/// Settings of `zonelab serve --nvme-tcp`.
 #[derive(Debug, Clone)]
 pub struct NvmeTcpOptions {
+    /// Address and port to listen on (4420 is NVMe/TCP's).
     pub listen: SocketAddr,
     /// Where to write statistics (on SIGUSR1 and on exit); stderr when absent.
     pub stats_path: Option<PathBuf>,
@@ -32,13 +35,12 @@ pub struct NvmeTcpOptions {
 
 /// Serves `target` on `options.listen` until SIGINT or SIGTERM, then
 /// closes every connection, writes the statistics and syncs the images.
-pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), String> {
+pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), ServeError> {
     let stats_file = options.stats_path.as_deref().map(StatsFile::create).transpose()?;
     let listener =
-        TcpListener::bind(options.listen).map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
-    let address = listener.local_addr().map_err(|e| format!("listening socket: {e}"))?;
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGUSR1])
-        .map_err(|e| format!("cannot handle signals: {e}"))?;
+        TcpListener::bind(options.listen).map_err(|source| ServeError::Listen { address: options.listen, source })?;
+    let address = listener.local_addr().map_err(ServeError::ListeningSocket)?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGUSR1]).map_err(ServeError::Signals)?;
     let target = Arc::new(target);
     let accept_target = Arc::clone(&target);
     std::thread::spawn(move || accept_loop(&listener, &accept_target, true));

@@ -21,7 +21,9 @@ use zonelab_sim::Nanos;
 /// Bytes for the wire, and when (server wall time; 0: at once).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
+    /// When to send (server wall time; 0: at once).
     pub due_ns: Nanos,
+    /// Encoded PDUs.
     pub bytes: Vec<u8>,
 }
 
@@ -42,6 +44,8 @@ struct PendingWrite {
     data_ok: bool,
 }
 
+/// One connection's protocol state: ICReq negotiation, the queue Connect
+/// bound it to, and the write transfers waiting for H2CData.
 pub struct Session {
     target: Arc<Target>,
     /// The address the host reached us at (the discovery log's entry).
@@ -56,6 +60,7 @@ pub struct Session {
 }
 
 impl Session {
+    /// A connection to `target` that the host reached at `local`.
     pub fn new(target: Arc<Target>, local: SocketAddr) -> Self {
         let transfer_bytes_max = target.namespaces.iter().map(|ns| lock(ns).geometry().io_bytes_max).max();
         let transfer_bytes_max = transfer_bytes_max.expect("a namespace") as usize;
@@ -118,6 +123,8 @@ impl Session {
         out.push(Output { due_ns, bytes });
     }
 
+    /// Handles one PDU, queueing what to send in `out`. `Ok(false)`: the host
+    /// ended the connection; `Err`: a fatal transport error to report and close on.
     pub fn on_pdu(&mut self, pdu: Pdu, out: &mut Vec<Output>) -> Result<bool, PduError> {
         let header = || Encoding::default().encode(&pdu);
         match pdu {

@@ -10,7 +10,9 @@ use std::time::Instant;
 use zonelab_device::Namespace;
 use zonelab_sim::Nanos;
 
+/// NQN of the discovery subsystem (well-known, NVMe Base §4.7).
 pub const DISCOVERY_NQN: &str = "nqn.2014-08.org.nvmexpress.discovery";
+/// The subsystem NQN served unless `--nqn` names another.
 pub const DEFAULT_NQN: &str = "nqn.2026-11.io.zonelab:zns";
 /// Controllers alive at once (each is an admin connection).
 pub const CONTROLLERS_MAX: usize = 64;
@@ -35,37 +37,53 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Controller registers and features a host sets.
 #[derive(Debug, Default)]
 pub struct ControllerState {
+    /// Controller Configuration register (CC); bit 0 is EN.
     pub cc: u32,
+    /// Controller Status register (CSTS); bit 0 is RDY.
     pub csts: u32,
+    /// Keep Alive Timeout from Connect or Set Features, in milliseconds.
     pub kato_ms: u32,
+    /// Asynchronous Event Configuration feature, as set.
     pub async_event_config: u32,
+    /// Volatile Write Cache feature: WCE as the host set it.
     pub volatile_write_cache: bool,
     /// I/O queues granted by Set Features Number of Queues (0: not asked).
     pub io_queues: u16,
+    /// Asynchronous Event Requests outstanding.
     pub aers_held: u32,
     /// The I/O queues' connections by connection id, shut down with the controller.
     pub io_streams: BTreeMap<u64, TcpStream>,
 }
 
+/// A controller a host created with an admin-queue Connect.
 #[derive(Debug)]
 pub struct Controller {
+    /// Controller id (1..=0xFFEF).
     pub cntlid: u16,
+    /// A discovery controller (it serves the discovery log only).
     pub discovery: bool,
+    /// NQN of the host that connected.
     pub hostnqn: String,
+    /// Host identifier from the Connect data.
     pub hostid: [u8; 16],
+    /// Registers and features, shared by the controller's queues.
     pub state: Mutex<ControllerState>,
 }
 
 impl Controller {
+    /// Whether CSTS.RDY is set: the host enabled the controller.
     pub fn enabled(&self) -> bool {
         lock(&self.state).csts & 1 != 0
     }
 }
 
+/// The NVM subsystem served over NVMe/TCP.
 pub struct Target {
+    /// The subsystem's NQN, which hosts connect to.
     pub subnqn: String,
     /// Namespace `i + 1`.
     pub namespaces: Vec<Mutex<NamespaceBackend>>,
+    /// When the target started: wall time 0 of the server.
     pub started: Instant,
     controllers: Mutex<BTreeMap<u16, Arc<Controller>>>,
     next_cntlid: Mutex<u16>,
@@ -74,6 +92,7 @@ pub struct Target {
 }
 
 impl Target {
+    /// A subsystem named `subnqn` whose `namespaces` (at least one) are NSIDs 1, 2, ...
     pub fn new(subnqn: String, namespaces: Vec<NamespaceBackend>) -> Self {
         assert!(!namespaces.is_empty(), "a subsystem has a namespace");
         Target {
@@ -97,6 +116,7 @@ impl Target {
         self.namespaces.get(index)
     }
 
+    /// Active namespaces (the highest NSID).
     pub fn namespace_count(&self) -> u32 {
         self.namespaces.len() as u32
     }
@@ -120,6 +140,7 @@ impl Target {
         Some(controller)
     }
 
+    /// The live controller with id `cntlid`.
     pub fn controller(&self, cntlid: u16) -> Option<Arc<Controller>> {
         lock(&self.controllers).get(&cntlid).cloned()
     }
@@ -133,14 +154,17 @@ impl Target {
         }
     }
 
+    /// Registers an open connection, so a stop can close it.
     pub fn add_connection(&self, id: u64, stream: TcpStream) {
         lock(&self.connections).insert(id, stream);
     }
 
+    /// Connections open now.
     pub fn connection_count(&self) -> usize {
         lock(&self.connections).len()
     }
 
+    /// Forgets a closed connection.
     pub fn remove_connection(&self, id: u64) {
         lock(&self.connections).remove(&id);
     }
@@ -165,10 +189,11 @@ impl Target {
     }
 
     /// Makes every image durable (clean stop, shutdown notification).
-    pub fn sync_images(&self) -> Result<(), String> {
+    pub fn sync_images(&self) -> Result<(), crate::ServeError> {
         self.namespaces.iter().try_for_each(|ns| lock(ns).sync_image())
     }
 
+    /// Whether some namespace's model failed (see [`Backend::failed`]).
     pub fn failed(&self) -> bool {
         self.namespaces.iter().any(|ns| lock(ns).failed())
     }

@@ -62,9 +62,19 @@ const MODELLED_HELP: &[(&str, &str)] = &[
     ("kb_base", "Unit base of sizes: 1024 or 1000"),
 ];
 
+/// `--cmdhelp=NAME` for an option fio does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--cmdhelp={name}: no such option{}; --cmdhelp lists them all", suggestion.map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default())]
+pub struct UnknownOption {
+    /// The name asked for.
+    pub name: String,
+    /// The known option closest to it, if one is within two edits.
+    pub suggestion: Option<&'static str>,
+}
+
 /// fio's `--cmdhelp`: `None` or `all` lists every option; an option name
 /// describes it. Err: the unknown name with the closest known one.
-pub fn cmdhelp(query: Option<&str>) -> Result<String, String> {
+pub fn cmdhelp(query: Option<&str>) -> Result<String, UnknownOption> {
     let mut out = String::new();
     match query.filter(|q| !q.is_empty() && *q != "all") {
         None => {
@@ -79,9 +89,7 @@ pub fn cmdhelp(query: Option<&str>) -> Result<String, String> {
         }
         Some(name) => {
             let Some(info) = options::lookup(name) else {
-                let hint = options::suggest(name).map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default();
-                let all = "--cmdhelp lists them all";
-                return Err(format!("--cmdhelp={name}: no such option{hint}; {all}"));
+                return Err(UnknownOption { name: name.to_string(), suggestion: options::suggest(name) });
             };
             describe(&mut out, &info);
         }
@@ -138,7 +146,7 @@ mod tests {
         assert!(bs.starts_with("                  bs: Block size unit"), "{bs}");
         assert!(bs.contains("               alias: blocksize\n"), "{bs}");
         assert!(cmdhelp(Some("time_based")).unwrap().contains("empty or boolean value"));
-        let err = cmdhelp(Some("ioengin")).unwrap_err();
+        let err = cmdhelp(Some("ioengin")).unwrap_err().to_string();
         assert!(err.contains("did you mean 'ioengine'"), "{err}");
     }
 }

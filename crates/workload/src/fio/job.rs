@@ -7,23 +7,34 @@ use zonelab_sim::Nanos;
 
 /// Data directions, in fio's order (read, write, trim).
 pub const DDIRS: usize = 3;
+/// Index of reads in per-direction arrays.
 pub const DDIR_READ: usize = 0;
+/// Index of writes in per-direction arrays.
 pub const DDIR_WRITE: usize = 1;
+/// Index of trims (NVMe Deallocate) in per-direction arrays.
 pub const DDIR_TRIM: usize = 2;
 
+/// fio's `rw=` I/O pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RwKind {
+    /// Sequential reads.
     Read,
+    /// Sequential writes.
     Write,
+    /// Sequential trims.
     Trim,
+    /// Random reads.
     RandRead,
+    /// Random writes.
     RandWrite,
     /// `rw` / `readwrite`: sequential mixed.
     ReadWrite,
+    /// `randrw`: random mixed, `rwmixread` percent reads.
     RandRw,
 }
 
 impl RwKind {
+    /// Whether offsets are drawn at random rather than in sequence.
     pub fn is_random(self) -> bool {
         matches!(self, RwKind::RandRead | RwKind::RandWrite | RwKind::RandRw)
     }
@@ -33,9 +44,11 @@ impl RwKind {
 /// or a number of zones (`z` suffix).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Size {
+    /// A byte count.
     Bytes(u64),
     /// 0 < percent <= 100, of the namespace (or of what remains after `offset`, as fio does for `size`).
     Percent(f64),
+    /// A number of zones (`3z`).
     Zones(f64),
 }
 
@@ -53,20 +66,30 @@ impl Size {
 /// Block size range of one direction (`bs=4k` gives min = max).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockSize {
+    /// Smallest block size in bytes.
     pub min_bytes: u64,
+    /// Largest block size in bytes.
     pub max_bytes: u64,
 }
 
+/// fio's `zonemode=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ZoneMode {
+    /// The target is treated as a plain block device.
     None,
+    /// Zoned block device: writes go to write pointers, zones are opened,
+    /// reset and limited as fio's zbd code does.
     Zbd,
 }
 
+/// fio's `random_distribution=` for random offsets.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Distribution {
+    /// Uniform over the range.
     Random,
+    /// Zipf with this theta (> 0, not 1).
     Zipf(f64),
+    /// Pareto with this power (0 < power < 1).
     Pareto(f64),
     /// Normal with this standard deviation, in percent of the range (fio's `normal:dev`).
     Normal(f64),
@@ -77,21 +100,26 @@ pub enum Distribution {
 pub enum IoEngine {
     /// Passthrough: no block layer, no scheduler.
     Spdk,
+    /// io_uring NVMe passthrough (`/dev/ngXnY`): no block layer.
     IoUringCmd,
     /// Through the block layer and its scheduler.
     IoUring,
+    /// Linux native AIO through the block layer.
     Libaio,
     /// Synchronous: one I/O in flight per job whatever `iodepth` says.
     Psync,
 }
 
 impl IoEngine {
+    /// Whether the engine bypasses the block layer (SPDK, io_uring passthrough).
     pub fn is_passthrough(self) -> bool {
         matches!(self, IoEngine::Spdk | IoEngine::IoUringCmd)
     }
+    /// Whether the engine keeps one I/O in flight (psync and its kin).
     pub fn is_sync(self) -> bool {
         matches!(self, IoEngine::Psync)
     }
+    /// fio's name for the engine.
     pub fn name(self) -> &'static str {
         match self {
             IoEngine::Spdk => "spdk",
@@ -103,24 +131,34 @@ impl IoEngine {
     }
 }
 
+/// The block layer's I/O scheduler for the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheduler {
+    /// `none`: requests pass straight through.
     None,
+    /// `mq-deadline` with zone write locking.
     MqDeadline,
     /// ZINC (seed 003): mq-deadline holding zone resets and finishes back.
     Zinc,
 }
 
+/// fio's `rate_process=`: how rate-limited I/Os are spaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RateProcess {
+    /// Evenly spaced.
     Linear,
+    /// Exponential gaps (a Poisson arrival process) with the same mean.
     Poisson,
 }
 
+/// fio's `verify=`: the checksum written into each block and checked on read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verify {
+    /// No verification.
     None,
+    /// CRC32C of the block's payload.
     Crc32c,
+    /// MD5 of the block's payload.
     Md5,
 }
 
@@ -128,57 +166,89 @@ pub enum Verify {
 /// applied. `numjobs` clones are made by the runner, not here.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
+    /// The job's name (its section header or `--name`).
     pub name: String,
     /// Where the job came from, for error messages: `file:line` of its section header or `command line`.
     pub origin: String,
+    /// `filename=`, as written: zonelab runs every job on its one device.
     pub filename: Option<String>,
+    /// The I/O pattern.
     pub rw: RwKind,
     /// Share of reads in mixed workloads, 0..=100 (`rwmixwrite=x` sets 100 - x).
     pub rwmixread: u32,
     /// Per direction (read, write, trim).
     pub bs: [BlockSize; DDIRS],
+    /// Random offsets need not be block-size aligned.
     pub blocksize_unaligned: bool,
+    /// I/Os kept in flight per thread (1 for sync engines).
     pub iodepth: u32,
+    /// Threads running this job.
     pub numjobs: u32,
+    /// Range of the target the job covers (`None`: to the end).
     pub size: Option<Size>,
+    /// Bytes to transfer (`None`: `size`).
     pub io_size: Option<Size>,
+    /// Start of the job's range.
     pub offset: Size,
+    /// Offset added per clone (`numjobs`): clone n starts at offset + n × this.
     pub offset_increment: Size,
+    /// Stop after this many I/Os (`None`: no such limit).
     pub number_ios: Option<u64>,
+    /// Plain or zoned target.
     pub zonemode: ZoneMode,
+    /// Zone size fio assumes (`None`: the device's).
     pub zonesize: Option<Size>,
+    /// Zone capacity fio assumes (`None`: the device's).
     pub zonecapacity: Option<Size>,
+    /// Bytes skipped after each zone is done (strided zone access).
     pub zoneskip: Size,
     /// 0 = no limit beyond the device's.
     pub max_open_zones: u32,
+    /// Open zones one job may have at once (0 = `max_open_zones`).
     pub job_max_open_zones: u32,
     /// Fraction 0..=1 of the zoned range's capacity written before zone_reset_frequency applies.
     pub zone_reset_threshold: f64,
     /// Fraction 0..=1: probability of resetting a zone before writing to it once over the threshold.
     pub zone_reset_frequency: f64,
+    /// Reads past a zone's write pointer are issued instead of skipped.
     pub read_beyond_wp: bool,
+    /// Run length (`None`: until `size` or `io_size` is done).
     pub runtime_ns: Option<Nanos>,
+    /// Keep running until `runtime` even when the range is done, wrapping around.
     pub time_based: bool,
+    /// Time run before statistics start.
     pub ramp_time_ns: Nanos,
     /// `startdelay=a` or `startdelay=a-b` (uniform in the range).
     pub startdelay_ns: (Nanos, Nanos),
     /// Bytes per second per direction; `None` = unlimited.
     pub rate_bytes_per_s: [Option<u64>; DDIRS],
+    /// I/Os per second per direction; `None` = unlimited.
     pub rate_iops: [Option<u64>; DDIRS],
+    /// Spacing of rate-limited I/Os.
     pub rate_process: RateProcess,
+    /// Time a thread waits between completing one I/O and issuing the next.
     pub thinktime_ns: Nanos,
     /// Percentiles reported for completion latency, in (0, 100].
     pub percentile_list: Vec<f64>,
+    /// Report the jobs of a group as one entry.
     pub group_reporting: bool,
+    /// Wait for every earlier job to finish before starting.
     pub stonewall: bool,
+    /// Start a new reporting group with this job.
     pub new_group: bool,
+    /// fio's `randrepeat`; zonelab's random choices are always seeded, so it changes nothing.
     pub randrepeat: bool,
+    /// Seed of the job's random choices (`None`: derived from the run's seed).
     pub randseed: Option<u64>,
+    /// Distribution of random offsets.
     pub random_distribution: Distribution,
+    /// O_DIRECT; `zonemode=zbd` requires it, as in fio (zonelab has no page cache).
     pub direct: bool,
+    /// How the job reaches the device.
     pub ioengine: IoEngine,
     /// `None`: the run's default (`--scheduler`, else none).
     pub scheduler: Option<Scheduler>,
+    /// Checksum written into blocks and checked when read back.
     pub verify: Verify,
     /// ConfZNS++ fio patch (seed 003): writes become Zone Appends.
     pub zone_append: bool,
@@ -189,6 +259,7 @@ pub struct JobSpec {
     pub finish: bool,
     /// ConfZNS++: finish by filling the zone from the host in `softfinish_chunk` writes.
     pub softfinish: bool,
+    /// Size of one softFinish write (`None`: the device's largest transfer).
     pub softfinish_chunk: Option<Size>,
     /// Pause between softFinish chunks.
     pub softfinish_pause_ns: Nanos,
@@ -267,7 +338,9 @@ impl JobSpec {
 /// `[global]` options as written (for the JSON "global options").
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct JobSet {
+    /// The jobs in the order fio runs them.
     pub jobs: Vec<JobSpec>,
+    /// The `[global]` options as written.
     pub global_options: Vec<(String, String)>,
 }
 
@@ -276,7 +349,9 @@ pub struct JobSet {
 pub struct JobError {
     /// `path:line`, or `command line`.
     pub location: String,
+    /// The option at fault, if one is.
     pub option: Option<String>,
+    /// What is wrong and what would be valid.
     pub message: String,
 }
 

@@ -16,13 +16,244 @@ use super::job::{
 };
 use zonelab_sim::Nanos;
 
-/// Applies one option value (never empty for value options; "1" for a bare flag).
-pub type Apply = fn(&mut JobSpec, &str) -> Result<(), String>;
+/// A job option value zonelab refuses. `value` is the value (or the part of
+/// it) as written; each message says what would be valid. The job parser adds
+/// where it was (`path:line` or the command line) and the option's name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// More than the read, write and trim values of a per-direction option.
+    #[error("'{value}' has more than 3 comma-separated values (read,write,trim)")]
+    TooManyDirections {
+        /// The value as written.
+        value: String,
+    },
+    /// A byte suffix fio's `get_mult_bytes` does not know.
+    #[error("unknown size suffix '{suffix}' (valid: k, m, g, t, p, optionally with b, i or ib)")]
+    UnknownSizeSuffix {
+        /// The characters after the number.
+        suffix: String,
+    },
+    /// `0x` followed by something that is not a 64-bit hexadecimal number.
+    #[error("'{value}' is not a valid hexadecimal number")]
+    NotHex {
+        /// The value as written.
+        value: String,
+    },
+    /// A negative size or count.
+    #[error("'{value}' is negative")]
+    Negative {
+        /// The value as written.
+        value: String,
+    },
+    /// A size with a fraction, which fio would truncate.
+    #[error("'{value}' has a fraction; fio reads only the integer part, write it in a smaller unit")]
+    SizeFraction {
+        /// The value as written.
+        value: String,
+    },
+    /// No number where one was expected.
+    #[error("'{value}' is not a number")]
+    NotANumber {
+        /// The value as written.
+        value: String,
+    },
+    /// A number larger than `u64`, before or after its suffix.
+    #[error("'{value}' does not fit in 64 bits")]
+    TooLarge {
+        /// The value as written.
+        value: String,
+    },
+    /// 0 where the option needs a positive value (block sizes, zone sizes).
+    #[error("must be greater than 0")]
+    Zero,
+    /// An integer outside the option's range.
+    #[error("{value} is out of range {min}..={max}")]
+    OutOfRange {
+        /// The value, suffixes applied.
+        value: u64,
+        /// Smallest valid value.
+        min: u32,
+        /// Largest valid value.
+        max: u32,
+    },
+    /// A `z` suffix on something other than a whole number of zones.
+    #[error("'{value}' is not a whole number of zones")]
+    NotZones {
+        /// The value as written.
+        value: String,
+    },
+    /// A `%` suffix on something that is not a number.
+    #[error("'{value}' is not a percentage")]
+    NotPercentage {
+        /// The value as written.
+        value: String,
+    },
+    /// A percentage outside what the option allows.
+    #[error("'{value}' is out of range (percent in 0..100)")]
+    PercentOutOfRange {
+        /// The value as written.
+        value: String,
+    },
+    /// A block size range whose minimum exceeds its maximum.
+    #[error("minimum block size {min} is larger than maximum {max} in '{value}'")]
+    BlockSizeRange {
+        /// Lower bound in bytes.
+        min: u64,
+        /// Upper bound in bytes.
+        max: u64,
+        /// The value as written.
+        value: String,
+    },
+    /// fio's `FIO_OPT_BOOL` takes 0 or 1 only.
+    #[error("'{value}' is not a boolean (0 or 1)")]
+    NotBoolean {
+        /// The value as written.
+        value: String,
+    },
+    /// A flag option whose value is not an integer.
+    #[error("{0} (expected 0 or 1)")]
+    NotFlag(Box<ValueError>),
+    /// A fraction option outside [0, 1].
+    #[error("'{value}' is not a number between 0 and 1")]
+    NotFraction {
+        /// The value as written.
+        value: String,
+    },
+    /// A time with a fraction, which fio would truncate.
+    #[error("'{value}' has a fraction; fio truncates it, write it in a smaller unit (e.g. 1500ms)")]
+    TimeFraction {
+        /// The value as written.
+        value: String,
+    },
+    /// No number where a time was expected.
+    #[error("'{value}' is not a time")]
+    NotATime {
+        /// The value as written.
+        value: String,
+    },
+    /// A time suffix fio's `get_mult_time` does not know.
+    #[error("unknown time unit '{suffix}' in '{value}' (valid: us, usec, ms, msec, s, m, h, d)")]
+    UnknownTimeUnit {
+        /// The characters after the number.
+        suffix: String,
+        /// The value as written.
+        value: String,
+    },
+    /// A time longer than `u64` nanoseconds.
+    #[error("'{value}' is too long")]
+    TimeTooLong {
+        /// The value as written.
+        value: String,
+    },
+    /// A time past [`HORIZON_NS`].
+    #[error("'{value}' is longer than the simulation allows (at most 24h, i.e. 86400 s or 1d)")]
+    BeyondHorizon {
+        /// The value as written, trimmed.
+        value: String,
+    },
+    /// A time range `a-b` with `b < a`.
+    #[error("range '{value}' ends before it starts")]
+    RangeReversed {
+        /// The value as written.
+        value: String,
+    },
+    /// A percentile outside (0, 100].
+    #[error("'{value}' is not a percentile in (0, 100]")]
+    NotPercentile {
+        /// The list item as written.
+        value: String,
+    },
+    /// More percentiles than fio's list holds.
+    #[error("{count} percentiles given, fio accepts at most {}", MAX_PERCENTILES)]
+    TooManyPercentiles {
+        /// Percentiles in the list.
+        count: usize,
+    },
+    /// A keyword option given a word it does not know.
+    #[error("{option}: '{value}' is not one of {}", valid.join(", "))]
+    NotOneOf {
+        /// The option's canonical name.
+        option: &'static str,
+        /// The value as written, trimmed.
+        value: String,
+        /// Every accepted word.
+        valid: Vec<&'static str>,
+    },
+    /// An `rw` offset modifier (`rw=randread:8`).
+    #[error("rw: the ':{modifier}' offset modifier changes the result and zonelab does not model it")]
+    RwModifier {
+        /// What followed the ':'.
+        modifier: String,
+    },
+    /// A keyword fio knows and zonelab does not simulate (`rw=randtrim`, `zonemode=strided`).
+    #[error("{option}: '{value}' is not modelled")]
+    ValueNotModelled {
+        /// The option's canonical name.
+        option: &'static str,
+        /// The value as written, trimmed.
+        value: String,
+    },
+    /// A `random_distribution` with per-direction values.
+    #[error("per-direction random distributions change the result and zonelab does not model them")]
+    PerDirectionDistribution,
+    /// A `random_distribution` with a center (`zipf:1.2:0.5`).
+    #[error("a distribution center (second value) changes the result and zonelab does not model it")]
+    DistributionCenter,
+    /// A zipf theta of 0 or below, or exactly 1.
+    #[error("zipf theta {theta} must be > 0 and different from 1.0")]
+    ZipfTheta {
+        /// The theta given.
+        theta: f64,
+    },
+    /// A pareto power outside (0, 1).
+    #[error("pareto power {power} is out of range (0 < power < 1)")]
+    ParetoPower {
+        /// The power given.
+        power: f64,
+    },
+    /// A normal deviation outside [0, 100).
+    #[error("normal deviation {dev} is out of range (0 <= dev < 100)")]
+    NormalDeviation {
+        /// The deviation given, in percent.
+        dev: f64,
+    },
+    /// `zoned` and `zoned_abs` distributions.
+    #[error("'{kind}' distributions change the result and zonelab does not model them")]
+    ZonedDistribution {
+        /// `zoned` or `zoned_abs`.
+        kind: String,
+    },
+    /// A `random_distribution` fio does not know.
+    #[error("random_distribution: '{value}' is not one of random, zipf:theta, pareto:power, normal:dev")]
+    UnknownDistribution {
+        /// The value as written.
+        value: String,
+    },
+    /// An option fio has whose effect zonelab does not simulate.
+    #[error("fio option '{option}' changes the result and zonelab does not model it")]
+    Unmodelled {
+        /// The option's name.
+        option: String,
+    },
+    /// A value option written without `=value`.
+    #[error("option '{option}' requires a value")]
+    RequiresValue {
+        /// The option's canonical name.
+        option: &'static str,
+    },
+}
 
+/// Applies one option value (never empty for value options; "1" for a bare flag).
+pub type Apply = fn(&mut JobSpec, &str) -> Result<(), ValueError>;
+
+/// How zonelab treats a fio option.
 #[derive(Clone, Copy)]
 pub enum Class {
+    /// Simulated: the value is applied to the job.
     Modelled(Apply),
+    /// Accepted and ignored: it tunes the host or fio's output, not the result.
     Ignored,
+    /// Refused: it changes the result and zonelab does not simulate it.
     Unmodelled,
 }
 
@@ -31,6 +262,7 @@ pub enum Class {
 pub struct OptionInfo {
     /// Canonical name (aliases resolved), as fio prints it in "job options".
     pub name: &'static str,
+    /// How zonelab treats it.
     pub class: Class,
     /// fio's `FIO_OPT_STR_SET`: the value is optional (`time_based` alone means 1),
     /// and on the command line `--flag value` does not take `value`.
@@ -639,7 +871,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Applies `value` (`None`: the option was written without `=`) to `spec`.
 /// Returns Ok(false) when the option is accepted but has no effect.
-pub fn apply(spec: &mut JobSpec, info: &OptionInfo, value: Option<&str>) -> Result<bool, String> {
+pub fn apply(spec: &mut JobSpec, info: &OptionInfo, value: Option<&str>) -> Result<bool, ValueError> {
     let apply = match info.class {
         Class::Modelled(apply) => apply,
         Class::Ignored => return Ok(false),
@@ -649,12 +881,13 @@ pub fn apply(spec: &mut JobSpec, info: &OptionInfo, value: Option<&str>) -> Resu
         Some(v) if !v.is_empty() => apply(spec, v).map(|()| true),
         // fio: "Option bs requires an argument"; a bare flag means 1.
         _ if info.flag => apply(spec, "1").map(|()| true),
-        _ => Err(format!("option '{}' requires a value", info.name)),
+        _ => Err(ValueError::RequiresValue { option: info.name }),
     }
 }
 
-pub fn unmodelled(name: &str) -> String {
-    format!("fio option '{name}' changes the result and zonelab does not model it")
+/// The refusal of option `name`, which fio has and zonelab does not simulate.
+pub fn unmodelled(name: &str) -> ValueError {
+    ValueError::Unmodelled { option: name.to_string() }
 }
 
 // ---- value parsers -------------------------------------------------------
@@ -665,14 +898,14 @@ pub fn unmodelled(name: &str) -> String {
 fn per_ddir<T>(
     value: &str,
     out: &mut [T; DDIRS],
-    mut parse: impl FnMut(&str) -> Result<T, String>,
-) -> Result<(), String> {
+    mut parse: impl FnMut(&str) -> Result<T, ValueError>,
+) -> Result<(), ValueError> {
     let parts: Vec<&str> = value.split(',').map(str::trim).collect();
     let picks: [&str; DDIRS] = match parts.as_slice() {
         [all] => [all, all, all],
         [read, write] => [read, write, write],
         [read, write, trim] => [read, write, trim],
-        _ => return Err(format!("'{value}' has more than 3 comma-separated values (read,write,trim)")),
+        _ => return Err(ValueError::TooManyDirections { value: value.to_string() }),
     };
     for (slot, part) in out.iter_mut().zip(picks) {
         if !part.is_empty() {
@@ -691,7 +924,7 @@ fn split_number(value: &str) -> (&str, &str) {
 /// Multiplier of a byte suffix under `kb_base` (fio's `__get_mult_bytes`):
 /// `k`, `kb`, `ki` use kb_base; `kib` uses the other base (fio's compatibility
 /// inversion: with kb_base=1024, 4KiB = 4000). `b` or nothing = bytes.
-fn byte_multiplier(suffix: &str, kb_base: u32) -> Result<u64, String> {
+fn byte_multiplier(suffix: &str, kb_base: u32) -> Result<u64, ValueError> {
     let lower = suffix.to_ascii_lowercase();
     if lower.is_empty() || lower == "b" {
         return Ok(1);
@@ -703,53 +936,55 @@ fn byte_multiplier(suffix: &str, kb_base: u32) -> Result<u64, String> {
         Some('g') => 3,
         Some('t') => 4,
         Some('p') => 5,
-        _ => return Err(format!("unknown size suffix '{suffix}' (valid: k, m, g, t, p, optionally with b, i or ib)")),
+        _ => return Err(ValueError::UnknownSizeSuffix { suffix: suffix.to_string() }),
     };
     let base: u64 = match chars.as_str() {
         "" | "b" | "i" => u64::from(kb_base),
         "ib" if kb_base == 1000 => 1024,
         "ib" => 1000,
-        _ => return Err(format!("unknown size suffix '{suffix}' (valid: k, m, g, t, p, optionally with b, i or ib)")),
+        _ => return Err(ValueError::UnknownSizeSuffix { suffix: suffix.to_string() }),
     };
     Ok(base.pow(power))
 }
 
 /// A byte count or integer: decimal with an optional unit suffix, or `0x` hex.
-pub fn parse_u64(value: &str, kb_base: u32) -> Result<u64, String> {
+pub fn parse_u64(value: &str, kb_base: u32) -> Result<u64, ValueError> {
     let value = value.trim();
     if let Some(hex) = value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
-        return u64::from_str_radix(hex, 16).map_err(|_| format!("'{value}' is not a valid hexadecimal number"));
+        return u64::from_str_radix(hex, 16).map_err(|_| ValueError::NotHex { value: value.to_string() });
     }
     if value.starts_with('-') {
-        return Err(format!("'{value}' is negative"));
+        return Err(ValueError::Negative { value: value.to_string() });
     }
     let (digits, suffix) = split_number(value);
     if digits.contains('.') {
-        return Err(format!("'{value}' has a fraction; fio reads only the integer part, write it in a smaller unit"));
+        return Err(ValueError::SizeFraction { value: value.to_string() });
     }
     let number: u64 = digits.parse().map_err(|_| match digits.is_empty() {
-        true => format!("'{value}' is not a number"),
-        false => format!("'{value}' does not fit in 64 bits"),
+        true => ValueError::NotANumber { value: value.to_string() },
+        false => ValueError::TooLarge { value: value.to_string() },
     })?;
-    number.checked_mul(byte_multiplier(suffix, kb_base)?).ok_or_else(|| format!("'{value}' does not fit in 64 bits"))
+    number
+        .checked_mul(byte_multiplier(suffix, kb_base)?)
+        .ok_or_else(|| ValueError::TooLarge { value: value.to_string() })
 }
 
-fn parse_nonzero(value: &str, kb_base: u32) -> Result<u64, String> {
+fn parse_nonzero(value: &str, kb_base: u32) -> Result<u64, ValueError> {
     match parse_u64(value, kb_base)? {
-        0 => Err("must be greater than 0".to_string()),
+        0 => Err(ValueError::Zero),
         n => Ok(n),
     }
 }
 
-fn parse_u32_in(value: &str, kb_base: u32, min: u32, max: u32) -> Result<u32, String> {
+fn parse_u32_in(value: &str, kb_base: u32, min: u32, max: u32) -> Result<u32, ValueError> {
     let n = parse_u64(value, kb_base)?;
     match u32::try_from(n) {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
-        _ => Err(format!("{n} is out of range {min}..={max}")),
+        _ => Err(ValueError::OutOfRange { value: n, min, max }),
     }
 }
 
-fn parse_percent_u32(value: &str, kb_base: u32) -> Result<u32, String> {
+fn parse_percent_u32(value: &str, kb_base: u32) -> Result<u32, ValueError> {
     parse_u32_in(value, kb_base, 0, 100)
 }
 
@@ -764,18 +999,18 @@ enum SizeForm {
     ZonesOnly,
 }
 
-fn parse_size(value: &str, kb_base: u32, form: SizeForm) -> Result<Size, String> {
+fn parse_size(value: &str, kb_base: u32, form: SizeForm) -> Result<Size, ValueError> {
     let value = value.trim();
     if let Some(zones) = value.strip_suffix(['z', 'Z']) {
         // fio's FIO_OPT_STR_VAL_ZONE: an integer count of zones.
-        let n: u64 = zones.parse().map_err(|_| format!("'{value}' is not a whole number of zones"))?;
+        let n: u64 = zones.parse().map_err(|_| ValueError::NotZones { value: value.to_string() })?;
         return Ok(Size::Zones(n as f64));
     }
     if let Some(percent) = value.strip_suffix('%').filter(|_| form != SizeForm::ZonesOnly) {
-        let p: f64 = percent.parse().map_err(|_| format!("'{value}' is not a percentage"))?;
+        let p: f64 = percent.parse().map_err(|_| ValueError::NotPercentage { value: value.to_string() })?;
         let min_ok = if form == SizeForm::Length { p > 0.0 } else { p >= 0.0 };
         if !(min_ok && p <= 100.0) {
-            return Err(format!("'{value}' is out of range (percent in 0..100)"));
+            return Err(ValueError::PercentOutOfRange { value: value.to_string() });
         }
         return Ok(Size::Percent(p));
     }
@@ -783,7 +1018,7 @@ fn parse_size(value: &str, kb_base: u32, form: SizeForm) -> Result<Size, String>
 }
 
 /// `4k` or a range `4k-16k` (also `4k:16k`), as `bs` and `bsrange` accept.
-fn parse_bs_range(value: &str, kb_base: u32) -> Result<BlockSize, String> {
+fn parse_bs_range(value: &str, kb_base: u32) -> Result<BlockSize, ValueError> {
     let (min, max) = match value.split_once(['-', ':']) {
         Some((min, max)) => (parse_nonzero(min, kb_base)?, parse_nonzero(max, kb_base)?),
         None => {
@@ -792,29 +1027,29 @@ fn parse_bs_range(value: &str, kb_base: u32) -> Result<BlockSize, String> {
         }
     };
     if min > max {
-        return Err(format!("minimum block size {min} is larger than maximum {max} in '{value}'"));
+        return Err(ValueError::BlockSizeRange { min, max, value: value.to_string() });
     }
     Ok(BlockSize { min_bytes: min, max_bytes: max })
 }
 
 /// fio's `FIO_OPT_BOOL`: 0 or 1 only (`direct=true` fails in fio too).
-fn parse_bool(value: &str) -> Result<bool, String> {
+fn parse_bool(value: &str) -> Result<bool, ValueError> {
     match value.trim() {
         "0" => Ok(false),
         "1" => Ok(true),
-        other => Err(format!("'{other}' is not a boolean (0 or 1)")),
+        other => Err(ValueError::NotBoolean { value: other.to_string() }),
     }
 }
 
 /// fio's `FIO_OPT_STR_SET`: any integer, non-zero = set.
-fn parse_flag(value: &str) -> Result<bool, String> {
-    parse_u64(value, 1024).map(|n| n != 0).map_err(|e| format!("{e} (expected 0 or 1)"))
+fn parse_flag(value: &str) -> Result<bool, ValueError> {
+    parse_u64(value, 1024).map(|n| n != 0).map_err(|e| ValueError::NotFlag(Box::new(e)))
 }
 
-fn parse_fraction(value: &str) -> Result<f64, String> {
+fn parse_fraction(value: &str) -> Result<f64, ValueError> {
     match value.trim().parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
-        _ => Err(format!("'{value}' is not a number between 0 and 1")),
+        _ => Err(ValueError::NotFraction { value: value.to_string() }),
     }
 }
 
@@ -827,13 +1062,13 @@ enum TimeUnit {
 /// fio's `get_mult_time`: us/usec, ms/msec, s, m, h, d (any case); no suffix
 /// = the option's default unit. fio reads any other suffix as microseconds
 /// (`10sec` = 10 us); zonelab refuses it.
-fn parse_time_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
+fn parse_time_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, ValueError> {
     let value = value.trim();
     let (digits, suffix) = split_number(value);
     if digits.contains('.') {
-        return Err(format!("'{value}' has a fraction; fio truncates it, write it in a smaller unit (e.g. 1500ms)"));
+        return Err(ValueError::TimeFraction { value: value.to_string() });
     }
-    let number: u64 = digits.parse().map_err(|_| format!("'{value}' is not a time"))?;
+    let number: u64 = digits.parse().map_err(|_| ValueError::NotATime { value: value.to_string() })?;
     let micros_per_unit: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" => match default_unit {
             TimeUnit::Seconds => 1_000_000,
@@ -845,12 +1080,12 @@ fn parse_time_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
         "m" => 60_000_000,
         "h" => 3_600_000_000,
         "d" => 86_400_000_000,
-        _ => return Err(format!("unknown time unit '{suffix}' in '{value}' (valid: us, usec, ms, msec, s, m, h, d)")),
+        _ => return Err(ValueError::UnknownTimeUnit { suffix: suffix.to_string(), value: value.to_string() }),
     };
     number
         .checked_mul(micros_per_unit)
         .and_then(|us| us.checked_mul(1_000))
-        .ok_or_else(|| format!("'{value}' is too long"))
+        .ok_or_else(|| ValueError::TimeTooLong { value: value.to_string() })
 }
 
 /// Longest simulated time `runtime`, `ramp_time`, `startdelay` and
@@ -860,19 +1095,16 @@ fn parse_time_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
 pub const HORIZON_NS: Nanos = 24 * 3600 * 1_000_000_000;
 
 /// A time, at most [`HORIZON_NS`].
-fn parse_horizon_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, String> {
+fn parse_horizon_ns(value: &str, default_unit: TimeUnit) -> Result<Nanos, ValueError> {
     let t = parse_time_ns(value, default_unit)?;
     if t > HORIZON_NS {
-        return Err(format!(
-            "'{}' is longer than the simulation allows (at most 24h, i.e. 86400 s or 1d)",
-            value.trim()
-        ));
+        return Err(ValueError::BeyondHorizon { value: value.trim().to_string() });
     }
     Ok(t)
 }
 
 /// `startdelay=a` or `a-b` (fio picks uniformly in the range).
-fn parse_time_range_ns(value: &str) -> Result<(Nanos, Nanos), String> {
+fn parse_time_range_ns(value: &str) -> Result<(Nanos, Nanos), ValueError> {
     let (low, high) = match value.split_once('-') {
         Some((low, high)) => (parse_horizon_ns(low, TimeUnit::Seconds)?, parse_horizon_ns(high, TimeUnit::Seconds)?),
         None => {
@@ -881,41 +1113,41 @@ fn parse_time_range_ns(value: &str) -> Result<(Nanos, Nanos), String> {
         }
     };
     if low > high {
-        return Err(format!("range '{value}' ends before it starts"));
+        return Err(ValueError::RangeReversed { value: value.to_string() });
     }
     Ok((low, high))
 }
 
 /// `50:95:99.9`: each in (0, 100], at most `MAX_PERCENTILES`.
-fn parse_percentile_list(value: &str) -> Result<Vec<f64>, String> {
+fn parse_percentile_list(value: &str) -> Result<Vec<f64>, ValueError> {
     let list = value
         .split(':')
         .map(|p| match p.trim().parse::<f64>() {
             Ok(f) if f > 0.0 && f <= 100.0 => Ok(f),
-            _ => Err(format!("'{p}' is not a percentile in (0, 100]")),
+            _ => Err(ValueError::NotPercentile { value: p.to_string() }),
         })
-        .collect::<Result<Vec<f64>, String>>()?;
+        .collect::<Result<Vec<f64>, ValueError>>()?;
     if list.len() > MAX_PERCENTILES {
-        return Err(format!("{} percentiles given, fio accepts at most {MAX_PERCENTILES}", list.len()));
+        return Err(ValueError::TooManyPercentiles { count: list.len() });
     }
     Ok(list)
 }
 
-fn one_of<T: Copy>(option: &str, value: &str, table: &[(&str, T)]) -> Result<T, String> {
+fn one_of<T: Copy>(option: &'static str, value: &str, table: &[(&'static str, T)]) -> Result<T, ValueError> {
     let value = value.trim();
     table.iter().find(|(name, _)| *name == value).map(|(_, v)| *v).ok_or_else(|| {
-        let valid: Vec<&str> = table.iter().map(|(name, _)| *name).collect();
-        format!("{option}: '{value}' is not one of {}", valid.join(", "))
+        let valid: Vec<&'static str> = table.iter().map(|(name, _)| *name).collect();
+        ValueError::NotOneOf { option, value: value.to_string(), valid }
     })
 }
 
-fn parse_rw(value: &str) -> Result<RwKind, String> {
+fn parse_rw(value: &str) -> Result<RwKind, ValueError> {
     let (kind, modifier) = value.split_once(':').unwrap_or((value, ""));
     if !modifier.is_empty() {
-        return Err(format!("rw: the ':{modifier}' offset modifier changes the result and zonelab does not model it"));
+        return Err(ValueError::RwModifier { modifier: modifier.to_string() });
     }
     if matches!(kind.trim(), "randtrim" | "trimwrite" | "randtrimwrite") {
-        return Err(format!("rw: '{}' is not modelled", kind.trim()));
+        return Err(ValueError::ValueNotModelled { option: "rw", value: kind.trim().to_string() });
     }
     let table = [
         ("read", RwKind::Read),
@@ -930,18 +1162,18 @@ fn parse_rw(value: &str) -> Result<RwKind, String> {
     one_of("rw", kind, &table)
 }
 
-fn parse_zonemode(value: &str) -> Result<ZoneMode, String> {
+fn parse_zonemode(value: &str) -> Result<ZoneMode, ValueError> {
     if matches!(value.trim(), "strided" | "host-aware") {
-        return Err(format!("zonemode: '{}' is not modelled", value.trim()));
+        return Err(ValueError::ValueNotModelled { option: "zonemode", value: value.trim().to_string() });
     }
     one_of("zonemode", value, &[("none", ZoneMode::None), ("zbd", ZoneMode::Zbd)])
 }
 
-fn parse_rate_process(value: &str) -> Result<RateProcess, String> {
+fn parse_rate_process(value: &str) -> Result<RateProcess, ValueError> {
     one_of("rate_process", value, &[("linear", RateProcess::Linear), ("poisson", RateProcess::Poisson)])
 }
 
-fn parse_scheduler(value: &str) -> Result<Scheduler, String> {
+fn parse_scheduler(value: &str) -> Result<Scheduler, ValueError> {
     one_of(
         "scheduler",
         value,
@@ -949,13 +1181,13 @@ fn parse_scheduler(value: &str) -> Result<Scheduler, String> {
     )
 }
 
-fn parse_kb_base(value: &str) -> Result<u32, String> {
+fn parse_kb_base(value: &str) -> Result<u32, ValueError> {
     one_of("kb_base", value, &[("1024", 1024), ("1000", 1000)])
 }
 
 /// `sync`, `psync`, `vsync`, `pvsync`, `pvsync2` all keep one I/O in flight
 /// per job and go through the block layer: the simulation treats them alike.
-fn parse_ioengine(value: &str) -> Result<IoEngine, String> {
+fn parse_ioengine(value: &str) -> Result<IoEngine, ValueError> {
     let table = [
         ("spdk", IoEngine::Spdk),
         ("io_uring_cmd", IoEngine::IoUringCmd),
@@ -970,7 +1202,7 @@ fn parse_ioengine(value: &str) -> Result<IoEngine, String> {
     one_of("ioengine", value, &table)
 }
 
-fn parse_verify(value: &str) -> Result<Verify, String> {
+fn parse_verify(value: &str) -> Result<Verify, ValueError> {
     let table =
         [("0", Verify::None), ("crc32c", Verify::Crc32c), ("crc32c-intel", Verify::Crc32c), ("md5", Verify::Md5)];
     one_of("verify", value, &table)
@@ -978,34 +1210,33 @@ fn parse_verify(value: &str) -> Result<Verify, String> {
 
 /// `random`, `zipf[:theta]`, `pareto[:power]`, `normal[:dev]`; fio's defaults
 /// are theta 1.1, power 0.2, dev 0 (`str_random_distribution_cb`).
-fn parse_distribution(value: &str) -> Result<Distribution, String> {
+fn parse_distribution(value: &str) -> Result<Distribution, ValueError> {
     if value.contains(',') {
-        return Err("per-direction random distributions change the result and zonelab does not model them".into());
+        return Err(ValueError::PerDirectionDistribution);
     }
     let mut parts = value.trim().split(':');
     let kind = parts.next().unwrap_or_default();
-    let param = parts.next().map(|p| p.trim().parse::<f64>().map_err(|_| format!("'{p}' is not a number")));
+    let param =
+        parts.next().map(|p| p.trim().parse::<f64>().map_err(|_| ValueError::NotANumber { value: p.to_string() }));
     if parts.next().is_some() {
-        return Err("a distribution center (second value) changes the result and zonelab does not model it".into());
+        return Err(ValueError::DistributionCenter);
     }
     let param = param.transpose()?;
     match kind {
         "random" if param.is_none() => Ok(Distribution::Random),
         "zipf" => match param.unwrap_or(1.1) {
             theta if theta > 0.0 && theta != 1.0 => Ok(Distribution::Zipf(theta)),
-            theta => Err(format!("zipf theta {theta} must be > 0 and different from 1.0")),
+            theta => Err(ValueError::ZipfTheta { theta }),
         },
         "pareto" => match param.unwrap_or(0.2) {
             power if power > 0.0 && power < 1.0 => Ok(Distribution::Pareto(power)),
-            power => Err(format!("pareto power {power} is out of range (0 < power < 1)")),
+            power => Err(ValueError::ParetoPower { power }),
         },
         "normal" => match param.unwrap_or(0.0) {
             dev if (0.0..100.0).contains(&dev) => Ok(Distribution::Normal(dev)),
-            dev => Err(format!("normal deviation {dev} is out of range (0 <= dev < 100)")),
+            dev => Err(ValueError::NormalDeviation { dev }),
         },
-        "zoned" | "zoned_abs" => {
-            Err(format!("'{kind}' distributions change the result and zonelab does not model them"))
-        }
-        _ => Err(format!("random_distribution: '{value}' is not one of random, zipf:theta, pareto:power, normal:dev")),
+        "zoned" | "zoned_abs" => Err(ValueError::ZonedDistribution { kind: kind.to_string() }),
+        _ => Err(ValueError::UnknownDistribution { value: value.to_string() }),
     }
 }

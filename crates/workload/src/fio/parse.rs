@@ -99,7 +99,7 @@ fn set_option(
     value: Option<&str>,
 ) -> Result<(), OptionError> {
     let info = lookup(name)?;
-    let effective = options::apply(spec, &info, value).map_err(|message| (name.to_string(), message))?;
+    let effective = options::apply(spec, &info, value).map_err(|e| (name.to_string(), e.to_string()))?;
     if !effective {
         note_ignored(spec, info.name);
     }
@@ -180,7 +180,9 @@ fn parse_command_line(args: &[String]) -> Result<CommandLine, JobError> {
         let (name, value) = next_option(args, &mut index)?;
         if let Some((canonical, class, _)) = options::lookup_cli(name) {
             match class {
-                Class::Unmodelled => return Err(located(COMMAND_LINE, Some(name), options::unmodelled(name))),
+                Class::Unmodelled => {
+                    return Err(located(COMMAND_LINE, Some(name), options::unmodelled(name).to_string()))
+                }
                 _ => cli.ignored.push(canonical.to_string()),
             }
             continue;
@@ -226,7 +228,7 @@ fn read_lines(path: &str, text: &str, depth: usize, out: &mut Vec<Line>) -> Resu
         if text.is_empty() {
             continue;
         }
-        let text = expand_env(text).map_err(|message| located(&location, None, message))?;
+        let text = expand_env(text).map_err(|e| located(&location, None, e.to_string()))?;
         match text.strip_prefix("include").filter(|rest| rest.starts_with(char::is_whitespace)) {
             Some(included) => include(path, included.trim(), depth, &location, out)?,
             None => out.push(Line { location, text }),
@@ -267,17 +269,28 @@ fn looks_like_job_file(text: &str) -> bool {
         || options::lookup_cli(name).is_some()
 }
 
+/// A `${VAR}` in a job file line that cannot be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum EnvError {
+    /// `${` without the closing `}`; `line` is the whole line.
+    #[error("unterminated '${{' in '{line}'")]
+    Unterminated { line: String },
+    /// The variable is not in the environment.
+    #[error("environment variable '{name}' is not set")]
+    Unset { name: String },
+}
+
 /// fio expands `${VAR}` from the environment in job files; an unset
 /// variable is an error (fio would fail to parse the literal text).
-fn expand_env(text: &str) -> Result<String, String> {
+fn expand_env(text: &str) -> Result<String, EnvError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or_else(|| format!("unterminated '${{' in '{text}'"))?;
+        let end = after.find('}').ok_or_else(|| EnvError::Unterminated { line: text.to_string() })?;
         let name = &after[..end];
-        let value = std::env::var(name).map_err(|_| format!("environment variable '{name}' is not set"))?;
+        let value = std::env::var(name).map_err(|_| EnvError::Unset { name: name.to_string() })?;
         out.push_str(&value);
         rest = &after[end + 1..];
     }

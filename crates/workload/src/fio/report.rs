@@ -9,17 +9,23 @@ use super::stats::{DirStats, JobStats, LatStat, RateSamples};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
+/// The version string reports carry (`fio-3.33`, so tools that parse fio's output accept it).
 pub const FIO_VERSION: &str = concat!("fio-3.33 (zonelab ", env!("CARGO_PKG_VERSION"), ")");
 const DDIR_NAMES: [&str; DDIRS] = ["read", "write", "trim"];
 
+/// fio's `--output-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
+    /// The human-readable report.
     Normal,
+    /// fio's JSON report.
     Json,
+    /// JSON with the latency histogram bins (`json+`).
     JsonPlus,
 }
 
 impl OutputFormat {
+    /// The format named `normal`, `json` or `json+`, as fio spells it.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "normal" => Some(OutputFormat::Normal),
@@ -32,9 +38,13 @@ impl OutputFormat {
 
 /// One entry of fio's "jobs": a thread, or a group under group_reporting.
 pub struct Entry<'a> {
+    /// The job's options.
     pub spec: &'a JobSpec,
+    /// Reporting group (fio's `groupid`).
     pub groupid: u32,
+    /// Threads summed into this entry (1 without group_reporting).
     pub threads: u32,
+    /// The entry's statistics, summed over its threads.
     pub stats: JobStats,
 }
 
@@ -469,6 +479,7 @@ pub fn normal_report(set: &JobSet, result: &RunResult) -> String {
     out
 }
 
+/// fio's name for an `rw=` pattern.
 pub fn rw_name(rw: RwKind) -> &'static str {
     match rw {
         RwKind::Read => "read",

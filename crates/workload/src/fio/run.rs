@@ -30,10 +30,13 @@ const IODEPTH_MAX: u32 = 65_536;
 /// Stop a run whose simulated time would pass this (the device's horizon).
 const RUN_NS_MAX: Nanos = TIME_NS_MAX / 4;
 
+/// Settings of one run that are not job options.
 pub struct RunOptions {
+    /// Seed of every random choice (offsets, block sizes, think times...).
     pub seed: u64,
     /// Scheduler of jobs that do not set `scheduler=`.
     pub scheduler: Scheduler,
+    /// Costs of the host I/O stack and the block layer.
     pub host: HostConfig,
 }
 
@@ -45,18 +48,25 @@ impl Default for RunOptions {
 
 /// One thread's outcome.
 pub struct ThreadResult {
+    /// Index of the job in the job set.
     pub spec: usize,
+    /// Which of the job's `numjobs` clones, from 0.
     pub clone: u32,
+    /// Reporting group of the thread.
     pub groupid: u32,
+    /// The thread's statistics.
     pub stats: JobStats,
 }
 
+/// What a whole run produced.
 pub struct RunResult {
+    /// Every thread's outcome, in job order.
     pub threads: Vec<ThreadResult>,
     /// Requests as the kernel block layer counted them (passthrough is not counted).
     pub disk: SchedulerCounters,
     /// Time the device was busy with at least one request, and the run's end.
     pub disk_busy_ns: Nanos,
+    /// Simulated time when the last thread finished.
     pub end_ns: Nanos,
 }
 
@@ -200,6 +210,8 @@ impl Thread {
     }
 }
 
+/// The fio engine: runs a job set's threads on a zoned device in simulated
+/// time, each thread submitting through its host stack and block layer.
 pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
     device: &'a mut D,
     set: &'a JobSet,
@@ -260,6 +272,8 @@ fn close_windows(thread: &mut Thread, now: Nanos) {
 }
 
 impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
+    /// An engine for `set` on `device`; refuses jobs the device cannot run
+    /// (zone sizes, limits, block sizes that do not fit its layout).
     pub fn new(device: &'a mut D, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
         let layout = device.layout().clone();
         let identify = device.identify();

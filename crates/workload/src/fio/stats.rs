@@ -8,6 +8,7 @@ use zonelab_sim::Nanos;
 const PLAT_BITS: u32 = 6;
 const PLAT_VAL: u64 = 1 << PLAT_BITS;
 const PLAT_GROUP_NR: usize = 29;
+/// Buckets of fio's latency histogram (`FIO_IO_U_PLAT_NR`).
 pub const PLAT_NR: usize = PLAT_GROUP_NR * PLAT_VAL as usize;
 
 /// The bucket fio puts a latency in (`plat_val_to_idx`).
@@ -38,8 +39,11 @@ pub fn plat_value(index: usize) -> u64 {
 /// min/max/mean/stddev the way fio keeps them (Welford), plus the histogram.
 #[derive(Debug, Clone)]
 pub struct LatStat {
+    /// Latencies recorded.
     pub samples: u64,
+    /// Smallest latency (`u64::MAX` while empty; [`LatStat::min`] reads 0 then).
     pub min_ns: u64,
+    /// Largest latency.
     pub max_ns: u64,
     mean_ns: f64,
     m2: f64,
@@ -54,6 +58,7 @@ impl Default for LatStat {
 }
 
 impl LatStat {
+    /// Records one latency.
     pub fn add(&mut self, value_ns: Nanos) {
         if self.plat.is_empty() {
             self.plat = vec![0; PLAT_NR];
@@ -67,6 +72,7 @@ impl LatStat {
         self.plat[plat_index(value_ns)] += 1;
     }
 
+    /// Smallest latency, 0 when none was recorded.
     pub fn min(&self) -> u64 {
         if self.samples == 0 {
             0
@@ -75,10 +81,12 @@ impl LatStat {
         }
     }
 
+    /// Mean latency in nanoseconds.
     pub fn mean(&self) -> f64 {
         self.mean_ns
     }
 
+    /// Sample standard deviation in nanoseconds (0 below two samples).
     pub fn stddev(&self) -> f64 {
         if self.samples < 2 {
             0.0
@@ -151,14 +159,18 @@ const REPEAT_LOOP_MAX: u64 = 1024;
 /// fio's `io_stat` is (`add_stat`: Welford's running mean and S).
 #[derive(Debug, Clone, Default)]
 pub struct RateSamples {
+    /// Smallest sample.
     pub min: u64,
+    /// Largest sample.
     pub max: u64,
+    /// Samples taken (averaging windows).
     pub count: u64,
     mean: f64,
     s: f64,
 }
 
 impl RateSamples {
+    /// Records one window's rate.
     pub fn add(&mut self, value: u64) {
         if self.count == 0 || value < self.min {
             self.min = value;
@@ -188,9 +200,11 @@ impl RateSamples {
         self.s += delta * delta * n * k / (n + k);
         self.count += times;
     }
+    /// Mean rate over the windows.
     pub fn mean(&self) -> f64 {
         self.mean
     }
+    /// Sample standard deviation of the rate (0 below two samples).
     pub fn stddev(&self) -> f64 {
         if self.count < 2 {
             return 0.0;
@@ -220,15 +234,22 @@ impl RateSamples {
 /// One data direction of one job (or of a reporting group).
 #[derive(Debug, Clone, Default)]
 pub struct DirStats {
+    /// Bytes transferred in this direction.
     pub io_bytes: u64,
+    /// I/Os completed in this direction.
     pub total_ios: u64,
     /// Statistics window of the direction (after ramp_time), summed over
     /// jobs for a group, as fio does.
     pub runtime_ns: Nanos,
+    /// Submission latency: from the thread issuing the I/O to its submission to the device.
     pub slat: LatStat,
+    /// Completion latency: from submission to completion (from issue for sync engines, as fio).
     pub clat: LatStat,
+    /// Total latency: from issue to completion.
     pub lat: LatStat,
+    /// Bandwidth per averaging window, in KiB/s.
     pub bw_kib: RateSamples,
+    /// I/Os per second per averaging window.
     pub iops: RateSamples,
     /// Bytes and I/Os at the last window boundary.
     window_bytes: u64,
@@ -257,6 +278,7 @@ impl DirStats {
         self.iops.add_repeated(0, windows);
     }
 
+    /// Adds another job's direction into this one (group reporting).
     pub fn merge(&mut self, other: &DirStats) {
         self.io_bytes += other.io_bytes;
         self.total_ios += other.total_ios;
@@ -268,6 +290,7 @@ impl DirStats {
         self.iops.merge(&other.iops);
     }
 
+    /// Mean bandwidth over the statistics window, in bytes per second.
     pub fn bw_bytes_per_s(&self) -> u64 {
         if self.runtime_ns == 0 {
             return 0;
@@ -275,6 +298,7 @@ impl DirStats {
         (self.io_bytes as u128 * 1_000_000_000 / self.runtime_ns as u128) as u64
     }
 
+    /// Mean I/Os per second over the statistics window.
     pub fn iops_value(&self) -> f64 {
         if self.runtime_ns == 0 {
             return 0.0;
@@ -287,10 +311,12 @@ impl DirStats {
 /// in fio's buckets 1, 2, 4, 8, 16, 32, >=64.
 #[derive(Debug, Clone, Default)]
 pub struct DepthStats {
+    /// Submissions per bucket: depths 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64 and more.
     pub counts: [u64; 7],
 }
 
 impl DepthStats {
+    /// Counts one submission made with `depth` I/Os in flight.
     pub fn add(&mut self, depth: u32) {
         let bucket = match depth {
             0..=1 => 0,
@@ -303,6 +329,7 @@ impl DepthStats {
         };
         self.counts[bucket] += 1;
     }
+    /// Adds another job's counts.
     pub fn merge(&mut self, other: &DepthStats) {
         for (a, b) in self.counts.iter_mut().zip(other.counts) {
             *a += b;
@@ -313,7 +340,9 @@ impl DepthStats {
 /// Everything reported of one job.
 #[derive(Debug, Clone, Default)]
 pub struct JobStats {
+    /// Per direction: read, write, trim.
     pub dirs: [DirStats; 3],
+    /// I/O depth distribution.
     pub depth: DepthStats,
     /// Zone resets the job issued (fio's "N zone resets").
     pub zone_resets: u64,
@@ -326,6 +355,7 @@ pub struct JobStats {
 }
 
 impl JobStats {
+    /// Adds another job into this one, as group reporting does.
     pub fn merge(&mut self, other: &JobStats) {
         for (mine, theirs) in self.dirs.iter_mut().zip(&other.dirs) {
             mine.merge(theirs);

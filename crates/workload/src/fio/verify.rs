@@ -26,22 +26,59 @@ pub fn fill_block(block: &mut [u8], kind: Verify, seed: u64, lba: u64, generatio
     block[CHECKSUM_AT + sum.len()..HEADER_BYTES].fill(0);
 }
 
+/// What a read-back found wrong with a block, as fio's verify reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    /// The block has no verify header: never written by the job, or overwritten.
+    #[error("bad magic header at lba {lba}")]
+    BadMagic {
+        /// LBA read.
+        lba: u64,
+    },
+    /// The block carries another LBA's data: a write landed in the wrong place.
+    #[error("block at lba {lba} holds the data of lba {found_lba}")]
+    Misplaced {
+        /// LBA read.
+        lba: u64,
+        /// LBA the header names.
+        found_lba: u64,
+    },
+    /// The block is from an earlier generation of its zone (written before a reset).
+    #[error("stale block at lba {lba}: generation {found}, expected {expected}")]
+    Stale {
+        /// LBA read.
+        lba: u64,
+        /// Generation in the header.
+        found: u32,
+        /// Generation of the latest write to the LBA.
+        expected: u32,
+    },
+    /// The payload does not match the header's checksum: corrupted data.
+    #[error("bad {} at lba {lba}", kind_name(*kind))]
+    BadChecksum {
+        /// The checksum kind (crc32c or md5).
+        kind: Verify,
+        /// LBA read.
+        lba: u64,
+    },
+}
+
 /// Checks a block read back from `lba`; `Err` says what fio would complain about.
-pub fn check_block(block: &[u8], kind: Verify, lba: u64, generation: u32) -> Result<(), String> {
+pub fn check_block(block: &[u8], kind: Verify, lba: u64, generation: u32) -> Result<(), VerifyError> {
     if block.len() <= HEADER_BYTES || &block[..4] != MAGIC {
-        return Err(format!("bad magic header at lba {lba}"));
+        return Err(VerifyError::BadMagic { lba });
     }
     let found_lba = u64::from_le_bytes(block[8..16].try_into().expect("8 bytes"));
     if found_lba != lba {
-        return Err(format!("block at lba {lba} holds the data of lba {found_lba}"));
+        return Err(VerifyError::Misplaced { lba, found_lba });
     }
     let found_generation = u32::from_le_bytes(block[4..8].try_into().expect("4 bytes"));
     if found_generation != generation {
-        return Err(format!("stale block at lba {lba}: generation {found_generation}, expected {generation}"));
+        return Err(VerifyError::Stale { lba, found: found_generation, expected: generation });
     }
     let sum = checksum(kind, &block[HEADER_BYTES..]);
     if block[CHECKSUM_AT..CHECKSUM_AT + sum.len()] != sum[..] {
-        return Err(format!("bad {} at lba {lba}", kind_name(kind)));
+        return Err(VerifyError::BadChecksum { kind, lba });
     }
     Ok(())
 }
@@ -79,11 +116,11 @@ mod tests {
             let mut block = vec![0u8; 4096];
             fill_block(&mut block, kind, 7, 1234, 2);
             assert_eq!(check_block(&block, kind, 1234, 2), Ok(()));
-            assert!(check_block(&block, kind, 1235, 2).unwrap_err().contains("holds the data of lba 1234"));
-            assert!(check_block(&block, kind, 1234, 3).unwrap_err().contains("stale"));
+            assert!(check_block(&block, kind, 1235, 2).unwrap_err().to_string().contains("holds the data of lba 1234"));
+            assert!(check_block(&block, kind, 1234, 3).unwrap_err().to_string().contains("stale"));
             block[100] ^= 1;
-            assert!(check_block(&block, kind, 1234, 2).unwrap_err().contains("bad"));
-            assert!(check_block(&[0u8; 4096], kind, 1, 0).unwrap_err().contains("magic"));
+            assert!(check_block(&block, kind, 1234, 2).unwrap_err().to_string().contains("bad"));
+            assert!(check_block(&[0u8; 4096], kind, 1, 0).unwrap_err().to_string().contains("magic"));
         }
     }
 }
