@@ -5,6 +5,8 @@
 //! and figures from stored results alone. The same plan runs serially, as a
 //! Slurm job array (one shard per task) or on a distributed engine (the
 //! Python package's `zonelab.sweep`), and every way yields the same bytes.
+//! A run may take other runs' results as input ([`RunSpec::needs`]): the
+//! runner runs those first, in waves, and stores them like the others.
 
 pub mod characterization;
 pub mod design;
