@@ -1,4 +1,5 @@
 import os
+import subprocess
 
 import pytest
 
@@ -15,3 +16,46 @@ def test_calibrate_reruns_selected_rows_and_reports_them(tmp_path):
     assert "summary" in report
     with pytest.raises(zonelab.ZonelabError, match="selects none"):
         zonelab.calibrate(MEASUREMENTS, only="no-such-row", runtime_ms=50)
+
+
+def _files(directory):
+    """Every file under ``directory`` by relative path, with its bytes."""
+    out = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, directory)] = f.read()
+    return out
+
+
+def test_calibrate_fits_parameters_as_the_cli_does(tmp_path):
+    options = dict(only="T000", runtime_ms=50, threads=1, fit=["controller.write_ns"], folds=0, max_evals=4)
+    report = zonelab.calibrate(MEASUREMENTS, out=tmp_path / "py", **options)
+    fit = report["extra"]
+    assert [p["path"] for p in fit["params"]] == ["controller.write_ns"]
+    assert fit["params"][0]["fitted"] > 0 and fit["loss_fitted"] <= fit["loss_start"]
+    assert 1 <= fit["evaluations"] <= 4 and fit["cv_loss"] is None
+    assert (tmp_path / "py" / "fitted.toml").exists() and "## Fit" in (tmp_path / "py" / "report.md").read_text()
+    cli = os.environ.get("ZONELAB_CLI")
+    if cli:
+        args = [cli, "calibrate", MEASUREMENTS, "--only", "T000", "--runtime-ms", "50", "--jobs", "1"]
+        args += ["--fit", "controller.write_ns", "--folds", "0", "--max-evals", "4", "--out", str(tmp_path / "cli")]
+        subprocess.run(args, check=True, capture_output=True)
+        assert _files(tmp_path / "py") == _files(tmp_path / "cli")
+    with pytest.raises(zonelab.ZonelabError, match="--fit nope.x: no parameter 'nope' there"):
+        zonelab.calibrate(MEASUREMENTS, only="T0002", runtime_ms=50, fit="nope.x")
+    with pytest.raises(zonelab.ZonelabError, match="--fit needs at least one parameter"):
+        zonelab.calibrate(MEASUREMENTS, only="T0002", runtime_ms=50, fit=[])
+    with pytest.raises(zonelab.ZonelabError, match="folds"):
+        zonelab.calibrate(MEASUREMENTS, only="T0002", fit="controller.write_ns", folds=-1)
+
+
+def test_calibrate_writes_what_the_cli_writes(tmp_path):
+    zonelab.calibrate(MEASUREMENTS, only="C2 Fig 3a reset side,T14", out=tmp_path / "py", runtime_ms=50, threads=2)
+    assert any(name.startswith("jobs/run-") for name in _files(tmp_path / "py"))
+    cli = os.environ.get("ZONELAB_CLI")
+    if cli:
+        args = [cli, "calibrate", MEASUREMENTS, "--only", "C2 Fig 3a reset side,T14", "--runtime-ms", "50"]
+        subprocess.run(args + ["--out", str(tmp_path / "cli")], check=True, capture_output=True)
+        assert _files(tmp_path / "py") == _files(tmp_path / "cli")

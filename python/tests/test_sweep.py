@@ -1,5 +1,6 @@
 """Plans: shards, the store, and Dask distributed (a real local cluster of worker processes)."""
 
+import json
 import os
 import signal
 
@@ -83,3 +84,45 @@ def test_the_characterization_plan_renders_as_the_cli_does(tmp_path):
     runs = sweep.run_serial(plan)
     summary = sweep.render_characterization(runs, tmp_path / "out")
     assert "obs09-open-close" in summary and (tmp_path / "out" / "obs09-open-close.csv").exists()
+
+
+MEASUREMENTS = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data", "measurements", "zn540.csv"
+)
+# I/O rows, a management job at an intensity (it needs its standalone run) and a command sequence.
+CALIBRATE = dict(only="C2 Fig 3a reset side,T14", runtime_ms=50)
+
+
+def test_a_calibrate_plan_on_dask_equals_the_serial_run_and_renders_as_zonelab_calibrate(tmp_path):
+    plan = sweep.calibrate_plan(MEASUREMENTS, **CALIBRATE)
+    needing = [s for s in plan if sweep.needs(s)]
+    assert needing and all(n in plan for s in needing for n in sweep.needs(s))
+    serial = sweep.run_serial(plan, raw=True)
+    # The throttled runs alone: Dask runs the standalone runs they need first, as tasks of their own.
+    assert sweep.run(needing, n_workers=2, raw=True) == [serial[plan.index(s)] for s in needing]
+    assert sweep.run(plan, n_workers=2, raw=True) == serial
+    report = sweep.render_calibrate(serial, MEASUREMENTS, tmp_path / "plan", **CALIBRATE)
+    direct = zonelab.calibrate(MEASUREMENTS, out=tmp_path / "direct", threads=1, **CALIBRATE)
+    assert report == direct
+    for name in ("rows.csv", "report.md"):
+        assert (tmp_path / "plan" / name).read_bytes() == (tmp_path / "direct" / name).read_bytes()
+
+
+def test_a_run_that_needs_another_runs_it_first_and_stores_both(tmp_path):
+    plan = sweep.calibrate_plan(MEASUREMENTS, **CALIBRATE)
+    throttled = [s for s in plan if sweep.needs(s)][:1]
+    store = sweep.Store(tmp_path)
+    line = sweep.run_serial(throttled, store, raw=True)[0]
+    assert len(store) == 2 and sweep.key(sweep.needs(throttled[0])[0]) in store
+    assert sweep.run_line(json.dumps(throttled[0])) == line, "run alone, it runs what it needs itself"
+
+
+def test_a_small_znsplus_plan_on_dask_equals_the_serial_run():
+    scale = dict(fs_bytes=768 << 20, write_per_fs=1 / 128)
+    plan = sweep.znsplus_plan(quick=True, **scale)
+    assert len(plan) > 50 and plan[0]["kind"] == "znsplus"
+    small = plan[:3]
+    serial = sweep.run_serial(small, raw=True)
+    assert sweep.run(small, n_workers=2, raw=True) == serial
+    with pytest.raises(zonelab.ZonelabError, match="stored results for a plan of"):
+        sweep.render_znsplus(serial, quick=True, **scale)

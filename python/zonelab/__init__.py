@@ -257,23 +257,51 @@ def calibrate(
     out: Union[None, str, "os.PathLike[str]"] = None,
     runtime_ms: int = 1000,
     threads: Optional[int] = None,
+    fit: Union[None, str, Sequence[str]] = None,
+    folds: int = 5,
+    max_evals: int = 60,
 ) -> Dict[str, Any]:
-    """``zonelab calibrate`` (without ``--fit``): reruns the rows of a
-    measurements file (docs/measurements.md) on the device and returns
-    report.json as a dict (``summary``: error per group; ``rows``: predicted
-    vs measured per row; :func:`to_frame` of ``report["rows"]`` tabulates
-    them). ``only`` selects rows as ``--only`` does; rows.csv, report.md and
-    the plots go to ``out`` (a temporary directory when absent).
+    """``zonelab calibrate``: reruns the rows of a measurements file
+    (docs/measurements.md) on the device and returns report.json as a dict
+    (``summary``: error per group; ``rows``: predicted vs measured per row;
+    :func:`to_frame` of ``report["rows"]`` tabulates them). ``only`` selects
+    rows as ``--only`` does; rows.csv, report.md, the plots and the job files
+    (``jobs/``) go to ``out`` (a temporary directory when absent).
+
+    ``fit`` fits device parameters as ``--fit`` does (``--set`` paths, a list
+    or a comma-separated string, e.g. ``["controller.write_ns"]``), with
+    ``folds``-fold cross-validation (0 or 1: none) and at most ``max_evals``
+    loss evaluations per fit: report.json's ``extra`` is then the fit's
+    summary (``params`` with ``start`` and ``fitted``, losses, ``cv_loss``),
+    and ``out`` holds ``fitted.toml`` (load it with ``Device(preset=...)``
+    or ``--device``).
     """
     import tempfile
 
     threads = threads if threads is not None else (os.cpu_count() or 1)
     spec = json.dumps(_resolve_device(device))
+    if fit is None:
+        params: List[str] = []
+    elif isinstance(fit, str):
+        params = [p.strip() for p in fit.split(",") if p.strip()]
+    else:
+        params = [str(p) for p in fit]
+    if fit is not None and not params:
+        raise ZonelabError("--fit needs at least one parameter")
+    for name, value in (("folds", folds), ("max_evals", max_evals), ("runtime_ms", runtime_ms), ("threads", threads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ZonelabError(f"{name}: expected a non-negative integer, got {value!r}")
+
+    def native(directory: str) -> str:
+        return _native.calibrate(
+            os.fspath(measurements), spec, only, directory, runtime_ms, threads, params, folds, max_evals
+        )
+
     if out is None:
         with tempfile.TemporaryDirectory(prefix="zonelab-calibrate-") as tmp:
-            text = _native.calibrate(os.fspath(measurements), spec, only, tmp, int(runtime_ms), int(threads))
+            text = native(tmp)
     else:
-        text = _native.calibrate(os.fspath(measurements), spec, only, os.fspath(out), int(runtime_ms), int(threads))
+        text = native(os.fspath(out))
     return json.loads(text)
 
 

@@ -56,4 +56,7 @@ def calibrate(
     out: Union[None, str, os.PathLike[str]] = None,
     runtime_ms: int = 1000,
     threads: Optional[int] = None,
+    fit: Union[None, str, Sequence[str]] = None,
+    folds: int = 5,
+    max_evals: int = 60,
 ) -> Dict[str, Any]: ...

@@ -6,7 +6,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use zonelab_experiments::calibrate::{self as cal, fit, plots, report, Settings};
+use zonelab_experiments::calibrate::{self as cal, fit, Settings};
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -35,6 +35,8 @@ pub struct CalibrateArgs {
     /// Most loss evaluations of one fit.
     #[arg(long, default_value_t = 60)]
     pub max_evals: u64,
+    #[command(flatten)]
+    pub plan: crate::plan::PlanArgs,
 }
 
 fn progress_bar() -> ProgressBar {
@@ -47,16 +49,6 @@ fn progress_bar() -> ProgressBar {
         .progress_chars("=> ");
     bar.set_style(style);
     bar
-}
-
-/// The job files that ran, for rerunning one run with `zonelab run`.
-fn write_jobs(dir: &std::path::Path, jobs: &[(String, String)]) -> Result<(), UserError> {
-    let io = |e: std::io::Error| UserError(format!("{}: {e}", dir.display()));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    for (name, text) in jobs {
-        std::fs::write(dir.join(name), text).map_err(io)?;
-    }
-    Ok(())
 }
 
 pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
@@ -74,29 +66,31 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     };
-    let (results, fit_md, fit_json) = if args.fit.is_empty() {
+    let title = format!("zonelab calibrate: {} on {}", args.measurements.display(), config.name);
+    let mut warn = |w: &str| eprintln!("zonelab: {w}");
+    let head = if args.fit.is_empty() {
         bar.set_prefix("calibrate");
-        let (results, jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &progress);
-        write_jobs(&args.out.join("jobs"), &jobs)?;
-        (results, String::new(), serde_json::Value::Null)
+        let plan = cal::Plan::new(&config, &rows, settings);
+        let stored = crate::plan::run_plan(&plan.specs, &args.plan, threads, &|_, done, total| progress(done, total));
+        bar.finish_and_clear();
+        let Some(stored) = stored? else { return Ok(()) };
+        let (results, jobs) = plan.results(&rows, &stored).map_err(UserError)?;
+        cal::write(&args.out, &title, &results, &jobs, None, &mut warn).map_err(UserError)?
     } else {
+        if args.plan.shard.is_some() || args.plan.store.is_some() {
+            return Err(UserError(
+                "--shard and --store do not apply to --fit: each evaluation of a fit depends on the one before".into(),
+            ));
+        }
         let request = fit::Request { params: args.fit.clone(), folds: args.folds, max_evals: args.max_evals };
         let outcome =
             fit::fit(&config, &rows, &request, settings, &|stage: &str| bar.set_prefix(stage.to_string()), &progress)
-                .map_err(UserError)?;
-        std::fs::create_dir_all(&args.out).map_err(|e| UserError(format!("{}: {e}", args.out.display())))?;
-        let preset = args.out.join("fitted.toml");
-        std::fs::write(&preset, outcome.config.to_toml())
-            .map_err(|e| UserError(format!("{}: {e}", preset.display())))?;
-        let md = fit::markdown(&outcome);
-        let json = serde_json::to_value(&outcome.summary).map_err(|e| UserError(e.to_string()))?;
-        (outcome.results, md, json)
+                .map_err(UserError);
+        bar.finish_and_clear();
+        let outcome = outcome?;
+        cal::write(&args.out, &title, &outcome.results, &[], Some(&outcome), &mut warn).map_err(UserError)?
     };
-    bar.finish_and_clear();
-    let title = format!("zonelab calibrate: {} on {}", args.measurements.display(), config.name);
-    let summary = report::write(&args.out, &title, &results, &fit_md, fit_json).map_err(UserError)?;
-    plots::write(&args.out, &results, &summary, &mut |w| eprintln!("zonelab: {w}")).map_err(UserError)?;
-    print!("{}", report::markdown(&title, &summary, &fit_md).split("\n## Groups").next().unwrap_or(""));
+    print!("{head}");
     eprintln!("zonelab: wrote {} in {:.1} s", args.out.display(), started.elapsed().as_secs_f64());
     Ok(())
 }

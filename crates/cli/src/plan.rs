@@ -29,16 +29,16 @@ impl PlanArgs {
     }
 }
 
-/// Runs `plan`'s shard; the results in plan order once the store has them all.
-fn run_plan(specs: &[plan::RunSpec], args: &PlanArgs) -> Result<Option<Vec<serde_json::Value>>, UserError> {
+/// Runs `plan`'s shard on `threads` threads; the results in plan order once
+/// the store has them all. `progress(label, started, total)` as [`plan::execute`].
+pub fn run_plan(
+    specs: &[plan::RunSpec],
+    args: &PlanArgs,
+    threads: usize,
+    progress: plan::Progress<'_>,
+) -> Result<Option<Vec<serde_json::Value>>, UserError> {
     let (shard, mut store) = args.open()?;
-    let mine = (0..specs.len()).filter(|&p| shard.holds(p)).count();
-    let steps = progress::Steps::new(mine as u64, "runs");
-    let executed = plan::execute(specs, shard, &mut store, &mut |label, done, _| {
-        steps.start(done as u64, &format!("running {label}"));
-    });
-    steps.finish();
-    let executed = executed.map_err(UserError)?;
+    let executed = plan::execute(specs, shard, &mut store, threads, progress).map_err(UserError)?;
     if executed.skipped > 0 {
         eprintln!("zonelab: {} runs already in the store, {} run now", executed.skipped, executed.ran);
     }
@@ -54,10 +54,40 @@ fn run_plan(specs: &[plan::RunSpec], args: &PlanArgs) -> Result<Option<Vec<serde
     }
 }
 
+/// [`run_plan`] with a progress bar of its runs.
+fn run_plan_steps(
+    specs: &[plan::RunSpec],
+    args: &PlanArgs,
+    threads: usize,
+) -> Result<Option<Vec<serde_json::Value>>, UserError> {
+    let shard = args.shard.unwrap_or(Shard::ALL);
+    let mine = (0..specs.len()).filter(|&p| shard.holds(p)).count();
+    let steps = progress::Steps::new(mine as u64, "runs");
+    let results = run_plan(specs, args, threads, &|label, started, _| {
+        steps.start(started as u64, &format!("running {label}"));
+    });
+    steps.finish();
+    results
+}
+
+/// `reproduce znsplus` through the plan: the figures and tables, or None
+/// while the store lacks runs of other shards.
+pub fn reproduce_znsplus(
+    scale: zonelab_experiments::znsplus::Scale,
+    jobs: usize,
+    args: &PlanArgs,
+) -> Result<Option<Vec<zonelab_experiments::znsplus::Output>>, UserError> {
+    let specs = plan::znsplus::plan(scale);
+    let Some(results) = run_plan_steps(&specs, args, jobs)? else {
+        return Ok(None);
+    };
+    plan::znsplus::render(scale, &results).map(Some).map_err(UserError)
+}
+
 pub fn reproduce_characterization(out: &Path, quick: bool, only: &str, args: &PlanArgs) -> Result<(), UserError> {
     let started = std::time::Instant::now();
     let specs = plan::characterization::plan(quick, only).map_err(UserError)?;
-    let Some(results) = run_plan(&specs, args)? else {
+    let Some(results) = run_plan_steps(&specs, args, 1)? else {
         return Ok(());
     };
     let summary =

@@ -1,10 +1,10 @@
 //! `zonelab reproduce znsplus`: seed 002's figures and tables on the simulated file system.
 
-use crate::{progress, UserError};
+use crate::UserError;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use zonelab_experiments::plot;
-use zonelab_experiments::znsplus::{reproduce, Output, Scale};
+use zonelab_experiments::znsplus::{Output, Scale};
 
 #[derive(Args)]
 pub struct ZnsplusArgs {
@@ -20,6 +20,8 @@ pub struct ZnsplusArgs {
     /// Tiny runs whose numbers mean nothing: for tests of the files written.
     #[arg(long, hide = true, conflicts_with = "quick")]
     smoke: bool,
+    #[command(flatten)]
+    plan: crate::plan::PlanArgs,
 }
 
 /// The smallest file system the default 16 chips allow (24 zones of 32 MiB), 1/128 of it written.
@@ -35,19 +37,10 @@ pub fn run(a: &ZnsplusArgs) -> Result<(), UserError> {
     if jobs == 0 || jobs > 256 {
         return Err(UserError(format!("--jobs {jobs} must be within 1 ..= 256")));
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| UserError(format!("{}: {e}", a.out.display())))?;
-    // reproduce() says when run i (of n, in order) starts on one of `jobs`
-    // workers; the bar's length is known only then, hence the OnceLock.
-    let steps = std::sync::OnceLock::new();
-    let progress = |i: usize, n: usize| {
-        let steps = steps.get_or_init(|| progress::Steps::new(n as u64, "runs"));
-        steps.start(i as u64, &format!("run {}/{n} started", i + 1));
+    let Some(outputs) = crate::plan::reproduce_znsplus(scale, jobs, &a.plan)? else {
+        return Ok(());
     };
-    let outputs = reproduce(scale, jobs, &progress);
-    if let Some(steps) = steps.into_inner() {
-        steps.finish();
-    }
-    let outputs = outputs.map_err(UserError)?;
+    std::fs::create_dir_all(&a.out).map_err(|e| UserError(format!("{}: {e}", a.out.display())))?;
     write(&a.out, scale, &outputs)?;
     println!("Wrote {} figures and tables to {}", outputs.len(), a.out.display());
     Ok(())

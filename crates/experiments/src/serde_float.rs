@@ -38,6 +38,16 @@ impl<'de> Deserialize<'de> for F {
     }
 }
 
+pub mod plain {
+    use super::*;
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        F(*v).serialize(s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(F::deserialize(d)?.0)
+    }
+}
+
 pub mod opt {
     use super::*;
     pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {

@@ -133,3 +133,40 @@ fn an_intensity_is_a_share_of_the_job_run_alone() {
     assert!(alone > 10.0, "resets alone: {alone}/s");
     assert!((tenth / (alone * 0.1) - 1.0).abs() < 0.25, "10% of {alone}/s gave {tenth}/s");
 }
+
+#[test]
+fn the_plan_runs_by_shard_into_a_store_renders_the_same_and_a_rerun_runs_nothing() {
+    use zonelab_experiments::plan::{self, Executed, RunSpec, Shard, Store};
+    let rows = small_selection();
+    let config = preset("zn540").unwrap();
+    let settings = Settings { runtime_ms: 50, threads: 2, window_ms_min: 0 };
+    let p = cal::Plan::new(&config, &rows, settings);
+    assert!(p.standalone >= 1 && p.specs.len() > p.standalone + 2, "{} specs", p.specs.len());
+    for spec in &p.specs {
+        let back: RunSpec = serde_json::from_str(&serde_json::to_string(spec).unwrap()).unwrap();
+        assert_eq!(&back, spec);
+        assert_eq!(format!("{back:?}"), format!("{spec:?}"), "Debug text is the seed: it must read back alike");
+    }
+    let (whole, jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &|_, _| {});
+    let dir = std::env::temp_dir().join(format!("zonelab-calibrate-plan-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let mut ran = 0;
+    for index in 0..2 {
+        let shard = Shard { index, count: 2 };
+        let mut store = Store::open(&dir, &shard.file_name()).unwrap();
+        let executed = plan::execute(&p.specs, shard, &mut store, 1, &|_, _, _| {}).unwrap();
+        assert_eq!(executed.skipped, 0);
+        ran += executed.ran;
+    }
+    // A shard also runs the standalone runs its throttled runs need that another shard holds.
+    assert!(ran >= p.specs.len(), "{ran} of {}", p.specs.len());
+    let mut again = Store::open(&dir, "again.jsonl").unwrap();
+    let rerun = plan::execute(&p.specs, Shard::ALL, &mut again, 2, &|label, _, _| panic!("{label} ran again"));
+    assert_eq!(rerun.unwrap(), Executed { ran: 0, skipped: p.specs.len() });
+    let stored = plan::collect(&p.specs, &again).unwrap();
+    let (sharded, sharded_jobs) = p.results(&rows, &stored).unwrap();
+    assert_eq!(report::rows_csv(&sharded).unwrap(), report::rows_csv(&whole).unwrap());
+    assert_eq!(sharded_jobs, jobs);
+    assert!(!dir.join("again.jsonl").exists(), "a rerun appends nothing");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -94,6 +94,7 @@ fn fs_bench(py: Python<'_>, options_json: String) -> PyResult<String> {
 }
 
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 fn calibrate(
     py: Python<'_>,
     measurements: String,
@@ -102,8 +103,65 @@ fn calibrate(
     out: String,
     runtime_ms: u64,
     threads: usize,
+    fit: Vec<String>,
+    folds: usize,
+    max_evals: u64,
 ) -> PyResult<String> {
-    simulate(py, || glue::calibrate(&measurements, &device_json, &only, &out, runtime_ms, threads))
+    let options = glue::CalibrateOptions { only, runtime_ms, threads, fit, folds, max_evals };
+    simulate(py, || glue::calibrate(&measurements, &device_json, &out, &options))
+}
+
+fn plan_options(only: String, runtime_ms: u64) -> glue::CalibrateOptions {
+    glue::CalibrateOptions { only, runtime_ms, threads: 1, fit: Vec::new(), folds: 0, max_evals: 0 }
+}
+
+#[pyfunction]
+fn calibrate_plan(
+    py: Python<'_>,
+    measurements: String,
+    device_json: String,
+    only: String,
+    runtime_ms: u64,
+) -> PyResult<Vec<String>> {
+    let options = plan_options(only, runtime_ms);
+    simulate(py, || glue::calibrate_plan(&measurements, &device_json, &options))
+}
+
+#[pyfunction]
+fn calibrate_render(
+    py: Python<'_>,
+    measurements: String,
+    device_json: String,
+    only: String,
+    runtime_ms: u64,
+    lines: Vec<String>,
+    out: String,
+) -> PyResult<String> {
+    let options = plan_options(only, runtime_ms);
+    simulate(py, || glue::calibrate_render(&measurements, &device_json, &options, &lines, &out))
+}
+
+#[pyfunction]
+#[pyo3(signature = (quick, fs_bytes=None, write_per_fs=None))]
+fn znsplus_plan(
+    py: Python<'_>,
+    quick: bool,
+    fs_bytes: Option<u64>,
+    write_per_fs: Option<f64>,
+) -> PyResult<Vec<String>> {
+    simulate(py, || glue::znsplus_plan(quick, fs_bytes, write_per_fs))
+}
+
+#[pyfunction]
+#[pyo3(signature = (lines, quick, fs_bytes=None, write_per_fs=None))]
+fn znsplus_render(
+    py: Python<'_>,
+    lines: Vec<String>,
+    quick: bool,
+    fs_bytes: Option<u64>,
+    write_per_fs: Option<f64>,
+) -> PyResult<Vec<(String, String, String)>> {
+    simulate(py, || glue::znsplus_render(quick, fs_bytes, write_per_fs, &lines))
 }
 
 #[pyfunction]
@@ -112,8 +170,14 @@ fn spec_key(py: Python<'_>, spec_json: String) -> PyResult<String> {
 }
 
 #[pyfunction]
-fn run_spec(py: Python<'_>, spec_json: String) -> PyResult<String> {
-    simulate(py, || glue::run_spec(&spec_json))
+fn spec_needs(py: Python<'_>, spec_json: String) -> PyResult<Vec<String>> {
+    simulate(py, || glue::spec_needs(&spec_json))
+}
+
+#[pyfunction]
+#[pyo3(signature = (spec_json, needed=Vec::new()))]
+fn run_spec(py: Python<'_>, spec_json: String, needed: Vec<String>) -> PyResult<String> {
+    simulate(py, || glue::run_spec(&spec_json, &needed))
 }
 
 #[pyfunction]
@@ -134,7 +198,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_fio, m)?)?;
     m.add_function(wrap_pyfunction!(fs_bench, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_render, m)?)?;
+    m.add_function(wrap_pyfunction!(znsplus_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(znsplus_render, m)?)?;
     m.add_function(wrap_pyfunction!(spec_key, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_needs, m)?)?;
     m.add_function(wrap_pyfunction!(run_spec, m)?)?;
     m.add_function(wrap_pyfunction!(characterization_plan, m)?)?;
     m.add_function(wrap_pyfunction!(characterization_render, m)?)?;

@@ -4,7 +4,9 @@
 
 use serde_json::{Map, Value};
 use zonelab_device::{parse_size, Device, Plugging, PRESET_NAMES};
+use zonelab_experiments::calibrate as cal;
 use zonelab_experiments::plan::{self, DeviceSpec, RunSpec};
+use zonelab_experiments::znsplus::Scale;
 use zonelab_workload::fio::job::Scheduler;
 use zonelab_workload::fio::parse::parse_run;
 use zonelab_workload::fio::report::json_report;
@@ -205,32 +207,131 @@ pub fn fs_bench(options_json: &str) -> Result<String, String> {
     Ok(serde_json::to_string(&zonelab_workload::fsbench::report::json(&[result])).expect("reports serialize"))
 }
 
-/// `zonelab calibrate` without `--fit`: reruns a measurements file's rows
-/// (those matching `only`) on the device, writes rows.csv, report.json,
-/// report.md and the plots into `out`, and returns report.json's text.
+/// What `zonelab calibrate` takes besides the device: its options.
+pub struct CalibrateOptions {
+    pub only: String,
+    pub runtime_ms: u64,
+    pub threads: usize,
+    /// `--fit` parameters (none: no fit), `--folds`, `--max-evals`.
+    pub fit: Vec<String>,
+    pub folds: usize,
+    pub max_evals: u64,
+}
+
+/// The selected rows of a measurements file, the device and the settings.
+fn calibration(
+    measurements: &str,
+    device_json: &str,
+    options: &CalibrateOptions,
+) -> Result<(Vec<cal::Row>, zonelab_device::DeviceConfig, cal::Settings), String> {
+    let config = device_spec(device_json)?.config()?;
+    let all = cal::read_file(std::path::Path::new(measurements))?;
+    let rows = cal::select(&all, &options.only);
+    if rows.is_empty() {
+        return Err(format!("only '{}' selects none of the {} rows", options.only, all.len()));
+    }
+    let settings =
+        cal::Settings { runtime_ms: options.runtime_ms.max(1), threads: options.threads.max(1), window_ms_min: 0 };
+    Ok((rows, config, settings))
+}
+
+/// `zonelab calibrate`: reruns a measurements file's rows (those matching
+/// `only`) on the device, or fits parameters to them (`fit`), writes what
+/// the CLI writes into `out`, and returns report.json's text.
 pub fn calibrate(
     measurements: &str,
     device_json: &str,
-    only: &str,
     out: &str,
-    runtime_ms: u64,
-    threads: usize,
+    options: &CalibrateOptions,
 ) -> Result<String, String> {
-    use zonelab_experiments::calibrate::{self as cal, plots, report, Settings};
-    let config = device_spec(device_json)?.config()?;
-    let all = cal::read_file(std::path::Path::new(measurements))?;
-    let rows = cal::select(&all, only);
-    if rows.is_empty() {
-        return Err(format!("only '{only}' selects none of the {} rows", all.len()));
-    }
-    let settings = Settings { runtime_ms: runtime_ms.max(1), threads: threads.max(1), window_ms_min: 0 };
-    let (results, _jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &|_, _| {});
+    let (rows, config, settings) = calibration(measurements, device_json, options)?;
     let out = std::path::Path::new(out);
     let title = format!("zonelab calibrate: {measurements} on {}", config.name);
-    let summary = report::write(out, &title, &results, "", Value::Null)?;
-    plots::write(out, &results, &summary, &mut |w| eprintln!("zonelab: {w}"))?;
-    let path = out.join("report.json");
-    zonelab_sim::input::read_text(&path, zonelab_sim::input::TEXT_BYTES_MAX).map_err(String::from)
+    let mut warn = |w: &str| eprintln!("zonelab: {w}");
+    if options.fit.is_empty() {
+        let (results, jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &|_, _| {});
+        cal::write(out, &title, &results, &jobs, None, &mut warn)?;
+    } else {
+        let request =
+            cal::fit::Request { params: options.fit.clone(), folds: options.folds, max_evals: options.max_evals };
+        let outcome = cal::fit::fit(&config, &rows, &request, settings, &|_| {}, &|_, _| {})?;
+        cal::write(out, &title, &outcome.results, &[], Some(&outcome), &mut warn)?;
+    }
+    zonelab_sim::input::read_text(&out.join("report.json"), zonelab_sim::input::TEXT_BYTES_MAX).map_err(String::from)
+}
+
+/// The plan of `zonelab calibrate` (without `--fit`; specs as JSON).
+pub fn calibrate_plan(
+    measurements: &str,
+    device_json: &str,
+    options: &CalibrateOptions,
+) -> Result<Vec<String>, String> {
+    let (rows, config, settings) = calibration(measurements, device_json, options)?;
+    Ok(specs_json(&cal::Plan::new(&config, &rows, settings).specs))
+}
+
+/// Renders `zonelab calibrate` from stored lines (the plan's order) into
+/// `out`, as the CLI writes it: report.json's text.
+pub fn calibrate_render(
+    measurements: &str,
+    device_json: &str,
+    options: &CalibrateOptions,
+    lines: &[String],
+    out: &str,
+) -> Result<String, String> {
+    let (rows, config, settings) = calibration(measurements, device_json, options)?;
+    let p = cal::Plan::new(&config, &rows, settings);
+    let results = stored_results(lines)?;
+    if results.len() != p.specs.len() {
+        return Err(format!("{} stored runs for a plan of {}", results.len(), p.specs.len()));
+    }
+    let (results, jobs) = p.results(&rows, &results)?;
+    let out = std::path::Path::new(out);
+    let title = format!("zonelab calibrate: {measurements} on {}", config.name);
+    cal::write(out, &title, &results, &jobs, None, &mut |w| eprintln!("zonelab: {w}"))?;
+    zonelab_sim::input::read_text(&out.join("report.json"), zonelab_sim::input::TEXT_BYTES_MAX).map_err(String::from)
+}
+
+/// The scale of `reproduce znsplus`: `--quick`'s, the full one, or a file system of `fs_bytes`.
+fn znsplus_scale(quick: bool, fs_bytes: Option<u64>, write_per_fs: Option<f64>) -> Result<Scale, String> {
+    let mut scale = if quick { Scale::QUICK } else { Scale::FULL };
+    scale.fs_bytes = fs_bytes.unwrap_or(scale.fs_bytes);
+    scale.write_per_fs = write_per_fs.unwrap_or(scale.write_per_fs);
+    if !(scale.write_per_fs > 0.0 && scale.write_per_fs <= 16.0) {
+        return Err(format!("write_per_fs {}: use a share within (0, 16]", scale.write_per_fs));
+    }
+    Ok(scale)
+}
+
+/// The plan of `reproduce znsplus` (specs as JSON).
+pub fn znsplus_plan(quick: bool, fs_bytes: Option<u64>, write_per_fs: Option<f64>) -> Result<Vec<String>, String> {
+    Ok(specs_json(&plan::znsplus::plan(znsplus_scale(quick, fs_bytes, write_per_fs)?)))
+}
+
+/// The figures and tables of `reproduce znsplus` from stored lines (plan
+/// order): (name, CSV, markdown table against the paper) of each.
+pub fn znsplus_render(
+    quick: bool,
+    fs_bytes: Option<u64>,
+    write_per_fs: Option<f64>,
+    lines: &[String],
+) -> Result<Vec<(String, String, String)>, String> {
+    let scale = znsplus_scale(quick, fs_bytes, write_per_fs)?;
+    let outputs = plan::znsplus::render(scale, &stored_results(lines)?)?;
+    Ok(outputs.into_iter().map(|o| (o.name.to_string(), o.csv, o.table)).collect())
+}
+
+fn specs_json(specs: &[RunSpec]) -> Vec<String> {
+    specs.iter().map(|s| serde_json::to_string(s).expect("specs serialize")).collect()
+}
+
+/// The results of stored lines, each checked against its key.
+fn stored_results(lines: &[String]) -> Result<Vec<Value>, String> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| plan::Stored::parse(l, &format!("result {}", i + 1)).map(|s| s.result))
+        .collect()
 }
 
 fn run_spec_of(spec_json: &str) -> Result<RunSpec, String> {
@@ -242,24 +343,47 @@ pub fn spec_key(spec_json: &str) -> Result<String, String> {
     Ok(run_spec_of(spec_json)?.key())
 }
 
-/// Runs a specification: the line the result store keeps.
-pub fn run_spec(spec_json: &str) -> Result<String, String> {
-    Ok(plan::run_stored(&run_spec_of(spec_json)?)?.line())
+/// The specifications a run needs the results of (JSON), in order.
+pub fn spec_needs(spec_json: &str) -> Result<Vec<String>, String> {
+    Ok(specs_json(&run_spec_of(spec_json)?.needs()))
+}
+
+/// Runs a specification: the line the result store keeps. `needed`: the
+/// stored lines of the runs it needs (in [`spec_needs`] order), or none to
+/// run those here first.
+pub fn run_spec(spec_json: &str, needed: &[String]) -> Result<String, String> {
+    let spec = run_spec_of(spec_json)?;
+    if needed.is_empty() {
+        return Ok(plan::run_stored(&spec)?.line());
+    }
+    let needs = spec.needs();
+    if needed.len() != needs.len() {
+        return Err(format!("run spec: {} needed results given, it needs {}", needed.len(), needs.len()));
+    }
+    let mut results = Vec::new();
+    for (i, (line, need)) in needed.iter().zip(&needs).enumerate() {
+        let stored = plan::Stored::parse(line, &format!("needed result {}", i + 1))?;
+        if stored.key != need.key() {
+            return Err(format!(
+                "needed result {}: key {} is not that of the run needed ({})",
+                i + 1,
+                stored.key,
+                need.key()
+            ));
+        }
+        results.push(stored.result);
+    }
+    Ok(plan::run_stored_with(&spec, &results)?.line())
 }
 
 /// The plan of `reproduce characterization` (specs as JSON).
 pub fn characterization_plan(quick: bool, only: &str) -> Result<Vec<String>, String> {
-    let specs = plan::characterization::plan(quick, only)?;
-    Ok(specs.iter().map(|s| serde_json::to_string(s).expect("specs serialize")).collect())
+    Ok(specs_json(&plan::characterization::plan(quick, only)?))
 }
 
 /// Renders `reproduce characterization` from stored lines (plan order) into `out`: the summary.
 pub fn characterization_render(lines: &[String], out: &str) -> Result<String, String> {
-    let results: Vec<Value> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| plan::Stored::parse(l, &format!("result {}", i + 1)).map(|s| s.result))
-        .collect::<Result<_, _>>()?;
+    let results = stored_results(lines)?;
     plan::characterization::render(&results, std::path::Path::new(out), &mut |w| eprintln!("zonelab: {w}"))
 }
 

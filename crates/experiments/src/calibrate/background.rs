@@ -13,7 +13,7 @@ pub enum Throttle {
 }
 
 /// A zone-management job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Mgmt {
     /// Resets of pre-filled full zones.
     Reset,
@@ -30,7 +30,7 @@ pub enum Job {
     Mgmt { kind: Mgmt, throttle: Throttle },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum IoOp {
     Write,
     Append,
@@ -42,7 +42,7 @@ pub enum IoOp {
 
 /// ZINC's settings where a row gives them ("zinc epoch=64ms budget=20000");
 /// None keeps the kernel module's default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct ZincSettings {
     pub epoch_ms: Option<u64>,
     /// Write units (8 KiB) dispatched before a held command is released.

@@ -8,6 +8,8 @@ use super::plan::{FioJob, FioRun, Pace, Run, Work};
 use super::programs;
 use super::rows::Metric;
 use crate::characterization::fio_runs::run_with_options;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -141,6 +143,16 @@ fn run_one(
     baselines: &BTreeMap<FioRun, Result<f64, String>>,
     settings: Settings,
 ) -> Result<Outcome, String> {
+    run_paced(config, run, settings, &mut |alone| baselines[alone].clone())
+}
+
+/// A run, with `alone_rate` giving the standalone rate of each job throttled to a share of it.
+fn run_paced(
+    config: &DeviceConfig,
+    run: &Run,
+    settings: Settings,
+    alone_rate: &mut dyn FnMut(&FioRun) -> Result<f64, String>,
+) -> Result<Outcome, String> {
     let config = with_lba(config, run)?;
     match run {
         Run::Device(d) => programs::run(config, d, seed_of(run)).map(Outcome::Lists),
@@ -151,8 +163,7 @@ fn run_one(
                     Pace::Free => None,
                     Pace::MilliPerS(m) => Some(m as f64 / 1e3),
                     Pace::IntensityCentiPct(c) => {
-                        let alone =
-                            baselines[&standalone(f, job)].as_ref().map_err(|e| format!("standalone run: {e}"))?;
+                        let alone = alone_rate(&standalone(f, job)).map_err(|e| format!("standalone run: {e}"))?;
                         Some(alone * f64::from(c) / 1e4)
                     }
                 };
@@ -264,4 +275,147 @@ fn nearest_rank(values: &[f64], p: f64) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     v[((v.len() as f64 * p / 100.0).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
+/// One run of the plan runner (`RunSpec::Calibrate`): a job on a device
+/// configuration, with the settings that shape its window (not the threads:
+/// results do not depend on them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrateRun {
+    pub job: CalibrateJob,
+    pub runtime_ms: u64,
+    pub window_ms_min: u64,
+    pub device: DeviceConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CalibrateJob {
+    /// A fio job alone and unthrottled on its stack: the 100% of a job
+    /// throttled to an intensity. Result: its rate, operations per second.
+    Standalone(FioRun),
+    /// A run that measured rows. Result: every number a row can ask of it.
+    Run(Run),
+}
+
+/// A stored number, or why the run has none (JSON has no NaN: see `serde_float`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Number {
+    Value(#[serde(with = "crate::serde_float::plain")] f64),
+    Missing(String),
+}
+
+impl From<Result<f64, String>> for Number {
+    fn from(r: Result<f64, String>) -> Self {
+        r.map_or_else(Number::Missing, Number::Value)
+    }
+}
+
+impl From<Number> for Result<f64, String> {
+    fn from(n: Number) -> Self {
+        match n {
+            Number::Value(v) => Ok(v),
+            Number::Missing(e) => Err(e),
+        }
+    }
+}
+
+/// What a run measured: [`value`] of every source its kind of run has, by metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measured {
+    /// The job file of a fio run, for rerunning it with `zonelab run`.
+    pub job_file: Option<String>,
+    pub values: Vec<(super::plan::Source, Metric, Number)>,
+}
+
+/// Every metric a row can name.
+const METRICS: [Metric; 9] = [
+    Metric::Kiops,
+    Metric::Mibs,
+    Metric::PerS,
+    Metric::LatMeanUs,
+    Metric::LatP50Us,
+    Metric::LatP95Us,
+    Metric::LatP99Us,
+    Metric::MsMean,
+    Metric::MsP95,
+];
+/// Latency lists of a command-sequence run stored at least (rows read lists 0 and 1).
+const LISTS_MIN: usize = 2;
+
+impl Measured {
+    pub fn of(outcome: &Outcome) -> Measured {
+        use super::plan::Source;
+        let (sources, job_file) = match outcome {
+            Outcome::Fio { job_file, .. } => {
+                let dirs = [DDIR_READ, DDIR_WRITE, DDIR_TRIM];
+                let s = dirs.iter().flat_map(|&dir| [false, true].map(|total| Source::FioDir { dir, total }));
+                (s.collect::<Vec<_>>(), Some(job_file.clone()))
+            }
+            Outcome::Lists(lists) => ((0..lists.len().max(LISTS_MIN)).map(Source::List).collect(), None),
+        };
+        let values = sources
+            .into_iter()
+            .flat_map(|source| METRICS.map(|metric| (source, metric, value(outcome, source, metric).into())))
+            .collect();
+        Measured { job_file, values }
+    }
+
+    /// The number a row asks for: as [`value`] gives it from the outcome.
+    pub fn value(&self, source: super::plan::Source, metric: Metric) -> Result<f64, String> {
+        let found = self.values.iter().find(|(s, m, _)| *s == source && *m == metric);
+        match found {
+            Some((_, _, n)) => n.clone().into(),
+            None => Err("the run's result does not hold this row's number".into()),
+        }
+    }
+}
+
+impl CalibrateRun {
+    fn settings(&self) -> Settings {
+        Settings { runtime_ms: self.runtime_ms, threads: 1, window_ms_min: self.window_ms_min }
+    }
+
+    pub fn label(&self) -> String {
+        let what = match &self.job {
+            CalibrateJob::Standalone(f) => format!("{:?} alone", f.main.work),
+            CalibrateJob::Run(Run::Fio(f)) => format!("{:?}", f.main.work),
+            CalibrateJob::Run(Run::Device(d)) => format!("{d:?}"),
+        };
+        format!("calibrate {what}")
+    }
+
+    /// The standalone runs of the jobs throttled to an intensity, main job first.
+    pub fn needs(&self) -> Vec<CalibrateRun> {
+        let CalibrateJob::Run(Run::Fio(f)) = &self.job else { return Vec::new() };
+        std::iter::once(f.main)
+            .chain(f.other)
+            .filter(|job| matches!(job.pace, Pace::IntensityCentiPct(_)))
+            .map(|job| CalibrateRun { job: CalibrateJob::Standalone(standalone(f, job)), ..self.clone() })
+            .collect()
+    }
+
+    /// Runs it; `needed`: the results of [`Self::needs`]. A failing
+    /// simulation is a result too (its rows say why they have no number).
+    pub fn run(&self, needed: &[Value]) -> Result<Value, String> {
+        let settings = self.settings();
+        let json = match &self.job {
+            CalibrateJob::Standalone(f) => serde_json::to_value(Number::from(alone_rate(&self.device, f, settings))),
+            CalibrateJob::Run(run) => {
+                let mut rates = needed.iter();
+                let mut alone = |_: &FioRun| -> Result<f64, String> {
+                    let stored = rates.next().ok_or("a throttled job without its standalone run")?;
+                    let rate: Number =
+                        serde_json::from_value(stored.clone()).map_err(|e| format!("a stored standalone rate: {e}"))?;
+                    rate.into()
+                };
+                let measured = run_paced(&self.device, run, settings, &mut alone).map(|o| Measured::of(&o));
+                serde_json::to_value(measured)
+            }
+        };
+        Ok(json.expect("run results serialize"))
+    }
 }

@@ -22,8 +22,10 @@ pub mod rows;
 pub use execute::Settings;
 pub use rows::{read_file, Row};
 
+use crate::plan::{self as runner, RunSpec, Shard, Store};
 use plan::Run;
 use serde::Serialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use zonelab_device::DeviceConfig;
 
@@ -76,7 +78,7 @@ pub fn plan_rows(rows: &[Row]) -> (Vec<Run>, Vec<Planned>) {
     (runs, planned)
 }
 
-/// Reruns `rows` on `config`; results in row order.
+/// Reruns `rows` on `config` (through the plan runner, nothing stored); results in row order.
 pub fn evaluate(
     config: &DeviceConfig,
     rows: &[Row],
@@ -94,54 +96,149 @@ pub fn evaluate_with_jobs(
     settings: Settings,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> (Vec<RowResult>, Vec<(String, String)>) {
-    let (runs, planned) = plan_rows(rows);
-    let outcomes = execute::run_all(config, &runs, settings, progress);
-    let jobs = outcomes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, o)| match o {
-            Ok(execute::Outcome::Fio { job_file, .. }) => Some((format!("run-{i}.fio"), job_file.clone())),
-            _ => None,
-        })
-        .collect();
-    let results = rows
-        .iter()
-        .zip(planned)
-        .map(|(row, p)| {
-            let (run, predicted) = match p {
-                Err(reason) => (None, Err(reason)),
-                Ok((i, source)) => {
-                    let v = outcomes[i].as_ref().map_err(|e| format!("the run failed: {e}"));
-                    (
-                        Some(format!("run-{i}: {}", describe(&runs[i]))),
-                        v.and_then(|o| execute::value(o, source, row.metric)),
-                    )
+    let p = Plan::new(config, rows, settings);
+    let mut store = Store::memory();
+    let progress = |_: &str, started: usize, total: usize| progress(started, total);
+    // Calibration runs report a failing simulation as their result, and a memory store cannot fail.
+    runner::execute(&p.specs, Shard::ALL, &mut store, settings.threads, &progress)
+        .expect("calibration runs do not fail");
+    let results = runner::collect(&p.specs, &store).expect("every run ran");
+    p.results(rows, &results).expect("results of this build read back")
+}
+
+/// A fio job file that ran: (`run-N.fio`, its text).
+pub type JobFile = (String, String);
+
+/// `calibrate` as a plan: the standalone runs that turn intensities into
+/// rates (sorted), then the distinct runs of the rows (first-seen order).
+pub struct Plan {
+    pub specs: Vec<RunSpec>,
+    pub runs: Vec<Run>,
+    pub planned: Vec<Planned>,
+    /// Specs before the first run: the standalone runs.
+    pub standalone: usize,
+}
+
+impl Plan {
+    pub fn new(config: &DeviceConfig, rows: &[Row], settings: Settings) -> Plan {
+        let (runs, planned) = plan_rows(rows);
+        let spec = |job| execute::CalibrateRun {
+            job,
+            runtime_ms: settings.runtime_ms,
+            window_ms_min: settings.window_ms_min,
+            device: config.clone(),
+        };
+        let mut standalone: Vec<execute::CalibrateRun> = Vec::new();
+        for run in &runs {
+            for need in spec(execute::CalibrateJob::Run(run.clone())).needs() {
+                if !standalone.contains(&need) {
+                    standalone.push(need);
                 }
-            };
-            let predicted = predicted.and_then(|v| {
-                if v.is_finite() && v > 0.0 {
-                    Ok(v)
-                } else {
-                    Err(format!("the run gave {v}, not a positive number"))
-                }
-            });
-            let error = predicted.as_ref().ok().filter(|_| row.value > 0.0).map(|p| p / row.value - 1.0);
-            RowResult {
-                id: row.id.clone(),
-                group: row.group(),
-                metric: row.metric.name(),
-                run,
-                measured: row.value,
-                predicted: predicted.as_ref().ok().copied(),
-                error,
-                skipped: predicted.err(),
             }
-        })
-        .collect();
-    (results, jobs)
+        }
+        standalone.sort_by(|a, b| match (&a.job, &b.job) {
+            (execute::CalibrateJob::Standalone(x), execute::CalibrateJob::Standalone(y)) => x.cmp(y),
+            _ => unreachable!("needs are standalone runs"),
+        });
+        let count = standalone.len();
+        let specs = standalone
+            .into_iter()
+            .chain(runs.iter().map(|r| spec(execute::CalibrateJob::Run(r.clone()))))
+            .map(|c| RunSpec::Calibrate(Box::new(c)))
+            .collect();
+        Plan { specs, runs, planned, standalone: count }
+    }
+
+    /// Each row's result, and the job files, from the plan's stored results (plan order).
+    pub fn results(&self, rows: &[Row], stored: &[Value]) -> Result<(Vec<RowResult>, Vec<JobFile>), String> {
+        assert_eq!(stored.len(), self.specs.len(), "one result per spec");
+        let outcomes: Vec<Result<execute::Measured, String>> = stored[self.standalone..]
+            .iter()
+            .map(|v| serde_json::from_value(v.clone()).map_err(|e| format!("a stored calibration result: {e}")))
+            .collect::<Result<_, _>>()?;
+        let jobs = outcomes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| Some((format!("run-{i}.fio"), o.as_ref().ok()?.job_file.clone()?)))
+            .collect();
+        let results = rows
+            .iter()
+            .zip(&self.planned)
+            .map(|(row, p)| {
+                let (run, predicted) = match p {
+                    Err(reason) => (None, Err(reason.clone())),
+                    Ok((i, source)) => {
+                        let v = outcomes[*i].as_ref().map_err(|e| format!("the run failed: {e}"));
+                        (
+                            Some(format!("run-{i}: {}", describe(&self.runs[*i]))),
+                            v.and_then(|o| o.value(*source, row.metric)),
+                        )
+                    }
+                };
+                row_result(row, run, predicted)
+            })
+            .collect();
+        Ok((results, jobs))
+    }
+}
+
+fn row_result(row: &Row, run: Option<String>, predicted: Result<f64, String>) -> RowResult {
+    let predicted = predicted.and_then(|v| {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("the run gave {v}, not a positive number"))
+        }
+    });
+    let error = predicted.as_ref().ok().filter(|_| row.value > 0.0).map(|p| p / row.value - 1.0);
+    RowResult {
+        id: row.id.clone(),
+        group: row.group(),
+        metric: row.metric.name(),
+        run,
+        measured: row.value,
+        predicted: predicted.as_ref().ok().copied(),
+        error,
+        skipped: predicted.err(),
+    }
 }
 
 /// A run's key as text: what rows.csv shows.
 pub fn describe(run: &Run) -> String {
     format!("{run:?}")
+}
+
+/// Writes a calibration into `out`: rows.csv, report.json, report.md, the
+/// plots, and the job files that ran (`jobs/`) or, after a fit, the fitted
+/// configuration (`fitted.toml`). Returns report.md up to its groups: what
+/// `zonelab calibrate` prints.
+pub fn write(
+    out: &std::path::Path,
+    title: &str,
+    results: &[RowResult],
+    jobs: &[(String, String)],
+    fitted: Option<&fit::Outcome>,
+    warn: &mut dyn FnMut(&str),
+) -> Result<String, String> {
+    let io = |path: &std::path::Path, e: std::io::Error| format!("{}: {e}", path.display());
+    let (fit_md, fit_json) = match fitted {
+        None => {
+            let dir = out.join("jobs");
+            std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+            for (name, text) in jobs {
+                std::fs::write(dir.join(name), text).map_err(|e| io(&dir, e))?;
+            }
+            (String::new(), Value::Null)
+        }
+        Some(outcome) => {
+            std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+            let preset = out.join("fitted.toml");
+            std::fs::write(&preset, outcome.config.to_toml()).map_err(|e| io(&preset, e))?;
+            let json = serde_json::to_value(&outcome.summary).map_err(|e| e.to_string())?;
+            (fit::markdown(outcome), json)
+        }
+    };
+    let summary = report::write(out, title, results, &fit_md, fit_json)?;
+    plots::write(out, results, &summary, warn)?;
+    Ok(report::markdown(title, &summary, &fit_md).split("\n## Groups").next().unwrap_or("").to_string())
 }

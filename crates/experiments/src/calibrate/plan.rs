@@ -4,10 +4,11 @@
 
 use super::background::{self, IoOp, Job, Mgmt, Throttle};
 use super::rows::{Metric, Op, Row, Stack};
+use serde::{Deserialize, Serialize};
 use zonelab_workload::fio::job::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
 /// How fast a job runs, in units that compare exactly (runs are keys).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Pace {
     Free,
     /// Hundredths of a percent of the job's standalone maximum.
@@ -26,7 +27,7 @@ impl From<Throttle> for Pace {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Work {
     /// `jobs` fio jobs, each in zones of its own (writes) or over one pre-filled range (reads);
     /// random writes spread over `zones` zones (0: the default range);
@@ -36,14 +37,14 @@ pub enum Work {
     Mgmt { kind: Mgmt, jobs: u32 },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FioJob {
     pub work: Work,
     pub pace: Pace,
 }
 
 /// A fio run: the measured job and the one beside it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FioRun {
     pub lba_bytes: u32,
     pub stack: Stack,
@@ -54,7 +55,7 @@ pub struct FioRun {
 }
 
 /// Zone occupancy before a timed management command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Occupancy {
     Lbas(u64),
     /// Hundredths of a percent of the zone capacity.
@@ -64,7 +65,7 @@ pub enum Occupancy {
 }
 
 /// Seed 000's custom SPDK programs, as command sequences on the device.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum DeviceRun {
     /// Fig 5: open a zone (unless `opened` is false: a never-opened empty
     /// zone), fill it, rest 1 s, time `op` (reset, finish, or finish then
@@ -76,17 +77,41 @@ pub enum DeviceRun {
     OpenClose,
     /// Fig 7: resets of full zones back to back beside QD-1 4 KiB `io`
     /// (none, read, write, append); lists: resets, I/Os.
-    ResetBeside { io: &'static str },
+    ResetBeside { io: BesideIo },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Run {
     Fio(FioRun),
     Device(DeviceRun),
 }
 
+/// What runs beside Fig 7's resets: none, read, write or append. Its
+/// `Debug` is the name's (run descriptions and seeds are made of `Debug`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct BesideIo(pub &'static str);
+
+const BESIDE_IO: [&str; 4] = ["none", "read", "write", "append"];
+
+impl std::fmt::Debug for BesideIo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl<'de> Deserialize<'de> for BesideIo {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        let found = BESIDE_IO.into_iter().find(|io| *io == name);
+        found
+            .map(BesideIo)
+            .ok_or_else(|| serde::de::Error::custom(format!("io '{name}': use {}", BESIDE_IO.join(", "))))
+    }
+}
+
 /// Where a row's number comes from in its run's result.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Source {
     /// A direction of the measured fio job; `total` = percentiles of total latency, else of clat.
     FioDir { dir: usize, total: bool },
@@ -211,22 +236,25 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
                 Some(Job::Io { op: IoOp::Append, .. }) => "append",
                 Some(other) => return Err(format!("Fig 7 with {other:?} beside the resets")),
             };
-            list0(DeviceRun::ResetBeside { io })
+            list0(DeviceRun::ResetBeside { io: BesideIo(io) })
         }
         op => {
             let io = io_op(op).ok_or_else(|| format!("op {op:?} in {} is not mapped", row.figure))?;
             let bs = row.bs.ok_or("an I/O row without 'bs'")?;
             match (bg.other, io) {
                 (None, _) => list0(DeviceRun::Qd1 { op: io, bs }),
-                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::RandRead) => {
-                    Ok(Plan { run: Run::Device(DeviceRun::ResetBeside { io: "read" }), source: Source::List(1) })
-                }
-                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::Write) => {
-                    Ok(Plan { run: Run::Device(DeviceRun::ResetBeside { io: "write" }), source: Source::List(1) })
-                }
-                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::Append) => {
-                    Ok(Plan { run: Run::Device(DeviceRun::ResetBeside { io: "append" }), source: Source::List(1) })
-                }
+                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::RandRead) => Ok(Plan {
+                    run: Run::Device(DeviceRun::ResetBeside { io: BesideIo("read") }),
+                    source: Source::List(1),
+                }),
+                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::Write) => Ok(Plan {
+                    run: Run::Device(DeviceRun::ResetBeside { io: BesideIo("write") }),
+                    source: Source::List(1),
+                }),
+                (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::Append) => Ok(Plan {
+                    run: Run::Device(DeviceRun::ResetBeside { io: BesideIo("append") }),
+                    source: Source::List(1),
+                }),
                 (Some(other), _) => Err(format!("{op:?} beside {other:?} in {} is not mapped", row.figure)),
             }
         }

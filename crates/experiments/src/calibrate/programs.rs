@@ -23,7 +23,7 @@ pub fn run(config: DeviceConfig, run: &DeviceRun, seed: u64) -> Result<Vec<Vec<f
         DeviceRun::Qd1 { op, bs } => qd1(dev, *op, *bs, seed).map(|l| vec![l]),
         DeviceRun::OpenClose => open_close(dev),
         DeviceRun::ResetBeside { io } => {
-            let (resets, ios) = reset_run_on(dev, io, FIG7_RESETS)?;
+            let (resets, ios) = reset_run_on(dev, io.0, FIG7_RESETS)?;
             Ok(vec![resets, ios])
         }
     }

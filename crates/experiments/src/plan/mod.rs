@@ -5,11 +5,14 @@
 //! and figures from stored results alone. The same plan runs serially, as a
 //! Slurm job array (one shard per task) or on a distributed engine (the
 //! Python package's `zonelab.sweep`), and every way yields the same bytes.
+//! A run may take other runs' results as input ([`RunSpec::needs`]): the
+//! runner runs those first, in waves, and stores them like the others.
 
 pub mod characterization;
 pub mod design;
 mod device;
 pub mod store;
+pub mod znsplus;
 
 pub use device::DeviceSpec;
 pub use store::{Store, Stored};
@@ -26,6 +29,11 @@ pub enum RunSpec {
     Characterization { experiment: String, quick: bool },
     /// One point of the management design-space study.
     Design(Box<design::DesignRun>),
+    /// One run of `zonelab calibrate`: a simulated job (or a standalone
+    /// job's rate that a throttled one needs) on one device configuration.
+    Calibrate(Box<crate::calibrate::execute::CalibrateRun>),
+    /// One file-system run of `reproduce znsplus`.
+    Znsplus(Box<crate::znsplus::RunSpec>),
 }
 
 impl RunSpec {
@@ -41,12 +49,24 @@ impl RunSpec {
         match self {
             RunSpec::Characterization { experiment, .. } => experiment.clone(),
             RunSpec::Design(d) => d.label(),
+            RunSpec::Calibrate(c) => c.label(),
+            RunSpec::Znsplus(z) => znsplus::label(z),
+        }
+    }
+
+    /// The runs whose results this one takes as input (in this order), e.g.
+    /// the standalone rate of a calibration job throttled to a share of it.
+    pub fn needs(&self) -> Vec<RunSpec> {
+        match self {
+            RunSpec::Calibrate(c) => c.needs().into_iter().map(|n| RunSpec::Calibrate(Box::new(n))).collect(),
+            _ => Vec::new(),
         }
     }
 }
 
-/// Runs one specification: its result as JSON.
-pub fn run(spec: &RunSpec) -> Result<Value, String> {
+/// Runs one specification given the results of [`RunSpec::needs`] (same order): its result as JSON.
+pub fn run_with(spec: &RunSpec, needed: &[Value]) -> Result<Value, String> {
+    assert_eq!(needed.len(), spec.needs().len(), "a run gets one result per run it needs");
     match spec {
         RunSpec::Characterization { experiment, quick } => {
             let scale = crate::characterization::Scale { quick: *quick };
@@ -55,12 +75,25 @@ pub fn run(spec: &RunSpec) -> Result<Value, String> {
             Ok(serde_json::to_value(record).expect("records serialize"))
         }
         RunSpec::Design(d) => design::run(d),
+        RunSpec::Calibrate(c) => c.run(needed),
+        RunSpec::Znsplus(z) => znsplus::run(z),
     }
+}
+
+/// Runs one specification, and first the runs it needs: its result as JSON.
+pub fn run(spec: &RunSpec) -> Result<Value, String> {
+    let needed: Vec<Value> = spec.needs().iter().map(run).collect::<Result<_, _>>()?;
+    run_with(spec, &needed)
 }
 
 /// Runs one specification into the line the store keeps.
 pub fn run_stored(spec: &RunSpec) -> Result<Stored, String> {
     Ok(Stored { key: spec.key(), spec: spec.clone(), result: run(spec)? })
+}
+
+/// [`run_with`] into the line the store keeps.
+pub fn run_stored_with(spec: &RunSpec, needed: &[Value]) -> Result<Stored, String> {
+    Ok(Stored { key: spec.key(), spec: spec.clone(), result: run_with(spec, needed)? })
 }
 
 /// Shard `index` of `count` (`--shard index/count`, index from 0, as a Slurm
@@ -103,30 +136,107 @@ impl Shard {
 /// What [`execute`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Executed {
+    /// Runs executed, including runs of other shards that this shard's runs need.
     pub ran: usize,
+    /// Runs of the shard the store already held.
     pub skipped: usize,
 }
 
-/// Runs the shard's runs that `store` lacks, storing each as it finishes.
-/// `progress(label, done, total)` comes before each run.
+/// Reports each run as it starts: (label, runs started before it, runs to run).
+pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
+
+/// Runs the shard's runs that `store` lacks on `threads` threads, storing
+/// each as it finishes. A run starts once the runs it needs are stored;
+/// those the store lacks run here too, whatever their shard (so a shard
+/// never waits for another; the same spec gives the same result anywhere).
 pub fn execute(
     plan: &[RunSpec],
     shard: Shard,
     store: &mut Store,
-    progress: &mut dyn FnMut(&str, usize, usize),
+    threads: usize,
+    progress: Progress<'_>,
 ) -> Result<Executed, String> {
-    let mine: Vec<&RunSpec> = plan.iter().enumerate().filter(|(p, _)| shard.holds(*p)).map(|(_, s)| s).collect();
     let mut executed = Executed::default();
-    for (done, spec) in mine.iter().enumerate() {
+    let mut todo: Vec<RunSpec> = Vec::new();
+    let mut queued = std::collections::BTreeSet::new();
+    for spec in plan.iter().enumerate().filter(|(p, _)| shard.holds(*p)).map(|(_, s)| s) {
         if store.get(&spec.key()).is_some() {
             executed.skipped += 1;
-            continue;
+        } else if queued.insert(spec.key()) {
+            todo.push(spec.clone());
         }
-        progress(&spec.label(), done, mine.len());
-        store.insert(run_stored(spec).map_err(|e| format!("run {}: {e}", spec.label()))?)?;
-        executed.ran += 1;
+    }
+    // What the runs need and the store lacks, transitively (bounded by the plan's depth).
+    let mut frontier = todo.clone();
+    for _ in 0..DEPTH_MAX {
+        let mut next = Vec::new();
+        for need in frontier.iter().flat_map(RunSpec::needs) {
+            if store.get(&need.key()).is_none() && queued.insert(need.key()) {
+                next.push(need);
+            }
+        }
+        todo.extend(next.iter().cloned());
+        frontier = next;
+    }
+    assert!(frontier.is_empty(), "run specs need runs at most {DEPTH_MAX} deep");
+    let total = todo.len();
+    // Waves: each runs what the store now holds every input of.
+    while !todo.is_empty() {
+        let (ready, waiting): (Vec<RunSpec>, Vec<RunSpec>) =
+            todo.into_iter().partition(|s| s.needs().iter().all(|n| store.get(&n.key()).is_some()));
+        assert!(!ready.is_empty(), "a plan's runs cannot need each other in a cycle");
+        run_wave(&ready, store, threads, executed.ran, total, progress)?;
+        executed.ran += ready.len();
+        todo = waiting;
     }
     Ok(executed)
+}
+
+/// How deep runs may need runs that need runs.
+const DEPTH_MAX: usize = 4;
+
+/// Runs `wave` (whose inputs are stored) on `threads` threads; the first
+/// failure in wave order is the error, and stops the threads taking more.
+fn run_wave(
+    wave: &[RunSpec],
+    store: &mut Store,
+    threads: usize,
+    started_before: usize,
+    total: usize,
+    progress: Progress<'_>,
+) -> Result<(), String> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let inputs: Vec<Vec<Value>> = wave
+        .iter()
+        .map(|s| s.needs().iter().map(|n| store.get(&n.key()).expect("inputs are stored").result.clone()).collect())
+        .collect();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let errors: std::sync::Mutex<Vec<(usize, String)>> = std::sync::Mutex::new(Vec::new());
+    let store = std::sync::Mutex::new(store);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, wave.len().max(1)) {
+            scope.spawn(|| {
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(spec) = wave.get(i) else { break };
+                    progress(&spec.label(), started_before + i, total);
+                    let outcome = run_stored_with(spec, &inputs[i])
+                        .and_then(|stored| store.lock().expect("no thread panics holding the store").insert(stored));
+                    if let Err(e) = outcome {
+                        failed.store(true, Ordering::Relaxed);
+                        errors.lock().expect("no thread panics holding the errors").push((i, e));
+                    }
+                }
+            });
+        }
+    });
+    let mut errors = errors.into_inner().expect("no thread panicked");
+    errors.sort();
+    match errors.into_iter().next() {
+        Some((i, e)) => Err(format!("run {}: {e}", wave[i].label())),
+        None => Ok(()),
+    }
 }
 
 /// The plan's results in plan order, or how many runs the store lacks.
@@ -192,18 +302,15 @@ mod tests {
         std::fs::remove_dir_all(&root).ok();
         let plan = design_plan(5);
         let mut serial = Store::open(&root.join("serial"), &Shard::ALL.file_name()).unwrap();
-        assert_eq!(
-            execute(&plan, Shard::ALL, &mut serial, &mut |_, _, _| {}).unwrap(),
-            Executed { ran: 5, skipped: 0 }
-        );
+        assert_eq!(execute(&plan, Shard::ALL, &mut serial, 2, &|_, _, _| {}).unwrap(), Executed { ran: 5, skipped: 0 });
         for index in 0..2 {
             let shard = Shard { index, count: 2 };
             let mut store = Store::open(&root.join("sharded"), &shard.file_name()).unwrap();
-            execute(&plan, shard, &mut store, &mut |_, _, _| {}).unwrap();
+            execute(&plan, shard, &mut store, 1, &|_, _, _| {}).unwrap();
         }
         assert_eq!(lines(&root.join("sharded")), lines(&root.join("serial")), "byte for byte");
         let mut again = Store::open(&root.join("sharded"), "again.jsonl").unwrap();
-        let rerun = execute(&plan, Shard::ALL, &mut again, &mut |label, _, _| panic!("{label} ran again")).unwrap();
+        let rerun = execute(&plan, Shard::ALL, &mut again, 2, &|label, _, _| panic!("{label} ran again")).unwrap();
         assert_eq!(rerun, Executed { ran: 0, skipped: 5 });
         assert_eq!(collect(&plan, &again).unwrap(), collect(&plan, &serial).unwrap());
         assert_eq!(collect(&design_plan(6), &again), Err(1), "the run the store lacks is counted");

@@ -98,7 +98,7 @@ impl Runs {
 }
 
 /// Every run the figures need, without duplicates.
-fn plan(scale: Scale) -> Vec<RunSpec> {
+pub fn plan(scale: Scale) -> Vec<RunSpec> {
     let mut specs = Vec::new();
     for w in FsWorkload::ALL {
         for v in [ZNS, IZC, IZC_NOCB, ZP, ZP_NOCB, ZP_LP] {
@@ -140,8 +140,13 @@ pub fn reproduce(
     let specs = plan(scale);
     let n = specs.len();
     let results = run_all(&specs, workers, &|i, _| progress(i, n))?;
+    Ok(render(scale, &specs, results))
+}
+
+/// Each figure and table from the results of [`plan`]'s runs (same order).
+pub fn render(scale: Scale, specs: &[RunSpec], results: Vec<FsBenchResult>) -> Vec<Output> {
     let runs = Runs { scale, results: specs.iter().map(key).zip(results).collect() };
-    Ok(vec![
+    vec![
         fig6(&runs),
         table4(&runs),
         fig7(&runs),
@@ -151,7 +156,7 @@ pub fn reproduce(
         fig10(&runs),
         fig11(&runs),
         fig12(&runs),
-    ])
+    ]
 }
 
 fn names() -> Vec<String> {

@@ -136,7 +136,7 @@ pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Res
 }
 
 mod figures;
-pub use figures::{reproduce, Output};
+pub use figures::{plan, render, reproduce, Output};
 
 /// Runs `specs` on `workers` threads; results in the same order.
 pub fn run_all(
