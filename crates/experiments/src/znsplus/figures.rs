@@ -363,7 +363,9 @@ fn table5(r: &Runs) -> Output {
             format!("{:.4}", x.tl_ratio()),
             format!("{:.4}", x.background_plugging_ratio()),
             x.tl_segments.to_string(),
+            x.tl_other_type_segments.to_string(),
             x.sc_segments.to_string(),
+            x.sc_chosen_by_cost.to_string(),
         ]);
         let _ = writeln!(
             table,
@@ -393,7 +395,15 @@ fn table5(r: &Runs) -> Output {
             panel("(b) copies done by BP", "BP share (%)", "ZNS+", bp, &paper_bp),
         ],
     );
-    let header = ["workload", "tl_ratio", "background_plugging_ratio", "tl_segments", "sc_segments"];
+    let header = [
+        "workload",
+        "tl_ratio",
+        "background_plugging_ratio",
+        "tl_segments",
+        "tl_other_type_segments",
+        "sc_segments",
+        "sc_chosen_by_cost",
+    ];
     Output { name: "table5_tl_bp", csv: csv_text(&header, &rows), figure, table }
 }
 

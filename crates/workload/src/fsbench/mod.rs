@@ -93,7 +93,11 @@ pub struct FsBenchResult {
     pub traffic: Traffic,
     pub compactions: Vec<zonelab_fs::CompactionRecord>,
     pub tl_segments: u64,
+    /// Of `tl_segments`, segments of another temperature of the same kind.
+    pub tl_other_type_segments: u64,
     pub sc_segments: u64,
+    /// Compactions hybrid recycling chose over every threaded-logging candidate by cost.
+    pub sc_chosen_by_cost: u64,
     pub checkpoints: u64,
     /// Time spent in checkpoints (compaction's own included).
     pub checkpoint_ns: Nanos,
@@ -292,7 +296,9 @@ struct Snapshot {
     traffic: Traffic,
     compactions: usize,
     tl: u64,
+    tl_other: u64,
     sc: u64,
+    sc_by_cost: u64,
     checkpoints: u64,
     checkpoint_ns: Nanos,
     znsplus: ZnsPlusCounters,
@@ -304,7 +310,9 @@ impl Snapshot {
             traffic: fs.traffic(),
             compactions: fs.stats.compactions.len(),
             tl: fs.stats.tl_segments,
+            tl_other: fs.stats.tl_other_type_segments,
             sc: fs.stats.sc_segments,
+            sc_by_cost: fs.stats.sc_chosen_by_cost,
             checkpoints: fs.stats.checkpoints,
             checkpoint_ns: fs.stats.checkpoint_ns,
             znsplus: fs.device().znsplus_counters(),
@@ -316,6 +324,8 @@ impl Snapshot {
         r.compactions = fs.stats.compactions[self.compactions..].to_vec();
         r.tl_segments = fs.stats.tl_segments - self.tl;
         r.sc_segments = fs.stats.sc_segments - self.sc;
+        r.tl_other_type_segments = fs.stats.tl_other_type_segments - self.tl_other;
+        r.sc_chosen_by_cost = fs.stats.sc_chosen_by_cost - self.sc_by_cost;
         r.checkpoints = fs.stats.checkpoints - self.checkpoints;
         r.checkpoint_ns = fs.stats.checkpoint_ns - self.checkpoint_ns;
         r.znsplus = fs.device().znsplus_counters().since(self.znsplus);
