@@ -67,6 +67,7 @@ fn reproduce_znsplus_writes_csv_svg_and_png_for_every_figure() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
     for name in [
+        "claims",
         "fig6_compaction_time",
         "table4_media",
         "fig7_threaded_logging",

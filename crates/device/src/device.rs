@@ -169,7 +169,6 @@ impl Device {
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.last_submit_ns = submit_ns;
         self.counters.commands += 1;
-        self.plug_background(submit_ns);
         self.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.config.controller.submit_ns;
         let (status, complete_ns, result) = match *cmd {

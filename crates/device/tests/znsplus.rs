@@ -228,6 +228,63 @@ fn ppa_ordered_plugging_copies_ahead_in_page_order() {
     }
 }
 
+/// Background plugging is driven by the device's event loop: letting time
+/// pass (`advance`) plugs ahead with no host command submitted, and a die
+/// plugs while a host write programs another die.
+#[test]
+fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
+    let mut r = Run::new(device(8, "ppa", false));
+    r.write(0, 128, 5);
+    r.write(128, 128, 5);
+    r.settle();
+    // Chunks on dies 0 and 2 (c mod 4 even) fully valid, dies 1 and 3 to be overwritten.
+    let mut valid = [0u64; 4];
+    for c in (0..64u64).filter(|c| c % 2 == 0) {
+        for b in c * CHUNK..(c + 1) * CHUNK {
+            valid[(b / 64) as usize] |= 1 << (b % 64);
+        }
+    }
+    let opened = r.ok(&Command::TlOpen { zslba: 0, valid: &valid }).complete_ns;
+    let before = r.dev.znsplus_counters().plugged_blocks_background;
+    r.dev.advance(opened + 50_000_000);
+    let plugged = r.dev.znsplus_counters().plugged_blocks_background - before;
+    // Two dies with 16 pages each: all 32 fully valid chunks, no command sent.
+    assert_eq!(plugged, 32 * CHUNK, "plugged with no host command");
+    assert!(r.dev.next_event_ns().is_none(), "nothing left to plug ahead");
+    // A host write to die 1 now overlaps nothing queued on dies 0 and 2.
+    let t = opened + 50_000_000;
+    let c =
+        r.dev.submit(t, &Command::Write { slba: CHUNK, nlb: CHUNK as u32, payload: Payload::None, fua: false }, None);
+    assert_eq!(c.status, Status::Success);
+    assert_eq!(r.dev.flash().die_free_at_ns(0), r.dev.flash().die_free_at_ns(2), "the plugs ran before");
+    assert!(r.dev.flash().die_free_at_ns(0) <= t);
+}
+
+#[test]
+fn ppa_plugging_overlaps_a_host_write_on_another_die() {
+    let mut r = Run::new(device(8, "ppa", false));
+    r.write(0, 128, 5);
+    r.write(128, 128, 5);
+    r.settle();
+    let mut valid = [0u64; 4];
+    for c in (0..64u64).filter(|c| c % 2 == 0) {
+        for b in c * CHUNK..(c + 1) * CHUNK {
+            valid[(b / 64) as usize] |= 1 << (b % 64);
+        }
+    }
+    let opened = r.ok(&Command::TlOpen { zslba: 0, valid: &valid }).complete_ns;
+    // The host writes chunk 1 (die 1) at once: dies 0 and 2 plug meanwhile.
+    let c = r.dev.submit(
+        opened,
+        &Command::Write { slba: CHUNK, nlb: CHUNK as u32, payload: Payload::None, fua: false },
+        None,
+    );
+    assert_eq!(c.status, Status::Success);
+    r.dev.advance(c.complete_ns);
+    let z = r.dev.znsplus_counters();
+    assert!(z.plugged_blocks_background >= 2 * CHUNK, "dies 0 and 2 plugged during the write: {z:?}");
+}
+
 #[test]
 fn bad_input_gets_nvme_statuses() {
     let mut r = Run::new(device(4, "lba", false));

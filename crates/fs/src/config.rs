@@ -89,6 +89,12 @@ pub struct FsConfig {
     /// as Linux's block plug would. Off by default: seed 002 §3.1 describes
     /// (and its Fig 3a draws) the victim's reads sent one by one.
     pub gc_read_merge: bool,
+    /// Threaded logging may also reclaim a dirty segment of another
+    /// temperature of the same kind (hot, warm, cold data; or nodes) when it
+    /// keeps fewer blocks than the log's own type's best, as F2FS's SSR
+    /// falls back to other types; hybrid recycling still weighs it against
+    /// compaction. Off: only the log's own type (seed 002 §3.3.2's wording).
+    pub tl_other_types: bool,
     pub host: HostCosts,
     /// Test switch, never for real runs: fsync writes its node blocks before
     /// its data and nothing is flushed or written FUA (checkpoints included),
@@ -110,6 +116,7 @@ impl FsConfig {
             preinvalid_blocks_max: 32768,
             request_blocks_max: 128,
             gc_read_merge: false,
+            tl_other_types: true,
             host: HostCosts::default(),
             broken_ordering: false,
         }

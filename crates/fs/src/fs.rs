@@ -71,6 +71,10 @@ pub struct FsStats {
     pub compactions: Vec<CompactionRecord>,
     /// Segments reclaimed by threaded logging (TL_open).
     pub tl_segments: u64,
+    /// Of those, segments another log type of the same kind (data or node) had written.
+    pub tl_other_type_segments: u64,
+    /// Hybrid recycling found compaction cheaper than every threaded-logging candidate.
+    pub sc_chosen_by_cost: u64,
     /// Segments reclaimed by compaction.
     pub sc_segments: u64,
     pub checkpoints: u64,
@@ -113,6 +117,8 @@ pub struct Fs<D: ZonedDevice = Device> {
     pub(crate) pending_close: Vec<u32>,
     /// Segments logs left whose writes are not all submitted yet.
     pub(crate) left_segs: Vec<u32>,
+    /// The victim of the compaction under way: never a threaded-logging target.
+    pub(crate) compacting: Option<u32>,
     /// The host's CPU cores: every system call, page and request costs time on one.
     pub(crate) cpu: ServerPool,
     pub stats: FsStats,
@@ -164,6 +170,7 @@ impl<D: ZonedDevice> Fs<D> {
             hsr: crate::gc::Hsr::default(),
             pending_close: Vec::new(),
             left_segs: Vec::new(),
+            compacting: None,
             cpu: ServerPool::new(cfg_cpus),
             stats: FsStats::default(),
         })

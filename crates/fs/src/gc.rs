@@ -78,16 +78,20 @@ impl<D: ZonedDevice> Fs<D> {
         }
     }
 
-    /// Blocks of `seg` valid now and at its last threaded-logging open.
+    /// N_cold of `seg`: blocks unchanged across its last two
+    /// threaded-logging opens and still valid (compaction would move them).
+    /// Zero until the segment was TL_opened twice.
     fn cold_blocks(&self, seg: u32) -> u32 {
         let e = &self.sit.segs[seg as usize];
-        e.tl_snapshot
-            .as_ref()
-            .map_or(0, |s| s.words().iter().zip(e.valid.words()).map(|(a, b)| (a & b).count_ones()).sum())
+        e.tl_cold.as_ref().map_or(0, |c| c.count_and(&e.valid))
     }
 
-    /// Hybrid segment recycling at a log switch: a dirty segment of the same
-    /// type for threaded logging if that costs less than compaction.
+    /// Hybrid segment recycling at a log switch (seed 002 §4.3): the
+    /// threaded-logging candidate with the lowest C_TL against compaction's
+    /// best victim, C_SC. Candidates are dirty segments of the log's own type
+    /// and, as F2FS's SSR does when its own type has none cheap enough
+    /// (`FsConfig::tl_other_types`), of the other temperatures of the same
+    /// kind (data or node), so node and data never mix.
     pub(crate) fn pick_threaded_segment(&mut self, lt: LogType) -> Option<(u32, Bitmap)> {
         if !self.cfg.threaded_logging() {
             return None;
@@ -96,40 +100,70 @@ impl<D: ZonedDevice> Fs<D> {
         if free >= self.cfg.fg_free_segments {
             return None;
         }
-        let (seg, kept) = (0..self.segments())
-            .filter(|&s| {
-                let e = &self.sit.segs[s as usize];
-                e.log_type == Some(lt)
-                    && !e.current
-                    && e.zone_written
-                    && !self.sit.is_free_seg(s)
-                    && !self.left_segs.contains(&s)
-            })
-            .map(|s| (s, self.sit.kept_blocks(s)))
-            // A segment with little free space is not worth a TL_open.
-            .filter(|(_, k)| k.count() + self.zone_blocks / TL_FREE_SHARE_MIN < self.zone_blocks)
-            .min_by_key(|(s, k)| (k.count(), *s))?;
+        let own = self.tl_candidate(|t| t == Some(lt));
+        let other = if self.cfg.tl_other_types {
+            self.tl_candidate(|t| t != Some(lt) && t.is_some_and(|t| t.is_node() == lt.is_node()))
+        } else {
+            None
+        };
+        // Another type's segment only when it is cheaper to reclaim than the own type's best.
+        let (seg, kept) = match (own, other) {
+            (Some(o), Some(x)) if x.1.count() < o.1.count() => x,
+            (Some(o), _) => o,
+            (None, Some(x)) => x,
+            (None, None) => return None,
+        };
         let c_tl = self.hsr.cost_threaded(kept.count());
         let c_sc = self.select_victim(VictimPolicy::Greedy, 0).map_or(f64::INFINITY, |v| {
             self.hsr.cost_compaction(self.sit.segs[v as usize].valid_blocks, self.cold_blocks(v))
         });
         if c_tl <= c_sc || free <= 1 {
+            if self.sit.segs[seg as usize].log_type != Some(lt) {
+                self.stats.tl_other_type_segments += 1;
+            }
             return Some((seg, kept));
         }
+        self.stats.sc_chosen_by_cost += 1;
         self.hsr.sc_requested = true;
         None
     }
 
-    /// Profiles β when a segment is opened for threaded logging again.
+    /// The dirty segment with the fewest blocks to keep among those whose
+    /// log type passes `accept`, and the blocks a TL_open would keep.
+    pub(crate) fn tl_candidate(&self, accept: impl Fn(Option<LogType>) -> bool) -> Option<(u32, Bitmap)> {
+        (0..self.segments())
+            .filter(|&s| {
+                let e = &self.sit.segs[s as usize];
+                accept(e.log_type)
+                    && !e.current
+                    && e.zone_written
+                    && !self.sit.is_free_seg(s)
+                    && !self.left_segs.contains(&s)
+                    && self.compacting != Some(s)
+            })
+            .map(|s| (s, self.sit.kept_blocks(s)))
+            // A segment with little free space is not worth a TL_open.
+            .filter(|(_, k)| k.count() + self.zone_blocks / TL_FREE_SHARE_MIN < self.zone_blocks)
+            .min_by_key(|(s, k)| (k.count(), *s))
+    }
+
+    /// At a threaded-logging open of `seg`: profiles β (the share of the
+    /// last N_cold blocks still valid now, seed 002 §4.3) and takes the new
+    /// N_cold set (valid now and at the previous open) and snapshot.
     pub(crate) fn note_tl_open(&mut self, seg: u32) {
-        let e = &self.sit.segs[seg as usize];
-        if let Some(snap) = &e.tl_snapshot {
-            let before = snap.count();
+        let e = &mut self.sit.segs[seg as usize];
+        if let Some(cold) = &e.tl_cold {
+            let before = cold.count();
             if before > 0 {
-                let sample = f64::from(self.cold_blocks(seg)) / f64::from(before);
+                let sample = f64::from(cold.count_and(&e.valid)) / f64::from(before);
                 self.hsr.beta += PROFILE_WEIGHT * (sample - self.hsr.beta);
             }
         }
+        e.tl_cold = e.tl_snapshot.as_ref().map(|snap| {
+            let words = snap.words().iter().zip(e.valid.words()).map(|(a, b)| a & b).collect();
+            Bitmap::from_words(words)
+        });
+        e.tl_snapshot = Some(e.valid.clone());
     }
 
     /// The compaction victim: any dirty segment no log writes to.
@@ -164,6 +198,7 @@ impl<D: ZonedDevice> Fs<D> {
     /// Compacts one victim segment and checkpoints; `None` without a victim.
     pub(crate) fn compact_one(&mut self, now_ns: Nanos, policy: VictimPolicy, background: bool) -> Option<Nanos> {
         let victim = self.select_victim(policy, now_ns)?;
+        self.compacting = Some(victim);
         let first_command = self.io.commands();
         let first = self.addr_of(victim, 0);
         let blocks: Vec<(u32, PageKey)> = (0..self.zone_blocks)
@@ -182,6 +217,7 @@ impl<D: ZonedDevice> Fs<D> {
         let read_end = self.host_read(init_end, &host);
         let mut write_end = self.host_write(read_end, &host);
         write_end = write_end.max(self.device_copy(read_end, &device));
+        self.compacting = None;
         let (meta_before, node_before) = (self.io.traffic.meta_blocks, self.io.traffic.node_blocks);
         let cp_end = self.checkpoint(write_end);
         if !blocks.is_empty() {
@@ -432,5 +468,57 @@ mod tests {
         assert!(h.cost_threaded(4000) > h.cost_compaction(1000, 0));
         // Cold blocks that compaction moves away lower its cost.
         assert!(h.cost_compaction(1000, 800) < h.cost_compaction(1000, 0));
+    }
+
+    /// Two dirty segments: a warm-data one keeping 56 of 64 blocks and a
+    /// hot-data one keeping 8, with free segments below the threshold.
+    fn fs_with_two_dirty_segments(tl_other_types: bool) -> (Fs, u32, u32) {
+        let mut cfg = FsConfig::new(Recycling::ZnsPlus);
+        cfg.tl_other_types = tl_other_types;
+        cfg.fg_free_segments = 1000;
+        let mut fs = Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).unwrap();
+        let (warm, hot) = (fs.segments() - 1, fs.segments() - 2);
+        for (seg, lt, valid) in [(warm, LogType::WarmData, 56), (hot, LogType::HotData, 8)] {
+            for off in 0..valid {
+                fs.sit.validate(seg, off, 0);
+            }
+            fs.sit.segs[seg as usize].log_type = Some(lt);
+        }
+        (fs, warm, hot)
+    }
+
+    #[test]
+    fn threaded_logging_takes_another_types_segment_when_it_costs_less() {
+        let (mut fs, _, hot) = fs_with_two_dirty_segments(true);
+        let (seg, kept) = fs.pick_threaded_segment(LogType::WarmData).expect("threaded logging is cheaper");
+        assert_eq!(seg, hot, "the hot-data segment keeps 8 blocks, the warm one 56");
+        assert_eq!(kept.count(), 8);
+        assert_eq!(fs.stats.tl_other_type_segments, 1);
+        // Node logs never take data segments.
+        assert!(fs.pick_threaded_segment(LogType::WarmNode).is_none());
+    }
+
+    #[test]
+    fn own_type_only_threaded_logging_loses_to_compaction_by_cost() {
+        let (mut fs, _, _) = fs_with_two_dirty_segments(false);
+        // Plugging 56 blocks costs more than compacting the 8-block segment.
+        assert!(fs.pick_threaded_segment(LogType::WarmData).is_none());
+        assert_eq!(fs.stats.sc_chosen_by_cost, 1);
+        assert!(fs.hsr.sc_requested);
+    }
+
+    #[test]
+    fn cold_blocks_need_two_threaded_logging_opens() {
+        let (mut fs, warm, _) = fs_with_two_dirty_segments(true);
+        fs.note_tl_open(warm);
+        assert_eq!(fs.cold_blocks(warm), 0, "one open: nothing known to be unchanged yet");
+        fs.sit.invalidate(warm, 0);
+        fs.note_tl_open(warm);
+        assert_eq!(fs.cold_blocks(warm), 55, "valid at both opens");
+        let beta = fs.hsr.beta;
+        fs.sit.invalidate(warm, 1);
+        fs.note_tl_open(warm);
+        // 54 of the 55 cold blocks are still valid: β moves towards 54/55.
+        assert!(fs.hsr.beta > beta, "β {beta} -> {}", fs.hsr.beta);
     }
 }

@@ -96,6 +96,7 @@ impl<D: ZonedDevice> Fs<D> {
         e.current = true;
         e.log_type = Some(lt);
         e.tl_snapshot = None;
+        e.tl_cold = None;
         if e.zone_written {
             e.zone_written = false;
             let slba = u64::from(self.addr_of(seg, 0));
@@ -112,7 +113,8 @@ impl<D: ZonedDevice> Fs<D> {
         self.note_tl_open(seg);
         let e = &mut self.sit.segs[seg as usize];
         e.current = true;
-        e.tl_snapshot = Some(e.valid.clone());
+        // The segment now belongs to the log that reclaims it (it may have been another temperature's).
+        e.log_type = Some(lt);
         self.stats.tl_segments += 1;
         let first = (0..self.zone_blocks).find(|&o| !kept.get(o as usize)).expect("a TL segment has a free block");
         self.logs[lt.index()] = Log { log_type: lt, seg, off: first, tl_kept: Some(kept) };

@@ -301,8 +301,19 @@ impl<D: ZonedDevice> Fs<D> {
                 let free = (0..self.segments()).filter(|&s| self.sit.is_free_seg(s)).count();
                 let why =
                     format!("no free segment for log {lt:?} (segment {seg} at {off}, taken {taken}, {free} free)");
-                let s = self.take_free_segment(lt, now_ns).ok_or(FsError::Corrupt(why))?;
-                (s, 0)
+                match self.take_free_segment(lt, now_ns) {
+                    Some(s) => (s, 0),
+                    // No free segment: ZNS+ goes on by threaded logging in the
+                    // dirty segment of the same kind that keeps the fewest blocks.
+                    None if self.cfg.threaded_logging() => {
+                        let same_kind = |t: Option<LogType>| t.is_some_and(|t| t.is_node() == lt.is_node());
+                        let (s, kept) = self.tl_candidate(same_kind).ok_or(FsError::Corrupt(why))?;
+                        self.logs.push(crate::log::Log { log_type: lt, seg: s, off: 0, tl_kept: None });
+                        self.tl_open(lt, s, kept, now_ns);
+                        continue;
+                    }
+                    None => return Err(FsError::Corrupt(why)),
+                }
             };
             if let Some(o) = (seg_off.1..self.zone_blocks).find(|&o| !self.sit.is_free_block(seg_off.0, o)) {
                 let e = &self.sit.segs[seg_off.0 as usize];

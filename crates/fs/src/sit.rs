@@ -61,6 +61,10 @@ impl Bitmap {
     pub fn from_words(words: Vec<u64>) -> Self {
         Bitmap(words)
     }
+    /// Bits set in both maps.
+    pub fn count_and(&self, other: &Bitmap) -> u32 {
+        self.0.iter().zip(&other.0).map(|(a, b)| (a & b).count_ones()).sum()
+    }
     pub fn count(&self) -> u32 {
         self.0.iter().map(|w| w.count_ones()).sum()
     }
@@ -96,6 +100,9 @@ pub struct SegEntry {
     pub current: bool,
     /// Blocks valid at the segment's last threaded-logging open (for β and N_cold).
     pub tl_snapshot: Option<Bitmap>,
+    /// N_cold's blocks (seed 002 §4.3): valid at both of the segment's last
+    /// two threaded-logging opens, unchanged across them.
+    pub tl_cold: Option<Bitmap>,
 }
 
 /// The table, plus the counts the recycling policies need.
@@ -122,6 +129,7 @@ impl Sit {
             zone_written: false,
             current: false,
             tl_snapshot: None,
+            tl_cold: None,
         };
         Self { segs: vec![e; segs as usize], blocks_per_seg, preinvalid_blocks: 0, dirty: Default::default() }
     }

@@ -15,6 +15,8 @@ struct Queued {
     key: PageKey,
     /// For a node: where its log writes next (the roll-forward chain).
     next_addr: u32,
+    /// Moved by a compaction's host copy, unchanged.
+    relocated: bool,
 }
 
 impl<D: ZonedDevice> Fs<D> {
@@ -78,9 +80,9 @@ impl<D: ZonedDevice> Fs<D> {
             let addr = self.alloc_block(lt, now_ns);
             self.place(key, addr, now_ns);
             let next_addr = self.log_next_addr(lt);
-            queued.push(Queued { addr, key, next_addr });
+            let relocated = self.relocating.remove(&key);
+            queued.push(Queued { addr, key, next_addr, relocated });
             self.cache.mark_clean(key);
-            self.relocating.remove(&key);
             if let PageKey::Node { nid } = key {
                 if fsync {
                     self.unsynced.remove(&nid);
@@ -119,6 +121,7 @@ impl<D: ZonedDevice> Fs<D> {
 
     /// Submits runs of consecutive addresses, each one request.
     fn submit_runs(&mut self, now_ns: Nanos, lt: LogType, queued: &[Queued], fsync: bool) -> Nanos {
+        let node_kind = |q: &Queued| if q.relocated { BlockKind::RelocatedNode } else { BlockKind::Node };
         let kind = if lt.is_node() {
             BlockKind::Node
         } else if lt == LogType::ColdData {
@@ -133,6 +136,7 @@ impl<D: ZonedDevice> Fs<D> {
             let mut j = i + 1;
             while j < queued.len()
                 && queued[j].addr == queued[j - 1].addr + 1
+                && queued[j].relocated == queued[i].relocated
                 && j - i < self.cfg.request_blocks_max as usize
                 && !queued[j].addr.is_multiple_of(self.zone_blocks)
             {
@@ -143,7 +147,8 @@ impl<D: ZonedDevice> Fs<D> {
             let nlb = (j - i) as u32;
             // fsync's nodes are durable when written (F2FS: REQ_FUA).
             let fua = fsync && lt.is_node() && !self.cfg.broken_ordering;
-            let c = self.io.write(t, u64::from(queued[i].addr), nlb, bytes.as_deref(), kind, fua);
+            let run_kind = if kind == BlockKind::Node { node_kind(&queued[i]) } else { kind };
+            let c = self.io.write(t, u64::from(queued[i].addr), nlb, bytes.as_deref(), run_kind, fua);
             done = done.max(c);
             i = j;
         }

@@ -101,7 +101,9 @@ impl Device {
         };
         let tasks: u64 =
             self.scheduler.background.queue.iter().map(|t| 1 + t.phases.iter().map(phase_steps).sum::<u64>()).sum();
-        tasks + self.scheduler.background.pending_erase.len() as u64
+        // A plug programs a unit of a TL_opened zone: at most a chunk's worth each.
+        let plugs = self.translation.tl.len() as u64 * self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk);
+        tasks + self.scheduler.background.pending_erase.len() as u64 + plugs
     }
 
     /// Completions of pending commands, in the order they completed.
@@ -144,9 +146,13 @@ impl Device {
     fn next_step(&self) -> Option<Next> {
         let head = self.head_start_ns().map(Next::Head);
         let erase = self.background_erase();
-        match (head, erase) {
+        let first = match (head, erase) {
             (Some(h), Some(e)) => Some(if e.start_ns() < h.start_ns() { e } else { h }),
             (h, e) => h.or(e),
+        };
+        match (first, self.background_plug()) {
+            (Some(f), Some(p)) => Some(if p.start_ns() < f.start_ns() { p } else { f }),
+            (f, p) => f.or(p),
         }
     }
 
@@ -206,6 +212,7 @@ impl Device {
                 self.erase_pending(die, fbg, start_ns);
             }
             Next::Head(start_ns) => self.head_step(start_ns),
+            Next::Plug { zone, unit, start_ns } => self.plug_unit_ahead(zone, unit, start_ns),
         }
     }
 

@@ -56,17 +56,19 @@ pub(crate) struct Management {
     pub(crate) queued: Option<Tag>,
 }
 
-/// A step that could run next: the head task's or a background erase.
+/// A step that could run next: the head task's, a background erase, or a
+/// PPA-ordered plug of a TL_opened zone's `unit` into its LogFBG (ZNS+).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Next {
     Head(Nanos),
     Erase { key: (u32, u32), start_ns: Nanos },
+    Plug { zone: u32, unit: u64, start_ns: Nanos },
 }
 
 impl Next {
     pub(crate) fn start_ns(self) -> Nanos {
         match self {
-            Next::Head(t) | Next::Erase { start_ns: t, .. } => t,
+            Next::Head(t) | Next::Erase { start_ns: t, .. } | Next::Plug { start_ns: t, .. } => t,
         }
     }
 }

@@ -23,13 +23,17 @@
 //!   Either way the LogFBG replaces the original, which is erased and becomes
 //!   a spare. Reset and Offline drop both.
 //!
-//! "Idle" for PPA-ordered plugging is judged when a command is submitted: a
-//! die whose timeline is free before that moment plugs, from the moment it
-//! became free, the fully valid chunks next in its flash block.
+//! PPA-ordered plugging is a step of the device's event loop
+//! ([`Device::advance`], run before every command and whenever the host lets
+//! time pass): each die of a TL_opened zone, from the moment it is idle,
+//! plugs the unit next in page order in its LogFBG block while that unit is
+//! fully valid and ahead of the fill, one unit per step, so a host command
+//! waits for at most the plug under way on its die.
 
 use crate::config::Plugging;
 use crate::device::Device;
 use crate::front::command::CmdResult;
+use crate::scheduler::Next;
 
 use crate::status::Status;
 use crate::znsplus::{TlZone, TL_ZONE_BLOCKS_MAX};
@@ -233,37 +237,29 @@ impl Device {
         }
     }
 
-    /// PPA-ordered plugging in the background, judged at `now_ns`.
-    pub(crate) fn plug_background(&mut self, now_ns: Nanos) {
+    /// The PPA-ordered plug that could start first (a step of the device's
+    /// event loop, [`Device::advance`]): over the dies of the TL_opened
+    /// zones, the unit next in page order in the die's LogFBG block when it
+    /// is fully valid and still ahead of the fill, from the moment the die is
+    /// idle. Ties go to the lowest zone, then die.
+    pub(crate) fn background_plug(&self) -> Option<Next> {
         if self.config.znsplus.plugging != Plugging::Ppa || self.translation.tl.is_empty() {
-            return;
+            return None;
         }
-        let zones: Vec<u32> = self.translation.tl.keys().copied().collect();
-        for zone in zones {
+        let mut first: Option<Next> = None;
+        for (&zone, tl) in &self.translation.tl {
             for die in self.translation.mapping.fcg_dies(zone) {
-                self.plug_ahead_on_die(zone, die, now_ns);
+                let start_ns = self.scheduler.flash.die_free_at_ns(die).max(tl.opened_ns);
+                if first.is_some_and(|f| f.start_ns() <= start_ns) {
+                    continue;
+                }
+                let Some(unit) = self.next_unit_on_die(zone, die) else { continue };
+                if self.pluggable_ahead(zone, unit) {
+                    first = Some(Next::Plug { zone, unit, start_ns });
+                }
             }
         }
-    }
-
-    /// While `die` was idle before `now_ns`, plugs the unit next in its
-    /// LogFBG block if all of it is fully valid and still ahead of the fill.
-    fn plug_ahead_on_die(&mut self, zone: u32, die: u32, now_ns: Nanos) {
-        let g = self.scheduler.flash.geometry();
-        let units_per_die = u64::from(self.layout.fbg_blocks) * u64::from(g.pages_per_block / g.oneshot_pages);
-        for _ in 0..units_per_die {
-            let start_ns = self.scheduler.flash.die_free_at_ns(die).max(self.translation.tl[&zone].opened_ns);
-            if start_ns >= now_ns {
-                return;
-            }
-            let Some(unit) = self.next_unit_on_die(zone, die) else {
-                return;
-            };
-            if !self.pluggable_ahead(zone, unit) {
-                return;
-            }
-            self.plug_unit_ahead(zone, unit, start_ns);
-        }
+        first
     }
 
     /// The LogFBG unit that is next to program on `die` (in page order).
@@ -294,7 +290,7 @@ impl Device {
     }
 
     /// Copies `unit` from the original block group to the LogFBG from `start_ns`.
-    fn plug_unit_ahead(&mut self, zone: u32, unit: u64, start_ns: Nanos) {
+    pub(crate) fn plug_unit_ahead(&mut self, zone: u32, unit: u64, start_ns: Nanos) {
         let per_chunk = self.layout.lbas_per_chunk;
         let original_fbg = self.translation.tl[&zone].original_fbg;
         let (first, last) = self.translation.mapping.unit_chunk_span(unit);

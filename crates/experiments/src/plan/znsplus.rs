@@ -166,7 +166,9 @@ struct Result_ {
     traffic: [u64; 8],
     compactions: Vec<Compaction>,
     tl_segments: u64,
+    tl_other_type_segments: u64,
     sc_segments: u64,
+    sc_chosen_by_cost: u64,
     checkpoints: u64,
     checkpoint_ns: u64,
     /// compactions, simple copies, TL opens, copyback, read-program, plugged foreground, background.
@@ -192,7 +194,9 @@ fn stored(r: &FsBenchResult) -> Result_ {
         traffic,
         compactions,
         tl_segments,
+        tl_other_type_segments,
         sc_segments,
+        sc_chosen_by_cost,
         checkpoints,
         checkpoint_ns,
         znsplus: z,
@@ -222,7 +226,9 @@ fn stored(r: &FsBenchResult) -> Result_ {
         ],
         compactions: compactions.iter().map(compaction).collect(),
         tl_segments: *tl_segments,
+        tl_other_type_segments: *tl_other_type_segments,
         sc_segments: *sc_segments,
+        sc_chosen_by_cost: *sc_chosen_by_cost,
         checkpoints: *checkpoints,
         checkpoint_ns: *checkpoint_ns,
         znsplus: [
@@ -299,7 +305,9 @@ fn restored(r: Result_) -> Result<FsBenchResult, String> {
             })
             .collect(),
         tl_segments: r.tl_segments,
+        tl_other_type_segments: r.tl_other_type_segments,
         sc_segments: r.sc_segments,
+        sc_chosen_by_cost: r.sc_chosen_by_cost,
         checkpoints: r.checkpoints,
         checkpoint_ns: r.checkpoint_ns,
         znsplus: ZnsPlusCounters {

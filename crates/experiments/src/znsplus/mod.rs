@@ -7,8 +7,9 @@
 //!
 //! Every run formats a fresh file system on a device built from a seed-002
 //! preset, fills it to the wanted utilization, then measures the workload
-//! until it has written a fixed volume. The file system is scaled down from
-//! the paper's 16 GB (see [`Scale`]); everything else follows Table 2 and 3.
+//! until it has written a fixed volume. The full run is at the paper's scale
+//! (16 GiB, 512 segments of 32 MiB, θ_PI = 128 MiB); `--quick` scales it down
+//! (see [`Scale`]); everything else follows Table 2 and 3.
 
 use zonelab_device::{preset, Device, DeviceConfig, Plugging};
 use zonelab_fs::{Fs, FsConfig, Recycling};
@@ -43,8 +44,12 @@ pub struct Scale {
 }
 
 impl Scale {
+    /// 2 GiB (64 segments at 16 chips), 1 GiB written per run.
     pub const QUICK: Scale = Scale { fs_bytes: 2 << 30, write_per_fs: 0.5 };
-    pub const FULL: Scale = Scale { fs_bytes: 4 << 30, write_per_fs: 0.5 };
+    /// Seed 002 §4: a 16 GiB file system, 512 segments of 32 MiB at 16
+    /// chips (θ_PI and the reserve follow from the size in [`fs_config`]),
+    /// 8 GiB written per run.
+    pub const FULL: Scale = Scale { fs_bytes: 16 << 30, write_per_fs: 0.5 };
 }
 
 impl RunSpec {
@@ -100,7 +105,10 @@ pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig, String> {
 
 /// The file system of a run: the page cache at 1/8 of the file system
 /// (seed 002's guest had 2 GB of DRAM for 16 GB; the OLTP runs' buffer pool
-/// takes half of it) and θ_PI at 128 MB per 16 GB.
+/// takes half of it), θ_PI at 128 MB per 16 GB (§3.3.2), and a reserve of
+/// 1/12 of the segments (42 of 512 at paper scale; the paper does not give
+/// its F2FS reserve) below which segments are reclaimed, twice that for
+/// background compaction.
 pub fn fs_config(spec: &RunSpec) -> FsConfig {
     let mut cfg = FsConfig::new(spec.recycling);
     cfg.copyback_aware = spec.copyback_aware;

@@ -57,6 +57,8 @@ pub fn json(results: &[FsBenchResult]) -> Value {
                     "compactions": r.compactions.len(),
                     "compaction_phases_ns": phases,
                     "tl_segments": r.tl_segments,
+                    "tl_other_type_segments": r.tl_other_type_segments,
+                    "sc_chosen_by_cost": r.sc_chosen_by_cost,
                     "sc_segments": r.sc_segments,
                     "checkpoints": r.checkpoints,
                     "checkpoint_ns": r.checkpoint_ns,
