@@ -21,12 +21,14 @@ use crate::config::*;
 use zonelab_flash::{Geometry, Timing};
 use zonelab_sim::{MS, US};
 
+/// The built-in devices, by the name `--device` takes.
 pub const PRESET_NAMES: [&str; 5] = ["zn540", "sn640", "tlc", "mlc", "znand"];
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
 
+/// The configuration of built-in device `name` (one of [`PRESET_NAMES`]).
 pub fn preset(name: &str) -> Option<DeviceConfig> {
     match name {
         "zn540" => Some(zn540()),

@@ -17,6 +17,7 @@ struct Release {
     bytes: u64,
 }
 
+/// One zone's share of controller memory for data waiting to be programmed.
 #[derive(Debug, Clone, Default)]
 pub struct ZoneBuffer {
     occupied_bytes: u64,
@@ -26,6 +27,7 @@ pub struct ZoneBuffer {
 }
 
 impl ZoneBuffer {
+    /// Bytes held: data not yet handed to a program plus programs in flight.
     pub fn occupied_bytes(&self) -> u64 {
         self.occupied_bytes
     }

@@ -407,9 +407,9 @@ pub fn gc_interference(scale: Scale) -> Result<Outcome, String> {
         Finding::number("Obs 11", "4 KiB random read p95 alone, zn540", "µs", 81.41, zns_alone.0),
         Finding::number("Obs 11", "4 KiB random read p95 alone, sn640", "µs", 81.41, conv_alone.0),
         Finding::number("Obs 11", "read p95 under writes, zn540", "ms", 98.04, zns.0 / 1e3)
-            .lacking("service-time variation (flash and firmware times as distributions, not constants)"),
+            .lacking("firmware times as distributions (only tPROG and tR vary in the model) and bursts in the writers' flash traffic"),
         Finding::number("Obs 11", "read p95 under writes, sn640", "ms", 299.89, conv.0 / 1e3).lacking(
-            "the SN640's own GC thresholds and pace (not published: zonelab's are chosen, not fitted) and the service-time variation the zn540 lacks too",
+            "the SN640's own GC thresholds and pace (not published: zonelab's are chosen, not fitted) and the firmware-time variation the zn540 lacks too",
         ),
         Finding::direction(
             "Obs 11",
