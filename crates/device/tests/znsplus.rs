@@ -228,11 +228,10 @@ fn ppa_ordered_plugging_copies_ahead_in_page_order() {
     }
 }
 
-/// Background plugging is driven by the device's event loop: letting time
-/// pass (`advance`) plugs ahead with no host command submitted, and a die
-/// plugs while a host write programs another die.
-#[test]
-fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
+/// A PPA-plugging device whose zone 0 was written, then TL_opened with the
+/// chunks on dies 0 and 2 (even chunks) fully valid and those on dies 1 and 3
+/// to be overwritten; returns when the TL_open completed.
+fn tl_opened_with_even_chunks_valid() -> (Run, u64) {
     let mut r = Run::new(device(8, "ppa", false));
     r.write(0, 128, 5);
     r.write(128, 128, 5);
@@ -245,6 +244,15 @@ fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
         }
     }
     let opened = r.ok(&Command::TlOpen { zslba: 0, valid: &valid }).complete_ns;
+    (r, opened)
+}
+
+/// Background plugging is driven by the device's event loop: letting time
+/// pass (`advance`) plugs ahead with no host command submitted, and a die
+/// plugs while a host write programs another die.
+#[test]
+fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
+    let (mut r, opened) = tl_opened_with_even_chunks_valid();
     let before = r.dev.znsplus_counters().plugged_blocks_background;
     r.dev.advance(opened + 50_000_000);
     let plugged = r.dev.znsplus_counters().plugged_blocks_background - before;
@@ -262,17 +270,7 @@ fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
 
 #[test]
 fn ppa_plugging_overlaps_a_host_write_on_another_die() {
-    let mut r = Run::new(device(8, "ppa", false));
-    r.write(0, 128, 5);
-    r.write(128, 128, 5);
-    r.settle();
-    let mut valid = [0u64; 4];
-    for c in (0..64u64).filter(|c| c % 2 == 0) {
-        for b in c * CHUNK..(c + 1) * CHUNK {
-            valid[(b / 64) as usize] |= 1 << (b % 64);
-        }
-    }
-    let opened = r.ok(&Command::TlOpen { zslba: 0, valid: &valid }).complete_ns;
+    let (mut r, opened) = tl_opened_with_even_chunks_valid();
     // The host writes chunk 1 (die 1) at once: dies 0 and 2 plug meanwhile.
     let c = r.dev.submit(
         opened,
