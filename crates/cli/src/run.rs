@@ -71,6 +71,9 @@ struct RunArgs {
     /// Scheduler of jobs that do not set scheduler=.
     #[arg(long, value_enum, default_value_t = SchedulerArg::None)]
     scheduler: SchedulerArg,
+    /// Host machine whose I/O stack costs apply: seed000 (default) or seed003.
+    #[arg(long = "host-machine", default_value = "seed000")]
+    host_machine: String,
     /// ZINC: epoch at which a held reset or finish may go (e.g. 32ms).
     #[arg(long = "zinc-epoch", default_value = "32ms")]
     zinc_epoch: String,
@@ -88,7 +91,7 @@ struct RunArgs {
     quiet: bool,
 }
 
-const VALUE_FLAGS: [&str; 17] = [
+const VALUE_FLAGS: [&str; 18] = [
     "device",
     "set",
     "zones",
@@ -106,6 +109,7 @@ const VALUE_FLAGS: [&str; 17] = [
     "zinc-inflight",
     "zinc-budget",
     "zinc-held-epochs",
+    "host-machine",
 ];
 const BARE_FLAGS: [&str; 4] = ["data", "quiet", "help", "h"];
 
@@ -167,7 +171,13 @@ fn host_config(opts: &RunArgs) -> Result<zonelab_host::HostConfig, UserError> {
         .ok()
         .filter(|&t| t > 0)
         .ok_or_else(|| UserError(format!("--zinc-epoch '{}': use a positive time such as 32ms", opts.zinc_epoch)))?;
-    let mut host = zonelab_host::HostConfig::default();
+    let mut host = zonelab_host::HostConfig::machine(&opts.host_machine).ok_or_else(|| {
+        UserError(format!(
+            "--host-machine '{}': use one of {}",
+            opts.host_machine,
+            zonelab_host::HOST_MACHINES.join(", ")
+        ))
+    })?;
     host.zinc = zonelab_host::ZincConfig {
         epoch_ns,
         inflight_units_threshold: opts.zinc_inflight,

@@ -520,3 +520,15 @@ fn namespaces_of_one_device_from_a_file_and_the_command_line() {
     assert_each_exits_2_saying(&cases);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn an_unknown_host_machine_names_the_known_ones_and_exits_2() {
+    let job = ["--name=w", "--rw=write", "--bs=4k", "--zonemode=zbd", "--direct=1", "--size=1z", "--io_size=64k"];
+    let mut args = vec!["run", "--host-machine", "mars"];
+    args.extend(job);
+    assert_each_exits_2_saying(&[(&args, "--host-machine 'mars': use one of seed000, seed003")]);
+    let mut args = vec!["run", "--host-machine", "seed003"];
+    args.extend(job);
+    let out = zonelab(&args, "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

@@ -14,5 +14,5 @@ pub mod stack;
 pub mod zinc;
 
 pub use scheduler::{BlockLayer, Dispatch, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
-pub use stack::{HostConfig, StackCost, StackKind};
+pub use stack::{HostConfig, StackCost, StackKind, HOST_MACHINES};
 pub use zinc::{ZincConfig, ZincGate};

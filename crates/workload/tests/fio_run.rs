@@ -939,3 +939,28 @@ fn end_fsync_flushes_a_volatile_cache_before_the_job_ends() {
     assert_eq!(elapsed[0], elapsed[1], "without a flush the cache mode does not change the timing");
     assert!(elapsed[2] > elapsed[1], "the flush saves the partly filled unit: {elapsed:?}");
 }
+
+// ---- host cost of io_uring passthrough -----------------------------------
+
+#[test]
+fn io_uring_passthrough_pays_its_host_cost_on_the_jobs_cpu() {
+    let host = zonelab_host::HostConfig::default().uring_passthrough;
+    let per_request_ns = (host.submit_ns + host.complete_ns) as f64;
+    let mean_ns = |engine: &str| {
+        let line =
+            format!("--name=w --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine={engine} --size=1z --io_size=4m");
+        let (_, _, result) = run_line(&line);
+        no_errors(&result);
+        only(&result).dirs[DDIR_WRITE].lat.mean()
+    };
+    // At QD 1 the device time is the same: the difference is the host's.
+    let extra_ns = mean_ns("io_uring_cmd") - mean_ns("spdk");
+    assert!(within(extra_ns, per_request_ns, 0.02), "extra {extra_ns} ns, host cost {per_request_ns} ns");
+    // At a deep queue one job's CPU, not the device, bounds its request rate.
+    let line = "--name=r --rw=randread --bs=4k --zonemode=zbd --direct=1 --ioengine=io_uring_cmd --iodepth=128 \
+                --size=4z --time_based --runtime=20ms";
+    let (_, _, result) = run_line(line);
+    no_errors(&result);
+    let ios_per_s = only(&result).dirs[DDIR_READ].total_ios as f64 / 0.020;
+    assert!(ios_per_s <= 1e9 / per_request_ns * 1.01, "{ios_per_s} reads/s beyond one CPU's {per_request_ns} ns each");
+}

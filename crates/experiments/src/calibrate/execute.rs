@@ -201,7 +201,7 @@ fn run_fio(
     };
     let text = job_file(run, rates, &frame);
     // The job file names its scheduler, so that it reruns as it ran.
-    let mut host = HostConfig::default();
+    let mut host = HostConfig::machine(run.host.name()).expect("every Host names a known machine");
     if let Some(zinc) = run.zinc {
         host.zinc.epoch_ns = zinc.epoch_ms.map_or(host.zinc.epoch_ns, |ms| ms * MS);
         host.zinc.write_units_budget = zinc.budget_units.unwrap_or(host.zinc.write_units_budget);

@@ -6,7 +6,7 @@
 //! from zone 210, and empty zones for finish jobs from zone 820.
 
 use super::background::{IoOp, Mgmt};
-use super::plan::{FioJob, FioRun, Work};
+use super::plan::{FioJob, FioRun, Host, Work};
 use std::fmt::Write as _;
 
 const MAIN_WRITES_ZONE: u64 = 0;
@@ -51,8 +51,10 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
     .into_iter()
     .flatten()
     .collect();
+    let host_args =
+        if run.host == Host::default() { String::new() } else { format!(" --host-machine {}", run.host.name()) };
     let mut text = format!(
-        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {}{zinc_args} FILE\n\
+        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {}{zinc_args}{host_args} FILE\n\
          [global]\nioengine={}\nscheduler={scheduler}\ndirect=1\nzonemode=zbd\ngroup_reporting\n",
         run.lba_bytes,
         run.stack.ioengine()
@@ -202,6 +204,7 @@ mod tests {
             zinc: None,
             main: FioJob { work: Work::Mgmt { kind: Mgmt::Reset, jobs: 1 }, pace: Pace::MilliPerS(2000) },
             other: None,
+            host: Host::Seed003,
         };
         let frame = Frame { zone_bytes: 1 << 20, zcap_bytes: 1 << 19, window_ms: 4000, ramp_ms: 0 };
         let text = job_file(&run, [Some(2.0), None], &frame);

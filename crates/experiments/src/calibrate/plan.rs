@@ -52,6 +52,37 @@ pub struct FioRun {
     pub zinc: Option<background::ZincSettings>,
     pub main: FioJob,
     pub other: Option<FioJob>,
+    /// The machine whose stack costs the run uses.
+    pub host: Host,
+}
+
+/// The host machine that measured a row: stacks cost what they cost there
+/// (`HostConfig::machine`; docs/measurements.md lists which source ran where).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Host {
+    /// Seed 000's machine, and the default for sources not listed.
+    #[default]
+    Seed000,
+    /// The ConfZNS++ hardware runs (seed 003).
+    Seed003,
+}
+
+impl Host {
+    /// The host of a measurement source.
+    pub fn of_source(source: &str) -> Self {
+        if source == "ConfZNS++" {
+            Host::Seed003
+        } else {
+            Host::Seed000
+        }
+    }
+    /// The name `HostConfig::machine` and `zonelab run --host-machine` take.
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::Seed000 => "seed000",
+            Host::Seed003 => "seed003",
+        }
+    }
 }
 
 /// Zone occupancy before a timed management command.
@@ -194,6 +225,7 @@ fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
         zinc: bg.zinc,
         main: FioJob { work, pace: own_pace },
         other,
+        host: Host::of_source(&row.source),
     };
     // ConfZNS++ reports percentiles of total latency, the others of completion latency.
     let total = row.source == "ConfZNS++";

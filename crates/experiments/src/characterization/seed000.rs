@@ -33,7 +33,7 @@ pub fn qd1(scale: Scale) -> Result<Outcome, String> {
     let mut rows = Vec::new();
     let mut findings = Vec::new();
     let stacks = [
-        ("spdk (io_uring_cmd)", "io_uring_cmd", Scheduler::None, 11.36),
+        ("spdk", "spdk", Scheduler::None, 11.36),
         ("io_uring none", "io_uring", Scheduler::None, 12.62),
         ("io_uring mq-deadline", "io_uring", Scheduler::MqDeadline, 14.47),
     ];
@@ -56,9 +56,9 @@ pub fn qd1(scale: Scale) -> Result<Outcome, String> {
     for (op, append) in [("write", false), ("append", true)] {
         let mut points = Vec::new();
         for &bs in sizes {
-            let (lat, kiops, mib) = qd1_point("io_uring_cmd", Scheduler::None, bs, append, scale)?;
+            let (lat, kiops, mib) = qd1_point("spdk", Scheduler::None, bs, append, scale)?;
             rows.push(vec![
-                "spdk (io_uring_cmd)".into(),
+                "spdk".into(),
                 op.into(),
                 bs.to_string(),
                 format!("{lat:.3}"),
@@ -134,9 +134,9 @@ fn qd1_figure(sizes: &[u64], stack_lat: &[f64], by_op: &[Vec<(f64, f64, f64, f64
 
 fn intra_point(rw: &str, qd: u32, scale: Scale) -> Result<FioResult, String> {
     let (engine, scheduler, append) = match rw {
-        "append" => ("io_uring_cmd", Scheduler::None, 1),
+        "append" => ("spdk", Scheduler::None, 1),
         "write" => ("io_uring", Scheduler::MqDeadline, 0),
-        _ => ("io_uring_cmd", Scheduler::None, 0),
+        _ => ("spdk", Scheduler::None, 0),
     };
     let fio_rw = if rw == "append" { "write" } else { rw };
     let v = vars(&[

@@ -20,7 +20,7 @@
 use super::{Finding, Outcome, Scale};
 use crate::calibrate::background::{IoOp, Mgmt, ZincSettings};
 use crate::calibrate::execute::{run_all, Outcome as RunOutcome, Settings};
-use crate::calibrate::plan::{FioJob, FioRun, Pace, Run, Work};
+use crate::calibrate::plan::{FioJob, FioRun, Host, Pace, Run, Work};
 use crate::calibrate::rows::Stack;
 use crate::plot::{Axis, Figure, Marker, Plot, Series};
 use zonelab_workload::fio::job::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
@@ -76,7 +76,7 @@ struct Point {
 
 fn fio_run(stack: Stack, zinc: Option<ZincSettings>, fg: Foreground, mgmt: Option<Mgmt>) -> Run {
     let other = mgmt.map(|kind| FioJob { work: Work::Mgmt { kind, jobs: 1 }, pace: HALF });
-    Run::Fio(FioRun { lba_bytes: 4096, stack, zinc, main: fg.job(), other })
+    Run::Fio(FioRun { lba_bytes: 4096, stack, zinc, main: fg.job(), other, host: Host::Seed003 })
 }
 
 /// Runs `runs` (with their foregrounds) on the zn540 preset, on every core,

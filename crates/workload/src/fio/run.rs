@@ -447,8 +447,11 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             (true, Scheduler::MqDeadline) => 2,
             (true, Scheduler::Zinc) => 3,
         };
-        let cost =
-            self.host.cost(if kernel { zonelab_host::StackKind::Kernel } else { zonelab_host::StackKind::Passthrough });
+        let cost = self.host.cost(match job.ioengine {
+            IoEngine::Spdk => zonelab_host::StackKind::Passthrough,
+            IoEngine::IoUringCmd => zonelab_host::StackKind::UringPassthrough,
+            _ => zonelab_host::StackKind::Kernel,
+        });
         let first_zone = self.zones.zone_of(start);
         Ok(Thread {
             spec,
