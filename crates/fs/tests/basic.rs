@@ -233,6 +233,17 @@ fn host_copied_nodes_count_as_relocation_not_node_writes() {
     fs.fsck(t).unwrap();
 }
 
+/// A small file system with a 64-page cache and host costs set by `host`, after [`churn`].
+fn churned(recycling: Recycling, host: impl FnOnce(&mut zonelab_fs::HostCosts)) -> Fs {
+    let mut cfg = FsConfig::new(recycling);
+    cfg.cache_pages = 64;
+    cfg.fg_free_segments = 4;
+    host(&mut cfg.host);
+    let mut fs = Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).unwrap();
+    churn(&mut fs, 8, 96, 6);
+    fs
+}
+
 /// The compaction path's host work per valid block (`HostCosts::gc_block_ns`)
 /// runs on the compacting thread one block after another before the blocks
 /// are copied, whatever copies them: every IZC-H compaction's walk (its init
@@ -243,12 +254,7 @@ fn compaction_pays_the_gc_walk_for_every_valid_block() {
     let gc_ns = 200_000;
     let mut runs = Vec::new();
     for walk_ns in [0, gc_ns] {
-        let mut cfg = FsConfig::new(Recycling::IzcH);
-        cfg.cache_pages = 64;
-        cfg.fg_free_segments = 4;
-        cfg.host.gc_block_ns = walk_ns;
-        let mut fs = Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).unwrap();
-        churn(&mut fs, 8, 96, 6);
+        let fs = churned(Recycling::IzcH, |h| h.gc_block_ns = walk_ns);
         runs.push(fs.stats.compactions.clone());
     }
     let (free, paid) = (&runs[0], &runs[1]);
@@ -268,12 +274,7 @@ fn compaction_pays_the_gc_walk_for_every_valid_block() {
 #[test]
 fn host_copy_read_phase_is_paced_by_the_host() {
     let request_ns = 2_000_000;
-    let mut cfg = FsConfig::new(Recycling::Zns);
-    cfg.cache_pages = 64;
-    cfg.fg_free_segments = 4;
-    cfg.host.request_ns = request_ns;
-    let mut fs = Fs::mkfs(Device::new(tiny_device(24)).unwrap(), cfg).unwrap();
-    churn(&mut fs, 8, 96, 6);
+    let fs = churned(Recycling::Zns, |h| h.request_ns = request_ns);
     let reading: Vec<_> = fs.stats.compactions.iter().filter(|c| c.read_requests > 1).collect();
     assert!(!reading.is_empty(), "a 64-page cache leaves victim blocks to read");
     for c in reading {
