@@ -429,7 +429,7 @@ mod tests {
         let config = zonelab_device::options::set_parameter(&config, "write_buffer.cache", "volatile").unwrap();
         let mut b = Backend::new(Device::new(config).unwrap(), Pace::Asap).unwrap();
         let mut data = vec![7u8; 4096];
-        let written = b.handle(0, &req(BlockOp::Write, zone_sector(1), 8), &mut data);
+        let written = b.handle(0, &req(BlockOp::Write, 0, 8), &mut data);
         assert_eq!(written.result, 4096);
         let flushed = b.handle(0, &req(BlockOp::Flush, 0, 0), &mut data);
         assert_eq!(flushed.result, 0);
