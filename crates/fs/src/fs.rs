@@ -57,6 +57,8 @@ pub struct CompactionRecord {
     pub init_ns: Nanos,
     /// Host reads (ZNS) or, for IZC, zero.
     pub read_ns: Nanos,
+    /// Read requests of the read phase (the compacting thread issues them one after another).
+    pub read_requests: u64,
     /// Host writes (ZNS), or host writes and zone_compaction commands (IZC).
     pub write_ns: Nanos,
     pub checkpoint_ns: Nanos,

@@ -214,7 +214,13 @@ impl<D: ZonedDevice> Fs<D> {
             }
         }
         let (host, device): (Vec<_>, Vec<_>) = blocks.iter().partition(|&&(_, k)| self.copied_by_host(k));
+        // The walk over the blocks a host copy does not read (cached, or
+        // copied by the device); the reads carry their own share.
+        let walked = blocks.len() - host.iter().filter(|&&(_, k)| !self.cache.contains(k)).count();
+        let init_end = self.host_work(init_end, self.cfg.host.gc_block_ns * walked as u64);
+        let reads_before = self.io.traffic.read_requests;
         let read_end = self.host_read(init_end, &host);
+        let read_requests = self.io.traffic.read_requests - reads_before;
         let mut write_end = self.host_write(read_end, &host);
         write_end = write_end.max(self.device_copy(read_end, &device));
         self.compacting = None;
@@ -231,6 +237,7 @@ impl<D: ZonedDevice> Fs<D> {
             valid_blocks: blocks.len() as u64,
             init_ns: init_end - now_ns,
             read_ns: read_end - init_end,
+            read_requests,
             write_ns: write_end - read_end,
             checkpoint_ns: cp_end - write_end,
             background,
@@ -269,8 +276,10 @@ impl<D: ZonedDevice> Fs<D> {
             {
                 j += 1;
             }
-            // The compacting thread allocates the pages and submits the request.
-            let work_ns = self.cfg.host.page_ns * (j - i) as u64 + self.cfg.host.request_ns;
+            // The compacting thread walks to the blocks, allocates their
+            // pages and submits the request, one after another.
+            let work_ns =
+                (self.cfg.host.gc_block_ns + self.cfg.host.page_ns) * (j - i) as u64 + self.cfg.host.request_ns;
             issue = self.host_work(issue, work_ns);
             done = done.max(self.io.read(issue, u64::from(misses[i].0), (j - i) as u32, None));
             i = j;

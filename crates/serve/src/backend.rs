@@ -305,7 +305,11 @@ impl<D: ZonedDevice> Backend<D> {
     fn run(&mut self, submit_ns: Nanos, action: &Action, data: &mut Vec<u8>) -> Outcome {
         let bytes = action.data_bytes(&self.geometry) as usize;
         let completion = match *action {
-            Action::Flush => return Outcome { result: 0, append_sector: None, complete_ns: submit_ns },
+            Action::Flush => {
+                // The model's Flush: a volatile write cache makes what it holds durable, and that takes time.
+                let c = self.device.submit(submit_ns, &Command::Flush, None);
+                return Outcome { result: -errno_of(c.status), append_sector: None, complete_ns: c.complete_ns };
+            }
             Action::Read { slba, nlb } => {
                 data.clear();
                 data.resize(bytes, 0);
@@ -414,6 +418,23 @@ mod tests {
         let out = b.handle(0, &req(BlockOp::Read, zone_sector(3), 16), &mut data);
         assert_eq!(out.result, 8192);
         assert_eq!(data, written);
+    }
+
+    /// A ublk flush is the model's Flush: the device counts it, and with a
+    /// volatile write cache it waits for the cached write to be programmed.
+    #[test]
+    fn a_flush_reaches_the_device_model() {
+        let opts = DeviceOptions { zones: Some(8), data: true, ..Default::default() };
+        let config = opts.apply(preset("zn540").unwrap()).unwrap();
+        let config = zonelab_device::options::set_parameter(&config, "write_buffer.cache", "volatile").unwrap();
+        let mut b = Backend::new(Device::new(config).unwrap(), Pace::Asap).unwrap();
+        let mut data = vec![7u8; 4096];
+        let written = b.handle(0, &req(BlockOp::Write, 0, 8), &mut data);
+        assert_eq!(written.result, 4096);
+        let flushed = b.handle(0, &req(BlockOp::Flush, 0, 0), &mut data);
+        assert_eq!(flushed.result, 0);
+        assert_eq!(zonelab_device::ZonedDevice::counters(&b.device).flushes, 1, "the device saw the flush");
+        assert!(flushed.complete_ns > written.complete_ns, "{flushed:?} after {written:?}: the program takes time");
     }
 
     #[test]

@@ -142,6 +142,9 @@ struct Compaction {
     valid_blocks: u64,
     init_ns: u64,
     read_ns: u64,
+    /// Absent from results stored before it was counted.
+    #[serde(default)]
+    read_requests: u64,
     write_ns: u64,
     checkpoint_ns: u64,
     background: bool,
@@ -251,13 +254,24 @@ fn compaction(c: &CompactionRecord) -> Compaction {
         valid_blocks,
         init_ns,
         read_ns,
+        read_requests,
         write_ns,
         checkpoint_ns,
         background,
         first_command,
         end_command,
     } = *c;
-    Compaction { valid_blocks, init_ns, read_ns, write_ns, checkpoint_ns, background, first_command, end_command }
+    Compaction {
+        valid_blocks,
+        init_ns,
+        read_ns,
+        read_requests,
+        write_ns,
+        checkpoint_ns,
+        background,
+        first_command,
+        end_command,
+    }
 }
 
 fn restored(r: Result_) -> Result<FsBenchResult, String> {
@@ -297,6 +311,7 @@ fn restored(r: Result_) -> Result<FsBenchResult, String> {
                 valid_blocks: c.valid_blocks,
                 init_ns: c.init_ns,
                 read_ns: c.read_ns,
+                read_requests: c.read_requests,
                 write_ns: c.write_ns,
                 checkpoint_ns: c.checkpoint_ns,
                 background: c.background,

@@ -56,6 +56,7 @@ pub fn json(results: &[FsBenchResult]) -> Value {
                     "device_copied_blocks": r.traffic.device_copied_blocks,
                     "compactions": r.compactions.len(),
                     "compaction_phases_ns": phases,
+                    "compaction_read_requests": r.compactions.iter().map(|c| c.read_requests).collect::<Vec<_>>(),
                     "tl_segments": r.tl_segments,
                     "tl_other_type_segments": r.tl_other_type_segments,
                     "sc_chosen_by_cost": r.sc_chosen_by_cost,
