@@ -14,7 +14,10 @@
 pub mod calibrate;
 pub mod characterization;
 pub mod copy_offload;
+pub mod error;
 pub mod plan;
 pub mod plot;
 mod serde_float;
 pub mod znsplus;
+
+pub use error::{Error, Result};

@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::error::{Error, Result};
+
 /// DejaVu Sans (Debian's fonts-dejavu-core; Bitstream Vera licence, see
 /// `assets/fonts/DejaVuSans-LICENSE.txt`).
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
@@ -27,14 +29,13 @@ const FAMILY: &str = "sans-serif";
 
 /// Registers the built-in font with plotters (once). Always succeeds unless
 /// the embedded font were unreadable, which a test rules out.
-pub fn register_font() -> Result<(), String> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    REGISTERED
-        .get_or_init(|| {
-            plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
-                .map_err(|_| "the built-in DejaVu Sans is not a TrueType font".to_string())
-        })
-        .clone()
+pub fn register_font() -> Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
+    match ok {
+        true => Ok(()),
+        false => Err(Error::Plot("the built-in DejaVu Sans is not a TrueType font".into())),
+    }
 }
 
 /// How an axis maps values.
@@ -377,8 +378,9 @@ fn layout(figure: &Figure) -> ((u32, u32), u32) {
     ((width, TITLE_HEIGHT + band + body), band)
 }
 
-fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
-    e.to_string()
+/// The plotting library's error as ours (for `map_err`).
+pub(crate) fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> Error {
+    Error::Plot(e.to_string())
 }
 
 fn rgb(c: Rgb) -> RGBColor {
@@ -386,7 +388,7 @@ fn rgb(c: Rgb) -> RGBColor {
 }
 
 /// A marker centred on `at` (backend pixels).
-fn draw_marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, at: (i32, i32), style: &Style) -> Result<(), String> {
+fn draw_marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, at: (i32, i32), style: &Style) -> Result<()> {
     let (c, s) = (rgb(style.color).filled(), style.size as i32);
     match style.marker {
         Marker::Circle => area.draw(&Circle::new(at, s, c)),
@@ -402,7 +404,7 @@ fn draw_marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, at: (i32, i32)
     .map_err(err)
 }
 
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, Key)]) -> Result<(), String> {
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, Key)]) -> Result<()> {
     let (width, _) = area.dim_in_pixel();
     let (at, rows) = legend_layout(entries, width - 40);
     let font = (FAMILY, LEGEND_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
@@ -581,7 +583,7 @@ macro_rules! frame {
     }};
 }
 
-fn draw_lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, plot: &Plot) -> Result<(), String> {
+fn draw_lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, plot: &Plot) -> Result<()> {
     let (sx, sy) = (plot.x.scale, plot.y.scale);
     let xs: Vec<f64> = plot.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
     let ys: Vec<f64> = plot.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
@@ -677,7 +679,7 @@ fn bar_rects(bars: &Bars) -> Vec<(usize, usize, usize, f64, f64)> {
     out
 }
 
-fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, bars: &Bars) -> Result<(), String> {
+fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, bars: &Bars) -> Result<()> {
     let slots = bar_slots(bars);
     let rects = bar_rects(bars);
     let sy = bars.y.scale;
@@ -729,7 +731,7 @@ fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, bars: &Bars) -> 
     Ok(())
 }
 
-fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<(), String> {
+fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<()> {
     match figure {
         Figure::Lines(plot) => draw_lines(area, plot),
         Figure::Bars(bars) => draw_bars(area, bars),
@@ -737,7 +739,7 @@ fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, figure: &Figure
     }
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, figure: &Figure, band: u32) -> Result<(), String> {
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, figure: &Figure, band: u32) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let (width, _) = root.dim_in_pixel();
     let (top, body) = root.split_vertically(TITLE_HEIGHT);
@@ -759,21 +761,22 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, figure: &Figure, band:
     root.present().map_err(err)
 }
 
-pub fn svg(figure: &Figure, path: &Path) -> Result<(), String> {
+pub fn svg(figure: &Figure, path: &Path) -> Result<()> {
     register_font()?;
     let (size, band) = layout(figure);
-    draw(SVGBackend::new(path, size).into_drawing_area(), figure, band).map_err(|e| format!("{}: {e}", path.display()))
+    draw(SVGBackend::new(path, size).into_drawing_area(), figure, band)
+        .map_err(|e| e.within(path.display().to_string()))
 }
 
-pub fn png(figure: &Figure, path: &Path) -> Result<(), String> {
+pub fn png(figure: &Figure, path: &Path) -> Result<()> {
     register_font()?;
     let (size, band) = layout(figure);
     draw(BitMapBackend::new(path, size).into_drawing_area(), figure, band)
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| e.within(path.display().to_string()))
 }
 
 /// The figure as PNG would show it, in memory: its size and RGB pixels, row by row.
-pub fn bitmap(figure: &Figure) -> Result<((u32, u32), Vec<u8>), String> {
+pub fn bitmap(figure: &Figure) -> Result<((u32, u32), Vec<u8>)> {
     register_font()?;
     let (size, band) = layout(figure);
     let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];

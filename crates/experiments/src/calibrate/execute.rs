@@ -8,6 +8,7 @@ use super::plan::{FioJob, FioRun, Pace, Run, Work};
 use super::programs;
 use super::rows::Metric;
 use crate::characterization::fio_runs::run_with_options;
+use crate::error::{json, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -92,7 +93,7 @@ pub fn run_all(
     runs: &[Run],
     settings: Settings,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Vec<Result<Outcome, String>> {
+) -> Vec<Result<Outcome>> {
     let mut baselines: Vec<FioRun> = Vec::new();
     for run in runs {
         if let Run::Fio(f) = run {
@@ -111,7 +112,7 @@ pub fn run_all(
     let counter = AtomicUsize::new(0);
     let done = || progress(counter.fetch_add(1, Ordering::Relaxed) + 1, total);
     let base_rates = par_map(&baselines, settings.threads, &|b| alone_rate(config, b, settings), &done);
-    let rates: BTreeMap<FioRun, Result<f64, String>> = baselines.into_iter().zip(base_rates).collect();
+    let rates: BTreeMap<FioRun, Number> = baselines.into_iter().zip(base_rates.into_iter().map(Number::from)).collect();
     par_map(runs, settings.threads, &|run| run_one(config, run, &rates, settings), &done)
 }
 
@@ -120,7 +121,7 @@ fn standalone(run: &FioRun, job: FioJob) -> FioRun {
     FioRun { zinc: None, main: FioJob { pace: Pace::Free, ..job }, other: None, ..run.clone() }
 }
 
-fn alone_rate(config: &DeviceConfig, run: &FioRun, settings: Settings) -> Result<f64, String> {
+fn alone_rate(config: &DeviceConfig, run: &FioRun, settings: Settings) -> Result<f64> {
     let Outcome::Fio { stats, .. } = run_fio(config, run, [None, None], settings)? else {
         unreachable!("fio runs give fio statistics")
     };
@@ -140,10 +141,10 @@ fn op_dir(work: &Work) -> usize {
 fn run_one(
     config: &DeviceConfig,
     run: &Run,
-    baselines: &BTreeMap<FioRun, Result<f64, String>>,
+    baselines: &BTreeMap<FioRun, Number>,
     settings: Settings,
-) -> Result<Outcome, String> {
-    run_paced(config, run, settings, &mut |alone| baselines[alone].clone())
+) -> Result<Outcome> {
+    run_paced(config, run, settings, &mut |alone| baselines[alone].clone().into())
 }
 
 /// A run, with `alone_rate` giving the standalone rate of each job throttled to a share of it.
@@ -151,8 +152,8 @@ fn run_paced(
     config: &DeviceConfig,
     run: &Run,
     settings: Settings,
-    alone_rate: &mut dyn FnMut(&FioRun) -> Result<f64, String>,
-) -> Result<Outcome, String> {
+    alone_rate: &mut dyn FnMut(&FioRun) -> Result<f64>,
+) -> Result<Outcome> {
     let config = with_lba(config, run)?;
     match run {
         Run::Device(d) => programs::run(config, d, seed_of(run)).map(Outcome::Lists),
@@ -163,7 +164,7 @@ fn run_paced(
                     Pace::Free => None,
                     Pace::MilliPerS(m) => Some(m as f64 / 1e3),
                     Pace::IntensityCentiPct(c) => {
-                        let alone = alone_rate(&standalone(f, job)).map_err(|e| format!("standalone run: {e}"))?;
+                        let alone = alone_rate(&standalone(f, job)).map_err(|e| e.within("standalone run"))?;
                         Some(alone * f64::from(c) / 1e4)
                     }
                 };
@@ -173,21 +174,16 @@ fn run_paced(
     }
 }
 
-fn with_lba(config: &DeviceConfig, run: &Run) -> Result<DeviceConfig, String> {
+fn with_lba(config: &DeviceConfig, run: &Run) -> Result<DeviceConfig> {
     let lba = match run {
         Run::Fio(f) => f.lba_bytes,
         Run::Device(_) => 4096,
     };
-    DeviceOptions { lba_bytes: Some(lba), ..Default::default() }.apply(config.clone()).map_err(|e| e.0)
+    DeviceOptions { lba_bytes: Some(lba), ..Default::default() }.apply(config.clone()).map_err(Error::from)
 }
 
-fn run_fio(
-    config: &DeviceConfig,
-    run: &FioRun,
-    rates: [Option<f64>; 2],
-    settings: Settings,
-) -> Result<Outcome, String> {
-    let layout = config.validate().map_err(|e| e.0)?;
+fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], settings: Settings) -> Result<Outcome> {
+    let layout = config.validate()?;
     let base = settings.runtime_ms.max(1);
     let window_ms = window_ms(run, rates, base).max(settings.window_ms_min);
     let io_only = !matches!(run.main.work, Work::Mgmt { .. })
@@ -230,13 +226,13 @@ fn window_ms(run: &FioRun, rates: [Option<f64>; 2], base: u64) -> u64 {
 }
 
 /// A row's number from its run's outcome.
-pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> Result<f64, String> {
+pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> Result<f64> {
     use super::plan::Source;
     match (outcome, source) {
         (Outcome::Fio { stats, .. }, Source::FioDir { dir, total }) => {
             let d = &stats.dirs[dir];
             if d.total_ios == 0 {
-                return Err("the measured job completed no operation in its window".into());
+                return Err(Error::Failed("the measured job completed no operation in its window".into()));
             }
             let hist = if total { &d.lat } else { &d.clat };
             let pct_ns = |p: f64| hist.percentiles(&[p]).first().map_or(0.0, |&(_, v)| v as f64);
@@ -253,7 +249,10 @@ pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> 
             })
         }
         (Outcome::Lists(lists), Source::List(n)) => {
-            let list = lists.get(n).filter(|l| !l.is_empty()).ok_or("the run timed no operation")?;
+            let list = lists
+                .get(n)
+                .filter(|l| !l.is_empty())
+                .ok_or_else(|| Error::Failed("the run timed no operation".into()))?;
             let mean = list.iter().sum::<f64>() / list.len() as f64;
             Ok(match metric {
                 Metric::LatMeanUs => mean,
@@ -264,10 +263,10 @@ pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> 
                 Metric::MsP95 => nearest_rank(list, 95.0) / 1e3,
                 // One operation at a time: throughput is the inverse of latency.
                 Metric::Kiops => 1e3 / mean,
-                other => return Err(format!("a command-sequence run does not give {}", other.name())),
+                other => return Err(Error::Failed(format!("a command-sequence run does not give {}", other.name()))),
             })
         }
-        _ => Err("the run's result does not hold this row's number".into()),
+        _ => Err(Error::Failed("the run's result does not hold this row's number".into())),
     }
 }
 
@@ -307,17 +306,17 @@ pub enum Number {
     Missing(String),
 }
 
-impl From<Result<f64, String>> for Number {
-    fn from(r: Result<f64, String>) -> Self {
-        r.map_or_else(Number::Missing, Number::Value)
+impl From<Result<f64>> for Number {
+    fn from(r: Result<f64>) -> Self {
+        r.map_or_else(|e| Number::Missing(e.to_string()), Number::Value)
     }
 }
 
-impl From<Number> for Result<f64, String> {
+impl From<Number> for Result<f64> {
     fn from(n: Number) -> Self {
         match n {
             Number::Value(v) => Ok(v),
-            Number::Missing(e) => Err(e),
+            Number::Missing(e) => Err(Error::Failed(e)),
         }
     }
 }
@@ -365,11 +364,11 @@ impl Measured {
     }
 
     /// The number a row asks for: as [`value`] gives it from the outcome.
-    pub fn value(&self, source: super::plan::Source, metric: Metric) -> Result<f64, String> {
+    pub fn value(&self, source: super::plan::Source, metric: Metric) -> Result<f64> {
         let found = self.values.iter().find(|(s, m, _)| *s == source && *m == metric);
         match found {
             Some((_, _, n)) => n.clone().into(),
-            None => Err("the run's result does not hold this row's number".into()),
+            None => Err(Error::Failed("the run's result does not hold this row's number".into())),
         }
     }
 }
@@ -400,19 +399,24 @@ impl CalibrateRun {
 
     /// Runs it; `needed`: the results of [`Self::needs`]. A failing
     /// simulation is a result too (its rows say why they have no number).
-    pub fn run(&self, needed: &[Value]) -> Result<Value, String> {
+    pub fn run(&self, needed: &[Value]) -> Result<Value> {
         let settings = self.settings();
         let json = match &self.job {
             CalibrateJob::Standalone(f) => serde_json::to_value(Number::from(alone_rate(&self.device, f, settings))),
             CalibrateJob::Run(run) => {
                 let mut rates = needed.iter();
-                let mut alone = |_: &FioRun| -> Result<f64, String> {
-                    let stored = rates.next().ok_or("a throttled job without its standalone run")?;
+                let mut alone = |_: &FioRun| -> Result<f64> {
+                    let stored = rates
+                        .next()
+                        .ok_or_else(|| Error::Failed("a throttled job without its standalone run".into()))?;
                     let rate: Number =
-                        serde_json::from_value(stored.clone()).map_err(|e| format!("a stored standalone rate: {e}"))?;
+                        serde_json::from_value(stored.clone()).map_err(json("a stored standalone rate"))?;
                     rate.into()
                 };
-                let measured = run_paced(&self.device, run, settings, &mut alone).map(|o| Measured::of(&o));
+                // Stored as text: a failed run's rows say why they have no number.
+                let measured = run_paced(&self.device, run, settings, &mut alone)
+                    .map(|o| Measured::of(&o))
+                    .map_err(|e| e.to_string());
                 serde_json::to_value(measured)
             }
         };

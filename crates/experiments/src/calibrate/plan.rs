@@ -4,6 +4,7 @@
 
 use super::background::{self, IoOp, Job, Mgmt, Throttle};
 use super::rows::{Metric, Op, Row, Stack};
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use zonelab_workload::fio::job::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
@@ -126,16 +127,20 @@ pub struct Plan {
 }
 
 /// The run that measured `row`, or why zonelab cannot run it yet.
-pub fn plan(row: &Row) -> Result<Plan, String> {
+pub fn plan(row: &Row) -> Result<Plan> {
     if row.notes.contains("conventional namespace") {
-        return Err("a conventional namespace: the presets model the zoned namespace only".into());
+        return Err(Error::Unmapped("a conventional namespace: the presets model the zoned namespace only".into()));
     }
     if row.op == Op::RocksdbZenfs {
-        return Err("an application benchmark (RocksDB on ZenFS): zonelab has no application model".into());
+        return Err(Error::Unmapped(
+            "an application benchmark (RocksDB on ZenFS): zonelab has no application model".into(),
+        ));
     }
     if row.op == Op::OverwriteRand {
         // Tried: zonelab's fio engine then completes about one write per second (a reset per write).
-        return Err("random writes into full zones: zonelab's fio engine stalls on them, not mapped yet".into());
+        return Err(Error::Unmapped(
+            "random writes into full zones: zonelab's fio engine stalls on them, not mapped yet".into(),
+        ));
     }
     let bg = background::parse(&row.background)?;
     let custom =
@@ -159,14 +164,14 @@ fn io_op(op: Op) -> Option<IoOp> {
     }
 }
 
-fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
+fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
     let jobs = row.jobs.unwrap_or(1);
     let own_pace = match bg.own {
         Some(Job::Mgmt { throttle, .. }) => Pace::from(throttle),
         _ => Pace::Free,
     };
     let (work, dir) = if let Some(op) = io_op(row.op) {
-        let bs = row.bs.ok_or("an I/O row without 'bs'")?;
+        let bs = row.bs.ok_or_else(|| Error::Unmapped("an I/O row without 'bs'".into()))?;
         let dir = if matches!(op, IoOp::Read | IoOp::RandRead) { DDIR_READ } else { DDIR_WRITE };
         let zones = if op == IoOp::RandWrite { row.zones.unwrap_or(0) } else { 0 };
         let overwrite = row.op == Op::OverwriteSeq;
@@ -176,7 +181,11 @@ fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
             Op::Reset => Mgmt::Reset,
             Op::FinishJob => Mgmt::Finish,
             Op::SoftfinishJob => softfinish_kind(row, bg)?,
-            other => return Err(format!("op {other:?} outside seed 000's custom programs has no fio mapping")),
+            other => {
+                return Err(Error::Unmapped(format!(
+                    "op {other:?} outside seed 000's custom programs has no fio mapping"
+                )))
+            }
         };
         // The finish jobs' latencies are of their opening 4 KiB write (the artifact's notes say so).
         let dir = if kind == Mgmt::Reset || row.metric == Metric::PerS { DDIR_TRIM } else { DDIR_WRITE };
@@ -201,14 +210,21 @@ fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
 }
 
 /// The chunk of a softFinish job: from its throttle phrase, else from the notes ("= 8 KiB").
-fn softfinish_kind(row: &Row, bg: &background::Background) -> Result<Mgmt, String> {
+fn softfinish_kind(row: &Row, bg: &background::Background) -> Result<Mgmt> {
     if let Some(Job::Mgmt { kind: kind @ Mgmt::SoftFinish { .. }, .. }) = bg.own {
         return Ok(kind);
     }
-    let (_, after) = row.notes.split_once("= ").ok_or("a softFinish job whose chunk size is not given")?;
-    let kib: u64 = after.split_whitespace().next().and_then(|n| n.parse().ok()).ok_or("softFinish chunk unreadable")?;
+    let (_, after) = row
+        .notes
+        .split_once("= ")
+        .ok_or_else(|| Error::Unmapped("a softFinish job whose chunk size is not given".into()))?;
+    let kib: u64 = after
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| Error::Unmapped("softFinish chunk unreadable".into()))?;
     if row.notes.contains("sleep") {
-        return Err("softFinish with sleeps between chunks, whose length is not given".into());
+        return Err(Error::Unmapped("softFinish with sleeps between chunks, whose length is not given".into()));
     }
     Ok(Mgmt::SoftFinish { chunk_bytes: kib * 1024 })
 }
@@ -219,7 +235,7 @@ fn concurrent_resets(notes: &str) -> Option<u32> {
     notes[..at].rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
 }
 
-fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
+fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
     let list0 = |run| Ok(Plan { run: Run::Device(run), source: Source::List(0) });
     match row.op {
         Op::Reset | Op::Finish | Op::ResetAfterFinish if row.figure.starts_with("Fig 5") => {
@@ -234,13 +250,13 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
                 Some(Job::Io { op: IoOp::RandRead, .. }) => "read",
                 Some(Job::Io { op: IoOp::Write, .. }) => "write",
                 Some(Job::Io { op: IoOp::Append, .. }) => "append",
-                Some(other) => return Err(format!("Fig 7 with {other:?} beside the resets")),
+                Some(other) => return Err(Error::Unmapped(format!("Fig 7 with {other:?} beside the resets"))),
             };
             list0(DeviceRun::ResetBeside { io: BesideIo(io) })
         }
         op => {
-            let io = io_op(op).ok_or_else(|| format!("op {op:?} in {} is not mapped", row.figure))?;
-            let bs = row.bs.ok_or("an I/O row without 'bs'")?;
+            let io = io_op(op).ok_or_else(|| Error::Unmapped(format!("op {op:?} in {} is not mapped", row.figure)))?;
+            let bs = row.bs.ok_or_else(|| Error::Unmapped("an I/O row without 'bs'".into()))?;
             match (bg.other, io) {
                 (None, _) => list0(DeviceRun::Qd1 { op: io, bs }),
                 (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::RandRead) => Ok(Plan {
@@ -255,7 +271,9 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
                     run: Run::Device(DeviceRun::ResetBeside { io: BesideIo("append") }),
                     source: Source::List(1),
                 }),
-                (Some(other), _) => Err(format!("{op:?} beside {other:?} in {} is not mapped", row.figure)),
+                (Some(other), _) => {
+                    Err(Error::Unmapped(format!("{op:?} beside {other:?} in {} is not mapped", row.figure)))
+                }
             }
         }
     }
@@ -263,8 +281,11 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
 
 /// Fig 5's occupancy from the notes: "occupancy 12.5% = 34464 LBAs",
 /// "occupancy 0 LBAs", "occupancy 1 LBA written", "occupancy cap-1 = …".
-fn occupancy(notes: &str) -> Result<Occupancy, String> {
-    let text = notes.split_once("occupancy ").map(|(_, t)| t).ok_or("Fig 5 row without 'occupancy' in its notes")?;
+fn occupancy(notes: &str) -> Result<Occupancy> {
+    let text = notes
+        .split_once("occupancy ")
+        .map(|(_, t)| t)
+        .ok_or_else(|| Error::Unmapped("Fig 5 row without 'occupancy' in its notes".into()))?;
     let first = text.split_whitespace().next().unwrap_or("");
     if first == "cap-1" {
         return Ok(Occupancy::AllButOne);
@@ -272,7 +293,7 @@ fn occupancy(notes: &str) -> Result<Occupancy, String> {
     if let Some(pct) = first.strip_suffix('%').and_then(|p| p.parse::<f64>().ok()) {
         return Ok(Occupancy::CentiPct((pct * 100.0).round() as u32));
     }
-    first.parse().map(Occupancy::Lbas).map_err(|_| format!("occupancy '{first}' unreadable"))
+    first.parse().map(Occupancy::Lbas).map_err(|_| Error::Unmapped(format!("occupancy '{first}' unreadable")))
 }
 
 #[cfg(test)]
@@ -281,9 +302,9 @@ mod tests {
 
     #[test]
     fn occupancies_and_reset_job_counts_are_read_from_the_notes() {
-        assert_eq!(occupancy("occupancy 12.5% = 34464 LBAs; x"), Ok(Occupancy::CentiPct(1250)));
-        assert_eq!(occupancy("occupancy 1 LBA written (<0.1%)"), Ok(Occupancy::Lbas(1)));
-        assert_eq!(occupancy("occupancy cap-1 = 275711 LBAs"), Ok(Occupancy::AllButOne));
+        assert_eq!(occupancy("occupancy 12.5% = 34464 LBAs; x").ok(), Some(Occupancy::CentiPct(1250)));
+        assert_eq!(occupancy("occupancy 1 LBA written (<0.1%)").ok(), Some(Occupancy::Lbas(1)));
+        assert_eq!(occupancy("occupancy cap-1 = 275711 LBAs").ok(), Some(Occupancy::AllButOne));
         assert!(occupancy("no such thing").is_err());
         assert_eq!(concurrent_resets("7 concurrent reset jobs (QD1 each)"), Some(7));
         assert_eq!(concurrent_resets("one reset job"), None);

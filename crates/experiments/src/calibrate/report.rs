@@ -1,6 +1,7 @@
 //! The calibration report: per-row CSV, JSON and Markdown summaries.
 
 use super::RowResult;
+use crate::error::{io, json, Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -73,9 +74,9 @@ pub fn summarize(results: &[RowResult]) -> Summary {
 }
 
 /// `rows.csv`: one line per row, predicted or the reason it was skipped.
-pub fn rows_csv(results: &[RowResult]) -> Result<Vec<u8>, String> {
+pub fn rows_csv(results: &[RowResult]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let e = |e: csv::Error| e.to_string();
+    let e = |e: csv::Error| Error::Failed(e.to_string());
     w.write_record(["id", "group", "metric", "measured", "predicted", "relative_error", "skipped", "run"])
         .map_err(e)?;
     for r in results {
@@ -92,7 +93,7 @@ pub fn rows_csv(results: &[RowResult]) -> Result<Vec<u8>, String> {
         ])
         .map_err(e)?;
     }
-    w.into_inner().map_err(|e| e.to_string())
+    w.into_inner().map_err(|e| Error::Failed(e.to_string()))
 }
 
 fn pct(v: Option<f64>) -> String {
@@ -142,15 +143,14 @@ pub fn write(
     results: &[RowResult],
     extra_md: &str,
     extra_json: serde_json::Value,
-) -> Result<Summary, String> {
-    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
-    std::fs::create_dir_all(dir).map_err(io)?;
+) -> Result<Summary> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let summary = summarize(results);
-    std::fs::write(dir.join("rows.csv"), rows_csv(results)?).map_err(io)?;
-    let json = serde_json::json!({ "summary": summary, "rows": results, "extra": extra_json });
-    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("report.json"), text + "\n").map_err(io)?;
-    std::fs::write(dir.join("report.md"), markdown(title, &summary, extra_md)).map_err(io)?;
+    std::fs::write(dir.join("rows.csv"), rows_csv(results)?).map_err(io(dir))?;
+    let report = serde_json::json!({ "summary": summary, "rows": results, "extra": extra_json });
+    let text = serde_json::to_string_pretty(&report).map_err(json("the report"))?;
+    std::fs::write(dir.join("report.json"), text + "\n").map_err(io(dir))?;
+    std::fs::write(dir.join("report.md"), markdown(title, &summary, extra_md)).map_err(io(dir))?;
     Ok(summary)
 }
 

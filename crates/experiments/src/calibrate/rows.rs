@@ -1,6 +1,7 @@
 //! Reading a measurements file (`docs/measurements.md`): one measured
 //! number per row, with the run that measured it.
 
+use crate::error::{io, Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -147,13 +148,13 @@ impl Row {
 }
 
 /// Reads a measurements file.
-pub fn read_file(path: &Path) -> Result<Vec<Row>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_file(path: &Path) -> Result<Vec<Row>> {
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
     parse(&path.display().to_string(), &text)
 }
 
 /// Parses a measurements file's text; `name` locates errors.
-pub fn parse(name: &str, text: &str) -> Result<Vec<Row>, String> {
+pub fn parse(name: &str, text: &str) -> Result<Vec<Row>> {
     let first = text.lines().next().unwrap_or("").trim_end();
     if first != VERSION_LINE {
         let hint = if first.starts_with("# zonelab-measurements") {
@@ -161,32 +162,39 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Row>, String> {
         } else {
             format!("the first line must be '{VERSION_LINE}'")
         };
-        return Err(format!("{name}:1: not a measurements file ({hint}); see docs/measurements.md"));
+        return Err(Error::Invalid(format!("{name}:1: not a measurements file ({hint}); see docs/measurements.md")));
     }
     let mut reader = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
-    let header = reader.headers().map_err(|e| located(name, &e, &[]))?.clone();
+    let header = reader.headers().map_err(|e| Error::Invalid(located(name, &e, &[])))?.clone();
     let found: Vec<&str> = header.iter().collect();
     if found != COLUMNS {
-        return Err(format!("{name}:2: the header must be {} (found {})", COLUMNS.join(","), found.join(",")));
+        return Err(Error::Invalid(format!(
+            "{name}:2: the header must be {} (found {})",
+            COLUMNS.join(","),
+            found.join(",")
+        )));
     }
     let mut rows = Vec::new();
     let mut ids = std::collections::HashMap::new();
     for record in reader.records() {
-        let record = record.map_err(|e| located(name, &e, &COLUMNS))?;
+        let record = record.map_err(|e| Error::Invalid(located(name, &e, &COLUMNS)))?;
         let line = record.position().map_or(0, |p| p.line());
         let mut row: Row = record.deserialize(Some(&header)).map_err(|e| {
             let message = located(name, &e, &COLUMNS);
             // serde names no field for an unknown enum value: find the column that holds it.
             let bad = message.split("unknown variant '").nth(1).and_then(|m| m.split('\'').next());
             match bad.and_then(|b| record.iter().position(|f| f == b)) {
-                Some(i) => message.replacen("column '?'", &format!("column '{}'", COLUMNS[i]), 1),
-                None => message,
+                Some(i) => Error::Invalid(message.replacen("column '?'", &format!("column '{}'", COLUMNS[i]), 1)),
+                None => Error::Invalid(message),
             }
         })?;
         row.line = line;
         check(name, &row)?;
         if let Some(before) = ids.insert(row.id.clone(), line) {
-            return Err(format!("{name}:{line}: column 'id': '{}' is already the id of line {before}", row.id));
+            return Err(Error::Invalid(format!(
+                "{name}:{line}: column 'id': '{}' is already the id of line {before}",
+                row.id
+            )));
         }
         rows.push(row);
     }
@@ -194,8 +202,8 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Row>, String> {
 }
 
 /// What serde cannot check: values that parse but make no sense.
-fn check(name: &str, row: &Row) -> Result<(), String> {
-    let at = |column: &str, what: &str| Err(format!("{name}:{}: column '{column}': {what}", row.line));
+fn check(name: &str, row: &Row) -> Result<()> {
+    let at = |column: &str, what: &str| Err(Error::Invalid(format!("{name}:{}: column '{column}': {what}", row.line)));
     if row.id.trim().is_empty() {
         return at("id", "must not be empty");
     }
@@ -266,21 +274,21 @@ mod tests {
             ("A1,S,F,1024,spdk,write,4096,1,1,1,,kiops,1,\n", "512 or 4096"),
         ];
         for (row, needle) in cases {
-            let err = parse("m.csv", &file(row)).unwrap_err();
+            let err = parse("m.csv", &file(row)).unwrap_err().to_string();
             assert!(err.contains(needle), "{row}: {err}");
         }
-        let err = parse("m.csv", &file("A1,S,F,4096,nvme,write,4096,1,1,1,,kiops,1,\n")).unwrap_err();
+        let err = parse("m.csv", &file("A1,S,F,4096,nvme,write,4096,1,1,1,,kiops,1,\n")).unwrap_err().to_string();
         assert!(err.contains("m.csv:3: column 'stack'") && err.contains("io_uring_cmd"), "{err}");
     }
 
     #[test]
     fn the_version_line_and_header_are_required_and_ids_unique() {
-        assert!(parse("m.csv", HEADER).unwrap_err().contains(VERSION_LINE));
+        assert!(parse("m.csv", HEADER).unwrap_err().to_string().contains(VERSION_LINE));
         let v2 = format!("# zonelab-measurements v2\n{HEADER}");
-        assert!(parse("m.csv", &v2).unwrap_err().contains("v1 only"));
-        let err = parse("m.csv", &format!("{VERSION_LINE}\nid,value\n")).unwrap_err();
+        assert!(parse("m.csv", &v2).unwrap_err().to_string().contains("v1 only"));
+        let err = parse("m.csv", &format!("{VERSION_LINE}\nid,value\n")).unwrap_err().to_string();
         assert!(err.contains("m.csv:2: the header"), "{err}");
         let twice = "A1,S,F,4096,spdk,open,,1,1,1,,lat_mean_us,9,\nA1,S,F,4096,spdk,open,,1,1,1,,lat_mean_us,9,\n";
-        assert!(parse("m.csv", &file(twice)).unwrap_err().contains("m.csv:4: column 'id'"));
+        assert!(parse("m.csv", &file(twice)).unwrap_err().to_string().contains("m.csv:4: column 'id'"));
     }
 }

@@ -7,6 +7,7 @@
 
 use super::DeviceSpec;
 use crate::characterization::fio_runs::{self as fio, percentile_us};
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use zonelab_workload::fio::job::{Scheduler, DDIR_TRIM};
@@ -63,7 +64,7 @@ impl DesignRun {
     }
 
     /// The job file, filled in, with the sections this run does not use dropped.
-    fn job_text(&self, zone_bytes: u64, zone_capacity_bytes: u64) -> Result<String, String> {
+    fn job_text(&self, zone_bytes: u64, zone_capacity_bytes: u64) -> Result<String> {
         // Zones: writers from 0, readers' data from READ_OFFSET, full zones to reset after
         // them, zones to open and finish from FINISH_OFFSET.
         const READ_OFFSET: u32 = 16;
@@ -110,7 +111,7 @@ impl DesignRun {
 
 /// Runs one design point: foreground KIOPS and MiB/s, and the management
 /// operations' count and latency (mean, p99) in µs.
-pub fn run(spec: &DesignRun) -> Result<Value, String> {
+pub fn run(spec: &DesignRun) -> Result<Value> {
     let config = spec.device.config()?;
     let text = spec.job_text(config.namespace.zone_size_bytes, config.namespace.zone_capacity_bytes)?;
     let result = fio::run_seeded(config, JOB.0, &text, Scheduler::None, spec.seed)?;

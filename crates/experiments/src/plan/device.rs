@@ -1,6 +1,7 @@
 //! A device as a run specification names it: the command line's device
 //! options (`--device`, `--zones`, `--set`, ...) as serializable data.
 
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use zonelab_device::{load_device, parse_size, DeviceConfig, DeviceOptions};
 
@@ -59,12 +60,12 @@ impl DeviceSpec {
     }
 
     /// The configuration, with the CLI's error messages (an option's name first).
-    pub fn config(&self) -> Result<DeviceConfig, String> {
-        let size = |name: &str, text: &Option<String>| -> Result<Option<u64>, String> {
-            text.as_deref().map(|t| parse_size(t).map_err(|e| format!("{name}: {e}"))).transpose()
+    pub fn config(&self) -> Result<DeviceConfig> {
+        let size = |name: &str, text: &Option<String>| -> Result<Option<u64>> {
+            text.as_deref().map(|t| parse_size(t).map_err(|e| Error::Value(e).within(name))).transpose()
         };
         if let Some(bytes) = self.lba_bytes.filter(|b| ![512, 4096].contains(b)) {
-            return Err(format!("lba_bytes: {bytes} is not a supported LBA format: use 512 or 4096"));
+            return Err(Error::Invalid(format!("lba_bytes: {bytes} is not a supported LBA format: use 512 or 4096")));
         }
         let options = DeviceOptions {
             sets: self.set.clone(),
@@ -77,8 +78,8 @@ impl DeviceSpec {
             lba_bytes: self.lba_bytes,
             data: self.data,
         };
-        let base = load_device(&self.preset).map_err(|e| e.0)?;
-        options.apply(base).map_err(|e| e.0)
+        let base = load_device(&self.preset)?;
+        Ok(options.apply(base)?)
     }
 }
 
@@ -104,8 +105,8 @@ mod tests {
     #[test]
     fn bad_options_name_the_option() {
         let spec = DeviceSpec { zone_size: Some("64x".into()), ..DeviceSpec::default() };
-        assert!(spec.config().unwrap_err().starts_with("zone_size: '64x'"));
-        let err = DeviceSpec::preset("nope").config().unwrap_err();
+        assert!(spec.config().unwrap_err().to_string().starts_with("zone_size: '64x'"));
+        let err = DeviceSpec::preset("nope").config().unwrap_err().to_string();
         assert!(err.contains("unknown device 'nope'"), "{err}");
     }
 }
