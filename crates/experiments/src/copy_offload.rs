@@ -19,7 +19,9 @@ use zonelab_sim::{Nanos, SEC};
 /// One medium's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopyOffloadRow {
+    /// The flash medium (a preset).
     pub medium: &'static str,
+    /// Valid blocks copied.
     pub blocks: u64,
     /// zone_compaction, copyback allowed.
     pub in_storage_ns: Nanos,
@@ -31,6 +33,7 @@ pub struct CopyOffloadRow {
     pub copyback_ratio: f64,
 }
 
+/// The media the study compares, as preset names.
 pub const MEDIA: [&str; 3] = ["tlc", "mlc", "znand"];
 
 /// Blocks of one chunk in the presets (16 KiB pages of 4 KiB blocks).

@@ -41,8 +41,11 @@ pub fn register_font() -> Result<()> {
 /// How an axis maps values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Scale {
+    /// Values as they are.
     Linear,
+    /// Powers of two equally spaced.
     Log2,
+    /// Powers of ten equally spaced.
     Log10,
 }
 
@@ -64,7 +67,9 @@ impl Scale {
 /// One axis: its label, scale, and optionally its ticks and range (in data units).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Axis {
+    /// The axis title.
     pub label: String,
+    /// How values map.
     pub scale: Scale,
     /// Ticks at these values, with these labels; chosen from the data when absent.
     #[serde(with = "crate::serde_float::ticks")]
@@ -75,14 +80,17 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// A linear axis titled `label`.
     pub fn linear(label: &str) -> Self {
         Axis { label: label.into(), scale: Scale::Linear, ticks: None, range: None }
     }
 
+    /// A log2 axis titled `label`.
     pub fn log2(label: &str) -> Self {
         Axis { scale: Scale::Log2, ..Axis::linear(label) }
     }
 
+    /// A log10 axis titled `label`.
     pub fn log10(label: &str) -> Self {
         Axis { scale: Scale::Log10, ..Axis::linear(label) }
     }
@@ -104,11 +112,13 @@ impl Axis {
         Axis::linear(label).ticks(values.iter().map(|&v| (v, number(v))).collect())
     }
 
+    /// Ticks at these values with these labels.
     pub fn ticks(mut self, ticks: Vec<(f64, String)>) -> Self {
         self.ticks = Some(ticks);
         self
     }
 
+    /// Shows `lo ..= hi` whatever the data.
     pub fn range(mut self, lo: f64, hi: f64) -> Self {
         self.range = Some((lo, hi));
         self
@@ -127,14 +137,21 @@ pub fn number(v: f64) -> String {
 /// The marks on a line's points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Marker {
+    /// A filled circle.
     Circle,
+    /// A filled triangle.
     Triangle,
+    /// A filled square.
     Square,
+    /// A filled diamond.
     Diamond,
+    /// A cross.
     Cross,
+    /// No marker.
     None,
 }
 
+/// A colour: red, green, blue.
 pub type Rgb = (u8, u8, u8);
 
 /// The colour of an operation, scheme, device, phase or baseline, the same in
@@ -182,21 +199,27 @@ pub fn color(key: &str) -> Rgb {
 /// A line's look.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Style {
+    /// Line and marker colour.
     pub color: Rgb,
+    /// The marks on the points.
     pub marker: Marker,
     /// Marker size in pixels.
     pub size: u32,
     /// Whether the points are joined (else a scatter).
     pub line: bool,
+    /// Whether the line is dashed.
     pub dashed: bool,
 }
 
 /// One series of a line plot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
+    /// Legend entry.
     pub name: String,
+    /// How it looks.
     pub style: Style,
     #[serde(with = "crate::serde_float::pairs")]
+    /// (x, y) in data units.
     pub points: Vec<(f64, f64)>,
     /// Text next to each point (empty: none).
     pub labels: Vec<String>,
@@ -209,11 +232,13 @@ impl Series {
         Series { name: name.into(), style, points, labels: Vec::new() }
     }
 
+    /// With `marker` on its points.
     pub fn marker(mut self, marker: Marker) -> Self {
         self.style.marker = marker;
         self
     }
 
+    /// Dashed.
     pub fn dashed(mut self) -> Self {
         self.style.dashed = true;
         self
@@ -226,6 +251,7 @@ impl Series {
         self
     }
 
+    /// With `labels` next to its points.
     pub fn labels(mut self, labels: Vec<String>) -> Self {
         self.labels = labels;
         self
@@ -235,18 +261,25 @@ impl Series {
 /// A line plot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plot {
+    /// Heading.
     pub title: String,
+    /// Horizontal axis.
     pub x: Axis,
+    /// Vertical axis.
     pub y: Axis,
+    /// The lines.
     pub series: Vec<Series>,
 }
 
 /// One series of a bar chart: a value per category, in the categories' order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BarSeries {
+    /// Legend entry.
     pub name: String,
+    /// Bar colour.
     pub color: Rgb,
     #[serde(with = "crate::serde_float::vec")]
+    /// One value per category.
     pub values: Vec<f64>,
     /// Series naming the same stack share one bar per category, piled in order.
     pub stack: Option<String>,
@@ -258,6 +291,7 @@ impl BarSeries {
         BarSeries { name: name.into(), color: color(key), values, stack: None }
     }
 
+    /// Piled on the series naming the same `stack`.
     pub fn stack(mut self, stack: &str) -> Self {
         self.stack = Some(stack.into());
         self
@@ -267,17 +301,24 @@ impl BarSeries {
 /// Grouped bars: a group per category, a bar (or stack) per series within each group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bars {
+    /// Heading.
     pub title: String,
+    /// Title under the categories.
     pub x_label: String,
+    /// Value axis.
     pub y: Axis,
+    /// Group names, left to right.
     pub categories: Vec<String>,
+    /// The bars.
     pub series: Vec<BarSeries>,
 }
 
 /// Several charts under one title and one legend.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Panels {
+    /// Heading over all panels.
     pub title: String,
+    /// Panels per row.
     pub columns: usize,
     /// Each panel's size in pixels.
     pub panel: (u32, u32),
@@ -285,10 +326,14 @@ pub struct Panels {
     pub panels: Vec<Figure>,
 }
 
+/// What a plot draws: lines, bars, or panels of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Figure {
+    /// A line plot.
     Lines(Plot),
+    /// Grouped bars.
     Bars(Bars),
+    /// Several charts under one title.
     Panels(Panels),
 }
 
@@ -761,6 +806,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, figure: &Figure, band:
     root.present().map_err(err)
 }
 
+/// Draws `figure` into an SVG file at `path`.
 pub fn svg(figure: &Figure, path: &Path) -> Result<()> {
     register_font()?;
     let (size, band) = layout(figure);
@@ -768,6 +814,7 @@ pub fn svg(figure: &Figure, path: &Path) -> Result<()> {
         .map_err(|e| e.within(path.display().to_string()))
 }
 
+/// Draws `figure` into a PNG file at `path`.
 pub fn png(figure: &Figure, path: &Path) -> Result<()> {
     register_font()?;
     let (size, band) = layout(figure);

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 /// How fast a job was let run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Throttle {
+    /// As fast as the job goes alone.
     Unthrottled,
     /// Percent of the job's standalone maximum (its rate run alone, unthrottled).
     Intensity(f64),
@@ -22,21 +23,48 @@ pub enum Mgmt {
     /// A 4 KiB write into an empty zone, then Zone Finish.
     Finish,
     /// A 4 KiB write into an empty zone, then the host fills it in chunks.
-    SoftFinish { chunk_bytes: u64 },
+    /// A 4 KiB write into an empty zone, then the host fills it in chunks.
+    SoftFinish {
+        /// Bytes the host writes per chunk.
+        chunk_bytes: u64,
+    },
 }
 
 /// An I/O or management job as a background phrase names it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Job {
-    Io { op: IoOp, bs: u64, qd: u32, jobs: u32, throttle: Throttle },
-    Mgmt { kind: Mgmt, throttle: Throttle },
+    /// An fio I/O job: operation, block size, queue depth, clones, throttle.
+    Io {
+        /// What it does.
+        op: IoOp,
+        /// Block size in bytes.
+        bs: u64,
+        /// Queue depth of each clone.
+        qd: u32,
+        /// Clones (fio's numjobs).
+        jobs: u32,
+        /// How fast it was let run.
+        throttle: Throttle,
+    },
+    /// A zone-management job and its throttle.
+    Mgmt {
+        /// Which management command.
+        kind: Mgmt,
+        /// How fast it was let run.
+        throttle: Throttle,
+    },
 }
 
+/// An I/O operation of a job, as fio's `rw` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum IoOp {
+    /// Sequential writes at the zone's write pointer.
     Write,
+    /// Zone Append (fio's io_uring_cmd with zone append).
     Append,
+    /// Sequential reads.
     Read,
+    /// Random reads.
     RandRead,
     /// fio's zoned emulation: each write at the write pointer of a random zone of the range.
     RandWrite,
@@ -46,6 +74,7 @@ pub enum IoOp {
 /// None keeps the kernel module's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct ZincSettings {
+    /// The epoch's length in ms.
     pub epoch_ms: Option<u64>,
     /// Write units (8 KiB) dispatched before a held command is released.
     pub budget_units: Option<u64>,

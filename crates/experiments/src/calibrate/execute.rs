@@ -26,6 +26,7 @@ use zonelab_workload::fio::stats::JobStats;
 pub struct Settings {
     /// Measured window of an I/O run, in simulated ms (after a ramp of a fifth of it).
     pub runtime_ms: u64,
+    /// Threads the runs share (results do not depend on it).
     pub threads: usize,
     /// Every run's window lasts at least this long (simulated ms): 0 lets a
     /// run with a fast management job stop after a few of its operations;
@@ -53,7 +54,14 @@ const MGMT_WINDOW_MIN_DIVISOR: u64 = 4;
 pub enum Outcome {
     /// The measured fio job's statistics (its clones merged), the job beside
     /// it (if any), and the job file that ran.
-    Fio { stats: Box<JobStats>, other: Option<Box<JobStats>>, job_file: String },
+    Fio {
+        /// The measured job's statistics.
+        stats: Box<JobStats>,
+        /// The job beside it, if any.
+        other: Option<Box<JobStats>>,
+        /// The job file that ran.
+        job_file: String,
+    },
     /// Latency lists of a command sequence, in µs.
     Lists(Vec<Vec<f64>>),
 }
@@ -282,12 +290,17 @@ fn nearest_rank(values: &[f64], p: f64) -> f64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CalibrateRun {
+    /// What runs: a standalone rate or a run that measured rows.
     pub job: CalibrateJob,
+    /// Measured window of an I/O run, simulated ms ([`Settings::runtime_ms`]).
     pub runtime_ms: u64,
+    /// Shortest window of any run, simulated ms ([`Settings::window_ms_min`]).
     pub window_ms_min: u64,
+    /// The device the run simulates.
     pub device: DeviceConfig,
 }
 
+/// The two kinds of calibration run: a rate that throttled jobs need first, or a run proper.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CalibrateJob {
@@ -302,7 +315,9 @@ pub enum CalibrateJob {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Number {
+    /// The number.
     Value(#[serde(with = "crate::serde_float::plain")] f64),
+    /// Why there is none (the run's error).
     Missing(String),
 }
 
@@ -327,6 +342,7 @@ impl From<Number> for Result<f64> {
 pub struct Measured {
     /// The job file of a fio run, for rerunning it with `zonelab run`.
     pub job_file: Option<String>,
+    /// Every (source, metric) the run gives, or why it gives none.
     pub values: Vec<(super::plan::Source, Metric, Number)>,
 }
 
@@ -346,6 +362,7 @@ const METRICS: [Metric; 9] = [
 const LISTS_MIN: usize = 2;
 
 impl Measured {
+    /// Reads every number a row can ask of `outcome`.
     pub fn of(outcome: &Outcome) -> Measured {
         use super::plan::Source;
         let (sources, job_file) = match outcome {
@@ -378,6 +395,7 @@ impl CalibrateRun {
         Settings { runtime_ms: self.runtime_ms, threads: 1, window_ms_min: self.window_ms_min }
     }
 
+    /// A short description for progress lines.
     pub fn label(&self) -> String {
         let what = match &self.job {
             CalibrateJob::Standalone(f) => format!("{:?} alone", f.main.work),

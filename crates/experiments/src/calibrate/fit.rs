@@ -22,34 +22,53 @@ const BOUND_FACTOR: f64 = 5.0;
 /// Loss of a row whose run fails under a parameter set (about a 20× error).
 const FAILED_ROW_LOSS: f64 = 3.0;
 
+/// What `--fit` asks: the parameters, the folds and the evaluation budget.
 pub struct Request {
+    /// Configuration paths to fit (`--set` syntax, e.g. `flash_timing.program_ns`).
     pub params: Vec<String>,
+    /// Cross-validation folds (0 or 1: none).
     pub folds: usize,
+    /// Most simulations of the whole row set the fit may spend.
     pub max_evals: u64,
 }
 
+/// One fitted parameter.
 #[derive(Debug, Clone, Serialize)]
 pub struct Param {
+    /// Its configuration path.
     pub path: String,
+    /// Its value in the base configuration.
     pub start: f64,
+    /// Its value after the fit.
     pub fitted: f64,
 }
 
+/// What a fit did, for report.json and report.md.
 #[derive(Debug, Clone, Serialize)]
 pub struct FitSummary {
+    /// The parameters, start and fitted.
     pub params: Vec<Param>,
+    /// Rows that map to a run and so take part.
     pub rows_fitted: usize,
+    /// Loss (mean squared log error) with the starting values.
     pub loss_start: f64,
+    /// Loss with the fitted values.
     pub loss_fitted: f64,
+    /// Simulations of the row set the fit ran.
     pub evaluations: u64,
     /// Held-out loss of each fold (empty without cross-validation).
     pub fold_losses: Vec<f64>,
+    /// Mean held-out loss over the folds.
     pub cv_loss: Option<f64>,
 }
 
+/// A fit's result: the fitted configuration and the rows under it.
 pub struct Outcome {
+    /// The base configuration with the fitted values.
     pub config: DeviceConfig,
+    /// Each row's result under the fitted configuration.
     pub results: Vec<RowResult>,
+    /// What the fit did.
     pub summary: FitSummary,
 }
 

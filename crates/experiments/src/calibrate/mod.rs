@@ -33,12 +33,17 @@ use zonelab_device::DeviceConfig;
 /// One row's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct RowResult {
+    /// The row's id in the measurements file.
     pub id: String,
+    /// Its group (source / figure / metric), the unit of the report.
     pub group: String,
+    /// The metric's name.
     pub metric: &'static str,
     /// The run that measured it (rows with the same run shared one simulation).
     pub run: Option<String>,
+    /// The measured number.
     pub measured: f64,
+    /// zonelab's number, if the row maps to a run that gave one.
     pub predicted: Option<f64>,
     /// predicted / measured - 1.
     pub error: Option<f64>,
@@ -113,14 +118,18 @@ pub type JobFile = (String, String);
 /// `calibrate` as a plan: the standalone runs that turn intensities into
 /// rates (sorted), then the distinct runs of the rows (first-seen order).
 pub struct Plan {
+    /// Every run spec: the standalone runs, then the runs proper.
     pub specs: Vec<RunSpec>,
+    /// The distinct runs of the rows, first-seen order.
     pub runs: Vec<Run>,
+    /// Each row's run and source, or why it has none.
     pub planned: Vec<Planned>,
     /// Specs before the first run: the standalone runs.
     pub standalone: usize,
 }
 
 impl Plan {
+    /// Plans `rows` on `config`.
     pub fn new(config: &DeviceConfig, rows: &[Row], settings: Settings) -> Plan {
         let (runs, planned) = plan_rows(rows);
         let spec = |job| execute::CalibrateRun {

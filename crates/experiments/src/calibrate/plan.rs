@@ -11,6 +11,7 @@ use zonelab_workload::fio::job::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 /// How fast a job runs, in units that compare exactly (runs are keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Pace {
+    /// As fast as it goes.
     Free,
     /// Hundredths of a percent of the job's standalone maximum.
     IntensityCentiPct(u32),
@@ -28,36 +29,63 @@ impl From<Throttle> for Pace {
     }
 }
 
+/// What a fio job of a run does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Work {
     /// `jobs` fio jobs, each in zones of its own (writes) or over one pre-filled range (reads);
     /// random writes spread over `zones` zones (0: the default range);
     /// `overwrite`: the written zones are full first (fio resets each before writing it again).
-    Io { op: IoOp, bs: u64, qd: u32, jobs: u32, zones: u32, overwrite: bool },
+    Io {
+        /// What it does.
+        op: IoOp,
+        /// Block size in bytes.
+        bs: u64,
+        /// Queue depth of each job.
+        qd: u32,
+        /// Jobs (fio's numjobs).
+        jobs: u32,
+        /// Zones random writes spread over (0: the default range).
+        zones: u32,
+        /// Whether the zones are full first.
+        overwrite: bool,
+    },
     /// `jobs` management jobs at QD 1.
-    Mgmt { kind: Mgmt, jobs: u32 },
+    Mgmt {
+        /// Which management command.
+        kind: Mgmt,
+        /// Jobs at QD 1.
+        jobs: u32,
+    },
 }
 
+/// One fio job of a run: its work and its pace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FioJob {
+    /// What it does.
     pub work: Work,
+    /// How fast.
     pub pace: Pace,
 }
 
 /// A fio run: the measured job and the one beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FioRun {
+    /// The LBA format the namespace is formatted with (512 or 4096).
     pub lba_bytes: u32,
+    /// Engine and block-layer scheduler.
     pub stack: Stack,
     /// ZINC in place of mq-deadline (on mq-deadline stacks), with its settings.
     pub zinc: Option<background::ZincSettings>,
+    /// The measured job.
     pub main: FioJob,
+    /// The job beside it.
     pub other: Option<FioJob>,
 }
 
 /// Zone occupancy before a timed management command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Occupancy {
+    /// This many LBAs.
     Lbas(u64),
     /// Hundredths of a percent of the zone capacity.
     CentiPct(u32),
@@ -71,19 +99,37 @@ pub enum DeviceRun {
     /// Fig 5: open a zone (unless `opened` is false: a never-opened empty
     /// zone), fill it, rest 1 s, time `op` (reset, finish, or finish then
     /// rest then time the reset).
-    Occupancy { op: Op, occupancy: Occupancy, opened: bool },
+    Occupancy {
+        /// The timed command.
+        op: Op,
+        /// How full the zone is first.
+        occupancy: Occupancy,
+        /// Whether the zone was opened (else never-opened and empty).
+        opened: bool,
+    },
     /// QD-1 `op` in one zone (random reads in a full one), steady state.
-    Qd1 { op: IoOp, bs: u64 },
+    Qd1 {
+        /// What it does.
+        op: IoOp,
+        /// Block size in bytes.
+        bs: u64,
+    },
     /// Explicit open, then close, of empty zones; both timed.
     OpenClose,
     /// Fig 7: resets of full zones back to back beside QD-1 4 KiB `io`
     /// (none, read, write, append); lists: resets, I/Os.
-    ResetBeside { io: BesideIo },
+    ResetBeside {
+        /// The I/O beside the resets.
+        io: BesideIo,
+    },
 }
 
+/// A run that measures rows: an fio job file or a command sequence. Its `Debug` seeds it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Run {
+    /// fio jobs on a block-layer stack.
     Fio(FioRun),
+    /// One of seed 000's SPDK programs.
     Device(DeviceRun),
 }
 
@@ -115,14 +161,22 @@ impl<'de> Deserialize<'de> for BesideIo {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Source {
     /// A direction of the measured fio job; `total` = percentiles of total latency, else of clat.
-    FioDir { dir: usize, total: bool },
+    FioDir {
+        /// fio's direction index (read, write, trim).
+        dir: usize,
+        /// Total latency (else completion latency).
+        total: bool,
+    },
     /// The `n`th latency list of a device run.
     List(usize),
 }
 
+/// A row's run and where its number is in the result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// The run.
     pub run: Run,
+    /// Where the row's number is in it.
     pub source: Source,
 }
 

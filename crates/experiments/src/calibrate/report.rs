@@ -10,27 +10,39 @@ use std::path::Path;
 /// Rows within this relative error count as close.
 pub const CLOSE: f64 = 0.25;
 
+/// One group's errors (source / figure / metric).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct GroupStats {
+    /// The group's name.
     pub group: String,
+    /// Rows compared in it.
     pub count: usize,
+    /// Median |relative error|.
     pub median_abs_error: f64,
+    /// Largest |relative error|.
     pub max_abs_error: f64,
 }
 
+/// The report's summary: how many rows compared, and how close.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Summary {
+    /// Rows in the selection.
     pub rows: usize,
+    /// Rows with a measured and a predicted number.
     pub compared: usize,
+    /// Rows without a prediction.
     pub skipped: usize,
+    /// Median |relative error| over the compared rows.
     pub median_abs_error: Option<f64>,
     /// Share of compared rows within ±25%.
     pub within_25_pct: Option<f64>,
+    /// Each group's errors.
     pub groups: Vec<GroupStats>,
     /// Skip reason → row ids.
     pub skipped_reasons: BTreeMap<String, Vec<String>>,
 }
 
+/// The median (mean of the middle two for an even count); sorts `values`.
 pub fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
@@ -40,6 +52,7 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     Some(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
 }
 
+/// Summarises row results into groups, counts and medians.
 pub fn summarize(results: &[RowResult]) -> Summary {
     let mut errors: Vec<f64> = results.iter().filter_map(|r| r.error).map(f64::abs).collect();
     let compared = errors.len();

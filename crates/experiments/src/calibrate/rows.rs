@@ -30,20 +30,28 @@ pub const COLUMNS: [&str; 14] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Stack {
     #[serde(rename = "spdk")]
+    /// Seed 000's SPDK programs.
     Spdk,
     #[serde(rename = "io_uring_cmd")]
+    /// fio's io_uring_cmd (NVMe passthrough, no block layer).
     IoUringCmd,
     #[serde(rename = "io_uring-none")]
+    /// io_uring through the block layer with no scheduler.
     IoUringNone,
     #[serde(rename = "io_uring-mq-deadline")]
+    /// io_uring through mq-deadline.
     IoUringMqDeadline,
     #[serde(rename = "libaio-none")]
+    /// libaio with no scheduler.
     LibaioNone,
     #[serde(rename = "libaio-mq-deadline")]
+    /// libaio through mq-deadline.
     LibaioMqDeadline,
     #[serde(rename = "psync-none")]
+    /// Synchronous I/O with no scheduler.
     PsyncNone,
     #[serde(rename = "psync-mq-deadline")]
+    /// Synchronous I/O through mq-deadline.
     PsyncMqDeadline,
 }
 
@@ -69,21 +77,37 @@ impl Stack {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Op {
+    /// Sequential writes.
     Write,
+    /// Zone Append.
     Append,
+    /// Sequential reads.
     Read,
+    /// Random reads.
     Randread,
+    /// Random writes (one at the write pointer of a random zone).
     Randwrite,
+    /// Sequential writes into full zones (reset first).
     OverwriteSeq,
+    /// Random writes into full zones.
     OverwriteRand,
+    /// Random writes over written zones (conventional namespace).
     Randoverwrite,
+    /// Zone Reset.
     Reset,
+    /// Zone Finish.
     Finish,
+    /// Explicit Zone Open.
     Open,
+    /// Zone Close.
     Close,
+    /// A reset right after a finish.
     ResetAfterFinish,
+    /// An fio job of finishes.
     FinishJob,
+    /// An fio job of softFinishes (the host fills the zone).
     SoftfinishJob,
+    /// RocksDB on ZenFS.
     RocksdbZenfs,
 }
 
@@ -91,18 +115,28 @@ pub enum Op {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
+    /// Thousands of operations per second.
     Kiops,
+    /// MiB per second.
     Mibs,
+    /// Mean latency, µs.
     LatMeanUs,
+    /// Median latency, µs.
     LatP50Us,
+    /// 95th-percentile latency, µs.
     LatP95Us,
+    /// 99th-percentile latency, µs.
     LatP99Us,
+    /// Mean latency, ms.
     MsMean,
+    /// 95th-percentile latency, ms.
     MsP95,
+    /// Operations per second.
     PerS,
 }
 
 impl Metric {
+    /// The metric's name as the file writes it.
     pub fn name(self) -> &'static str {
         match self {
             Metric::Kiops => "kiops",
@@ -121,19 +155,33 @@ impl Metric {
 /// One measured number.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
+    /// Unique id, for messages and rows.csv.
     pub id: String,
+    /// Paper or data set the number comes from.
     pub source: String,
+    /// Figure or table it is read from.
     pub figure: String,
+    /// LBA format of the namespace (512 or 4096).
     pub lba_bytes: u32,
+    /// Engine and scheduler.
     pub stack: Stack,
+    /// What the measured job did.
     pub op: Op,
+    /// Block size in bytes (I/O rows).
     pub bs: Option<u64>,
+    /// Queue depth.
     pub qd: Option<u32>,
+    /// Jobs (fio's numjobs).
     pub jobs: Option<u32>,
+    /// Zones the job spread over.
     pub zones: Option<u32>,
+    /// What ran beside it (`docs/measurements.md` lists the phrases).
     pub background: String,
+    /// What was measured.
     pub metric: Metric,
+    /// The measured number, in the metric's unit.
     pub value: f64,
+    /// Free text; some rows keep settings here (occupancy, chunk size).
     pub notes: String,
     /// Line of the row in its file (1-based), for messages.
     #[serde(skip)]

@@ -23,15 +23,22 @@ use std::path::Path;
 /// How close a number must be to count as reproduced.
 pub const TOLERANCE: f64 = 0.10;
 
+/// One finding of a paper, the paper's number or direction against zonelab's.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Finding {
+    /// The paper's observation it belongs to (e.g. "Obs 3").
     pub observation: String,
+    /// What is compared.
     pub quantity: String,
+    /// The unit of the numbers.
     pub unit: String,
+    /// The paper's number (none for a direction).
     pub paper: Option<f64>,
+    /// zonelab's number.
     pub zonelab: Option<f64>,
     /// Relative error, for numbers.
     pub error: Option<f64>,
+    /// "reproduced", "direction holds", or why not.
     pub verdict: String,
     /// For a finding not reproduced: the mechanism the model lacks for it,
     /// where it is known.
@@ -103,6 +110,7 @@ impl Finding {
         self
     }
 
+    /// Whether the finding counts as reproduced (in number or direction).
     pub fn passed(&self) -> bool {
         self.verdict == "reproduced" || self.verdict == "direction holds"
     }
@@ -111,10 +119,15 @@ impl Finding {
 /// What one experiment produced.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// File stem of its CSV and plots.
     pub name: &'static str,
+    /// Heading in the summary.
     pub title: &'static str,
+    /// The CSV's columns.
     pub columns: Vec<&'static str>,
+    /// The CSV's rows.
     pub rows: Vec<Vec<String>>,
+    /// Paper against zonelab.
     pub findings: Vec<Finding>,
     /// Shaped like the paper's figure of the experiment.
     pub figure: Figure,
@@ -127,13 +140,20 @@ pub struct Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Record {
+    /// File stem of its CSV and plots.
     pub name: String,
+    /// Heading in the summary.
     pub title: String,
+    /// The CSV's columns.
     pub columns: Vec<String>,
+    /// The CSV's rows.
     pub rows: Vec<Vec<String>>,
     #[serde(with = "stored_findings")]
+    /// Paper against zonelab.
     pub findings: Vec<Finding>,
+    /// Shaped like the paper's figure.
     pub figure: Figure,
+    /// The job files it ran (name, text).
     pub jobs: Vec<(String, String)>,
 }
 
@@ -211,6 +231,7 @@ impl From<&Outcome> for Record {
 /// How long the experiments run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scale {
+    /// Shorter runs and fewer sweep points.
     pub quick: bool,
 }
 

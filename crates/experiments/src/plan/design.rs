@@ -18,8 +18,11 @@ const JOB: (&str, &str) = ("management.fio", include_str!("../../jobs/design/man
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
+    /// Writers at the write pointer, one zone each.
     Writers,
+    /// Zone Append writers.
     Appenders,
+    /// Random readers of pre-filled zones.
     Readers,
 }
 
@@ -29,17 +32,23 @@ pub enum Workload {
 pub enum Management {
     /// No management: the baseline throughput.
     None,
+    /// Zone Finish of freshly opened zones.
     Finish,
+    /// Zone Reset of full zones.
     Reset,
 }
 
+/// One point of the management design-space study: a design under a workload and a management load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DesignRun {
     /// The design's name (its `set` entries in `device` are the design).
     pub design: String,
+    /// The device with the design's settings.
     pub device: DeviceSpec,
+    /// The foreground.
     pub workload: Workload,
+    /// The background management.
     pub management: Management,
     /// Think time between management operations (e.g. 2ms): the intensity.
     pub think: String,
@@ -47,10 +56,12 @@ pub struct DesignRun {
     pub concurrency: u32,
     /// Simulated time of the measured part (e.g. 100ms).
     pub runtime: String,
+    /// Seed of the run's random numbers.
     pub seed: u64,
 }
 
 impl DesignRun {
+    /// A short description for progress lines.
     pub fn label(&self) -> String {
         let workload = serde_json::to_value(self.workload).expect("enums serialize");
         let management = serde_json::to_value(self.management).expect("enums serialize");

@@ -13,20 +13,28 @@ pub struct DeviceSpec {
     #[serde(default = "default_preset")]
     pub preset: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Zone count (`--zones`).
     pub zones: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Zone size with a unit (`--zone-size`, e.g. 64m).
     pub zone_size: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Zone capacity with a unit (`--zone-capacity`).
     pub zone_capacity: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Most open zones (`--max-open`).
     pub max_open: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Most active zones (`--max-active`).
     pub max_active: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Conventional zones before the sequential ones.
     pub conventional_zones: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// LBA format in bytes (512 or 4096).
     pub lba_bytes: Option<u32>,
     #[serde(default)]
+    /// Data mode: the device keeps written bytes.
     pub data: bool,
     /// `--set PATH=VALUE` pairs, applied in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -44,6 +52,7 @@ impl Default for DeviceSpec {
 }
 
 impl DeviceSpec {
+    /// Preset `name` with no options.
     pub fn preset(name: &str) -> Self {
         DeviceSpec {
             preset: name.into(),

@@ -12,6 +12,8 @@ pub mod characterization;
 pub mod design;
 mod device;
 pub mod store;
+// Documented by the ZNS+ work in progress; until then its items may lack docs.
+#[allow(missing_docs)]
 pub mod znsplus;
 
 pub use device::DeviceSpec;
@@ -27,7 +29,12 @@ use sha2::{Digest, Sha256};
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RunSpec {
     /// One experiment of `reproduce characterization` (its seeds are the experiment's own).
-    Characterization { experiment: String, quick: bool },
+    Characterization {
+        /// The experiment's name.
+        experiment: String,
+        /// Shorter runs and fewer sweep points.
+        quick: bool,
+    },
     /// One point of the management design-space study.
     Design(Box<design::DesignRun>),
     /// One run of `zonelab calibrate`: a simulated job (or a standalone
@@ -101,14 +108,18 @@ pub fn run_stored_with(spec: &RunSpec, needed: &[Value]) -> Result<Stored> {
 /// array's `SLURM_ARRAY_TASK_ID`): the runs at positions `index`, `index + count`, ...
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
+    /// This shard, from 0.
     pub index: u32,
+    /// Shards in all.
     pub count: u32,
 }
 
 impl Shard {
+    /// One shard holding every run.
     pub const ALL: Shard = Shard { index: 0, count: 1 };
     const COUNT_MAX: u32 = 1_000_000;
 
+    /// Reads `INDEX/COUNT`; an error says what is valid.
     pub fn parse(text: &str) -> Result<Shard> {
         let usage = || Error::Invalid(format!("shard '{text}': use INDEX/COUNT with 0 <= INDEX < COUNT, e.g. 0/4"));
         let (i, n) = text.split_once('/').ok_or_else(usage)?;
@@ -120,6 +131,7 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// Whether the run at plan position `position` is this shard's.
     pub fn holds(&self, position: usize) -> bool {
         position % self.count as usize == self.index as usize
     }

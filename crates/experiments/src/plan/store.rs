@@ -21,8 +21,11 @@ const FILE_BYTES_MAX: u64 = 4 << 30;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stored {
+    /// Hash of the spec ([`RunSpec::key`]).
     pub key: String,
+    /// What ran.
     pub spec: RunSpec,
+    /// What it gave.
     pub result: Value,
 }
 
@@ -88,14 +91,17 @@ impl Store {
         Ok(())
     }
 
+    /// The stored run with `key`, if any.
     pub fn get(&self, key: &str) -> Option<&Stored> {
         self.runs.get(key)
     }
 
+    /// Stored runs.
     pub fn len(&self) -> usize {
         self.runs.len()
     }
 
+    /// Whether nothing is stored.
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
     }
@@ -116,6 +122,7 @@ impl Store {
         Store { runs: BTreeMap::new(), file: PathBuf::new() }
     }
 
+    /// Stores a finished run: in memory, or appended to this writer's file.
     pub fn insert(&mut self, stored: Stored) -> Result<()> {
         if self.file.as_os_str().is_empty() {
             self.runs.insert(stored.key.clone(), stored);
