@@ -226,12 +226,12 @@ enum Hold {
 impl Thread {
     /// Moves to `to`, asserting that the thread's life allows the step.
     fn enter(&mut self, to: Stage) {
-        let allowed = match (self.stage, to) {
-            (Stage::Issuing(_), Stage::Issuing(_) | Stage::Draining { .. }) => true,
-            (Stage::Draining { .. }, Stage::Draining { .. } | Stage::Verifying | Stage::Ended) => true,
-            (Stage::Verifying, Stage::Ended) => true,
-            _ => false,
-        };
+        let allowed = matches!(
+            (self.stage, to),
+            (Stage::Issuing(_), Stage::Issuing(_) | Stage::Draining { .. })
+                | (Stage::Draining { .. }, Stage::Draining { .. } | Stage::Verifying | Stage::Ended)
+                | (Stage::Verifying, Stage::Ended)
+        );
         assert!(allowed, "thread {}.{}: {:?} -> {:?}", self.spec, self.clone, self.stage, to);
         self.stage = to;
     }
