@@ -2,17 +2,25 @@
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use zonelab_device::{load_device, parse_size, ConfigError, DeviceConfig, DeviceOptions};
+use zonelab_device::{load_device, parse_size, ConfigError, DeviceConfig, DeviceOptions, ValueError};
 
-fn size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
+fn size_arg(s: &str) -> Result<u64, ValueError> {
+    parse_size(s)
 }
 
-fn set_arg(s: &str) -> Result<(String, String), String> {
-    let (path, value) =
-        s.split_once('=').ok_or_else(|| format!("'{s}' is not PATH=VALUE (e.g. flash_timing.program_ns=2ms)"))?;
+/// A `--set` argument that is not `PATH=VALUE`.
+#[derive(Debug, thiserror::Error)]
+enum SetArgError {
+    #[error("'{0}' is not PATH=VALUE (e.g. flash_timing.program_ns=2ms)")]
+    NoEquals(String),
+    #[error("'{0}' has an empty PATH")]
+    EmptyPath(String),
+}
+
+fn set_arg(s: &str) -> Result<(String, String), SetArgError> {
+    let (path, value) = s.split_once('=').ok_or_else(|| SetArgError::NoEquals(s.to_string()))?;
     if path.is_empty() {
-        return Err(format!("'{s}' has an empty PATH"));
+        return Err(SetArgError::EmptyPath(s.to_string()));
     }
     Ok((path.trim().to_string(), value.to_string()))
 }

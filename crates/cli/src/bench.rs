@@ -11,6 +11,7 @@ macro_rules! say {
     }};
 }
 
+use crate::UserError;
 use clap::Args;
 use std::time::Instant;
 use zonelab_device::{preset, Device, DeviceOptions};
@@ -33,14 +34,14 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-pub fn run(args: &BenchArgs) -> Result<(), String> {
+pub fn run(args: &BenchArgs) -> Result<(), UserError> {
     if args.commands == 0 {
-        return Err("--commands must be at least 1".into());
+        return Err(UserError("--commands must be at least 1".into()));
     }
     let base = preset("zn540").expect("built-in preset");
     say!("{:<24} {:>12} {:>10} {:>16} {:>14}", "scenario", "commands", "wall s", "commands/wall s", "sim MiB/s");
     for s in Scenario::ALL {
-        let mut dev = Device::new(base.clone()).map_err(|e| e.0)?;
+        let mut dev = Device::new(base.clone())?;
         let t0 = Instant::now();
         let out = run_scenario(&mut dev, s, args.commands, 1);
         let wall = t0.elapsed().as_secs_f64();
@@ -57,8 +58,8 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     fio_scenario(&base, args.commands)?;
     let before = peak_rss_kib();
     let opts = DeviceOptions { zones: Some(args.memory_zones), ..Default::default() };
-    let config = opts.apply(base).map_err(|e| e.0)?;
-    let mut dev = Device::new(config).map_err(|e| e.0)?;
+    let config = opts.apply(base)?;
+    let mut dev = Device::new(config)?;
     // Run some I/O so that buffers and timelines hold state, as in real use.
     let _ = run_scenario(&mut dev, Scenario::Write128kFourZones, 10_000, 1);
     match (before, peak_rss_kib()) {
@@ -75,7 +76,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
 }
 
 /// The fio layer on top of the device: `zonelab run` of 4 KiB writes at QD 1.
-fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64) -> Result<(), String> {
+fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64) -> Result<(), UserError> {
     use zonelab_workload::fio::{parse::parse_run, run::Engine, run::RunOptions};
     let args: Vec<String> = [
         "--name=bench".to_string(),
@@ -90,11 +91,11 @@ fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64) -> Result<(), Str
         "--runtime=1h".into(),
     ]
     .into();
-    let set = parse_run(&args, &[]).map_err(|e| e.to_string())?;
-    let mut dev = Device::new(base.clone()).map_err(|e| e.0)?;
+    let set = parse_run(&args, &[])?;
+    let mut dev = Device::new(base.clone())?;
     let t0 = Instant::now();
-    let engine = Engine::new(&mut dev, &set, &RunOptions::default()).map_err(|e| e.to_string())?;
-    let result = engine.run(&mut |_| {}).map_err(|e| e.to_string())?;
+    let engine = Engine::new(&mut dev, &set, &RunOptions::default())?;
+    let result = engine.run(&mut |_| {})?;
     let wall = t0.elapsed().as_secs_f64();
     let done: u64 = result.threads.iter().map(|t| t.stats.dirs[1].total_ios).sum();
     let bytes: u64 = result.threads.iter().map(|t| t.stats.dirs[1].io_bytes).sum();

@@ -54,7 +54,7 @@ fn progress_bar() -> ProgressBar {
 pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
     let started = std::time::Instant::now();
     let config = args.device.config().map_err(|e| UserError(e.0))?;
-    let all = cal::read_file(&args.measurements).map_err(UserError)?;
+    let all = cal::read_file(&args.measurements)?;
     let rows = cal::select(&all, &args.only);
     if rows.is_empty() {
         return Err(UserError(format!("--only '{}' selects none of the {} rows", args.only, all.len())));
@@ -74,8 +74,8 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
         let stored = crate::plan::run_plan(&plan.specs, &args.plan, threads, &|_, done, total| progress(done, total));
         bar.finish_and_clear();
         let Some(stored) = stored? else { return Ok(()) };
-        let (results, jobs) = plan.results(&rows, &stored).map_err(UserError)?;
-        cal::write(&args.out, &title, &results, &jobs, None, &mut warn).map_err(UserError)?
+        let (results, jobs) = plan.results(&rows, &stored)?;
+        cal::write(&args.out, &title, &results, &jobs, None, &mut warn)?
     } else {
         if args.plan.shard.is_some() || args.plan.store.is_some() {
             return Err(UserError(
@@ -85,10 +85,10 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
         let request = fit::Request { params: args.fit.clone(), folds: args.folds, max_evals: args.max_evals };
         let outcome =
             fit::fit(&config, &rows, &request, settings, &|stage: &str| bar.set_prefix(stage.to_string()), &progress)
-                .map_err(UserError);
+                .map_err(UserError::from);
         bar.finish_and_clear();
         let outcome = outcome?;
-        cal::write(&args.out, &title, &outcome.results, &[], Some(&outcome), &mut warn).map_err(UserError)?
+        cal::write(&args.out, &title, &outcome.results, &[], Some(&outcome), &mut warn)?
     };
     print!("{head}");
     eprintln!("zonelab: wrote {} in {:.1} s", args.out.display(), started.elapsed().as_secs_f64());

@@ -119,6 +119,13 @@ enum DeviceCmd {
 /// A user error: printed as one line, exit status 2.
 pub(crate) struct UserError(pub(crate) String);
 
+/// The libraries' typed errors carry the message the user sees.
+impl<E: std::error::Error> From<E> for UserError {
+    fn from(e: E) -> UserError {
+        UserError(e.to_string())
+    }
+}
+
 fn main() -> ExitCode {
     // `run` takes fio's own options, which clap cannot know: it parses its part itself.
     let argv: Vec<String> = std::env::args().collect();
@@ -197,7 +204,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             print!("{}", config.to_toml());
             Ok(())
         }
-        Cmd::Bench(args) => bench::run(&args).map_err(UserError),
+        Cmd::Bench(args) => bench::run(&args),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::FsBench(args) => fs_bench::run_cmd(&args),
         Cmd::Calibrate(args) => calibrate::run(&args),
@@ -210,7 +217,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             plan::reproduce_characterization(&out, quick, &only, &plan)
         }
         Cmd::Reproduce { experiment: Experiment::CopyOffload { blocks } } => {
-            let rows = zonelab_experiments::copy_offload::copy_offload(blocks).map_err(UserError)?;
+            let rows = zonelab_experiments::copy_offload::copy_offload(blocks)?;
             print!("{}", zonelab_experiments::copy_offload::render(&rows));
             Ok(())
         }

@@ -22,7 +22,7 @@ impl PlanArgs {
     fn open(&self) -> Result<(Shard, Store), UserError> {
         let shard = self.shard.unwrap_or(Shard::ALL);
         let store = match &self.store {
-            Some(dir) => Store::open(dir, &shard.file_name()).map_err(UserError)?,
+            Some(dir) => Store::open(dir, &shard.file_name())?,
             None => Store::memory(),
         };
         Ok((shard, store))
@@ -38,7 +38,7 @@ pub fn run_plan(
     progress: plan::Progress<'_>,
 ) -> Result<Option<Vec<serde_json::Value>>, UserError> {
     let (shard, mut store) = args.open()?;
-    let executed = plan::execute(specs, shard, &mut store, threads, progress).map_err(UserError)?;
+    let executed = plan::execute(specs, shard, &mut store, threads, progress)?;
     if executed.skipped > 0 {
         eprintln!("zonelab: {} runs already in the store, {} run now", executed.skipped, executed.ran);
     }
@@ -86,12 +86,11 @@ pub fn reproduce_znsplus(
 
 pub fn reproduce_characterization(out: &Path, quick: bool, only: &str, args: &PlanArgs) -> Result<(), UserError> {
     let started = std::time::Instant::now();
-    let specs = plan::characterization::plan(quick, only).map_err(UserError)?;
+    let specs = plan::characterization::plan(quick, only)?;
     let Some(results) = run_plan_steps(&specs, args, 1)? else {
         return Ok(());
     };
-    let summary =
-        plan::characterization::render(&results, out, &mut |w| eprintln!("zonelab: {w}")).map_err(UserError)?;
+    let summary = plan::characterization::render(&results, out, &mut |w| eprintln!("zonelab: {w}"))?;
     print!("{summary}");
     eprintln!("zonelab: wrote {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
     Ok(())

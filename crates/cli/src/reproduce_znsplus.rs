@@ -69,8 +69,8 @@ fn write(dir: &Path, scale: Scale, outputs: &[Output]) -> Result<(), UserError> 
         std::fs::write(&csv, &o.csv).map_err(|e| io(&csv, e))?;
         readme.push_str(&format!("\n## {}\n\n", o.name));
         if plots {
-            plot::svg(&o.figure, &at(format!("{}.svg", o.name))).map_err(UserError)?;
-            plot::png(&o.figure, &at(format!("{}.png", o.name))).map_err(UserError)?;
+            plot::svg(&o.figure, &at(format!("{}.svg", o.name)))?;
+            plot::png(&o.figure, &at(format!("{}.png", o.name)))?;
             readme.push_str(&format!("![{0}]({0}.svg)\n\n", o.name));
         }
         readme.push_str(&o.table);

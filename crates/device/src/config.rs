@@ -568,7 +568,7 @@ impl DeviceConfig {
             )));
         }
         self.flash.validate().map_err(|e| ConfigError(e.0))?;
-        self.flash_timing.validate().map_err(ConfigError)?;
+        self.flash_timing.validate().map_err(|e| ConfigError(e.to_string()))?;
         self.validate_interfaces()?;
         let mut layout = self.validate_namespace(nvm_ok)?;
         self.validate_management_work(&layout)?;

@@ -12,13 +12,16 @@
 //! read is back, writes them densely to zone 1 the same way, as F2FS does.
 //! Times run from the first command to the last completion.
 
+use crate::error::{Error, Result};
 use zonelab_device::{preset, Command, Device, DeviceOptions, Payload, ZoneAction};
 use zonelab_sim::{Nanos, SEC};
 
 /// One medium's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopyOffloadRow {
+    /// The flash medium (a preset).
     pub medium: &'static str,
+    /// Valid blocks copied.
     pub blocks: u64,
     /// zone_compaction, copyback allowed.
     pub in_storage_ns: Nanos,
@@ -30,18 +33,19 @@ pub struct CopyOffloadRow {
     pub copyback_ratio: f64,
 }
 
+/// The media the study compares, as preset names.
 pub const MEDIA: [&str; 3] = ["tlc", "mlc", "znand"];
 
 /// Blocks of one chunk in the presets (16 KiB pages of 4 KiB blocks).
 const CHUNK: u64 = 4;
 
 /// Runs the comparison for `blocks` blocks (1 ..= 80% of a zone) on every medium.
-pub fn copy_offload(blocks: u64) -> Result<Vec<CopyOffloadRow>, String> {
+pub fn copy_offload(blocks: u64) -> Result<Vec<CopyOffloadRow>> {
     MEDIA.iter().map(|m| copy_offload_on(m, blocks)).collect()
 }
 
 /// The comparison on one preset.
-pub fn copy_offload_on(medium: &'static str, blocks: u64) -> Result<CopyOffloadRow, String> {
+pub fn copy_offload_on(medium: &'static str, blocks: u64) -> Result<CopyOffloadRow> {
     let (copy_ns, copyback_ratio) = in_storage(medium, blocks, true)?;
     let (no_copyback_ns, _) = in_storage(medium, blocks, false)?;
     let host_ns = host_copy(medium, blocks)?;
@@ -55,16 +59,16 @@ pub fn copy_offload_on(medium: &'static str, blocks: u64) -> Result<CopyOffloadR
     })
 }
 
-fn device(medium: &str, copyback: bool) -> Result<Device, String> {
-    let config = preset(medium).ok_or_else(|| format!("unknown medium '{medium}'"))?;
+fn device(medium: &str, copyback: bool) -> Result<Device> {
+    let config = preset(medium).ok_or_else(|| Error::Invalid(format!("unknown medium '{medium}'")))?;
     let chain = if copyback { "4" } else { "0" };
     let opts = DeviceOptions {
         zones: Some(16),
         sets: vec![("znsplus.copyback_chain_max".into(), chain.into())],
         ..Default::default()
     };
-    let config = opts.apply(config).map_err(|e| e.to_string())?;
-    Device::new(config).map_err(|e| e.to_string())
+    let config = opts.apply(config)?;
+    Ok(Device::new(config)?)
 }
 
 /// Writes zone 0 in full; returns when the device is idle again.
@@ -84,7 +88,7 @@ fn fill_victim(dev: &mut Device) -> Nanos {
 }
 
 /// The first `blocks` valid block offsets of the victim.
-fn valid_offsets(zcap: u64, blocks: u64) -> Result<Vec<u64>, String> {
+fn valid_offsets(zcap: u64, blocks: u64) -> Result<Vec<u64>> {
     let offsets: Vec<u64> = (0..zcap)
         .filter(|o| {
             let (chunk, block) = (o / CHUNK, o % CHUNK);
@@ -93,12 +97,15 @@ fn valid_offsets(zcap: u64, blocks: u64) -> Result<Vec<u64>, String> {
         .take(blocks as usize)
         .collect();
     if blocks == 0 || (offsets.len() as u64) < blocks {
-        return Err(format!("blocks = {blocks} must be between 1 and {} (the victim's valid blocks)", offsets.len()));
+        let valid = offsets.len();
+        return Err(Error::Invalid(format!(
+            "blocks = {blocks} must be between 1 and {valid} (the victim's valid blocks)"
+        )));
     }
     Ok(offsets)
 }
 
-fn in_storage(medium: &str, blocks: u64, copyback: bool) -> Result<(Nanos, f64), String> {
+fn in_storage(medium: &str, blocks: u64, copyback: bool) -> Result<(Nanos, f64)> {
     let mut dev = device(medium, copyback)?;
     let start = fill_victim(&mut dev);
     let zone_lbas = dev.layout().zone_lbas;
@@ -106,7 +113,7 @@ fn in_storage(medium: &str, blocks: u64, copyback: bool) -> Result<(Nanos, f64),
     let dst: Vec<u64> = src.iter().map(|o| zone_lbas + o).collect();
     let c = dev.submit(start, &Command::ZoneCompaction { src: &src, dst: &dst }, None);
     if !c.status.is_success() {
-        return Err(format!("{medium}: zone_compaction failed: {}", c.status));
+        return Err(Error::Failed(format!("{medium}: zone_compaction failed: {}", c.status)));
     }
     Ok((c.complete_ns - start, dev.znsplus_counters().copyback_ratio()))
 }
@@ -123,7 +130,7 @@ fn runs(offsets: &[u64], max: u64) -> Vec<(u64, u32)> {
     out
 }
 
-fn host_copy(medium: &str, blocks: u64) -> Result<Nanos, String> {
+fn host_copy(medium: &str, blocks: u64) -> Result<Nanos> {
     let mut dev = device(medium, true)?;
     let start = fill_victim(&mut dev);
     let mdts = dev.layout().mdts_lbas;
@@ -139,7 +146,7 @@ fn host_copy(medium: &str, blocks: u64) -> Result<Nanos, String> {
     for (slba, nlb) in runs(&dense, mdts) {
         let c = dev.submit(reads_done, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None);
         if !c.status.is_success() {
-            return Err(format!("{medium}: host write failed: {}", c.status));
+            return Err(Error::Failed(format!("{medium}: host write failed: {}", c.status)));
         }
         done = done.max(c.complete_ns);
     }

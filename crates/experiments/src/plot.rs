@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::error::{Error, Result};
+
 /// DejaVu Sans (Debian's fonts-dejavu-core; Bitstream Vera licence, see
 /// `assets/fonts/DejaVuSans-LICENSE.txt`).
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
@@ -27,21 +29,23 @@ const FAMILY: &str = "sans-serif";
 
 /// Registers the built-in font with plotters (once). Always succeeds unless
 /// the embedded font were unreadable, which a test rules out.
-pub fn register_font() -> Result<(), String> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    REGISTERED
-        .get_or_init(|| {
-            plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
-                .map_err(|_| "the built-in DejaVu Sans is not a TrueType font".to_string())
-        })
-        .clone()
+pub fn register_font() -> Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
+    match ok {
+        true => Ok(()),
+        false => Err(Error::Plot("the built-in DejaVu Sans is not a TrueType font".into())),
+    }
 }
 
 /// How an axis maps values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Scale {
+    /// Values as they are.
     Linear,
+    /// Powers of two equally spaced.
     Log2,
+    /// Powers of ten equally spaced.
     Log10,
 }
 
@@ -63,7 +67,9 @@ impl Scale {
 /// One axis: its label, scale, and optionally its ticks and range (in data units).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Axis {
+    /// The axis title.
     pub label: String,
+    /// How values map.
     pub scale: Scale,
     /// Ticks at these values, with these labels; chosen from the data when absent.
     #[serde(with = "crate::serde_float::ticks")]
@@ -74,14 +80,17 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// A linear axis titled `label`.
     pub fn linear(label: &str) -> Self {
         Axis { label: label.into(), scale: Scale::Linear, ticks: None, range: None }
     }
 
+    /// A log2 axis titled `label`.
     pub fn log2(label: &str) -> Self {
         Axis { scale: Scale::Log2, ..Axis::linear(label) }
     }
 
+    /// A log10 axis titled `label`.
     pub fn log10(label: &str) -> Self {
         Axis { scale: Scale::Log10, ..Axis::linear(label) }
     }
@@ -103,11 +112,13 @@ impl Axis {
         Axis::linear(label).ticks(values.iter().map(|&v| (v, number(v))).collect())
     }
 
+    /// Ticks at these values with these labels.
     pub fn ticks(mut self, ticks: Vec<(f64, String)>) -> Self {
         self.ticks = Some(ticks);
         self
     }
 
+    /// Shows `lo ..= hi` whatever the data.
     pub fn range(mut self, lo: f64, hi: f64) -> Self {
         self.range = Some((lo, hi));
         self
@@ -126,14 +137,21 @@ pub fn number(v: f64) -> String {
 /// The marks on a line's points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Marker {
+    /// A filled circle.
     Circle,
+    /// A filled triangle.
     Triangle,
+    /// A filled square.
     Square,
+    /// A filled diamond.
     Diamond,
+    /// A cross.
     Cross,
+    /// No marker.
     None,
 }
 
+/// A colour: red, green, blue.
 pub type Rgb = (u8, u8, u8);
 
 /// The colour of an operation, scheme, device, phase or baseline, the same in
@@ -181,21 +199,27 @@ pub fn color(key: &str) -> Rgb {
 /// A line's look.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Style {
+    /// Line and marker colour.
     pub color: Rgb,
+    /// The marks on the points.
     pub marker: Marker,
     /// Marker size in pixels.
     pub size: u32,
     /// Whether the points are joined (else a scatter).
     pub line: bool,
+    /// Whether the line is dashed.
     pub dashed: bool,
 }
 
 /// One series of a line plot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
+    /// Legend entry.
     pub name: String,
+    /// How it looks.
     pub style: Style,
     #[serde(with = "crate::serde_float::pairs")]
+    /// (x, y) in data units.
     pub points: Vec<(f64, f64)>,
     /// Text next to each point (empty: none).
     pub labels: Vec<String>,
@@ -208,11 +232,13 @@ impl Series {
         Series { name: name.into(), style, points, labels: Vec::new() }
     }
 
+    /// With `marker` on its points.
     pub fn marker(mut self, marker: Marker) -> Self {
         self.style.marker = marker;
         self
     }
 
+    /// Dashed.
     pub fn dashed(mut self) -> Self {
         self.style.dashed = true;
         self
@@ -225,6 +251,7 @@ impl Series {
         self
     }
 
+    /// With `labels` next to its points.
     pub fn labels(mut self, labels: Vec<String>) -> Self {
         self.labels = labels;
         self
@@ -234,18 +261,25 @@ impl Series {
 /// A line plot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plot {
+    /// Heading.
     pub title: String,
+    /// Horizontal axis.
     pub x: Axis,
+    /// Vertical axis.
     pub y: Axis,
+    /// The lines.
     pub series: Vec<Series>,
 }
 
 /// One series of a bar chart: a value per category, in the categories' order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BarSeries {
+    /// Legend entry.
     pub name: String,
+    /// Bar colour.
     pub color: Rgb,
     #[serde(with = "crate::serde_float::vec")]
+    /// One value per category.
     pub values: Vec<f64>,
     /// Series naming the same stack share one bar per category, piled in order.
     pub stack: Option<String>,
@@ -257,6 +291,7 @@ impl BarSeries {
         BarSeries { name: name.into(), color: color(key), values, stack: None }
     }
 
+    /// Piled on the series naming the same `stack`.
     pub fn stack(mut self, stack: &str) -> Self {
         self.stack = Some(stack.into());
         self
@@ -266,17 +301,24 @@ impl BarSeries {
 /// Grouped bars: a group per category, a bar (or stack) per series within each group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bars {
+    /// Heading.
     pub title: String,
+    /// Title under the categories.
     pub x_label: String,
+    /// Value axis.
     pub y: Axis,
+    /// Group names, left to right.
     pub categories: Vec<String>,
+    /// The bars.
     pub series: Vec<BarSeries>,
 }
 
 /// Several charts under one title and one legend.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Panels {
+    /// Heading over all panels.
     pub title: String,
+    /// Panels per row.
     pub columns: usize,
     /// Each panel's size in pixels.
     pub panel: (u32, u32),
@@ -284,10 +326,14 @@ pub struct Panels {
     pub panels: Vec<Figure>,
 }
 
+/// What a plot draws: lines, bars, or panels of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Figure {
+    /// A line plot.
     Lines(Plot),
+    /// Grouped bars.
     Bars(Bars),
+    /// Several charts under one title.
     Panels(Panels),
 }
 
@@ -377,8 +423,9 @@ fn layout(figure: &Figure) -> ((u32, u32), u32) {
     ((width, TITLE_HEIGHT + band + body), band)
 }
 
-fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
-    e.to_string()
+/// The plotting library's error as ours (for `map_err`).
+pub(crate) fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> Error {
+    Error::Plot(e.to_string())
 }
 
 fn rgb(c: Rgb) -> RGBColor {
@@ -386,7 +433,7 @@ fn rgb(c: Rgb) -> RGBColor {
 }
 
 /// A marker centred on `at` (backend pixels).
-fn draw_marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, at: (i32, i32), style: &Style) -> Result<(), String> {
+fn draw_marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, at: (i32, i32), style: &Style) -> Result<()> {
     let (c, s) = (rgb(style.color).filled(), style.size as i32);
     match style.marker {
         Marker::Circle => area.draw(&Circle::new(at, s, c)),
@@ -402,7 +449,7 @@ fn draw_marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, at: (i32, i32)
     .map_err(err)
 }
 
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, Key)]) -> Result<(), String> {
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, Key)]) -> Result<()> {
     let (width, _) = area.dim_in_pixel();
     let (at, rows) = legend_layout(entries, width - 40);
     let font = (FAMILY, LEGEND_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
@@ -581,7 +628,7 @@ macro_rules! frame {
     }};
 }
 
-fn draw_lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, plot: &Plot) -> Result<(), String> {
+fn draw_lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, plot: &Plot) -> Result<()> {
     let (sx, sy) = (plot.x.scale, plot.y.scale);
     let xs: Vec<f64> = plot.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
     let ys: Vec<f64> = plot.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
@@ -677,7 +724,7 @@ fn bar_rects(bars: &Bars) -> Vec<(usize, usize, usize, f64, f64)> {
     out
 }
 
-fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, bars: &Bars) -> Result<(), String> {
+fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, bars: &Bars) -> Result<()> {
     let slots = bar_slots(bars);
     let rects = bar_rects(bars);
     let sy = bars.y.scale;
@@ -729,7 +776,7 @@ fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, bars: &Bars) -> 
     Ok(())
 }
 
-fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<(), String> {
+fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<()> {
     match figure {
         Figure::Lines(plot) => draw_lines(area, plot),
         Figure::Bars(bars) => draw_bars(area, bars),
@@ -737,7 +784,7 @@ fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, figure: &Figure
     }
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, figure: &Figure, band: u32) -> Result<(), String> {
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, figure: &Figure, band: u32) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let (width, _) = root.dim_in_pixel();
     let (top, body) = root.split_vertically(TITLE_HEIGHT);
@@ -759,21 +806,24 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, figure: &Figure, band:
     root.present().map_err(err)
 }
 
-pub fn svg(figure: &Figure, path: &Path) -> Result<(), String> {
+/// Draws `figure` into an SVG file at `path`.
+pub fn svg(figure: &Figure, path: &Path) -> Result<()> {
     register_font()?;
     let (size, band) = layout(figure);
-    draw(SVGBackend::new(path, size).into_drawing_area(), figure, band).map_err(|e| format!("{}: {e}", path.display()))
+    draw(SVGBackend::new(path, size).into_drawing_area(), figure, band)
+        .map_err(|e| e.within(path.display().to_string()))
 }
 
-pub fn png(figure: &Figure, path: &Path) -> Result<(), String> {
+/// Draws `figure` into a PNG file at `path`.
+pub fn png(figure: &Figure, path: &Path) -> Result<()> {
     register_font()?;
     let (size, band) = layout(figure);
     draw(BitMapBackend::new(path, size).into_drawing_area(), figure, band)
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| e.within(path.display().to_string()))
 }
 
 /// The figure as PNG would show it, in memory: its size and RGB pixels, row by row.
-pub fn bitmap(figure: &Figure) -> Result<((u32, u32), Vec<u8>), String> {
+pub fn bitmap(figure: &Figure) -> Result<((u32, u32), Vec<u8>)> {
     register_font()?;
     let (size, band) = layout(figure);
     let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];

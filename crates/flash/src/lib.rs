@@ -16,4 +16,4 @@ pub mod timing;
 
 pub use array::{BlockAddr, FlashArray, FlashCounters, FlashError, ProgramDone, SharedTime, UTILIZATION_INTERVAL_NS};
 pub use geometry::{Geometry, GeometryError};
-pub use timing::{Suspend, Timing};
+pub use timing::{Suspend, Timing, TimingError};

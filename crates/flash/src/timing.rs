@@ -81,28 +81,50 @@ impl Timing {
     /// Checks that every latency and the channel bandwidth are positive and
     /// that the spreads keep every tR and tPROG positive; the error names the
     /// `flash_timing` field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), TimingError> {
         if self.channel_bytes_per_s == 0 {
-            return Err("flash.timing.channel_bytes_per_s must be positive".into());
+            return Err(TimingError::ZeroBandwidth);
         }
         if self.program_ns == 0 || self.read_ns == 0 || self.erase_ns == 0 {
-            return Err("flash.timing read_ns, program_ns and erase_ns must be positive".into());
+            return Err(TimingError::ZeroLatency);
         }
         if self.program_spread_ns >= self.program_ns {
-            return Err(format!(
-                "flash_timing.program_spread_ns = {} must be below program_ns = {}",
-                self.program_spread_ns, self.program_ns
-            ));
+            return Err(TimingError::ProgramSpread { spread_ns: self.program_spread_ns, program_ns: self.program_ns });
         }
         // The upper page of a QLC word line sits 1.5 steps above read_ns, the lower one as far below.
         if self.read_step_ns.saturating_mul(3) >= self.read_ns.saturating_mul(2) {
-            return Err(format!(
-                "flash_timing.read_step_ns = {} must be below 2/3 of read_ns = {}",
-                self.read_step_ns, self.read_ns
-            ));
+            return Err(TimingError::ReadStep { step_ns: self.read_step_ns, read_ns: self.read_ns });
         }
         Ok(())
     }
+}
+
+/// Flash timings that cannot describe a chip; each message names the
+/// `flash_timing` field and what it must be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimingError {
+    /// The channel moves no data.
+    #[error("flash.timing.channel_bytes_per_s must be positive")]
+    ZeroBandwidth,
+    /// A read, program or erase that takes no time.
+    #[error("flash.timing read_ns, program_ns and erase_ns must be positive")]
+    ZeroLatency,
+    /// The program-time spread would make some tPROG zero or negative.
+    #[error("flash_timing.program_spread_ns = {spread_ns} must be below program_ns = {program_ns}")]
+    ProgramSpread {
+        /// The spread given.
+        spread_ns: u64,
+        /// The mean program time.
+        program_ns: u64,
+    },
+    /// The per-page read step would make a lower page's tR zero or negative.
+    #[error("flash_timing.read_step_ns = {step_ns} must be below 2/3 of read_ns = {read_ns}")]
+    ReadStep {
+        /// The step given.
+        step_ns: u64,
+        /// The mean read time.
+        read_ns: u64,
+    },
 }
 
 /// SplitMix64's finalizer: a fixed, well-mixed function of a word line's

@@ -49,11 +49,11 @@ pub struct CpPack {
 /// block of its own, so the NAT never grows past that) and the pack. A
 /// larger file system would fail at its first checkpoint switch, possibly
 /// hours into a run; its zone count is then what must shrink.
-pub(crate) fn check_checkpoint_fits(zone_blocks: u32, segs: u32) -> Result<(), String> {
+pub(crate) fn check_checkpoint_fits(zone_blocks: u32, segs: u32) -> Result<(), CheckpointFitError> {
     let sit_entry_bytes = 4 + (zone_blocks as usize).div_ceil(64) * 8;
     let sit_per_block = (BLOCK_BYTES - 8) / sit_entry_bytes;
     if sit_per_block == 0 {
-        return Err(format!("a zone of {zone_blocks} blocks is too large: its SIT entry must fit one 4 KiB block"));
+        return Err(CheckpointFitError::ZoneTooLarge { zone_blocks });
     }
     let need = |segs: u32| {
         let nat_blocks = (segs as usize * zone_blocks as usize + 2).div_ceil(NAT_ENTRIES_PER_BLOCK as usize);
@@ -74,12 +74,27 @@ pub(crate) fn check_checkpoint_fits(zone_blocks: u32, segs: u32) -> Result<(), S
             high = mid;
         }
     }
-    Err(format!(
-        "{segs} segments of {zone_blocks} blocks are too many: a full checkpoint ({} blocks of NAT, SIT and pack) \
-         must fit one zone; at most {low} segments ({} zones) fit",
-        need(segs),
-        low + META_ZONES
-    ))
+    Err(CheckpointFitError::TooManySegments {
+        segs,
+        zone_blocks,
+        need_blocks: need(segs),
+        fit_segs: low,
+        fit_zones: low + META_ZONES,
+    })
+}
+
+/// A zone geometry whose full checkpoint cannot fit one checkpoint zone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum CheckpointFitError {
+    /// One segment's SIT entry (its valid bitmap) outgrows a block.
+    #[error("a zone of {zone_blocks} blocks is too large: its SIT entry must fit one 4 KiB block")]
+    ZoneTooLarge { zone_blocks: u32 },
+    /// NAT, SIT and pack outgrow one zone; `fit_segs` is the most that fit.
+    #[error(
+        "{segs} segments of {zone_blocks} blocks are too many: a full checkpoint ({need_blocks} blocks of NAT, SIT \
+         and pack) must fit one zone; at most {fit_segs} segments ({fit_zones} zones) fit"
+    )]
+    TooManySegments { segs: u32, zone_blocks: u32, need_blocks: usize, fit_segs: u32, fit_zones: u32 },
 }
 
 impl<D: ZonedDevice> Fs<D> {
@@ -310,7 +325,7 @@ mod tests {
     #[test]
     fn zones_whose_sit_entry_outgrows_a_block_are_refused() {
         check_checkpoint_fits(32_640, 10).expect("one entry per block");
-        let e = check_checkpoint_fits(32_641, 10).unwrap_err();
+        let e = check_checkpoint_fits(32_641, 10).unwrap_err().to_string();
         assert!(e.contains("its SIT entry must fit one 4 KiB block"), "{e}");
     }
 }

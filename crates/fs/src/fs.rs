@@ -147,7 +147,7 @@ impl<D: ZonedDevice> Fs<D> {
         };
         let zone_blocks = u32::try_from(layout.zone_lbas).map_err(|_| FsError::Device("zone too large".into()))?;
         let segs = layout.zones - META_ZONES;
-        crate::checkpoint::check_checkpoint_fits(zone_blocks, segs).map_err(FsError::Device)?;
+        crate::checkpoint::check_checkpoint_fits(zone_blocks, segs).map_err(|e| FsError::Device(e.to_string()))?;
         let main_blocks = segs as usize * zone_blocks as usize;
         Ok(Self {
             cache: PageCache::new(cfg.cache_pages),

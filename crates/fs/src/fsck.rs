@@ -18,14 +18,20 @@ pub struct FsckReport {
     pub blocks_read: u64,
 }
 
+/// An inconsistency fsck found, described: which block, node, inode or
+/// segment disagrees with what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FsckError(pub String);
+
 impl<D: ZonedDevice> Fs<D> {
     /// Checks the file system; reads every block back in data mode.
-    pub fn fsck(&mut self, now_ns: Nanos) -> Result<FsckReport, String> {
+    pub fn fsck(&mut self, now_ns: Nanos) -> Result<FsckReport, FsckError> {
         let mut report = FsckReport::default();
         let mut owners: HashMap<u32, Owner> = HashMap::new();
-        let mut claim = |addr: u32, o: Owner| -> Result<(), String> {
+        let mut claim = |addr: u32, o: Owner| -> Result<(), FsckError> {
             match owners.insert(addr, o) {
-                Some(prev) => Err(format!("block {addr} owned by {prev:?} and {o:?}")),
+                Some(prev) => Err(FsckError(format!("block {addr} owned by {prev:?} and {o:?}"))),
                 None => Ok(()),
             }
         };
@@ -33,13 +39,13 @@ impl<D: ZonedDevice> Fs<D> {
         let mut seen = std::collections::HashSet::new();
         while let Some(ino) = queue.pop_front() {
             if !seen.insert(ino) {
-                return Err(format!("inode {ino} reached twice"));
+                return Err(FsckError(format!("inode {ino} reached twice")));
             }
-            let inode = self.inode(ino).ok_or(format!("entry to missing inode {ino}"))?.clone();
+            let inode = self.inode(ino).ok_or_else(|| FsckError(format!("entry to missing inode {ino}")))?.clone();
             for nid in self.nids_of(ino) {
                 let addr = self.nat[nid as usize];
                 if addr == NULL_ADDR {
-                    return Err(format!("node {nid} of {ino} has no address"));
+                    return Err(FsckError(format!("node {nid} of {ino} has no address")));
                 }
                 claim(addr, Owner::Node { nid })?;
                 report.nodes += 1;
@@ -57,7 +63,9 @@ impl<D: ZonedDevice> Fs<D> {
                     for (name, child) in self.list(ino) {
                         let parent = self.inode(child).map(|i| i.parent);
                         if parent != Some(ino) {
-                            return Err(format!("{name} in {ino} points to {child} whose parent is {parent:?}"));
+                            return Err(FsckError(format!(
+                                "{name} in {ino} points to {child} whose parent is {parent:?}"
+                            )));
                         }
                         queue.push_back(child);
                     }
@@ -68,7 +76,7 @@ impl<D: ZonedDevice> Fs<D> {
         let leaked = (1..self.nat.len() as u32)
             .find(|&n| self.nat[n as usize] != NULL_ADDR && !owners.values().any(|o| *o == Owner::Node { nid: n }));
         if let Some(n) = leaked {
-            return Err(format!("node {n} has an address but no file"));
+            return Err(FsckError(format!("node {n} has an address but no file")));
         }
         self.check_segments(&owners)?;
         if self.io.data_mode() {
@@ -78,33 +86,37 @@ impl<D: ZonedDevice> Fs<D> {
     }
 
     /// SIT bitmaps and counts against the blocks the tree references.
-    fn check_segments(&self, owners: &HashMap<u32, Owner>) -> Result<(), String> {
+    fn check_segments(&self, owners: &HashMap<u32, Owner>) -> Result<(), FsckError> {
         for (s, e) in self.sit.segs.iter().enumerate() {
             if e.valid.count() != e.valid_blocks {
-                return Err(format!("segment {s}: {} valid bits, count {}", e.valid.count(), e.valid_blocks));
+                return Err(FsckError(format!(
+                    "segment {s}: {} valid bits, count {}",
+                    e.valid.count(),
+                    e.valid_blocks
+                )));
             }
             for off in 0..self.zone_blocks {
                 let addr = self.addr_of(s as u32, off);
                 let referenced = owners.get(&addr);
                 if e.valid.get(off as usize) != referenced.is_some() {
-                    return Err(format!(
+                    return Err(FsckError(format!(
                         "block {addr}: valid bit {} but referenced {referenced:?}",
                         e.valid.get(off as usize)
-                    ));
+                    )));
                 }
                 if let Some(o) = referenced {
                     if self.owner[self.main_index(addr)] != *o {
-                        return Err(format!(
+                        return Err(FsckError(format!(
                             "block {addr}: owner map says {:?}, tree {o:?}",
                             self.owner[self.main_index(addr)]
-                        ));
+                        )));
                     }
                 }
             }
         }
         let free = (0..self.segments()).filter(|&s| self.sit.segs[s as usize].valid_blocks == 0).count() as u32;
         if free < self.sit.free_segs() {
-            return Err("free segments counted with valid blocks".into());
+            return Err(FsckError("free segments counted with valid blocks".into()));
         }
         Ok(())
     }
@@ -118,7 +130,7 @@ impl<D: ZonedDevice> Fs<D> {
     }
 
     /// Reads every referenced block and checks it holds what its owner expects.
-    fn check_contents(&mut self, now_ns: Nanos, owners: &HashMap<u32, Owner>) -> Result<u64, String> {
+    fn check_contents(&mut self, now_ns: Nanos, owners: &HashMap<u32, Owner>) -> Result<u64, FsckError> {
         let mut addrs: Vec<(u32, Owner)> = owners.iter().map(|(&a, &o)| (a, o)).collect();
         addrs.sort_unstable_by_key(|&(a, _)| a);
         // Dirty pages are newer in memory than on the device.
@@ -128,17 +140,20 @@ impl<D: ZonedDevice> Fs<D> {
             match owner {
                 Owner::Node { nid } => match decode_node(&bytes) {
                     Some((n, _)) if n.nid == nid && self.nodes.get(&nid) == Some(&n) => {}
-                    _ => return Err(format!("node {nid} at {addr} differs from the tree")),
+                    _ => return Err(FsckError(format!("node {nid} at {addr} differs from the tree"))),
                 },
                 Owner::Data { ino, idx } if self.dirs.contains_key(&ino) => {
-                    decode_dentries(&bytes).ok_or(format!("dentry block {idx} of {ino} at {addr} unreadable"))?;
+                    decode_dentries(&bytes)
+                        .ok_or_else(|| FsckError(format!("dentry block {idx} of {ino} at {addr} unreadable")))?;
                 }
                 Owner::Data { ino, idx } => {
                     let want = self.tags.get(&ino).and_then(|t| t.get(idx as usize)).copied();
                     match decode_data(&bytes) {
                         Some((i, x, tag)) if i == ino && x == idx && Some(tag) == want => {}
                         other => {
-                            return Err(format!("file {ino} block {idx} at {addr}: found {other:?}, want tag {want:?}"))
+                            return Err(FsckError(format!(
+                                "file {ino} block {idx} at {addr}: found {other:?}, want tag {want:?}"
+                            )))
                         }
                     }
                 }

@@ -35,6 +35,6 @@ pub mod write;
 
 pub use config::{FsConfig, HostCosts, Recycling, VictimPolicy};
 pub use fs::{CompactionRecord, Fs, FsError, FsStats};
-pub use fsck::FsckReport;
+pub use fsck::{FsckError, FsckReport};
 pub use io::Traffic;
 pub use layout::{FileKind, ROOT_INO};

@@ -17,7 +17,7 @@ use zonelab_sim::SimRng;
 #[derive(Clone, Copy)]
 pub struct Target {
     pub name: &'static str,
-    pub run: fn(&str) -> Result<(), String>,
+    pub run: fn(&str) -> Result<(), targets::Failure>,
 }
 
 pub const TARGETS: [Target; 5] = [

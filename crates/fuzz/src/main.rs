@@ -20,7 +20,21 @@ struct Args {
     replay: Option<PathBuf>,
 }
 
-fn parse_args() -> Result<Args, String> {
+/// A command line that does not parse, or a request for help.
+#[derive(Debug, thiserror::Error)]
+enum ArgError {
+    #[error("{0} needs a value")]
+    MissingValue(String),
+    #[error("{name} must be a non-negative integer, got '{got}'")]
+    NotANumber { name: String, got: String },
+    #[error("unknown target '{0}'")]
+    UnknownTarget(String),
+    /// `-h` or `--help`: print the usage, successfully.
+    #[error("help asked for")]
+    Help,
+}
+
+fn parse_args() -> Result<Args, ArgError> {
     let mut args = Args {
         targets: TARGETS.to_vec(),
         seconds: 10,
@@ -31,19 +45,18 @@ fn parse_args() -> Result<Args, String> {
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let number = |name: &str, v: String| {
-            v.parse::<u64>().map_err(|_| format!("{name} must be a non-negative integer, got '{v}'"))
-        };
+        let mut value = |name: &str| it.next().ok_or_else(|| ArgError::MissingValue(name.into()));
+        let number =
+            |name: &str, v: String| v.parse::<u64>().map_err(|_| ArgError::NotANumber { name: name.into(), got: v });
         match arg.as_str() {
             "--seconds" => args.seconds = number("--seconds", value("--seconds")?)?,
             "--seed" => args.seed = number("--seed", value("--seed")?)?,
             "--limit-ms" => args.limit = Duration::from_millis(number("--limit-ms", value("--limit-ms")?)?.max(1)),
             "--out" => args.out = value("--out")?.into(),
             "--replay" => args.replay = Some(value("--replay")?.into()),
-            "-h" | "--help" => return Err(String::new()),
+            "-h" | "--help" => return Err(ArgError::Help),
             "all" => args.targets = TARGETS.to_vec(),
-            name => args.targets = vec![target(name).ok_or_else(|| format!("unknown target '{name}'"))?],
+            name => args.targets = vec![target(name).ok_or_else(|| ArgError::UnknownTarget(name.into()))?],
         }
     }
     Ok(args)
@@ -76,7 +89,7 @@ fn report_finding(args: &Args, name: &str, index: u64, input: &str, finding: &Fi
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
-        Err(e) if e.is_empty() => {
+        Err(ArgError::Help) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
         }

@@ -24,10 +24,22 @@ fn small_device(zones: u32) -> Device {
     Device::new(opts.apply(preset("zn540").expect("zn540")).expect("small zn540")).expect("small device")
 }
 
+/// A model failure a target detects without a panic reaching it: the
+/// serving backends catch the model's panics and report them instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Failure {
+    /// The ublk backend failed a flush after this request (`Debug` of it).
+    #[error("the backend failed (a model panic) on {0}")]
+    Backend(String),
+    /// The NVMe/TCP target's device model failed.
+    #[error("the device model failed (a panic the backend caught)")]
+    Model,
+}
+
 /// The trace parser and the device: `run_trace` on a small data-mode
 /// device, and a trace with a tl_open also on a metadata-mode device with
 /// zones of 12,582,912 blocks (a `valid` list's cost grows with the zone).
-pub fn trace(input: &str) -> Result<(), String> {
+pub fn trace(input: &str) -> Result<(), Failure> {
     let mut device = small_device(4);
     let _ = zonelab_workload::trace::run_trace(&mut device, input.as_bytes(), std::io::sink());
     if input.contains("tl_open") {
@@ -49,7 +61,7 @@ pub fn trace(input: &str) -> Result<(), String> {
 const FIO_TIME_NS: u64 = 20 * MS;
 
 /// The fio job parser and engine, with times cut to [`FIO_TIME_NS`].
-pub fn fio(input: &str) -> Result<(), String> {
+pub fn fio(input: &str) -> Result<(), Failure> {
     let Ok(mut set) = parse_job_file("fuzz.fio", input) else { return Ok(()) };
     for job in &mut set.jobs {
         job.runtime_ns = Some(job.runtime_ns.unwrap_or(FIO_TIME_NS).min(FIO_TIME_NS));
@@ -66,7 +78,7 @@ pub fn fio(input: &str) -> Result<(), String> {
 /// The configuration loader: TOML text (or `#preset NAME`) and `#set
 /// PATH=VALUE` lines (TOML comments) → validate → `Device::new` → identify
 /// and a few commands.
-pub fn config(input: &str) -> Result<(), String> {
+pub fn config(input: &str) -> Result<(), Failure> {
     let preset_name = input.lines().find_map(|l| l.strip_prefix("#preset ")).map(str::trim);
     let base = match preset_name {
         Some(name) => match preset(name) {
@@ -134,7 +146,7 @@ fn request(line: &str) -> Option<BlockRequest> {
 /// The ublk request translation and backend: each request is translated,
 /// then handled as the transport would (a write carries its sectors); a
 /// flush after it must succeed, or the backend caught a model panic.
-pub fn ublk(input: &str) -> Result<(), String> {
+pub fn ublk(input: &str) -> Result<(), Failure> {
     let mut backend = Backend::new(small_device(8), Pace::Asap).expect("data mode");
     let geometry = backend.geometry();
     let mut data = Vec::new();
@@ -152,7 +164,7 @@ pub fn ublk(input: &str) -> Result<(), String> {
         backend.handle_guarded(wall_ns as u64, &req, &mut data);
         let flush = BlockRequest { op: BlockOp::Flush, start_sector: 0, count: 0 };
         if backend.handle_guarded(wall_ns as u64, &flush, &mut Vec::new()).result != 0 {
-            return Err(format!("the backend failed (a model panic) on {req:?}"));
+            return Err(Failure::Backend(format!("{req:?}")));
         }
     }
     Ok(())
@@ -166,10 +178,10 @@ pub fn ublk(input: &str) -> Result<(), String> {
 /// may connect as its admin queue or as an I/O queue. Every PDU is handled
 /// until the stream ends or a fatal error closes it; afterwards the model
 /// must still be healthy.
-pub fn nvme_tcp(input: &str) -> Result<(), String> {
+pub fn nvme_tcp(input: &str) -> Result<(), Failure> {
     let (target, _) = nvme_tcp_session(input);
     if target.failed() {
-        return Err("the device model failed (a panic the backend caught)".into());
+        return Err(Failure::Model);
     }
     Ok(())
 }

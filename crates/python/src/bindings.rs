@@ -26,10 +26,10 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs `work` without the GIL; its error or panic as a `ZonelabError`.
-fn simulate<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, String> + Send) -> PyResult<T> {
+fn simulate<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, glue::GlueError> + Send) -> PyResult<T> {
     let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(work)));
     match outcome {
-        Ok(result) => result.map_err(ZonelabError::new_err),
+        Ok(result) => result.map_err(|e| ZonelabError::new_err(e.to_string())),
         Err(payload) => Err(ZonelabError::new_err(format!(
             "internal error (a zonelab bug, please report it): {}",
             panic_message(payload.as_ref())
@@ -48,9 +48,9 @@ struct Device {
     session: Mutex<glue::Session>,
 }
 
-fn lock(session: &Mutex<glue::Session>) -> Result<std::sync::MutexGuard<'_, glue::Session>, String> {
+fn lock(session: &Mutex<glue::Session>) -> Result<std::sync::MutexGuard<'_, glue::Session>, glue::GlueError> {
     // A panic inside a command poisons the lock: the device's state is then unknown.
-    session.lock().map_err(|_| "this device stopped at an internal error: create a new one".to_string())
+    session.lock().map_err(|_| glue::GlueError::Poisoned)
 }
 
 #[pymethods]

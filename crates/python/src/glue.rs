@@ -14,12 +14,50 @@ use zonelab_workload::fio::run::{Engine, RunOptions};
 use zonelab_workload::fsbench::FsWorkload;
 use zonelab_workload::{run_trace, TraceError};
 
+/// Why a call from Python failed; the message is the one the CLI prints.
+#[derive(Debug, thiserror::Error)]
+pub enum GlueError {
+    /// An argument from Python that is not valid; the message says what is.
+    #[error("{0}")]
+    Invalid(String),
+    /// JSON from Python that does not parse; `what` names the argument.
+    #[error("{what}: {source}")]
+    Json {
+        /// The argument, e.g. "device options".
+        what: String,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+    /// A device configuration that cannot describe a device.
+    #[error(transparent)]
+    Config(#[from] zonelab_device::ConfigError),
+    /// A fio job that does not parse or run.
+    #[error(transparent)]
+    Job(#[from] zonelab_workload::fio::job::JobError),
+    /// A file that cannot be read.
+    #[error(transparent)]
+    Input(#[from] zonelab_sim::input::InputError),
+    /// An experiment, plan or calibration that failed.
+    #[error(transparent)]
+    Experiment(#[from] zonelab_experiments::Error),
+    /// A ZNS+ run, whose module still reports errors as text.
+    #[error("{0}")]
+    Znsplus(String),
+    /// A device whose lock a panic poisoned.
+    #[error("this device stopped at an internal error: create a new one")]
+    Poisoned,
+}
+
+fn json(what: &str) -> impl FnOnce(serde_json::Error) -> GlueError + '_ {
+    move |source| GlueError::Json { what: what.to_string(), source }
+}
+
 pub fn presets() -> Vec<String> {
     PRESET_NAMES.iter().map(|s| s.to_string()).collect()
 }
 
-fn device_spec(json: &str) -> Result<DeviceSpec, String> {
-    serde_json::from_str(json).map_err(|e| format!("device options: {e}"))
+fn device_spec(json: &str) -> Result<DeviceSpec, GlueError> {
+    serde_json::from_str(json).map_err(self::json("device options"))
 }
 
 /// A device and the trace's clock: commands run as consecutive lines of one
@@ -32,9 +70,9 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(device_json: &str) -> Result<Session, String> {
+    pub fn new(device_json: &str) -> Result<Session, GlueError> {
         let config = device_spec(device_json)?.config()?;
-        Ok(Session { device: Device::new(config).map_err(|e| e.0)?, now_ns: 0, commands: 0 })
+        Ok(Session { device: Device::new(config).map_err(GlueError::from)?, now_ns: 0, commands: 0 })
     }
 
     pub fn clock_ns(&self) -> u64 {
@@ -47,13 +85,13 @@ impl Session {
     }
 
     /// Runs one command (a trace line's JSON object); its result object as JSON.
-    pub fn submit(&mut self, command_json: &str) -> Result<String, String> {
+    pub fn submit(&mut self, command_json: &str) -> Result<String, GlueError> {
         let number = self.commands + 1;
         let what = format!("command {number}");
         let mut command: Map<String, Value> = match serde_json::from_str(command_json) {
             Ok(Value::Object(map)) => map,
-            Ok(other) => return Err(format!("{what}: a command is a JSON object, got {other}")),
-            Err(e) => return Err(format!("{what}: {e}")),
+            Ok(other) => return Err(GlueError::Invalid(format!("{what}: a command is a JSON object, got {other}"))),
+            Err(e) => return Err(json(&what)(e)),
         };
         // One line traced alone starts at 0: the session's clock goes in as `at_ns`.
         let at_ns = match command.get("at_ns") {
@@ -68,8 +106,8 @@ impl Session {
         let mut out = Vec::new();
         match run_trace(&mut self.device, line.as_bytes(), &mut out) {
             Ok(_) => {}
-            Err(TraceError::Malformed { message, .. }) => return Err(format!("{what}: {message}")),
-            Err(TraceError::Io(e)) => return Err(format!("{what}: {e}")),
+            Err(TraceError::Malformed { message, .. }) => return Err(GlueError::Invalid(format!("{what}: {message}"))),
+            Err(TraceError::Io(e)) => return Err(GlueError::Invalid(format!("{what}: {e}"))),
         }
         let text = String::from_utf8(out).expect("results are UTF-8");
         let result: Value = serde_json::from_str(text.trim()).expect("results are JSON");
@@ -81,12 +119,12 @@ impl Session {
 }
 
 /// The scheduler named as `zonelab run --scheduler` takes it.
-fn scheduler(name: &str) -> Result<Scheduler, String> {
+fn scheduler(name: &str) -> Result<Scheduler, GlueError> {
     match name {
         "none" => Ok(Scheduler::None),
         "mq-deadline" => Ok(Scheduler::MqDeadline),
         "zinc" => Ok(Scheduler::Zinc),
-        _ => Err(format!("scheduler '{name}': use none, mq-deadline or zinc")),
+        _ => Err(GlueError::Invalid(format!("scheduler '{name}': use none, mq-deadline or zinc"))),
     }
 }
 
@@ -99,16 +137,18 @@ pub fn run_fio(
     seed: u64,
     scheduler_name: &str,
     plus: bool,
-) -> Result<String, String> {
+) -> Result<String, GlueError> {
     if job_files.is_empty() && fio_args.is_empty() {
-        return Err("no job: give a job file or fio options such as {'name': 'a', 'rw': 'write'}".into());
+        return Err(GlueError::Invalid(
+            "no job: give a job file or fio options such as {'name': 'a', 'rw': 'write'}".into(),
+        ));
     }
-    let set = parse_run(fio_args, job_files).map_err(|e| e.to_string())?;
+    let set = parse_run(fio_args, job_files)?;
     let config = device_spec(device_json)?.config()?;
-    let mut device = Device::new(config).map_err(|e| e.0)?;
+    let mut device = Device::new(config).map_err(GlueError::from)?;
     let options = RunOptions { seed, scheduler: scheduler(scheduler_name)?, host: zonelab_host::HostConfig::default() };
-    let engine = Engine::new(&mut device, &set, &options).map_err(|e| e.to_string())?;
-    let result = engine.run(&mut |_| {}).map_err(|e| e.to_string())?;
+    let engine = Engine::new(&mut device, &set, &options)?;
+    let result = engine.run(&mut |_| {})?;
     Ok(serde_json::to_string(&json_report(&set, &result, plus)).expect("reports serialize"))
 }
 
@@ -116,24 +156,27 @@ fn field<'a>(options: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     options.get(key).filter(|v| !v.is_null())
 }
 
-fn text_field(options: &Map<String, Value>, key: &str, default: &str) -> Result<String, String> {
+fn text_field(options: &Map<String, Value>, key: &str, default: &str) -> Result<String, GlueError> {
     match field(options, key) {
         None => Ok(default.into()),
         Some(Value::String(s)) => Ok(s.clone()),
         Some(Value::Number(n)) => Ok(n.to_string()),
-        Some(v) => Err(format!("{key}: expected a string, got {v}")),
+        Some(v) => Err(GlueError::Invalid(format!("{key}: expected a string, got {v}"))),
     }
 }
 
-fn number_field(options: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+fn number_field(options: &Map<String, Value>, key: &str) -> Result<Option<u64>, GlueError> {
     field(options, key)
-        .map(|v| v.as_u64().ok_or_else(|| format!("{key}: expected a non-negative integer, got {v}")))
+        .map(|v| {
+            v.as_u64().ok_or_else(|| GlueError::Invalid(format!("{key}: expected a non-negative integer, got {v}")))
+        })
         .transpose()
 }
 
-fn bool_field(options: &Map<String, Value>, key: &str, default: bool) -> Result<bool, String> {
-    field(options, key)
-        .map_or(Ok(default), |v| v.as_bool().ok_or_else(|| format!("{key}: expected True or False, got {v}")))
+fn bool_field(options: &Map<String, Value>, key: &str, default: bool) -> Result<bool, GlueError> {
+    field(options, key).map_or(Ok(default), |v| {
+        v.as_bool().ok_or_else(|| GlueError::Invalid(format!("{key}: expected True or False, got {v}")))
+    })
 }
 
 const FS_BENCH_KEYS: [&str; 13] = [
@@ -153,44 +196,50 @@ const FS_BENCH_KEYS: [&str; 13] = [
 ];
 
 /// `zonelab fs-bench` with its options as a JSON object: its JSON report.
-pub fn fs_bench(options_json: &str) -> Result<String, String> {
+pub fn fs_bench(options_json: &str) -> Result<String, GlueError> {
     use zonelab_experiments::znsplus::{run_with_progress, RunSpec as FsSpec, Scale};
-    let options: Map<String, Value> =
-        serde_json::from_str(options_json).map_err(|e| format!("fs_bench options: {e}"))?;
+    let options: Map<String, Value> = serde_json::from_str(options_json).map_err(json("fs_bench options"))?;
     if let Some(key) = options.keys().find(|k| !FS_BENCH_KEYS.contains(&k.as_str())) {
-        return Err(format!("fs_bench: unknown option '{key}': use {}", FS_BENCH_KEYS.join(", ")));
+        return Err(GlueError::Invalid(format!("fs_bench: unknown option '{key}': use {}", FS_BENCH_KEYS.join(", "))));
     }
     let workload_name = text_field(&options, "workload", "fileserver")?;
     let workload = FsWorkload::parse(&workload_name).ok_or_else(|| {
-        format!("workload '{workload_name}': use {}", FsWorkload::ALL.map(FsWorkload::name).join(", "))
+        GlueError::Invalid(format!(
+            "workload '{workload_name}': use {}",
+            FsWorkload::ALL.map(FsWorkload::name).join(", ")
+        ))
     })?;
     let recycling_name = text_field(&options, "recycling", "zns+")?;
     let recycling = zonelab_fs::Recycling::parse(&recycling_name).ok_or_else(|| {
-        format!(
+        GlueError::Invalid(format!(
             "recycling '{recycling_name}': use {}",
             zonelab_fs::Recycling::ALL.map(zonelab_fs::Recycling::name).join(", ")
-        )
+        ))
     })?;
     let mut s = FsSpec::new(workload, recycling, Scale::QUICK);
     s.medium = match text_field(&options, "medium", "mlc")?.as_str() {
         "tlc" => "tlc",
         "mlc" => "mlc",
         "znand" => "znand",
-        other => return Err(format!("medium '{other}': use tlc, mlc or znand")),
+        other => return Err(GlueError::Invalid(format!("medium '{other}': use tlc, mlc or znand"))),
     };
-    let small = |key: &str, default: u32| -> Result<u32, String> {
-        number_field(&options, key)?
-            .map_or(Ok(default), |n| u32::try_from(n).map_err(|_| format!("{key}: {n} is too large")))
+    let small = |key: &str, default: u32| -> Result<u32, GlueError> {
+        number_field(&options, key)?.map_or(Ok(default), |n| {
+            u32::try_from(n).map_err(|_| GlueError::Invalid(format!("{key}: {n} is too large")))
+        })
     };
     s.chips = small("chips", 16)?;
     s.lanes = small("lanes", 2)?;
     if s.lanes == 0 || s.lanes > 32 {
-        return Err(format!("lanes {} must be within 1 ..= 32", s.lanes));
+        return Err(GlueError::Invalid(format!("lanes {} must be within 1 ..= 32", s.lanes)));
     }
-    s.fs_bytes = parse_size(&text_field(&options, "fs_size", "2g")?).map_err(|e| format!("fs_size: {e}"))?;
-    s.write_bytes = parse_size(&text_field(&options, "write", "1g")?).map_err(|e| format!("write: {e}"))?;
+    s.fs_bytes =
+        parse_size(&text_field(&options, "fs_size", "2g")?).map_err(|e| GlueError::Invalid(format!("fs_size: {e}")))?;
+    s.write_bytes =
+        parse_size(&text_field(&options, "write", "1g")?).map_err(|e| GlueError::Invalid(format!("write: {e}")))?;
     if let Some(v) = field(&options, "utilization") {
-        s.utilization = v.as_f64().ok_or_else(|| format!("utilization: expected a number, got {v}"))?;
+        s.utilization =
+            v.as_f64().ok_or_else(|| GlueError::Invalid(format!("utilization: expected a number, got {v}")))?;
     } else {
         s.utilization = 0.9;
     }
@@ -200,10 +249,10 @@ pub fn fs_bench(options_json: &str) -> Result<String, String> {
     s.plugging = match text_field(&options, "plugging", "ppa")?.as_str() {
         "lba" => Plugging::Lba,
         "ppa" => Plugging::Ppa,
-        other => return Err(format!("plugging '{other}': use lba or ppa")),
+        other => return Err(GlueError::Invalid(format!("plugging '{other}': use lba or ppa"))),
     };
     s.seed = number_field(&options, "seed")?.unwrap_or(1);
-    let result = run_with_progress(&s, &mut |_, _, _| {})?;
+    let result = run_with_progress(&s, &mut |_, _, _| {}).map_err(GlueError::Znsplus)?;
     Ok(serde_json::to_string(&zonelab_workload::fsbench::report::json(&[result])).expect("reports serialize"))
 }
 
@@ -223,12 +272,12 @@ fn calibration(
     measurements: &str,
     device_json: &str,
     options: &CalibrateOptions,
-) -> Result<(Vec<cal::Row>, zonelab_device::DeviceConfig, cal::Settings), String> {
+) -> Result<(Vec<cal::Row>, zonelab_device::DeviceConfig, cal::Settings), GlueError> {
     let config = device_spec(device_json)?.config()?;
     let all = cal::read_file(std::path::Path::new(measurements))?;
     let rows = cal::select(&all, &options.only);
     if rows.is_empty() {
-        return Err(format!("only '{}' selects none of the {} rows", options.only, all.len()));
+        return Err(GlueError::Invalid(format!("only '{}' selects none of the {} rows", options.only, all.len())));
     }
     let settings =
         cal::Settings { runtime_ms: options.runtime_ms.max(1), threads: options.threads.max(1), window_ms_min: 0 };
@@ -243,7 +292,7 @@ pub fn calibrate(
     device_json: &str,
     out: &str,
     options: &CalibrateOptions,
-) -> Result<String, String> {
+) -> Result<String, GlueError> {
     let (rows, config, settings) = calibration(measurements, device_json, options)?;
     let out = std::path::Path::new(out);
     let title = format!("zonelab calibrate: {measurements} on {}", config.name);
@@ -257,7 +306,7 @@ pub fn calibrate(
         let outcome = cal::fit::fit(&config, &rows, &request, settings, &|_| {}, &|_, _| {})?;
         cal::write(out, &title, &outcome.results, &[], Some(&outcome), &mut warn)?;
     }
-    zonelab_sim::input::read_text(&out.join("report.json"), zonelab_sim::input::TEXT_BYTES_MAX).map_err(String::from)
+    zonelab_sim::input::read_text(&out.join("report.json"), zonelab_sim::input::TEXT_BYTES_MAX).map_err(GlueError::from)
 }
 
 /// The plan of `zonelab calibrate` (without `--fit`; specs as JSON).
@@ -265,7 +314,7 @@ pub fn calibrate_plan(
     measurements: &str,
     device_json: &str,
     options: &CalibrateOptions,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, GlueError> {
     let (rows, config, settings) = calibration(measurements, device_json, options)?;
     Ok(specs_json(&cal::Plan::new(&config, &rows, settings).specs))
 }
@@ -278,33 +327,33 @@ pub fn calibrate_render(
     options: &CalibrateOptions,
     lines: &[String],
     out: &str,
-) -> Result<String, String> {
+) -> Result<String, GlueError> {
     let (rows, config, settings) = calibration(measurements, device_json, options)?;
     let p = cal::Plan::new(&config, &rows, settings);
     let results = stored_results(lines)?;
     if results.len() != p.specs.len() {
-        return Err(format!("{} stored runs for a plan of {}", results.len(), p.specs.len()));
+        return Err(GlueError::Invalid(format!("{} stored runs for a plan of {}", results.len(), p.specs.len())));
     }
     let (results, jobs) = p.results(&rows, &results)?;
     let out = std::path::Path::new(out);
     let title = format!("zonelab calibrate: {measurements} on {}", config.name);
     cal::write(out, &title, &results, &jobs, None, &mut |w| eprintln!("zonelab: {w}"))?;
-    zonelab_sim::input::read_text(&out.join("report.json"), zonelab_sim::input::TEXT_BYTES_MAX).map_err(String::from)
+    zonelab_sim::input::read_text(&out.join("report.json"), zonelab_sim::input::TEXT_BYTES_MAX).map_err(GlueError::from)
 }
 
 /// The scale of `reproduce znsplus`: `--quick`'s, the full one, or a file system of `fs_bytes`.
-fn znsplus_scale(quick: bool, fs_bytes: Option<u64>, write_per_fs: Option<f64>) -> Result<Scale, String> {
+fn znsplus_scale(quick: bool, fs_bytes: Option<u64>, write_per_fs: Option<f64>) -> Result<Scale, GlueError> {
     let mut scale = if quick { Scale::QUICK } else { Scale::FULL };
     scale.fs_bytes = fs_bytes.unwrap_or(scale.fs_bytes);
     scale.write_per_fs = write_per_fs.unwrap_or(scale.write_per_fs);
     if !(scale.write_per_fs > 0.0 && scale.write_per_fs <= 16.0) {
-        return Err(format!("write_per_fs {}: use a share within (0, 16]", scale.write_per_fs));
+        return Err(GlueError::Invalid(format!("write_per_fs {}: use a share within (0, 16]", scale.write_per_fs)));
     }
     Ok(scale)
 }
 
 /// The plan of `reproduce znsplus` (specs as JSON).
-pub fn znsplus_plan(quick: bool, fs_bytes: Option<u64>, write_per_fs: Option<f64>) -> Result<Vec<String>, String> {
+pub fn znsplus_plan(quick: bool, fs_bytes: Option<u64>, write_per_fs: Option<f64>) -> Result<Vec<String>, GlueError> {
     Ok(specs_json(&plan::znsplus::plan(znsplus_scale(quick, fs_bytes, write_per_fs)?)))
 }
 
@@ -315,9 +364,9 @@ pub fn znsplus_render(
     fs_bytes: Option<u64>,
     write_per_fs: Option<f64>,
     lines: &[String],
-) -> Result<Vec<(String, String, String)>, String> {
+) -> Result<Vec<(String, String, String)>, GlueError> {
     let scale = znsplus_scale(quick, fs_bytes, write_per_fs)?;
-    let outputs = plan::znsplus::render(scale, &stored_results(lines)?)?;
+    let outputs = plan::znsplus::render(scale, &stored_results(lines)?).map_err(GlueError::Znsplus)?;
     Ok(outputs.into_iter().map(|o| (o.name.to_string(), o.csv, o.table)).collect())
 }
 
@@ -326,50 +375,50 @@ fn specs_json(specs: &[RunSpec]) -> Vec<String> {
 }
 
 /// The results of stored lines, each checked against its key.
-fn stored_results(lines: &[String]) -> Result<Vec<Value>, String> {
-    lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| plan::Stored::parse(l, &format!("result {}", i + 1)).map(|s| s.result))
-        .collect()
+fn stored_results(lines: &[String]) -> Result<Vec<Value>, GlueError> {
+    lines.iter().enumerate().map(|(i, l)| Ok(plan::Stored::parse(l, &format!("result {}", i + 1))?.result)).collect()
 }
 
-fn run_spec_of(spec_json: &str) -> Result<RunSpec, String> {
-    serde_json::from_str(spec_json).map_err(|e| format!("run spec: {e}"))
+fn run_spec_of(spec_json: &str) -> Result<RunSpec, GlueError> {
+    serde_json::from_str(spec_json).map_err(json("run spec"))
 }
 
 /// The store key of a run specification.
-pub fn spec_key(spec_json: &str) -> Result<String, String> {
+pub fn spec_key(spec_json: &str) -> Result<String, GlueError> {
     Ok(run_spec_of(spec_json)?.key())
 }
 
 /// The specifications a run needs the results of (JSON), in order.
-pub fn spec_needs(spec_json: &str) -> Result<Vec<String>, String> {
+pub fn spec_needs(spec_json: &str) -> Result<Vec<String>, GlueError> {
     Ok(specs_json(&run_spec_of(spec_json)?.needs()))
 }
 
 /// Runs a specification: the line the result store keeps. `needed`: the
 /// stored lines of the runs it needs (in [`spec_needs`] order), or none to
 /// run those here first.
-pub fn run_spec(spec_json: &str, needed: &[String]) -> Result<String, String> {
+pub fn run_spec(spec_json: &str, needed: &[String]) -> Result<String, GlueError> {
     let spec = run_spec_of(spec_json)?;
     if needed.is_empty() {
         return Ok(plan::run_stored(&spec)?.line());
     }
     let needs = spec.needs();
     if needed.len() != needs.len() {
-        return Err(format!("run spec: {} needed results given, it needs {}", needed.len(), needs.len()));
+        return Err(GlueError::Invalid(format!(
+            "run spec: {} needed results given, it needs {}",
+            needed.len(),
+            needs.len()
+        )));
     }
     let mut results = Vec::new();
     for (i, (line, need)) in needed.iter().zip(&needs).enumerate() {
         let stored = plan::Stored::parse(line, &format!("needed result {}", i + 1))?;
         if stored.key != need.key() {
-            return Err(format!(
+            return Err(GlueError::Invalid(format!(
                 "needed result {}: key {} is not that of the run needed ({})",
                 i + 1,
                 stored.key,
                 need.key()
-            ));
+            )));
         }
         results.push(stored.result);
     }
@@ -377,14 +426,14 @@ pub fn run_spec(spec_json: &str, needed: &[String]) -> Result<String, String> {
 }
 
 /// The plan of `reproduce characterization` (specs as JSON).
-pub fn characterization_plan(quick: bool, only: &str) -> Result<Vec<String>, String> {
+pub fn characterization_plan(quick: bool, only: &str) -> Result<Vec<String>, GlueError> {
     Ok(specs_json(&plan::characterization::plan(quick, only)?))
 }
 
 /// Renders `reproduce characterization` from stored lines (plan order) into `out`: the summary.
-pub fn characterization_render(lines: &[String], out: &str) -> Result<String, String> {
+pub fn characterization_render(lines: &[String], out: &str) -> Result<String, GlueError> {
     let results = stored_results(lines)?;
-    plan::characterization::render(&results, std::path::Path::new(out), &mut |w| eprintln!("zonelab: {w}"))
+    Ok(plan::characterization::render(&results, std::path::Path::new(out), &mut |w| eprintln!("zonelab: {w}"))?)
 }
 
 #[cfg(test)]
@@ -424,13 +473,13 @@ mod tests {
     #[test]
     fn bad_commands_and_options_are_errors_naming_what_is_wrong() {
         let mut session = Session::new(SMALL).unwrap();
-        let err = session.submit(r#"{"op":"write","slba":0}"#).unwrap_err();
+        let err = session.submit(r#"{"op":"write","slba":0}"#).unwrap_err().to_string();
         assert_eq!(err, "command 1: missing \"nlb\"");
-        assert!(session.submit("[1]").unwrap_err().contains("a command is a JSON object"));
-        let err = Session::new(r#"{"zones": 4, "colour": 1}"#).err().unwrap();
+        assert!(session.submit("[1]").unwrap_err().to_string().contains("a command is a JSON object"));
+        let err = Session::new(r#"{"zones": 4, "colour": 1}"#).err().unwrap().to_string();
         assert!(err.contains("unknown field `colour`"), "{err}");
         assert!(run_fio(SMALL, &[], &["--name=w".into(), "--rw=sideways".into()], 0, "none", false).is_err());
-        assert!(fs_bench(r#"{"workload": "nope"}"#).unwrap_err().starts_with("workload 'nope'"));
+        assert!(fs_bench(r#"{"workload": "nope"}"#).unwrap_err().to_string().starts_with("workload 'nope'"));
     }
 
     #[test]

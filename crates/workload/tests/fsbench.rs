@@ -54,10 +54,10 @@ fn the_buffer_pool_keeps_hot_reads_off_the_file_system() {
 fn settings_out_of_range_are_refused() {
     let mut cfg = FsBenchConfig::new(FsWorkload::Varmail);
     cfg.utilization = 0.99;
-    assert!(run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().contains("utilization"));
+    assert!(run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().to_string().contains("utilization"));
     cfg.utilization = 0.5;
     cfg.threads = 0;
-    assert!(run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().contains("threads"));
+    assert!(run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().to_string().contains("threads"));
 }
 
 /// `--write 16777215t` ran (nearly) forever; the bound is 16 times the file
@@ -66,10 +66,10 @@ fn settings_out_of_range_are_refused() {
 fn writing_more_than_sixteen_file_systems_is_refused() {
     let mut cfg = FsBenchConfig::new(FsWorkload::Varmail);
     cfg.write_bytes = 16_777_215 << 40;
-    let e = run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err();
+    let e = run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().to_string();
     assert!(e.contains("more than 16 times the file system's 385875968 bytes"), "{e}");
     cfg.write_bytes = 16 * 385_875_968 + 1;
-    assert!(run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().contains("16 times"));
+    assert!(run(&mut small_fs(Recycling::Zns), &cfg).unwrap_err().to_string().contains("16 times"));
 }
 
 #[test]

@@ -2,9 +2,12 @@
 //! and, on rows that measure a management job, that job's own throttle
 //! (`docs/measurements.md` lists the phrases).
 
+use crate::error::{Error, Result};
+
 /// How fast a job was let run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Throttle {
+    /// As fast as the job goes alone.
     Unthrottled,
     /// Percent of the job's standalone maximum (its rate run alone, unthrottled).
     Intensity(f64),
@@ -20,21 +23,48 @@ pub enum Mgmt {
     /// A 4 KiB write into an empty zone, then Zone Finish.
     Finish,
     /// A 4 KiB write into an empty zone, then the host fills it in chunks.
-    SoftFinish { chunk_bytes: u64 },
+    /// A 4 KiB write into an empty zone, then the host fills it in chunks.
+    SoftFinish {
+        /// Bytes the host writes per chunk.
+        chunk_bytes: u64,
+    },
 }
 
 /// An I/O or management job as a background phrase names it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Job {
-    Io { op: IoOp, bs: u64, qd: u32, jobs: u32, throttle: Throttle },
-    Mgmt { kind: Mgmt, throttle: Throttle },
+    /// An fio I/O job: operation, block size, queue depth, clones, throttle.
+    Io {
+        /// What it does.
+        op: IoOp,
+        /// Block size in bytes.
+        bs: u64,
+        /// Queue depth of each clone.
+        qd: u32,
+        /// Clones (fio's numjobs).
+        jobs: u32,
+        /// How fast it was let run.
+        throttle: Throttle,
+    },
+    /// A zone-management job and its throttle.
+    Mgmt {
+        /// Which management command.
+        kind: Mgmt,
+        /// How fast it was let run.
+        throttle: Throttle,
+    },
 }
 
+/// An I/O operation of a job, as fio's `rw` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum IoOp {
+    /// Sequential writes at the zone's write pointer.
     Write,
+    /// Zone Append (fio's io_uring_cmd with zone append).
     Append,
+    /// Sequential reads.
     Read,
+    /// Random reads.
     RandRead,
     /// fio's zoned emulation: each write at the write pointer of a random zone of the range.
     RandWrite,
@@ -44,6 +74,7 @@ pub enum IoOp {
 /// None keeps the kernel module's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct ZincSettings {
+    /// The epoch's length in ms.
     pub epoch_ms: Option<u64>,
     /// Write units (8 KiB) dispatched before a held command is released.
     pub budget_units: Option<u64>,
@@ -51,11 +82,11 @@ pub struct ZincSettings {
 
 impl ZincSettings {
     /// Reads the words after "zinc"; unknown `key=value` words are errors.
-    fn parse(rest: &str) -> Result<Self, String> {
+    fn parse(rest: &str) -> Result<Self> {
         let mut out = ZincSettings::default();
         for word in rest.split_whitespace().filter(|w| w.contains('=')) {
             let (key, value) = word.split_once('=').expect("has '='");
-            let bad = || format!("ZINC setting '{word}': expected epoch=<N>ms or budget=<N>");
+            let bad = || Error::Unmapped(format!("ZINC setting '{word}': expected epoch=<N>ms or budget=<N>"));
             match key {
                 "epoch" => out.epoch_ms = Some(value.strip_suffix("ms").and_then(|v| v.parse().ok()).ok_or_else(bad)?),
                 "budget" => out.budget_units = Some(value.parse().map_err(|_| bad())?),
@@ -78,13 +109,15 @@ pub struct Background {
 }
 
 /// Reads `text`; an error says what is not understood.
-pub fn parse(text: &str) -> Result<Background, String> {
+pub fn parse(text: &str) -> Result<Background> {
     let mut out = Background::default();
     let mut parts: Vec<&str> = text.split(';').map(str::trim).filter(|p| !p.is_empty()).collect();
     if let Some(first) = parts.first().copied() {
         if let Some(rest) = first.strip_prefix("zinc") {
             if rest.contains("holds") {
-                return Err("a ZINC 'max epoch holds' sweep whose other settings are not given".into());
+                return Err(Error::Unmapped(
+                    "a ZINC 'max epoch holds' sweep whose other settings are not given".into(),
+                ));
             }
             out.zinc = Some(ZincSettings::parse(rest)?);
             parts.remove(0);
@@ -104,19 +137,19 @@ pub fn parse(text: &str) -> Result<Background, String> {
                 .unwrap_or_else(|| own.replacen(" job at ", " ", 1));
             out.own = Some(job(&own)?);
         }
-        _ => return Err(format!("'{text}': more than two ';'-separated parts")),
+        _ => return Err(Error::Unmapped(format!("'{text}': more than two ';'-separated parts"))),
     }
     Ok(out)
 }
 
 /// One job phrase, e.g. "write 8KiB QD1 x3 jobs", "finish 25% intensity (0.27 finishes/s)".
-fn job(phrase: &str) -> Result<Job, String> {
+fn job(phrase: &str) -> Result<Job> {
     let (head, paren) = match phrase.split_once('(') {
         Some((h, p)) => (h.trim(), Some(p.trim_end_matches(')'))),
         None => (phrase.trim(), None),
     };
     let words: Vec<&str> = head.split_whitespace().collect();
-    let unknown = || format!("'{phrase}' is not a job this version reads");
+    let unknown = || Error::Unmapped(format!("'{phrase}' is not a job this version reads"));
     let (&kind, rest) = words.split_first().ok_or_else(unknown)?;
     let throttle = throttle(rest, paren).ok_or_else(unknown)?;
     let mgmt = match kind {
@@ -125,7 +158,7 @@ fn job(phrase: &str) -> Result<Job, String> {
         "softfinish" => {
             let chunk = rest.iter().find_map(|w| w.strip_prefix("chunk=")).ok_or_else(unknown)?;
             if chunk.ends_with("+sleep") {
-                return Err("softFinish with sleeps between chunks, whose length is not given".into());
+                return Err(Error::Unmapped("softFinish with sleeps between chunks, whose length is not given".into()));
             }
             Some(Mgmt::SoftFinish { chunk_bytes: kib(chunk).ok_or_else(unknown)? })
         }
@@ -233,10 +266,13 @@ mod tests {
         let b = parse("zinc scheduler (default settings), no resets").unwrap();
         assert_eq!(b.zinc, Some(ZincSettings::default()));
         assert!(b.other.is_none());
-        assert!(parse("zinc epoch=64; concurrent writes").unwrap_err().contains("epoch=<N>ms"));
+        assert!(parse("zinc epoch=64; concurrent writes").unwrap_err().to_string().contains("epoch=<N>ms"));
         assert!(parse("zinc quantum=3; concurrent writes").is_err());
         assert!(parse("zinc max epoch holds=3; concurrent writes").is_err());
-        assert!(parse("softfinish chunk=8KiB+sleep 50% intensity (0.05 finishes/s)").unwrap_err().contains("sleep"));
+        assert!(parse("softfinish chunk=8KiB+sleep 50% intensity (0.05 finishes/s)")
+            .unwrap_err()
+            .to_string()
+            .contains("sleep"));
         assert!(parse("trim 5% intensity").is_err());
         assert_eq!(parse("").unwrap(), Background::default());
     }

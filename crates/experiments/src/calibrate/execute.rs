@@ -8,6 +8,7 @@ use super::plan::{FioJob, FioRun, Pace, Run, Work};
 use super::programs;
 use super::rows::Metric;
 use crate::characterization::fio_runs::run_with_options;
+use crate::error::{json, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use zonelab_workload::fio::stats::JobStats;
 pub struct Settings {
     /// Measured window of an I/O run, in simulated ms (after a ramp of a fifth of it).
     pub runtime_ms: u64,
+    /// Threads the runs share (results do not depend on it).
     pub threads: usize,
     /// Every run's window lasts at least this long (simulated ms): 0 lets a
     /// run with a fast management job stop after a few of its operations;
@@ -52,7 +54,14 @@ const MGMT_WINDOW_MIN_DIVISOR: u64 = 4;
 pub enum Outcome {
     /// The measured fio job's statistics (its clones merged), the job beside
     /// it (if any), and the job file that ran.
-    Fio { stats: Box<JobStats>, other: Option<Box<JobStats>>, job_file: String },
+    Fio {
+        /// The measured job's statistics.
+        stats: Box<JobStats>,
+        /// The job beside it, if any.
+        other: Option<Box<JobStats>>,
+        /// The job file that ran.
+        job_file: String,
+    },
     /// Latency lists of a command sequence, in µs.
     Lists(Vec<Vec<f64>>),
 }
@@ -92,7 +101,7 @@ pub fn run_all(
     runs: &[Run],
     settings: Settings,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Vec<Result<Outcome, String>> {
+) -> Vec<Result<Outcome>> {
     let mut baselines: Vec<FioRun> = Vec::new();
     for run in runs {
         if let Run::Fio(f) = run {
@@ -111,7 +120,7 @@ pub fn run_all(
     let counter = AtomicUsize::new(0);
     let done = || progress(counter.fetch_add(1, Ordering::Relaxed) + 1, total);
     let base_rates = par_map(&baselines, settings.threads, &|b| alone_rate(config, b, settings), &done);
-    let rates: BTreeMap<FioRun, Result<f64, String>> = baselines.into_iter().zip(base_rates).collect();
+    let rates: BTreeMap<FioRun, Number> = baselines.into_iter().zip(base_rates.into_iter().map(Number::from)).collect();
     par_map(runs, settings.threads, &|run| run_one(config, run, &rates, settings), &done)
 }
 
@@ -120,7 +129,7 @@ fn standalone(run: &FioRun, job: FioJob) -> FioRun {
     FioRun { zinc: None, main: FioJob { pace: Pace::Free, ..job }, other: None, ..run.clone() }
 }
 
-fn alone_rate(config: &DeviceConfig, run: &FioRun, settings: Settings) -> Result<f64, String> {
+fn alone_rate(config: &DeviceConfig, run: &FioRun, settings: Settings) -> Result<f64> {
     let Outcome::Fio { stats, .. } = run_fio(config, run, [None, None], settings)? else {
         unreachable!("fio runs give fio statistics")
     };
@@ -140,10 +149,10 @@ fn op_dir(work: &Work) -> usize {
 fn run_one(
     config: &DeviceConfig,
     run: &Run,
-    baselines: &BTreeMap<FioRun, Result<f64, String>>,
+    baselines: &BTreeMap<FioRun, Number>,
     settings: Settings,
-) -> Result<Outcome, String> {
-    run_paced(config, run, settings, &mut |alone| baselines[alone].clone())
+) -> Result<Outcome> {
+    run_paced(config, run, settings, &mut |alone| baselines[alone].clone().into())
 }
 
 /// A run, with `alone_rate` giving the standalone rate of each job throttled to a share of it.
@@ -151,8 +160,8 @@ fn run_paced(
     config: &DeviceConfig,
     run: &Run,
     settings: Settings,
-    alone_rate: &mut dyn FnMut(&FioRun) -> Result<f64, String>,
-) -> Result<Outcome, String> {
+    alone_rate: &mut dyn FnMut(&FioRun) -> Result<f64>,
+) -> Result<Outcome> {
     let config = with_lba(config, run)?;
     match run {
         Run::Device(d) => programs::run(config, d, seed_of(run)).map(Outcome::Lists),
@@ -163,7 +172,7 @@ fn run_paced(
                     Pace::Free => None,
                     Pace::MilliPerS(m) => Some(m as f64 / 1e3),
                     Pace::IntensityCentiPct(c) => {
-                        let alone = alone_rate(&standalone(f, job)).map_err(|e| format!("standalone run: {e}"))?;
+                        let alone = alone_rate(&standalone(f, job)).map_err(|e| e.within("standalone run"))?;
                         Some(alone * f64::from(c) / 1e4)
                     }
                 };
@@ -173,21 +182,16 @@ fn run_paced(
     }
 }
 
-fn with_lba(config: &DeviceConfig, run: &Run) -> Result<DeviceConfig, String> {
+fn with_lba(config: &DeviceConfig, run: &Run) -> Result<DeviceConfig> {
     let lba = match run {
         Run::Fio(f) => f.lba_bytes,
         Run::Device(_) => 4096,
     };
-    DeviceOptions { lba_bytes: Some(lba), ..Default::default() }.apply(config.clone()).map_err(|e| e.0)
+    DeviceOptions { lba_bytes: Some(lba), ..Default::default() }.apply(config.clone()).map_err(Error::from)
 }
 
-fn run_fio(
-    config: &DeviceConfig,
-    run: &FioRun,
-    rates: [Option<f64>; 2],
-    settings: Settings,
-) -> Result<Outcome, String> {
-    let layout = config.validate().map_err(|e| e.0)?;
+fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], settings: Settings) -> Result<Outcome> {
+    let layout = config.validate()?;
     let base = settings.runtime_ms.max(1);
     let window_ms = window_ms(run, rates, base).max(settings.window_ms_min);
     let io_only = !matches!(run.main.work, Work::Mgmt { .. })
@@ -230,13 +234,13 @@ fn window_ms(run: &FioRun, rates: [Option<f64>; 2], base: u64) -> u64 {
 }
 
 /// A row's number from its run's outcome.
-pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> Result<f64, String> {
+pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> Result<f64> {
     use super::plan::Source;
     match (outcome, source) {
         (Outcome::Fio { stats, .. }, Source::FioDir { dir, total }) => {
             let d = &stats.dirs[dir];
             if d.total_ios == 0 {
-                return Err("the measured job completed no operation in its window".into());
+                return Err(Error::Failed("the measured job completed no operation in its window".into()));
             }
             let hist = if total { &d.lat } else { &d.clat };
             let pct_ns = |p: f64| hist.percentiles(&[p]).first().map_or(0.0, |&(_, v)| v as f64);
@@ -253,7 +257,10 @@ pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> 
             })
         }
         (Outcome::Lists(lists), Source::List(n)) => {
-            let list = lists.get(n).filter(|l| !l.is_empty()).ok_or("the run timed no operation")?;
+            let list = lists
+                .get(n)
+                .filter(|l| !l.is_empty())
+                .ok_or_else(|| Error::Failed("the run timed no operation".into()))?;
             let mean = list.iter().sum::<f64>() / list.len() as f64;
             Ok(match metric {
                 Metric::LatMeanUs => mean,
@@ -264,10 +271,10 @@ pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> 
                 Metric::MsP95 => nearest_rank(list, 95.0) / 1e3,
                 // One operation at a time: throughput is the inverse of latency.
                 Metric::Kiops => 1e3 / mean,
-                other => return Err(format!("a command-sequence run does not give {}", other.name())),
+                other => return Err(Error::Failed(format!("a command-sequence run does not give {}", other.name()))),
             })
         }
-        _ => Err("the run's result does not hold this row's number".into()),
+        _ => Err(Error::Failed("the run's result does not hold this row's number".into())),
     }
 }
 
@@ -283,12 +290,17 @@ fn nearest_rank(values: &[f64], p: f64) -> f64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CalibrateRun {
+    /// What runs: a standalone rate or a run that measured rows.
     pub job: CalibrateJob,
+    /// Measured window of an I/O run, simulated ms ([`Settings::runtime_ms`]).
     pub runtime_ms: u64,
+    /// Shortest window of any run, simulated ms ([`Settings::window_ms_min`]).
     pub window_ms_min: u64,
+    /// The device the run simulates.
     pub device: DeviceConfig,
 }
 
+/// The two kinds of calibration run: a rate that throttled jobs need first, or a run proper.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CalibrateJob {
@@ -303,21 +315,23 @@ pub enum CalibrateJob {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Number {
+    /// The number.
     Value(#[serde(with = "crate::serde_float::plain")] f64),
+    /// Why there is none (the run's error).
     Missing(String),
 }
 
-impl From<Result<f64, String>> for Number {
-    fn from(r: Result<f64, String>) -> Self {
-        r.map_or_else(Number::Missing, Number::Value)
+impl From<Result<f64>> for Number {
+    fn from(r: Result<f64>) -> Self {
+        r.map_or_else(|e| Number::Missing(e.to_string()), Number::Value)
     }
 }
 
-impl From<Number> for Result<f64, String> {
+impl From<Number> for Result<f64> {
     fn from(n: Number) -> Self {
         match n {
             Number::Value(v) => Ok(v),
-            Number::Missing(e) => Err(e),
+            Number::Missing(e) => Err(Error::Failed(e)),
         }
     }
 }
@@ -328,6 +342,7 @@ impl From<Number> for Result<f64, String> {
 pub struct Measured {
     /// The job file of a fio run, for rerunning it with `zonelab run`.
     pub job_file: Option<String>,
+    /// Every (source, metric) the run gives, or why it gives none.
     pub values: Vec<(super::plan::Source, Metric, Number)>,
 }
 
@@ -347,6 +362,7 @@ const METRICS: [Metric; 9] = [
 const LISTS_MIN: usize = 2;
 
 impl Measured {
+    /// Reads every number a row can ask of `outcome`.
     pub fn of(outcome: &Outcome) -> Measured {
         use super::plan::Source;
         let (sources, job_file) = match outcome {
@@ -365,11 +381,11 @@ impl Measured {
     }
 
     /// The number a row asks for: as [`value`] gives it from the outcome.
-    pub fn value(&self, source: super::plan::Source, metric: Metric) -> Result<f64, String> {
+    pub fn value(&self, source: super::plan::Source, metric: Metric) -> Result<f64> {
         let found = self.values.iter().find(|(s, m, _)| *s == source && *m == metric);
         match found {
             Some((_, _, n)) => n.clone().into(),
-            None => Err("the run's result does not hold this row's number".into()),
+            None => Err(Error::Failed("the run's result does not hold this row's number".into())),
         }
     }
 }
@@ -379,6 +395,7 @@ impl CalibrateRun {
         Settings { runtime_ms: self.runtime_ms, threads: 1, window_ms_min: self.window_ms_min }
     }
 
+    /// A short description for progress lines.
     pub fn label(&self) -> String {
         let what = match &self.job {
             CalibrateJob::Standalone(f) => format!("{:?} alone", f.main.work),
@@ -400,19 +417,24 @@ impl CalibrateRun {
 
     /// Runs it; `needed`: the results of [`Self::needs`]. A failing
     /// simulation is a result too (its rows say why they have no number).
-    pub fn run(&self, needed: &[Value]) -> Result<Value, String> {
+    pub fn run(&self, needed: &[Value]) -> Result<Value> {
         let settings = self.settings();
         let json = match &self.job {
             CalibrateJob::Standalone(f) => serde_json::to_value(Number::from(alone_rate(&self.device, f, settings))),
             CalibrateJob::Run(run) => {
                 let mut rates = needed.iter();
-                let mut alone = |_: &FioRun| -> Result<f64, String> {
-                    let stored = rates.next().ok_or("a throttled job without its standalone run")?;
+                let mut alone = |_: &FioRun| -> Result<f64> {
+                    let stored = rates
+                        .next()
+                        .ok_or_else(|| Error::Failed("a throttled job without its standalone run".into()))?;
                     let rate: Number =
-                        serde_json::from_value(stored.clone()).map_err(|e| format!("a stored standalone rate: {e}"))?;
+                        serde_json::from_value(stored.clone()).map_err(json("a stored standalone rate"))?;
                     rate.into()
                 };
-                let measured = run_paced(&self.device, run, settings, &mut alone).map(|o| Measured::of(&o));
+                // Stored as text: a failed run's rows say why they have no number.
+                let measured = run_paced(&self.device, run, settings, &mut alone)
+                    .map(|o| Measured::of(&o))
+                    .map_err(|e| e.to_string());
                 serde_json::to_value(measured)
             }
         };

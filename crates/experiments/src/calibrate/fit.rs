@@ -9,6 +9,7 @@
 
 use super::execute::{seed_of, Settings};
 use super::{evaluate, plan_rows, Row, RowResult};
+use crate::error::{json, Error, Result};
 use argmin::core::{CostFunction, Executor, State};
 use argmin::solver::neldermead::NelderMead;
 use serde::Serialize;
@@ -21,62 +22,84 @@ const BOUND_FACTOR: f64 = 5.0;
 /// Loss of a row whose run fails under a parameter set (about a 20× error).
 const FAILED_ROW_LOSS: f64 = 3.0;
 
+/// What `--fit` asks: the parameters, the folds and the evaluation budget.
 pub struct Request {
+    /// Configuration paths to fit (`--set` syntax, e.g. `flash_timing.program_ns`).
     pub params: Vec<String>,
+    /// Cross-validation folds (0 or 1: none).
     pub folds: usize,
+    /// Most simulations of the whole row set the fit may spend.
     pub max_evals: u64,
 }
 
+/// One fitted parameter.
 #[derive(Debug, Clone, Serialize)]
 pub struct Param {
+    /// Its configuration path.
     pub path: String,
+    /// Its value in the base configuration.
     pub start: f64,
+    /// Its value after the fit.
     pub fitted: f64,
 }
 
+/// What a fit did, for report.json and report.md.
 #[derive(Debug, Clone, Serialize)]
 pub struct FitSummary {
+    /// The parameters, start and fitted.
     pub params: Vec<Param>,
+    /// Rows that map to a run and so take part.
     pub rows_fitted: usize,
+    /// Loss (mean squared log error) with the starting values.
     pub loss_start: f64,
+    /// Loss with the fitted values.
     pub loss_fitted: f64,
+    /// Simulations of the row set the fit ran.
     pub evaluations: u64,
     /// Held-out loss of each fold (empty without cross-validation).
     pub fold_losses: Vec<f64>,
+    /// Mean held-out loss over the folds.
     pub cv_loss: Option<f64>,
 }
 
+/// A fit's result: the fitted configuration and the rows under it.
 pub struct Outcome {
+    /// The base configuration with the fitted values.
     pub config: DeviceConfig,
+    /// Each row's result under the fitted configuration.
     pub results: Vec<RowResult>,
+    /// What the fit did.
     pub summary: FitSummary,
 }
 
 /// `config` with the number at `path` set to `value`. The fit works on the
 /// configuration tree's numbers (nanoseconds, bytes, counts) directly rather
 /// than through `--set` text, whose grammar asks for units.
-fn set_parameter(config: &DeviceConfig, path: &str, value: f64, int: bool) -> Result<DeviceConfig, String> {
-    let mut tree = serde_json::to_value(config).map_err(|e| e.to_string())?;
+fn set_parameter(config: &DeviceConfig, path: &str, value: f64, int: bool) -> Result<DeviceConfig> {
+    let mut tree = serde_json::to_value(config).map_err(json("the device configuration"))?;
     let mut node = &mut tree;
     for key in path.split('.') {
-        node = node.get_mut(key).ok_or_else(|| format!("--fit {path}: no parameter '{key}' there"))?;
+        node = node.get_mut(key).ok_or_else(|| Error::Invalid(format!("--fit {path}: no parameter '{key}' there")))?;
     }
     *node = if int { serde_json::json!(value as u64) } else { serde_json::json!(value) };
-    let changed: DeviceConfig = serde_json::from_value(tree).map_err(|e| format!("--fit {path}: {e}"))?;
-    changed.validate().map_err(|e| format!("--fit {path} = {value}: {}", e.0))?;
+    let changed: DeviceConfig = serde_json::from_value(tree).map_err(json(&format!("--fit {path}")))?;
+    changed.validate().map_err(|e| Error::Config(e).within(format!("--fit {path} = {value}")))?;
     Ok(changed)
 }
 
 /// A parameter's value in `config`, by its `--set` path.
-pub fn get_parameter(config: &DeviceConfig, path: &str) -> Result<(f64, bool), String> {
-    let mut node = serde_json::to_value(config).map_err(|e| e.to_string())?;
+pub fn get_parameter(config: &DeviceConfig, path: &str) -> Result<(f64, bool)> {
+    let mut node = serde_json::to_value(config).map_err(json("the device configuration"))?;
     for key in path.split('.') {
-        node = node.get(key).cloned().ok_or_else(|| format!("--fit {path}: no parameter '{key}' there"))?;
+        node = node
+            .get(key)
+            .cloned()
+            .ok_or_else(|| Error::Invalid(format!("--fit {path}: no parameter '{key}' there")))?;
     }
     match node.as_f64() {
         Some(v) if v > 0.0 => Ok((v, node.is_u64() || node.is_i64())),
-        Some(_) => Err(format!("--fit {path}: its starting value is 0, which cannot be scaled")),
-        None => Err(format!("--fit {path}: not a number ({node})")),
+        Some(_) => Err(Error::Invalid(format!("--fit {path}: its starting value is 0, which cannot be scaled"))),
+        None => Err(Error::Invalid(format!("--fit {path}: not a number ({node})"))),
     }
 }
 
@@ -102,7 +125,7 @@ impl Space {
             .collect()
     }
 
-    fn config(&self, x: &[f64]) -> Result<DeviceConfig, String> {
+    fn config(&self, x: &[f64]) -> Result<DeviceConfig> {
         let mut config = self.base.clone();
         for ((path, _, int), v) in self.params.iter().zip(self.values(x)) {
             config = set_parameter(&config, path, v, *int)?;
@@ -153,7 +176,7 @@ fn minimize(
     settings: Settings,
     max_evals: u64,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<(Vec<f64>, f64, u64), String> {
+) -> Result<(Vec<f64>, f64, u64)> {
     let n = space.params.len();
     let mut simplex = vec![vec![0.0; n]];
     for i in 0..n {
@@ -161,12 +184,20 @@ fn minimize(
         v[i] = 0.4;
         simplex.push(v);
     }
-    let solver = NelderMead::new(simplex).with_sd_tolerance(1e-4).map_err(|e| e.to_string())?;
+    let solver = NelderMead::new(simplex).with_sd_tolerance(1e-4).map_err(|e| Error::Failed(e.to_string()))?;
     let problem = Problem { space, rows, settings, evals: RefCell::new(0), progress, max_evals };
     // Nelder-Mead spends one to two evaluations per iteration once the simplex is built.
     let iters = max_evals.saturating_sub(n as u64 + 1).div_ceil(2).max(1);
-    let result = Executor::new(problem, solver).configure(|s| s.max_iters(iters)).run().map_err(|e| e.to_string())?;
-    let evals = *result.problem.problem.as_ref().map(|p| p.evals.borrow()).ok_or("the fit lost its problem")?;
+    let result = Executor::new(problem, solver)
+        .configure(|s| s.max_iters(iters))
+        .run()
+        .map_err(|e| Error::Failed(e.to_string()))?;
+    let evals = *result
+        .problem
+        .problem
+        .as_ref()
+        .map(|p| p.evals.borrow())
+        .ok_or_else(|| Error::Failed("the fit lost its problem".into()))?;
     let state = result.state();
     let x = state.get_best_param().cloned().unwrap_or_else(|| vec![0.0; n]);
     Ok((x, state.get_best_cost(), evals))
@@ -180,9 +211,9 @@ pub fn fit(
     settings: Settings,
     stage: &dyn Fn(&str),
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Outcome, String> {
+) -> Result<Outcome> {
     if request.params.is_empty() {
-        return Err("--fit needs at least one parameter".into());
+        return Err(Error::Invalid("--fit needs at least one parameter".into()));
     }
     let mut params = Vec::new();
     for path in &request.params {
@@ -196,7 +227,7 @@ pub fn fit(
     let fold_of: Vec<Option<usize>> = planned.iter().map(|p| p.as_ref().ok().map(|(i, _)| *i)).collect();
     let fittable: Vec<Row> = rows.iter().zip(&fold_of).filter(|(_, f)| f.is_some()).map(|(r, _)| r.clone()).collect();
     if fittable.is_empty() {
-        return Err("none of the selected rows maps to a run: nothing to fit".into());
+        return Err(Error::Invalid("none of the selected rows maps to a run: nothing to fit".into()));
     }
     stage("fit");
     let loss_start = loss(base, &fittable, settings);
@@ -229,7 +260,7 @@ fn cross_validate(
     settings: Settings,
     stage: &dyn Fn(&str),
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>> {
     let k = request.folds;
     if k < 2 || runs.len() < k {
         return Ok(Vec::new());

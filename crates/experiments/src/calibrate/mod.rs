@@ -22,6 +22,7 @@ pub mod rows;
 pub use execute::Settings;
 pub use rows::{read_file, Row};
 
+use crate::error::{io, json, Error, Result};
 use crate::plan::{self as runner, RunSpec, Shard, Store};
 use plan::Run;
 use serde::Serialize;
@@ -32,12 +33,17 @@ use zonelab_device::DeviceConfig;
 /// One row's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct RowResult {
+    /// The row's id in the measurements file.
     pub id: String,
+    /// Its group (source / figure / metric), the unit of the report.
     pub group: String,
+    /// The metric's name.
     pub metric: &'static str,
     /// The run that measured it (rows with the same run shared one simulation).
     pub run: Option<String>,
+    /// The measured number.
     pub measured: f64,
+    /// zonelab's number, if the row maps to a run that gave one.
     pub predicted: Option<f64>,
     /// predicted / measured - 1.
     pub error: Option<f64>,
@@ -58,7 +64,7 @@ pub fn select(rows: &[Row], only: &str) -> Vec<Row> {
 }
 
 /// A row's run (index into the runs) and where its number is in the result; or why it has none.
-pub type Planned = Result<(usize, plan::Source), String>;
+pub type Planned = Result<(usize, plan::Source)>;
 
 /// The distinct runs of `rows` (in first-seen order) and each row's plan.
 pub fn plan_rows(rows: &[Row]) -> (Vec<Run>, Vec<Planned>) {
@@ -112,14 +118,18 @@ pub type JobFile = (String, String);
 /// `calibrate` as a plan: the standalone runs that turn intensities into
 /// rates (sorted), then the distinct runs of the rows (first-seen order).
 pub struct Plan {
+    /// Every run spec: the standalone runs, then the runs proper.
     pub specs: Vec<RunSpec>,
+    /// The distinct runs of the rows, first-seen order.
     pub runs: Vec<Run>,
+    /// Each row's run and source, or why it has none.
     pub planned: Vec<Planned>,
     /// Specs before the first run: the standalone runs.
     pub standalone: usize,
 }
 
 impl Plan {
+    /// Plans `rows` on `config`.
     pub fn new(config: &DeviceConfig, rows: &[Row], settings: Settings) -> Plan {
         let (runs, planned) = plan_rows(rows);
         let spec = |job| execute::CalibrateRun {
@@ -150,12 +160,13 @@ impl Plan {
     }
 
     /// Each row's result, and the job files, from the plan's stored results (plan order).
-    pub fn results(&self, rows: &[Row], stored: &[Value]) -> Result<(Vec<RowResult>, Vec<JobFile>), String> {
+    pub fn results(&self, rows: &[Row], stored: &[Value]) -> Result<(Vec<RowResult>, Vec<JobFile>)> {
         assert_eq!(stored.len(), self.specs.len(), "one result per spec");
+        // A run that failed is stored with its reason as text.
         let outcomes: Vec<Result<execute::Measured, String>> = stored[self.standalone..]
             .iter()
-            .map(|v| serde_json::from_value(v.clone()).map_err(|e| format!("a stored calibration result: {e}")))
-            .collect::<Result<_, _>>()?;
+            .map(|v| serde_json::from_value(v.clone()).map_err(json("a stored calibration result")))
+            .collect::<Result<_>>()?;
         let jobs = outcomes
             .iter()
             .enumerate()
@@ -166,9 +177,9 @@ impl Plan {
             .zip(&self.planned)
             .map(|(row, p)| {
                 let (run, predicted) = match p {
-                    Err(reason) => (None, Err(reason.clone())),
+                    Err(reason) => (None, Err(Error::Unmapped(reason.to_string()))),
                     Ok((i, source)) => {
-                        let v = outcomes[*i].as_ref().map_err(|e| format!("the run failed: {e}"));
+                        let v = outcomes[*i].as_ref().map_err(|e| Error::Failed(format!("the run failed: {e}")));
                         (
                             Some(format!("run-{i}: {}", describe(&self.runs[*i]))),
                             v.and_then(|o| o.value(*source, row.metric)),
@@ -182,12 +193,12 @@ impl Plan {
     }
 }
 
-fn row_result(row: &Row, run: Option<String>, predicted: Result<f64, String>) -> RowResult {
+fn row_result(row: &Row, run: Option<String>, predicted: Result<f64>) -> RowResult {
     let predicted = predicted.and_then(|v| {
         if v.is_finite() && v > 0.0 {
             Ok(v)
         } else {
-            Err(format!("the run gave {v}, not a positive number"))
+            Err(Error::Failed(format!("the run gave {v}, not a positive number")))
         }
     });
     let error = predicted.as_ref().ok().filter(|_| row.value > 0.0).map(|p| p / row.value - 1.0);
@@ -199,7 +210,7 @@ fn row_result(row: &Row, run: Option<String>, predicted: Result<f64, String>) ->
         measured: row.value,
         predicted: predicted.as_ref().ok().copied(),
         error,
-        skipped: predicted.err(),
+        skipped: predicted.err().map(|e| e.to_string()),
     }
 }
 
@@ -219,22 +230,21 @@ pub fn write(
     jobs: &[(String, String)],
     fitted: Option<&fit::Outcome>,
     warn: &mut dyn FnMut(&str),
-) -> Result<String, String> {
-    let io = |path: &std::path::Path, e: std::io::Error| format!("{}: {e}", path.display());
+) -> Result<String> {
     let (fit_md, fit_json) = match fitted {
         None => {
             let dir = out.join("jobs");
-            std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
             for (name, text) in jobs {
-                std::fs::write(dir.join(name), text).map_err(|e| io(&dir, e))?;
+                std::fs::write(dir.join(name), text).map_err(io(&dir))?;
             }
             (String::new(), Value::Null)
         }
         Some(outcome) => {
-            std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+            std::fs::create_dir_all(out).map_err(io(out))?;
             let preset = out.join("fitted.toml");
-            std::fs::write(&preset, outcome.config.to_toml()).map_err(|e| io(&preset, e))?;
-            let json = serde_json::to_value(&outcome.summary).map_err(|e| e.to_string())?;
+            std::fs::write(&preset, outcome.config.to_toml()).map_err(io(&preset))?;
+            let json = serde_json::to_value(&outcome.summary).map_err(json("the fit's summary"))?;
             (fit::markdown(outcome), json)
         }
     };

@@ -4,12 +4,14 @@
 
 use super::background::{self, IoOp, Job, Mgmt, Throttle};
 use super::rows::{Metric, Op, Row, Stack};
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use zonelab_workload::fio::job::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
 /// How fast a job runs, in units that compare exactly (runs are keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Pace {
+    /// As fast as it goes.
     Free,
     /// Hundredths of a percent of the job's standalone maximum.
     IntensityCentiPct(u32),
@@ -27,30 +29,56 @@ impl From<Throttle> for Pace {
     }
 }
 
+/// What a fio job of a run does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Work {
     /// `jobs` fio jobs, each in zones of its own (writes) or over one pre-filled range (reads);
     /// random writes spread over `zones` zones (0: the default range);
     /// `overwrite`: the written zones are full first (fio resets each before writing it again).
-    Io { op: IoOp, bs: u64, qd: u32, jobs: u32, zones: u32, overwrite: bool },
+    Io {
+        /// What it does.
+        op: IoOp,
+        /// Block size in bytes.
+        bs: u64,
+        /// Queue depth of each job.
+        qd: u32,
+        /// Jobs (fio's numjobs).
+        jobs: u32,
+        /// Zones random writes spread over (0: the default range).
+        zones: u32,
+        /// Whether the zones are full first.
+        overwrite: bool,
+    },
     /// `jobs` management jobs at QD 1.
-    Mgmt { kind: Mgmt, jobs: u32 },
+    Mgmt {
+        /// Which management command.
+        kind: Mgmt,
+        /// Jobs at QD 1.
+        jobs: u32,
+    },
 }
 
+/// One fio job of a run: its work and its pace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FioJob {
+    /// What it does.
     pub work: Work,
+    /// How fast.
     pub pace: Pace,
 }
 
 /// A fio run: the measured job and the one beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FioRun {
+    /// The LBA format the namespace is formatted with (512 or 4096).
     pub lba_bytes: u32,
+    /// Engine and block-layer scheduler.
     pub stack: Stack,
     /// ZINC in place of mq-deadline (on mq-deadline stacks), with its settings.
     pub zinc: Option<background::ZincSettings>,
+    /// The measured job.
     pub main: FioJob,
+    /// The job beside it.
     pub other: Option<FioJob>,
     /// The machine whose stack costs the run uses.
     pub host: Host,
@@ -88,6 +116,7 @@ impl Host {
 /// Zone occupancy before a timed management command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Occupancy {
+    /// This many LBAs.
     Lbas(u64),
     /// Hundredths of a percent of the zone capacity.
     CentiPct(u32),
@@ -101,19 +130,37 @@ pub enum DeviceRun {
     /// Fig 5: open a zone (unless `opened` is false: a never-opened empty
     /// zone), fill it, rest 1 s, time `op` (reset, finish, or finish then
     /// rest then time the reset).
-    Occupancy { op: Op, occupancy: Occupancy, opened: bool },
+    Occupancy {
+        /// The timed command.
+        op: Op,
+        /// How full the zone is first.
+        occupancy: Occupancy,
+        /// Whether the zone was opened (else never-opened and empty).
+        opened: bool,
+    },
     /// QD-1 `op` in one zone (random reads in a full one), steady state.
-    Qd1 { op: IoOp, bs: u64 },
+    Qd1 {
+        /// What it does.
+        op: IoOp,
+        /// Block size in bytes.
+        bs: u64,
+    },
     /// Explicit open, then close, of empty zones; both timed.
     OpenClose,
     /// Fig 7: resets of full zones back to back beside QD-1 4 KiB `io`
     /// (none, read, write, append); lists: resets, I/Os.
-    ResetBeside { io: BesideIo },
+    ResetBeside {
+        /// The I/O beside the resets.
+        io: BesideIo,
+    },
 }
 
+/// A run that measures rows: an fio job file or a command sequence. Its `Debug` seeds it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Run {
+    /// fio jobs on a block-layer stack.
     Fio(FioRun),
+    /// One of seed 000's SPDK programs.
     Device(DeviceRun),
 }
 
@@ -145,28 +192,40 @@ impl<'de> Deserialize<'de> for BesideIo {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Source {
     /// A direction of the measured fio job; `total` = percentiles of total latency, else of clat.
-    FioDir { dir: usize, total: bool },
+    FioDir {
+        /// fio's direction index (read, write, trim).
+        dir: usize,
+        /// Total latency (else completion latency).
+        total: bool,
+    },
     /// The `n`th latency list of a device run.
     List(usize),
 }
 
+/// A row's run and where its number is in the result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// The run.
     pub run: Run,
+    /// Where the row's number is in it.
     pub source: Source,
 }
 
 /// The run that measured `row`, or why zonelab cannot run it yet.
-pub fn plan(row: &Row) -> Result<Plan, String> {
+pub fn plan(row: &Row) -> Result<Plan> {
     if row.notes.contains("conventional namespace") {
-        return Err("a conventional namespace: the presets model the zoned namespace only".into());
+        return Err(Error::Unmapped("a conventional namespace: the presets model the zoned namespace only".into()));
     }
     if row.op == Op::RocksdbZenfs {
-        return Err("an application benchmark (RocksDB on ZenFS): zonelab has no application model".into());
+        return Err(Error::Unmapped(
+            "an application benchmark (RocksDB on ZenFS): zonelab has no application model".into(),
+        ));
     }
     if row.op == Op::OverwriteRand {
         // Tried: zonelab's fio engine then completes about one write per second (a reset per write).
-        return Err("random writes into full zones: zonelab's fio engine stalls on them, not mapped yet".into());
+        return Err(Error::Unmapped(
+            "random writes into full zones: zonelab's fio engine stalls on them, not mapped yet".into(),
+        ));
     }
     let bg = background::parse(&row.background)?;
     let custom =
@@ -190,14 +249,14 @@ fn io_op(op: Op) -> Option<IoOp> {
     }
 }
 
-fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
+fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
     let jobs = row.jobs.unwrap_or(1);
     let own_pace = match bg.own {
         Some(Job::Mgmt { throttle, .. }) => Pace::from(throttle),
         _ => Pace::Free,
     };
     let (work, dir) = if let Some(op) = io_op(row.op) {
-        let bs = row.bs.ok_or("an I/O row without 'bs'")?;
+        let bs = row.bs.ok_or_else(|| Error::Unmapped("an I/O row without 'bs'".into()))?;
         let dir = if matches!(op, IoOp::Read | IoOp::RandRead) { DDIR_READ } else { DDIR_WRITE };
         let zones = if op == IoOp::RandWrite { row.zones.unwrap_or(0) } else { 0 };
         let overwrite = row.op == Op::OverwriteSeq;
@@ -207,7 +266,11 @@ fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
             Op::Reset => Mgmt::Reset,
             Op::FinishJob => Mgmt::Finish,
             Op::SoftfinishJob => softfinish_kind(row, bg)?,
-            other => return Err(format!("op {other:?} outside seed 000's custom programs has no fio mapping")),
+            other => {
+                return Err(Error::Unmapped(format!(
+                    "op {other:?} outside seed 000's custom programs has no fio mapping"
+                )))
+            }
         };
         // The finish jobs' latencies are of their opening 4 KiB write (the artifact's notes say so).
         let dir = if kind == Mgmt::Reset || row.metric == Metric::PerS { DDIR_TRIM } else { DDIR_WRITE };
@@ -233,14 +296,21 @@ fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
 }
 
 /// The chunk of a softFinish job: from its throttle phrase, else from the notes ("= 8 KiB").
-fn softfinish_kind(row: &Row, bg: &background::Background) -> Result<Mgmt, String> {
+fn softfinish_kind(row: &Row, bg: &background::Background) -> Result<Mgmt> {
     if let Some(Job::Mgmt { kind: kind @ Mgmt::SoftFinish { .. }, .. }) = bg.own {
         return Ok(kind);
     }
-    let (_, after) = row.notes.split_once("= ").ok_or("a softFinish job whose chunk size is not given")?;
-    let kib: u64 = after.split_whitespace().next().and_then(|n| n.parse().ok()).ok_or("softFinish chunk unreadable")?;
+    let (_, after) = row
+        .notes
+        .split_once("= ")
+        .ok_or_else(|| Error::Unmapped("a softFinish job whose chunk size is not given".into()))?;
+    let kib: u64 = after
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| Error::Unmapped("softFinish chunk unreadable".into()))?;
     if row.notes.contains("sleep") {
-        return Err("softFinish with sleeps between chunks, whose length is not given".into());
+        return Err(Error::Unmapped("softFinish with sleeps between chunks, whose length is not given".into()));
     }
     Ok(Mgmt::SoftFinish { chunk_bytes: kib * 1024 })
 }
@@ -251,7 +321,7 @@ fn concurrent_resets(notes: &str) -> Option<u32> {
     notes[..at].rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
 }
 
-fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
+fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
     let list0 = |run| Ok(Plan { run: Run::Device(run), source: Source::List(0) });
     match row.op {
         Op::Reset | Op::Finish | Op::ResetAfterFinish if row.figure.starts_with("Fig 5") => {
@@ -266,13 +336,13 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
                 Some(Job::Io { op: IoOp::RandRead, .. }) => "read",
                 Some(Job::Io { op: IoOp::Write, .. }) => "write",
                 Some(Job::Io { op: IoOp::Append, .. }) => "append",
-                Some(other) => return Err(format!("Fig 7 with {other:?} beside the resets")),
+                Some(other) => return Err(Error::Unmapped(format!("Fig 7 with {other:?} beside the resets"))),
             };
             list0(DeviceRun::ResetBeside { io: BesideIo(io) })
         }
         op => {
-            let io = io_op(op).ok_or_else(|| format!("op {op:?} in {} is not mapped", row.figure))?;
-            let bs = row.bs.ok_or("an I/O row without 'bs'")?;
+            let io = io_op(op).ok_or_else(|| Error::Unmapped(format!("op {op:?} in {} is not mapped", row.figure)))?;
+            let bs = row.bs.ok_or_else(|| Error::Unmapped("an I/O row without 'bs'".into()))?;
             match (bg.other, io) {
                 (None, _) => list0(DeviceRun::Qd1 { op: io, bs }),
                 (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::RandRead) => Ok(Plan {
@@ -287,7 +357,9 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
                     run: Run::Device(DeviceRun::ResetBeside { io: BesideIo("append") }),
                     source: Source::List(1),
                 }),
-                (Some(other), _) => Err(format!("{op:?} beside {other:?} in {} is not mapped", row.figure)),
+                (Some(other), _) => {
+                    Err(Error::Unmapped(format!("{op:?} beside {other:?} in {} is not mapped", row.figure)))
+                }
             }
         }
     }
@@ -295,8 +367,11 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan, String> {
 
 /// Fig 5's occupancy from the notes: "occupancy 12.5% = 34464 LBAs",
 /// "occupancy 0 LBAs", "occupancy 1 LBA written", "occupancy cap-1 = …".
-fn occupancy(notes: &str) -> Result<Occupancy, String> {
-    let text = notes.split_once("occupancy ").map(|(_, t)| t).ok_or("Fig 5 row without 'occupancy' in its notes")?;
+fn occupancy(notes: &str) -> Result<Occupancy> {
+    let text = notes
+        .split_once("occupancy ")
+        .map(|(_, t)| t)
+        .ok_or_else(|| Error::Unmapped("Fig 5 row without 'occupancy' in its notes".into()))?;
     let first = text.split_whitespace().next().unwrap_or("");
     if first == "cap-1" {
         return Ok(Occupancy::AllButOne);
@@ -304,7 +379,7 @@ fn occupancy(notes: &str) -> Result<Occupancy, String> {
     if let Some(pct) = first.strip_suffix('%').and_then(|p| p.parse::<f64>().ok()) {
         return Ok(Occupancy::CentiPct((pct * 100.0).round() as u32));
     }
-    first.parse().map(Occupancy::Lbas).map_err(|_| format!("occupancy '{first}' unreadable"))
+    first.parse().map(Occupancy::Lbas).map_err(|_| Error::Unmapped(format!("occupancy '{first}' unreadable")))
 }
 
 #[cfg(test)]
@@ -313,9 +388,9 @@ mod tests {
 
     #[test]
     fn occupancies_and_reset_job_counts_are_read_from_the_notes() {
-        assert_eq!(occupancy("occupancy 12.5% = 34464 LBAs; x"), Ok(Occupancy::CentiPct(1250)));
-        assert_eq!(occupancy("occupancy 1 LBA written (<0.1%)"), Ok(Occupancy::Lbas(1)));
-        assert_eq!(occupancy("occupancy cap-1 = 275711 LBAs"), Ok(Occupancy::AllButOne));
+        assert_eq!(occupancy("occupancy 12.5% = 34464 LBAs; x").ok(), Some(Occupancy::CentiPct(1250)));
+        assert_eq!(occupancy("occupancy 1 LBA written (<0.1%)").ok(), Some(Occupancy::Lbas(1)));
+        assert_eq!(occupancy("occupancy cap-1 = 275711 LBAs").ok(), Some(Occupancy::AllButOne));
         assert!(occupancy("no such thing").is_err());
         assert_eq!(concurrent_resets("7 concurrent reset jobs (QD1 each)"), Some(7));
         assert_eq!(concurrent_resets("one reset job"), None);

@@ -3,7 +3,8 @@
 
 use super::report::{Summary, CLOSE};
 use super::RowResult;
-use crate::plot::register_font;
+use crate::error::{Error, Result};
+use crate::plot::{err, register_font};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -19,11 +20,7 @@ const FAMILIES: [(&str, &[&str]); 3] = [
     ("operations/s", &["per_s"]),
 ];
 
-fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
-    e.to_string()
-}
-
-fn scatter<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, results: &[RowResult]) -> Result<(), String> {
+fn scatter<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, results: &[RowResult]) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let points: Vec<(&str, f64, f64)> =
         results.iter().filter_map(|r| Some((r.metric, r.measured, r.predicted?))).filter(|p| p.1 > 0.0).collect();
@@ -63,7 +60,7 @@ fn scatter<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, results: &[RowResul
     root.present().map_err(err)
 }
 
-fn group_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, summary: &Summary) -> Result<(), String> {
+fn group_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, summary: &Summary) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let groups = &summary.groups;
     let n = groups.len().max(1) as f64;
@@ -110,14 +107,14 @@ fn group_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, summary: &Summar
 }
 
 /// Writes scatter.{svg,png} and groups.{svg,png}; without a font, `warn` hears why and no plot is written.
-pub fn write(dir: &Path, results: &[RowResult], summary: &Summary, warn: &mut dyn FnMut(&str)) -> Result<(), String> {
+pub fn write(dir: &Path, results: &[RowResult], summary: &Summary, warn: &mut dyn FnMut(&str)) -> Result<()> {
     if let Err(e) = register_font() {
         warn(&format!("no plots: {e}"));
         return Ok(());
     }
     let at = |name: &str| dir.join(name);
     let bars_size = (1400, 120 + 18 * summary.groups.len().max(1) as u32);
-    let named = |e: String, name: &str| format!("{}: {e}", at(name).display());
+    let named = |e: Error, name: &str| e.within(at(name).display().to_string());
     scatter(SVGBackend::new(&at("scatter.svg"), SCATTER_SIZE).into_drawing_area(), results)
         .map_err(|e| named(e, "scatter.svg"))?;
     scatter(BitMapBackend::new(&at("scatter.png"), SCATTER_SIZE).into_drawing_area(), results)

@@ -5,6 +5,7 @@ use super::background::IoOp;
 use super::plan::{DeviceRun, Occupancy};
 use super::rows::Op;
 use crate::characterization::device_runs::{fill, mgmt, reset_run_on, submit, us};
+use crate::error::Result;
 use zonelab_device::{Command, Device, DeviceConfig, Payload, ZoneAction};
 use zonelab_sim::{SimRng, SEC};
 
@@ -16,8 +17,8 @@ const OPEN_CLOSE_SAMPLES: u64 = 100;
 /// Full zones reset back to back in a Fig 7 run.
 const FIG7_RESETS: u64 = 12;
 
-pub fn run(config: DeviceConfig, run: &DeviceRun, seed: u64) -> Result<Vec<Vec<f64>>, String> {
-    let dev = Device::new(config).map_err(|e| e.0)?;
+pub fn run(config: DeviceConfig, run: &DeviceRun, seed: u64) -> Result<Vec<Vec<f64>>> {
+    let dev = Device::new(config)?;
     match run {
         DeviceRun::Occupancy { op, occupancy, opened } => occupancy_run(dev, *op, *occupancy, *opened).map(|l| vec![l]),
         DeviceRun::Qd1 { op, bs } => qd1(dev, *op, *bs, seed).map(|l| vec![l]),
@@ -29,7 +30,7 @@ pub fn run(config: DeviceConfig, run: &DeviceRun, seed: u64) -> Result<Vec<Vec<f
     }
 }
 
-fn occupancy_run(mut dev: Device, op: Op, occupancy: Occupancy, opened: bool) -> Result<Vec<f64>, String> {
+fn occupancy_run(mut dev: Device, op: Op, occupancy: Occupancy, opened: bool) -> Result<Vec<f64>> {
     let (zl, zcap) = (dev.layout().zone_lbas, dev.layout().zcap_lbas);
     let lbas = match occupancy {
         Occupancy::Lbas(n) => n.min(zcap),
@@ -56,7 +57,7 @@ fn occupancy_run(mut dev: Device, op: Op, occupancy: Occupancy, opened: bool) ->
     Ok(out)
 }
 
-fn qd1(mut dev: Device, op: IoOp, bs: u64, seed: u64) -> Result<Vec<f64>, String> {
+fn qd1(mut dev: Device, op: IoOp, bs: u64, seed: u64) -> Result<Vec<f64>> {
     let (zl, zcap, lba) = (dev.layout().zone_lbas, dev.layout().zcap_lbas, dev.layout().lba_bytes);
     let nlb = (bs / lba).max(1) as u32;
     let mut t = 0;
@@ -86,7 +87,7 @@ fn qd1(mut dev: Device, op: IoOp, bs: u64, seed: u64) -> Result<Vec<f64>, String
     Ok(out)
 }
 
-fn open_close(mut dev: Device) -> Result<Vec<Vec<f64>>, String> {
+fn open_close(mut dev: Device) -> Result<Vec<Vec<f64>>> {
     let zl = dev.layout().zone_lbas;
     let (mut opens, mut closes) = (Vec::new(), Vec::new());
     let mut t = 0;

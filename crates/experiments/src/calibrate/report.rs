@@ -1,6 +1,7 @@
 //! The calibration report: per-row CSV, JSON and Markdown summaries.
 
 use super::RowResult;
+use crate::error::{io, json, Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,27 +10,39 @@ use std::path::Path;
 /// Rows within this relative error count as close.
 pub const CLOSE: f64 = 0.25;
 
+/// One group's errors (source / figure / metric).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct GroupStats {
+    /// The group's name.
     pub group: String,
+    /// Rows compared in it.
     pub count: usize,
+    /// Median |relative error|.
     pub median_abs_error: f64,
+    /// Largest |relative error|.
     pub max_abs_error: f64,
 }
 
+/// The report's summary: how many rows compared, and how close.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Summary {
+    /// Rows in the selection.
     pub rows: usize,
+    /// Rows with a measured and a predicted number.
     pub compared: usize,
+    /// Rows without a prediction.
     pub skipped: usize,
+    /// Median |relative error| over the compared rows.
     pub median_abs_error: Option<f64>,
     /// Share of compared rows within ±25%.
     pub within_25_pct: Option<f64>,
+    /// Each group's errors.
     pub groups: Vec<GroupStats>,
     /// Skip reason → row ids.
     pub skipped_reasons: BTreeMap<String, Vec<String>>,
 }
 
+/// The median (mean of the middle two for an even count); sorts `values`.
 pub fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
@@ -39,6 +52,7 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     Some(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
 }
 
+/// Summarises row results into groups, counts and medians.
 pub fn summarize(results: &[RowResult]) -> Summary {
     let mut errors: Vec<f64> = results.iter().filter_map(|r| r.error).map(f64::abs).collect();
     let compared = errors.len();
@@ -73,9 +87,9 @@ pub fn summarize(results: &[RowResult]) -> Summary {
 }
 
 /// `rows.csv`: one line per row, predicted or the reason it was skipped.
-pub fn rows_csv(results: &[RowResult]) -> Result<Vec<u8>, String> {
+pub fn rows_csv(results: &[RowResult]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let e = |e: csv::Error| e.to_string();
+    let e = |e: csv::Error| Error::Failed(e.to_string());
     w.write_record(["id", "group", "metric", "measured", "predicted", "relative_error", "skipped", "run"])
         .map_err(e)?;
     for r in results {
@@ -92,7 +106,7 @@ pub fn rows_csv(results: &[RowResult]) -> Result<Vec<u8>, String> {
         ])
         .map_err(e)?;
     }
-    w.into_inner().map_err(|e| e.to_string())
+    w.into_inner().map_err(|e| Error::Failed(e.to_string()))
 }
 
 fn pct(v: Option<f64>) -> String {
@@ -142,15 +156,14 @@ pub fn write(
     results: &[RowResult],
     extra_md: &str,
     extra_json: serde_json::Value,
-) -> Result<Summary, String> {
-    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
-    std::fs::create_dir_all(dir).map_err(io)?;
+) -> Result<Summary> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let summary = summarize(results);
-    std::fs::write(dir.join("rows.csv"), rows_csv(results)?).map_err(io)?;
-    let json = serde_json::json!({ "summary": summary, "rows": results, "extra": extra_json });
-    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("report.json"), text + "\n").map_err(io)?;
-    std::fs::write(dir.join("report.md"), markdown(title, &summary, extra_md)).map_err(io)?;
+    std::fs::write(dir.join("rows.csv"), rows_csv(results)?).map_err(io(dir))?;
+    let report = serde_json::json!({ "summary": summary, "rows": results, "extra": extra_json });
+    let text = serde_json::to_string_pretty(&report).map_err(json("the report"))?;
+    std::fs::write(dir.join("report.json"), text + "\n").map_err(io(dir))?;
+    std::fs::write(dir.join("report.md"), markdown(title, &summary, extra_md)).map_err(io(dir))?;
     Ok(summary)
 }
 

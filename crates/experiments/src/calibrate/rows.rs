@@ -1,6 +1,7 @@
 //! Reading a measurements file (`docs/measurements.md`): one measured
 //! number per row, with the run that measured it.
 
+use crate::error::{io, Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -29,20 +30,28 @@ pub const COLUMNS: [&str; 14] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Stack {
     #[serde(rename = "spdk")]
+    /// Seed 000's SPDK programs.
     Spdk,
     #[serde(rename = "io_uring_cmd")]
+    /// fio's io_uring_cmd (NVMe passthrough, no block layer).
     IoUringCmd,
     #[serde(rename = "io_uring-none")]
+    /// io_uring through the block layer with no scheduler.
     IoUringNone,
     #[serde(rename = "io_uring-mq-deadline")]
+    /// io_uring through mq-deadline.
     IoUringMqDeadline,
     #[serde(rename = "libaio-none")]
+    /// libaio with no scheduler.
     LibaioNone,
     #[serde(rename = "libaio-mq-deadline")]
+    /// libaio through mq-deadline.
     LibaioMqDeadline,
     #[serde(rename = "psync-none")]
+    /// Synchronous I/O with no scheduler.
     PsyncNone,
     #[serde(rename = "psync-mq-deadline")]
+    /// Synchronous I/O through mq-deadline.
     PsyncMqDeadline,
 }
 
@@ -68,21 +77,37 @@ impl Stack {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Op {
+    /// Sequential writes.
     Write,
+    /// Zone Append.
     Append,
+    /// Sequential reads.
     Read,
+    /// Random reads.
     Randread,
+    /// Random writes (one at the write pointer of a random zone).
     Randwrite,
+    /// Sequential writes into full zones (reset first).
     OverwriteSeq,
+    /// Random writes into full zones.
     OverwriteRand,
+    /// Random writes over written zones (conventional namespace).
     Randoverwrite,
+    /// Zone Reset.
     Reset,
+    /// Zone Finish.
     Finish,
+    /// Explicit Zone Open.
     Open,
+    /// Zone Close.
     Close,
+    /// A reset right after a finish.
     ResetAfterFinish,
+    /// An fio job of finishes.
     FinishJob,
+    /// An fio job of softFinishes (the host fills the zone).
     SoftfinishJob,
+    /// RocksDB on ZenFS.
     RocksdbZenfs,
 }
 
@@ -90,18 +115,28 @@ pub enum Op {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
+    /// Thousands of operations per second.
     Kiops,
+    /// MiB per second.
     Mibs,
+    /// Mean latency, µs.
     LatMeanUs,
+    /// Median latency, µs.
     LatP50Us,
+    /// 95th-percentile latency, µs.
     LatP95Us,
+    /// 99th-percentile latency, µs.
     LatP99Us,
+    /// Mean latency, ms.
     MsMean,
+    /// 95th-percentile latency, ms.
     MsP95,
+    /// Operations per second.
     PerS,
 }
 
 impl Metric {
+    /// The metric's name as the file writes it.
     pub fn name(self) -> &'static str {
         match self {
             Metric::Kiops => "kiops",
@@ -120,19 +155,33 @@ impl Metric {
 /// One measured number.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
+    /// Unique id, for messages and rows.csv.
     pub id: String,
+    /// Paper or data set the number comes from.
     pub source: String,
+    /// Figure or table it is read from.
     pub figure: String,
+    /// LBA format of the namespace (512 or 4096).
     pub lba_bytes: u32,
+    /// Engine and scheduler.
     pub stack: Stack,
+    /// What the measured job did.
     pub op: Op,
+    /// Block size in bytes (I/O rows).
     pub bs: Option<u64>,
+    /// Queue depth.
     pub qd: Option<u32>,
+    /// Jobs (fio's numjobs).
     pub jobs: Option<u32>,
+    /// Zones the job spread over.
     pub zones: Option<u32>,
+    /// What ran beside it (`docs/measurements.md` lists the phrases).
     pub background: String,
+    /// What was measured.
     pub metric: Metric,
+    /// The measured number, in the metric's unit.
     pub value: f64,
+    /// Free text; some rows keep settings here (occupancy, chunk size).
     pub notes: String,
     /// Line of the row in its file (1-based), for messages.
     #[serde(skip)]
@@ -147,13 +196,13 @@ impl Row {
 }
 
 /// Reads a measurements file.
-pub fn read_file(path: &Path) -> Result<Vec<Row>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_file(path: &Path) -> Result<Vec<Row>> {
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
     parse(&path.display().to_string(), &text)
 }
 
 /// Parses a measurements file's text; `name` locates errors.
-pub fn parse(name: &str, text: &str) -> Result<Vec<Row>, String> {
+pub fn parse(name: &str, text: &str) -> Result<Vec<Row>> {
     let first = text.lines().next().unwrap_or("").trim_end();
     if first != VERSION_LINE {
         let hint = if first.starts_with("# zonelab-measurements") {
@@ -161,32 +210,39 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Row>, String> {
         } else {
             format!("the first line must be '{VERSION_LINE}'")
         };
-        return Err(format!("{name}:1: not a measurements file ({hint}); see docs/measurements.md"));
+        return Err(Error::Invalid(format!("{name}:1: not a measurements file ({hint}); see docs/measurements.md")));
     }
     let mut reader = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
-    let header = reader.headers().map_err(|e| located(name, &e, &[]))?.clone();
+    let header = reader.headers().map_err(|e| Error::Invalid(located(name, &e, &[])))?.clone();
     let found: Vec<&str> = header.iter().collect();
     if found != COLUMNS {
-        return Err(format!("{name}:2: the header must be {} (found {})", COLUMNS.join(","), found.join(",")));
+        return Err(Error::Invalid(format!(
+            "{name}:2: the header must be {} (found {})",
+            COLUMNS.join(","),
+            found.join(",")
+        )));
     }
     let mut rows = Vec::new();
     let mut ids = std::collections::HashMap::new();
     for record in reader.records() {
-        let record = record.map_err(|e| located(name, &e, &COLUMNS))?;
+        let record = record.map_err(|e| Error::Invalid(located(name, &e, &COLUMNS)))?;
         let line = record.position().map_or(0, |p| p.line());
         let mut row: Row = record.deserialize(Some(&header)).map_err(|e| {
             let message = located(name, &e, &COLUMNS);
             // serde names no field for an unknown enum value: find the column that holds it.
             let bad = message.split("unknown variant '").nth(1).and_then(|m| m.split('\'').next());
             match bad.and_then(|b| record.iter().position(|f| f == b)) {
-                Some(i) => message.replacen("column '?'", &format!("column '{}'", COLUMNS[i]), 1),
-                None => message,
+                Some(i) => Error::Invalid(message.replacen("column '?'", &format!("column '{}'", COLUMNS[i]), 1)),
+                None => Error::Invalid(message),
             }
         })?;
         row.line = line;
         check(name, &row)?;
         if let Some(before) = ids.insert(row.id.clone(), line) {
-            return Err(format!("{name}:{line}: column 'id': '{}' is already the id of line {before}", row.id));
+            return Err(Error::Invalid(format!(
+                "{name}:{line}: column 'id': '{}' is already the id of line {before}",
+                row.id
+            )));
         }
         rows.push(row);
     }
@@ -194,8 +250,8 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Row>, String> {
 }
 
 /// What serde cannot check: values that parse but make no sense.
-fn check(name: &str, row: &Row) -> Result<(), String> {
-    let at = |column: &str, what: &str| Err(format!("{name}:{}: column '{column}': {what}", row.line));
+fn check(name: &str, row: &Row) -> Result<()> {
+    let at = |column: &str, what: &str| Err(Error::Invalid(format!("{name}:{}: column '{column}': {what}", row.line)));
     if row.id.trim().is_empty() {
         return at("id", "must not be empty");
     }
@@ -266,21 +322,21 @@ mod tests {
             ("A1,S,F,1024,spdk,write,4096,1,1,1,,kiops,1,\n", "512 or 4096"),
         ];
         for (row, needle) in cases {
-            let err = parse("m.csv", &file(row)).unwrap_err();
+            let err = parse("m.csv", &file(row)).unwrap_err().to_string();
             assert!(err.contains(needle), "{row}: {err}");
         }
-        let err = parse("m.csv", &file("A1,S,F,4096,nvme,write,4096,1,1,1,,kiops,1,\n")).unwrap_err();
+        let err = parse("m.csv", &file("A1,S,F,4096,nvme,write,4096,1,1,1,,kiops,1,\n")).unwrap_err().to_string();
         assert!(err.contains("m.csv:3: column 'stack'") && err.contains("io_uring_cmd"), "{err}");
     }
 
     #[test]
     fn the_version_line_and_header_are_required_and_ids_unique() {
-        assert!(parse("m.csv", HEADER).unwrap_err().contains(VERSION_LINE));
+        assert!(parse("m.csv", HEADER).unwrap_err().to_string().contains(VERSION_LINE));
         let v2 = format!("# zonelab-measurements v2\n{HEADER}");
-        assert!(parse("m.csv", &v2).unwrap_err().contains("v1 only"));
-        let err = parse("m.csv", &format!("{VERSION_LINE}\nid,value\n")).unwrap_err();
+        assert!(parse("m.csv", &v2).unwrap_err().to_string().contains("v1 only"));
+        let err = parse("m.csv", &format!("{VERSION_LINE}\nid,value\n")).unwrap_err().to_string();
         assert!(err.contains("m.csv:2: the header"), "{err}");
         let twice = "A1,S,F,4096,spdk,open,,1,1,1,,lat_mean_us,9,\nA1,S,F,4096,spdk,open,,1,1,1,,lat_mean_us,9,\n";
-        assert!(parse("m.csv", &file(twice)).unwrap_err().contains("m.csv:4: column 'id'"));
+        assert!(parse("m.csv", &file(twice)).unwrap_err().to_string().contains("m.csv:4: column 'id'"));
     }
 }

@@ -2,6 +2,7 @@
 //! sequences sent straight to the device (as the paper's SPDK benchmarks do).
 
 use super::{Finding, Outcome, Scale};
+use crate::error::{Error, Result};
 use crate::plot::{Axis, BarSeries, Bars, Figure};
 use zonelab_device::{preset, Command, Completion, Device, Payload, Started, ZoneAction, ZonedDevice};
 use zonelab_sim::{Nanos, SimRng, MS, SEC, US};
@@ -14,17 +15,17 @@ pub(crate) fn mgmt(action: ZoneAction, slba: u64) -> Command<'static> {
     Command::ZoneMgmtSend { action, slba, select_all: false }
 }
 
-pub(crate) fn submit<D: ZonedDevice>(dev: &mut D, t: Nanos, cmd: &Command<'_>) -> Result<Completion, String> {
+pub(crate) fn submit<D: ZonedDevice>(dev: &mut D, t: Nanos, cmd: &Command<'_>) -> Result<Completion> {
     let c = dev.submit(t, cmd, None);
     if c.status.is_success() {
         Ok(c)
     } else {
-        Err(format!("{cmd:?} failed: {:?}", c.status))
+        Err(Error::Failed(format!("{cmd:?} failed: {:?}", c.status)))
     }
 }
 
 /// Writes `lbas` from the start of `zone` with 128 KiB writes at QD 1.
-pub(crate) fn fill<D: ZonedDevice>(dev: &mut D, zone: u64, lbas: u64, mut t: Nanos) -> Result<Nanos, String> {
+pub(crate) fn fill<D: ZonedDevice>(dev: &mut D, zone: u64, lbas: u64, mut t: Nanos) -> Result<Nanos> {
     let zslba = zone * dev.layout().zone_lbas;
     let mut done = 0;
     while done < lbas {
@@ -41,7 +42,7 @@ pub(crate) fn us(c: &Completion) -> f64 {
 }
 
 /// Obs 9: open and close, and the first write or append into an implicitly opened zone.
-pub fn open_close(_scale: Scale) -> Result<Outcome, String> {
+pub fn open_close(_scale: Scale) -> Result<Outcome> {
     let mut dev = zn540();
     let zl = dev.layout().zone_lbas;
     let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false };
@@ -105,7 +106,7 @@ pub fn open_close(_scale: Scale) -> Result<Outcome, String> {
 }
 
 /// Obs 10: reset and finish latency by occupancy, resets of unfinished and finished zones.
-pub fn reset_finish(_scale: Scale) -> Result<Outcome, String> {
+pub fn reset_finish(_scale: Scale) -> Result<Outcome> {
     let mut dev = zn540();
     let zl = dev.layout().zone_lbas;
     let zcap = dev.layout().zcap_lbas;
@@ -212,12 +213,12 @@ fn reset_finish_figure(rows: &[Vec<String>]) -> Figure {
 /// Resets of full zones back to back, with one thread of QD-1 `io` (none,
 /// read, write, append) in other zones; returns the reset latencies and the
 /// I/O latencies, in µs.
-fn reset_run(io: &str, resets: u64) -> Result<(Vec<f64>, Vec<f64>), String> {
+fn reset_run(io: &str, resets: u64) -> Result<(Vec<f64>, Vec<f64>)> {
     reset_run_on(zn540(), io, resets)
 }
 
 /// `reset_run` on `dev`.
-pub(crate) fn reset_run_on(mut dev: Device, io: &str, resets: u64) -> Result<(Vec<f64>, Vec<f64>), String> {
+pub(crate) fn reset_run_on(mut dev: Device, io: &str, resets: u64) -> Result<(Vec<f64>, Vec<f64>)> {
     let zl = dev.layout().zone_lbas;
     let zcap = dev.layout().zcap_lbas;
     let mut t = 0;
@@ -231,7 +232,7 @@ pub(crate) fn reset_run_on(mut dev: Device, io: &str, resets: u64) -> Result<(Ve
     let (mut offset, mut io_zone) = (0u64, 600u64);
     for z in 0..resets {
         let Started::Pending(tag) = dev.start(t, &mgmt(ZoneAction::Reset, z * zl), None) else {
-            return Err("a reset of a full zone completes later".into());
+            return Err(Error::Failed("a reset of a full zone completes later".into()));
         };
         let done = loop {
             if let Some((_, c)) = dev.take_completed().into_iter().find(|&(g, _)| g == tag) {
@@ -242,7 +243,7 @@ pub(crate) fn reset_run_on(mut dev: Device, io: &str, resets: u64) -> Result<(Ve
                 "write" => Command::Write { slba: io_zone * zl + offset, nlb: 1, payload: Payload::None, fua: false },
                 "append" => Command::Append { zslba: io_zone * zl, nlb: 1, payload: Payload::None, fua: false },
                 _ => {
-                    t = dev.next_event_ns().ok_or("the reset is still running")?;
+                    t = dev.next_event_ns().ok_or_else(|| Error::Failed("the reset is still running".into()))?;
                     dev.advance(t + 1);
                     continue;
                 }
@@ -272,7 +273,7 @@ fn mean(values: &[f64]) -> f64 {
 }
 
 /// I/O latency alone, in µs, for Obs 12's baseline.
-fn io_alone(io: &str) -> Result<f64, String> {
+fn io_alone(io: &str) -> Result<f64> {
     let mut dev = zn540();
     let zl = dev.layout().zone_lbas;
     let zcap = dev.layout().zcap_lbas;
@@ -293,7 +294,7 @@ fn io_alone(io: &str) -> Result<f64, String> {
 }
 
 /// Obs 12-13: resets and I/O side by side.
-pub fn reset_interference(scale: Scale) -> Result<Outcome, String> {
+pub fn reset_interference(scale: Scale) -> Result<Outcome> {
     let resets = if scale.quick { 6 } else { 30 };
     let mut rows = Vec::new();
     let mut findings = Vec::new();

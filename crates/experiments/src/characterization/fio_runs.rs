@@ -1,5 +1,6 @@
 //! Running the experiments' fio job files on a fresh zn540.
 
+use crate::error::{Error, Result};
 use zonelab_device::{preset, Device, DeviceConfig};
 use zonelab_host::{HostConfig, SchedulerCounters};
 use zonelab_workload::fio::job::{Scheduler, DDIR_READ, DDIR_WRITE};
@@ -30,19 +31,23 @@ pub struct FioResult {
 }
 
 impl FioResult {
-    pub fn entry(&self, name: &str) -> Result<&JobStats, String> {
-        self.entries.iter().find(|e| e.name == name).map(|e| &e.stats).ok_or_else(|| format!("no job '{name}'"))
+    pub fn entry(&self, name: &str) -> Result<&JobStats> {
+        self.entries
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| &e.stats)
+            .ok_or_else(|| Error::Failed(format!("no job '{name}'")))
     }
 }
 
 /// Fills in `${VAR}`s; every variable of the file must be given.
-pub fn substitute(text: &str, vars: &[(&str, String)]) -> Result<String, String> {
+pub fn substitute(text: &str, vars: &[(&str, String)]) -> Result<String> {
     let mut out = text.to_string();
     for (name, value) in vars {
         out = out.replace(&format!("${{{name}}}"), value);
     }
     match out.find("${") {
-        Some(i) => Err(format!("job variable left unset at: {}", &out[i..out.len().min(i + 20)])),
+        Some(i) => Err(Error::Invalid(format!("job variable left unset at: {}", &out[i..out.len().min(i + 20)]))),
         None => Ok(out),
     }
 }
@@ -65,47 +70,36 @@ pub fn drop_section(text: &str, name: &str) -> String {
 }
 
 /// Runs job file `file` with `vars` on a fresh zn540.
-pub fn run(file: (&str, &str), vars: &[(&str, String)], scheduler: Scheduler) -> Result<FioResult, String> {
+pub fn run(file: (&str, &str), vars: &[(&str, String)], scheduler: Scheduler) -> Result<FioResult> {
     run_text(file.0, &substitute(file.1, vars)?, scheduler)
 }
 
-pub fn run_text(name: &str, text: &str, scheduler: Scheduler) -> Result<FioResult, String> {
+pub fn run_text(name: &str, text: &str, scheduler: Scheduler) -> Result<FioResult> {
     run_on(preset("zn540").expect("zn540 preset"), name, text, scheduler)
 }
 
 /// Runs a filled-in job file on a fresh device of `config`.
-pub fn run_on(config: DeviceConfig, name: &str, text: &str, scheduler: Scheduler) -> Result<FioResult, String> {
+pub fn run_on(config: DeviceConfig, name: &str, text: &str, scheduler: Scheduler) -> Result<FioResult> {
     run_seeded(config, name, text, scheduler, 1)
 }
 
 /// `run_on` with the run's random numbers drawn from `seed`.
-pub fn run_seeded(
-    config: DeviceConfig,
-    name: &str,
-    text: &str,
-    scheduler: Scheduler,
-    seed: u64,
-) -> Result<FioResult, String> {
+pub fn run_seeded(config: DeviceConfig, name: &str, text: &str, scheduler: Scheduler, seed: u64) -> Result<FioResult> {
     run_with_options(config, name, text, &RunOptions { seed, scheduler, host: HostConfig::default() })
 }
 
 /// [`run_seeded`] with the host's configuration given too.
-pub fn run_with_options(
-    config: DeviceConfig,
-    name: &str,
-    text: &str,
-    options: &RunOptions,
-) -> Result<FioResult, String> {
-    let set = parse_job_file(name, text).map_err(|e| e.to_string())?;
-    let mut device = Device::new(config).map_err(|e| e.to_string())?;
-    let engine = Engine::new(&mut device, &set, options).map_err(|e| e.to_string())?;
-    let result = engine.run(&mut |_| {}).map_err(|e| e.to_string())?;
+pub fn run_with_options(config: DeviceConfig, name: &str, text: &str, options: &RunOptions) -> Result<FioResult> {
+    let set = parse_job_file(name, text)?;
+    let mut device = Device::new(config)?;
+    let engine = Engine::new(&mut device, &set, options)?;
+    let result = engine.run(&mut |_| {})?;
     let entries = entries(&set, &result)
         .into_iter()
         .map(|e| EntryStats { name: e.spec.name.clone(), stats: e.stats })
         .collect::<Vec<_>>();
     if let Some(e) = entries.iter().find(|e| e.stats.error.is_some()) {
-        return Err(format!("job {} failed: {:?}", e.name, e.stats.error));
+        return Err(Error::Failed(format!("job {} failed: {:?}", e.name, e.stats.error)));
     }
     Ok(FioResult { entries, disk: result.disk })
 }
@@ -138,7 +132,7 @@ mod tests {
     fn variables_are_filled_and_missing_ones_refused() {
         let text = "[a]\nbs=${BS}\niodepth=${QD}\n";
         assert_eq!(substitute(text, &[("BS", "4k".into()), ("QD", "2".into())]).unwrap(), "[a]\nbs=4k\niodepth=2\n");
-        let err = substitute(text, &[("BS", "4k".into())]).unwrap_err();
+        let err = substitute(text, &[("BS", "4k".into())]).unwrap_err().to_string();
         assert!(err.contains("${QD}"), "{err}");
     }
 

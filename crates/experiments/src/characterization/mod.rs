@@ -14,6 +14,7 @@ mod seed000;
 mod seed003;
 mod seed003_remedies;
 
+use crate::error::{io, Error, Result};
 use crate::plot::{self, Figure};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -22,15 +23,22 @@ use std::path::Path;
 /// How close a number must be to count as reproduced.
 pub const TOLERANCE: f64 = 0.10;
 
+/// One finding of a paper, the paper's number or direction against zonelab's.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Finding {
+    /// The paper's observation it belongs to (e.g. "Obs 3").
     pub observation: String,
+    /// What is compared.
     pub quantity: String,
+    /// The unit of the numbers.
     pub unit: String,
+    /// The paper's number (none for a direction).
     pub paper: Option<f64>,
+    /// zonelab's number.
     pub zonelab: Option<f64>,
     /// Relative error, for numbers.
     pub error: Option<f64>,
+    /// "reproduced", "direction holds", or why not.
     pub verdict: String,
     /// For a finding not reproduced: the mechanism the model lacks for it,
     /// where it is known.
@@ -102,6 +110,7 @@ impl Finding {
         self
     }
 
+    /// Whether the finding counts as reproduced (in number or direction).
     pub fn passed(&self) -> bool {
         self.verdict == "reproduced" || self.verdict == "direction holds"
     }
@@ -110,10 +119,15 @@ impl Finding {
 /// What one experiment produced.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// File stem of its CSV and plots.
     pub name: &'static str,
+    /// Heading in the summary.
     pub title: &'static str,
+    /// The CSV's columns.
     pub columns: Vec<&'static str>,
+    /// The CSV's rows.
     pub rows: Vec<Vec<String>>,
+    /// Paper against zonelab.
     pub findings: Vec<Finding>,
     /// Shaped like the paper's figure of the experiment.
     pub figure: Figure,
@@ -126,13 +140,20 @@ pub struct Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Record {
+    /// File stem of its CSV and plots.
     pub name: String,
+    /// Heading in the summary.
     pub title: String,
+    /// The CSV's columns.
     pub columns: Vec<String>,
+    /// The CSV's rows.
     pub rows: Vec<Vec<String>>,
     #[serde(with = "stored_findings")]
+    /// Paper against zonelab.
     pub findings: Vec<Finding>,
+    /// Shaped like the paper's figure.
     pub figure: Figure,
+    /// The job files it ran (name, text).
     pub jobs: Vec<(String, String)>,
 }
 
@@ -210,6 +231,7 @@ impl From<&Outcome> for Record {
 /// How long the experiments run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scale {
+    /// Shorter runs and fewer sweep points.
     pub quick: bool,
 }
 
@@ -224,7 +246,7 @@ impl Scale {
     }
 }
 
-type Experiment = fn(Scale) -> Result<Outcome, String>;
+type Experiment = fn(Scale) -> Result<Outcome>;
 
 /// Every experiment, in paper order.
 pub const EXPERIMENTS: [(&str, Experiment); 10] = [
@@ -241,7 +263,7 @@ pub const EXPERIMENTS: [(&str, Experiment); 10] = [
 ];
 
 /// Runs the experiments whose name contains `filter` (all when empty).
-pub fn run(scale: Scale, filter: &str, progress: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, String> {
+pub fn run(scale: Scale, filter: &str, progress: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>> {
     let mut out = Vec::new();
     for name in select(filter)? {
         progress(name);
@@ -251,35 +273,34 @@ pub fn run(scale: Scale, filter: &str, progress: &mut dyn FnMut(&str)) -> Result
 }
 
 /// The names of the experiments whose name contains `filter`, in paper order.
-pub fn select(filter: &str) -> Result<Vec<&'static str>, String> {
+pub fn select(filter: &str) -> Result<Vec<&'static str>> {
     let names: Vec<&'static str> = EXPERIMENTS.iter().map(|(n, _)| *n).filter(|n| n.contains(filter)).collect();
     if names.is_empty() {
         let all: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
-        return Err(format!("no experiment matches '{filter}': choose from {}", all.join(", ")));
+        return Err(Error::Invalid(format!("no experiment matches '{filter}': choose from {}", all.join(", "))));
     }
     Ok(names)
 }
 
 /// Runs the experiment called `name`.
-pub fn run_one(name: &str, scale: Scale) -> Result<Outcome, String> {
+pub fn run_one(name: &str, scale: Scale) -> Result<Outcome> {
     let Some((_, experiment)) = EXPERIMENTS.iter().find(|(n, _)| *n == name) else {
         let all: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
-        return Err(format!("unknown experiment '{name}': choose from {}", all.join(", ")));
+        return Err(Error::Invalid(format!("unknown experiment '{name}': choose from {}", all.join(", "))));
     };
-    experiment(scale).map_err(|e| format!("{name}: {e}"))
+    experiment(scale).map_err(|e| e.within(name))
 }
 
 /// Writes each outcome's CSV, plot (PNG and SVG) and job files into `dir`,
 /// and the summary as `summary.md` and `summary.json`.
-pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Result<(), String> {
+pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Result<()> {
     let records: Vec<Record> = outcomes.iter().map(Record::from).collect();
     write_records(dir, &records, warn)
 }
 
 /// [`write`] from stored records: the renderer of the plan runner.
-pub fn write_records(dir: &Path, outcomes: &[Record], warn: &mut dyn FnMut(&str)) -> Result<(), String> {
-    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
-    std::fs::create_dir_all(dir.join("jobs")).map_err(io)?;
+pub fn write_records(dir: &Path, outcomes: &[Record], warn: &mut dyn FnMut(&str)) -> Result<()> {
+    std::fs::create_dir_all(dir.join("jobs")).map_err(io(dir))?;
     // The font is built in; should it ever fail, the data still get written.
     let plots = match plot::register_font() {
         Ok(()) => true,
@@ -295,27 +316,27 @@ pub fn write_records(dir: &Path, outcomes: &[Record], warn: &mut dyn FnMut(&str)
             plot::png(&o.figure, &dir.join(format!("{}.png", o.name)))?;
         }
         for (file, text) in &o.jobs {
-            std::fs::write(dir.join("jobs").join(file), text).map_err(io)?;
+            std::fs::write(dir.join("jobs").join(file), text).map_err(io(dir))?;
         }
     }
-    std::fs::write(dir.join("summary.md"), summary_records(outcomes)).map_err(io)?;
+    std::fs::write(dir.join("summary.md"), summary_records(outcomes)).map_err(io(dir))?;
     let findings: Vec<serde_json::Value> = outcomes
         .iter()
         .flat_map(|o| o.findings.iter().map(move |f| serde_json::json!({"experiment": o.name, "finding": f})))
         .collect();
     let json = serde_json::to_string_pretty(&findings).expect("findings serialise");
-    std::fs::write(dir.join("summary.json"), json + "\n").map_err(io)
+    std::fs::write(dir.join("summary.json"), json + "\n").map_err(io(dir))
 }
 
 /// A table as CSV through the csv crate (fields with commas or quotes quoted).
-fn write_csv(path: &Path, columns: &[String], rows: &[Vec<String>]) -> Result<(), String> {
-    let fail = |e: csv::Error| format!("{}: {e}", path.display());
+fn write_csv(path: &Path, columns: &[String], rows: &[Vec<String>]) -> Result<()> {
+    let fail = |source| Error::Csv { path: path.to_path_buf(), source };
     let mut w = csv::Writer::from_path(path).map_err(fail)?;
     w.write_record(columns).map_err(fail)?;
     for row in rows {
         w.write_record(row).map_err(fail)?;
     }
-    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+    w.flush().map_err(io(path))
 }
 
 fn fmt_value(v: Option<f64>) -> String {
@@ -397,7 +418,7 @@ mod tests {
 
     #[test]
     fn an_unknown_experiment_is_an_error_naming_the_choices() {
-        let err = run(Scale { quick: true }, "obs99", &mut |_| {}).unwrap_err();
+        let err = run(Scale { quick: true }, "obs99", &mut |_| {}).unwrap_err().to_string();
         assert!(err.contains("obs10-reset-finish"), "{err}");
     }
 }

@@ -2,6 +2,7 @@
 
 use super::fio_runs::{self as fio, FioResult, GC_CONVENTIONAL, GC_ZNS, INTER, INTRA, QD1};
 use super::{Finding, Outcome, Scale};
+use crate::error::Result;
 use crate::plot::{Axis, BarSeries, Bars, Figure, Marker, Plot, Series};
 use zonelab_workload::fio::job::Scheduler;
 
@@ -10,13 +11,7 @@ fn vars(pairs: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
 }
 
 /// One QD-1 point: (lat mean µs, KIOPS, MiB/s).
-fn qd1_point(
-    engine: &str,
-    scheduler: Scheduler,
-    bs_kib: u64,
-    append: bool,
-    scale: Scale,
-) -> Result<(f64, f64, f64), String> {
+fn qd1_point(engine: &str, scheduler: Scheduler, bs_kib: u64, append: bool, scale: Scale) -> Result<(f64, f64, f64)> {
     let v = vars(&[
         ("IOENGINE", engine.into()),
         ("RUNTIME", scale.runtime().into()),
@@ -29,7 +24,7 @@ fn qd1_point(
 }
 
 /// Obs 1-4: QD-1 latency by stack, and throughput by request size.
-pub fn qd1(scale: Scale) -> Result<Outcome, String> {
+pub fn qd1(scale: Scale) -> Result<Outcome> {
     let mut rows = Vec::new();
     let mut findings = Vec::new();
     let stacks = [
@@ -132,7 +127,7 @@ fn qd1_figure(sizes: &[u64], stack_lat: &[f64], by_op: &[Vec<(f64, f64, f64, f64
     )
 }
 
-fn intra_point(rw: &str, qd: u32, scale: Scale) -> Result<FioResult, String> {
+fn intra_point(rw: &str, qd: u32, scale: Scale) -> Result<FioResult> {
     let (engine, scheduler, append) = match rw {
         "append" => ("spdk", Scheduler::None, 1),
         "write" => ("io_uring", Scheduler::MqDeadline, 0),
@@ -152,7 +147,7 @@ fn intra_point(rw: &str, qd: u32, scale: Scale) -> Result<FioResult, String> {
 }
 
 /// Obs 5-7: one zone, rising queue depth.
-pub fn intra_zone(scale: Scale) -> Result<Outcome, String> {
+pub fn intra_zone(scale: Scale) -> Result<Outcome> {
     let mut rows = Vec::new();
     let mut series = Vec::new();
     let mut merged_qd16 = 0.0;
@@ -228,7 +223,7 @@ pub fn intra_zone(scale: Scale) -> Result<Outcome, String> {
 }
 
 /// Obs 5-8: one zone per thread at QD 1, rising zone count.
-pub fn inter_zone(scale: Scale) -> Result<Outcome, String> {
+pub fn inter_zone(scale: Scale) -> Result<Outcome> {
     let zones: &[u32] = if scale.quick { &[1, 2, 4, 8, 14] } else { &[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14] };
     let mut rows = Vec::new();
     let mut bw = Vec::new();
@@ -329,18 +324,18 @@ fn inter_figure(zones: &[u32], bw: &[ZoneSweep<'_>]) -> Figure {
 /// rather than dwindle in number so that the GC thresholds, counted in
 /// blocks per die, keep their share of the die (with fewer blocks, the
 /// start threshold would hold most of the over-provisioning free).
-fn scaled_sn640(pages_per_block: u32) -> Result<zonelab_device::DeviceConfig, String> {
+fn scaled_sn640(pages_per_block: u32) -> Result<zonelab_device::DeviceConfig> {
     let mut c = zonelab_device::preset("sn640").expect("sn640 preset");
     c.flash.pages_per_block = pages_per_block;
     let zones = (c.flash.raw_bytes() as f64 * 0.87 / c.namespace.zone_size_bytes as f64) as u32;
     c.namespace.zones = zones;
     c.namespace.conventional_zones = zones;
-    c.validate().map_err(|e| e.0)?;
+    c.validate()?;
     Ok(c)
 }
 
 /// (reader p95 µs, writers' MiB/s, stddev of the writers' 500 ms bandwidth samples in MiB/s).
-fn gc_run(conventional: bool, writers: bool, scale: Scale) -> Result<(f64, f64, f64), String> {
+fn gc_run(conventional: bool, writers: bool, scale: Scale) -> Result<(f64, f64, f64)> {
     let (file, config) = if conventional {
         // A sixteenth (64 GiB) or a quarter (258 GiB) of the flash; the full
         // sn640 (`zonelab run --device sn640`) gives the same numbers.
@@ -389,7 +384,7 @@ fn gc_figure(title: &str, zns: [(f64, f64, f64); 2], conv: [(f64, f64, f64); 2])
 }
 
 /// Obs 11: read tail latency under heavy writes, ZNS against its conventional twin.
-pub fn gc_interference(scale: Scale) -> Result<Outcome, String> {
+pub fn gc_interference(scale: Scale) -> Result<Outcome> {
     let zns_alone = gc_run(false, false, scale)?;
     let conv_alone = gc_run(true, false, scale)?;
     let zns = gc_run(false, true, scale)?;

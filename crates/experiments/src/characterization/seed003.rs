@@ -3,6 +3,7 @@
 
 use super::fio_runs::{self as fio, FINISH};
 use super::{Finding, Outcome, Scale};
+use crate::error::Result;
 use crate::plot::{Axis, Figure, Marker, Plot, Series};
 use zonelab_workload::fio::job::Scheduler;
 
@@ -20,7 +21,7 @@ enum Background {
 const THINK_50: &str = "1s";
 
 /// (KIOPS, p95 µs) of the foreground at concurrency `cl`.
-fn finish_point(rw: &str, cl: u32, background: Background, scale: Scale) -> Result<(f64, f64), String> {
+fn finish_point(rw: &str, cl: u32, background: Background, scale: Scale) -> Result<(f64, f64)> {
     let read = rw == "randread";
     let runtime = if scale.quick { "2s" } else { "6s" };
     let vars = [
@@ -48,7 +49,7 @@ fn finish_point(rw: &str, cl: u32, background: Background, scale: Scale) -> Resu
 }
 
 /// Finish interference on writes and reads, by concurrency and finish intensity.
-pub fn finish_interference(scale: Scale) -> Result<Outcome, String> {
+pub fn finish_interference(scale: Scale) -> Result<Outcome> {
     let write_cls: &[u32] = if scale.quick { &[1, 3, 7] } else { &[1, 2, 3, 4, 5, 6, 7] };
     let read_cls: &[u32] = if scale.quick { &[1, 8] } else { &[1, 2, 4, 8, 16, 32] };
     let mut rows = Vec::new();

@@ -22,6 +22,7 @@ use crate::calibrate::background::{IoOp, Mgmt, ZincSettings};
 use crate::calibrate::execute::{run_all, Outcome as RunOutcome, Settings};
 use crate::calibrate::plan::{FioJob, FioRun, Host, Pace, Run, Work};
 use crate::calibrate::rows::Stack;
+use crate::error::{Error, Result};
 use crate::plot::{Axis, Figure, Marker, Plot, Series};
 use zonelab_workload::fio::job::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
@@ -81,7 +82,7 @@ fn fio_run(stack: Stack, zinc: Option<ZincSettings>, fg: Foreground, mgmt: Optio
 
 /// Runs `runs` (with their foregrounds) on the zn540 preset, on every core,
 /// each over a window of `window_ms` simulated ms.
-fn measure(runs: &[(Run, Foreground)], window_ms: u64) -> Result<Vec<Point>, String> {
+fn measure(runs: &[(Run, Foreground)], window_ms: u64) -> Result<Vec<Point>> {
     let config = zonelab_device::preset("zn540").expect("the zn540 preset");
     // Runs with and without management are compared over windows of the same length.
     let settings = Settings { runtime_ms: window_ms, window_ms_min: window_ms, ..Settings::default() };
@@ -97,7 +98,7 @@ fn measure(runs: &[(Run, Foreground)], window_ms: u64) -> Result<Vec<Point>, Str
                 let mgmt_ops = other.map_or(0, |o| o.dirs[DDIR_TRIM].total_ios);
                 Ok(Point { kiops: dir.iops_value() / 1e3, p95_us: p95_ns as f64 / 1e3, mgmt_ops })
             }
-            RunOutcome::Lists(_) => Err("a fio run gave latency lists".into()),
+            RunOutcome::Lists(_) => Err(Error::Failed("a fio run gave latency lists".into())),
         })
         .collect()
 }
@@ -134,7 +135,7 @@ fn plot(title: &str, y: Axis, series: Vec<Series>) -> Figure {
 }
 
 /// ZINC against mq-deadline under resets at 50% intensity (paper Fig. 9).
-pub fn zinc(scale: Scale) -> Result<Outcome, String> {
+pub fn zinc(scale: Scale) -> Result<Outcome> {
     let ns: Vec<u32> = if scale.quick { vec![1, 4, 7] } else { (1..=7).collect() };
     let fgs: Vec<Foreground> = ns.iter().map(|&n| Foreground::Writers(n)).collect();
     let stack = Stack::IoUringMqDeadline;
@@ -213,7 +214,7 @@ pub fn zinc(scale: Scale) -> Result<Outcome, String> {
 const CHUNKS_KIB: [u64; 7] = [4, 8, 16, 32, 64, 128, 256];
 
 /// softFinish against finish at 50% intensity, on writers and random readers.
-pub fn softfinish(scale: Scale) -> Result<Outcome, String> {
+pub fn softfinish(scale: Scale) -> Result<Outcome> {
     let (writers, readers): (Vec<u32>, Vec<u32>) =
         if scale.quick { (vec![1, 7], vec![1, 32]) } else { ((1..=7).collect(), (0..8).map(|i| 1 << i).collect()) };
     let chunks: &[u64] = if scale.quick { &[8, 128] } else { &CHUNKS_KIB };

@@ -7,6 +7,7 @@
 
 use super::DeviceSpec;
 use crate::characterization::fio_runs::{self as fio, percentile_us};
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use zonelab_workload::fio::job::{Scheduler, DDIR_TRIM};
@@ -17,8 +18,11 @@ const JOB: (&str, &str) = ("management.fio", include_str!("../../jobs/design/man
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
+    /// Writers at the write pointer, one zone each.
     Writers,
+    /// Zone Append writers.
     Appenders,
+    /// Random readers of pre-filled zones.
     Readers,
 }
 
@@ -28,17 +32,23 @@ pub enum Workload {
 pub enum Management {
     /// No management: the baseline throughput.
     None,
+    /// Zone Finish of freshly opened zones.
     Finish,
+    /// Zone Reset of full zones.
     Reset,
 }
 
+/// One point of the management design-space study: a design under a workload and a management load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DesignRun {
     /// The design's name (its `set` entries in `device` are the design).
     pub design: String,
+    /// The device with the design's settings.
     pub device: DeviceSpec,
+    /// The foreground.
     pub workload: Workload,
+    /// The background management.
     pub management: Management,
     /// Think time between management operations (e.g. 2ms): the intensity.
     pub think: String,
@@ -46,10 +56,12 @@ pub struct DesignRun {
     pub concurrency: u32,
     /// Simulated time of the measured part (e.g. 100ms).
     pub runtime: String,
+    /// Seed of the run's random numbers.
     pub seed: u64,
 }
 
 impl DesignRun {
+    /// A short description for progress lines.
     pub fn label(&self) -> String {
         let workload = serde_json::to_value(self.workload).expect("enums serialize");
         let management = serde_json::to_value(self.management).expect("enums serialize");
@@ -63,7 +75,7 @@ impl DesignRun {
     }
 
     /// The job file, filled in, with the sections this run does not use dropped.
-    fn job_text(&self, zone_bytes: u64, zone_capacity_bytes: u64) -> Result<String, String> {
+    fn job_text(&self, zone_bytes: u64, zone_capacity_bytes: u64) -> Result<String> {
         // Zones: writers from 0, readers' data from READ_OFFSET, full zones to reset after
         // them, zones to open and finish from FINISH_OFFSET.
         const READ_OFFSET: u32 = 16;
@@ -110,7 +122,7 @@ impl DesignRun {
 
 /// Runs one design point: foreground KIOPS and MiB/s, and the management
 /// operations' count and latency (mean, p99) in µs.
-pub fn run(spec: &DesignRun) -> Result<Value, String> {
+pub fn run(spec: &DesignRun) -> Result<Value> {
     let config = spec.device.config()?;
     let text = spec.job_text(config.namespace.zone_size_bytes, config.namespace.zone_capacity_bytes)?;
     let result = fio::run_seeded(config, JOB.0, &text, Scheduler::None, spec.seed)?;

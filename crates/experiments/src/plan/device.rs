@@ -1,6 +1,7 @@
 //! A device as a run specification names it: the command line's device
 //! options (`--device`, `--zones`, `--set`, ...) as serializable data.
 
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use zonelab_device::{load_device, parse_size, DeviceConfig, DeviceOptions};
 
@@ -12,20 +13,28 @@ pub struct DeviceSpec {
     #[serde(default = "default_preset")]
     pub preset: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Zone count (`--zones`).
     pub zones: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Zone size with a unit (`--zone-size`, e.g. 64m).
     pub zone_size: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Zone capacity with a unit (`--zone-capacity`).
     pub zone_capacity: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Most open zones (`--max-open`).
     pub max_open: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Most active zones (`--max-active`).
     pub max_active: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Conventional zones before the sequential ones.
     pub conventional_zones: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// LBA format in bytes (512 or 4096).
     pub lba_bytes: Option<u32>,
     #[serde(default)]
+    /// Data mode: the device keeps written bytes.
     pub data: bool,
     /// `--set PATH=VALUE` pairs, applied in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -43,6 +52,7 @@ impl Default for DeviceSpec {
 }
 
 impl DeviceSpec {
+    /// Preset `name` with no options.
     pub fn preset(name: &str) -> Self {
         DeviceSpec {
             preset: name.into(),
@@ -59,12 +69,12 @@ impl DeviceSpec {
     }
 
     /// The configuration, with the CLI's error messages (an option's name first).
-    pub fn config(&self) -> Result<DeviceConfig, String> {
-        let size = |name: &str, text: &Option<String>| -> Result<Option<u64>, String> {
-            text.as_deref().map(|t| parse_size(t).map_err(|e| format!("{name}: {e}"))).transpose()
+    pub fn config(&self) -> Result<DeviceConfig> {
+        let size = |name: &str, text: &Option<String>| -> Result<Option<u64>> {
+            text.as_deref().map(|t| parse_size(t).map_err(|e| Error::Value(e).within(name))).transpose()
         };
         if let Some(bytes) = self.lba_bytes.filter(|b| ![512, 4096].contains(b)) {
-            return Err(format!("lba_bytes: {bytes} is not a supported LBA format: use 512 or 4096"));
+            return Err(Error::Invalid(format!("lba_bytes: {bytes} is not a supported LBA format: use 512 or 4096")));
         }
         let options = DeviceOptions {
             sets: self.set.clone(),
@@ -77,8 +87,8 @@ impl DeviceSpec {
             lba_bytes: self.lba_bytes,
             data: self.data,
         };
-        let base = load_device(&self.preset).map_err(|e| e.0)?;
-        options.apply(base).map_err(|e| e.0)
+        let base = load_device(&self.preset)?;
+        Ok(options.apply(base)?)
     }
 }
 
@@ -104,8 +114,8 @@ mod tests {
     #[test]
     fn bad_options_name_the_option() {
         let spec = DeviceSpec { zone_size: Some("64x".into()), ..DeviceSpec::default() };
-        assert!(spec.config().unwrap_err().starts_with("zone_size: '64x'"));
-        let err = DeviceSpec::preset("nope").config().unwrap_err();
+        assert!(spec.config().unwrap_err().to_string().starts_with("zone_size: '64x'"));
+        let err = DeviceSpec::preset("nope").config().unwrap_err().to_string();
         assert!(err.contains("unknown device 'nope'"), "{err}");
     }
 }

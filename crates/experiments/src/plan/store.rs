@@ -5,6 +5,7 @@
 //! share one; reading takes every `*.jsonl` of the directory.
 
 use super::RunSpec;
+use crate::error::{io, json, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -20,8 +21,11 @@ const FILE_BYTES_MAX: u64 = 4 << 30;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stored {
+    /// Hash of the spec ([`RunSpec::key`]).
     pub key: String,
+    /// What ran.
     pub spec: RunSpec,
+    /// What it gave.
     pub result: Value,
 }
 
@@ -32,11 +36,11 @@ impl Stored {
     }
 
     /// Parses a stored line; `what` names it in errors.
-    pub fn parse(line: &str, what: &str) -> Result<Stored, String> {
-        let stored: Stored = serde_json::from_str(line).map_err(|e| format!("{what}: {e}"))?;
+    pub fn parse(line: &str, what: &str) -> Result<Stored> {
+        let stored: Stored = serde_json::from_str(line).map_err(json(what))?;
         let key = stored.spec.key();
         if stored.key != key {
-            return Err(format!("{what}: key {} is not the hash of its spec ({key})", stored.key));
+            return Err(Error::Invalid(format!("{what}: key {} is not the hash of its spec ({key})", stored.key)));
         }
         Ok(stored)
     }
@@ -51,10 +55,10 @@ pub struct Store {
 impl Store {
     /// Opens (creating it) directory `dir`, reading every `*.jsonl` in it;
     /// new runs go to `dir/file_name`.
-    pub fn open(dir: &Path, file_name: &str) -> Result<Store, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    pub fn open(dir: &Path, file_name: &str) -> Result<Store> {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .map_err(io(dir))?
             .filter_map(|entry| entry.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
             .take(FILES_MAX)
@@ -67,7 +71,7 @@ impl Store {
         Ok(store)
     }
 
-    fn read(&mut self, path: &Path) -> Result<(), String> {
+    fn read(&mut self, path: &Path) -> Result<()> {
         let text = zonelab_sim::input::read_text(path, FILE_BYTES_MAX)?;
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
@@ -87,25 +91,28 @@ impl Store {
         Ok(())
     }
 
+    /// The stored run with `key`, if any.
     pub fn get(&self, key: &str) -> Option<&Stored> {
         self.runs.get(key)
     }
 
+    /// Stored runs.
     pub fn len(&self) -> usize {
         self.runs.len()
     }
 
+    /// Whether nothing is stored.
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
     }
 
     /// Appends a finished run (flushed, so a crash keeps what finished).
-    pub fn append(&mut self, stored: Stored) -> Result<(), String> {
-        let fail = |e: std::io::Error| format!("{}: {e}", self.file.display());
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.file).map_err(fail)?;
+    pub fn append(&mut self, stored: Stored) -> Result<()> {
+        let mut file =
+            std::fs::OpenOptions::new().create(true).append(true).open(&self.file).map_err(io(&self.file))?;
         let mut line = stored.line();
         line.push('\n');
-        file.write_all(line.as_bytes()).map_err(fail)?;
+        file.write_all(line.as_bytes()).map_err(io(&self.file))?;
         self.runs.insert(stored.key.clone(), stored);
         Ok(())
     }
@@ -115,7 +122,8 @@ impl Store {
         Store { runs: BTreeMap::new(), file: PathBuf::new() }
     }
 
-    pub fn insert(&mut self, stored: Stored) -> Result<(), String> {
+    /// Stores a finished run: in memory, or appended to this writer's file.
+    pub fn insert(&mut self, stored: Stored) -> Result<()> {
         if self.file.as_os_str().is_empty() {
             self.runs.insert(stored.key.clone(), stored);
             return Ok(());

@@ -140,7 +140,7 @@ pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Res
     if let Some(t) = spec.threads {
         cfg.threads = t;
     }
-    fsbench::run_with_progress(&mut fs, &cfg, progress)
+    fsbench::run_with_progress(&mut fs, &cfg, progress).map_err(String::from)
 }
 
 mod figures;

@@ -179,9 +179,7 @@ struct Thread {
     stats_start_ns: Nanos,
     deadline_ns: Nanos,
     rate_next_ns: [Nanos; DDIRS],
-    think_pending: bool,
     pump_at_ns: Option<Nanos>,
-    pending_reset: Option<u32>,
     open_retries: u32,
     chain: Option<Chain>,
     stage: Stage,
@@ -192,20 +190,61 @@ struct Thread {
 
 /// Where a thread is in its life: issuing I/O, waiting for what is in flight
 /// once it stopped (deadline, size or error), reading back what it wrote
-/// (verify), or done.
+/// (verify), or done. Only [`Thread::enter`] changes it, and it asserts
+/// that the step is one of these:
+///
+/// ```text
+/// Issuing(_) -> Issuing(_) | Draining   Draining -> Draining | Verifying | Ended   Verifying -> Ended
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    Issuing,
-    Draining,
+    /// Issuing new I/O, once what `Hold` names is done.
+    Issuing(Hold),
+    /// No new I/O; what is in flight completes. `reset`: a zone reset the
+    /// thread owed before it stopped, issued once nothing is in flight
+    /// (fio's blocking reset ioctl runs to its end).
+    Draining { reset: Option<u32> },
+    /// Reading back what it wrote (verify).
     Verifying,
+    /// Done: its statistics are final.
     Ended,
 }
 
+/// What an issuing thread does before its next new I/O, once nothing is in
+/// flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Nothing: it issues.
+    Free,
+    /// Its think time (`thinktime`) after the last I/O.
+    Think,
+    /// A reset of this zone (full, to be written again): fio resets with a
+    /// blocking ioctl, so writes resume once it completes.
+    Reset(u32),
+}
+
 impl Thread {
-    /// No more new I/O: from issuing to draining (later stages stay).
+    /// Moves to `to`, asserting that the thread's life allows the step.
+    fn enter(&mut self, to: Stage) {
+        let allowed = matches!(
+            (self.stage, to),
+            (Stage::Issuing(_), Stage::Issuing(_) | Stage::Draining { .. })
+                | (Stage::Draining { .. }, Stage::Draining { .. } | Stage::Verifying | Stage::Ended)
+                | (Stage::Verifying, Stage::Ended)
+        );
+        assert!(allowed, "thread {}.{}: {:?} -> {:?}", self.spec, self.clone, self.stage, to);
+        self.stage = to;
+    }
+
+    /// No more new I/O: from issuing to draining, keeping a reset it owes
+    /// (later stages stay).
     fn stop_issuing(&mut self) {
-        if self.stage == Stage::Issuing {
-            self.stage = Stage::Draining;
+        if let Stage::Issuing(hold) = self.stage {
+            let reset = match hold {
+                Hold::Reset(zone) => Some(zone),
+                Hold::Free | Hold::Think => None,
+            };
+            self.enter(Stage::Draining { reset });
         }
     }
 }
@@ -481,12 +520,10 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             stats_start_ns: 0,
             deadline_ns: RUN_NS_MAX,
             rate_next_ns: [0; DDIRS],
-            think_pending: false,
             pump_at_ns: None,
-            pending_reset: None,
             open_retries: 0,
             chain: None,
-            stage: Stage::Issuing,
+            stage: Stage::Issuing(Hold::Free),
             verify_ranges: Vec::new(),
             window_next_ns: 0,
             stats: JobStats::default(),
@@ -592,19 +629,29 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             if now >= thread.deadline_ns {
                 thread.stop_issuing();
             }
-            let issuing = thread.stage == Stage::Issuing;
-            if !issuing || thread.pending_reset.is_some() || thread.think_pending {
+            if thread.stage != Stage::Issuing(Hold::Free) {
                 let refill_verify = thread.stage == Stage::Verifying && thread.inflight < thread.qd;
                 if thread.inflight > 0 && !refill_verify {
                     return;
                 }
-                if thread.think_pending && issuing {
-                    thread.think_pending = false;
-                    let at = now.saturating_add(self.set.jobs[thread.spec].thinktime_ns);
-                    self.wake_at(t, at);
-                    return;
-                }
-                if let Some(zone) = thread.pending_reset.take() {
+                let reset = match thread.stage {
+                    Stage::Issuing(Hold::Think) => {
+                        thread.enter(Stage::Issuing(Hold::Free));
+                        let at = now.saturating_add(self.set.jobs[thread.spec].thinktime_ns);
+                        self.wake_at(t, at);
+                        return;
+                    }
+                    Stage::Issuing(Hold::Reset(zone)) => {
+                        thread.enter(Stage::Issuing(Hold::Free));
+                        Some(zone)
+                    }
+                    Stage::Draining { reset: Some(zone) } => {
+                        thread.enter(Stage::Draining { reset: None });
+                        Some(zone)
+                    }
+                    _ => None,
+                };
+                if let Some(zone) = reset {
                     let slba = self.zones.zslba(zone);
                     let reset = Planned {
                         ddir: DDIR_WRITE,
@@ -629,14 +676,14 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                     self.issue(now, t, planned);
                     let job = &self.set.jobs[self.threads[t as usize].spec];
                     if job.thinktime_ns > 0 {
-                        self.threads[t as usize].think_pending = true;
+                        self.threads[t as usize].enter(Stage::Issuing(Hold::Think));
                     }
                 }
                 Next::Wait(at) => {
                     self.wake_at(t, at);
                     return;
                 }
-                Next::Reset(zone) => self.threads[t as usize].pending_reset = Some(zone),
+                Next::Reset(zone) => self.threads[t as usize].enter(Stage::Issuing(Hold::Reset(zone))),
                 Next::End => self.threads[t as usize].stop_issuing(),
             }
         }
@@ -661,9 +708,12 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
     fn finish_issuing(&mut self, now: Nanos, t: u32) {
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];
-        assert!(matches!(thread.stage, Stage::Draining | Stage::Verifying), "{:?}", thread.stage);
-        if job.verify != Verify::None && thread.stage == Stage::Draining && thread.stats.error.is_none() {
-            thread.stage = Stage::Verifying;
+        assert!(matches!(thread.stage, Stage::Draining { reset: None } | Stage::Verifying), "{:?}", thread.stage);
+        if job.verify != Verify::None
+            && thread.stage == (Stage::Draining { reset: None })
+            && thread.stats.error.is_none()
+        {
+            thread.enter(Stage::Verifying);
             thread.verify_ranges.reverse();
         }
         if thread.stage == Stage::Verifying && thread.stats.error.is_none() {
@@ -706,8 +756,8 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             now
         };
         let thread = &mut self.threads[t as usize];
-        assert!(matches!(thread.stage, Stage::Draining | Stage::Verifying) && thread.inflight == 0);
-        thread.stage = Stage::Ended;
+        assert!(thread.inflight == 0, "a thread ends with nothing in flight");
+        thread.enter(Stage::Ended);
         let runtime = now.saturating_sub(thread.stats_start_ns);
         for dir in thread.stats.dirs.iter_mut() {
             if dir.total_ios > 0 {

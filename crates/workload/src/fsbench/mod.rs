@@ -170,33 +170,85 @@ struct Thread {
 /// speed of the order of a GB a minute, so a bound keeps a run finite.
 pub const WRITE_PER_FS_MAX: u64 = 16;
 
+/// Why a file-system benchmark could not run: a setting out of range, or
+/// the file system failing under the workload.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FsBenchError {
+    /// The data set's share of the file system is outside what a run can fill.
+    #[error("utilization {0} must be within 0.05 ..= 0.97")]
+    Utilization(f64),
+    /// Too few or too many simulated threads.
+    #[error("threads {0} must be within 1 ..= 4096")]
+    Threads(u32),
+    /// The run would write more than [`WRITE_PER_FS_MAX`] times the file system.
+    #[error(
+        "write {write_bytes} bytes is more than {WRITE_PER_FS_MAX} times the file system's {fs_bytes} bytes (the most \
+         a run may write, to keep it finite)"
+    )]
+    TooMuchWrite {
+        /// The bytes asked for.
+        write_bytes: u64,
+        /// The file system's size.
+        fs_bytes: u64,
+    },
+    /// Creating the data set failed.
+    #[error("preparing the data set: {0}")]
+    Populate(FsError),
+    /// A workload's operation failed.
+    #[error("{workload}: {source}")]
+    Fs {
+        /// The workload's name.
+        workload: &'static str,
+        /// The file system's error.
+        source: FsError,
+    },
+    /// Compaction ran away: the data set leaves too little free space.
+    #[error(
+        "{workload}: more than 64 compactions per segment: the data set leaves too little free space (utilization \
+         {utilization})"
+    )]
+    TooManyCompactions {
+        /// The workload's name.
+        workload: &'static str,
+        /// The data set's share of the file system.
+        utilization: f64,
+    },
+}
+
+/// For callers that still report errors as text.
+impl From<FsBenchError> for String {
+    fn from(e: FsBenchError) -> String {
+        e.to_string()
+    }
+}
+
 /// Prepares the data set, warms up until segments are being reclaimed, then
 /// runs the workload until it has written `write_bytes`; returns what the
 /// measured part did.
-pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, String> {
+pub fn run(fs: &mut Fs, cfg: &FsBenchConfig) -> Result<FsBenchResult, FsBenchError> {
     run_with_progress(fs, cfg, &mut |_, _, _| {})
 }
 
 /// [`run`], telling `progress` (phase, bytes written, bytes the phase
 /// writes at most) about once per MiB: "warm-up", then "measured".
-pub fn run_with_progress(fs: &mut Fs, cfg: &FsBenchConfig, progress: Progress<'_>) -> Result<FsBenchResult, String> {
+pub fn run_with_progress(
+    fs: &mut Fs,
+    cfg: &FsBenchConfig,
+    progress: Progress<'_>,
+) -> Result<FsBenchResult, FsBenchError> {
     if !(0.05..=0.97).contains(&cfg.utilization) {
-        return Err(format!("utilization {} must be within 0.05 ..= 0.97", cfg.utilization));
+        return Err(FsBenchError::Utilization(cfg.utilization));
     }
     if cfg.threads == 0 || cfg.threads > 4096 {
-        return Err(format!("threads {} must be within 1 ..= 4096", cfg.threads));
+        return Err(FsBenchError::Threads(cfg.threads));
     }
     let fs_bytes = u64::from(fs.segments()) * u64::from(fs.blocks_per_segment()) * 4096;
     if cfg.write_bytes > WRITE_PER_FS_MAX * fs_bytes {
-        return Err(format!(
-            "write {} bytes is more than {WRITE_PER_FS_MAX} times the file system's {fs_bytes} bytes (the most a run \
-             may write, to keep it finite)",
-            cfg.write_bytes
-        ));
+        return Err(FsBenchError::TooMuchWrite { write_bytes: cfg.write_bytes, fs_bytes });
     }
     // Stream 0 is the data set's; threads draw from streams 1 ..= threads.
     let mut set = flows::FileSet::new(fs, cfg, &mut SimRng::fork(cfg.seed, 0));
-    let t0 = set.populate(fs).map_err(|e| format!("preparing the data set: {e}"))?;
+    let t0 = set.populate(fs).map_err(FsBenchError::Populate)?;
     let t0 = fs.sync(t0);
     let threads: Vec<Thread> = (0..cfg.threads)
         .map(|i| Thread {
@@ -238,11 +290,10 @@ pub fn run_with_progress(fs: &mut Fs, cfg: &FsBenchConfig, progress: Progress<'_
             progress("measured", result.write_bytes.min(cfg.write_bytes), cfg.write_bytes);
         }
         if fs.stats.compactions.len() - before.compactions > 64 * fs.segments() as usize {
-            return Err(format!(
-                "{}: more than 64 compactions per segment: the data set leaves too little free space (utilization {})",
-                cfg.workload.name(),
-                cfg.utilization
-            ));
+            return Err(FsBenchError::TooManyCompactions {
+                workload: cfg.workload.name(),
+                utilization: cfg.utilization,
+            });
         }
     }
     result.elapsed_ns = end_ns - t0;
@@ -271,10 +322,11 @@ impl Processes {
 
     /// Runs the earliest thread's next step and counts it in `result`;
     /// returns when the step is done.
-    fn step(&mut self, fs: &mut Fs, cfg: &FsBenchConfig, result: &mut FsBenchResult) -> Result<Nanos, String> {
+    fn step(&mut self, fs: &mut Fs, cfg: &FsBenchConfig, result: &mut FsBenchResult) -> Result<Nanos, FsBenchError> {
         let Reverse((now, i)) = self.heap.pop().expect("threads never finish");
         let th = &mut self.threads[i as usize];
-        let op = self.set.step(fs, th, now).map_err(|e: FsError| format!("{}: {e}", cfg.workload.name()))?;
+        let op =
+            self.set.step(fs, th, now).map_err(|source| FsBenchError::Fs { workload: cfg.workload.name(), source })?;
         result.read_bytes += op.read_blocks * 4096;
         result.write_bytes += op.write_blocks * 4096;
         if !op.more {
