@@ -171,9 +171,19 @@ pub struct MappingConfig {
     /// Zone interleaving degree D_zone: dies a zone's chunks are striped over.
     /// Must divide the number of dies; dies / D_zone flash chip groups result.
     pub d_zone: u32,
+    /// Consecutive chunks (flash pages) of a zone on one die before the next
+    /// die: 1 stripes page by page (ZNS+'s Fig 1); planes × oneshot_pages
+    /// keeps each program unit on one die, so a sequential writer fills, and
+    /// programs, one die after another. Must divide planes × oneshot_pages.
+    #[serde(default = "default_stripe_chunks")]
+    pub stripe_chunks: u32,
     /// Whether a reset keeps the zone's block group or takes another.
     #[serde(default)]
     pub zone_mapping: ZoneMapping,
+}
+
+fn default_stripe_chunks() -> u32 {
+    1
 }
 
 /// How zones get flash block groups (seed 003).
@@ -518,6 +528,8 @@ pub struct Layout {
     pub lbas_per_chunk: u64,
     /// Dies a zone is striped over (D_zone).
     pub d_zone: u32,
+    /// Consecutive chunks of a zone on one die.
+    pub stripe_chunks: u64,
     /// Flash chip groups (dies / D_zone).
     pub fcgs: u32,
     /// Blocks per plane in one flash block group.
@@ -781,6 +793,7 @@ impl DeviceConfig {
             conventional_zones: ns.conventional_zones,
             lbas_per_chunk: page / lba,
             d_zone: self.mapping.d_zone,
+            stripe_chunks: u64::from(self.mapping.stripe_chunks),
             fcgs: 0,
             fbg_blocks: 0,
             fbgs_per_fcg: 0,
@@ -875,6 +888,12 @@ impl DeviceConfig {
         if d == 0 || !dies.is_multiple_of(d) {
             return err(format!(
                 "mapping.d_zone = {d} must divide the {dies} dies (flash.channels × chips_per_channel × dies_per_chip) into equal flash chip groups"
+            ));
+        }
+        let (s, unit_chunks) = (self.mapping.stripe_chunks, self.flash.planes_per_die * self.flash.oneshot_pages);
+        if s == 0 || unit_chunks == 0 || !unit_chunks.is_multiple_of(s) {
+            return err(format!(
+                "mapping.stripe_chunks = {s} must divide the {unit_chunks} chunks of a program unit (flash.planes_per_die × oneshot_pages): use 1 (page by page) up to {unit_chunks} (a whole unit per die)"
             ));
         }
         Ok(())

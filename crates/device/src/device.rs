@@ -492,16 +492,15 @@ impl Device {
     pub(crate) fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
         let per_chunk = self.layout.lbas_per_chunk;
         let filled_lbas = self.controller.zone_io[zone as usize].filled_lbas;
-        let d = u64::from(self.translation.mapping.d_zone());
         // Bound: a zone has fewer program units than LBAs of capacity.
         for _ in 0..self.layout.zcap_lbas {
-            let (first_chunk, last_chunk) =
+            let (first_chunk, _) =
                 self.translation.mapping.unit_chunk_span(self.controller.zone_io[zone as usize].flushed_units);
             if first_chunk * per_chunk >= filled_lbas {
                 return;
             }
-            let data_lbas: u64 = (first_chunk..=last_chunk)
-                .step_by(d as usize)
+            let unit = self.controller.zone_io[zone as usize].flushed_units;
+            let data_lbas: u64 = (self.translation.mapping.unit_chunks(unit))
                 .map(|c| filled_lbas.saturating_sub(c * per_chunk).min(per_chunk))
                 .sum();
             let data_bytes = data_lbas * self.layout.lba_bytes;

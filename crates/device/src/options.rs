@@ -430,6 +430,7 @@ mod tests {
             ("namespace.zone_capacity_bytes", "3g", "capacity must be at most the zone size"),
             ("namespace.lba_bytes", "1024", "use 512 or 4096"),
             ("mapping.d_zone", "3", "must divide"),
+            ("mapping.stripe_chunks", "5", "must divide the 12 chunks of a program unit"),
             ("namespace.zones", "5000", "raise flash.blocks_per_plane"),
             ("write_buffer.zone_buffer_bytes", "1m", "super word line"),
             ("flash.pages_per_block", "1000", "oneshot_pages"),

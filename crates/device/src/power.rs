@@ -85,11 +85,9 @@ impl Device {
             return;
         }
         let per_chunk = self.layout.lbas_per_chunk;
-        let d = u64::from(self.translation.mapping.d_zone());
-        let (first, last) = self.translation.mapping.unit_chunk_span(unit);
         let now_ns = self.last_submit_ns;
         let z = &mut self.controller.write_cache.zones[zone as usize];
-        for chunk in (first..=last).step_by(d as usize) {
+        for chunk in self.translation.mapping.unit_chunks(unit) {
             z.durable(chunk * per_chunk, (chunk + 1) * per_chunk, done_ns, now_ns);
         }
     }

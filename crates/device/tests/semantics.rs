@@ -1297,6 +1297,37 @@ fn sustained_write_bandwidth_is_flash_bound() {
     assert!(gib_per_s > 0.9 && gib_per_s < 1.3, "{gib_per_s:.3} GiB/s");
 }
 
+/// Writes `lbas` 4 KiB LBAs to zone 0 of a zn540 striped `stripe_chunks`
+/// pages at a time and returns the programs issued and the dies they went to.
+fn programs_after(stripe_chunks: u32, lbas: u64) -> (u64, Vec<u32>) {
+    let mut config = preset("zn540").unwrap();
+    config.mapping.stripe_chunks = stripe_chunks;
+    let mut dev = Device::new(config).unwrap();
+    let mut at_ns = 0;
+    for slba in (0..lbas).step_by(32) {
+        let nlb = (lbas - slba).min(32) as u32;
+        let c = dev.submit(at_ns, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None);
+        assert_eq!(c.status, Status::Success);
+        at_ns = c.complete_ns;
+    }
+    let busy_dies = (0..16).filter(|&die| dev.flash().die_free_at_ns(die) > 0).collect();
+    (dev.flash().counters().programs, busy_dies)
+}
+
+#[test]
+fn a_unit_wide_stripe_programs_each_die_as_its_unit_fills() {
+    // A program unit is 4 planes × 3 pages of 16 KiB: 48 LBAs of 4 KiB.
+    let unit_lbas = 48;
+    // One whole unit per die: the first unit programs as soon as it is in.
+    assert_eq!(programs_after(12, unit_lbas), (1, vec![0]));
+    assert_eq!(programs_after(12, 3 * unit_lbas), (3, vec![0, 1, 2]));
+    // Page by page: die 0's unit ends on chunk 176, so nothing programs yet,
+    // and then all sixteen dies start within one super word line's tail.
+    assert_eq!(programs_after(1, 3 * unit_lbas).0, 0);
+    let (programs, dies) = programs_after(1, 16 * unit_lbas);
+    assert_eq!((programs, dies.len()), (16, 16));
+}
+
 #[test]
 fn buffered_reads_are_faster_than_flash_reads() {
     let mut dev = zn540();

@@ -3,11 +3,15 @@
 //! The dies are split into flash chip groups (FCGs) of D_zone dies; zone `z`
 //! lives in FCG `z mod N_FCG` and owns flash block group (FBG) `z / N_FCG` of
 //! it: the same block offset(s) on every plane of the group's dies. Chunk `j`
-//! of a zone (one flash page of data) lands on die `j mod D_zone` of the FCG,
-//! so the host can compute the die of any chunk. Consecutive stripes fill the
-//! planes of a die, then its pages; a program unit is one one-shot program
-//! on all planes of one die, and a super word line is one program unit on
-//! every die of the group.
+//! of a zone (one flash page of data) lands on die `(j / S) mod D_zone` of
+//! the FCG, where the stripe S is `mapping.stripe_chunks` consecutive chunks
+//! (1 in ZNS+'s Fig 1: page by page), so the host can compute the die of any
+//! chunk. A die's chunks fill its planes, then its pages; a program unit is
+//! one one-shot program on all planes of one die, and a super word line is
+//! one program unit on every die of the group. A stripe of a whole program
+//! unit fills one die's unit before the next die's, so a zone's programs
+//! start one after another instead of all together at the end of each super
+//! word line.
 //!
 //! The zone-to-FBG table is the one piece of dynamic mapping: a zone starts
 //! on FBG `z / N_FCG` of its FCG, and threaded logging (TL_open) moves it to
@@ -34,12 +38,13 @@ pub struct ChunkLocation {
 #[derive(Debug, Clone)]
 pub struct Mapping {
     d_zone: u32,
+    /// Consecutive chunks on one die (S).
+    stripe_chunks: u64,
     fcgs: u32,
     planes: u32,
     oneshot_pages: u32,
     pages_per_block: u32,
     fbg_blocks: u32,
-    super_row_chunks: u64,
     /// Block group each zone writes to.
     zone_fbg: Vec<u32>,
     /// Block groups no zone uses, per FCG, oldest released first.
@@ -58,14 +63,18 @@ impl Mapping {
                 (used..layout.fbgs_per_fcg).collect()
             })
             .collect();
+        assert!(
+            u64::from(geometry.planes_per_die * geometry.oneshot_pages).is_multiple_of(layout.stripe_chunks),
+            "validation guarantees stripes tile a program unit"
+        );
         Self {
             d_zone: layout.d_zone,
+            stripe_chunks: layout.stripe_chunks,
             fcgs: layout.fcgs,
             planes: geometry.planes_per_die,
             oneshot_pages: geometry.oneshot_pages,
             pages_per_block: geometry.pages_per_block,
             fbg_blocks: layout.fbg_blocks,
-            super_row_chunks: layout.super_row_chunks,
             zone_fbg,
             free_fbgs,
         }
@@ -117,7 +126,27 @@ impl Mapping {
     /// The die chunk `chunk` of `zone` lands on.
     #[inline]
     pub fn die_of_chunk(&self, zone: u32, chunk: u64) -> u32 {
-        self.fcg_of_zone(zone) * self.d_zone + (chunk % u64::from(self.d_zone)) as u32
+        self.fcg_of_zone(zone) * self.d_zone + ((chunk / self.stripe_chunks) % u64::from(self.d_zone)) as u32
+    }
+
+    /// Position of `chunk` among the chunks of the zone on its die.
+    #[inline]
+    fn index_on_die(&self, chunk: u64) -> u64 {
+        let s = self.stripe_chunks;
+        (chunk / (s * u64::from(self.d_zone))) * s + chunk % s
+    }
+
+    /// The chunk at position `index` on die `die_in_group` of the zone.
+    #[inline]
+    fn chunk_at(&self, die_in_group: u64, index: u64) -> u64 {
+        let s = self.stripe_chunks;
+        (index / s) * s * u64::from(self.d_zone) + die_in_group * s + index % s
+    }
+
+    /// Chunks of one program unit (planes × one-shot pages).
+    #[inline]
+    fn unit_chunks_len(&self) -> u64 {
+        u64::from(self.planes) * u64::from(self.oneshot_pages)
     }
 
     /// Where chunk `chunk` of `zone` lives in its current block group.
@@ -129,11 +158,11 @@ impl Mapping {
     /// Where `chunk` of `zone` lies in block group `fbg` of the zone's FCG.
     #[inline]
     pub fn locate_in(&self, zone: u32, fbg: u32, chunk: u64) -> ChunkLocation {
-        let row = chunk / u64::from(self.d_zone);
-        let page_in_fbg = row / u64::from(self.planes);
+        let index = self.index_on_die(chunk);
+        let page_in_fbg = index / u64::from(self.planes);
         ChunkLocation {
             die: self.die_of_chunk(zone, chunk),
-            plane: (row % u64::from(self.planes)) as u32,
+            plane: (index % u64::from(self.planes)) as u32,
             block: fbg * self.fbg_blocks + (page_in_fbg / u64::from(self.pages_per_block)) as u32,
             page: (page_in_fbg % u64::from(self.pages_per_block)) as u32,
         }
@@ -144,15 +173,26 @@ impl Mapping {
     #[inline]
     pub fn unit_of_chunk(&self, chunk: u64) -> u64 {
         let d = u64::from(self.d_zone);
-        (chunk / self.super_row_chunks) * d + chunk % d
+        (self.index_on_die(chunk) / self.unit_chunks_len()) * d + (chunk / self.stripe_chunks) % d
     }
 
-    /// First and last chunk of unit `unit` (its chunks are `d_zone` apart).
+    /// First and last chunk of unit `unit`.
     #[inline]
     pub fn unit_chunk_span(&self, unit: u64) -> (u64, u64) {
         let d = u64::from(self.d_zone);
-        let first = (unit / d) * self.super_row_chunks + unit % d;
-        (first, first + self.super_row_chunks - d)
+        let first_index = (unit / d) * self.unit_chunks_len();
+        let die_in_group = unit % d;
+        (
+            self.chunk_at(die_in_group, first_index),
+            self.chunk_at(die_in_group, first_index + self.unit_chunks_len() - 1),
+        )
+    }
+
+    /// The chunks of unit `unit`, in zone order.
+    pub fn unit_chunks(&self, unit: u64) -> impl Iterator<Item = u64> + '_ {
+        let d = u64::from(self.d_zone);
+        let first_index = (unit / d) * self.unit_chunks_len();
+        (first_index..first_index + self.unit_chunks_len()).map(move |i| self.chunk_at(unit % d, i))
     }
 
     /// Where program unit `unit` of `zone` goes: the block and first page.
@@ -186,12 +226,12 @@ mod tests {
     fn figure1() -> Mapping {
         Mapping {
             d_zone: 4,
+            stripe_chunks: 1,
             fcgs: 2,
             planes: 1,
             oneshot_pages: 1,
             pages_per_block: 8,
             fbg_blocks: 1,
-            super_row_chunks: 4,
             zone_fbg: (0..8).map(|z| z / 2).collect(),
             free_fbgs: vec![VecDeque::new(); 2],
         }
@@ -206,33 +246,53 @@ mod tests {
         assert_eq!(m.die_of_chunk(2, 5), 1);
     }
 
-    #[test]
-    fn units_cover_super_rows_die_by_die() {
-        let m = Mapping {
+    /// Two dies of two planes, three-page one-shot programs: six chunks a unit.
+    fn two_dies(stripe_chunks: u64) -> Mapping {
+        Mapping {
             d_zone: 2,
+            stripe_chunks,
             fcgs: 1,
             planes: 2,
             oneshot_pages: 3,
             pages_per_block: 6,
             fbg_blocks: 2,
-            super_row_chunks: 12,
             zone_fbg: vec![0],
             free_fbgs: vec![VecDeque::new()],
-        };
-        // Every chunk lies in exactly the unit whose span and die match it.
-        for chunk in 0..48u64 {
-            let unit = m.unit_of_chunk(chunk);
-            let (first, last) = m.unit_chunk_span(unit);
-            assert!(first <= chunk && chunk <= last && (chunk - first) % 2 == 0, "chunk {chunk} unit {unit}");
-            let loc = m.locate(0, chunk);
-            let (addr, first_page) = m.unit_target(0, unit);
-            assert_eq!((loc.die, loc.block), (addr.die, addr.block));
-            assert!(loc.page >= first_page && loc.page < first_page + 3);
         }
-        // The last chunks of units grow with the unit number: units complete in order.
-        let lasts: Vec<u64> = (0..8).map(|u| m.unit_chunk_span(u).1).collect();
-        assert!(lasts.windows(2).all(|w| w[0] < w[1]), "{lasts:?}");
-        // Unit 4 = third... second super row starts block offset page 3 of block 0; row 2 wraps to block 1.
-        assert_eq!(m.unit_target(0, 4), (BlockAddr { die: 0, block: 1 }, 0));
+    }
+
+    #[test]
+    fn units_cover_super_rows_die_by_die() {
+        for stripe in [1, 2, 3, 6] {
+            let m = two_dies(stripe);
+            let mut places = std::collections::HashSet::new();
+            // Every chunk lies in exactly the unit that lists it, on that unit's die and pages.
+            for chunk in 0..48u64 {
+                let unit = m.unit_of_chunk(chunk);
+                let chunks: Vec<u64> = m.unit_chunks(unit).collect();
+                assert!(chunks.contains(&chunk), "stripe {stripe}: chunk {chunk} unit {unit} {chunks:?}");
+                assert_eq!(m.unit_chunk_span(unit), (chunks[0], chunks[5]), "stripe {stripe} unit {unit}");
+                let loc = m.locate(0, chunk);
+                assert!(places.insert((loc.die, loc.plane, loc.block, loc.page)), "stripe {stripe}: {loc:?} twice");
+                let (addr, first_page) = m.unit_target(0, unit);
+                assert_eq!((loc.die, loc.block), (addr.die, addr.block));
+                assert!(loc.page >= first_page && loc.page < first_page + 3);
+            }
+            // The last chunks of units grow with the unit number: units complete in order.
+            let lasts: Vec<u64> = (0..8).map(|u| m.unit_chunk_span(u).1).collect();
+            assert!(lasts.windows(2).all(|w| w[0] < w[1]), "stripe {stripe}: {lasts:?}");
+            // Unit 4: third super row, die 0, page 6 = block 1 page 0.
+            assert_eq!(m.unit_target(0, 4), (BlockAddr { die: 0, block: 1 }, 0));
+        }
+    }
+
+    #[test]
+    fn a_unit_wide_stripe_keeps_each_unit_contiguous() {
+        let m = two_dies(6);
+        assert_eq!(m.unit_chunks(0).collect::<Vec<_>>(), (0..6).collect::<Vec<_>>());
+        assert_eq!(m.unit_chunks(3).collect::<Vec<_>>(), (18..24).collect::<Vec<_>>());
+        assert_eq!((m.die_of_chunk(0, 5), m.die_of_chunk(0, 6)), (0, 1));
+        // Page striping puts neighbours on different dies.
+        assert_eq!(two_dies(1).unit_chunks(1).collect::<Vec<_>>(), vec![1, 3, 5, 7, 9, 11]);
     }
 }

@@ -282,8 +282,7 @@ impl Device {
         let tl = &self.translation.tl[&zone];
         let per_chunk = self.layout.lbas_per_chunk;
         let filled = self.controller.zone_io[zone as usize].filled_lbas;
-        let (first, last) = self.translation.mapping.unit_chunk_span(unit);
-        (first..=last).step_by(self.translation.mapping.d_zone() as usize).all(|c| {
+        self.translation.mapping.unit_chunks(unit).all(|c| {
             let (start, end) = (c * per_chunk, (c + 1) * per_chunk);
             start >= filled && end <= tl.original_lbas && tl.count_valid(start, per_chunk) == per_chunk
         })
@@ -293,8 +292,8 @@ impl Device {
     pub(crate) fn plug_unit_ahead(&mut self, zone: u32, unit: u64, start_ns: Nanos) {
         let per_chunk = self.layout.lbas_per_chunk;
         let original_fbg = self.translation.tl[&zone].original_fbg;
-        let (first, last) = self.translation.mapping.unit_chunk_span(unit);
-        let chunks: Vec<u64> = (first..=last).step_by(self.translation.mapping.d_zone() as usize).collect();
+        let chunks: Vec<u64> = self.translation.mapping.unit_chunks(unit).collect();
+        let first = chunks[0];
         let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
         let src = self.translation.mapping.locate_in(zone, original_fbg, first);
         self.erase_before_program(addr, start_ns);
