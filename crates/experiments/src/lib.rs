@@ -11,8 +11,6 @@
 //!   sharded runner, a result store and renderers.
 //! - [`plot`]: both reproductions' plots, as SVG and PNG.
 
-#![warn(missing_docs)]
-
 pub mod calibrate;
 pub mod characterization;
 pub mod copy_offload;

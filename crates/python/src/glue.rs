@@ -52,6 +52,7 @@ fn json(what: &str) -> impl FnOnce(serde_json::Error) -> GlueError + '_ {
     move |source| GlueError::Json { what: what.to_string(), source }
 }
 
+/// The names of the built-in device presets (`zonelab.presets()`).
 pub fn presets() -> Vec<String> {
     PRESET_NAMES.iter().map(|s| s.to_string()).collect()
 }
@@ -70,11 +71,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// A fresh device from its options (the CLI's device options as JSON:
+    /// preset, zones, `set` pairs, ...), with the clock at 0.
     pub fn new(device_json: &str) -> Result<Session, GlueError> {
         let config = device_spec(device_json)?.config()?;
         Ok(Session { device: Device::new(config).map_err(GlueError::from)?, now_ns: 0, commands: 0 })
     }
 
+    /// When the next command is submitted, in simulated nanoseconds.
     pub fn clock_ns(&self) -> u64 {
         self.now_ns
     }
@@ -258,12 +262,18 @@ pub fn fs_bench(options_json: &str) -> Result<String, GlueError> {
 
 /// What `zonelab calibrate` takes besides the device: its options.
 pub struct CalibrateOptions {
+    /// Only rows whose "id source figure stack op metric" contains every
+    /// comma-separated term (`--only`; empty: every row).
     pub only: String,
+    /// Measured window of an I/O run in simulated milliseconds.
     pub runtime_ms: u64,
+    /// Threads the runs share (results do not depend on it).
     pub threads: usize,
     /// `--fit` parameters (none: no fit), `--folds`, `--max-evals`.
     pub fit: Vec<String>,
+    /// Folds of the fit's cross-validation (0 or 1: none).
     pub folds: usize,
+    /// Most loss evaluations of one fit.
     pub max_evals: u64,
 }
 
