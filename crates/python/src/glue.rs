@@ -40,9 +40,6 @@ pub enum GlueError {
     /// An experiment, plan or calibration that failed.
     #[error(transparent)]
     Experiment(#[from] zonelab_experiments::Error),
-    /// A ZNS+ run, whose module still reports errors as text.
-    #[error("{0}")]
-    Znsplus(String),
     /// A device whose lock a panic poisoned.
     #[error("this device stopped at an internal error: create a new one")]
     Poisoned,
@@ -256,7 +253,7 @@ pub fn fs_bench(options_json: &str) -> Result<String, GlueError> {
         other => return Err(GlueError::Invalid(format!("plugging '{other}': use lba or ppa"))),
     };
     s.seed = number_field(&options, "seed")?.unwrap_or(1);
-    let result = run_with_progress(&s, &mut |_, _, _| {}).map_err(GlueError::Znsplus)?;
+    let result = run_with_progress(&s, &mut |_, _, _| {})?;
     Ok(serde_json::to_string(&zonelab_workload::fsbench::report::json(&[result])).expect("reports serialize"))
 }
 
@@ -376,7 +373,7 @@ pub fn znsplus_render(
     lines: &[String],
 ) -> Result<Vec<(String, String, String)>, GlueError> {
     let scale = znsplus_scale(quick, fs_bytes, write_per_fs)?;
-    let outputs = plan::znsplus::render(scale, &stored_results(lines)?).map_err(GlueError::Znsplus)?;
+    let outputs = plan::znsplus::render(scale, &stored_results(lines)?)?;
     Ok(outputs.into_iter().map(|o| (o.name.to_string(), o.csv, o.table)).collect())
 }
 

@@ -84,7 +84,7 @@ pub fn run_with(spec: &RunSpec, needed: &[Value]) -> Result<Value> {
         }
         RunSpec::Design(d) => design::run(d),
         RunSpec::Calibrate(c) => c.run(needed),
-        RunSpec::Znsplus(z) => znsplus::run(z).map_err(Error::Znsplus),
+        RunSpec::Znsplus(z) => znsplus::run(z),
     }
 }
 

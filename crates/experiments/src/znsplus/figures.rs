@@ -135,11 +135,7 @@ pub fn plan(scale: Scale) -> Vec<RunSpec> {
 }
 
 /// Runs everything on `workers` threads and renders each figure and table.
-pub fn reproduce(
-    scale: Scale,
-    workers: usize,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<Output>, String> {
+pub fn reproduce(scale: Scale, workers: usize, progress: &(dyn Fn(usize, usize) + Sync)) -> crate::Result<Vec<Output>> {
     let specs = plan(scale);
     let n = specs.len();
     let results = run_all(&specs, workers, &|i, _| progress(i, n))?;

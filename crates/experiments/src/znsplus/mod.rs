@@ -11,6 +11,7 @@
 //! (16 GiB, 512 segments of 32 MiB, θ_PI = 128 MiB); `--quick` scales it down
 //! (see [`Scale`]); everything else follows Table 2 and 3.
 
+use crate::error::{Error, Result};
 use zonelab_device::{preset, Device, DeviceConfig, Plugging};
 use zonelab_fs::{Fs, FsConfig, Recycling};
 use zonelab_workload::fsbench::{self, FsBenchConfig, FsBenchResult, FsWorkload};
@@ -74,21 +75,22 @@ impl RunSpec {
 }
 
 /// The device of a run: the medium's preset with `chips` chips (8 channels at most, then more ways).
-pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig, String> {
-    let mut c = preset(spec.medium).ok_or_else(|| format!("unknown medium '{}'", spec.medium))?;
+pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig> {
+    let mut c = preset(spec.medium).ok_or_else(|| Error::Invalid(format!("unknown medium '{}'", spec.medium)))?;
     if !spec.chips.is_power_of_two() || !(2..=64).contains(&spec.chips) {
-        return Err(format!("chips {} must be a power of two within 2 ..= 64", spec.chips));
+        return Err(Error::Invalid(format!("chips {} must be a power of two within 2 ..= 64", spec.chips)));
     }
     c.flash.channels = spec.chips.min(8);
     c.flash.chips_per_channel = spec.chips / c.flash.channels;
     c.mapping.d_zone = spec.chips;
     let zone_bytes = u64::from(spec.chips) * c.flash.block_bytes();
-    let zones = u32::try_from(spec.fs_bytes / zone_bytes).map_err(|_| "file system too large".to_string())?;
+    let zones =
+        u32::try_from(spec.fs_bytes / zone_bytes).map_err(|_| Error::Invalid("file system too large".to_string()))?;
     if zones < 24 {
-        return Err(format!(
+        return Err(Error::Invalid(format!(
             "{} bytes hold {zones} zones of {zone_bytes} bytes; at least 24 are needed",
             spec.fs_bytes
-        ));
+        )));
     }
     c.namespace.zones = zones;
     c.namespace.zone_size_bytes = zone_bytes;
@@ -99,7 +101,7 @@ pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig, String> {
     c.znsplus.plugging = spec.plugging;
     c.write_buffer.zone_buffer_bytes =
         c.write_buffer.zone_buffer_bytes.max(u64::from(spec.chips) * u64::from(c.flash.page_bytes));
-    c.validate().map_err(|e| e.0)?;
+    c.validate()?;
     Ok(c)
 }
 
@@ -125,14 +127,14 @@ pub fn fs_config(spec: &RunSpec) -> FsConfig {
 }
 
 /// Formats, fills and measures.
-pub fn run(spec: &RunSpec) -> Result<FsBenchResult, String> {
+pub fn run(spec: &RunSpec) -> Result<FsBenchResult> {
     run_with_progress(spec, &mut |_, _, _| {})
 }
 
 /// [`run`], reporting the workload's progress (`fsbench::run_with_progress`).
-pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Result<FsBenchResult, String> {
-    let dev = Device::new(device_config(spec)?).map_err(|e| e.0)?;
-    let mut fs = Fs::mkfs(dev, fs_config(spec)).map_err(|e| e.to_string())?;
+pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Result<FsBenchResult> {
+    let dev = Device::new(device_config(spec)?)?;
+    let mut fs = Fs::mkfs(dev, fs_config(spec))?;
     let mut cfg = FsBenchConfig::new(spec.workload);
     cfg.utilization = spec.utilization;
     cfg.write_bytes = spec.write_bytes;
@@ -140,7 +142,7 @@ pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Res
     if let Some(t) = spec.threads {
         cfg.threads = t;
     }
-    fsbench::run_with_progress(&mut fs, &cfg, progress).map_err(String::from)
+    Ok(fsbench::run_with_progress(&mut fs, &cfg, progress)?)
 }
 
 mod figures;
@@ -151,9 +153,9 @@ pub fn run_all(
     specs: &[RunSpec],
     workers: usize,
     progress: &(dyn Fn(usize, &RunSpec) + Sync),
-) -> Result<Vec<FsBenchResult>, String> {
+) -> Result<Vec<FsBenchResult>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<FsBenchResult, String>>>> =
+    let slots: Vec<std::sync::Mutex<Option<Result<FsBenchResult>>>> =
         specs.iter().map(|_| Default::default()).collect();
     std::thread::scope(|scope| {
         for _ in 0..workers.max(1) {
@@ -161,8 +163,9 @@ pub fn run_all(
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(spec) = specs.get(i) else { break };
                 progress(i, spec);
-                let r = run(spec)
-                    .map_err(|e| format!("{} {} on {}: {e}", spec.workload.name(), spec.recycling.name(), spec.medium));
+                let r = run(spec).map_err(|e| {
+                    e.within(format!("{} {} on {}", spec.workload.name(), spec.recycling.name(), spec.medium))
+                });
                 *slots[i].lock().expect("no worker panics") = Some(r);
             });
         }

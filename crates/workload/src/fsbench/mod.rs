@@ -215,13 +215,6 @@ pub enum FsBenchError {
     },
 }
 
-/// For callers that still report errors as text.
-impl From<FsBenchError> for String {
-    fn from(e: FsBenchError) -> String {
-        e.to_string()
-    }
-}
-
 /// Prepares the data set, warms up until segments are being reclaimed, then
 /// runs the workload until it has written `write_bytes`; returns what the
 /// measured part did.
