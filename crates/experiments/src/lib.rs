@@ -18,8 +18,6 @@ pub mod error;
 pub mod plan;
 pub mod plot;
 mod serde_float;
-// Documented by the ZNS+ work in progress; until then its items may lack docs.
-#[allow(missing_docs)]
 pub mod znsplus;
 
 pub use error::{Error, Result};

@@ -6,8 +6,6 @@
 
 pub mod bench;
 pub mod fio;
-// fsbench is being reworked elsewhere; its items get their docs (and the lint) there.
-#[allow(missing_docs)]
 pub mod fsbench;
 pub mod trace;
 

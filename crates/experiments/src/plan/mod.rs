@@ -12,8 +12,6 @@ pub mod characterization;
 pub mod design;
 mod device;
 pub mod store;
-// Documented by the ZNS+ work in progress; until then its items may lack docs.
-#[allow(missing_docs)]
 pub mod znsplus;
 
 pub use device::DeviceSpec;

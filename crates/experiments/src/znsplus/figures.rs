@@ -11,9 +11,13 @@ use zonelab_workload::fsbench::{FsBenchResult, FsWorkload};
 
 /// One figure or table: file stem, CSV, the plot to draw, and a markdown table against the paper.
 pub struct Output {
+    /// File stem of the CSV and plots, e.g. `fig6`.
     pub name: &'static str,
+    /// The figure's data as CSV.
     pub csv: String,
+    /// The plot, drawn as SVG and PNG.
     pub figure: Figure,
+    /// Paper-vs-zonelab table in markdown.
     pub table: String,
 }
 

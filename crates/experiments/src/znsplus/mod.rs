@@ -19,26 +19,38 @@ use zonelab_workload::fsbench::{self, FsBenchConfig, FsBenchResult, FsWorkload};
 /// One run's setup.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
+    /// The seed-002 preset of the flash medium: `tlc`, `mlc` or `znand`.
     pub medium: &'static str,
+    /// How the file system reclaims segments.
     pub recycling: Recycling,
+    /// The device may copy by copyback (on-chip, no transfer to the controller).
     pub copyback: bool,
+    /// The file system's copyback-aware block allocation (§3.3.1).
     pub copyback_aware: bool,
+    /// The order the device plugs a TL_opened zone's free blocks in.
     pub plugging: Plugging,
+    /// The workload, its Table 3 threads unless `threads` is set.
     pub workload: FsWorkload,
+    /// The data set over the file system's user blocks.
     pub utilization: f64,
     /// Parallel flash chips (D_zone = chips: the zone spans them all).
     pub chips: u32,
+    /// PCIe lanes of the link.
     pub lanes: u32,
+    /// File-system size in bytes: its zone count at this chip count.
     pub fs_bytes: u64,
+    /// Bytes the measured part writes.
     pub write_bytes: u64,
     /// Threads; the workload's default of Table 3 when absent.
     pub threads: Option<u32>,
+    /// Seed of the workload's random draws.
     pub seed: u64,
 }
 
 /// How big the simulated runs are.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scale {
+    /// File-system size in bytes.
     pub fs_bytes: u64,
     /// Bytes the workload writes in the measured part, per GiB of file system.
     pub write_per_fs: f64,
