@@ -4,7 +4,7 @@
 //!
 //! Request translation ([`request`]), zone report encoding ([`report`]) and
 //! the model side ([`backend`]: timing, pacing, statistics) are plain
-//! functions tested on any host; [`ublk`] is the thin layer that talks to the
+//! functions tested on any host; `ublk` is the thin layer that talks to the
 //! driver (via the `libublk` crate) and needs Linux 6.6 or later with
 //! `ublk_drv` loaded, as root. It is built only with the `ublk` feature,
 //! because libublk's bindings need libclang at build time.
