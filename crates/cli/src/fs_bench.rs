@@ -123,7 +123,7 @@ pub fn run_cmd(a: &FsBenchArgs) -> Result<(), UserError> {
     let mut phases = progress::Phases::default();
     let result = run_with_progress(&spec, &mut |phase, done, total| phases.update(phase, done, total));
     phases.finish();
-    let result = result.map_err(UserError)?;
+    let result = result?;
     if a.output_format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&report::json(&[result])).expect("json serialises"));
     } else {

@@ -81,7 +81,7 @@ pub fn reproduce_znsplus(
     let Some(results) = run_plan_steps(&specs, args, jobs)? else {
         return Ok(None);
     };
-    plan::znsplus::render(scale, &results).map(Some).map_err(UserError)
+    Ok(Some(plan::znsplus::render(scale, &results)?))
 }
 
 pub fn reproduce_characterization(out: &Path, quick: bool, only: &str, args: &PlanArgs) -> Result<(), UserError> {

@@ -10,7 +10,6 @@
 //! flash mapping, LogFBG, conventional FTL) and [`scheduler`] (flash timelines
 //! and background work); [`management`], [`znsplus`] and [`conventional`] are
 //! clients of them.
-#![warn(missing_docs)]
 
 pub mod config;
 pub mod controller;

@@ -62,9 +62,13 @@ pub enum Error {
     /// Drawing a plot failed (the plotting library's message).
     #[error("{0}")]
     Plot(String),
-    /// A ZNS+ run, whose module still reports errors as text.
-    #[error("{0}")]
-    Znsplus(String),
+    /// The file system refused the device (a ZNS+ run's mkfs).
+    #[error(transparent)]
+    Fs(#[from] zonelab_fs::FsError),
+    /// A file-system benchmark that could not run or failed under its
+    /// workload.
+    #[error(transparent)]
+    FsBench(#[from] zonelab_workload::fsbench::FsBenchError),
     /// An error inside a named run or experiment: "`context`: `source`".
     #[error("{context}: {source}")]
     In {
@@ -94,11 +98,4 @@ pub fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
 /// A closure for `map_err` that names what a JSON error happened on.
 pub fn json(what: &str) -> impl FnOnce(serde_json::Error) -> Error + '_ {
     move |source| Error::Json { what: what.to_string(), source }
-}
-
-/// For callers (the ZNS+ module, tests) that still report errors as text.
-impl From<Error> for String {
-    fn from(e: Error) -> String {
-        e.to_string()
-    }
 }

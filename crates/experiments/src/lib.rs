@@ -11,8 +11,6 @@
 //!   sharded runner, a result store and renderers.
 //! - [`plot`]: both reproductions' plots, as SVG and PNG.
 
-#![warn(missing_docs)]
-
 pub mod calibrate;
 pub mod characterization;
 pub mod copy_offload;
@@ -20,8 +18,6 @@ pub mod error;
 pub mod plan;
 pub mod plot;
 mod serde_float;
-// Documented by the ZNS+ work in progress; until then its items may lack docs.
-#[allow(missing_docs)]
 pub mod znsplus;
 
 pub use error::{Error, Result};

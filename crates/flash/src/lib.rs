@@ -8,8 +8,6 @@
 //! The array also keeps erase and program counts per block and checks that
 //! pages of a block are programmed in order after an erase.
 
-#![warn(missing_docs)]
-
 pub mod array;
 pub mod geometry;
 pub mod timing;

@@ -4,14 +4,19 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+/// A page the cache can hold: a block of a file or directory, or a node block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PageKey {
     /// Block `idx` of inode `ino` (file data or dentries).
     Data {
+        /// Inode number.
         ino: u32,
+        /// Block index in the file (4 KiB blocks).
         idx: u64,
     },
+    /// Node block `nid`: an inode or a direct or indirect node.
     Node {
+        /// Node id (the NAT's index).
         nid: u32,
     },
 }
@@ -25,6 +30,8 @@ struct Page {
     dirtied: u64,
 }
 
+/// The page cache: held pages, clean ones in LRU order for eviction, dirty
+/// ones in the order they were dirtied for write-back.
 pub struct PageCache {
     capacity_pages: usize,
     pages: HashMap<PageKey, Page>,
@@ -34,11 +41,14 @@ pub struct PageCache {
     /// Dirty pages by key (a file's dirty pages are one range).
     dirty_keys: std::collections::BTreeSet<PageKey>,
     clock: u64,
+    /// Touches that found the page held.
     pub hits: u64,
+    /// Touches that did not (the page must be read from the device).
     pub misses: u64,
 }
 
 impl PageCache {
+    /// An empty cache that holds at most `capacity_pages` pages (at least 16).
     pub fn new(capacity_pages: usize) -> Self {
         assert!(capacity_pages >= 16, "a page cache of at least 16 pages");
         Self {
@@ -53,21 +63,27 @@ impl PageCache {
         }
     }
 
+    /// Pages held at most; writers write back past a share of it (`dirty_ratio`).
     pub fn capacity_pages(&self) -> usize {
         self.capacity_pages
     }
+    /// Pages held, clean and dirty.
     pub fn len(&self) -> usize {
         self.pages.len()
     }
+    /// No page is held.
     pub fn is_empty(&self) -> bool {
         self.pages.is_empty()
     }
+    /// Dirty pages, not yet written back.
     pub fn dirty_pages(&self) -> usize {
         self.dirty_order.len()
     }
+    /// Whether `key`'s page is held.
     pub fn contains(&self, key: PageKey) -> bool {
         self.pages.contains_key(&key)
     }
+    /// Whether `key`'s page is held and dirty.
     pub fn is_dirty(&self, key: PageKey) -> bool {
         self.pages.get(&key).is_some_and(|p| p.dirty)
     }
@@ -119,6 +135,7 @@ impl PageCache {
         }
     }
 
+    /// Drops `key`'s page, dirty or not: its block was freed with its file.
     pub fn remove(&mut self, key: PageKey) {
         if let Some(p) = self.pages.remove(&key) {
             if p.dirty {

@@ -12,6 +12,8 @@ use zonelab_device::ZonedDevice;
 use zonelab_device::{Command, ZoneAction};
 use zonelab_sim::Nanos;
 
+/// Node addresses per NAT block: 4-byte entries after an 8-byte header
+/// (magic and block index).
 pub const NAT_ENTRIES_PER_BLOCK: u32 = 1000;
 const MAGIC_NAT: u32 = 0x4e41_5442;
 const MAGIC_SIT: u32 = 0x5349_5442;
@@ -27,20 +29,26 @@ pub struct CpState {
     pub version: u64,
     /// Checkpoint zone in use (0 or 1) and its next block.
     pub meta_zone: u32,
+    /// Next block to write in that zone.
     pub meta_next: u32,
     /// Address of each NAT and SIT block.
     pub nat_loc: Vec<u32>,
+    /// Address of each SIT block.
     pub sit_loc: Vec<u32>,
 }
 
 /// What a checkpoint pack says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpPack {
+    /// Version of this checkpoint.
     pub version: u64,
+    /// Node ids the NAT covers (its length at the checkpoint).
     pub nat_entries: u32,
     /// Next address of each log.
     pub cursors: [u32; 6],
+    /// Address of each NAT block.
     pub nat_loc: Vec<u32>,
+    /// Address of each SIT block.
     pub sit_loc: Vec<u32>,
 }
 

@@ -17,8 +17,10 @@ pub enum Recycling {
 }
 
 impl Recycling {
+    /// Every variant, in the order the CLI and the reports list them.
     pub const ALL: [Recycling; 4] = [Recycling::Zns, Recycling::IzcH, Recycling::IzcD, Recycling::ZnsPlus];
 
+    /// The name the CLI and the reports use (`zns`, `izc-h`, `izc-d`, `zns+`).
     pub fn name(self) -> &'static str {
         match self {
             Recycling::Zns => "zns",
@@ -28,6 +30,7 @@ impl Recycling {
         }
     }
 
+    /// The variant called `text` (see [`Self::name`]), if any.
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.name() == text)
     }
@@ -81,8 +84,12 @@ impl Default for HostCosts {
     }
 }
 
+/// How the file system runs: recycling scheme, page cache, compaction
+/// thresholds and victims, host costs. [`FsConfig::new`] gives seed 002's
+/// settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FsConfig {
+    /// How invalid space is reclaimed.
     pub recycling: Recycling,
     /// Copyback-aware block allocation for in-storage compaction (§3.3.1).
     pub copyback_aware: bool,
@@ -94,7 +101,9 @@ pub struct FsConfig {
     pub fg_free_segments: u32,
     /// Background compaction when idle below this many free segments.
     pub bg_free_segments: u32,
+    /// Victim policy of foreground compaction (Greedy by default).
     pub fg_victim: VictimPolicy,
+    /// Victim policy of background compaction (cost-benefit by default).
     pub bg_victim: VictimPolicy,
     /// θ_PI: periodic checkpoint after this many pre-invalid blocks (ZNS+).
     pub preinvalid_blocks_max: u64,
@@ -110,6 +119,7 @@ pub struct FsConfig {
     /// falls back to other types; hybrid recycling still weighs it against
     /// compaction. Off: only the log's own type (seed 002 §3.3.2's wording).
     pub tl_other_types: bool,
+    /// CPU work of the host's I/O stack.
     pub host: HostCosts,
     /// Test switch, never for real runs: fsync writes its node blocks before
     /// its data and nothing is flushed or written FUA (checkpoints included),
@@ -118,6 +128,8 @@ pub struct FsConfig {
 }
 
 impl FsConfig {
+    /// Seed 002's settings (cache of 64 MiB, compaction below 6 free
+    /// segments, θ_PI 128 MiB) with `recycling`.
     pub fn new(recycling: Recycling) -> Self {
         Self {
             recycling,
@@ -137,6 +149,7 @@ impl FsConfig {
         }
     }
 
+    /// Whether logs may TL_open dirty segments (ZNS+ only).
     pub fn threaded_logging(&self) -> bool {
         self.recycling == Recycling::ZnsPlus
     }

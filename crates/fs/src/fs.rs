@@ -15,14 +15,19 @@ use zonelab_sim::{Nanos, ServerPool};
 /// Zones of the checkpoint area: two, used in turn (the two checkpoint packs).
 pub const META_ZONES: u32 = 2;
 
+/// Why a file-system operation, mkfs or mount failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FsError {
+    /// A path component or inode that does not exist.
     #[error("no such file or directory")]
     NotFound,
+    /// Creating a name the directory already holds.
     #[error("file exists")]
     Exists,
+    /// A directory operation on a regular file.
     #[error("not a directory")]
     NotDir,
+    /// A name longer than [`NAME_BYTES_MAX`] bytes.
     #[error("name longer than {} bytes", NAME_BYTES_MAX)]
     NameTooLong,
     /// The device cannot hold this file system.
@@ -36,15 +41,28 @@ pub enum FsError {
 /// Who holds a main-area block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Owner {
+    /// No one: the block is free or invalid.
     Free,
-    Data { ino: u32, idx: u64 },
-    Node { nid: u32 },
+    /// Block `idx` of inode `ino` (file data or dentries).
+    Data {
+        /// Inode number.
+        ino: u32,
+        /// Block index in the file.
+        idx: u64,
+    },
+    /// Node block `nid`.
+    Node {
+        /// Node id (the NAT's index).
+        nid: u32,
+    },
 }
 
 /// A directory's entries, slot by slot (slot / DENTRIES_PER_BLOCK is the dentry block).
 #[derive(Debug, Clone, Default)]
 pub struct Dir {
+    /// Entries by slot: name and inode, `None` for a deleted entry.
     pub slots: Vec<Option<(String, u32)>>,
+    /// Slot of each name.
     pub index: HashMap<String, usize>,
     /// Empty slots, reused before the directory grows.
     pub free_slots: Vec<usize>,
@@ -53,7 +71,10 @@ pub struct Dir {
 /// One segment compaction, by phase (seed 002 Fig 6).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CompactionRecord {
+    /// Valid blocks the victim held, each moved.
     pub valid_blocks: u64,
+    /// Init phase: reading the nodes that point at the blocks to move (and the
+    /// walk over blocks the host does not read).
     pub init_ns: Nanos,
     /// Host reads (ZNS) or, for IZC, zero.
     pub read_ns: Nanos,
@@ -61,15 +82,20 @@ pub struct CompactionRecord {
     pub read_requests: u64,
     /// Host writes (ZNS), or host writes and zone_compaction commands (IZC).
     pub write_ns: Nanos,
+    /// The checkpoint that ends the compaction.
     pub checkpoint_ns: Nanos,
+    /// Idle-time (background) compaction, not foreground.
     pub background: bool,
     /// Device commands issued before and after it (where a crash falls).
     pub first_command: u64,
+    /// (Ends the range `first_command..end_command`.)
     pub end_command: u64,
 }
 
+/// Counters of a run: compactions, threaded logging, checkpoints, fsyncs.
 #[derive(Debug, Clone, Default)]
 pub struct FsStats {
+    /// Every segment compaction, in order.
     pub compactions: Vec<CompactionRecord>,
     /// Segments reclaimed by threaded logging (TL_open).
     pub tl_segments: u64,
@@ -79,15 +105,21 @@ pub struct FsStats {
     pub sc_chosen_by_cost: u64,
     /// Segments reclaimed by compaction.
     pub sc_segments: u64,
+    /// Checkpoints written, of any cause.
     pub checkpoints: u64,
+    /// Of those, periodic checkpoints that bound pre-invalid blocks at θ_PI
+    /// (ZNS+).
     pub periodic_checkpoints: u64,
     /// Time spent writing checkpoints (everything else waits meanwhile).
     pub checkpoint_ns: Nanos,
     /// Blocks written by the user (file data and dentries).
     pub user_blocks: u64,
+    /// fsync calls.
     pub fsyncs: u64,
 }
 
+/// The file system on a zoned device `D`: namespace operations, page cache,
+/// node tree, logs, segment recycling and checkpoints, in simulated time.
 pub struct Fs<D: ZonedDevice = Device> {
     pub(crate) cfg: FsConfig,
     pub(crate) io: Io<D>,
@@ -123,6 +155,7 @@ pub struct Fs<D: ZonedDevice = Device> {
     pub(crate) compacting: Option<u32>,
     /// The host's CPU cores: every system call, page and request costs time on one.
     pub(crate) cpu: ServerPool,
+    /// Counters of the run.
     pub stats: FsStats,
 }
 
@@ -195,15 +228,19 @@ impl<D: ZonedDevice> Fs<D> {
         Ok(fs)
     }
 
+    /// The configuration it was made or mounted with.
     pub fn config(&self) -> &FsConfig {
         &self.cfg
     }
+    /// The device, for its state and statistics.
     pub fn device(&self) -> &D {
         self.io.device()
     }
+    /// Blocks written and read so far, by kind.
     pub fn traffic(&self) -> Traffic {
         self.io.traffic
     }
+    /// The device, for a remount (cut if a power failure was set).
     pub fn into_device(self) -> D {
         self.io.into_device()
     }
@@ -221,6 +258,8 @@ impl<D: ZonedDevice> Fs<D> {
     pub fn record_commands(&mut self) {
         self.io.record_commands();
     }
+    /// Submission and completion times of the commands recorded since
+    /// [`Self::record_commands`].
     pub fn command_log(&self) -> &[(Nanos, Nanos)] {
         self.io.command_log()
     }
@@ -228,6 +267,7 @@ impl<D: ZonedDevice> Fs<D> {
     pub fn crash_at_ns(&self) -> Option<Nanos> {
         self.io.crash_at_ns()
     }
+    /// Whether the power has failed: commands no longer reach the device.
     pub fn crashed(&self) -> bool {
         self.io.crashed()
     }
@@ -235,15 +275,20 @@ impl<D: ZonedDevice> Fs<D> {
     pub fn last_submit_ns(&self) -> Nanos {
         self.io.last_submit_ns()
     }
+    /// Commands sent to the device.
     pub fn device_commands(&self) -> u64 {
         self.io.commands()
     }
+    /// Segments (= zones) of the main area.
     pub fn segments(&self) -> u32 {
         self.sit.segs.len() as u32
     }
+    /// Blocks per segment (the zone's 4 KiB blocks).
     pub fn blocks_per_segment(&self) -> u32 {
         self.zone_blocks
     }
+    /// Segments free for append logging: not open, no block valid now or at
+    /// the last checkpoint, none written since it (roll-forward may read those).
     pub fn free_segments(&self) -> u32 {
         self.sit.free_segs()
     }
@@ -259,6 +304,7 @@ impl<D: ZonedDevice> Fs<D> {
         let valid: u64 = self.sit.segs.iter().map(|e| u64::from(e.valid_blocks)).sum();
         valid as f64 / self.owner.len() as f64
     }
+    /// The page cache, for its hit and dirty counts.
     pub fn cache(&self) -> &PageCache {
         &self.cache
     }
@@ -280,6 +326,7 @@ impl<D: ZonedDevice> Fs<D> {
         self.nodes.get(&ino).and_then(Node::inode)
     }
 
+    /// The inode `name` in directory `dir` names, if any.
     pub fn lookup(&self, dir: u32, name: &str) -> Option<u32> {
         let d = self.dirs.get(&dir)?;
         d.index.get(name).and_then(|&s| d.slots[s].as_ref().map(|e| e.1))

@@ -8,11 +8,17 @@ use std::collections::{HashMap, VecDeque};
 use zonelab_device::ZonedDevice;
 use zonelab_sim::Nanos;
 
+/// What fsck walked when it found nothing wrong.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FsckReport {
+    /// Regular files reachable from the root.
     pub files: u64,
+    /// Directories reachable from the root, the root included.
     pub dirs: u64,
+    /// Node blocks (inodes, direct and indirect nodes) of those files and
+    /// directories.
     pub nodes: u64,
+    /// Data blocks (file data and dentries) with an address.
     pub data_blocks: u64,
     /// Blocks read back from the device and decoded (data mode).
     pub blocks_read: u64,

@@ -24,18 +24,24 @@ pub enum BlockKind {
 /// Blocks written and read, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Traffic {
+    /// File data and dentry blocks written for the user.
     pub data_blocks: u64,
     /// Node blocks written because the file system changed them (file
     /// writes, fsync, checkpoints, nodes updated to point at moved data);
     /// nodes the host merely moves in a compaction are in `relocated_blocks`.
     pub node_blocks: u64,
+    /// NAT, SIT and checkpoint-pack blocks written.
     pub meta_blocks: u64,
     /// Blocks (data and node) rewritten by the host to move them in a compaction.
     pub relocated_blocks: u64,
+    /// Blocks read (any kind).
     pub read_blocks: u64,
+    /// Read commands sent.
     pub read_requests: u64,
     /// Blocks copied by zone_compaction.
     pub device_copied_blocks: u64,
+    /// Commands sent of any kind (writes, reads, copies, zone management,
+    /// flushes).
     pub requests: u64,
 }
 
@@ -69,10 +75,12 @@ pub struct Io<D: ZonedDevice = Device> {
     cut: bool,
     /// Submission and completion of every command, when recording.
     command_log: Option<Vec<(Nanos, Nanos)>>,
+    /// Blocks written and read so far, by kind.
     pub traffic: Traffic,
 }
 
 impl<D: ZonedDevice> Io<D> {
+    /// Access to `dev` with no power failure set.
     pub fn new(dev: D) -> Self {
         Self {
             dev,
@@ -85,6 +93,7 @@ impl<D: ZonedDevice> Io<D> {
         }
     }
 
+    /// The device, for its state and statistics.
     pub fn device(&self) -> &D {
         &self.dev
     }
@@ -96,6 +105,8 @@ impl<D: ZonedDevice> Io<D> {
         self.dev
     }
 
+    /// Whether the device keeps written bytes (blocks are encoded and read
+    /// back).
     pub fn data_mode(&self) -> bool {
         self.dev.config().mode == Mode::Data
     }
@@ -140,6 +151,8 @@ impl<D: ZonedDevice> Io<D> {
         self.commands
     }
 
+    /// When the latest command was submitted: later ones are not submitted
+    /// before it.
     pub fn last_submit_ns(&self) -> Nanos {
         self.last_submit_ns
     }

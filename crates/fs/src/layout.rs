@@ -3,7 +3,9 @@
 //! the node tree. Blocks are 4 KiB; block addresses are device LBAs (u32),
 //! 0 meaning "none" (LBA 0 is in the checkpoint area, never a node or data block).
 
+/// Bytes of a block: the file system's unit and the device's LBA size.
 pub const BLOCK_BYTES: usize = 4096;
+/// The address that means none (LBA 0 is in the checkpoint area).
 pub const NULL_ADDR: u32 = 0;
 /// Data addresses held by an inode itself.
 pub const INODE_ADDRS: usize = 900;
@@ -24,25 +26,38 @@ const MAGIC_NODE: u32 = 0x4e4f_4445;
 const MAGIC_DATA: u32 = 0x4441_5441;
 const MAGIC_DENT: u32 = 0x4445_4e54;
 
+/// What an inode is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
+    /// A regular file: its blocks hold data.
     File,
+    /// A directory: its blocks hold dentries.
     Dir,
 }
 
+/// An inode: its file's kind, size, place in the tree and where its blocks
+/// are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inode {
+    /// Regular file or directory.
     pub kind: FileKind,
+    /// File size in 4 KiB blocks.
     pub size_blocks: u64,
     /// Parent directory and name (for roll-forward of a new fsynced file).
     pub parent: u32,
+    /// Its name in the parent directory.
     pub name: String,
+    /// Addresses of the file's first [`INODE_ADDRS`] blocks ([`NULL_ADDR`]:
+    /// none).
     pub addrs: Vec<u32>,
+    /// Node ids of its indirect nodes (0: none).
     pub indirect: [u32; INODE_INDIRECT],
 }
 
+/// What a node block holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeBody {
+    /// An inode; its node id is its inode number.
     Inode(Box<Inode>),
     /// Data addresses.
     Direct(Vec<u32>),
@@ -50,10 +65,14 @@ pub enum NodeBody {
     Indirect(Vec<u32>),
 }
 
+/// A node block of file `ino`: its inode, a direct or an indirect node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
+    /// Node id (the NAT's index).
     pub nid: u32,
+    /// Inode number of the file it belongs to.
     pub ino: u32,
+    /// The inode or the addresses it holds.
     pub body: NodeBody,
 }
 
@@ -61,7 +80,10 @@ pub struct Node {
 /// after the last checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Footer {
+    /// Version of the checkpoint it was written after: roll-forward takes only
+    /// the newest checkpoint's.
     pub cp_version: u64,
+    /// Written by fsync: roll-forward recovers it.
     pub fsync: bool,
     /// Where the same log writes next.
     pub next_addr: u32,
@@ -70,11 +92,15 @@ pub struct Footer {
 /// Where the address of file block `idx` lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Slot {
+    /// Entry `idx` of the inode's own addresses.
     Inode(usize),
     /// Indirect node number `indirect` of the inode, its `direct`-th direct node, entry `off`.
     Direct {
+        /// Which of the inode's indirect nodes.
         indirect: usize,
+        /// Which direct node of that indirect node.
         direct: usize,
+        /// Entry in that direct node.
         off: usize,
     },
 }
@@ -82,6 +108,8 @@ pub enum Slot {
 /// Largest file, in blocks.
 pub const FILE_BLOCKS_MAX: u64 = (INODE_ADDRS + INODE_INDIRECT * NODE_NIDS * NODE_ADDRS) as u64;
 
+/// Where the address of file block `idx` lives; panics past
+/// [`FILE_BLOCKS_MAX`].
 pub fn slot_of(idx: u64) -> Slot {
     assert!(idx < FILE_BLOCKS_MAX, "block {idx} beyond the largest file");
     let idx = idx as usize;
@@ -93,6 +121,8 @@ pub fn slot_of(idx: u64) -> Slot {
 }
 
 impl Node {
+    /// A new, empty inode node for `ino` (also its node id), named `name` in
+    /// directory `parent`.
     pub fn new_inode(ino: u32, kind: FileKind, parent: u32, name: &str) -> Self {
         let inode = Inode {
             kind,
@@ -105,6 +135,7 @@ impl Node {
         Node { nid: ino, ino, body: NodeBody::Inode(Box::new(inode)) }
     }
 
+    /// The inode, if this node is one.
     pub fn inode(&self) -> Option<&Inode> {
         match &self.body {
             NodeBody::Inode(i) => Some(i),
@@ -112,6 +143,7 @@ impl Node {
         }
     }
 
+    /// The inode, to change, if this node is one.
     pub fn inode_mut(&mut self) -> Option<&mut Inode> {
         match &mut self.body {
             NodeBody::Inode(i) => Some(i),
@@ -169,24 +201,29 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// Reads `buf` from its start.
     pub fn new(buf: &'a [u8]) -> Self {
         Self { buf, at: 0 }
     }
+    /// The next byte.
     pub fn u8(&mut self) -> Option<u8> {
         let v = *self.buf.get(self.at)?;
         self.at += 1;
         Some(v)
     }
+    /// The next little-endian u32.
     pub fn u32(&mut self) -> Option<u32> {
         let v = self.buf.get(self.at..self.at + 4)?;
         self.at += 4;
         Some(u32::from_le_bytes(v.try_into().ok()?))
     }
+    /// The next little-endian u64.
     pub fn u64(&mut self) -> Option<u64> {
         let v = self.buf.get(self.at..self.at + 8)?;
         self.at += 8;
         Some(u64::from_le_bytes(v.try_into().ok()?))
     }
+    /// The next `n` bytes.
     pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let v = self.buf.get(self.at..self.at + n)?;
         self.at += n;
@@ -200,6 +237,7 @@ pub fn put_words(buf: &mut [u8], words: &[u64]) {
     words.iter().for_each(|&v| w.u64(v));
 }
 
+/// Encodes `node` and its footer into the block `buf` (zeroed first).
 pub fn encode_node(node: &Node, footer: Footer, buf: &mut [u8]) {
     buf.fill(0);
     let mut w = Writer { buf, at: 0 };
@@ -234,6 +272,7 @@ pub fn encode_node(node: &Node, footer: Footer, buf: &mut [u8]) {
     }
 }
 
+/// The node and footer a node block holds; `None` if `buf` is not one.
 pub fn decode_node(buf: &[u8]) -> Option<(Node, Footer)> {
     let mut r = Reader::new(buf);
     if r.u32()? != MAGIC_NODE {
@@ -294,6 +333,8 @@ pub fn encode_dentries(slots: &[Option<(String, u32)>], buf: &mut [u8]) {
     }
 }
 
+/// The slots of a dentry block, as [`encode_dentries`] wrote them; `None`
+/// if `buf` is not one.
 pub fn decode_dentries(buf: &[u8]) -> Option<Vec<Option<(String, u32)>>> {
     let mut r = Reader::new(buf);
     (r.u32()? == MAGIC_DENT).then_some(())?;

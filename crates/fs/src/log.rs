@@ -7,9 +7,12 @@ use zonelab_device::ZonedDevice;
 use zonelab_device::{Command, ZoneAction};
 use zonelab_sim::Nanos;
 
+/// One of the six logs: the segment it writes and where in it.
 #[derive(Debug, Clone)]
 pub struct Log {
+    /// Which log (temperature and node or data).
     pub log_type: LogType,
+    /// Segment (= zone) the log writes.
     pub seg: u32,
     /// Next block to write in the segment.
     pub off: u32,

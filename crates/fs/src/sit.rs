@@ -7,15 +7,22 @@ use zonelab_sim::Nanos;
 /// The six logs of F2FS (multi-head logging).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LogType {
+    /// Directory nodes (inodes and direct nodes of directories).
     HotNode,
+    /// File nodes (inodes and direct nodes of regular files).
     WarmNode,
+    /// Indirect nodes, and nodes moved by compaction.
     ColdNode,
+    /// Directory dentry blocks.
     HotData,
+    /// File data written by the user.
     WarmData,
+    /// File data moved by compaction.
     ColdData,
 }
 
 impl LogType {
+    /// The six logs: nodes, then data, each hot to cold.
     pub const ALL: [LogType; 6] = [
         LogType::HotNode,
         LogType::WarmNode,
@@ -25,29 +32,36 @@ impl LogType {
         LogType::ColdData,
     ];
 
+    /// Position in [`Self::ALL`]: the log's slot in per-log tables.
     pub fn index(self) -> usize {
         self as usize
     }
 
+    /// The log at position `i` of [`Self::ALL`], if any.
     pub fn from_index(i: usize) -> Option<Self> {
         Self::ALL.get(i).copied()
     }
 
+    /// Whether the log holds node blocks (not data).
     pub fn is_node(self) -> bool {
         matches!(self, LogType::HotNode | LogType::WarmNode | LogType::ColdNode)
     }
 }
 
+/// One bit per block of a segment.
 #[derive(Debug, Clone, Default)]
 pub struct Bitmap(Vec<u64>);
 
 impl Bitmap {
+    /// `bits` bits, all clear.
     pub fn new(bits: usize) -> Self {
         Bitmap(vec![0; bits.div_ceil(64)])
     }
+    /// Bit `i`.
     pub fn get(&self, i: usize) -> bool {
         self.0[i / 64] >> (i % 64) & 1 == 1
     }
+    /// Sets bit `i` to `v`.
     pub fn set(&mut self, i: usize, v: bool) {
         if v {
             self.0[i / 64] |= 1 << (i % 64);
@@ -55,9 +69,12 @@ impl Bitmap {
             self.0[i / 64] &= !(1 << (i % 64));
         }
     }
+    /// The bits as 64-bit words, least significant bit first (as the SIT
+    /// stores them).
     pub fn words(&self) -> &[u64] {
         &self.0
     }
+    /// A map from [`Self::words`]' output.
     pub fn from_words(words: Vec<u64>) -> Self {
         Bitmap(words)
     }
@@ -65,9 +82,11 @@ impl Bitmap {
     pub fn count_and(&self, other: &Bitmap) -> u32 {
         self.0.iter().zip(&other.0).map(|(a, b)| (a & b).count_ones()).sum()
     }
+    /// Bits set.
     pub fn count(&self) -> u32 {
         self.0.iter().map(|w| w.count_ones()).sum()
     }
+    /// Clears every bit.
     pub fn clear(&mut self) {
         self.0.fill(0);
     }
@@ -81,16 +100,22 @@ impl Bitmap {
     }
 }
 
+/// What the SIT knows of one segment.
 #[derive(Debug, Clone)]
 pub struct SegEntry {
+    /// Blocks valid now.
     pub valid: Bitmap,
+    /// Count of `valid`'s set bits.
     pub valid_blocks: u32,
     /// Valid at the last checkpoint: must survive until the next one.
     pub ckpt_valid: Bitmap,
+    /// Count of `ckpt_valid`'s set bits.
     pub ckpt_valid_blocks: u32,
     /// Written since the last checkpoint: roll-forward may walk them.
     pub epoch_written: Bitmap,
+    /// Count of `epoch_written`'s set bits.
     pub epoch_written_blocks: u32,
+    /// The log that writes or last wrote it (`None` once it is free again).
     pub log_type: Option<LogType>,
     /// Last time a block of the segment was written (cost-benefit age).
     pub mtime_ns: Nanos,
@@ -107,7 +132,9 @@ pub struct SegEntry {
 
 /// The table, plus the counts the recycling policies need.
 pub struct Sit {
+    /// One entry per segment of the main area.
     pub segs: Vec<SegEntry>,
+    /// Blocks per segment (= zone).
     pub blocks_per_seg: u32,
     /// Blocks valid at the checkpoint and invalid now.
     pub preinvalid_blocks: u64,
@@ -116,6 +143,7 @@ pub struct Sit {
 }
 
 impl Sit {
+    /// A table of `segs` free segments of `blocks_per_seg` blocks.
     pub fn new(segs: u32, blocks_per_seg: u32) -> Self {
         let e = SegEntry {
             valid: Bitmap::new(blocks_per_seg as usize),
@@ -149,6 +177,8 @@ impl Sit {
         self.dirty.insert(seg);
     }
 
+    /// A block of `seg` at `off` no longer holds live data (it stays needed
+    /// if the checkpoint holds it: pre-invalid).
     pub fn invalidate(&mut self, seg: u32, off: u32) {
         let e = &mut self.segs[seg as usize];
         assert!(e.valid.get(off as usize), "segment {seg} block {off} freed twice");
@@ -180,6 +210,7 @@ impl Sit {
         !e.current && e.valid_blocks == 0 && e.ckpt_valid_blocks == 0 && e.epoch_written_blocks == 0
     }
 
+    /// Segments free for append logging (see [`Self::is_free_seg`]).
     pub fn free_segs(&self) -> u32 {
         (0..self.segs.len() as u32).filter(|&s| self.is_free_seg(s)).count() as u32
     }

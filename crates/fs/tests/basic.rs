@@ -1,3 +1,7 @@
+//! The file system end to end on small devices: remount, compaction,
+//! threaded logging, fsync across a crash, and the host-cost mechanisms
+//! (per-block reads of a host copy, CPUs, the GC walk).
+
 use zonelab_device::Device;
 use zonelab_fs::testing::tiny_device;
 use zonelab_fs::{FileKind, Fs, FsConfig, Recycling, ROOT_INO};

@@ -17,7 +17,7 @@
 use std::collections::{BTreeSet, HashMap};
 use zonelab_device::{Device, WriteCache};
 use zonelab_fs::testing::tiny_device;
-use zonelab_fs::{FileKind, Fs, FsConfig, Recycling, ROOT_INO};
+use zonelab_fs::{FileKind, Fs, FsConfig, FsError, FsckError, Recycling, ROOT_INO};
 use zonelab_sim::SimRng;
 
 /// Crash instants per variant in the default run.
@@ -169,18 +169,34 @@ fn model_at(durable: &Durable, crash_ns: u64) -> HashMap<String, Vec<u64>> {
     model
 }
 
+/// What a crash left wrong: the file system does not mount or check, or an
+/// fsynced file (`parent/name`) is not as fsync left it.
+#[derive(Debug, thiserror::Error)]
+enum CrashError {
+    #[error("mount: {0}")]
+    Mount(FsError),
+    #[error("fsck: {0}")]
+    Fsck(FsckError),
+    #[error("{key} lost")]
+    Lost { key: String },
+    #[error("{key}: {got_blocks} blocks, {want_blocks} were fsynced")]
+    Shorter { key: String, got_blocks: usize, want_blocks: usize },
+    #[error("{key} block {block}: tag {got} older than fsynced {want}")]
+    Older { key: String, block: usize, got: u64, want: u64 },
+}
+
 /// Every durable file exists with at least its durable blocks, each as new or newer.
-fn check_durable(fs: &Fs, model: &HashMap<String, Vec<u64>>, dir: u32) -> Result<(), String> {
+fn check_durable(fs: &Fs, model: &HashMap<String, Vec<u64>>, dir: u32) -> Result<(), CrashError> {
     for (key, want) in model {
         let (p, name) = key.split_once('/').unwrap();
         let parent = if p.parse::<u32>().unwrap() == ROOT_INO { ROOT_INO } else { dir };
-        let ino = fs.lookup(parent, name).ok_or(format!("{key} lost"))?;
+        let ino = fs.lookup(parent, name).ok_or_else(|| CrashError::Lost { key: key.clone() })?;
         let got = fs.file_tags(ino).unwrap();
         if got.len() < want.len() {
-            return Err(format!("{key}: {} blocks, {} were fsynced", got.len(), want.len()));
+            return Err(CrashError::Shorter { key: key.clone(), got_blocks: got.len(), want_blocks: want.len() });
         }
         if let Some(i) = (0..want.len()).find(|&i| got[i] < want[i]) {
-            return Err(format!("{key} block {i}: tag {} older than fsynced {}", got[i], want[i]));
+            return Err(CrashError::Older { key: key.clone(), block: i, got: got[i], want: want[i] });
         }
     }
     Ok(())
@@ -228,14 +244,14 @@ fn reference(variant: Variant, seed: u64) -> Reference {
 }
 
 /// Crashes the workload of `r` at `crash_ns`; mount, fsck and durability.
-fn crash_once(variant: Variant, r: &Reference, crash_ns: u64) -> Result<(), String> {
+fn crash_once(variant: Variant, r: &Reference, crash_ns: u64) -> Result<(), CrashError> {
     let mut fs = variant.fresh();
     fs.crash_at(crash_ns);
     workload(&mut fs, r.seed);
     let cfg = fs.config().clone();
     let now = fs.last_submit_ns().max(crash_ns);
-    let (mut fs, t) = Fs::mount(fs.into_device(), cfg, now).map_err(|e| format!("mount: {e}"))?;
-    fs.fsck(t).map_err(|e| format!("fsck: {e}"))?;
+    let (mut fs, t) = Fs::mount(fs.into_device(), cfg, now).map_err(CrashError::Mount)?;
+    fs.fsck(t).map_err(CrashError::Fsck)?;
     let dir = fs.lookup(ROOT_INO, "d").unwrap_or(0);
     check_durable(&fs, &model_at(&r.durable, crash_ns), dir)
 }

@@ -16,10 +16,15 @@ use zonelab_sim::SimRng;
 /// what it does with an input.
 #[derive(Clone, Copy)]
 pub struct Target {
+    /// The command-line name, also the directory under `corpus/`,
+    /// `regressions/` and the findings directory.
     pub name: &'static str,
+    /// Runs one input; an `Err` is a finding even without a panic (e.g. a
+    /// backend that caught a model panic and reports it).
     pub run: fn(&str) -> Result<(), targets::Failure>,
 }
 
+/// Every target, in the order `all` fuzzes them.
 pub const TARGETS: [Target; 5] = [
     Target { name: "trace", run: targets::trace },
     Target { name: "fio", run: targets::fio },
@@ -28,6 +33,7 @@ pub const TARGETS: [Target; 5] = [
     Target { name: "nvme-tcp", run: targets::nvme_tcp },
 ];
 
+/// The target called `name`, if there is one.
 pub fn target(name: &str) -> Option<Target> {
     TARGETS.into_iter().find(|t| t.name == name)
 }
@@ -57,7 +63,10 @@ pub fn read_dir_texts(dir: &Path) -> Vec<(PathBuf, String)> {
 /// What running one input found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finding {
+    /// A panic (or a target's `Err`), with its message.
     Crash(String),
+    /// Slower than the limit; how long it ran before it finished or was
+    /// abandoned.
     Hang(Duration),
 }
 
@@ -110,15 +119,20 @@ pub fn run_one(target: Target, input: &str, limit: Duration) -> Result<Duration,
 /// How long a fuzzing run goes on.
 #[derive(Debug, Clone, Copy)]
 pub enum Budget {
+    /// Wall-clock seconds: for interactive and CI runs.
     Seconds(u64),
+    /// A number of inputs: the same inputs on any machine, for tests.
     Inputs(u64),
 }
 
 /// What a fuzzing run of one target did.
 #[derive(Debug)]
 pub struct Report {
+    /// The target's name.
     pub target: &'static str,
+    /// Inputs run, the finding's included.
     pub inputs: u64,
+    /// Wall-clock time the run took.
     pub elapsed: Duration,
     /// Input index, the input and what it found; the run stops at the first.
     pub finding: Option<(u64, String, Finding)>,

@@ -60,7 +60,8 @@ pub fn trace(input: &str) -> Result<(), Failure> {
 /// long for a fuzzer's input; thinktime is left alone, idle time is free).
 const FIO_TIME_NS: u64 = 20 * MS;
 
-/// The fio job parser and engine, with times cut to [`FIO_TIME_NS`].
+/// The fio job parser and engine, with runtime, ramp time and start delay
+/// cut to at most 20 ms of simulated time.
 pub fn fio(input: &str) -> Result<(), Failure> {
     let Ok(mut set) = parse_job_file("fuzz.fio", input) else { return Ok(()) };
     for job in &mut set.jobs {

@@ -7,8 +7,6 @@
 //! finishes back while writes are busy. softFinish, the host filling a zone
 //! instead of finishing it, is a job option of the fio front end.
 
-#![warn(missing_docs)]
-
 pub mod scheduler;
 pub mod stack;
 pub mod zinc;

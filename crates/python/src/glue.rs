@@ -40,9 +40,6 @@ pub enum GlueError {
     /// An experiment, plan or calibration that failed.
     #[error(transparent)]
     Experiment(#[from] zonelab_experiments::Error),
-    /// A ZNS+ run, whose module still reports errors as text.
-    #[error("{0}")]
-    Znsplus(String),
     /// A device whose lock a panic poisoned.
     #[error("this device stopped at an internal error: create a new one")]
     Poisoned,
@@ -52,6 +49,7 @@ fn json(what: &str) -> impl FnOnce(serde_json::Error) -> GlueError + '_ {
     move |source| GlueError::Json { what: what.to_string(), source }
 }
 
+/// The names of the built-in device presets (`zonelab.presets()`).
 pub fn presets() -> Vec<String> {
     PRESET_NAMES.iter().map(|s| s.to_string()).collect()
 }
@@ -70,11 +68,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// A fresh device from its options (the CLI's device options as JSON:
+    /// preset, zones, `set` pairs, ...), with the clock at 0.
     pub fn new(device_json: &str) -> Result<Session, GlueError> {
         let config = device_spec(device_json)?.config()?;
         Ok(Session { device: Device::new(config).map_err(GlueError::from)?, now_ns: 0, commands: 0 })
     }
 
+    /// When the next command is submitted, in simulated nanoseconds.
     pub fn clock_ns(&self) -> u64 {
         self.now_ns
     }
@@ -252,18 +253,24 @@ pub fn fs_bench(options_json: &str) -> Result<String, GlueError> {
         other => return Err(GlueError::Invalid(format!("plugging '{other}': use lba or ppa"))),
     };
     s.seed = number_field(&options, "seed")?.unwrap_or(1);
-    let result = run_with_progress(&s, &mut |_, _, _| {}).map_err(GlueError::Znsplus)?;
+    let result = run_with_progress(&s, &mut |_, _, _| {})?;
     Ok(serde_json::to_string(&zonelab_workload::fsbench::report::json(&[result])).expect("reports serialize"))
 }
 
 /// What `zonelab calibrate` takes besides the device: its options.
 pub struct CalibrateOptions {
+    /// Only rows whose "id source figure stack op metric" contains every
+    /// comma-separated term (`--only`; empty: every row).
     pub only: String,
+    /// Measured window of an I/O run in simulated milliseconds.
     pub runtime_ms: u64,
+    /// Threads the runs share (results do not depend on it).
     pub threads: usize,
     /// `--fit` parameters (none: no fit), `--folds`, `--max-evals`.
     pub fit: Vec<String>,
+    /// Folds of the fit's cross-validation (0 or 1: none).
     pub folds: usize,
+    /// Most loss evaluations of one fit.
     pub max_evals: u64,
 }
 
@@ -366,7 +373,7 @@ pub fn znsplus_render(
     lines: &[String],
 ) -> Result<Vec<(String, String, String)>, GlueError> {
     let scale = znsplus_scale(quick, fs_bytes, write_per_fs)?;
-    let outputs = plan::znsplus::render(scale, &stored_results(lines)?).map_err(GlueError::Znsplus)?;
+    let outputs = plan::znsplus::render(scale, &stored_results(lines)?)?;
     Ok(outputs.into_iter().map(|o| (o.name.to_string(), o.csv, o.table)).collect())
 }
 

@@ -4,8 +4,6 @@
 //! discrete-event queue, seeded randomness and metrics. Nothing here knows
 //! about flash or zones.
 
-#![warn(missing_docs)]
-
 pub mod event;
 pub mod input;
 pub mod metrics;

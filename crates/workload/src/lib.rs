@@ -4,12 +4,8 @@
 //! workloads (`fsbench`) and the closed-loop drivers of `zonelab bench`
 //! (`bench`).
 
-#![warn(missing_docs)]
-
 pub mod bench;
 pub mod fio;
-// fsbench is being reworked elsewhere; its items get their docs (and the lint) there.
-#[allow(missing_docs)]
 pub mod fsbench;
 pub mod trace;
 

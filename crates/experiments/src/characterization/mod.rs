@@ -298,7 +298,7 @@ pub fn write(dir: &Path, outcomes: &[Outcome], warn: &mut dyn FnMut(&str)) -> Re
     write_records(dir, &records, warn)
 }
 
-/// [`write`] from stored records: the renderer of the plan runner.
+/// [`write()`] from stored records: the renderer of the plan runner.
 pub fn write_records(dir: &Path, outcomes: &[Record], warn: &mut dyn FnMut(&str)) -> Result<()> {
     std::fs::create_dir_all(dir.join("jobs")).map_err(io(dir))?;
     // The font is built in; should it ever fail, the data still get written.

@@ -12,8 +12,6 @@ pub mod characterization;
 pub mod design;
 mod device;
 pub mod store;
-// Documented by the ZNS+ work in progress; until then its items may lack docs.
-#[allow(missing_docs)]
 pub mod znsplus;
 
 pub use device::DeviceSpec;
@@ -84,7 +82,7 @@ pub fn run_with(spec: &RunSpec, needed: &[Value]) -> Result<Value> {
         }
         RunSpec::Design(d) => design::run(d),
         RunSpec::Calibrate(c) => c.run(needed),
-        RunSpec::Znsplus(z) => znsplus::run(z).map_err(Error::Znsplus),
+        RunSpec::Znsplus(z) => znsplus::run(z),
     }
 }
 

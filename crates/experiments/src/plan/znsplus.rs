@@ -9,6 +9,7 @@
 //! borrow from the input, and the result's types live in other crates.)
 
 use super::RunSpec as PlanSpec;
+use crate::error::{json, Error, Result};
 use crate::znsplus::{self, Output, RunSpec, Scale};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -274,11 +275,13 @@ fn compaction(c: &CompactionRecord) -> Compaction {
     }
 }
 
-fn restored(r: Result_) -> Result<FsBenchResult, String> {
-    let workload = FsWorkload::parse(&r.workload).ok_or_else(|| format!("workload '{}' unknown", r.workload))?;
-    let recycling = Recycling::parse(&r.recycling).ok_or_else(|| format!("recycling '{}' unknown", r.recycling))?;
+fn restored(r: Result_) -> Result<FsBenchResult> {
+    let workload =
+        FsWorkload::parse(&r.workload).ok_or_else(|| Error::Invalid(format!("workload '{}' unknown", r.workload)))?;
+    let recycling =
+        Recycling::parse(&r.recycling).ok_or_else(|| Error::Invalid(format!("recycling '{}' unknown", r.recycling)))?;
     if r.chip_utilization_times_ns.len() != r.chip_utilization_series.len() {
-        return Err("chip utilization: as many times as values are needed".into());
+        return Err(Error::Invalid("chip utilization: as many times as values are needed".into()));
     }
     let [data_blocks, node_blocks, meta_blocks, relocated_blocks, read_blocks, read_requests, device_copied_blocks, requests] =
         r.traffic;
@@ -353,7 +356,7 @@ pub fn label(s: &RunSpec) -> String {
 }
 
 /// Formats, fills and measures: the result as JSON.
-pub fn run(s: &RunSpec) -> Result<Value, String> {
+pub fn run(s: &RunSpec) -> Result<Value> {
     let result = znsplus::run(s)?;
     Ok(serde_json::to_value(stored(&result)).expect("results serialize"))
 }
@@ -364,19 +367,18 @@ pub fn plan(scale: Scale) -> Vec<PlanSpec> {
 }
 
 /// The figures and tables from the plan's stored results (plan order).
-pub fn render(scale: Scale, results: &[Value]) -> Result<Vec<Output>, String> {
+pub fn render(scale: Scale, results: &[Value]) -> Result<Vec<Output>> {
     let specs = znsplus::plan(scale);
     if results.len() != specs.len() {
-        return Err(format!("{} stored results for a plan of {} runs", results.len(), specs.len()));
+        return Err(Error::Invalid(format!("{} stored results for a plan of {} runs", results.len(), specs.len())));
     }
     let results = results
         .iter()
         .map(|v| {
-            let stored: Result_ =
-                serde_json::from_value(v.clone()).map_err(|e| format!("a stored znsplus result: {e}"))?;
+            let stored: Result_ = serde_json::from_value(v.clone()).map_err(json("a stored znsplus result"))?;
             restored(stored)
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>>>()?;
     Ok(znsplus::render(scale, &specs, results))
 }
 

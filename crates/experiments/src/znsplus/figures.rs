@@ -11,9 +11,13 @@ use zonelab_workload::fsbench::{FsBenchResult, FsWorkload};
 
 /// One figure or table: file stem, CSV, the plot to draw, and a markdown table against the paper.
 pub struct Output {
+    /// File stem of the CSV and plots, e.g. `fig6`.
     pub name: &'static str,
+    /// The figure's data as CSV.
     pub csv: String,
+    /// The plot, drawn as SVG and PNG.
     pub figure: Figure,
+    /// Paper-vs-zonelab table in markdown.
     pub table: String,
 }
 
@@ -135,11 +139,7 @@ pub fn plan(scale: Scale) -> Vec<RunSpec> {
 }
 
 /// Runs everything on `workers` threads and renders each figure and table.
-pub fn reproduce(
-    scale: Scale,
-    workers: usize,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<Output>, String> {
+pub fn reproduce(scale: Scale, workers: usize, progress: &(dyn Fn(usize, usize) + Sync)) -> crate::Result<Vec<Output>> {
     let specs = plan(scale);
     let n = specs.len();
     let results = run_all(&specs, workers, &|i, _| progress(i, n))?;

@@ -11,6 +11,7 @@
 //! (16 GiB, 512 segments of 32 MiB, θ_PI = 128 MiB); `--quick` scales it down
 //! (see [`Scale`]); everything else follows Table 2 and 3.
 
+use crate::error::{Error, Result};
 use zonelab_device::{preset, Device, DeviceConfig, Plugging};
 use zonelab_fs::{Fs, FsConfig, Recycling};
 use zonelab_workload::fsbench::{self, FsBenchConfig, FsBenchResult, FsWorkload};
@@ -18,26 +19,38 @@ use zonelab_workload::fsbench::{self, FsBenchConfig, FsBenchResult, FsWorkload};
 /// One run's setup.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
+    /// The seed-002 preset of the flash medium: `tlc`, `mlc` or `znand`.
     pub medium: &'static str,
+    /// How the file system reclaims segments.
     pub recycling: Recycling,
+    /// The device may copy by copyback (on-chip, no transfer to the controller).
     pub copyback: bool,
+    /// The file system's copyback-aware block allocation (§3.3.1).
     pub copyback_aware: bool,
+    /// The order the device plugs a TL_opened zone's free blocks in.
     pub plugging: Plugging,
+    /// The workload, its Table 3 threads unless `threads` is set.
     pub workload: FsWorkload,
+    /// The data set over the file system's user blocks.
     pub utilization: f64,
     /// Parallel flash chips (D_zone = chips: the zone spans them all).
     pub chips: u32,
+    /// PCIe lanes of the link.
     pub lanes: u32,
+    /// File-system size in bytes: its zone count at this chip count.
     pub fs_bytes: u64,
+    /// Bytes the measured part writes.
     pub write_bytes: u64,
     /// Threads; the workload's default of Table 3 when absent.
     pub threads: Option<u32>,
+    /// Seed of the workload's random draws.
     pub seed: u64,
 }
 
 /// How big the simulated runs are.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scale {
+    /// File-system size in bytes.
     pub fs_bytes: u64,
     /// Bytes the workload writes in the measured part, per GiB of file system.
     pub write_per_fs: f64,
@@ -74,21 +87,22 @@ impl RunSpec {
 }
 
 /// The device of a run: the medium's preset with `chips` chips (8 channels at most, then more ways).
-pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig, String> {
-    let mut c = preset(spec.medium).ok_or_else(|| format!("unknown medium '{}'", spec.medium))?;
+pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig> {
+    let mut c = preset(spec.medium).ok_or_else(|| Error::Invalid(format!("unknown medium '{}'", spec.medium)))?;
     if !spec.chips.is_power_of_two() || !(2..=64).contains(&spec.chips) {
-        return Err(format!("chips {} must be a power of two within 2 ..= 64", spec.chips));
+        return Err(Error::Invalid(format!("chips {} must be a power of two within 2 ..= 64", spec.chips)));
     }
     c.flash.channels = spec.chips.min(8);
     c.flash.chips_per_channel = spec.chips / c.flash.channels;
     c.mapping.d_zone = spec.chips;
     let zone_bytes = u64::from(spec.chips) * c.flash.block_bytes();
-    let zones = u32::try_from(spec.fs_bytes / zone_bytes).map_err(|_| "file system too large".to_string())?;
+    let zones =
+        u32::try_from(spec.fs_bytes / zone_bytes).map_err(|_| Error::Invalid("file system too large".to_string()))?;
     if zones < 24 {
-        return Err(format!(
+        return Err(Error::Invalid(format!(
             "{} bytes hold {zones} zones of {zone_bytes} bytes; at least 24 are needed",
             spec.fs_bytes
-        ));
+        )));
     }
     c.namespace.zones = zones;
     c.namespace.zone_size_bytes = zone_bytes;
@@ -99,7 +113,7 @@ pub fn device_config(spec: &RunSpec) -> Result<DeviceConfig, String> {
     c.znsplus.plugging = spec.plugging;
     c.write_buffer.zone_buffer_bytes =
         c.write_buffer.zone_buffer_bytes.max(u64::from(spec.chips) * u64::from(c.flash.page_bytes));
-    c.validate().map_err(|e| e.0)?;
+    c.validate()?;
     Ok(c)
 }
 
@@ -125,14 +139,14 @@ pub fn fs_config(spec: &RunSpec) -> FsConfig {
 }
 
 /// Formats, fills and measures.
-pub fn run(spec: &RunSpec) -> Result<FsBenchResult, String> {
+pub fn run(spec: &RunSpec) -> Result<FsBenchResult> {
     run_with_progress(spec, &mut |_, _, _| {})
 }
 
 /// [`run`], reporting the workload's progress (`fsbench::run_with_progress`).
-pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Result<FsBenchResult, String> {
-    let dev = Device::new(device_config(spec)?).map_err(|e| e.0)?;
-    let mut fs = Fs::mkfs(dev, fs_config(spec)).map_err(|e| e.to_string())?;
+pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Result<FsBenchResult> {
+    let dev = Device::new(device_config(spec)?)?;
+    let mut fs = Fs::mkfs(dev, fs_config(spec))?;
     let mut cfg = FsBenchConfig::new(spec.workload);
     cfg.utilization = spec.utilization;
     cfg.write_bytes = spec.write_bytes;
@@ -140,7 +154,7 @@ pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Res
     if let Some(t) = spec.threads {
         cfg.threads = t;
     }
-    fsbench::run_with_progress(&mut fs, &cfg, progress).map_err(String::from)
+    Ok(fsbench::run_with_progress(&mut fs, &cfg, progress)?)
 }
 
 mod figures;
@@ -151,9 +165,9 @@ pub fn run_all(
     specs: &[RunSpec],
     workers: usize,
     progress: &(dyn Fn(usize, &RunSpec) + Sync),
-) -> Result<Vec<FsBenchResult>, String> {
+) -> Result<Vec<FsBenchResult>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<FsBenchResult, String>>>> =
+    let slots: Vec<std::sync::Mutex<Option<Result<FsBenchResult>>>> =
         specs.iter().map(|_| Default::default()).collect();
     std::thread::scope(|scope| {
         for _ in 0..workers.max(1) {
@@ -161,8 +175,9 @@ pub fn run_all(
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(spec) = specs.get(i) else { break };
                 progress(i, spec);
-                let r = run(spec)
-                    .map_err(|e| format!("{} {} on {}: {e}", spec.workload.name(), spec.recycling.name(), spec.medium));
+                let r = run(spec).map_err(|e| {
+                    e.within(format!("{} {} on {}", spec.workload.name(), spec.recycling.name(), spec.medium))
+                });
                 *slots[i].lock().expect("no worker panics") = Some(r);
             });
         }

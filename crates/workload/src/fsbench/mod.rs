@@ -18,19 +18,31 @@ use zonelab_device::ZnsPlusCounters;
 use zonelab_fs::{Fs, FsError, Traffic};
 use zonelab_sim::{LatencyHistogram, Nanos, SimRng};
 
+/// The workloads of seed 002 Table 3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FsWorkload {
+    /// filebench fileserver: create and write whole files, append, read whole
+    /// files, delete.
     Fileserver,
+    /// filebench varmail: delete; create, append, fsync; read; append, fsync;
+    /// read (a mail server's small files).
     Varmail,
+    /// tpcc-like: transactions of four page reads and two updates of a database
+    /// file (80% on 20% of the pages), a log appended and fsynced at each commit.
     Tpcc,
+    /// YCSB workload A: one record per transaction, read or updated (half each).
     YcsbA,
+    /// YCSB workload F: one record per transaction, read or read, modified and
+    /// written back (half each).
     YcsbF,
 }
 
 impl FsWorkload {
+    /// Every workload, in the order the CLI and the reports list them.
     pub const ALL: [FsWorkload; 5] =
         [FsWorkload::Fileserver, FsWorkload::Varmail, FsWorkload::Tpcc, FsWorkload::YcsbA, FsWorkload::YcsbF];
 
+    /// The name the CLI and the reports use.
     pub fn name(self) -> &'static str {
         match self {
             FsWorkload::Fileserver => "fileserver",
@@ -41,6 +53,7 @@ impl FsWorkload {
         }
     }
 
+    /// The workload called `text` (see [`Self::name`]), if any.
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|w| w.name() == text)
     }
@@ -54,23 +67,32 @@ impl FsWorkload {
         }
     }
 
+    /// Whether it is a database-like run (a buffer pool, a commit log) rather
+    /// than a filebench flow.
     pub fn is_oltp(self) -> bool {
         matches!(self, FsWorkload::Tpcc | FsWorkload::YcsbA | FsWorkload::YcsbF)
     }
 }
 
+/// What a run does: the workload, its data set, threads, how much it writes
+/// and its seed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FsBenchConfig {
+    /// Which workload.
     pub workload: FsWorkload,
     /// Data set over the file system's user blocks ([`Fs::user_blocks`]).
     pub utilization: f64,
+    /// Simulated threads (filebench) or connections (OLTP).
     pub threads: u32,
     /// The measured run ends after the workload has written this many bytes.
     pub write_bytes: u64,
+    /// Seed of every random draw (the data set's and each thread's stream).
     pub seed: u64,
 }
 
 impl FsBenchConfig {
+    /// `workload` at 90% utilization with its Table 3 threads, 1 GiB written,
+    /// seed 1.
     pub fn new(workload: FsWorkload) -> Self {
         Self { workload, utilization: 0.9, threads: workload.default_threads(), write_bytes: 1 << 30, seed: 1 }
     }
@@ -79,25 +101,37 @@ impl FsBenchConfig {
 /// What a measured run did.
 #[derive(Debug, Clone, Default)]
 pub struct FsBenchResult {
+    /// The workload's name.
     pub workload: &'static str,
+    /// The recycling scheme's name.
     pub recycling: &'static str,
+    /// Threads the run had.
     pub threads: u32,
+    /// Operations completed (a filebench flow operation or a transaction).
     pub ops: u64,
+    /// Bytes the workload read.
     pub read_bytes: u64,
+    /// Bytes the workload wrote.
     pub write_bytes: u64,
     /// Simulated duration of the measured run.
     pub elapsed_ns: Nanos,
+    /// Latency of each operation.
     pub latency: LatencyHistogram,
+    /// Latency of the operations that fsynced.
     pub fsync_latency: LatencyHistogram,
     /// File-system traffic during the measured run.
     pub traffic: Traffic,
+    /// Every segment compaction in the measured run.
     pub compactions: Vec<zonelab_fs::CompactionRecord>,
+    /// Segments reclaimed by threaded logging (TL_open).
     pub tl_segments: u64,
     /// Of `tl_segments`, segments of another temperature of the same kind.
     pub tl_other_type_segments: u64,
+    /// Segments reclaimed by compaction, foreground and background.
     pub sc_segments: u64,
     /// Compactions hybrid recycling chose over every threaded-logging candidate by cost.
     pub sc_chosen_by_cost: u64,
+    /// Checkpoints written.
     pub checkpoints: u64,
     /// Time spent in checkpoints (compaction's own included).
     pub checkpoint_ns: Nanos,
@@ -136,6 +170,7 @@ impl FsBenchResult {
     pub fn metadata_overhead(&self) -> f64 {
         (self.traffic.node_blocks + self.traffic.meta_blocks) as f64 / self.traffic.data_blocks.max(1) as f64
     }
+    /// Share of the blocks the device copied internally that went by copyback.
     pub fn copyback_ratio(&self) -> f64 {
         self.znsplus.copyback_ratio()
     }
@@ -213,13 +248,6 @@ pub enum FsBenchError {
         /// The data set's share of the file system.
         utilization: f64,
     },
-}
-
-/// For callers that still report errors as text.
-impl From<FsBenchError> for String {
-    fn from(e: FsBenchError) -> String {
-        e.to_string()
-    }
 }
 
 /// Prepares the data set, warms up until segments are being reclaimed, then

@@ -25,6 +25,8 @@ fn dir_json(bytes: u64, elapsed_s: f64) -> Value {
     })
 }
 
+/// The results as one fio-style JSON document: a job per result, with
+/// "read", "write" and "fs" sections.
 pub fn json(results: &[FsBenchResult]) -> Value {
     let jobs: Vec<Value> = results
         .iter()
@@ -73,6 +75,8 @@ pub fn json(results: &[FsBenchResult]) -> Value {
     json!({ "fio version": concat!("zonelab-fs-bench ", env!("CARGO_PKG_VERSION")), "jobs": jobs })
 }
 
+/// A short text report of one result: throughput, latency, traffic,
+/// compactions, threaded logging, WAF, copyback and chip utilization.
 pub fn text(r: &FsBenchResult) -> String {
     let s = r.elapsed_ns.max(1) as f64 / 1e9;
     format!(
