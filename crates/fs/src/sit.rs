@@ -109,8 +109,7 @@ pub struct SegEntry {
 pub struct Sit {
     pub segs: Vec<SegEntry>,
     pub blocks_per_seg: u32,
-    /// Blocks invalid now that the checkpoint holds or that were written
-    /// since it: threaded logging cannot reuse them before a checkpoint.
+    /// Blocks valid at the checkpoint and invalid now.
     pub preinvalid_blocks: u64,
     /// Segments changed since the checkpoint (their SIT entries are rewritten).
     pub dirty: std::collections::BTreeSet<u32>,
@@ -155,10 +154,7 @@ impl Sit {
         assert!(e.valid.get(off as usize), "segment {seg} block {off} freed twice");
         e.valid.set(off as usize, false);
         e.valid_blocks -= 1;
-        // Pre-invalid as F2FS counts it (its ckpt_valid_map also marks blocks
-        // written since the checkpoint): invalid, but not reusable before the
-        // next checkpoint, so θ_PI bounds these too (seed 002 §3.3.2).
-        if e.ckpt_valid.get(off as usize) || e.epoch_written.get(off as usize) {
+        if e.ckpt_valid.get(off as usize) {
             self.preinvalid_blocks += 1;
         }
         self.dirty.insert(seg);
