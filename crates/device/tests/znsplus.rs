@@ -294,7 +294,7 @@ fn write_latencies_around_a_plugged_chunk(plugging: &str) -> (u64, u64) {
     let valid = [0xf0u64, 0, 0, 0];
     r.ok(&Command::TlOpen { zslba: 0, valid: &valid });
     r.settle();
-    let mut latency = |r: &mut Run, slba: u64| {
+    let latency = |r: &mut Run, slba: u64| {
         let start = r.now;
         r.write(slba, CHUNK as u32, 7).complete_ns - start
     };
