@@ -348,9 +348,13 @@ impl Device {
         let fw_end = self.controller.firmware.reserve(ready_ns, firmware_ns);
         let fw_end = self.ftl_turn(fw_end - ftl_ns, ftl_ns + merge_ns).max(fw_end);
         let sequential = self.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
+        let mut data_ready_ns = fw_end;
         if sequential {
-            // A TL_opened zone plugs the blocks the write skips first.
-            self.fill_gap(zone, slba - self.zones.zslba(zone), fw_end);
+            // A TL_opened zone's write is handled once the LBA-ordered plugs
+            // before it are in and the blocks it skips are plugged.
+            let handled_ns = self.wp_ready_ns(zone, fw_end);
+            let plugged_ns = self.fill_gap(zone, slba - self.zones.zslba(zone), handled_ns);
+            data_ready_ns = handled_ns.max(plugged_ns);
             let wp = self.zones.wp(zone);
             self.zones.advance_wp(zone, slba + nlb - wp);
         }
@@ -360,9 +364,9 @@ impl Device {
         self.counters.host_write_bytes += nlb * self.layout.lba_bytes;
         // Write Zeroes moves no data over the link.
         if self.translation.conventional.is_some() {
-            return self.ftl_take_in(slba, nlb, fw_end, !zeroes);
+            return self.ftl_take_in(slba, nlb, data_ready_ns, !zeroes);
         }
-        let t = self.take_in(zone, nlb, fw_end, !zeroes);
+        let t = self.take_in(zone, nlb, data_ready_ns, !zeroes);
         if sequential {
             self.after_wp_moved(zone, t);
         }

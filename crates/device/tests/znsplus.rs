@@ -283,6 +283,42 @@ fn ppa_plugging_overlaps_a_host_write_on_another_die() {
     assert!(z.plugged_blocks_background >= 2 * CHUNK, "dies 0 and 2 plugged during the write: {z:?}");
 }
 
+/// Zone 0 written, then TL_opened with only chunk 1 (on die 1) valid; once
+/// the dies are idle the host writes chunk 0 and, as soon as that completes,
+/// chunk 2. Returns how long each write took.
+fn write_latencies_around_a_plugged_chunk(plugging: &str) -> (u64, u64) {
+    let mut r = Run::new(device(8, plugging, false));
+    r.write(0, 128, 5);
+    r.write(128, 128, 5);
+    r.settle();
+    let valid = [0xf0u64, 0, 0, 0];
+    r.ok(&Command::TlOpen { zslba: 0, valid: &valid });
+    r.settle();
+    let latency = |r: &mut Run, slba: u64| {
+        let start = r.now;
+        r.write(slba, CHUNK as u32, 7).complete_ns - start
+    };
+    let first = latency(&mut r, 0);
+    (first, latency(&mut r, 2 * CHUNK))
+}
+
+/// Seed 002 §3.2.2 and §4's Fig 9: in LBA order chunk 1 is plugged at the
+/// write pointer after the write to chunk 0, so the write to chunk 2 waits
+/// for the plug's read; in PPA order the idle die plugged it ahead and the write
+/// to chunk 2 costs what the write to chunk 0 did.
+#[test]
+fn an_lba_ordered_plug_delays_the_next_write_and_a_ppa_ordered_one_does_not() {
+    let read_ns = device(8, "lba", false).config().flash_timing.read_ns;
+    let (lba_first, lba_second) = write_latencies_around_a_plugged_chunk("lba");
+    let (ppa_first, ppa_second) = write_latencies_around_a_plugged_chunk("ppa");
+    assert_eq!(lba_first, ppa_first, "nothing to plug before chunk 0");
+    // The plug's copyback starts as chunk 0's data is in; the write waits
+    // for its sensing (the data is in), not for its program.
+    assert!(lba_second > lba_first, "LBA order: {lba_first} then {lba_second}");
+    assert!(lba_second - lba_first <= read_ns, "LBA order: {lba_first} then {lba_second}");
+    assert_eq!(ppa_second, ppa_first, "PPA order: plugged ahead in idle die time");
+}
+
 #[test]
 fn bad_input_gets_nvme_statuses() {
     let mut r = Run::new(device(4, "lba", false));

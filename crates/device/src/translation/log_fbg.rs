@@ -13,6 +13,9 @@ pub struct TlZone {
     /// Valid bitmap over the zone capacity.
     valid: Vec<u64>,
     pub(crate) opened_ns: Nanos,
+    /// When the LBA-ordered plugs issued so far are in: a write at the write
+    /// pointer they moved cannot be handled before (seed 002 §3.2.2).
+    pub(crate) wp_ready_ns: Nanos,
     zcap_lbas: u64,
 }
 
@@ -22,7 +25,7 @@ impl TlZone {
         assert!(valid.len() <= words, "the caller checked the bitmap length");
         let mut bits = valid.to_vec();
         bits.resize(words, 0);
-        Self { original_fbg, original_lbas, valid: bits, opened_ns, zcap_lbas }
+        Self { original_fbg, original_lbas, valid: bits, opened_ns, wp_ready_ns: opened_ns, zcap_lbas }
     }
 
     pub(crate) fn is_valid(&self, offset: u64) -> bool {

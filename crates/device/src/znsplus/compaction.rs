@@ -115,6 +115,8 @@ impl Device {
     /// chunk, a copyback where the rule allows, else through the controller.
     fn run_copy(&mut self, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos {
         let zone = self.zones.zone_of(dst[0]);
+        // Into a TL_opened zone, after the LBA-ordered plugs before the copy.
+        let at_ns = self.wp_ready_ns(zone, at_ns);
         let zslba = self.zones.zslba(zone);
         let per_chunk = self.layout.lbas_per_chunk;
         // Data mode: the sources as they are now, before the copy moves anything.
@@ -137,7 +139,7 @@ impl Device {
                 done_ns = done_ns.max(self.fill_gap(zone, dst[i] - zslba, at_ns));
                 let blocks = snapshot.get(i..j);
                 match if Self::whole_chunk(src, i, j, per_chunk) {
-                    self.try_copyback(zone, src[i], at_ns)
+                    self.try_copyback(zone, src[i], at_ns).map(|(_, done)| done)
                 } else {
                     None
                 } {

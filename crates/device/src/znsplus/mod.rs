@@ -34,8 +34,10 @@ impl Device {
     /// Copies the chunk holding `src_lba` (whole and chunk-aligned) into the
     /// zone's next chunk by copyback, if the rule allows it: one-page program
     /// units, a source in flash on the destination's die, and a copyback chain
-    /// below the limit. Returns when the copy is programmed.
-    pub(crate) fn try_copyback(&mut self, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<Nanos> {
+    /// below the limit. Returns when the source is sensed into the die's
+    /// page register (the data is in, as a read into the controller would
+    /// be) and when the copy is programmed.
+    pub(crate) fn try_copyback(&mut self, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<(Nanos, Nanos)> {
         let per_chunk = self.layout.lbas_per_chunk;
         let io = &self.controller.zone_io[zone as usize];
         assert!(io.filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
@@ -57,13 +59,14 @@ impl Device {
             .flash
             .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+        let sensed_ns = done_ns - self.scheduler.flash.timing().program_ns_of(addr.die, addr.block, first_page);
         self.op_done_max_ns = self.op_done_max_ns.max(done_ns);
         self.controller.zone_io[zone as usize].preprogrammed.insert(unit);
         self.cache_fill(zone, per_chunk, self.last_submit_ns);
         self.fill(zone, per_chunk, done_ns);
         self.controller.zone_io[zone as usize].push_gate(done_ns, at_ns);
         self.znsplus.copyback_blocks += per_chunk;
-        Some(done_ns)
+        Some((sensed_ns, done_ns))
     }
 
     /// Where the chunk at `src_lba` would be copied back from into chunk

@@ -154,7 +154,7 @@ impl Device {
     }
 
     /// Plugs the fully valid chunk at zone offset `from` (the fill point),
-    /// unless it was plugged ahead already.
+    /// unless it was plugged ahead already; returns when its data is in.
     fn plug_whole_chunk(&mut self, zone: u32, from: u64, at_ns: Nanos) -> Nanos {
         let per_chunk = self.layout.lbas_per_chunk;
         let unit = self.translation.mapping.unit_of_chunk(from / per_chunk);
@@ -165,8 +165,8 @@ impl Device {
         }
         self.znsplus.plugged_blocks_foreground += per_chunk;
         let src_lba = self.zones.zslba(zone) + from;
-        if let Some(done_ns) = self.try_copyback(zone, src_lba, at_ns) {
-            return done_ns;
+        if let Some((sensed_ns, _)) = self.try_copyback(zone, src_lba, at_ns) {
+            return sensed_ns;
         }
         let ready_ns = self.fetch(src_lba, at_ns, self.chunk_bytes());
         self.take_in_copy(zone, per_chunk, ready_ns, at_ns);
@@ -175,7 +175,8 @@ impl Device {
     }
 
     /// LBA-ordered plugging: the write pointer of an open TL_opened zone moves
-    /// over the valid blocks that follow it.
+    /// over the valid blocks that follow it, once they are plugged; the next
+    /// write to the zone waits for that (`wp_ready_ns`).
     pub(crate) fn plug_following(&mut self, zone: u32, at_ns: Nanos) {
         if self.config.znsplus.plugging != Plugging::Lba || !self.zones.state(zone).is_open() {
             return;
@@ -186,17 +187,29 @@ impl Device {
         let zslba = self.zones.zslba(zone);
         let wp = self.zones.wp(zone);
         let to = tl.next_invalid(wp - zslba);
-        self.move_wp_to(zone, to, at_ns);
+        let done_ns = self.move_wp_to(zone, to, at_ns);
+        if let Some(tl) = self.translation.tl.get_mut(&zone) {
+            tl.wp_ready_ns = tl.wp_ready_ns.max(done_ns);
+        }
     }
 
-    /// Plugs the zone's data and moves its write pointer up to zone offset `to`.
-    fn move_wp_to(&mut self, zone: u32, to: u64, at_ns: Nanos) {
+    /// When a write to `zone` can be handled: after the LBA-ordered plugs
+    /// that moved its write pointer (`at_ns` if none are pending).
+    pub(crate) fn wp_ready_ns(&self, zone: u32, at_ns: Nanos) -> Nanos {
+        self.translation.tl.get(&zone).map_or(at_ns, |tl| tl.wp_ready_ns.max(at_ns))
+    }
+
+    /// Plugs the zone's data and moves its write pointer up to zone offset
+    /// `to`; returns when the plugged data is in.
+    fn move_wp_to(&mut self, zone: u32, to: u64, at_ns: Nanos) -> Nanos {
         let wp = self.zones.wp(zone);
         let target = self.zones.zslba(zone) + to;
-        if target > wp {
-            self.fill_gap(zone, to, at_ns);
-            self.zones.advance_wp(zone, target - wp);
+        if target <= wp {
+            return at_ns;
         }
+        let done_ns = self.fill_gap(zone, to, at_ns);
+        self.zones.advance_wp(zone, target - wp);
+        done_ns
     }
 
     /// Plugs every valid block left (Close and Finish).
