@@ -78,6 +78,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `at_ns`; scheduling into the past is a model bug.
+    #[inline]
     pub fn schedule(&mut self, at_ns: Nanos, event: E) -> Result<(), QueueFull> {
         assert!(at_ns >= self.now_ns, "event scheduled in the past: {at_ns} < {}", self.now_ns);
         if self.heap.len() >= self.len_max {

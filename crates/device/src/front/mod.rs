@@ -122,6 +122,7 @@ pub(crate) fn report_bytes(report: &ZoneReport) -> u64 {
 
 /// Read checks after the range: an offline first zone, then a read across
 /// zones where the namespace forbids it, then any offline zone it touches.
+#[inline]
 pub(crate) fn check_read(zones: &ZoneTable, slba: u64, nlb: u32, cross_zone_ok: bool) -> Result<(), Status> {
     let first = zones.zone_of(slba);
     let last = zones.zone_of(slba + u64::from(nlb) - 1);

@@ -126,13 +126,17 @@ impl Mapping {
     /// The die chunk `chunk` of `zone` lands on.
     #[inline]
     pub fn die_of_chunk(&self, zone: u32, chunk: u64) -> u32 {
-        self.fcg_of_zone(zone) * self.d_zone + ((chunk / self.stripe_chunks) % u64::from(self.d_zone)) as u32
+        let stripe = if self.stripe_chunks == 1 { chunk } else { chunk / self.stripe_chunks };
+        self.fcg_of_zone(zone) * self.d_zone + (stripe % u64::from(self.d_zone)) as u32
     }
 
     /// Position of `chunk` among the chunks of the zone on its die.
     #[inline]
     fn index_on_die(&self, chunk: u64) -> u64 {
         let s = self.stripe_chunks;
+        if s == 1 {
+            return chunk / u64::from(self.d_zone);
+        }
         (chunk / (s * u64::from(self.d_zone))) * s + chunk % s
     }
 
@@ -140,6 +144,9 @@ impl Mapping {
     #[inline]
     fn chunk_at(&self, die_in_group: u64, index: u64) -> u64 {
         let s = self.stripe_chunks;
+        if s == 1 {
+            return index * u64::from(self.d_zone) + die_in_group;
+        }
         (index / s) * s * u64::from(self.d_zone) + die_in_group * s + index % s
     }
 
@@ -173,7 +180,8 @@ impl Mapping {
     #[inline]
     pub fn unit_of_chunk(&self, chunk: u64) -> u64 {
         let d = u64::from(self.d_zone);
-        (self.index_on_die(chunk) / self.unit_chunks_len()) * d + (chunk / self.stripe_chunks) % d
+        let stripe = if self.stripe_chunks == 1 { chunk } else { chunk / self.stripe_chunks };
+        (self.index_on_die(chunk) / self.unit_chunks_len()) * d + stripe % d
     }
 
     /// First and last chunk of unit `unit`.
