@@ -498,13 +498,15 @@ impl Device {
         let filled_lbas = self.controller.zone_io[zone as usize].filled_lbas;
         // Bound: a zone has fewer program units than LBAs of capacity.
         for _ in 0..self.layout.zcap_lbas {
-            let (first_chunk, _) =
-                self.translation.mapping.unit_chunk_span(self.controller.zone_io[zone as usize].flushed_units);
+            let unit = self.controller.zone_io[zone as usize].flushed_units;
+            let (first_chunk, _) = self.translation.mapping.unit_chunk_span(unit);
             if first_chunk * per_chunk >= filled_lbas {
                 return;
             }
-            let unit = self.controller.zone_io[zone as usize].flushed_units;
-            let data_lbas: u64 = (self.translation.mapping.unit_chunks(unit))
+            let data_lbas: u64 = self
+                .translation
+                .mapping
+                .unit_chunks(unit)
                 .map(|c| filled_lbas.saturating_sub(c * per_chunk).min(per_chunk))
                 .sum();
             let data_bytes = data_lbas * self.layout.lba_bytes;

@@ -126,8 +126,18 @@ impl Mapping {
     /// The die chunk `chunk` of `zone` lands on.
     #[inline]
     pub fn die_of_chunk(&self, zone: u32, chunk: u64) -> u32 {
-        let stripe = if self.stripe_chunks == 1 { chunk } else { chunk / self.stripe_chunks };
-        self.fcg_of_zone(zone) * self.d_zone + (stripe % u64::from(self.d_zone)) as u32
+        self.fcg_of_zone(zone) * self.d_zone + (self.stripe_of(chunk) % u64::from(self.d_zone)) as u32
+    }
+
+    /// Stripe (run of `stripe_chunks` chunks on one die) holding `chunk`.
+    #[inline]
+    fn stripe_of(&self, chunk: u64) -> u64 {
+        // Page striping, the common case, needs no division.
+        if self.stripe_chunks == 1 {
+            chunk
+        } else {
+            chunk / self.stripe_chunks
+        }
     }
 
     /// Position of `chunk` among the chunks of the zone on its die.
@@ -180,8 +190,7 @@ impl Mapping {
     #[inline]
     pub fn unit_of_chunk(&self, chunk: u64) -> u64 {
         let d = u64::from(self.d_zone);
-        let stripe = if self.stripe_chunks == 1 { chunk } else { chunk / self.stripe_chunks };
-        (self.index_on_die(chunk) / self.unit_chunks_len()) * d + stripe % d
+        (self.index_on_die(chunk) / self.unit_chunks_len()) * d + self.stripe_of(chunk) % d
     }
 
     /// First and last chunk of unit `unit`.
