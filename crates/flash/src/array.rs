@@ -30,6 +30,17 @@ pub struct ProgramDone {
     pub done_ns: Nanos,
 }
 
+/// When a copyback's source pages are sensed into the page registers (the
+/// data is in the die, as a read into the controller would have it) and when
+/// its program ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopybackDone {
+    /// The source pages are in the page registers.
+    pub sensed_ns: Nanos,
+    /// The copy is programmed.
+    pub done_ns: Nanos,
+}
+
 /// Operation counts of a flash array since it was created.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlashCounters {
@@ -339,6 +350,7 @@ impl FlashArray {
     /// page register, then all planes program them at `dst_first_page` of
     /// `dst_block`. Nothing crosses the channel, so this costs the array read
     /// and the program only. Each copied page's copyback chain grows by one.
+    /// Returns when the pages are in the page registers and when the program ends.
     pub fn copyback(
         &mut self,
         ready_ns: Nanos,
@@ -347,7 +359,7 @@ impl FlashArray {
         src_first_page: u32,
         dst: BlockAddr,
         dst_first_page: u32,
-    ) -> Result<Nanos, FlashError> {
+    ) -> Result<CopybackDone, FlashError> {
         assert!(dst.die == die, "copyback stays inside one die");
         let oneshot = self.geometry.oneshot_pages;
         for plane in 0..self.geometry.planes_per_die {
@@ -376,7 +388,7 @@ impl FlashArray {
         self.counters.programs += 1;
         self.counters.pages_programmed += u64::from(pages);
         self.counters.copybacks += 1;
-        Ok(done_ns)
+        Ok(CopybackDone { sensed_ns, done_ns })
     }
 
     /// Copybacks the data of a page has been through since it last crossed
@@ -666,7 +678,7 @@ mod tests {
             let mut f = table2(read_us, program_us, bw);
             let src = BlockAddr { die: 0, block: 0 };
             let t0 = f.program(0, src, 0).unwrap().done_ns;
-            let copyback_ns = f.copyback(t0, 0, 0, 0, BlockAddr { die: 0, block: 1 }, 0).unwrap() - t0;
+            let copyback_ns = f.copyback(t0, 0, 0, 0, BlockAddr { die: 0, block: 1 }, 0).unwrap().done_ns - t0;
             let channel_bytes = f.counters().channel_bytes;
             let read_ns = f.read(t0 + copyback_ns, 0, 0, 16384) - (t0 + copyback_ns);
             let via_controller_ns =

@@ -12,6 +12,8 @@ pub mod array;
 pub mod geometry;
 pub mod timing;
 
-pub use array::{BlockAddr, FlashArray, FlashCounters, FlashError, ProgramDone, SharedTime, UTILIZATION_INTERVAL_NS};
+pub use array::{
+    BlockAddr, CopybackDone, FlashArray, FlashCounters, FlashError, ProgramDone, SharedTime, UTILIZATION_INTERVAL_NS,
+};
 pub use geometry::{Geometry, GeometryError};
 pub use timing::{Suspend, Timing, TimingError};

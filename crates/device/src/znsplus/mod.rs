@@ -54,12 +54,11 @@ impl Device {
         );
         let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
         self.erase_before_program(addr, at_ns);
-        let done_ns = self
+        let zonelab_flash::CopybackDone { sensed_ns, done_ns } = self
             .scheduler
             .flash
             .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
-        let sensed_ns = done_ns - self.scheduler.flash.timing().program_ns_of(addr.die, addr.block, first_page);
         self.op_done_max_ns = self.op_done_max_ns.max(done_ns);
         self.controller.zone_io[zone as usize].preprogrammed.insert(unit);
         self.cache_fill(zone, per_chunk, self.last_submit_ns);
