@@ -109,7 +109,7 @@ fn zn540() -> DeviceConfig {
             channel_bytes_per_s: 1_200_000_000,
             // Reads suspend programs and erases (seed 003: reads under a
             // finish's padding lose far less than a program's worth).
-            suspend: Suspend { suspend_ns: 25 * US, resume_ns: 25 * US, per_op_max: 8 },
+            suspend: Suspend { suspend_ns: 25 * US, resume_ns: 25 * US, per_op_max: 8, step_ns: 0 },
             program_spread_ns: 50 * US,
             read_step_ns: 6 * US,
         },

@@ -172,3 +172,35 @@ fn the_plan_runs_by_shard_into_a_store_renders_the_same_and_a_rerun_runs_nothing
     assert!(!dir.join("again.jsonl").exists(), "a rerun appends nothing");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_throttled_finish_job_keeps_its_rate_below_one_per_window() {
+    // 1% of a finish job's rate is one finish in about 90 s: a window of a few
+    // seconds holds one, and its count would say 1/window.
+    let text = format!(
+        "{}\n{}\n{}",
+        rows::VERSION_LINE,
+        rows::COLUMNS.join(","),
+        "A,s,f,4096,io_uring_cmd,finish-job,,1,1,,,per_s,0.5,\n\
+         B,s,f,4096,io_uring_cmd,finish-job,,1,1,,randread 8KiB QD1; finish job at 1% intensity,per_s,0.005,\n"
+    );
+    let rows = rows::parse("f.csv", &text).unwrap();
+    let results = cal::evaluate(
+        &preset("zn540").unwrap(),
+        &rows,
+        Settings { runtime_ms: 400, threads: 2, window_ms_min: 0 },
+        &|_, _| {},
+    );
+    let (alone, hundredth) = (results[0].predicted.unwrap(), results[1].predicted.unwrap());
+    assert!(alone > 0.2, "finishes alone: {alone}/s");
+    assert!((hundredth / (alone * 0.01) - 1.0).abs() < 0.1, "1% of {alone}/s gave {hundredth}/s");
+}
+
+#[test]
+fn a_throttled_job_slower_than_its_rate_runs_at_what_its_latency_allows() {
+    let t = cal::execute::Throttle { rate_per_s: 2.0, jobs: 3 };
+    // 100 ms per operation allows 10/s per clone: each keeps its asked 2/s.
+    assert_eq!(t.long_run_per_s(100e6), 6.0);
+    // 1 s per operation: one per second per clone.
+    assert_eq!(t.long_run_per_s(1e9), 3.0);
+}

@@ -304,7 +304,9 @@ impl FlashArray {
             let delay_ns = sensed_ns.saturating_sub(op.start_ns);
             (sensed_ns, delay_ns, delay_ns)
         } else if op.start_ns <= ready_ns && ready_ns < op.end_ns {
-            (ready_ns + suspend.suspend_ns + read_ns, suspend.suspend_ns + read_ns + suspend.resume_ns, 0)
+            // The operation works on to the end of its loop: that time is not lost to it.
+            let step_ns = suspend.to_step_end_ns(op.start_ns, ready_ns).min(op.end_ns - ready_ns);
+            (ready_ns + step_ns + suspend.suspend_ns + read_ns, suspend.suspend_ns + read_ns + suspend.resume_ns, 0)
         } else {
             return None;
         };
@@ -536,7 +538,7 @@ mod tests {
 
     fn suspending_array(per_op_max: u32) -> FlashArray {
         let mut f = array();
-        f.timing.suspend = Suspend { suspend_ns: 20_000, resume_ns: 10_000, per_op_max };
+        f.timing.suspend = Suspend { suspend_ns: 20_000, resume_ns: 10_000, per_op_max, step_ns: 0 };
         f
     }
 
@@ -550,6 +552,23 @@ mod tests {
         assert_eq!(f.suspensions(), 1);
         // The program finishes later by suspend, read and resume: 80 µs.
         assert_eq!(f.die_free_at_ns(0), 1_140_000);
+    }
+
+    #[test]
+    fn a_suspend_waits_for_the_end_of_the_programs_loop() {
+        let mut f = suspending_array(2);
+        f.timing.suspend.step_ns = 100_000;
+        let program = f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        // The program runs from 60 µs (after its transfer); 500 µs is 40 µs into its fifth loop.
+        assert_eq!(program.done_ns, 1_060_000);
+        assert_eq!(f.read(500_000, 0, 0, 16384), 500_000 + 60_000 + 20_000 + 50_000 + 10_000);
+        // The loop's rest was the program's own work: it ends later by suspend, read and resume only.
+        assert_eq!(f.die_free_at_ns(0), 1_140_000);
+        // A read at a loop's end suspends at once.
+        let mut g = suspending_array(2);
+        g.timing.suspend.step_ns = 100_000;
+        g.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        assert_eq!(g.read(560_000, 0, 0, 16384), 560_000 + 20_000 + 50_000 + 10_000);
     }
 
     #[test]

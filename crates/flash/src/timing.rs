@@ -37,7 +37,10 @@ pub struct Timing {
 /// erasing, with nothing queued behind that operation, suspends it, is
 /// sensed, and the operation resumes, finishing later by the suspend, the
 /// read and the resume. An operation is suspended at most `per_op_max` times,
-/// so a stream of reads cannot starve it.
+/// so a stream of reads cannot starve it. A program or erase runs as a
+/// series of pulse-and-verify loops of `step_ns` each and stops only at the
+/// end of a loop, so a read waits out the rest of the loop it arrives in:
+/// between nothing and `step_ns`, by its arrival's phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Suspend {
@@ -47,11 +50,27 @@ pub struct Suspend {
     pub resume_ns: Nanos,
     /// Suspensions one program or erase allows; 0 turns suspend off.
     pub per_op_max: u32,
+    /// One pulse-and-verify loop of a program or erase: a suspend takes
+    /// effect at the end of the loop it is asked in (0: at once).
+    #[serde(default)]
+    pub step_ns: Nanos,
 }
 
 impl Suspend {
     /// Suspend disabled: programs and erases always run to completion.
-    pub const OFF: Suspend = Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0 };
+    pub const OFF: Suspend = Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0, step_ns: 0 };
+
+    /// How long an operation that started at `start_ns` runs on after a
+    /// suspend asked at `asked_ns`: to the end of its current loop.
+    #[inline]
+    pub fn to_step_end_ns(&self, start_ns: Nanos, asked_ns: Nanos) -> Nanos {
+        debug_assert!(start_ns <= asked_ns);
+        if self.step_ns == 0 {
+            return 0;
+        }
+        let into_step_ns = (asked_ns - start_ns) % self.step_ns;
+        (self.step_ns - into_step_ns) % self.step_ns
+    }
 }
 
 impl Timing {

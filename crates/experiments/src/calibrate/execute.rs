@@ -61,9 +61,34 @@ pub enum Outcome {
         other: Option<Box<JobStats>>,
         /// The job file that ran.
         job_file: String,
+        /// The measured job's throttle, when it is a management job held to a rate.
+        throttle: Option<Throttle>,
     },
     /// Latency lists of a command sequence, in µs.
     Lists(Vec<Vec<f64>>),
+}
+
+/// A management job held to a rate: `jobs` clones (as the job file's
+/// `numjobs`), each with one operation in flight and asked for `rate_per_s`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Throttle {
+    /// The asked rate of each clone, operations per second.
+    pub rate_per_s: f64,
+    /// The job's clones, each with one operation in flight.
+    pub jobs: u32,
+}
+
+impl Throttle {
+    /// The rate a throttled job keeps up over a long run: its asked rate, or
+    /// what its operations' latency allows if that is less. A window of a few
+    /// seconds holds only a few finishes at 1-25% intensity (0.01-0.3 per
+    /// second), so counting them would give the window's quantum
+    /// (1 / window) rather than the rate the drive was measured at over minutes.
+    pub fn long_run_per_s(self, lat_mean_ns: f64) -> f64 {
+        assert!(self.rate_per_s > 0.0 && self.jobs > 0);
+        assert!(lat_mean_ns > 0.0);
+        f64::from(self.jobs) * self.rate_per_s.min(1e9 / lat_mean_ns)
+    }
 }
 
 /// FNV-1a of the run's description: its seed, the same on every thread.
@@ -213,7 +238,11 @@ fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], setting
     let options = RunOptions { seed: seed_of(&Run::Fio(run.clone())), scheduler: Scheduler::None, host };
     let result = run_with_options(config.clone(), "calibrate.fio", &text, &options)?;
     let other = run.other.map(|_| result.entry("other").map(|s| Box::new(s.clone()))).transpose()?;
-    Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), other, job_file: text })
+    let throttle = match (run.main.work, rates[0]) {
+        (Work::Mgmt { jobs, .. }, Some(rate_per_s)) => Some(Throttle { rate_per_s, jobs }),
+        _ => None,
+    };
+    Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), other, job_file: text, throttle })
 }
 
 /// Long enough for several operations of the slowest management job.
@@ -237,7 +266,7 @@ fn window_ms(run: &FioRun, rates: [Option<f64>; 2], base: u64) -> u64 {
 pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> Result<f64> {
     use super::plan::Source;
     match (outcome, source) {
-        (Outcome::Fio { stats, .. }, Source::FioDir { dir, total }) => {
+        (Outcome::Fio { stats, throttle, .. }, Source::FioDir { dir, total }) => {
             let d = &stats.dirs[dir];
             if d.total_ios == 0 {
                 return Err(Error::Failed("the measured job completed no operation in its window".into()));
@@ -247,7 +276,7 @@ pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> 
             Ok(match metric {
                 Metric::Kiops => d.iops_value() / 1e3,
                 Metric::Mibs => d.bw_bytes_per_s() as f64 / 1048576.0,
-                Metric::PerS => d.iops_value(),
+                Metric::PerS => throttle.map_or_else(|| d.iops_value(), |t| t.long_run_per_s(d.lat.mean())),
                 Metric::LatMeanUs => d.lat.mean() / 1e3,
                 Metric::LatP50Us => pct_ns(50.0) / 1e3,
                 Metric::LatP95Us => pct_ns(95.0) / 1e3,
