@@ -11,6 +11,7 @@
 //! and background work); [`management`], [`znsplus`] and [`conventional`] are
 //! clients of them.
 
+pub(crate) mod backend;
 pub mod config;
 pub mod controller;
 pub mod conventional;
