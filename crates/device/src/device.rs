@@ -1,11 +1,15 @@
-//! The ZNS device: NVMe zoned command handling on top of the flash model.
+//! The ZNS device's NVMe front: [`Device`] takes each command, checks it in
+//! the order of the semantics sheet, changes zone state when it is accepted,
+//! and times it by reserving the resources it uses in order: host interface
+//! (`submit_ns`), a firmware core, the zone's write buffer, the PCIe link,
+//! and flash channels and dies for the program units it completes or the
+//! pages it reads. Commands must be submitted in non-decreasing time order.
 //!
-//! Each command is checked in the order of the semantics sheet, changes zone
-//! state when it is accepted, and is timed by reserving the resources it uses
-//! in order: host interface (`submit_ns`), a firmware core, the zone's write
-//! buffer, the PCIe link, and flash channels and dies for the program units it
-//! completes or the pages it reads. Commands must be submitted in
-//! non-decreasing time order.
+//! The layers' state is a `Backend` (`src/backend/`); the work that is not
+//! a plain read or write goes to the clients over it: finish and reset tasks
+//! to [`crate::management`], the ZNS+ commands to [`crate::znsplus`], a
+//! conventional device's writes to [`crate::conventional`], Flush, FUA and
+//! power cuts to [`crate::power`]. None of them calls back into `Device`.
 
 use crate::backend::{Accepted, Backend};
 use crate::config::{DeviceConfig, Layout};
@@ -26,7 +30,7 @@ use zonelab_flash::{FlashArray, FlashCounters};
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
 /// One zoned namespace of a ZNS SSD model: the NVMe front over the layers
-/// ([`Backend`]: the zone state machine, the controller, the flash
+/// (`Backend`: the zone state machine, the controller, the flash
 /// translation and the flash), in simulated time.
 pub struct Device {
     pub(crate) core: Backend,

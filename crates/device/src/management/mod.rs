@@ -1,30 +1,34 @@
-//! Zone management as work that takes time on the device's resources.
+//! Zone management as work that takes time on the device's resources:
+//! functions over the `Backend` that the NVMe front calls.
 //!
 //! Finish and reset change the zone's state when they are accepted, then
-//! queue their work as a [`Task`]: steps of firmware time (mapping updates,
-//! in slices of `management.slice_ns`), padding program requests and erases.
+//! queue their work as a task: steps of firmware time (mapping updates, in
+//! slices of `management.slice_ns`), padding program requests and erases.
 //! Firmware work runs on the write path's FTL core, which also updates the
 //! mapping for each write (`controller.write_ftl_ns`): while a task has
 //! firmware work left the core takes turns, one management slice
-//! (`management.slice_ns`) before each write (`ftl_turn`), so
-//! management takes throughput from writers and appenders but not from
-//! readers (seed 003). Padding and erases
-//! are reserved on the same dies as host I/O. One task runs at a time (the
-//! firmware's management thread), in submission order.
+//! (`management.slice_ns`) before each write (`ftl_turn`), so management
+//! takes throughput from writers and appenders but not from readers (seed
+//! 003). Padding and erases are reserved on the same dies as host I/O. One
+//! task runs at a time (the firmware's management thread), in submission
+//! order.
 //!
 //! A step is only reserved once simulated time has reached its start
-//! ([`Device::advance`](crate::Device::advance) runs before every host command). With
-//! `management.host_priority` (and, for padding, `finish.preempt`) a step
-//! starts only once the resources it needs are idle, so a host command that
-//! arrived meanwhile is served first: management fills the gaps host I/O
-//! leaves. Without it a step starts at its issue time and queues with host
-//! work in arrival order (with no pause, a finish's padding is issued at
-//! once).
-//! Either way the completion of a finish or reset can depend on host
-//! commands that come after it, so [`Device::start`](crate::Device::start) may answer
-//! [`Started::Pending`]; [`Device::advance`](crate::Device::advance) later reports the completion.
-//! [`Device::submit`](crate::Device::submit) runs a pending command to its end right away (as if no
-//! further command arrived), for callers that wait for each command.
+//! ([`Device::advance`](crate::Device::advance) runs before every host
+//! command). With `management.host_priority` (and, for padding,
+//! `finish.preempt`) a step starts only once the resources it needs are
+//! idle, so a host command that arrived meanwhile is served first:
+//! management fills the gaps host I/O leaves. Without it a step starts at its
+//! issue time and queues with host work in arrival order (with no pause, a
+//! finish's padding is issued at once). Either way the completion of a finish
+//! or reset can depend on host commands that come after it, so
+//! [`Device::start`](crate::Device::start) may answer
+//! [`Started::Pending`](crate::Started::Pending);
+//! [`Device::advance`](crate::Device::advance) later reports the completion.
+//! [`Device::submit`](crate::Device::submit) runs a pending command to its
+//! end right away (as if no further command arrived), for callers that wait
+//! for each command. The PPA-ordered plugging of ZNS+ is a step of the same
+//! loop ([`crate::znsplus::threaded_logging`]).
 //!
 //! - [`finish`]: padding (request size, pause, pre-emption) or metadata-only.
 //! - [`reset`]: unmapping by occupancy, erase scope and erase time (inside
