@@ -46,7 +46,7 @@ pub struct ServeArgs {
     #[arg(long = "namespace", value_name = "DEVICE", requires = "nvme_tcp")]
     pub namespaces: Vec<String>,
     /// --nvme-tcp: split the device's zones into N namespaces of one device (NSID 1..N), which share its flash and
-    /// controller and so interfere; a device file's [[namespaces]] list does the same with a geometry each.
+    /// controller and so interfere; a device file's `[[namespaces]]` list does the same with a geometry each.
     #[arg(long = "namespaces", value_name = "N", requires = "nvme_tcp")]
     pub namespace_count: Option<u32>,
     #[command(flatten)]

@@ -8,9 +8,12 @@
 //! checks, Identify, Report Zones), [`zone`] (state machine and resources),
 //! [`controller`] (firmware, link, write buffers), [`translation`] (zone to
 //! flash mapping, LogFBG, conventional FTL) and [`scheduler`] (flash timelines
-//! and background work); [`management`], [`znsplus`] and [`conventional`] are
-//! clients of them.
+//! and background work), assembled in `backend` (the layers' state and the
+//! data path); [`management`], [`znsplus`], [`conventional`] and [`power`]
+//! are clients of them, functions over that state, and [`Device`] is the NVMe
+//! front that dispatches to them.
 
+pub(crate) mod backend;
 pub mod config;
 pub mod controller;
 pub mod conventional;

@@ -70,22 +70,22 @@ impl Namespace {
         exchange(&mut self.device, shared);
         let out = f(&mut self.device, submit_ns);
         exchange(&mut self.device, shared);
-        let c = &mut self.device.controller;
+        let c = &mut self.device.core.controller;
         c.firmware.clone_from(&shared.firmware);
         c.link_to_device.clone_from(&shared.link_to_device);
         c.link_to_host.clone_from(&shared.link_to_host);
-        self.device.scheduler.flash.copy_timelines_from(&shared.flash);
+        self.device.core.scheduler.flash.copy_timelines_from(&shared.flash);
         out
     }
 }
 
 /// Moves the shared resources into `device` (or back out).
 fn exchange(device: &mut Device, shared: &mut Shared) {
-    let c = &mut device.controller;
+    let c = &mut device.core.controller;
     std::mem::swap(&mut c.firmware, &mut shared.firmware);
     std::mem::swap(&mut c.link_to_device, &mut shared.link_to_device);
     std::mem::swap(&mut c.link_to_host, &mut shared.link_to_host);
-    device.scheduler.flash.swap_shared_time(&mut shared.flash);
+    device.core.scheduler.flash.swap_shared_time(&mut shared.flash);
 }
 
 impl ZonedDevice for Namespace {
@@ -153,10 +153,10 @@ impl Namespaces {
         let first = &devices[0];
         let shared = Arc::new(Mutex::new(Shared {
             last_submit_ns: 0,
-            firmware: first.controller.firmware.clone(),
-            link_to_device: first.controller.link_to_device.clone(),
-            link_to_host: first.controller.link_to_host.clone(),
-            flash: first.scheduler.flash.shared_time(),
+            firmware: first.core.controller.firmware.clone(),
+            link_to_device: first.core.controller.link_to_device.clone(),
+            link_to_host: first.core.controller.link_to_host.clone(),
+            flash: first.core.scheduler.flash.shared_time(),
         }));
         let list =
             (1..).zip(devices).map(|(nsid, device)| Namespace { nsid, device, shared: Arc::clone(&shared) }).collect();

@@ -1,5 +1,5 @@
 //! The controller: firmware cores, the PCIe link in both directions and each
-//! zone's write buffer with its progress towards flash ([`ZoneIo`]).
+//! zone's write buffer with its progress towards flash (`ZoneIo`).
 //!
 //! Every command reserves a firmware core; host data crosses the link into a
 //! zone's buffer, which is released as its program units finish. Writes also

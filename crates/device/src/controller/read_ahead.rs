@@ -45,6 +45,9 @@ impl ReadAhead {
     }
 
     /// Notes a read of LBAs `slba..end`; true when it continues a stream.
+    // Out of line, as it was when the front's dispatch lived in another
+    // module: inlined into `Device::start` its queue operations are not.
+    #[inline(never)]
     pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> bool {
         if self.window_chunks == 0 {
             return false;

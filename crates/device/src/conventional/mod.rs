@@ -13,9 +13,8 @@
 
 pub use crate::translation::ftl;
 
-use crate::device::{Device, Source};
-use crate::translation::conventional::{Conventional, Victim};
-use crate::translation::mapping::ChunkLocation;
+use crate::backend::Backend;
+use crate::translation::conventional::Victim;
 use ftl::UnitSlot;
 use zonelab_flash::BlockAddr;
 use zonelab_sim::Nanos;
@@ -40,247 +39,211 @@ pub struct FtlCounters {
     pub gc_units_before_host_unit_max: u64,
 }
 
-impl Device {
-    pub(crate) fn conventional_mut(&mut self) -> &mut Conventional {
-        self.translation.conventional.as_mut().expect("a conventional device")
-    }
+/// Garbage collection so far; `None` for a zoned device.
+pub(crate) fn ftl_counters(core: &Backend) -> Option<FtlCounters> {
+    core.translation.conventional.as_ref().map(|c| FtlCounters {
+        host_units: c.ftl.host_units,
+        gc_units: c.ftl.gc_units,
+        gc_lbas: c.ftl.gc_lbas,
+        victims: c.ftl.victims,
+        write_amplification: c.ftl.write_amplification(),
+        gc_foreground_units: c.gc_foreground_units,
+        gc_units_before_host_unit_max: c.gc_units_before_host_unit_max,
+    })
+}
 
-    /// Garbage collection so far; `None` for a zoned device.
-    pub fn ftl_counters(&self) -> Option<FtlCounters> {
-        self.translation.conventional.as_ref().map(|c| FtlCounters {
-            host_units: c.ftl.host_units,
-            gc_units: c.ftl.gc_units,
-            gc_lbas: c.ftl.gc_lbas,
-            victims: c.ftl.victims,
-            write_amplification: c.ftl.write_amplification(),
-            gc_foreground_units: c.gc_foreground_units,
-            gc_units_before_host_unit_max: c.gc_units_before_host_unit_max,
-        })
-    }
+/// Whether a conventional device holds data for `lba` (in flash or in its buffer).
+pub(crate) fn ftl_holds(core: &Backend, lba: u64) -> bool {
+    core.translation
+        .conventional
+        .as_ref()
+        .is_some_and(|c| c.pending_pos.contains_key(&lba) || c.ftl.lookup(lba).is_some())
+}
 
-    /// Whether a conventional device holds data for `lba` (in flash or in its buffer).
-    pub fn ftl_holds(&self, lba: u64) -> bool {
-        self.translation
-            .conventional
-            .as_ref()
-            .is_some_and(|c| c.pending_pos.contains_key(&lba) || c.ftl.lookup(lba).is_some())
+/// Checks the page mapping (a test aid); panics on a breach.
+pub(crate) fn check_ftl(core: &Backend) {
+    if let Some(c) = &core.translation.conventional {
+        c.ftl.check();
     }
+}
 
-    /// Checks the page mapping (a test aid); panics on a breach.
-    pub fn check_ftl(&self) {
-        if let Some(c) = &self.translation.conventional {
-            c.ftl.check();
-        }
-    }
-
-    /// Takes `lbas` host LBAs from `slba` into the shared write buffer
-    /// (crossing the link if `link`); full units go to flash. Returns when
-    /// the last piece is in.
-    pub(crate) fn ftl_take_in(&mut self, slba: u64, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
-        let lba_bytes = self.layout.lba_bytes;
-        let capacity = self.layout.zone_buffer_bytes;
-        let per_unit = self.program_unit_bytes() / lba_bytes;
-        let mut t = ready_ns;
-        let mut lba = slba;
-        let end = slba + lbas;
-        while lba < end {
-            let piece = (end - lba).min(per_unit - self.conventional_mut().pending.len() as u64).max(1);
-            let admitted = self.conventional_mut().buffer.admit(t, piece * lba_bytes, capacity);
-            t = if link { self.controller.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
-            for l in lba..lba + piece {
-                let c = self.conventional_mut();
-                if !c.pending_pos.contains_key(&l) {
-                    c.ftl.invalidate(l);
-                    c.pending_pos.insert(l, c.pending.len());
-                    c.pending.push(l);
-                }
-            }
-            lba += piece;
-            if self.conventional_mut().pending.len() as u64 >= per_unit {
-                self.program_host_unit(t);
+/// Takes `lbas` host LBAs from `slba` into the shared write buffer
+/// (crossing the link if `link`); full units go to flash. Returns when
+/// the last piece is in.
+pub(crate) fn ftl_take_in(core: &mut Backend, slba: u64, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
+    let lba_bytes = core.layout.lba_bytes;
+    let capacity = core.layout.zone_buffer_bytes;
+    let per_unit = core.program_unit_bytes() / lba_bytes;
+    let mut t = ready_ns;
+    let mut lba = slba;
+    let end = slba + lbas;
+    while lba < end {
+        let piece = (end - lba).min(per_unit - core.conventional_mut().pending.len() as u64).max(1);
+        let admitted = core.conventional_mut().buffer.admit(t, piece * lba_bytes, capacity);
+        t = if link { core.controller.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
+        for l in lba..lba + piece {
+            let c = core.conventional_mut();
+            if !c.pending_pos.contains_key(&l) {
+                c.ftl.invalidate(l);
+                c.pending_pos.insert(l, c.pending.len());
+                c.pending.push(l);
             }
         }
-        t
-    }
-
-    fn program_host_unit(&mut self, at_ns: Nanos) {
-        let dies = self.conventional_mut().ftl.dies();
-        let die = self.conventional_mut().cursor;
-        self.conventional_mut().cursor = (die + 1) % dies;
-        let gc_units_before = self.conventional_mut().ftl.gc_units;
-        self.collect_in_background(die, at_ns);
-        if self.conventional_mut().ftl.needs_block(die, false) {
-            self.collect_in_foreground(die, at_ns);
-        }
-        let c = self.conventional_mut();
-        let moved = c.ftl.gc_units - gc_units_before;
-        c.gc_units_before_host_unit_max = c.gc_units_before_host_unit_max.max(moved);
-        let lbas = std::mem::take(&mut c.pending);
-        c.pending_pos.clear();
-        let slot = c.ftl.place(die, false, &lbas);
-        let done = self.program_slot(slot, at_ns);
-        let bytes = lbas.len() as u64 * self.layout.lba_bytes;
-        let c = self.conventional_mut();
-        c.buffer.programmed(c.units_buffered, bytes, done);
-        c.units_buffered += 1;
-    }
-
-    fn program_slot(&mut self, slot: UnitSlot, at_ns: Nanos) -> Nanos {
-        let oneshot = self.scheduler.flash.geometry().oneshot_pages;
-        let addr = BlockAddr { die: slot.die, block: slot.block };
-        let done = self
-            .scheduler
-            .flash
-            .program(at_ns, addr, slot.unit * oneshot)
-            .unwrap_or_else(|e| panic!("conventional unit {slot:?}: {e}"))
-            .done_ns;
-        let blocks = self.scheduler.flash.geometry().blocks_per_plane;
-        let units = self.conventional_mut().ftl.units_per_block() as usize;
-        let c = self.conventional_mut();
-        let done_by_unit = c.unit_done[(slot.die * blocks + slot.block) as usize]
-            .get_or_insert_with(|| vec![0; units].into_boxed_slice());
-        done_by_unit[slot.unit as usize] = done;
-        done
-    }
-
-    /// Background collection, interleaved with host writes as an FTL does
-    /// it: while `die` has fewer free blocks than the start threshold, each
-    /// host unit on it is preceded by a few units of the victim's valid
-    /// data (the victim's pace, at most the configured maximum), so no host
-    /// unit waits for a whole victim, and the die's reads queue behind
-    /// these copies.
-    fn collect_in_background(&mut self, die: u32, at_ns: Nanos) {
-        let (start, units_max) = {
-            let c = self.conventional_mut();
-            (c.gc_start, c.gc_units_max)
-        };
-        let mut moved = 0;
-        // A step moves at most one unit or frees an emptied victim.
-        for _ in 0..2 * units_max + 2 {
-            if self.conventional_mut().ftl.free_blocks(die) >= start {
-                return;
-            }
-            let Some(victim) = self.victim_of(die) else { return };
-            if moved >= victim.units_per_host_unit {
-                return;
-            }
-            moved += self.collect_unit(die, at_ns);
+        lba += piece;
+        if core.conventional_mut().pending.len() as u64 >= per_unit {
+            program_host_unit(core, t);
         }
     }
+    t
+}
 
-    /// Foreground collection: the die has no block for the host unit and
-    /// is at the floor, so the host unit waits while victims are freed
-    /// (greedy) until the die has the target number of free blocks.
-    fn collect_in_foreground(&mut self, die: u32, at_ns: Nanos) {
-        let (min, target) = (self.conventional_mut().gc_min, self.conventional_mut().gc_target);
-        if self.conventional_mut().ftl.free_blocks(die) > min {
+fn program_host_unit(core: &mut Backend, at_ns: Nanos) {
+    let dies = core.conventional_mut().ftl.dies();
+    let die = core.conventional_mut().cursor;
+    core.conventional_mut().cursor = (die + 1) % dies;
+    let gc_units_before = core.conventional_mut().ftl.gc_units;
+    collect_in_background(core, die, at_ns);
+    if core.conventional_mut().ftl.needs_block(die, false) {
+        collect_in_foreground(core, die, at_ns);
+    }
+    let c = core.conventional_mut();
+    let moved = c.ftl.gc_units - gc_units_before;
+    c.gc_units_before_host_unit_max = c.gc_units_before_host_unit_max.max(moved);
+    let lbas = std::mem::take(&mut c.pending);
+    c.pending_pos.clear();
+    let slot = c.ftl.place(die, false, &lbas);
+    let done = program_slot(core, slot, at_ns);
+    let bytes = lbas.len() as u64 * core.layout.lba_bytes;
+    let c = core.conventional_mut();
+    c.buffer.programmed(c.units_buffered, bytes, done);
+    c.units_buffered += 1;
+}
+
+fn program_slot(core: &mut Backend, slot: UnitSlot, at_ns: Nanos) -> Nanos {
+    let oneshot = core.scheduler.flash.geometry().oneshot_pages;
+    let addr = BlockAddr { die: slot.die, block: slot.block };
+    let done = core
+        .scheduler
+        .flash
+        .program(at_ns, addr, slot.unit * oneshot)
+        .unwrap_or_else(|e| panic!("conventional unit {slot:?}: {e}"))
+        .done_ns;
+    let blocks = core.scheduler.flash.geometry().blocks_per_plane;
+    let units = core.conventional_mut().ftl.units_per_block() as usize;
+    let c = core.conventional_mut();
+    let done_by_unit =
+        c.unit_done[(slot.die * blocks + slot.block) as usize].get_or_insert_with(|| vec![0; units].into_boxed_slice());
+    done_by_unit[slot.unit as usize] = done;
+    done
+}
+
+/// Background collection, interleaved with host writes as an FTL does
+/// it: while `die` has fewer free blocks than the start threshold, each
+/// host unit on it is preceded by a few units of the victim's valid
+/// data (the victim's pace, at most the configured maximum), so no host
+/// unit waits for a whole victim, and the die's reads queue behind
+/// these copies.
+fn collect_in_background(core: &mut Backend, die: u32, at_ns: Nanos) {
+    let (start, units_max) = {
+        let c = core.conventional_mut();
+        (c.gc_start, c.gc_units_max)
+    };
+    let mut moved = 0;
+    // A step moves at most one unit or frees an emptied victim.
+    for _ in 0..2 * units_max + 2 {
+        if core.conventional_mut().ftl.free_blocks(die) >= start {
             return;
         }
-        let gc_units_before = self.conventional_mut().ftl.gc_units;
-        let g = self.scheduler.flash.geometry();
-        let steps_max = u64::from(g.blocks_per_plane) * u64::from(g.pages_per_block + 1);
-        for _ in 0..steps_max {
-            if self.conventional_mut().ftl.free_blocks(die) >= target || self.victim_of(die).is_none() {
-                break;
-            }
-            self.collect_unit(die, at_ns);
+        let Some(victim) = victim_of(core, die) else { return };
+        if moved >= victim.units_per_host_unit {
+            return;
         }
-        let c = self.conventional_mut();
-        c.gc_foreground_units += c.ftl.gc_units - gc_units_before;
+        moved += collect_unit(core, die, at_ns);
     }
+}
 
-    /// The victim `die` is collecting, choosing one (greedy: fewest valid
-    /// LBAs) if none is under way; `None` if no full block holds garbage.
-    fn victim_of(&mut self, die: u32) -> Option<Victim> {
-        let c = self.conventional_mut();
-        if c.victims[die as usize].is_none() {
-            let block = c.ftl.victim(die)?;
-            let units = c.ftl.units_per_block();
-            let valid_units = c.ftl.valid_count(die, block).div_ceil(c.ftl.lbas_per_unit());
-            let invalid_units = units.saturating_sub(valid_units).max(1);
-            let pace = valid_units.div_ceil(invalid_units).clamp(1, c.gc_units_max.max(1));
-            c.victims[die as usize] = Some(Victim { block, offset: 0, units_per_host_unit: pace });
-        }
-        c.victims[die as usize]
+/// Foreground collection: the die has no block for the host unit and
+/// is at the floor, so the host unit waits while victims are freed
+/// (greedy) until the die has the target number of free blocks.
+fn collect_in_foreground(core: &mut Backend, die: u32, at_ns: Nanos) {
+    let (min, target) = (core.conventional_mut().gc_min, core.conventional_mut().gc_target);
+    if core.conventional_mut().ftl.free_blocks(die) > min {
+        return;
     }
+    let gc_units_before = core.conventional_mut().ftl.gc_units;
+    let g = core.scheduler.flash.geometry();
+    let steps_max = u64::from(g.blocks_per_plane) * u64::from(g.pages_per_block + 1);
+    for _ in 0..steps_max {
+        if core.conventional_mut().ftl.free_blocks(die) >= target || victim_of(core, die).is_none() {
+            break;
+        }
+        collect_unit(core, die, at_ns);
+    }
+    let c = core.conventional_mut();
+    c.gc_foreground_units += c.ftl.gc_units - gc_units_before;
+}
 
-    /// Moves the next unit of valid data of `die`'s victim to the die's GC
-    /// block (read the pages, program them), and erases and frees the
-    /// victim once no valid data is left in it. Returns the units moved.
-    fn collect_unit(&mut self, die: u32, at_ns: Nanos) -> u32 {
-        let victim = self.conventional_mut().victims[die as usize].expect("a victim under way");
-        let c = self.conventional_mut();
-        let per_unit = c.ftl.lbas_per_unit() as usize;
-        let lbas_per_block = c.ftl.lbas_per_block();
-        let (valid, next) = c.ftl.valid_lbas_from(die, victim.block, victim.offset, per_unit);
-        assert!(next > victim.offset || victim.offset == lbas_per_block);
-        let mut read_done = at_ns;
-        if !valid.is_empty() {
-            read_done = self.read_victim_pages(die, &valid, at_ns);
-            let lbas: Vec<u64> = valid.iter().map(|&(_, l)| l).collect();
-            for &l in &lbas {
-                self.conventional_mut().ftl.invalidate(l);
-            }
-            let slot = self.conventional_mut().ftl.place(die, true, &lbas);
-            self.program_slot(slot, read_done);
-        }
-        let blocks = self.scheduler.flash.geometry().blocks_per_plane;
-        let c = self.conventional_mut();
-        c.victims[die as usize] = Some(Victim { offset: next, ..victim });
-        if next >= lbas_per_block {
-            c.victims[die as usize] = None;
-            c.ftl.release(die, victim.block);
-            c.unit_done[(die * blocks + victim.block) as usize] = None;
-            self.scheduler.flash.erase(read_done, BlockAddr { die, block: victim.block });
-        }
-        u32::from(!valid.is_empty())
+/// The victim `die` is collecting, choosing one (greedy: fewest valid
+/// LBAs) if none is under way; `None` if no full block holds garbage.
+fn victim_of(core: &mut Backend, die: u32) -> Option<Victim> {
+    let c = core.conventional_mut();
+    if c.victims[die as usize].is_none() {
+        let block = c.ftl.victim(die)?;
+        let units = c.ftl.units_per_block();
+        let valid_units = c.ftl.valid_count(die, block).div_ceil(c.ftl.lbas_per_unit());
+        let invalid_units = units.saturating_sub(valid_units).max(1);
+        let pace = valid_units.div_ceil(invalid_units).clamp(1, c.gc_units_max.max(1));
+        c.victims[die as usize] = Some(Victim { block, offset: 0, units_per_host_unit: pace });
     }
+    c.victims[die as usize]
+}
 
-    /// Reads the flash pages holding `valid` (offsets in a block of `die`),
-    /// each page once; returns when the last read is done.
-    fn read_victim_pages(&mut self, die: u32, valid: &[(u32, u64)], at_ns: Nanos) -> Nanos {
-        let g = self.scheduler.flash.geometry().clone();
-        let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
-        let mut read_done = at_ns;
-        let mut last_page = u64::MAX;
-        for &(offset, _) in valid {
-            let page_in_block = u64::from(offset) / lbas_per_page;
-            if page_in_block != last_page {
-                last_page = page_in_block;
-                let plane = (page_in_block % u64::from(g.planes_per_die)) as u32;
-                read_done = read_done.max(self.scheduler.flash.read(at_ns, die, plane, g.page_bytes));
-            }
+/// Moves the next unit of valid data of `die`'s victim to the die's GC
+/// block (read the pages, program them), and erases and frees the
+/// victim once no valid data is left in it. Returns the units moved.
+fn collect_unit(core: &mut Backend, die: u32, at_ns: Nanos) -> u32 {
+    let victim = core.conventional_mut().victims[die as usize].expect("a victim under way");
+    let c = core.conventional_mut();
+    let per_unit = c.ftl.lbas_per_unit() as usize;
+    let lbas_per_block = c.ftl.lbas_per_block();
+    let (valid, next) = c.ftl.valid_lbas_from(die, victim.block, victim.offset, per_unit);
+    assert!(next > victim.offset || victim.offset == lbas_per_block);
+    let mut read_done = at_ns;
+    if !valid.is_empty() {
+        read_done = read_victim_pages(core, die, &valid, at_ns);
+        let lbas: Vec<u64> = valid.iter().map(|&(_, l)| l).collect();
+        for &l in &lbas {
+            core.conventional_mut().ftl.invalidate(l);
         }
-        read_done
+        let slot = core.conventional_mut().ftl.place(die, true, &lbas);
+        program_slot(core, slot, read_done);
     }
+    let blocks = core.scheduler.flash.geometry().blocks_per_plane;
+    let c = core.conventional_mut();
+    c.victims[die as usize] = Some(Victim { offset: next, ..victim });
+    if next >= lbas_per_block {
+        c.victims[die as usize] = None;
+        c.ftl.release(die, victim.block);
+        c.unit_done[(die * blocks + victim.block) as usize] = None;
+        core.scheduler.flash.erase(read_done, BlockAddr { die, block: victim.block });
+    }
+    u32::from(!valid.is_empty())
+}
 
-    /// Where `lba` of a conventional device is at `at_ns`.
-    pub(crate) fn ftl_source(&self, lba: u64, at_ns: Nanos) -> Source {
-        let c = self.translation.conventional.as_ref().expect("a conventional device");
-        if c.pending_pos.contains_key(&lba) {
-            return Source::Controller { ready_ns: at_ns };
+/// Reads the flash pages holding `valid` (offsets in a block of `die`),
+/// each page once; returns when the last read is done.
+fn read_victim_pages(core: &mut Backend, die: u32, valid: &[(u32, u64)], at_ns: Nanos) -> Nanos {
+    let g = core.scheduler.flash.geometry().clone();
+    let lbas_per_page = u64::from(g.page_bytes) / core.layout.lba_bytes;
+    let mut read_done = at_ns;
+    let mut last_page = u64::MAX;
+    for &(offset, _) in valid {
+        let page_in_block = u64::from(offset) / lbas_per_page;
+        if page_in_block != last_page {
+            last_page = page_in_block;
+            let plane = (page_in_block % u64::from(g.planes_per_die)) as u32;
+            read_done = read_done.max(core.scheduler.flash.read(at_ns, die, plane, g.page_bytes));
         }
-        let Some(slot) = c.ftl.lookup(lba) else { return Source::Zeros };
-        let g = self.scheduler.flash.geometry();
-        let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
-        let per_unit = u64::from(c.ftl.lbas_per_block() / c.ftl.units_per_block());
-        let unit = u64::from(slot.offset) / per_unit;
-        let done =
-            c.unit_done[(slot.die * g.blocks_per_plane + slot.block) as usize].as_ref().map_or(0, |d| d[unit as usize]);
-        // Host data waits in the write buffer until programmed; data garbage
-        // collection is moving is read once its new copy is programmed (its old
-        // copy sits on the same die, behind the same queue).
-        if done > at_ns && !c.ftl.is_gc_block(slot.die, slot.block) {
-            return Source::Controller { ready_ns: at_ns };
-        }
-        let page_in_unit = (u64::from(slot.offset) % per_unit) / lbas_per_page;
-        let planes = u64::from(g.planes_per_die);
-        let loc = ChunkLocation {
-            die: slot.die,
-            plane: (page_in_unit % planes) as u32,
-            block: slot.block,
-            page: (unit * u64::from(g.oneshot_pages) + page_in_unit / planes) as u32,
-        };
-        Source::Flash { loc, ready_ns: done }
     }
+    read_done
 }

@@ -9,54 +9,46 @@
 //! between requests (`preempt`).
 
 use super::Phase;
+use crate::backend::Backend;
 use crate::config::FinishDesign;
-use crate::device::Device;
 use zonelab_sim::Nanos;
 
-impl Device {
-    /// The work of finishing `zone`, accepted at `ready_ns` with `written_lbas`
-    /// written. The host data of partly filled program units is programmed
-    /// now (padding those units); the rest is queued.
-    pub(crate) fn finish_phases(&mut self, zone: u32, ready_ns: Nanos, written_lbas: u64) -> Vec<Phase> {
-        assert!(written_lbas <= self.layout.zcap_lbas);
-        self.flush_partial_units(zone, ready_ns);
-        let m = &self.config.management;
-        match m.finish.design {
-            FinishDesign::Pad => {
-                let per_request = m.finish.pad_bytes.div_ceil(self.program_unit_bytes()).max(1);
-                let pad = Phase::Pad { zone, units_end: self.zone_units(), per_request, pause_ns: m.finish.pause_ns };
-                vec![pad, Phase::Firmware { left_ns: m.finish_ns }]
-            }
-            FinishDesign::Metadata => {
-                let unwritten_lbas = self.layout.zcap_lbas - written_lbas;
-                let left_ns = m.finish_ns + m.finish.map_per_lba_ns.saturating_mul(unwritten_lbas);
-                vec![Phase::Firmware { left_ns }]
-            }
+/// The work of finishing `zone`, accepted at `ready_ns` with `written_lbas`
+/// written. The host data of partly filled program units is programmed
+/// now (padding those units); the rest is queued.
+pub(crate) fn finish_phases(core: &mut Backend, zone: u32, ready_ns: Nanos, written_lbas: u64) -> Vec<Phase> {
+    assert!(written_lbas <= core.layout.zcap_lbas);
+    core.flush_partial_units(zone, ready_ns);
+    let m = &core.config.management;
+    match m.finish.design {
+        FinishDesign::Pad => {
+            let per_request = m.finish.pad_bytes.div_ceil(core.program_unit_bytes()).max(1);
+            let pad = Phase::Pad { zone, units_end: core.zone_units(), per_request, pause_ns: m.finish.pause_ns };
+            vec![pad, Phase::Firmware { left_ns: m.finish_ns }]
+        }
+        FinishDesign::Metadata => {
+            let unwritten_lbas = core.layout.zcap_lbas - written_lbas;
+            let left_ns = m.finish_ns + m.finish.map_per_lba_ns.saturating_mul(unwritten_lbas);
+            vec![Phase::Firmware { left_ns }]
         }
     }
+}
 
-    /// Program units a zone's capacity spans.
-    pub(crate) fn zone_units(&self) -> u64 {
-        let chunks = self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk);
-        self.translation.mapping.unit_of_chunk(chunks - 1) + 1
-    }
-
-    /// One padding request from `start_ns`: up to `per_request` of the zone's
-    /// next units, each on its die. Returns when the last program ends.
-    pub(crate) fn pad_request(&mut self, zone: u32, units_end: u64, per_request: u64, start_ns: Nanos) -> Nanos {
-        let mut end_ns = start_ns;
-        for _ in 0..per_request {
-            let io = &self.controller.zone_io[zone as usize];
-            let unit = io.flushed_units;
-            if unit >= units_end {
-                break;
-            }
-            if !io.preprogrammed.contains(&unit) {
-                self.count_pad_bytes(self.program_unit_bytes());
-            }
-            end_ns = end_ns.max(self.program_unit(zone, start_ns, 0));
+/// One padding request from `start_ns`: up to `per_request` of the zone's
+/// next units, each on its die. Returns when the last program ends.
+pub(crate) fn pad_request(core: &mut Backend, zone: u32, units_end: u64, per_request: u64, start_ns: Nanos) -> Nanos {
+    let mut end_ns = start_ns;
+    for _ in 0..per_request {
+        let io = &core.controller.zone_io[zone as usize];
+        let unit = io.flushed_units;
+        if unit >= units_end {
+            break;
         }
-        debug_assert!(self.controller.zone_io[zone as usize].flushed_units <= units_end);
-        end_ns
+        if !io.preprogrammed.contains(&unit) {
+            core.count_pad_bytes(core.program_unit_bytes());
+        }
+        end_ns = end_ns.max(core.program_unit(zone, start_ns, 0));
     }
+    debug_assert!(core.controller.zone_io[zone as usize].flushed_units <= units_end);
+    end_ns
 }

@@ -11,59 +11,57 @@
 //! been free longest, which spreads erases over the flash.
 
 use super::Phase;
+use crate::backend::Backend;
 use crate::config::{EraseAt, EraseScope, ZoneMapping};
-use crate::device::Device;
 use crate::zone::ZoneState;
 use zonelab_sim::Nanos;
 
-impl Device {
-    /// The work of resetting `zone`, accepted at `ready_ns`, which was in
-    /// `old_state` with `written_lbas` written. Marks its blocks to erase and,
-    /// with dynamic mapping, moves it to another block group.
-    pub(crate) fn reset_phases(
-        &mut self,
-        zone: u32,
-        ready_ns: Nanos,
-        old_state: ZoneState,
-        written_lbas: u64,
-    ) -> Vec<Phase> {
-        let m = &self.config.management;
-        let mut left_ns = m.reset_ns;
-        if old_state == ZoneState::Empty {
-            return vec![Phase::Firmware { left_ns }];
-        }
-        left_ns += m.reset.unmap_per_lba_ns.saturating_mul(written_lbas);
-        if old_state.is_active() {
-            left_ns += m.reset.active_ns;
-        }
-        let sync = m.reset.erase_at == EraseAt::Sync;
-        let fbg = self.release_blocks(zone, ready_ns);
-        let mut phases = vec![Phase::Firmware { left_ns }];
-        if sync {
-            phases.push(Phase::Erase { zone, fbg });
-        }
-        phases
+/// The work of resetting `zone`, accepted at `ready_ns`, which was in
+/// `old_state` with `written_lbas` written. Marks its blocks to erase and,
+/// with dynamic mapping, moves it to another block group.
+pub(crate) fn reset_phases(
+    core: &mut Backend,
+    zone: u32,
+    ready_ns: Nanos,
+    old_state: ZoneState,
+    written_lbas: u64,
+) -> Vec<Phase> {
+    let m = &core.config.management;
+    let mut left_ns = m.reset_ns;
+    if old_state == ZoneState::Empty {
+        return vec![Phase::Firmware { left_ns }];
     }
+    left_ns += m.reset.unmap_per_lba_ns.saturating_mul(written_lbas);
+    if old_state.is_active() {
+        left_ns += m.reset.active_ns;
+    }
+    let sync = m.reset.erase_at == EraseAt::Sync;
+    let fbg = release_blocks(core, zone, ready_ns);
+    let mut phases = vec![Phase::Firmware { left_ns }];
+    if sync {
+        phases.push(Phase::Erase { zone, fbg });
+    }
+    phases
+}
 
-    /// Marks the zone's block group to erase on every die where it holds data
-    /// (or on all, with `erase = "all"`); with dynamic mapping, gives the
-    /// group back and takes the longest-free one. Returns the old group.
-    fn release_blocks(&mut self, zone: u32, ready_ns: Nanos) -> u32 {
-        let fbg = self.translation.mapping.fbg_of_zone(zone);
-        let all = self.config.management.reset.erase == EraseScope::All;
-        for die in self.translation.mapping.fcg_dies(zone) {
-            let written =
-                self.translation.mapping.fbg_blocks(fbg).any(|b| self.scheduler.flash.pages_written(die, 0, b) > 0);
-            if all || written {
-                let ready = self.scheduler.background.pending_erase.entry((die, fbg)).or_insert(ready_ns);
-                *ready = (*ready).min(ready_ns);
-            }
+/// Marks the zone's block group to erase on every die where it holds data
+/// (or on all, with `erase = "all"`); with dynamic mapping, gives the
+/// group back and takes the longest-free one. Returns the old group.
+fn release_blocks(core: &mut Backend, zone: u32, ready_ns: Nanos) -> u32 {
+    let fbg = core.translation.mapping.fbg_of_zone(zone);
+    let all = core.config.management.reset.erase == EraseScope::All;
+    for die in core.translation.mapping.fcg_dies(zone) {
+        let written =
+            core.translation.mapping.fbg_blocks(fbg).any(|b| core.scheduler.flash.pages_written(die, 0, b) > 0);
+        if all || written {
+            let ready = core.scheduler.background.pending_erase.entry((die, fbg)).or_insert(ready_ns);
+            *ready = (*ready).min(ready_ns);
         }
-        if self.config.mapping.zone_mapping == ZoneMapping::Dynamic {
-            self.translation.mapping.release_fbg(zone, fbg);
-            let next = self.translation.mapping.take_free_fbg(zone).expect("the group just released is free");
-            self.translation.mapping.set_zone_fbg(zone, next);
-        }
-        fbg
     }
+    if core.config.mapping.zone_mapping == ZoneMapping::Dynamic {
+        core.translation.mapping.release_fbg(zone, fbg);
+        let next = core.translation.mapping.take_free_fbg(zone).expect("the group just released is free");
+        core.translation.mapping.set_zone_fbg(zone, next);
+    }
+    fbg
 }

@@ -9,7 +9,7 @@
 //! offset. Otherwise the mapping has no bit fields and the command fails with
 //! invalid_field.
 
-use crate::device::Device;
+use crate::backend::Backend;
 use crate::front::command::{CmdResult, MappingInfo};
 use crate::status::Status;
 use zonelab_sim::Nanos;
@@ -17,31 +17,29 @@ use zonelab_sim::Nanos;
 /// Bytes the command returns (one identify page).
 const IDENTIFY_MAPPING_BYTES: u64 = 4096;
 
-impl Device {
-    /// The chip and FCG id fields, if the mapping has them.
-    pub fn identify_mapping(&self) -> Option<MappingInfo> {
-        let l = &self.layout;
-        let zone_chunks = l.zone_lbas / l.lbas_per_chunk;
-        if !l.d_zone.is_power_of_two() || !l.fcgs.is_power_of_two() || zone_chunks < u64::from(l.d_zone) {
-            return None;
-        }
-        Some(MappingInfo {
-            lbas_per_chunk: l.lbas_per_chunk,
-            chip_id_shift: 0,
-            chip_id_bits: l.d_zone.trailing_zeros(),
-            fcg_id_shift: zone_chunks.trailing_zeros(),
-            fcg_id_bits: l.fcgs.trailing_zeros(),
-        })
+/// The chip and FCG id fields, if the mapping has them.
+pub(crate) fn identify_mapping(core: &Backend) -> Option<MappingInfo> {
+    let l = &core.layout;
+    let zone_chunks = l.zone_lbas / l.lbas_per_chunk;
+    if !l.d_zone.is_power_of_two() || !l.fcgs.is_power_of_two() || zone_chunks < u64::from(l.d_zone) {
+        return None;
     }
+    Some(MappingInfo {
+        lbas_per_chunk: l.lbas_per_chunk,
+        chip_id_shift: 0,
+        chip_id_bits: l.d_zone.trailing_zeros(),
+        fcg_id_shift: zone_chunks.trailing_zeros(),
+        fcg_id_bits: l.fcgs.trailing_zeros(),
+    })
+}
 
-    pub(crate) fn identify_mapping_command(&mut self, ready_ns: Nanos) -> (Status, Nanos, CmdResult) {
-        let Some(info) = self.identify_mapping() else {
-            return self.fail(ready_ns, Status::InvalidField);
-        };
-        let fw_end = self.controller.firmware.reserve(ready_ns, self.config.controller.identify_ns);
-        let done = self.controller.link_reserve_to_host(fw_end, IDENTIFY_MAPPING_BYTES);
-        (Status::Success, done, CmdResult::Mapping(info))
-    }
+pub(crate) fn identify_mapping_command(core: &mut Backend, ready_ns: Nanos) -> (Status, Nanos, CmdResult) {
+    let Some(info) = identify_mapping(core) else {
+        return core.fail(ready_ns, Status::InvalidField);
+    };
+    let fw_end = core.controller.firmware.reserve(ready_ns, core.config.controller.identify_ns);
+    let done = core.controller.link_reserve_to_host(fw_end, IDENTIFY_MAPPING_BYTES);
+    (Status::Success, done, CmdResult::Mapping(info))
 }
 
 #[cfg(test)]

@@ -23,95 +23,88 @@ pub mod threaded_logging;
 pub use crate::counters::ZnsPlusCounters;
 pub use crate::translation::log_fbg::TlZone;
 
-use crate::device::{Device, Source};
+use crate::backend::{Backend, Source};
 use crate::translation::mapping::ChunkLocation;
 use zonelab_sim::Nanos;
 
 /// Largest zone capacity TL_open takes (its bitmap is kept per zone).
 pub const TL_ZONE_BLOCKS_MAX: u64 = 1 << 24;
 
-impl Device {
-    /// Copies the chunk holding `src_lba` (whole and chunk-aligned) into the
-    /// zone's next chunk by copyback, if the rule allows it: one-page program
-    /// units, a source in flash on the destination's die, and a copyback chain
-    /// below the limit. Returns when the source is sensed into the die's
-    /// page register (the data is in, as a read into the controller would
-    /// be) and when the copy is programmed.
-    pub(crate) fn try_copyback(&mut self, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<(Nanos, Nanos)> {
-        let per_chunk = self.layout.lbas_per_chunk;
-        let io = &self.controller.zone_io[zone as usize];
-        assert!(io.filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
-        let dst_chunk = io.filled_lbas / per_chunk;
-        let (loc, ready_ns) = self.copyback_source(zone, dst_chunk, src_lba, at_ns)?;
-        let unit = self.translation.mapping.unit_of_chunk(dst_chunk);
-        if unit < self.controller.zone_io[zone as usize].flushed_units {
-            // Issued before a power cut and lost with it: no copyback into it.
-            return None;
-        }
-        assert_eq!(
-            unit, self.controller.zone_io[zone as usize].flushed_units,
-            "one-page units are programmed as they fill"
-        );
-        let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
-        self.erase_before_program(addr, at_ns);
-        let zonelab_flash::CopybackDone { sensed_ns, done_ns } = self
-            .scheduler
-            .flash
-            .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)
-            .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
-        self.op_done_max_ns = self.op_done_max_ns.max(done_ns);
-        self.controller.zone_io[zone as usize].preprogrammed.insert(unit);
-        self.cache_fill(zone, per_chunk, self.last_submit_ns);
-        self.fill(zone, per_chunk, done_ns);
-        self.controller.zone_io[zone as usize].push_gate(done_ns, at_ns);
-        self.znsplus.copyback_blocks += per_chunk;
-        Some((sensed_ns, done_ns))
+/// Copies the chunk holding `src_lba` (whole and chunk-aligned) into the
+/// zone's next chunk by copyback, if the rule allows it: one-page program
+/// units, a source in flash on the destination's die, and a copyback chain
+/// below the limit. Returns when the source is sensed into the die's
+/// page register (the data is in, as a read into the controller would
+/// be) and when the copy is programmed.
+pub(crate) fn try_copyback(core: &mut Backend, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<(Nanos, Nanos)> {
+    let per_chunk = core.layout.lbas_per_chunk;
+    let io = &core.controller.zone_io[zone as usize];
+    assert!(io.filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
+    let dst_chunk = io.filled_lbas / per_chunk;
+    let (loc, ready_ns) = copyback_source(core, zone, dst_chunk, src_lba, at_ns)?;
+    let unit = core.translation.mapping.unit_of_chunk(dst_chunk);
+    if unit < core.controller.zone_io[zone as usize].flushed_units {
+        // Issued before a power cut and lost with it: no copyback into it.
+        return None;
     }
+    assert_eq!(
+        unit, core.controller.zone_io[zone as usize].flushed_units,
+        "one-page units are programmed as they fill"
+    );
+    let (addr, first_page) = core.translation.mapping.unit_target(zone, unit);
+    core.erase_before_program(addr, at_ns);
+    let zonelab_flash::CopybackDone { sensed_ns, done_ns } = core
+        .scheduler
+        .flash
+        .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)
+        .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+    core.op_done_max_ns = core.op_done_max_ns.max(done_ns);
+    core.controller.zone_io[zone as usize].preprogrammed.insert(unit);
+    core.cache_fill(zone, per_chunk, core.last_submit_ns);
+    core.fill(zone, per_chunk, done_ns);
+    core.controller.zone_io[zone as usize].push_gate(done_ns, at_ns);
+    core.znsplus.copyback_blocks += per_chunk;
+    Some((sensed_ns, done_ns))
+}
 
-    /// Where the chunk at `src_lba` would be copied back from into chunk
-    /// `dst_chunk` of `zone`, if the copyback rule allows it.
-    pub(crate) fn copyback_source(
-        &self,
-        zone: u32,
-        dst_chunk: u64,
-        src_lba: u64,
-        at_ns: Nanos,
-    ) -> Option<(ChunkLocation, Nanos)> {
-        let chain_max = self.config.znsplus.copyback_chain_max;
-        let g = self.scheduler.flash.geometry();
-        if chain_max == 0 || g.planes_per_die != 1 || g.oneshot_pages != 1 {
-            return None;
-        }
-        assert!(src_lba.is_multiple_of(self.layout.lbas_per_chunk), "copyback copies whole chunks");
-        let Source::Flash { loc, ready_ns } = self.source_of(src_lba, at_ns) else {
-            return None;
-        };
-        let (addr, _) = self.translation.mapping.unit_target(zone, self.translation.mapping.unit_of_chunk(dst_chunk));
-        let chained = self.scheduler.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page);
-        (addr.die == loc.die && chained < chain_max).then_some((loc, ready_ns))
+/// Where the chunk at `src_lba` would be copied back from into chunk
+/// `dst_chunk` of `zone`, if the copyback rule allows it.
+pub(crate) fn copyback_source(
+    core: &Backend,
+    zone: u32,
+    dst_chunk: u64,
+    src_lba: u64,
+    at_ns: Nanos,
+) -> Option<(ChunkLocation, Nanos)> {
+    let chain_max = core.config.znsplus.copyback_chain_max;
+    let g = core.scheduler.flash.geometry();
+    if chain_max == 0 || g.planes_per_die != 1 || g.oneshot_pages != 1 {
+        return None;
     }
+    assert!(src_lba.is_multiple_of(core.layout.lbas_per_chunk), "copyback copies whole chunks");
+    let Source::Flash { loc, ready_ns } = core.source_of(src_lba, at_ns) else {
+        return None;
+    };
+    let (addr, _) = core.translation.mapping.unit_target(zone, core.translation.mapping.unit_of_chunk(dst_chunk));
+    let chained = core.scheduler.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page);
+    (addr.die == loc.die && chained < chain_max).then_some((loc, ready_ns))
+}
 
-    /// Takes `lbas` copied blocks, in the controller from `ready_ns` on, into
-    /// the zone at its fill point; reads wait until they are in.
-    pub(crate) fn take_in_copy(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, at_ns: Nanos) -> Nanos {
-        let t = self.take_in(zone, lbas, ready_ns, false);
-        self.controller.zone_io[zone as usize].push_gate(ready_ns, at_ns);
-        t
-    }
+/// Takes `lbas` copied blocks, in the controller from `ready_ns` on, into
+/// the zone at its fill point; reads wait until they are in.
+pub(crate) fn take_in_copy(core: &mut Backend, zone: u32, lbas: u64, ready_ns: Nanos, at_ns: Nanos) -> Nanos {
+    let t = core.take_in(zone, lbas, ready_ns, false);
+    core.controller.zone_io[zone as usize].push_gate(ready_ns, at_ns);
+    t
+}
 
-    /// Where a read of `lba` would find its data in flash now: `None` when
-    /// it is in the controller or reads as zeros. During threaded logging
-    /// this is the LogFBG below the write pointer and the original above it.
-    pub fn flash_location(&self, lba: u64) -> Option<ChunkLocation> {
-        match self.source_of(lba, self.last_submit_ns) {
-            Source::Flash { loc, .. } => Some(loc),
-            Source::Zeros | Source::Controller { .. } => None,
-        }
-    }
-
-    /// Bytes of one chunk (a flash page).
-    pub(crate) fn chunk_bytes(&self) -> u32 {
-        u32::try_from(self.layout.lbas_per_chunk * self.layout.lba_bytes).expect("a chunk is one flash page")
+/// Where a read of `lba` would find its data in flash now: `None` when
+/// it is in the controller or reads as zeros. During threaded logging
+/// this is the LogFBG below the write pointer and the original above it.
+pub(crate) fn flash_location(core: &Backend, lba: u64) -> Option<ChunkLocation> {
+    match core.source_of(lba, core.last_submit_ns) {
+        Source::Flash { loc, .. } => Some(loc),
+        Source::Zeros | Source::Controller { .. } => None,
     }
 }
 

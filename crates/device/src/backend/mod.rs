@@ -1,0 +1,374 @@
+//! The device's layers assembled: [`Backend`] owns the zone layer, the
+//! controller, the flash translation and the flash scheduler (and the data
+//! kept in data mode, the counters), and holds the data path every command
+//! shares: taking data into a zone's write buffer, programming complete
+//! units, finding where a block's data is, erasing block groups.
+//!
+//! The clients above it are modules of functions over a `&mut Backend`:
+//! [`crate::management`] (finish and reset tasks), [`crate::znsplus`] (the
+//! ZNS+ commands), [`crate::conventional`] (the conventional FTL's garbage
+//! collection) and [`crate::power`] (flush, FUA, power loss); the NVMe front
+//! [`crate::device::Device`] dispatches commands to them. Nothing here
+//! imports a client, so the crate's module graph has no cycle
+//! (`scripts/module-cycles`).
+//!
+//! - [`durability`]: what of each zone's data would survive a power cut (the
+//!   write cache's bookkeeping, called as data is taken in and programmed).
+
+pub mod durability;
+
+use crate::config::{DeviceConfig, Layout, Mode};
+use crate::controller::read_ahead::ReadAhead;
+use crate::controller::Controller;
+use crate::counters::{DeviceCounters, ZnsPlusCounters};
+use crate::data::DataStore;
+use crate::front::command::CmdResult;
+use crate::scheduler::{Management, Scheduler};
+use crate::status::Status;
+use crate::translation::conventional::Conventional;
+use crate::translation::mapping::{ChunkLocation, Mapping};
+use crate::translation::Translation;
+use crate::zone::{ZoneTable, ZoneType};
+use std::collections::BTreeMap;
+use zonelab_flash::{BlockAddr, FlashArray};
+use zonelab_sim::Nanos;
+
+/// Where the data of a block is, for a read or an internal copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Never written (or skipped): reads as zeros.
+    Zeros,
+    /// In the controller's write buffer from `ready_ns` on.
+    Controller { ready_ns: Nanos },
+    /// In flash; readable from `ready_ns` on.
+    Flash { loc: ChunkLocation, ready_ns: Nanos },
+}
+
+/// The outcome of the checks and state change of a command, before timing.
+pub(crate) struct Accepted {
+    pub(crate) firmware_ns: Nanos,
+    pub(crate) result: CmdResult,
+}
+
+/// The state of one zoned namespace's layers, in simulated time.
+pub(crate) struct Backend {
+    pub(crate) config: DeviceConfig,
+    pub(crate) layout: Layout,
+    /// The zone layer: states, write pointers, open/active resources.
+    pub(crate) zones: ZoneTable,
+    /// Firmware cores, the PCIe link and the zones' write buffers.
+    pub(crate) controller: Controller,
+    /// Zone-to-block-group mapping, LogFBGs, the conventional FTL.
+    pub(crate) translation: Translation,
+    /// The flash timelines and the background work queued on them.
+    pub(crate) scheduler: Scheduler,
+    pub(crate) data: Option<DataStore>,
+    pub(crate) counters: DeviceCounters,
+    pub(crate) last_submit_ns: Nanos,
+    program_unit_bytes: u64,
+    pub(crate) znsplus: ZnsPlusCounters,
+    /// Latest program end since the current command started (copies complete
+    /// when their data is programmed).
+    pub(crate) op_done_max_ns: Nanos,
+}
+
+impl Backend {
+    /// The layers of a namespace over `layout`, which `config` was validated into.
+    pub(crate) fn new(config: DeviceConfig, layout: Layout) -> Self {
+        let mapping = Mapping::new(&layout, &config.flash);
+        let zones = ZoneTable::of(&config, &layout);
+        let data = (config.mode == Mode::Data).then(|| DataStore::of(&layout));
+        let conventional = config
+            .conventional
+            .is_some()
+            .then(|| Conventional::new(&config, layout.zone_lbas * u64::from(layout.zones)));
+        Self {
+            zones,
+            controller: Controller::new(
+                config.controller.firmware_cores,
+                config.link.bytes_per_s(),
+                layout.zones,
+                ReadAhead::new(
+                    config.controller.read_ahead_bytes / u64::from(config.flash.page_bytes),
+                    config.controller.read_buffer_bytes / u64::from(config.flash.page_bytes),
+                ),
+            ),
+            translation: Translation { mapping, tl: BTreeMap::new(), conventional },
+            scheduler: Scheduler {
+                flash: FlashArray::new(config.flash.clone(), config.flash_timing.clone()),
+                background: Management::default(),
+            },
+            data,
+            counters: DeviceCounters::default(),
+            last_submit_ns: 0,
+            program_unit_bytes: config.flash.program_unit_bytes(),
+            znsplus: ZnsPlusCounters::default(),
+            op_done_max_ns: 0,
+            layout,
+            config,
+        }
+    }
+
+    /// Namespace size in logical blocks (NSZE).
+    pub(crate) fn nsze(&self) -> u64 {
+        crate::front::nsze(&self.layout)
+    }
+
+    pub(crate) fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
+        let done = self.controller.firmware.reserve(ready_ns, self.config.controller.error_ns);
+        (status, done, CmdResult::None)
+    }
+
+    pub(crate) fn note_auto_close(&mut self, auto_closed: Option<u32>) {
+        if auto_closed.is_some() {
+            self.counters.auto_closes += 1;
+        }
+    }
+
+    /// Takes `lbas` LBAs of data, ready from `ready_ns` on, into the zone's
+    /// buffer at its fill point, piece by piece; host data (`link`) also
+    /// crosses the link. Returns when the last piece is in.
+    pub(crate) fn take_in(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
+        let lba_bytes = self.layout.lba_bytes;
+        let capacity = self.layout.zone_buffer_bytes;
+        let mut t = ready_ns;
+        let mut remaining = lbas;
+        while remaining > 0 {
+            let piece = self.next_piece(zone, remaining, t);
+            let bytes = piece * lba_bytes;
+            let admitted = self.controller.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
+            t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
+            // A copy's source stays on flash: it counts from its command's submission.
+            self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
+            self.fill(zone, piece, t);
+            remaining -= piece;
+        }
+        t
+    }
+
+    /// LBAs of the next piece: up to the end of the current chunk, so a piece
+    /// never spans two program units.
+    fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> u64 {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
+        if conventional && self.controller.zone_io[zone as usize].filled_lbas >= self.layout.zcap_lbas {
+            // The conventional zone's log wrapped: start over on freshly erased blocks.
+            self.flush_partial_units(zone, at_ns);
+            self.erase_zone_blocks(zone, at_ns);
+            let io = &mut self.controller.zone_io[zone as usize];
+            io.lap_units += io.flushed_units;
+            io.filled_lbas = 0;
+            io.flushed_units = 0;
+        }
+        let io = &self.controller.zone_io[zone as usize];
+        let room = (self.layout.zcap_lbas - io.filled_lbas).max(1);
+        remaining.min(per_chunk - io.filled_lbas % per_chunk).min(room)
+    }
+
+    /// `lbas` more LBAs of the zone are in the buffer at `at_ns`: program
+    /// every unit they complete.
+    pub(crate) fn fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
+        let io = &mut self.controller.zone_io[zone as usize];
+        let unit = self.translation.mapping.unit_of_chunk(io.filled_lbas / self.layout.lbas_per_chunk);
+        let ready = io.unit_ready.entry(unit).or_insert(at_ns);
+        *ready = (*ready).max(at_ns);
+        io.filled_lbas += lbas;
+        let complete_chunks = io.filled_lbas / self.layout.lbas_per_chunk;
+        loop {
+            let io = &self.controller.zone_io[zone as usize];
+            let (_, last_chunk) = self.translation.mapping.unit_chunk_span(io.flushed_units);
+            if last_chunk >= complete_chunks {
+                break;
+            }
+            self.program_unit(zone, at_ns, self.program_unit_bytes);
+        }
+    }
+
+    /// Programs the zone's next unit once its data is in (or skips it if it
+    /// was programmed without the buffer).
+    pub(crate) fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
+        let io = &mut self.controller.zone_io[zone as usize];
+        let unit = io.flushed_units;
+        let ready_ns = io.unit_ready.remove(&unit).map_or(at_ns, |r| r.max(at_ns));
+        io.flushed_units += 1;
+        if io.preprogrammed.remove(&unit) {
+            self.cache_programmed(zone, unit, ready_ns);
+            return ready_ns;
+        }
+        let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
+        self.erase_before_program(addr, ready_ns);
+        let done = self
+            .scheduler
+            .flash
+            .program(ready_ns, addr, first_page)
+            .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
+        self.op_done_max_ns = self.op_done_max_ns.max(done.done_ns);
+        self.cache_programmed(zone, unit, done.done_ns);
+        let io = &mut self.controller.zone_io[zone as usize];
+        io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
+        done.done_ns
+    }
+
+    pub(crate) fn program_unit_bytes(&self) -> u64 {
+        self.program_unit_bytes
+    }
+
+    pub(crate) fn count_pad_bytes(&mut self, bytes: u64) {
+        self.counters.pad_bytes += bytes;
+    }
+
+    /// Programs the units that hold buffered data but are not complete,
+    /// padding them (a zone that became full or was finished).
+    pub(crate) fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let filled_lbas = self.controller.zone_io[zone as usize].filled_lbas;
+        // Bound: a zone has fewer program units than LBAs of capacity.
+        for _ in 0..self.layout.zcap_lbas {
+            let unit = self.controller.zone_io[zone as usize].flushed_units;
+            let (first_chunk, _) = self.translation.mapping.unit_chunk_span(unit);
+            if first_chunk * per_chunk >= filled_lbas {
+                return;
+            }
+            let data_lbas: u64 = self
+                .translation
+                .mapping
+                .unit_chunks(unit)
+                .map(|c| filled_lbas.saturating_sub(c * per_chunk).min(per_chunk))
+                .sum();
+            let data_bytes = data_lbas * self.layout.lba_bytes;
+            debug_assert!(data_bytes < self.program_unit_bytes, "complete units are programmed as they fill");
+            let io = &self.controller.zone_io[zone as usize];
+            if !io.preprogrammed.contains(&io.flushed_units) {
+                self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
+            }
+            self.program_unit(zone, at_ns, data_bytes);
+        }
+    }
+
+    /// Brings `bytes` of `lba`'s chunk into the controller; returns when they are there.
+    pub(crate) fn fetch(&mut self, lba: u64, at_ns: Nanos, bytes: u32) -> Nanos {
+        match self.source_of(lba, at_ns) {
+            Source::Zeros => at_ns,
+            Source::Controller { ready_ns } => at_ns.max(ready_ns),
+            Source::Flash { loc, ready_ns } => {
+                self.scheduler.flash.read_page(at_ns.max(ready_ns), loc.die, loc.plane, loc.page, bytes)
+            }
+        }
+    }
+
+    /// Where the data of `lba` is at `at_ns`. A TL_opened zone's blocks at or
+    /// above the write pointer are in its original block group.
+    pub(crate) fn source_of(&self, lba: u64, at_ns: Nanos) -> Source {
+        if self.translation.conventional.is_some() {
+            return self.ftl_source(lba, at_ns);
+        }
+        let zone = self.zones.zone_of(lba);
+        let offset = lba - self.zones.zslba(zone);
+        let io = &self.controller.zone_io[zone as usize];
+        let per_chunk = self.layout.lbas_per_chunk;
+        let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
+        if !conventional && offset >= io.filled_lbas {
+            return match self.translation.tl.get(&zone) {
+                Some(tl) if offset < tl.original_lbas => Source::Flash {
+                    loc: self.translation.mapping.locate_in(zone, tl.original_fbg, offset / per_chunk),
+                    ready_ns: 0,
+                },
+                _ => Source::Zeros, // never written: the mapping says zeros
+            };
+        }
+        let ready_ns = io.gate_ns(offset);
+        let chunk = offset / per_chunk;
+        let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(per_chunk) } else { chunk };
+        let unit = self.translation.mapping.unit_of_chunk(chunk);
+        if unit >= io.flushed_units || io.buffer.unit_pending_until(io.lap_units + unit, at_ns).is_some() {
+            return Source::Controller { ready_ns }; // still in the write buffer
+        }
+        Source::Flash { loc: self.translation.mapping.locate(zone, chunk), ready_ns }
+    }
+
+    /// Erases, from `at_ns` on, every block of the zone's group that holds data.
+    fn erase_zone_blocks(&mut self, zone: u32, at_ns: Nanos) {
+        self.erase_fbg(zone, self.translation.mapping.fbg_of_zone(zone), at_ns);
+    }
+
+    /// Erases the blocks of block group `fbg` of `zone`'s FCG that hold data.
+    pub(crate) fn erase_fbg(&mut self, zone: u32, fbg: u32, at_ns: Nanos) {
+        for die in self.translation.mapping.fcg_dies(zone) {
+            for block in self.translation.mapping.fbg_blocks(fbg) {
+                if self.scheduler.flash.pages_written(die, 0, block) > 0 {
+                    self.scheduler.flash.erase(at_ns, zonelab_flash::BlockAddr { die, block });
+                }
+            }
+        }
+    }
+
+    /// Before a program into `addr`: erases its block group on that die if a
+    /// reset left it to erase (deferred erase, or a dynamically mapped group
+    /// taken before the idle-time erase reached it).
+    pub(crate) fn erase_before_program(&mut self, addr: BlockAddr, at_ns: Nanos) {
+        let fbg = addr.block / self.layout.fbg_blocks;
+        if self.scheduler.background.pending_erase.contains_key(&(addr.die, fbg)) {
+            self.erase_pending(addr.die, fbg, at_ns);
+        }
+    }
+
+    /// Erases block group `fbg` on `die` if it is pending; returns when done.
+    pub(crate) fn erase_pending(&mut self, die: u32, fbg: u32, at_ns: Nanos) -> Nanos {
+        let Some(ready_ns) = self.scheduler.background.pending_erase.remove(&(die, fbg)) else {
+            return at_ns;
+        };
+        let all = self.config.management.reset.erase == crate::config::EraseScope::All;
+        let mut end = at_ns;
+        for block in self.translation.mapping.fbg_blocks(fbg) {
+            if all || self.scheduler.flash.pages_written(die, 0, block) > 0 {
+                end = end.max(self.scheduler.flash.erase(at_ns.max(ready_ns), BlockAddr { die, block }));
+            }
+        }
+        end
+    }
+
+    /// Program units a zone's capacity spans.
+    pub(crate) fn zone_units(&self) -> u64 {
+        let chunks = self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk);
+        self.translation.mapping.unit_of_chunk(chunks - 1) + 1
+    }
+
+    pub(crate) fn conventional_mut(&mut self) -> &mut Conventional {
+        self.translation.conventional.as_mut().expect("a conventional device")
+    }
+
+    /// Where `lba` of a conventional device is at `at_ns`.
+    pub(crate) fn ftl_source(&self, lba: u64, at_ns: Nanos) -> Source {
+        let c = self.translation.conventional.as_ref().expect("a conventional device");
+        if c.pending_pos.contains_key(&lba) {
+            return Source::Controller { ready_ns: at_ns };
+        }
+        let Some(slot) = c.ftl.lookup(lba) else { return Source::Zeros };
+        let g = self.scheduler.flash.geometry();
+        let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
+        let per_unit = u64::from(c.ftl.lbas_per_block() / c.ftl.units_per_block());
+        let unit = u64::from(slot.offset) / per_unit;
+        let done =
+            c.unit_done[(slot.die * g.blocks_per_plane + slot.block) as usize].as_ref().map_or(0, |d| d[unit as usize]);
+        // Host data waits in the write buffer until programmed; data garbage
+        // collection is moving is read once its new copy is programmed (its old
+        // copy sits on the same die, behind the same queue).
+        if done > at_ns && !c.ftl.is_gc_block(slot.die, slot.block) {
+            return Source::Controller { ready_ns: at_ns };
+        }
+        let page_in_unit = (u64::from(slot.offset) % per_unit) / lbas_per_page;
+        let planes = u64::from(g.planes_per_die);
+        let loc = ChunkLocation {
+            die: slot.die,
+            plane: (page_in_unit % planes) as u32,
+            block: slot.block,
+            page: (unit * u64::from(g.oneshot_pages) + page_in_unit / planes) as u32,
+        };
+        Source::Flash { loc, ready_ns: done }
+    }
+
+    /// Bytes of one chunk (a flash page).
+    pub(crate) fn chunk_bytes(&self) -> u32 {
+        u32::try_from(self.layout.lbas_per_chunk * self.layout.lba_bytes).expect("a chunk is one flash page")
+    }
+}
