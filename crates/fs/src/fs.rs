@@ -151,6 +151,11 @@ pub struct Fs<D: ZonedDevice = Device> {
     pub(crate) pending_close: Vec<u32>,
     /// Segments logs left whose writes are not all submitted yet.
     pub(crate) left_segs: Vec<u32>,
+    /// Blocks logs allocated that no block is placed in yet.
+    pub(crate) unplaced: Vec<u32>,
+    /// TL_opens of segments a log just left, sent once the log's writes to
+    /// them are (see [`Fs::close_pending`]).
+    pub(crate) pending_tl_open: Vec<(u32, crate::sit::Bitmap)>,
     /// The victim of the compaction under way: never a threaded-logging target.
     pub(crate) compacting: Option<u32>,
     /// The host's CPU cores: every system call, page and request costs time on one.
@@ -205,6 +210,8 @@ impl<D: ZonedDevice> Fs<D> {
             hsr: crate::gc::Hsr::default(),
             pending_close: Vec::new(),
             left_segs: Vec::new(),
+            unplaced: Vec::new(),
+            pending_tl_open: Vec::new(),
             compacting: None,
             cpu: ServerPool::new(cfg_cpus),
             stats: FsStats::default(),

@@ -91,8 +91,10 @@ impl<D: ZonedDevice> Fs<D> {
     /// best victim, C_SC. Candidates are dirty segments of the log's own type
     /// and, as F2FS's SSR does when its own type has none cheap enough
     /// (`FsConfig::tl_other_types`), of the other temperatures of the same
-    /// kind (data or node), so node and data never mix.
-    pub(crate) fn pick_threaded_segment(&mut self, lt: LogType) -> Option<(u32, Bitmap)> {
+    /// kind (data or node), so node and data never mix. `left`, the segment
+    /// the log is leaving, is one too (no log writes to it any more; its
+    /// TL_open waits for the log's last writes to it).
+    pub(crate) fn pick_threaded_segment(&mut self, lt: LogType, left: Option<u32>) -> Option<(u32, Bitmap)> {
         if !self.cfg.threaded_logging() {
             return None;
         }
@@ -100,9 +102,9 @@ impl<D: ZonedDevice> Fs<D> {
         if free >= self.cfg.fg_free_segments {
             return None;
         }
-        let own = self.tl_candidate(|t| t == Some(lt));
+        let own = self.tl_candidate(left, |t| t == Some(lt));
         let other = if self.cfg.tl_other_types {
-            self.tl_candidate(|t| t != Some(lt) && t.is_some_and(|t| t.is_node() == lt.is_node()))
+            self.tl_candidate(left, |t| t != Some(lt) && t.is_some_and(|t| t.is_node() == lt.is_node()))
         } else {
             None
         };
@@ -130,7 +132,11 @@ impl<D: ZonedDevice> Fs<D> {
 
     /// The dirty segment with the fewest blocks to keep among those whose
     /// log type passes `accept`, and the blocks a TL_open would keep.
-    pub(crate) fn tl_candidate(&self, accept: impl Fn(Option<LogType>) -> bool) -> Option<(u32, Bitmap)> {
+    pub(crate) fn tl_candidate(
+        &self,
+        left: Option<u32>,
+        accept: impl Fn(Option<LogType>) -> bool,
+    ) -> Option<(u32, Bitmap)> {
         (0..self.segments())
             .filter(|&s| {
                 let e = &self.sit.segs[s as usize];
@@ -138,13 +144,25 @@ impl<D: ZonedDevice> Fs<D> {
                     && !e.current
                     && e.zone_written
                     && !self.sit.is_free_seg(s)
-                    && !self.left_segs.contains(&s)
+                    && (left == Some(s) || !self.left_segs.contains(&s))
                     && self.compacting != Some(s)
             })
-            .map(|s| (s, self.sit.kept_blocks(s)))
+            .map(|s| (s, self.kept_with_unplaced(s)))
             // A segment with little free space is not worth a TL_open.
             .filter(|(_, k)| k.count() + self.zone_blocks / TL_FREE_SHARE_MIN < self.zone_blocks)
             .min_by_key(|(s, k)| (k.count(), *s))
+    }
+
+    /// The blocks a TL_open of `seg` keeps: [`Sit::kept_blocks`] and those
+    /// a log allocated there whose block is not placed yet (the segment a
+    /// log is leaving, as F2FS's SSR may pick any segment no log writes to).
+    fn kept_with_unplaced(&self, seg: u32) -> Bitmap {
+        let mut kept = self.sit.kept_blocks(seg);
+        let first = self.addr_of(seg, 0);
+        for &a in self.unplaced.iter().filter(|&&a| a >= first && a < first + self.zone_blocks) {
+            kept.set((a - first) as usize, true);
+        }
+        kept
     }
 
     /// At a threaded-logging open of `seg`: profiles β (the share of the
@@ -499,19 +517,19 @@ mod tests {
     #[test]
     fn threaded_logging_takes_another_types_segment_when_it_costs_less() {
         let (mut fs, _, hot) = fs_with_two_dirty_segments(true);
-        let (seg, kept) = fs.pick_threaded_segment(LogType::WarmData).expect("threaded logging is cheaper");
+        let (seg, kept) = fs.pick_threaded_segment(LogType::WarmData, None).expect("threaded logging is cheaper");
         assert_eq!(seg, hot, "the hot-data segment keeps 8 blocks, the warm one 56");
         assert_eq!(kept.count(), 8);
         assert_eq!(fs.stats.tl_other_type_segments, 1);
         // Node logs never take data segments.
-        assert!(fs.pick_threaded_segment(LogType::WarmNode).is_none());
+        assert!(fs.pick_threaded_segment(LogType::WarmNode, None).is_none());
     }
 
     #[test]
     fn own_type_only_threaded_logging_loses_to_compaction_by_cost() {
         let (mut fs, _, _) = fs_with_two_dirty_segments(false);
         // Plugging 56 blocks costs more than compacting the 8-block segment.
-        assert!(fs.pick_threaded_segment(LogType::WarmData).is_none());
+        assert!(fs.pick_threaded_segment(LogType::WarmData, None).is_none());
         assert_eq!(fs.stats.sc_chosen_by_cost, 1);
         assert!(fs.hsr.sc_requested);
     }
@@ -529,5 +547,28 @@ mod tests {
         fs.note_tl_open(warm);
         // 54 of the 55 cold blocks are still valid: β moves towards 54/55.
         assert!(fs.hsr.beta > beta, "β {beta} -> {}", fs.hsr.beta);
+    }
+
+    /// The segment a log is leaving is a threaded-logging candidate (F2FS's
+    /// SSR takes any segment no log writes to), keeping the blocks the log
+    /// allocated there but has not placed yet; other left segments are not.
+    #[test]
+    fn the_segment_a_log_leaves_is_a_threaded_logging_candidate() {
+        let (mut fs, warm, hot) = fs_with_two_dirty_segments(false);
+        // The hot segment full: no compaction victim but the left one.
+        for off in 8..64 {
+            fs.sit.validate(hot, off, 0);
+        }
+        for seg in [warm, hot] {
+            fs.sit.segs[seg as usize].zone_written = true;
+        }
+        fs.left_segs.push(warm);
+        let last = fs.addr_of(warm, 60);
+        fs.unplaced.push(last);
+        assert!(fs.pick_threaded_segment(LogType::WarmData, None).is_none(), "a left segment is no candidate");
+        let (seg, kept) = fs.pick_threaded_segment(LogType::WarmData, Some(warm)).expect("the segment just left");
+        assert_eq!(seg, warm);
+        assert_eq!(kept.count(), 57, "56 valid and the block allocated but not placed");
+        assert!(kept.get(60));
     }
 }

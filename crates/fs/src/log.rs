@@ -41,6 +41,7 @@ impl<D: ZonedDevice> Fs<D> {
         let log = &self.logs[lt.index()];
         let addr = self.addr_of(log.seg, log.off);
         debug_assert!(self.sit.is_free_block(log.seg, log.off), "log {lt:?} writes a used block");
+        self.unplaced.push(addr);
         let next = self.next_free_in_log(lt, log.off + 1);
         match next {
             Some(off) => self.logs[lt.index()].off = off,
@@ -75,7 +76,7 @@ impl<D: ZonedDevice> Fs<D> {
         if self.logs[lt.index()].tl_kept.is_some() {
             self.pending_close.push(old + crate::fs::META_ZONES);
         }
-        if let Some((seg, kept)) = self.pick_threaded_segment(lt) {
+        if let Some((seg, kept)) = self.pick_threaded_segment(lt, Some(old)) {
             self.tl_open(lt, seg, kept, now_ns);
             return;
         }
@@ -111,8 +112,12 @@ impl<D: ZonedDevice> Fs<D> {
 
     /// Opens `seg` for threaded logging by `lt`: TL_open with the blocks to keep.
     pub(crate) fn tl_open(&mut self, lt: LogType, seg: u32, kept: Bitmap, now_ns: Nanos) {
-        let slba = u64::from(self.addr_of(seg, 0));
-        self.io.submit(now_ns, &Command::TlOpen { zslba: slba, valid: kept.words() }, None);
+        if self.left_segs.contains(&seg) {
+            // The segment the log just left: its last writes go first.
+            self.pending_tl_open.push((seg, kept.clone()));
+        } else {
+            self.submit_tl_open(seg, &kept, now_ns);
+        }
         self.note_tl_open(seg);
         let e = &mut self.sit.segs[seg as usize];
         e.current = true;
@@ -123,9 +128,12 @@ impl<D: ZonedDevice> Fs<D> {
         self.logs[lt.index()] = Log { log_type: lt, seg, off: first, tl_kept: Some(kept) };
     }
 
-    /// Closes the TL_opened zones whose writes are all submitted.
+    /// Closes the TL_opened zones whose writes are all submitted, then
+    /// TL_opens the segments logs just left and chose for threaded logging.
     pub(crate) fn close_pending(&mut self, now_ns: Nanos) {
         self.left_segs.clear();
+        // Callers place every block they allocated before this.
+        self.unplaced.clear();
         for zone in std::mem::take(&mut self.pending_close) {
             // A zone whose last free block was written is full already.
             if !self.io.device().zones().state(zone).is_open() {
@@ -136,5 +144,13 @@ impl<D: ZonedDevice> Fs<D> {
             let done = self.io.submit(now_ns, &cmd, None).complete_ns;
             self.inflight_ns = self.inflight_ns.max(done);
         }
+        for (seg, kept) in std::mem::take(&mut self.pending_tl_open) {
+            self.submit_tl_open(seg, &kept, now_ns);
+        }
+    }
+
+    fn submit_tl_open(&mut self, seg: u32, kept: &Bitmap, now_ns: Nanos) {
+        let slba = u64::from(self.addr_of(seg, 0));
+        self.io.submit(now_ns, &Command::TlOpen { zslba: slba, valid: kept.words() }, None);
     }
 }

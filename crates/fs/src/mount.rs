@@ -307,7 +307,7 @@ impl<D: ZonedDevice> Fs<D> {
                     // dirty segment of the same kind that keeps the fewest blocks.
                     None if self.cfg.threaded_logging() => {
                         let same_kind = |t: Option<LogType>| t.is_some_and(|t| t.is_node() == lt.is_node());
-                        let (s, kept) = self.tl_candidate(same_kind).ok_or(FsError::Corrupt(why))?;
+                        let (s, kept) = self.tl_candidate(None, same_kind).ok_or(FsError::Corrupt(why))?;
                         self.logs.push(crate::log::Log { log_type: lt, seg: s, off: 0, tl_kept: None });
                         self.tl_open(lt, s, kept, now_ns);
                         continue;

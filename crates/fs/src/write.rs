@@ -104,6 +104,9 @@ impl<D: ZonedDevice> Fs<D> {
 
     /// Records that `key` now lives at `addr`: tree or NAT, SIT, owner map.
     pub(crate) fn place(&mut self, key: PageKey, addr: u32, now_ns: Nanos) {
+        if let Some(i) = self.unplaced.iter().position(|&a| a == addr) {
+            self.unplaced.swap_remove(i);
+        }
         let old = match key {
             PageKey::Data { ino, idx } => {
                 self.claim_block(addr, Owner::Data { ino, idx }, now_ns);

@@ -17,7 +17,8 @@
 //!   the write pointer over the valid blocks that follow each write (and that
 //!   start the zone); PPA-ordered plugging leaves the write pointer at the end
 //!   of the write and copies fully valid chunks ahead of it while their die is
-//!   idle, in page order.
+//!   idle, in page order; a write issues the plugs of the valid blocks it
+//!   skips and does not wait for them (only page order on the die binds them).
 //! - Close plugs up to the last valid block (the zone is Full if that reaches
 //!   its capacity, else Closed); Finish plugs them too and the zone is Full.
 //!   Either way the LogFBG replaces the original, which is erased and becomes
@@ -128,11 +129,17 @@ fn start_threaded_logging(core: &mut Backend, zone: u32, valid: &[u64], at_ns: N
 /// Brings the zone's data up to zone offset `to` from its fill point:
 /// in a TL_opened zone valid blocks are plugged from the original block
 /// group and invalid ones read as zeros; elsewhere skipped blocks read as
-/// zeros. Returns when the plugged data is in.
+/// zeros. Returns when the plugged data is in, or, for PPA-ordered
+/// plugging of a TL_opened zone, `at_ns`: the plugs are issued and the
+/// data that follows need not wait for them.
 pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> Nanos {
     let per_chunk = core.layout.lbas_per_chunk;
     let zslba = core.zones.zslba(zone);
     let mut done_ns = at_ns;
+    // LBA-ordered plugs move the write pointer, so what follows waits for
+    // them; PPA-ordered ones are bound only by page order on their die,
+    // which the die's timeline keeps: the write goes on meanwhile.
+    let waits_for_plugs = core.config.znsplus.plugging == Plugging::Lba || !core.translation.tl.contains_key(&zone);
     // Bound: every pass fills at least one block of the zone.
     for _ in 0..=core.layout.zcap_lbas {
         let from = core.controller.zone_io[zone as usize].filled_lbas;
@@ -156,7 +163,9 @@ pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> 
         } else {
             core.take_in(zone, end - from, at_ns, false)
         };
-        done_ns = done_ns.max(t);
+        if waits_for_plugs {
+            done_ns = done_ns.max(t);
+        }
         if let Some(d) = core.data.as_mut() {
             for (o, v) in (from..end).zip(valid) {
                 d.plug(zslba + o, v);
