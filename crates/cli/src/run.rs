@@ -71,7 +71,7 @@ struct RunArgs {
     /// Scheduler of jobs that do not set scheduler=.
     #[arg(long, value_enum, default_value_t = SchedulerArg::None)]
     scheduler: SchedulerArg,
-    /// Host machine whose I/O stack costs apply: seed000 (default) or seed003.
+    /// Host machine whose I/O stack costs apply: seed000 (default), seed003 or zns-study.
     #[arg(long = "host-machine", default_value = "seed000")]
     host_machine: String,
     /// ZINC: epoch at which a held reset or finish may go (e.g. 32ms).

@@ -526,7 +526,7 @@ fn an_unknown_host_machine_names_the_known_ones_and_exits_2() {
     let job = ["--name=w", "--rw=write", "--bs=4k", "--zonemode=zbd", "--direct=1", "--size=1z", "--io_size=64k"];
     let mut args = vec!["run", "--host-machine", "mars"];
     args.extend(job);
-    assert_each_exits_2_saying(&[(&args, "--host-machine 'mars': use one of seed000, seed003")]);
+    assert_each_exits_2_saying(&[(&args, "--host-machine 'mars': use one of seed000, seed003, zns-study")]);
     let mut args = vec!["run", "--host-machine", "seed003"];
     args.extend(job);
     let out = zonelab(&args, "");

@@ -958,9 +958,46 @@ fn io_uring_passthrough_pays_its_host_cost_on_the_jobs_cpu() {
     assert!(within(extra_ns, per_request_ns, 0.02), "extra {extra_ns} ns, host cost {per_request_ns} ns");
     // At a deep queue one job's CPU, not the device, bounds its request rate.
     let line = "--name=r --rw=randread --bs=4k --zonemode=zbd --direct=1 --ioengine=io_uring_cmd --iodepth=128 \
-                --size=4z --time_based --runtime=20ms";
+                --size=4z --read_beyond_wp=1 --time_based --runtime=20ms";
     let (_, _, result) = run_line(line);
     no_errors(&result);
     let ios_per_s = only(&result).dirs[DDIR_READ].total_ios as f64 / 0.020;
-    assert!(ios_per_s <= 1e9 / per_request_ns * 1.01, "{ios_per_s} reads/s beyond one CPU's {per_request_ns} ns each");
+    assert!(ios_per_s > 1e9 / per_request_ns * 0.9, "{ios_per_s} reads/s: the CPU, not the device, should bound them");
+    assert!(ios_per_s <= 1e9 / per_request_ns * 1.02, "{ios_per_s} reads/s beyond one CPU's {per_request_ns} ns each");
+}
+
+#[test]
+fn libaio_reaping_is_outside_the_latency_at_qd_1_and_inside_it_when_completions_queue() {
+    let host = zonelab_host::HostConfig::machine("zns-study").unwrap();
+    let reap_ns = host.engine_per_io.libaio_ns;
+    assert!(reap_ns > 0);
+    let on = |host: zonelab_host::HostConfig, qd: u32| {
+        let line = format!(
+            "--name=r --rw=randread --bs=4k --zonemode=zbd --direct=1 --ioengine=libaio --iodepth={qd} --size=4z --read_beyond_wp=1 \
+             --time_based --runtime=20ms"
+        );
+        let mut dev = device();
+        let options = RunOptions { host, ..RunOptions::default() };
+        let result = Engine::new(&mut dev, &job_set(&line), &options).unwrap().run(&mut |_| {}).unwrap();
+        no_errors(&result);
+        let d = &only(&result).dirs[DDIR_READ];
+        assert!(d.total_ios > 100, "qd {qd}: {} reads", d.total_ios);
+        (d.total_ios as f64 / 0.020, d.lat.mean())
+    };
+    let base = zonelab_host::HostConfig::default();
+    // QD 1: the same latency, but each I/O's cycle is longer by the reaping.
+    let ((rate_0, lat_0), (rate_1, lat_1)) = (on(base, 1), on(host, 1));
+    assert!(within(lat_1, lat_0, 0.01), "latency {lat_1} ns against {lat_0} ns without reaping");
+    let cycle_ns = 1e9 / rate_1;
+    assert!(within(cycle_ns, 1e9 / rate_0 + reap_ns as f64, 0.02), "{cycle_ns} ns per I/O");
+    // QD 16: the job's CPU bounds its rate, and completions wait for it inside
+    // their latency, so latency follows the queue (Little's law) again.
+    let (rate_16, lat_16) = on(host, 16);
+    let cpu_ns = (reap_ns + host.kernel.submit_ns) as f64;
+    assert!(rate_16 <= 1e9 / cpu_ns * 1.01, "{rate_16} reads/s beyond {cpu_ns} ns of CPU each");
+    assert!(
+        within(lat_16 * rate_16 / 1e9, 16.0, 0.15),
+        "{lat_16} ns at {rate_16}/s holds {} in flight",
+        lat_16 * rate_16 / 1e9
+    );
 }

@@ -93,15 +93,17 @@ pub enum Host {
     Seed000,
     /// The ConfZNS++ hardware runs (seed 003).
     Seed003,
+    /// The ZNS-Study runs.
+    ZnsStudy,
 }
 
 impl Host {
     /// The host of a measurement source.
     pub fn of_source(source: &str) -> Self {
-        if source == "ConfZNS++" {
-            Host::Seed003
-        } else {
-            Host::Seed000
+        match source {
+            "ConfZNS++" => Host::Seed003,
+            "ZNS-Study" => Host::ZnsStudy,
+            _ => Host::Seed000,
         }
     }
     /// The name `HostConfig::machine` and `zonelab run --host-machine` take.
@@ -109,6 +111,7 @@ impl Host {
         match self {
             Host::Seed000 => "seed000",
             Host::Seed003 => "seed003",
+            Host::ZnsStudy => "zns-study",
         }
     }
 }

@@ -12,7 +12,7 @@ use super::job::*;
 use super::stats::JobStats;
 use super::verify;
 use super::zbd::ZoneView;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use zonelab_device::{Command, Device, Mode, Payload, Started, Status, Tag, ZoneAction, ZonedDevice};
 use zonelab_host::{BlockLayer, Dispatch, HostConfig, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
 use zonelab_sim::{EventQueue, Nanos, SimRng, Timeline, MS, TIME_NS_MAX, US};
@@ -90,6 +90,8 @@ enum Event {
     /// The next softFinish chunk of a thread, after its pause.
     SoftFill(u32),
     Reap(u32),
+    /// A thread with a reaping cost takes its next completion, once its CPU is free.
+    ReapNext(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +176,12 @@ struct Thread {
     layer: u8,
     submit_cost_ns: Nanos,
     complete_cost_ns: Nanos,
+    /// CPU after each completion is seen, before the thread can issue again (the engine's reaping).
+    reap_cost_ns: Nanos,
+    /// Completions the thread's CPU has not taken yet (device completion, tag), oldest first.
+    unseen: VecDeque<(Nanos, u32)>,
+    /// A `ReapNext` event for the thread is scheduled.
+    reaping: bool,
     cpu: Timeline,
     start_ns: Nanos,
     stats_start_ns: Nanos,
@@ -515,6 +523,13 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             layer,
             submit_cost_ns: cost.submit_ns,
             complete_cost_ns: cost.complete_ns,
+            reap_cost_ns: match job.ioengine {
+                IoEngine::Libaio => self.host.engine_per_io.libaio_ns,
+                IoEngine::Psync => self.host.engine_per_io.psync_ns,
+                _ => 0,
+            },
+            unseen: VecDeque::new(),
+            reaping: false,
             cpu: Timeline::new(),
             start_ns: 0,
             stats_start_ns: 0,
@@ -598,6 +613,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                 }
             }
             Event::Reap(tag) => self.reap(now, tag),
+            Event::ReapNext(t) => self.reap_next(now, t),
             Event::Epoch => self.epoch(now),
             Event::SoftFill(t) => {
                 let chunk = self.set.jobs[self.threads[t as usize].spec].softfinish_chunk;
@@ -1018,16 +1034,52 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         for &tag in &tags {
             let io = &mut self.ios[tag as usize];
             io.status = status;
-            let cost = self.threads[io.thread as usize].complete_cost_ns;
-            if cost == 0 {
+            let t = io.thread;
+            let thread = &mut self.threads[t as usize];
+            if thread.complete_cost_ns == 0 && thread.reap_cost_ns == 0 {
                 self.reap(now, tag as u32);
-            } else {
-                self.schedule(now + cost, Event::Reap(tag as u32));
+                continue;
+            }
+            // The thread's CPU takes completions one at a time.
+            thread.unseen.push_back((now, tag as u32));
+            if !std::mem::replace(&mut thread.reaping, true) {
+                self.schedule(now, Event::ReapNext(t));
             }
         }
         self.send(now, layer, &mut out);
         self.tags = tags;
         self.dispatched = out;
+    }
+
+    /// The thread's CPU takes its oldest completion once it is free of
+    /// earlier completions and submissions: the completion path's CPU time
+    /// (`complete_cost_ns`) and the wait for it are inside the request's
+    /// latency, the engine's reaping after it (`reap_cost_ns`) is not.
+    fn reap_next(&mut self, now: Nanos, t: u32) {
+        let thread = &mut self.threads[t as usize];
+        assert!(thread.reaping);
+        let Some(&(done_ns, tag)) = thread.unseen.front() else {
+            thread.reaping = false;
+            return;
+        };
+        let at_ns = done_ns.max(thread.cpu.free_at_ns());
+        if at_ns > now {
+            self.schedule(at_ns, Event::ReapNext(t));
+            return;
+        }
+        thread.unseen.pop_front();
+        let seen_ns = thread.cpu.reserve(now, thread.complete_cost_ns);
+        let free_ns = thread.cpu.reserve(seen_ns, thread.reap_cost_ns);
+        let more = !thread.unseen.is_empty();
+        thread.reaping = more;
+        if seen_ns == now {
+            self.reap(now, tag);
+        } else {
+            self.schedule(seen_ns, Event::Reap(tag));
+        }
+        if more {
+            self.schedule(free_ns, Event::ReapNext(t));
+        }
     }
 
     /// The thread sees its request complete.
@@ -1057,7 +1109,13 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             self.account(now, &io, sync);
             self.advance_chain(now, &io);
         }
-        self.pump(now, t);
+        // The reaping itself (reserved on the thread's CPU by `reap_next`) is outside the latency.
+        let reap_cost_ns = self.threads[t as usize].reap_cost_ns;
+        if reap_cost_ns == 0 {
+            self.pump(now, t);
+        } else {
+            self.wake_at(t, now + reap_cost_ns);
+        }
     }
 
     fn account(&mut self, now: Nanos, io: &Io, sync: bool) {
