@@ -90,7 +90,7 @@ enum Event {
     /// The next softFinish chunk of a thread, after its pause.
     SoftFill(u32),
     Reap(u32),
-    /// A thread with a reaping cost takes its next completion, once its CPU is free.
+    /// A thread whose completions cost CPU takes the next one, once its CPU is free.
     ReapNext(u32),
 }
 
