@@ -115,23 +115,21 @@ fn a_parameter_that_is_not_a_number_is_refused() {
     assert!(err.to_string().contains("controller.nope"), "{err}");
 }
 
+/// The zn540's predictions for measurement rows given as CSV lines, in short windows.
+fn predicted(lines: &str) -> Vec<f64> {
+    let text = format!("{}\n{}\n{lines}", rows::VERSION_LINE, rows::COLUMNS.join(","));
+    let rows = rows::parse("p.csv", &text).unwrap();
+    let settings = Settings { runtime_ms: 400, threads: 2, window_ms_min: 0 };
+    cal::evaluate(&preset("zn540").unwrap(), &rows, settings, &|_, _| {}).iter().map(|r| r.predicted.unwrap()).collect()
+}
+
 #[test]
 fn an_intensity_is_a_share_of_the_job_run_alone() {
-    let text = format!(
-        "{}\n{}\n{}",
-        rows::VERSION_LINE,
-        rows::COLUMNS.join(","),
+    let results = predicted(
         "A,s,f,4096,io_uring_cmd,reset,,1,1,,,per_s,50,\n\
-         B,s,f,4096,io_uring_cmd,reset,,1,1,,write 8KiB QD1 x1 jobs; reset job at 10% intensity,per_s,5,\n"
+         B,s,f,4096,io_uring_cmd,reset,,1,1,,write 8KiB QD1 x1 jobs; reset job at 10% intensity,per_s,5,\n",
     );
-    let rows = rows::parse("i.csv", &text).unwrap();
-    let results = cal::evaluate(
-        &preset("zn540").unwrap(),
-        &rows,
-        Settings { runtime_ms: 400, threads: 2, window_ms_min: 0 },
-        &|_, _| {},
-    );
-    let (alone, tenth) = (results[0].predicted.unwrap(), results[1].predicted.unwrap());
+    let (alone, tenth) = (results[0], results[1]);
     assert!(alone > 10.0, "resets alone: {alone}/s");
     assert!((tenth / (alone * 0.1) - 1.0).abs() < 0.25, "10% of {alone}/s gave {tenth}/s");
 }
@@ -177,21 +175,11 @@ fn the_plan_runs_by_shard_into_a_store_renders_the_same_and_a_rerun_runs_nothing
 fn a_throttled_finish_job_keeps_its_rate_below_one_per_window() {
     // 1% of a finish job's rate is one finish in about 90 s: a window of a few
     // seconds holds one, and its count would say 1/window.
-    let text = format!(
-        "{}\n{}\n{}",
-        rows::VERSION_LINE,
-        rows::COLUMNS.join(","),
+    let results = predicted(
         "A,s,f,4096,io_uring_cmd,finish-job,,1,1,,,per_s,0.5,\n\
-         B,s,f,4096,io_uring_cmd,finish-job,,1,1,,randread 8KiB QD1; finish job at 1% intensity,per_s,0.005,\n"
+         B,s,f,4096,io_uring_cmd,finish-job,,1,1,,randread 8KiB QD1; finish job at 1% intensity,per_s,0.005,\n",
     );
-    let rows = rows::parse("f.csv", &text).unwrap();
-    let results = cal::evaluate(
-        &preset("zn540").unwrap(),
-        &rows,
-        Settings { runtime_ms: 400, threads: 2, window_ms_min: 0 },
-        &|_, _| {},
-    );
-    let (alone, hundredth) = (results[0].predicted.unwrap(), results[1].predicted.unwrap());
+    let (alone, hundredth) = (results[0], results[1]);
     assert!(alone > 0.2, "finishes alone: {alone}/s");
     assert!((hundredth / (alone * 0.01) - 1.0).abs() < 0.1, "1% of {alone}/s gave {hundredth}/s");
 }
