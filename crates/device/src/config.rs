@@ -180,10 +180,27 @@ pub struct MappingConfig {
     /// Whether a reset keeps the zone's block group or takes another.
     #[serde(default)]
     pub zone_mapping: ZoneMapping,
+    /// The die of its chip group a zone's first chunk lands on.
+    #[serde(default)]
+    pub start_die: StartDie,
 }
 
 fn default_stripe_chunks() -> u32 {
     1
+}
+
+/// Which die of its chip group a zone's stripe starts on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartDie {
+    /// Always the group's first die (ZNS+'s Fig 1: the host can compute
+    /// the die of any chunk).
+    #[default]
+    First,
+    /// Each zone that takes its first write starts one die after the zone
+    /// that did so before it, so zones written together program different
+    /// dies at any moment instead of queueing on the same one.
+    Rotate,
 }
 
 /// How zones get flash block groups (seed 003).
@@ -284,6 +301,13 @@ pub struct WriteBufferConfig {
     /// Controller memory holding each open zone's data until it is programmed;
     /// writes wait for space (back-pressure) once it is full.
     pub zone_buffer_bytes: u64,
+    /// Controller memory all zones' buffers share: a write also waits for
+    /// room here, which any zone's finished program gives back, so writers
+    /// of different zones wait for the same program completions. 0 (the
+    /// default) sets no device-wide limit. Must let every active zone
+    /// hold the data its first program unit needs.
+    #[serde(default)]
+    pub device_buffer_bytes: u64,
     /// What a power cut does to the buffer: `plp` (power-loss protection, the
     /// default: capacitors flush it) or `volatile` (data not yet programmed,
     /// or saved by a Flush or a FUA write, is lost). See docs/device-model.md.
@@ -308,6 +332,7 @@ impl WriteBufferConfig {
     pub fn plp(zone_buffer_bytes: u64) -> Self {
         Self {
             zone_buffer_bytes,
+            device_buffer_bytes: 0,
             cache: WriteCache::Plp,
             flush_ns: default_flush_ns(),
             partial_unit_flush_ns: default_partial_unit_flush_ns(),
@@ -530,6 +555,8 @@ pub struct Layout {
     pub d_zone: u32,
     /// Consecutive chunks of a zone on one die.
     pub stripe_chunks: u64,
+    /// Which die a zone's stripe starts on.
+    pub start_die: StartDie,
     /// Flash chip groups (dies / D_zone).
     pub fcgs: u32,
     /// Blocks per plane in one flash block group.
@@ -794,6 +821,7 @@ impl DeviceConfig {
             lbas_per_chunk: page / lba,
             d_zone: self.mapping.d_zone,
             stripe_chunks: u64::from(self.mapping.stripe_chunks),
+            start_die: self.mapping.start_die,
             fcgs: 0,
             fbg_blocks: 0,
             fbgs_per_fcg: 0,
@@ -804,6 +832,21 @@ impl DeviceConfig {
             mdts_lbas: ns.mdts_bytes / lba,
             zasl_lbas: if ns.zasl_bytes == 0 { ns.mdts_bytes / lba } else { ns.zasl_bytes / lba },
         })
+    }
+
+    /// Bytes a shared write buffer needs so that every active zone can hold
+    /// the data that completes its first program unit: a unit-wide stripe
+    /// completes one unit at a time, page striping only near the end of a
+    /// super word line.
+    fn device_pool_min_bytes(&self, layout: &Layout) -> u64 {
+        let unit_chunks = u64::from(self.flash.planes_per_die) * u64::from(self.flash.oneshot_pages);
+        let s = layout.stripe_chunks.max(1);
+        let first_unit_chunks = (unit_chunks / s - 1) * s * u64::from(layout.d_zone) + s;
+        let active = match self.namespace.max_active_zones {
+            0 => self.namespace.zones,
+            m => m,
+        };
+        first_unit_chunks.saturating_mul(u64::from(self.flash.page_bytes)).saturating_mul(u64::from(active))
     }
 
     /// How the namespace's zones fit the flash, or None when D_zone does not
@@ -920,6 +963,14 @@ impl DeviceConfig {
             return err(format!(
                 "write_buffer.zone_buffer_bytes = {} cannot hold one super word line ({super_row_bytes} bytes = d_zone × planes × oneshot_pages × page_bytes), so no program could start: raise it to at least {super_row_bytes}",
                 self.write_buffer.zone_buffer_bytes
+            ));
+        }
+        let pool_min_bytes = self.device_pool_min_bytes(layout);
+        let pool_bytes = self.write_buffer.device_buffer_bytes;
+        if pool_bytes != 0 && pool_bytes < pool_min_bytes {
+            return err(format!(
+                "write_buffer.device_buffer_bytes = {pool_bytes} cannot hold the first program unit of each of the {} active zones ({pool_min_bytes} bytes), so writers could wait for each other for ever: use 0 (no device-wide limit) or at least {pool_min_bytes}",
+                self.namespace.max_active_zones.max(1)
             ));
         }
         layout.fcgs = fcgs;

@@ -377,6 +377,11 @@ impl Device {
             let plugged_ns = znsplus::threaded_logging::fill_gap(&mut self.core, zone, gap_end, handled_ns);
             data_ready_ns = handled_ns.max(plugged_ns);
             let wp = self.core.zones.wp(zone);
+            let io = &self.core.controller.zone_io[zone as usize];
+            let holds_data = io.filled_lbas > 0 || io.flushed_units > 0 || self.core.translation.tl.contains_key(&zone);
+            if wp == self.core.zones.zslba(zone) && !holds_data {
+                self.core.translation.mapping.start_zone(zone);
+            }
             self.core.zones.advance_wp(zone, slba + nlb - wp);
         }
         if let Some(d) = self.core.data.as_mut() {
@@ -626,6 +631,7 @@ impl Device {
         management::cancel_padding(&mut self.core, zone);
         let now_ns = self.core.last_submit_ns;
         znsplus::threaded_logging::tl_drop(&mut self.core, zone, now_ns);
+        self.core.controller.pool.clear_zone(zone);
         self.core.controller.zone_io[zone as usize] = ZoneIo::default();
         self.core.cache_discard(zone);
         if let Some(d) = self.core.data.as_mut() {

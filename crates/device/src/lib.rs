@@ -45,7 +45,7 @@ pub use command::{
 pub use config::namespaces::{NamespaceEntry, NAMESPACES_MAX};
 pub use config::{
     ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, InFlight, Layout,
-    ManagementConfig, Mode, Plugging, ResetConfig, WriteBufferConfig, WriteCache, ZnsPlusConfig, ZoneMapping,
+    ManagementConfig, Mode, Plugging, ResetConfig, StartDie, WriteBufferConfig, WriteCache, ZnsPlusConfig, ZoneMapping,
 };
 pub use conventional::FtlCounters;
 pub use counters::DeviceCounters;

@@ -138,6 +138,7 @@ fn roll_back(core: &mut Backend, zone: u32, keep: u64) {
     let io = &mut core.controller.zone_io[zone as usize];
     let unissued_lost = io.filled_lbas.max(issued_end) - keep.max(issued_end);
     io.buffer.release_unissued(unissued_lost * core.layout.lba_bytes);
+    core.controller.pool.release_unissued(zone, unissued_lost * core.layout.lba_bytes);
     io.filled_lbas = keep;
     let first_lost_unit = core.translation.mapping.unit_of_chunk(keep / per_chunk);
     io.unit_ready.retain(|&u, _| u < first_lost_unit);

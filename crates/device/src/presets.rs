@@ -89,7 +89,12 @@ fn zn540() -> DeviceConfig {
             mdts_bytes: 128 * KIB,
             cross_zone_read: false,
         },
-        mapping: MappingConfig { d_zone: 16, stripe_chunks: 1, zone_mapping: ZoneMapping::Static },
+        mapping: MappingConfig {
+            d_zone: 16,
+            stripe_chunks: 1,
+            zone_mapping: ZoneMapping::Static,
+            start_die: StartDie::First,
+        },
         flash: Geometry {
             channels: 8,
             chips_per_channel: 2,
@@ -224,7 +229,12 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             mdts_bytes: 512 * KIB,
             cross_zone_read: false,
         },
-        mapping: MappingConfig { d_zone: 16, stripe_chunks: 1, zone_mapping: ZoneMapping::Static },
+        mapping: MappingConfig {
+            d_zone: 16,
+            stripe_chunks: 1,
+            zone_mapping: ZoneMapping::Static,
+            start_die: StartDie::First,
+        },
         flash: Geometry {
             channels: 8,
             chips_per_channel: 2,

@@ -1328,6 +1328,69 @@ fn a_unit_wide_stripe_programs_each_die_as_its_unit_fills() {
     assert_eq!((programs, dies.len()), (16, 16));
 }
 
+/// Dies programming after one program unit was written to each of `zones`
+/// zones in turn, with a unit-wide stripe and `start_die`.
+fn first_dies_of(start_die: StartDie, zones: u64) -> Vec<u32> {
+    let mut config = preset("zn540").unwrap();
+    config.mapping.stripe_chunks = 12;
+    config.mapping.start_die = start_die;
+    let zone_lbas = config.namespace.zone_size_bytes / 4096;
+    let mut dev = Device::new(config).unwrap();
+    let mut at_ns = 0;
+    // Two 24-LBA writes (within MDTS) fill one 48-LBA unit of each zone.
+    for slba in (0..zones).flat_map(|zone| [zone * zone_lbas, zone * zone_lbas + 24]) {
+        let c = dev.submit(at_ns, &Command::Write { slba, nlb: 24, payload: Payload::None, fua: false }, None);
+        assert_eq!(c.status, Status::Success);
+        at_ns = c.complete_ns;
+    }
+    (0..16).filter(|&die| dev.flash().die_free_at_ns(die) > 0).collect()
+}
+
+#[test]
+fn zones_started_one_after_another_start_on_dies_far_apart() {
+    assert_eq!(first_dies_of(StartDie::First, 4), vec![0], "every zone starts on the group's first die");
+    assert_eq!(first_dies_of(StartDie::Rotate, 4), vec![0, 4, 8, 12], "0, 8, 4, 12: as far apart as possible");
+    assert_eq!(first_dies_of(StartDie::Rotate, 2), vec![0, 8]);
+}
+
+/// Completion of an 8-LBA write to zone 1 after 14 program units went to
+/// zone 0, with a device-wide buffer of `pool_bytes`, and when the first of
+/// zone 0's programs ended.
+fn zone_1_write_after_zone_0_fills(pool_bytes: u64) -> (u64, u64) {
+    let mut config = preset("zn540").unwrap();
+    config.mapping.stripe_chunks = 12;
+    config.write_buffer.device_buffer_bytes = pool_bytes;
+    let zone_lbas = config.namespace.zone_size_bytes / 4096;
+    let mut dev = Device::new(config).unwrap();
+    let mut at_ns = 0;
+    for slba in (0..14 * 48).step_by(24) {
+        let c = dev.submit(at_ns, &Command::Write { slba, nlb: 24, payload: Payload::None, fua: false }, None);
+        assert_eq!(c.status, Status::Success);
+        at_ns = c.complete_ns;
+    }
+    // One unit per die: each die's program is the only one it has.
+    let first_program_end_ns = (0..14).map(|die| dev.flash().die_free_at_ns(die)).min().unwrap();
+    let c = dev.submit(at_ns, &Command::Write { slba: zone_lbas, nlb: 8, payload: Payload::None, fua: false }, None);
+    assert_eq!(c.status, Status::Success);
+    assert!(at_ns < first_program_end_ns, "zone 0's programs are still running");
+    (c.complete_ns, first_program_end_ns)
+}
+
+#[test]
+fn writers_of_different_zones_wait_for_the_same_programs_in_a_shared_buffer() {
+    // 14 active zones × one 192 KiB unit: the smallest pool validation allows.
+    let pool_bytes = 14 * 192 * 1024;
+    let (alone_ns, first_end_ns) = zone_1_write_after_zone_0_fills(0);
+    assert!(alone_ns < first_end_ns, "zone 1's own buffer is empty");
+    let (shared_ns, first_end_ns) = zone_1_write_after_zone_0_fills(pool_bytes);
+    assert!(shared_ns >= first_end_ns, "zone 1 waits for zone 0's first program: {shared_ns} < {first_end_ns}");
+    let mut config = preset("zn540").unwrap();
+    config.mapping.stripe_chunks = 12;
+    config.write_buffer.device_buffer_bytes = pool_bytes - 1;
+    let e = Device::new(config).err().expect("too small a pool is refused").to_string();
+    assert!(e.contains("write_buffer.device_buffer_bytes") && e.contains(&pool_bytes.to_string()), "{e}");
+}
+
 #[test]
 fn buffered_reads_are_faster_than_flash_reads() {
     let mut dev = zn540();

@@ -88,6 +88,7 @@ impl Backend {
                 config.controller.firmware_cores,
                 config.link.bytes_per_s(),
                 layout.zones,
+                config.write_buffer.device_buffer_bytes,
                 ReadAhead::new(
                     config.controller.read_ahead_bytes / u64::from(config.flash.page_bytes),
                     config.controller.read_buffer_bytes / u64::from(config.flash.page_bytes),
@@ -137,6 +138,7 @@ impl Backend {
             let piece = self.next_piece(zone, remaining, t);
             let bytes = piece * lba_bytes;
             let admitted = self.controller.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
+            let admitted = self.controller.pool.admit(zone, admitted, bytes);
             t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
             // A copy's source stays on flash: it counts from its command's submission.
             self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
@@ -206,6 +208,7 @@ impl Backend {
         self.cache_programmed(zone, unit, done.done_ns);
         let io = &mut self.controller.zone_io[zone as usize];
         io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
+        self.controller.pool.programmed(zone, data_bytes, done.done_ns);
         done.done_ns
     }
 

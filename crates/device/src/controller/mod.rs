@@ -10,7 +10,7 @@ pub mod buffer;
 pub mod read_ahead;
 pub mod write_cache;
 
-use buffer::ZoneBuffer;
+use buffer::{DevicePool, ZoneBuffer};
 use read_ahead::ReadAhead;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use write_cache::WriteCache;
@@ -26,13 +26,21 @@ pub(crate) struct Controller {
     pub(crate) link_to_host: Timeline,
     pub(crate) link_bytes_per_s: u64,
     pub(crate) zone_io: Vec<ZoneIo>,
+    /// Memory the zones' buffers share (`write_buffer.device_buffer_bytes`).
+    pub(crate) pool: DevicePool,
     pub(crate) read_ahead: ReadAhead,
     /// Durability of each zone's data (Flush, FUA, power cut).
     pub(crate) write_cache: WriteCache,
 }
 
 impl Controller {
-    pub(crate) fn new(firmware_cores: u32, link_bytes_per_s: u64, zones: u32, read_ahead: ReadAhead) -> Self {
+    pub(crate) fn new(
+        firmware_cores: u32,
+        link_bytes_per_s: u64,
+        zones: u32,
+        pool_bytes: u64,
+        read_ahead: ReadAhead,
+    ) -> Self {
         Self {
             firmware: ServerPool::new(firmware_cores as usize),
             ftl: ServerPool::new(1),
@@ -40,6 +48,7 @@ impl Controller {
             link_to_host: Timeline::new(),
             link_bytes_per_s,
             zone_io: vec![ZoneIo::default(); zones as usize],
+            pool: DevicePool::new(pool_bytes, zones),
             read_ahead,
             write_cache: WriteCache::new(zones),
         }

@@ -17,7 +17,7 @@
 //! on FBG `z / N_FCG` of its FCG, and threaded logging (TL_open) moves it to
 //! a LogFBG taken from the FCG's spare block groups, releasing the old one.
 
-use crate::config::Layout;
+use crate::config::{Layout, StartDie};
 use std::collections::VecDeque;
 use zonelab_flash::{BlockAddr, Geometry};
 
@@ -47,6 +47,11 @@ pub struct Mapping {
     fbg_blocks: u32,
     /// Block group each zone writes to.
     zone_fbg: Vec<u32>,
+    /// Die of its group each zone's stripe starts on (`StartDie::Rotate`).
+    zone_first_die: Vec<u32>,
+    start_die: StartDie,
+    /// First die of the next zone to start (`StartDie::Rotate`).
+    next_first_die: u32,
     /// Block groups no zone uses, per FCG, oldest released first.
     free_fbgs: Vec<VecDeque<u32>>,
 }
@@ -75,8 +80,11 @@ impl Mapping {
             oneshot_pages: geometry.oneshot_pages,
             pages_per_block: geometry.pages_per_block,
             fbg_blocks: layout.fbg_blocks,
+            zone_first_die: vec![0; zone_fbg.len()],
             zone_fbg,
             free_fbgs,
+            start_die: layout.start_die,
+            next_first_die: 0,
         }
     }
 
@@ -108,6 +116,24 @@ impl Mapping {
         self.zone_fbg[zone as usize] = fbg;
     }
 
+    /// `zone`, which holds no data, takes its first write: under
+    /// `StartDie::Rotate` its stripe starts one die after the previous
+    /// zone's. A zone's start die never changes while it holds data.
+    pub fn start_zone(&mut self, zone: u32) {
+        if self.start_die == StartDie::Rotate {
+            self.zone_first_die[zone as usize] = spread_die(self.next_first_die, self.d_zone);
+            self.next_first_die = (self.next_first_die + 1) % self.d_zone;
+        }
+    }
+
+    /// Die of `zone`'s group holding the zone's stripe `stripe` (die in
+    /// group `stripe mod D_zone` counted from the zone's first die).
+    #[inline]
+    fn group_die(&self, zone: u32, stripe: u64) -> u32 {
+        let d = u64::from(self.d_zone);
+        ((stripe % d + u64::from(self.zone_first_die[zone as usize])) % d) as u32
+    }
+
     /// Dies per flash chip group (D_zone).
     pub fn d_zone(&self) -> u32 {
         self.d_zone
@@ -126,7 +152,7 @@ impl Mapping {
     /// The die chunk `chunk` of `zone` lands on.
     #[inline]
     pub fn die_of_chunk(&self, zone: u32, chunk: u64) -> u32 {
-        self.fcg_of_zone(zone) * self.d_zone + (self.stripe_of(chunk) % u64::from(self.d_zone)) as u32
+        self.fcg_of_zone(zone) * self.d_zone + self.group_die(zone, self.stripe_of(chunk))
     }
 
     /// Stripe (run of `stripe_chunks` chunks on one die) holding `chunk`.
@@ -216,7 +242,7 @@ impl Mapping {
     pub fn unit_target(&self, zone: u32, unit: u64) -> (BlockAddr, u32) {
         let d = u64::from(self.d_zone);
         let first_page_in_fbg = (unit / d) * u64::from(self.oneshot_pages);
-        let die = self.fcg_of_zone(zone) * self.d_zone + (unit % d) as u32;
+        let die = self.fcg_of_zone(zone) * self.d_zone + self.group_die(zone, unit);
         let block =
             self.fbg_of_zone(zone) * self.fbg_blocks + (first_page_in_fbg / u64::from(self.pages_per_block)) as u32;
         (BlockAddr { die, block }, (first_page_in_fbg % u64::from(self.pages_per_block)) as u32)
@@ -235,6 +261,20 @@ impl Mapping {
     }
 }
 
+/// The `k`-th zone's first die among `d`: the bit-reversed order (0, d/2,
+/// d/4, 3d/4, ... for a power of two) keeps zones started one after another
+/// as far apart as possible, whatever their number.
+fn spread_die(k: u32, d: u32) -> u32 {
+    if !d.is_power_of_two() {
+        return k % d;
+    }
+    let bits = d.trailing_zeros();
+    if bits == 0 {
+        return 0;
+    }
+    (k % d).reverse_bits() >> (32 - bits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +291,9 @@ mod tests {
             fbg_blocks: 1,
             zone_fbg: (0..8).map(|z| z / 2).collect(),
             free_fbgs: vec![VecDeque::new(); 2],
+            zone_first_die: vec![0; 8],
+            start_die: StartDie::First,
+            next_first_die: 0,
         }
     }
 
@@ -275,13 +318,21 @@ mod tests {
             fbg_blocks: 2,
             zone_fbg: vec![0],
             free_fbgs: vec![VecDeque::new()],
+            zone_first_die: vec![0],
+            start_die: StartDie::First,
+            next_first_die: 0,
         }
     }
 
     #[test]
     fn units_cover_super_rows_die_by_die() {
-        for stripe in [1, 2, 3, 6] {
-            let m = two_dies(stripe);
+        for (stripe, start_die) in [1, 2, 3, 6].into_iter().flat_map(|s| [(s, StartDie::First), (s, StartDie::Rotate)])
+        {
+            let mut m = two_dies(stripe);
+            m.start_die = start_die;
+            // The second zone started under Rotate begins on die 1.
+            m.start_zone(0);
+            m.start_zone(0);
             let mut places = std::collections::HashSet::new();
             // Every chunk lies in exactly the unit that lists it, on that unit's die and pages.
             for chunk in 0..48u64 {
@@ -298,9 +349,18 @@ mod tests {
             // The last chunks of units grow with the unit number: units complete in order.
             let lasts: Vec<u64> = (0..8).map(|u| m.unit_chunk_span(u).1).collect();
             assert!(lasts.windows(2).all(|w| w[0] < w[1]), "stripe {stripe}: {lasts:?}");
-            // Unit 4: third super row, die 0, page 6 = block 1 page 0.
-            assert_eq!(m.unit_target(0, 4), (BlockAddr { die: 0, block: 1 }, 0));
+            // Unit 4: third super row, the zone's first die, page 6 = block 1 page 0.
+            let first_die = u32::from(start_die == StartDie::Rotate);
+            assert_eq!(m.unit_target(0, 4), (BlockAddr { die: first_die, block: 1 }, 0));
         }
+    }
+
+    #[test]
+    fn zones_started_in_turn_start_on_bit_reversed_dies() {
+        let order: Vec<u32> = (0..8).map(|k| spread_die(k, 16)).collect();
+        assert_eq!(order, vec![0, 8, 4, 12, 2, 10, 6, 14]);
+        assert_eq!((0..3).map(|k| spread_die(k, 3)).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(spread_die(5, 1), 0);
     }
 
     #[test]
