@@ -2,12 +2,12 @@
 //! and data blocks owned once and by the right owner, the segment table
 //! agreeing with what the tree references, and no leaked node.
 
+use crate::cache::PageKey;
 use crate::layout::*;
 use crate::state::{FsState, Owner};
 use std::collections::{HashMap, VecDeque};
 use zonelab_device::ZonedDevice;
 use zonelab_sim::Nanos;
-use crate::cache::PageKey;
 
 /// What fsck walked when it found nothing wrong.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! pack, its NAT and SIT, the node tree, then roll-forward of the nodes that
 //! fsync wrote after it (F2FS's recovery), and a new checkpoint.
 
+use crate::cache::PageKey;
 use crate::checkpoint::{checkpoint, load_nat_block, load_sit_block, meta_end};
 use crate::config::FsConfig;
 use crate::layout::*;
@@ -12,7 +13,6 @@ use crate::state::{Dir, FsError, FsState, Log, Owner};
 use crate::victim::tl_candidate;
 use zonelab_device::{CmdResult, Command, ReportFilter, ZoneAction, ZoneDescriptor, ZonedDevice};
 use zonelab_sim::Nanos;
-use crate::cache::PageKey;
 
 fn corrupt<T>(msg: impl Into<String>) -> Result<T, FsError> {
     Err(FsError::Corrupt(msg.into()))
