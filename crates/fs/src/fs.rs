@@ -1,498 +1,111 @@
-//! The file system: namespace operations on top of the page cache, node tree
-//! and logs. Every operation takes the simulated time it starts at and
-//! returns when it is done; device time comes from the device model.
+//! The file system's interface: [`Fs`], on top of every other module.
+//! Namespace operations (`ops`), mkfs and mount, idle-time compaction (`gc`)
+//! and fsck each run as functions over the [`FsState`] it owns. Every
+//! operation takes the simulated time it starts at and returns when it is
+//! done; device time comes from the device model.
 
-use crate::cache::{PageCache, PageKey};
+use crate::cache::PageKey;
 use crate::config::FsConfig;
-use crate::io::{Io, Traffic};
+use crate::fsck::{FsckError, FsckReport};
 use crate::layout::*;
-use crate::log::Log;
-use crate::sit::Sit;
-use std::collections::{BTreeSet, HashMap, HashSet};
-use zonelab_device::{CmdResult, Command, Device, MappingInfo, ZonedDevice};
-use zonelab_sim::{Nanos, ServerPool};
+use crate::{checkpoint, fsck, gc, log, mount, ops};
+use std::ops::{Deref, DerefMut};
+use zonelab_device::{Device, ZonedDevice};
+use zonelab_sim::Nanos;
 
-/// Zones of the checkpoint area: two, used in turn (the two checkpoint packs).
-pub const META_ZONES: u32 = 2;
-
-/// Why a file-system operation, mkfs or mount failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FsError {
-    /// A path component or inode that does not exist.
-    #[error("no such file or directory")]
-    NotFound,
-    /// Creating a name the directory already holds.
-    #[error("file exists")]
-    Exists,
-    /// A directory operation on a regular file.
-    #[error("not a directory")]
-    NotDir,
-    /// A name longer than [`NAME_BYTES_MAX`] bytes.
-    #[error("name longer than {} bytes", NAME_BYTES_MAX)]
-    NameTooLong,
-    /// The device cannot hold this file system.
-    #[error("device: {0}")]
-    Device(String),
-    /// Mount found something inconsistent.
-    #[error("corrupt file system: {0}")]
-    Corrupt(String),
-}
-
-/// Who holds a main-area block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
-    /// No one: the block is free or invalid.
-    Free,
-    /// Block `idx` of inode `ino` (file data or dentries).
-    Data {
-        /// Inode number.
-        ino: u32,
-        /// Block index in the file.
-        idx: u64,
-    },
-    /// Node block `nid`.
-    Node {
-        /// Node id (the NAT's index).
-        nid: u32,
-    },
-}
-
-/// A directory's entries, slot by slot (slot / DENTRIES_PER_BLOCK is the dentry block).
-#[derive(Debug, Clone, Default)]
-pub struct Dir {
-    /// Entries by slot: name and inode, `None` for a deleted entry.
-    pub slots: Vec<Option<(String, u32)>>,
-    /// Slot of each name.
-    pub index: HashMap<String, usize>,
-    /// Empty slots, reused before the directory grows.
-    pub free_slots: Vec<usize>,
-}
-
-/// One segment compaction, by phase (seed 002 Fig 6).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CompactionRecord {
-    /// Valid blocks the victim held, each moved.
-    pub valid_blocks: u64,
-    /// Init phase: reading the nodes that point at the blocks to move (and the
-    /// walk over blocks the host does not read).
-    pub init_ns: Nanos,
-    /// Host reads (ZNS) or, for IZC, zero.
-    pub read_ns: Nanos,
-    /// Read requests of the read phase (the compacting thread issues them one after another).
-    pub read_requests: u64,
-    /// Host writes (ZNS), or host writes and zone_compaction commands (IZC).
-    pub write_ns: Nanos,
-    /// The checkpoint that ends the compaction.
-    pub checkpoint_ns: Nanos,
-    /// Idle-time (background) compaction, not foreground.
-    pub background: bool,
-    /// Device commands issued before and after it (where a crash falls).
-    pub first_command: u64,
-    /// (Ends the range `first_command..end_command`.)
-    pub end_command: u64,
-}
-
-/// Counters of a run: compactions, threaded logging, checkpoints, fsyncs.
-#[derive(Debug, Clone, Default)]
-pub struct FsStats {
-    /// Every segment compaction, in order.
-    pub compactions: Vec<CompactionRecord>,
-    /// Segments reclaimed by threaded logging (TL_open).
-    pub tl_segments: u64,
-    /// Of those, segments another log type of the same kind (data or node) had written.
-    pub tl_other_type_segments: u64,
-    /// Hybrid recycling found compaction cheaper than every threaded-logging candidate.
-    pub sc_chosen_by_cost: u64,
-    /// Segments reclaimed by compaction.
-    pub sc_segments: u64,
-    /// Checkpoints written, of any cause.
-    pub checkpoints: u64,
-    /// Of those, periodic checkpoints that bound pre-invalid blocks at θ_PI
-    /// (ZNS+).
-    pub periodic_checkpoints: u64,
-    /// Time spent writing checkpoints (everything else waits meanwhile).
-    pub checkpoint_ns: Nanos,
-    /// Blocks written by the user (file data and dentries).
-    pub user_blocks: u64,
-    /// fsync calls.
-    pub fsyncs: u64,
-}
+pub use crate::state::{CompactionRecord, Dir, FsError, FsState, FsStats, Owner};
 
 /// The file system on a zoned device `D`: namespace operations, page cache,
 /// node tree, logs, segment recycling and checkpoints, in simulated time.
+///
+/// It derefs to its [`FsState`] for the read-only queries (`segments`,
+/// `lookup`, `cache`, ...) and the counters of the run (`stats`), which the
+/// operations below it share.
 pub struct Fs<D: ZonedDevice = Device> {
-    pub(crate) cfg: FsConfig,
-    pub(crate) io: Io<D>,
-    pub(crate) zone_blocks: u32,
-    pub(crate) mapping: MappingInfo,
-    pub(crate) nat: Vec<u32>,
-    /// NAT blocks changed since the checkpoint.
-    pub(crate) nat_dirty: BTreeSet<u32>,
-    pub(crate) nodes: HashMap<u32, Node>,
-    pub(crate) free_nids: Vec<u32>,
-    /// Freed since the checkpoint: reusable after the next one.
-    pub(crate) freed_nids: Vec<u32>,
-    pub(crate) dirs: HashMap<u32, Dir>,
-    /// File contents: a version stamp per block.
-    pub(crate) tags: HashMap<u32, Vec<u64>>,
-    pub(crate) owner: Vec<Owner>,
-    pub(crate) sit: Sit,
-    pub(crate) logs: Vec<Log>,
-    pub(crate) cache: PageCache,
-    /// Nodes written since the checkpoint without an fsync mark.
-    pub(crate) unsynced: HashSet<u32>,
-    /// Dirty data pages being moved by compaction (to the cold data log).
-    pub(crate) relocating: HashSet<PageKey>,
-    /// Latest completion of any write or copy issued.
-    pub(crate) inflight_ns: Nanos,
-    pub(crate) cp: crate::checkpoint::CpState,
-    pub(crate) hsr: crate::gc::Hsr,
-    /// Zones to close once the writes queued to them are submitted.
-    pub(crate) pending_close: Vec<u32>,
-    /// Segments logs left whose writes are not all submitted yet.
-    pub(crate) left_segs: Vec<u32>,
-    /// Blocks logs allocated that no block is placed in yet.
-    pub(crate) unplaced: Vec<u32>,
-    /// TL_opens of segments a log just left, sent once the log's writes to
-    /// them are (see [`Fs::close_pending`]).
-    pub(crate) pending_tl_open: Vec<(u32, crate::sit::Bitmap)>,
-    /// The victim of the compaction under way: never a threaded-logging target.
-    pub(crate) compacting: Option<u32>,
-    /// The host's CPU cores: every system call, page and request costs time on one.
-    pub(crate) cpu: ServerPool,
-    /// Counters of the run.
-    pub stats: FsStats,
+    state: FsState<D>,
+}
+
+impl<D: ZonedDevice> Deref for Fs<D> {
+    type Target = FsState<D>;
+    fn deref(&self) -> &FsState<D> {
+        &self.state
+    }
+}
+
+impl<D: ZonedDevice> DerefMut for Fs<D> {
+    fn deref_mut(&mut self) -> &mut FsState<D> {
+        &mut self.state
+    }
 }
 
 impl<D: ZonedDevice> Fs<D> {
-    /// A file system of the configured kind on `dev`, checked and empty.
-    pub(crate) fn blank(dev: D, cfg: FsConfig, now_ns: Nanos) -> Result<Self, FsError> {
-        let layout = dev.layout().clone();
-        if layout.lba_bytes != BLOCK_BYTES as u64 || layout.conventional_zones != 0 {
-            return Err(FsError::Device("needs 4 KiB blocks and no conventional zones".into()));
-        }
-        if layout.zcap_lbas != layout.zone_lbas || layout.zones < META_ZONES + 8 {
-            return Err(FsError::Device("needs zone capacity = zone size and at least 10 zones".into()));
-        }
-        if cfg.host.cpus == 0 || cfg.host.cpus > 1024 {
-            return Err(FsError::Device(format!("host cpus {} must be within 1 ..= 1024", cfg.host.cpus)));
-        }
-        let cfg_cpus = cfg.host.cpus as usize;
-        let mut io = Io::new(dev);
-        let c = io.submit(now_ns, &Command::IdentifyMapping, None);
-        let CmdResult::Mapping(mapping) = c.result else {
-            return Err(FsError::Device("identify_mapping gave no mapping".into()));
-        };
-        let zone_blocks = u32::try_from(layout.zone_lbas).map_err(|_| FsError::Device("zone too large".into()))?;
-        let segs = layout.zones - META_ZONES;
-        crate::checkpoint::check_checkpoint_fits(zone_blocks, segs).map_err(|e| FsError::Device(e.to_string()))?;
-        let main_blocks = segs as usize * zone_blocks as usize;
-        Ok(Self {
-            cache: PageCache::new(cfg.cache_pages),
-            cfg,
-            io,
-            zone_blocks,
-            mapping,
-            nat: vec![NULL_ADDR; 2],
-            nat_dirty: BTreeSet::new(),
-            nodes: HashMap::new(),
-            free_nids: Vec::new(),
-            freed_nids: Vec::new(),
-            dirs: HashMap::new(),
-            tags: HashMap::new(),
-            owner: vec![Owner::Free; main_blocks],
-            sit: Sit::new(segs, zone_blocks),
-            logs: Vec::new(),
-            unsynced: HashSet::new(),
-            relocating: HashSet::new(),
-            inflight_ns: 0,
-            cp: Default::default(),
-            hsr: crate::gc::Hsr::default(),
-            pending_close: Vec::new(),
-            left_segs: Vec::new(),
-            unplaced: Vec::new(),
-            pending_tl_open: Vec::new(),
-            compacting: None,
-            cpu: ServerPool::new(cfg_cpus),
-            stats: FsStats::default(),
-        })
-    }
-
     /// Formats `dev`: an empty root directory and a first checkpoint.
     pub fn mkfs(dev: D, cfg: FsConfig) -> Result<Self, FsError> {
-        let mut fs = Self::blank(dev, cfg, 0)?;
-        fs.hsr = crate::gc::Hsr::new(&fs);
+        let mut fs = FsState::blank(dev, cfg, 0)?;
         fs.nodes.insert(ROOT_INO, Node::new_inode(ROOT_INO, FileKind::Dir, ROOT_INO, ""));
         fs.nat = vec![NULL_ADDR; 2];
         fs.dirs.insert(ROOT_INO, Dir::default());
         fs.cache.insert(PageKey::Node { nid: ROOT_INO }, true);
         fs.nat_dirty.insert(0);
-        fs.open_logs(0);
-        let t = fs.checkpoint(1);
+        log::open_logs(&mut fs, 0);
+        let t = checkpoint::checkpoint(&mut fs, 1);
         // Like mkfs.f2fs, whatever the ordering: the new file system is on flash.
         let t = fs.io.flush(t);
         fs.inflight_ns = fs.inflight_ns.max(t);
-        Ok(fs)
+        Ok(Self { state: fs })
     }
 
-    /// The configuration it was made or mounted with.
-    pub fn config(&self) -> &FsConfig {
-        &self.cfg
+    /// Mounts the file system on `dev` (data mode), from `now_ns` on.
+    pub fn mount(dev: D, cfg: FsConfig, now_ns: Nanos) -> Result<(Self, Nanos), FsError> {
+        let (state, t) = mount::mount(dev, cfg, now_ns)?;
+        Ok((Self { state }, t))
     }
-    /// The device, for its state and statistics.
-    pub fn device(&self) -> &D {
-        self.io.device()
-    }
-    /// Blocks written and read so far, by kind.
-    pub fn traffic(&self) -> Traffic {
-        self.io.traffic
-    }
+
     /// The device, for a remount (cut if a power failure was set).
     pub fn into_device(self) -> D {
-        self.io.into_device()
-    }
-    /// Power fails at `at_ns` of simulated time (or at the next device
-    /// command, if later): see [`crate::io::Io`].
-    pub fn crash_at(&mut self, at_ns: Nanos) {
-        self.io.crash_at(at_ns);
-    }
-    /// When every write issued so far has completed (after mkfs: when the
-    /// file system is on the device).
-    pub fn writes_done_ns(&self) -> Nanos {
-        self.inflight_ns
-    }
-    /// Records the submission and completion of every later device command.
-    pub fn record_commands(&mut self) {
-        self.io.record_commands();
-    }
-    /// Submission and completion times of the commands recorded since
-    /// [`Self::record_commands`].
-    pub fn command_log(&self) -> &[(Nanos, Nanos)] {
-        self.io.command_log()
-    }
-    /// The instant the power fails, if set.
-    pub fn crash_at_ns(&self) -> Option<Nanos> {
-        self.io.crash_at_ns()
-    }
-    /// Whether the power has failed: commands no longer reach the device.
-    pub fn crashed(&self) -> bool {
-        self.io.crashed()
-    }
-    /// When the last command reached the device (a remount starts there).
-    pub fn last_submit_ns(&self) -> Nanos {
-        self.io.last_submit_ns()
-    }
-    /// Commands sent to the device.
-    pub fn device_commands(&self) -> u64 {
-        self.io.commands()
-    }
-    /// Segments (= zones) of the main area.
-    pub fn segments(&self) -> u32 {
-        self.sit.segs.len() as u32
-    }
-    /// Blocks per segment (the zone's 4 KiB blocks).
-    pub fn blocks_per_segment(&self) -> u32 {
-        self.zone_blocks
-    }
-    /// Segments free for append logging: not open, no block valid now or at
-    /// the last checkpoint, none written since it (roll-forward may read those).
-    pub fn free_segments(&self) -> u32 {
-        self.sit.free_segs()
-    }
-    /// Blocks the user may fill: the main area less the six open logs, the
-    /// foreground-compaction reserve and 5% over-provisioning (as F2FS keeps).
-    pub fn user_blocks(&self) -> u64 {
-        let reserve = u64::from(6 + self.cfg.fg_free_segments) * u64::from(self.zone_blocks);
-        (self.owner.len() as u64 * 95 / 100).saturating_sub(reserve)
+        self.state.io.into_device()
     }
 
-    /// Valid blocks over main-area blocks.
-    pub fn utilization(&self) -> f64 {
-        let valid: u64 = self.sit.segs.iter().map(|e| u64::from(e.valid_blocks)).sum();
-        valid as f64 / self.owner.len() as f64
-    }
-    /// The page cache, for its hit and dirty counts.
-    pub fn cache(&self) -> &PageCache {
-        &self.cache
+    /// Creates `name` in `dir`.
+    pub fn create(&mut self, now_ns: Nanos, dir: u32, name: &str, kind: FileKind) -> Result<(u32, Nanos), FsError> {
+        ops::create(&mut self.state, now_ns, dir, name, kind)
     }
 
-    pub(crate) fn addr_of(&self, seg: u32, off: u32) -> u32 {
-        (seg + META_ZONES) * self.zone_blocks + off
-    }
-    /// (segment, offset) of a main-area address.
-    pub(crate) fn seg_of(&self, addr: u32) -> (u32, u32) {
-        assert!(addr >= META_ZONES * self.zone_blocks, "address {addr} is not in the main area");
-        (addr / self.zone_blocks - META_ZONES, addr % self.zone_blocks)
-    }
-    pub(crate) fn main_index(&self, addr: u32) -> usize {
-        (addr - META_ZONES * self.zone_blocks) as usize
+    /// Writes blocks `idx .. idx + n` of file `ino`, each stamped `tag`.
+    pub fn write(&mut self, now_ns: Nanos, ino: u32, idx: u64, n: u64, tag: u64) -> Result<Nanos, FsError> {
+        ops::write(&mut self.state, now_ns, ino, idx, n, tag)
     }
 
-    /// Inode `ino`, if it exists.
-    pub fn inode(&self, ino: u32) -> Option<&Inode> {
-        self.nodes.get(&ino).and_then(Node::inode)
+    /// Reads blocks `idx .. idx + n` of file `ino` (beyond the end reads nothing).
+    pub fn read(&mut self, now_ns: Nanos, ino: u32, idx: u64, n: u64) -> Result<Nanos, FsError> {
+        ops::read(&mut self.state, now_ns, ino, idx, n)
     }
 
-    /// The inode `name` in directory `dir` names, if any.
-    pub fn lookup(&self, dir: u32, name: &str) -> Option<u32> {
-        let d = self.dirs.get(&dir)?;
-        d.index.get(name).and_then(|&s| d.slots[s].as_ref().map(|e| e.1))
+    /// Makes the file durable as F2FS does: its data written and waited on
+    /// (with every write still in flight), the device cache flushed, then
+    /// its nodes with the fsync mark, written FUA.
+    pub fn fsync(&mut self, now_ns: Nanos, ino: u32) -> Result<Nanos, FsError> {
+        ops::fsync(&mut self.state, now_ns, ino)
     }
 
-    /// Names in directory `dir`.
-    pub fn list(&self, dir: u32) -> Vec<(String, u32)> {
-        self.dirs.get(&dir).map_or(Vec::new(), |d| d.slots.iter().flatten().cloned().collect())
+    /// Removes `name` from `dir`, freeing the file's blocks and nodes.
+    pub fn unlink(&mut self, now_ns: Nanos, dir: u32, name: &str) -> Result<Nanos, FsError> {
+        ops::unlink(&mut self.state, now_ns, dir, name)
     }
 
-    /// File size in blocks.
-    pub fn size_blocks(&self, ino: u32) -> Option<u64> {
-        self.inode(ino).map(|i| i.size_blocks)
+    /// Makes everything durable: dirty data, then a checkpoint.
+    pub fn sync(&mut self, now_ns: Nanos) -> Nanos {
+        ops::sync(&mut self.state, now_ns)
     }
 
-    /// Version stamps of a file's blocks as the file system holds them.
-    pub fn file_tags(&self, ino: u32) -> Option<&[u64]> {
-        self.tags.get(&ino).map(Vec::as_slice)
+    /// The file system is idle from `now_ns` to `until_ns`: background
+    /// compaction while free segments are below the background threshold.
+    pub fn idle(&mut self, now_ns: Nanos, until_ns: Nanos) -> Nanos {
+        gc::idle(&mut self.state, now_ns, until_ns)
     }
 
-    pub(crate) fn alloc_nid(&mut self) -> u32 {
-        if let Some(nid) = self.free_nids.pop() {
-            return nid;
-        }
-        self.nat.push(NULL_ADDR);
-        (self.nat.len() - 1) as u32
-    }
-
-    pub(crate) fn set_nat(&mut self, nid: u32, addr: u32) {
-        self.nat[nid as usize] = addr;
-        self.nat_dirty.insert(nid / crate::checkpoint::NAT_ENTRIES_PER_BLOCK);
-    }
-
-    /// The block at `addr` is dropped by its owner.
-    pub(crate) fn release_block(&mut self, addr: u32) {
-        if addr == NULL_ADDR {
-            return;
-        }
-        let (seg, off) = self.seg_of(addr);
-        self.sit.invalidate(seg, off);
-        let i = self.main_index(addr);
-        self.owner[i] = Owner::Free;
-    }
-
-    /// The block at `addr` now belongs to `owner`.
-    pub(crate) fn claim_block(&mut self, addr: u32, owner: Owner, now_ns: Nanos) {
-        let (seg, off) = self.seg_of(addr);
-        self.sit.validate(seg, off, now_ns);
-        let i = self.main_index(addr);
-        assert_eq!(self.owner[i], Owner::Free, "block {addr} owned twice");
-        self.owner[i] = owner;
-    }
-
-    /// Makes sure the page is cached, reading it at `now_ns` if it is on
-    /// disk; returns when it is there.
-    pub(crate) fn load_page(&mut self, key: PageKey, now_ns: Nanos) -> Nanos {
-        if self.cache.touch(key) {
-            return now_ns;
-        }
-        let addr = match key {
-            PageKey::Node { nid } => self.nat[nid as usize],
-            PageKey::Data { ino, idx } => self.data_addr(ino, idx),
-        };
-        let t = self.make_room(1, now_ns);
-        self.cache.insert(key, false);
-        if addr == NULL_ADDR {
-            return t;
-        }
-        let at = self.host_work(t, self.cfg.host.request_ns);
-        self.io.read(at, u64::from(addr), 1, None)
-    }
-
-    /// `work_ns` of host CPU work that can start at `ready_ns`; returns when it is done.
-    pub(crate) fn host_work(&mut self, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
-        if work_ns == 0 {
-            return ready_ns;
-        }
-        self.cpu.reserve(ready_ns, work_ns)
-    }
-
-    /// Evicts clean pages, writing back dirty ones if needed, so that `pages` fit.
-    pub(crate) fn make_room(&mut self, pages: usize, now_ns: Nanos) -> Nanos {
-        let mut t = now_ns;
-        while !self.cache.evict_clean(pages) {
-            let batch = self.cache.oldest_dirty(self.cfg.request_blocks_max as usize);
-            assert!(!batch.is_empty(), "page cache smaller than one operation");
-            t = self.writeback(t, &batch, false);
-        }
-        t
-    }
-
-    /// Address of block `idx` of `ino`, or NULL.
-    pub(crate) fn data_addr(&self, ino: u32, idx: u64) -> u32 {
-        let Some(inode) = self.inode(ino) else {
-            return NULL_ADDR;
-        };
-        match slot_of(idx) {
-            Slot::Inode(i) => inode.addrs[i],
-            Slot::Direct { indirect, direct, off } => {
-                let ind = inode.indirect[indirect];
-                let Some(Node { body: NodeBody::Indirect(nids), .. }) = self.nodes.get(&ind) else {
-                    return NULL_ADDR;
-                };
-                match self.nodes.get(&nids[direct]) {
-                    Some(Node { body: NodeBody::Direct(a), .. }) => a[off],
-                    _ => NULL_ADDR,
-                }
-            }
-        }
-    }
-
-    /// The nid of the node holding the address of block `idx` (created with
-    /// its indirect node if missing), and the nodes it created.
-    pub(crate) fn dnode_for(&mut self, ino: u32, idx: u64) -> (u32, Vec<u32>) {
-        let Slot::Direct { indirect, direct, .. } = slot_of(idx) else {
-            return (ino, Vec::new());
-        };
-        let mut created = Vec::new();
-        let mut ind = self.inode(ino).expect("an inode").indirect[indirect];
-        if ind == 0 {
-            ind = self.alloc_nid();
-            let node = Node { nid: ind, ino, body: NodeBody::Indirect(vec![0; NODE_NIDS]) };
-            self.nodes.insert(ind, node);
-            self.inode_mut(ino).indirect[indirect] = ind;
-            created.push(ind);
-            created.push(ino);
-        }
-        let NodeBody::Indirect(nids) = &self.nodes[&ind].body else { unreachable!("an indirect node") };
-        let mut dn = nids[direct];
-        if dn == 0 {
-            dn = self.alloc_nid();
-            self.nodes.insert(dn, Node { nid: dn, ino, body: NodeBody::Direct(vec![NULL_ADDR; NODE_ADDRS]) });
-            if let NodeBody::Indirect(nids) = &mut self.nodes.get_mut(&ind).expect("just read").body {
-                nids[direct] = dn;
-            }
-            created.push(dn);
-            created.push(ind);
-        }
-        (dn, created)
-    }
-
-    pub(crate) fn inode_mut(&mut self, ino: u32) -> &mut Inode {
-        self.nodes.get_mut(&ino).and_then(Node::inode_mut).expect("an inode")
-    }
-
-    /// Points block `idx` of `ino` at `addr`; returns the old address. The
-    /// node holding it turns dirty.
-    pub(crate) fn set_data_addr(&mut self, ino: u32, idx: u64, addr: u32) -> u32 {
-        let (nid, created) = self.dnode_for(ino, idx);
-        for n in created {
-            self.cache.insert(PageKey::Node { nid: n }, true);
-        }
-        self.cache.insert(PageKey::Node { nid }, true);
-        let node = self.nodes.get_mut(&nid).expect("the dnode exists");
-        let slot = match (&mut node.body, slot_of(idx)) {
-            (NodeBody::Inode(i), Slot::Inode(s)) => &mut i.addrs[s],
-            (NodeBody::Direct(a), Slot::Direct { off, .. }) => &mut a[off],
-            _ => unreachable!("dnode_for gives the node of the slot"),
-        };
-        std::mem::replace(slot, addr)
+    /// Checks the file system; reads every block back in data mode.
+    pub fn fsck(&mut self, now_ns: Nanos) -> Result<FsckReport, FsckError> {
+        fsck::fsck(&mut self.state, now_ns)
     }
 }

@@ -1,6 +1,7 @@
 //! The file system's path to the device: submission in time order, traffic
 //! counters by block kind, and power-failure injection.
 
+use crate::layout::BLOCK_BYTES;
 use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, Status, ZonedDevice};
 use zonelab_sim::Nanos;
 
@@ -215,5 +216,19 @@ impl<D: ZonedDevice> Io<D> {
         self.traffic.read_blocks += u64::from(nlb);
         self.traffic.read_requests += 1;
         self.submit(at_ns, &Command::Read { slba, nlb }, out).complete_ns
+    }
+
+    /// Reads `n` blocks from `addr` into a buffer (in requests of at most
+    /// MDTS); returns them and when the last request completes.
+    pub fn read_blocks(&mut self, at_ns: Nanos, addr: u32, n: u32) -> (Vec<u8>, Nanos) {
+        let mut bytes = vec![0u8; n as usize * BLOCK_BYTES];
+        let step = (self.device().layout().mdts_lbas as u32).max(1);
+        let mut done = at_ns;
+        for k in (0..n).step_by(step as usize) {
+            let nlb = step.min(n - k);
+            let out = &mut bytes[k as usize * BLOCK_BYTES..(k + nlb) as usize * BLOCK_BYTES];
+            done = done.max(self.read(at_ns, u64::from(addr + k), nlb, Some(out)));
+        }
+        (bytes, done)
     }
 }

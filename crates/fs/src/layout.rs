@@ -21,6 +21,8 @@ pub const NAME_BYTES_MAX: usize = 120;
 pub const DENTRIES_PER_BLOCK: usize = BLOCK_BYTES / 128;
 /// Inode number of the root directory.
 pub const ROOT_INO: u32 = 1;
+/// Zones of the checkpoint area: two, used in turn (the two checkpoint packs).
+pub const META_ZONES: u32 = 2;
 
 const MAGIC_NODE: u32 = 0x4e4f_4445;
 const MAGIC_DATA: u32 = 0x4441_5441;

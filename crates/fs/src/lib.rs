@@ -24,13 +24,17 @@ pub mod config;
 pub mod fs;
 pub mod fsck;
 pub mod gc;
+pub mod hsr;
 pub mod io;
 pub mod layout;
 pub mod log;
 pub mod mount;
 pub mod ops;
+pub mod pack;
 pub mod sit;
+pub mod state;
 pub mod testing;
+pub mod victim;
 pub mod write;
 
 pub use config::{FsConfig, HostCosts, Recycling, VictimPolicy};

@@ -46,12 +46,33 @@ use zonelab_sim::{Nanos, TIME_NS_MAX};
 
 /// When the next management step could start if no host command came
 /// first; `None` when there is no management work.
+#[inline]
 pub(crate) fn next_event_ns(core: &Backend) -> Option<Nanos> {
+    if idle(core) {
+        return None;
+    }
     next_step(core).map(Next::start_ns)
 }
 
+/// No management work of any kind: no task queued, no erase pending, no
+/// zone TL_opened, so [`next_step`] finds none. The check is inlined into
+/// every host command's path, which then skips the step search.
+#[inline]
+fn idle(core: &Backend) -> bool {
+    let background = &core.scheduler.background;
+    background.queue.is_empty() && background.pending_erase.is_empty() && core.translation.tl.is_empty()
+}
+
 /// Reserves every management step that starts before `until_ns`.
+#[inline]
 pub(crate) fn advance(core: &mut Backend, until_ns: Nanos) {
+    if !idle(core) {
+        advance_busy(core, until_ns);
+    }
+}
+
+/// [`advance`] with management work queued.
+fn advance_busy(core: &mut Backend, until_ns: Nanos) {
     // Runs before every host command: with nothing due, leave before sizing the bound.
     if next_step(core).is_none_or(|next| next.start_ns() >= until_ns) {
         return;
