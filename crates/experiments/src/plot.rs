@@ -191,6 +191,7 @@ pub fn color(key: &str) -> Rgb {
         "init" => (200, 200, 200),
         "checkpoint" => (60, 60, 60),
         "paper" => (190, 190, 190),
+        "zonelab" => (0, 119, 187),
         // Seed 002 Fig 10: black dots, a red moving average; Fig 11b: how the device copied.
         "interval" => (30, 30, 30),
         "moving average" => (220, 30, 30),
