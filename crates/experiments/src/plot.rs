@@ -191,7 +191,12 @@ pub fn color(key: &str) -> Rgb {
         "init" => (200, 200, 200),
         "checkpoint" => (60, 60, 60),
         "paper" => (190, 190, 190),
-        "interval" => (150, 150, 150),
+        "zonelab" => (0, 119, 187),
+        // Seed 002 Fig 10: black dots, a red moving average; Fig 11b: how the device copied.
+        "interval" => (30, 30, 30),
+        "moving average" => (220, 30, 30),
+        "copyback" => (68, 119, 170),
+        "read and program" => (221, 204, 119),
         _ => (0, 0, 0),
     }
 }

@@ -1,7 +1,7 @@
 //! The figures and tables of seed 002 §4: which runs each needs, and its
 //! CSV, plot and paper-vs-zonelab table.
 
-use super::{run_all, RunSpec, Scale};
+use super::{claims, run_all, RunSpec, Scale};
 use crate::plot::{csv_text, Axis, BarSeries, Bars, Figure, Marker, Plot, Series};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -22,18 +22,18 @@ pub struct Output {
 }
 
 /// Grouped bars, a value per category in each series.
-fn bars(title: &str, x_label: &str, y: Axis, categories: &[String], series: Vec<BarSeries>) -> Figure {
+pub(super) fn bars(title: &str, x_label: &str, y: Axis, categories: &[String], series: Vec<BarSeries>) -> Figure {
     Figure::Bars(Bars { title: title.into(), x_label: x_label.into(), y, categories: categories.to_vec(), series })
 }
 
 /// A scheme's bars, in its colour.
-fn scheme(label: &str, values: Vec<f64>) -> BarSeries {
+pub(super) fn scheme(label: &str, values: Vec<f64>) -> BarSeries {
     BarSeries::new(label, label, values)
 }
 
 /// The variants of Fig 7 and 9.
 #[derive(Clone, Copy)]
-struct Variant {
+pub(super) struct Variant {
     label: &'static str,
     recycling: Recycling,
     copyback: bool,
@@ -41,23 +41,28 @@ struct Variant {
     plugging: Plugging,
 }
 
-const ZNS: Variant =
+pub(super) const ZNS: Variant =
     Variant { label: "ZNS", recycling: Recycling::Zns, copyback: true, copyback_aware: true, plugging: Plugging::Ppa };
-const IZC: Variant = Variant { label: "IZC", recycling: Recycling::IzcH, ..ZNS };
-const IZC_D: Variant = Variant { label: "IZC-D", recycling: Recycling::IzcD, ..ZNS };
-const IZC_NOCB: Variant = Variant { label: "IZC (w/o cpbk)", copyback: false, ..IZC };
-const IZC_CUB: Variant = Variant { label: "IZC-CUB", copyback_aware: false, ..IZC };
-const ZP: Variant = Variant { label: "ZNS+", recycling: Recycling::ZnsPlus, ..ZNS };
-const ZP_NOCB: Variant = Variant { label: "ZNS+ (w/o cpbk)", copyback: false, ..ZP };
-const ZP_LP: Variant = Variant { label: "ZNS+(LP)", plugging: Plugging::Lba, ..ZP };
-const ZP_CUB: Variant = Variant { label: "ZNS+-CUB", copyback_aware: false, ..ZP };
+pub(super) const IZC: Variant = Variant { label: "IZC", recycling: Recycling::IzcH, ..ZNS };
+pub(super) const IZC_D: Variant = Variant { label: "IZC-D", recycling: Recycling::IzcD, ..ZNS };
+pub(super) const IZC_NOCB: Variant = Variant { label: "IZC (w/o cpbk)", copyback: false, ..IZC };
+pub(super) const IZC_CUB: Variant = Variant { label: "IZC-CUB", copyback_aware: false, ..IZC };
+pub(super) const ZP: Variant = Variant { label: "ZNS+", recycling: Recycling::ZnsPlus, ..ZNS };
+pub(super) const ZP_NOCB: Variant = Variant { label: "ZNS+ (w/o cpbk)", copyback: false, ..ZP };
+pub(super) const ZP_LP: Variant = Variant { label: "ZNS+(LP)", plugging: Plugging::Lba, ..ZP };
+pub(super) const ZP_CUB: Variant = Variant { label: "ZNS+-CUB", copyback_aware: false, ..ZP };
 
-const MEDIA: [&str; 3] = ["tlc", "mlc", "znand"];
-const UTILIZATIONS: [f64; 4] = [0.6, 0.7, 0.8, 0.9];
-const CHIPS: [u32; 4] = [4, 8, 16, 32];
-const LANES_CHIPS: [(u32, u32); 3] = [(1, 8), (2, 16), (4, 32)];
+pub(super) const MEDIA: [&str; 3] = ["tlc", "mlc", "znand"];
+pub(super) const UTILIZATIONS: [f64; 4] = [0.6, 0.7, 0.8, 0.9];
+pub(super) const CHIPS: [u32; 4] = [4, 8, 16, 32];
+pub(super) const LANES_CHIPS: [(u32, u32); 3] = [(1, 8), (2, 16), (4, 32)];
+/// Seed 002 §4.1: copyback's share of IZC's copies per workload (fileserver, varmail, tpcc, YCSB-a, YCSB-f).
+pub(super) const PAPER_COPYBACK_PERCENT: [f64; 5] = [87.0, 74.0, 81.0, 83.0, 83.0];
+/// Seed 002 Table 4 (MB/s): rows TLC, MLC, ZNAND; columns ZNS, IZC-H, IZC-D.
+pub(super) const PAPER_TABLE4_MB_S: [[f64; 3]; 3] = [[79.5, 113.4, 96.5], [84.5, 154.6, 148.0], [104.0, 218.9, 242.4]];
 
-struct Runs {
+/// The results of a plan's runs, by spec.
+pub(super) struct Runs {
     scale: Scale,
     results: HashMap<String, FsBenchResult>,
 }
@@ -90,16 +95,16 @@ impl Runs {
     fn get(&self, s: &RunSpec) -> &FsBenchResult {
         &self.results[&key(s)]
     }
-    fn base(&self, w: FsWorkload, v: Variant) -> &FsBenchResult {
+    pub(super) fn base(&self, w: FsWorkload, v: Variant) -> &FsBenchResult {
         self.get(&spec(self.scale, w, v))
     }
-    fn medium(&self, m: &'static str, v: Variant) -> &FsBenchResult {
+    pub(super) fn medium(&self, m: &'static str, v: Variant) -> &FsBenchResult {
         self.get(&RunSpec { medium: m, ..spec(self.scale, FsWorkload::Fileserver, v) })
     }
-    fn util(&self, u: f64, v: Variant) -> &FsBenchResult {
+    pub(super) fn util(&self, u: f64, v: Variant) -> &FsBenchResult {
         self.get(&RunSpec { utilization: u, ..spec(self.scale, FsWorkload::Fileserver, v) })
     }
-    fn hw(&self, chips: u32, lanes: u32, v: Variant) -> &FsBenchResult {
+    pub(super) fn hw(&self, chips: u32, lanes: u32, v: Variant) -> &FsBenchResult {
         self.get(&hw_spec(self.scale, chips, lanes, v))
     }
 }
@@ -149,8 +154,8 @@ pub fn reproduce(scale: Scale, workers: usize, progress: &(dyn Fn(usize, usize) 
 /// Each figure and table from the results of [`plan`]'s runs (same order).
 pub fn render(scale: Scale, specs: &[RunSpec], results: Vec<FsBenchResult>) -> Vec<Output> {
     let runs = Runs { scale, results: specs.iter().map(key).zip(results).collect() };
-    vec![
-        claims(&runs),
+    let claims = claims::check(&runs);
+    let mut outputs = vec![
         fig6(&runs),
         table4(&runs),
         fig7(&runs),
@@ -160,23 +165,28 @@ pub fn render(scale: Scale, specs: &[RunSpec], results: Vec<FsBenchResult>) -> V
         fig10(&runs),
         fig11(&runs),
         fig12(&runs),
-    ]
+    ];
+    for o in &mut outputs {
+        o.table.push_str(&claims::section(&claims, o.name));
+    }
+    outputs.insert(0, claims::output(&claims));
+    outputs
 }
 
 fn names() -> Vec<String> {
     FsWorkload::ALL.iter().map(|w| w.name().to_string()).collect()
 }
 
-fn mean_ms(r: &FsBenchResult, phase: impl Fn(&zonelab_fs::CompactionRecord) -> u64) -> f64 {
+pub(super) fn mean_ms(r: &FsBenchResult, phase: impl Fn(&zonelab_fs::CompactionRecord) -> u64) -> f64 {
     let fg: Vec<_> = r.compactions.iter().filter(|c| !c.background).collect();
     fg.iter().map(|c| phase(c) as f64).sum::<f64>() / fg.len().max(1) as f64 / 1e6
 }
 
-fn total_ms(r: &FsBenchResult) -> f64 {
+pub(super) fn total_ms(r: &FsBenchResult) -> f64 {
     mean_ms(r, |c| c.init_ns + c.read_ns + c.write_ns + c.checkpoint_ns)
 }
 
-fn range(v: &[f64]) -> String {
+pub(super) fn range(v: &[f64]) -> String {
     let (lo, hi) =
         (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
     format!("{lo:.2}-{hi:.2}")
@@ -197,7 +207,6 @@ fn fig6(r: &Runs) -> Output {
     ];
     let mut rows = Vec::new();
     let mut table = String::from("| workload | ZNS ms | IZC ms | cut (zonelab) | cut (paper) | copyback share (zonelab) | copyback share (paper) |\n|---|---|---|---|---|---|---|\n");
-    let paper_cb = [87, 74, 81, 83, 83];
     // Phases per scheme, stacked in order: ZNS copies through the host (read, write),
     // IZC in the device (its reads are zero; its writes are the zone_compaction commands).
     let (mut zns, mut izc) = (vec![vec![]; 4], vec![vec![]; 3]);
@@ -236,7 +245,7 @@ fn fig6(r: &Runs) -> Output {
             w.name(),
             (1.0 - c / z.max(1e-9)) * 100.0,
             r.base(w, IZC).copyback_ratio() * 100.0,
-            paper_cb[i]
+            PAPER_COPYBACK_PERCENT[i]
         );
     }
     let [z_init, z_read, z_write, z_cp] = <[Vec<f64>; 4]>::try_from(zns).expect("four phases");
@@ -261,12 +270,11 @@ fn fig6(r: &Runs) -> Output {
 }
 
 fn table4(r: &Runs) -> Output {
-    let paper = [[79.5, 113.4, 96.5], [84.5, 154.6, 148.0], [104.0, 218.9, 242.4]];
     let mut rows = Vec::new();
     let mut table = String::from("| medium | ZNS MB/s | IZC-H MB/s (×) | IZC-D MB/s (×) | paper IZC-H × | paper IZC-D × |\n|---|---|---|---|---|---|\n");
     let labels = ["ZNS", "IZC-H", "IZC-D"];
     let mut series: Vec<Vec<f64>> = vec![vec![]; 3];
-    for (m, p) in MEDIA.iter().zip(paper) {
+    for (m, p) in MEDIA.iter().zip(PAPER_TABLE4_MB_S) {
         let bw: Vec<f64> = [ZNS, IZC, IZC_D].iter().map(|&v| r.medium(m, v).throughput_mb_s()).collect();
         for (k, label) in labels.iter().enumerate() {
             rows.push(vec![m.to_string(), label.to_string(), format!("{:.2}", bw[k]), format!("{:.3}", bw[k] / bw[0])]);
@@ -417,7 +425,7 @@ fn table5(r: &Runs) -> Output {
 }
 
 /// 0, 20, ... 100.
-fn percent_ticks() -> Vec<(f64, String)> {
+pub(super) fn percent_ticks() -> Vec<(f64, String)> {
     (0..=5).map(|i| (f64::from(i * 20), (i * 20).to_string())).collect()
 }
 
@@ -494,7 +502,7 @@ fn fig9(r: &Runs) -> Output {
 }
 
 /// The mean of the points within `window` seconds centred on each point's time.
-fn moving_average(points: &[(f64, f64)], window: f64) -> Vec<(f64, f64)> {
+pub(super) fn moving_average(points: &[(f64, f64)], window: f64) -> Vec<(f64, f64)> {
     points
         .iter()
         .map(|&(t, _)| {
@@ -507,7 +515,7 @@ fn moving_average(points: &[(f64, f64)], window: f64) -> Vec<(f64, f64)> {
 fn fig10(r: &Runs) -> Output {
     let mut rows = Vec::new();
     let mut runs = vec![];
-    let mut table = String::from("| scheme | intervals | below 20% |\n|---|---|---|\n");
+    let mut table = String::from("| scheme | intervals | below 20% | mean |\n|---|---|---|---|\n");
     for v in [ZNS, IZC, ZP] {
         let x = r.base(FsWorkload::Fileserver, v);
         let t0 = x.chip_utilization_series.first().map_or(0, |p| p.0);
@@ -523,8 +531,8 @@ fn fig10(r: &Runs) -> Output {
             ]);
         }
         let low = pts.iter().filter(|p| p.1 < 20.0).count();
-        let _ =
-            writeln!(table, "| {} | {} | {:.1}% |", v.label, pts.len(), low as f64 * 100.0 / pts.len().max(1) as f64);
+        let share = low as f64 * 100.0 / pts.len().max(1) as f64;
+        let _ = writeln!(table, "| {} | {} | {share:.1}% | {:.1}% |", v.label, pts.len(), x.chip_utilization * 100.0);
         runs.push((v.label, pts, avg));
     }
     table.push_str(
@@ -542,9 +550,10 @@ fn fig10(r: &Runs) -> Output {
                 // The time axis is named once, under the last panel.
                 x: Axis::linear(if i == last { "time in the measured window (s)" } else { "" }).range(0.0, end),
                 y: Axis::linear("chip utilization (%)").range(0.0, 104.0).ticks(percent_ticks()),
+                // The paper's look: a black dot per 100 ms, a red line through the 5 s average.
                 series: vec![
                     Series::new("100 ms interval", "interval", pts).scatter(2),
-                    Series::new(&format!("{label}: 5 s moving average"), label, avg).marker(Marker::None),
+                    Series::new("5 s moving average", "moving average", avg).marker(Marker::None),
                 ],
             })
         })
@@ -558,16 +567,9 @@ fn fig11(r: &Runs) -> Output {
     let variants = [ZNS, IZC_CUB, IZC, ZP_CUB, ZP];
     let names = ["ZNS", "IZC-CUB", "IZC-CAB", "ZNS+-CUB", "ZNS+-CAB"];
     let mut rows = Vec::new();
-    let (mut bw, mut cb) = (vec![], vec![]);
+    let mut bw = vec![];
     for (v, name) in variants.iter().zip(names) {
         bw.push(BarSeries::new(name, v.label, CHIPS.iter().map(|&c| r.hw(c, 2, *v).throughput_mb_s()).collect()));
-        if v.label != "ZNS" {
-            cb.push(BarSeries::new(
-                name,
-                v.label,
-                CHIPS.iter().map(|&c| r.hw(c, 2, *v).copyback_ratio() * 100.0).collect(),
-            ));
-        }
         for c in CHIPS {
             let x = r.hw(c, 2, *v);
             rows.push(vec![
@@ -591,15 +593,32 @@ fn fig11(r: &Runs) -> Output {
         );
     }
     table.push_str("\nPaper: CAB keeps > 80% copyback at every chip count, CUB falls with chips; IZC-CAB / IZC-CUB = 1.13× at 32 chips.\n");
+    // (b): how the device copied, copyback and read-and-program piled to 100%,
+    // a group per scheme (ZNS copies through the host) and a bar per chip count.
+    let copiers = [IZC_CUB, IZC, ZP_CUB, ZP];
+    let mut copies = vec![];
+    for c in CHIPS {
+        let cb: Vec<f64> = copiers.iter().map(|&v| r.hw(c, 2, v).copyback_ratio() * 100.0).collect();
+        let rp = cb.iter().map(|x| 100.0 - x).collect();
+        copies.push(BarSeries::new("copyback (cpbk)", "copyback", cb).stack(&c.to_string()));
+        copies.push(BarSeries::new("read and program (R/P)", "read and program", rp).stack(&c.to_string()));
+    }
     let chips: Vec<String> = CHIPS.iter().map(|c| c.to_string()).collect();
-    let cb_axis = Axis::linear("copyback share of in-storage copies (%)").range(0.0, 104.0).ticks(percent_ticks());
+    let copier_names: Vec<String> = names[1..].iter().map(|n| n.to_string()).collect();
+    let cb_axis = Axis::linear("share of in-storage copies (%)").range(0.0, 100.0).ticks(percent_ticks());
     let figure = Figure::panels(
         "Fig 11: copyback-aware (CAB) and -unaware (CUB) allocation by chip count, fileserver",
-        2,
-        (560, 380),
+        1,
+        (1000, 340),
         vec![
             bars("(a) bandwidth", "flash chips", Axis::linear("MB/s"), &chips, bw),
-            bars("(b) copyback (rest: read and program)", "flash chips", cb_axis, &chips, cb),
+            bars(
+                "(b) in-storage copies by operation",
+                &format!("bars: {} flash chips", chips.join(", ")),
+                cb_axis,
+                &copier_names,
+                copies,
+            ),
         ],
     );
     let header = ["chips", "scheme", "mb_s", "copyback_ratio"];
@@ -654,166 +673,4 @@ fn fig12(r: &Runs) -> Output {
     );
     let header = ["lanes", "chips", "scheme", "mb_s", "chip_utilization"];
     Output { name: "fig12_pcie_lanes", csv: csv_text(&header, &rows), figure, table }
-}
-
-/// One checked claim of the paper: figure, the claim, what zonelab measured, whether it holds.
-struct Claim {
-    figure: &'static str,
-    claim: String,
-    zonelab: String,
-    holds: bool,
-}
-
-/// `within(x, paper, 0.25)`: x is within 25% of the paper's value.
-fn within(x: f64, paper: f64, share: f64) -> bool {
-    (x - paper).abs() <= share * paper.abs()
-}
-
-/// Which of the paper's claims hold, figure by figure, computed from the same runs as the figures.
-fn claims(r: &Runs) -> Output {
-    let mut c: Vec<Claim> = Vec::new();
-    let ws = FsWorkload::ALL;
-    let cut = |w| 1.0 - total_ms(r.base(w, IZC)) / total_ms(r.base(w, ZNS)).max(1e-9);
-    let cuts: Vec<f64> = ws.iter().map(|&w| cut(w) * 100.0).collect();
-    let n_cut = cuts.iter().filter(|&&x| (28.2 * 0.75..=51.7 * 1.25).contains(&x)).count();
-    c.push(Claim {
-        figure: "Fig 6",
-        claim: "IZC cuts compaction time by 28.2-51.7% (±25%) on every workload".into(),
-        zonelab: format!("{}%, {n_cut} of 5", range(&cuts)),
-        holds: n_cut == 5,
-    });
-    let paper4 = [[79.5, 113.4, 96.5], [84.5, 154.6, 148.0], [104.0, 218.9, 242.4]];
-    let mut cells = (0, 0);
-    let mut worst: f64 = 0.0;
-    for (m, p) in MEDIA.iter().zip(paper4) {
-        for (v, paper) in [ZNS, IZC, IZC_D].into_iter().zip(p) {
-            let x = r.medium(m, v).throughput_mb_s();
-            cells.1 += 1;
-            cells.0 += usize::from(within(x, paper, 0.25));
-            worst = worst.max((x / paper - 1.0).abs());
-        }
-    }
-    c.push(Claim {
-        figure: "Table 4",
-        claim: "absolute MB/s within 25% on every medium and scheme".into(),
-        zonelab: format!("{} of {} cells, worst off by {:.0}%", cells.0, cells.1, worst * 100.0),
-        holds: cells.0 == cells.1,
-    });
-    let zp: Vec<f64> = ws.iter().map(|&w| r.base(w, ZP).throughput_mb_s() / r.base(w, ZNS).throughput_mb_s()).collect();
-    let izc: Vec<f64> =
-        ws.iter().map(|&w| r.base(w, IZC).throughput_mb_s() / r.base(w, ZNS).throughput_mb_s()).collect();
-    let best = zp.iter().copied().fold(0.0, f64::max);
-    c.push(Claim {
-        figure: "Fig 7a",
-        claim: "ZNS+ / ZNS up to 2.91× (at least 2.3× on its best workload)".into(),
-        zonelab: format!("{}×, best {best:.2}×", range(&zp)),
-        holds: best >= 2.3,
-    });
-    let zp_over_izc = zp.iter().zip(&izc).filter(|(a, b)| a > b).count();
-    c.push(Claim {
-        figure: "Fig 7a",
-        claim: "ZNS+ outperforms IZC on every workload".into(),
-        zonelab: format!("{zp_over_izc} of 5"),
-        holds: zp_over_izc == 5,
-    });
-    let ovh = |w, v| r.base(w, v).metadata_overhead();
-    let same = ws.iter().filter(|&&w| within(ovh(w, ZNS), ovh(w, IZC), 0.1)).count();
-    c.push(Claim {
-        figure: "Fig 7b",
-        claim: "ZNS and IZC have about the same node and metadata overhead (within 10%)".into(),
-        zonelab: format!("{same} of 5"),
-        holds: same == 5,
-    });
-    let vm = (ovh(FsWorkload::Varmail, ZP) / ovh(FsWorkload::Varmail, IZC).max(1e-9) - 1.0) * 100.0;
-    c.push(Claim {
-        figure: "Fig 7b",
-        claim: "ZNS+ cuts node and metadata traffic by 48% against IZC on varmail (within 25%)".into(),
-        zonelab: format!("{vm:+.0}%"),
-        holds: within(vm, -48.0, 0.25),
-    });
-    let tl: Vec<f64> = ws.iter().map(|&w| r.base(w, ZP).tl_ratio() * 100.0).collect();
-    c.push(Claim {
-        figure: "Table 5",
-        claim: "threaded logging reclaims at least 85% of the segments on every workload".into(),
-        zonelab: format!("{}%", range(&tl)),
-        holds: tl.iter().all(|&t| t >= 85.0),
-    });
-    let gains: Vec<f64> =
-        UTILIZATIONS.iter().map(|&u| r.util(u, ZP).throughput_mb_s() / r.util(u, ZNS).throughput_mb_s()).collect();
-    let lowest_waf =
-        UTILIZATIONS.iter().filter(|&&u| r.util(u, ZP).waf() <= r.util(u, ZNS).waf().min(r.util(u, IZC).waf())).count();
-    c.push(Claim {
-        figure: "Fig 8",
-        claim: "the gain of ZNS+ over ZNS grows with utilization; ZNS+ has the lowest WAF".into(),
-        zonelab: format!("gains {}×, lowest WAF at {lowest_waf} of 4", range(&gains)),
-        holds: gains.windows(2).all(|g| g[1] >= g[0]) && lowest_waf == UTILIZATIONS.len(),
-    });
-    let util = |w, v| r.base(w, v).chip_utilization;
-    let ordered = ws
-        .iter()
-        .filter(|&&w| util(w, ZNS) < util(w, IZC) && util(w, IZC) < util(w, ZP_LP) && util(w, ZP_LP) < util(w, ZP))
-        .count();
-    let pp_over_lp = ws.iter().filter(|&&w| util(w, ZP) > util(w, ZP_LP)).count();
-    c.push(Claim {
-        figure: "Fig 9",
-        claim: "chip utilization ZNS < IZC < ZNS+(LP) < ZNS+(PP) (on at least 3 of 5)".into(),
-        zonelab: format!("{ordered} of 5; PP > LP on {pp_over_lp} of 5"),
-        holds: ordered >= 3,
-    });
-    let low = |v| {
-        let s = &r.base(FsWorkload::Fileserver, v).chip_utilization_series;
-        (s.iter().filter(|p| p.1 < 0.2).count(), s.len())
-    };
-    let (zl, zn) = low(ZNS);
-    let (il, _) = low(IZC);
-    c.push(Claim {
-        figure: "Fig 10",
-        claim: "ZNS shows 100 ms intervals under 20% utilization; IZC removes most".into(),
-        zonelab: format!("ZNS {zl} of {zn}, IZC {il}"),
-        holds: zl > 0 && il < zl,
-    });
-    let cab = CHIPS.iter().all(|&n| r.hw(n, 2, IZC).copyback_ratio() > 0.8);
-    let cub: Vec<f64> = CHIPS.iter().map(|&n| r.hw(n, 2, IZC_CUB).copyback_ratio()).collect();
-    c.push(Claim {
-        figure: "Fig 11",
-        claim: "CAB keeps copyback above 80% at every chip count; CUB's falls with chips".into(),
-        zonelab: format!("CAB > 80%: {cab}; CUB {}", range(&cub)),
-        holds: cab && cub.windows(2).all(|x| x[1] <= x[0]),
-    });
-    let lane_gain: Vec<f64> = LANES_CHIPS
-        .iter()
-        .map(|&(l, n)| r.hw(n, l, ZP).throughput_mb_s() / r.hw(n, l, ZNS).throughput_mb_s())
-        .collect();
-    c.push(Claim {
-        figure: "Fig 12",
-        claim: "the gain of ZNS+ over ZNS grows with PCIe lanes and chips".into(),
-        zonelab: format!("{}×", range(&lane_gain)),
-        holds: lane_gain.windows(2).all(|g| g[1] >= g[0]),
-    });
-    let mut table = String::from("| figure | paper's claim | zonelab | holds |\n|---|---|---|---|\n");
-    let mut rows = Vec::new();
-    for x in &c {
-        let _ =
-            writeln!(table, "| {} | {} | {} | {} |", x.figure, x.claim, x.zonelab, if x.holds { "yes" } else { "no" });
-        rows.push(vec![x.figure.to_string(), x.claim.clone(), x.zonelab.clone(), x.holds.to_string()]);
-    }
-    let held = c.iter().filter(|x| x.holds).count();
-    let _ = writeln!(table, "\n{held} of {} claims hold at this scale.", c.len());
-    let labels: Vec<String> = c.iter().map(|x| x.figure.to_string()).collect();
-    let mut figs: Vec<String> = Vec::new();
-    for l in &labels {
-        if !figs.contains(l) {
-            figs.push(l.clone());
-        }
-    }
-    let share: Vec<f64> = figs
-        .iter()
-        .map(|f| {
-            let of: Vec<&Claim> = c.iter().filter(|x| x.figure == f.as_str()).collect();
-            of.iter().filter(|x| x.holds).count() as f64 * 100.0 / of.len() as f64
-        })
-        .collect();
-    let y = Axis::linear("claims that hold (%)").range(0.0, 104.0).ticks(percent_ticks());
-    let figure = bars("Seed 002's claims that hold on zonelab", "figure", y, &figs, vec![scheme("zonelab", share)]);
-    Output { name: "claims", csv: csv_text(&["figure", "claim", "zonelab", "holds"], &rows), figure, table }
 }

@@ -157,7 +157,10 @@ pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Res
     Ok(fsbench::run_with_progress(&mut fs, &cfg, progress)?)
 }
 
+mod claims;
 mod figures;
+#[cfg(test)]
+mod tests;
 pub use figures::{plan, render, reproduce, Output};
 
 /// Runs `specs` on `workers` threads; results in the same order.
