@@ -80,7 +80,7 @@ impl FsWorkload {
 pub struct FsBenchConfig {
     /// Which workload.
     pub workload: FsWorkload,
-    /// Data set over the file system's user blocks ([`Fs::user_blocks`]).
+    /// Data set over the file system's user blocks ([`zonelab_fs::state::FsState::user_blocks`]).
     pub utilization: f64,
     /// Simulated threads (filebench) or connections (OLTP).
     pub threads: u32,
