@@ -377,9 +377,7 @@ impl Device {
             let plugged_ns = znsplus::threaded_logging::fill_gap(&mut self.core, zone, gap_end, handled_ns);
             data_ready_ns = handled_ns.max(plugged_ns);
             let wp = self.core.zones.wp(zone);
-            let io = &self.core.controller.zone_io[zone as usize];
-            let holds_data = io.filled_lbas > 0 || io.flushed_units > 0 || self.core.translation.tl.contains_key(&zone);
-            if wp == self.core.zones.zslba(zone) && !holds_data {
+            if wp == self.core.zones.zslba(zone) && !self.core.zone_holds_data(zone) {
                 self.core.translation.mapping.start_zone(zone);
             }
             self.core.zones.advance_wp(zone, slba + nlb - wp);

@@ -212,6 +212,13 @@ impl Backend {
         done.done_ns
     }
 
+    /// Whether `zone` holds data (buffered, programmed or, TL_opened, in its
+    /// original block group): its start die may change only when not.
+    pub(crate) fn zone_holds_data(&self, zone: u32) -> bool {
+        let io = &self.controller.zone_io[zone as usize];
+        io.filled_lbas > 0 || io.flushed_units > 0 || self.translation.tl.contains_key(&zone)
+    }
+
     pub(crate) fn program_unit_bytes(&self) -> u64 {
         self.program_unit_bytes
     }
