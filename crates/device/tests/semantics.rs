@@ -1331,19 +1331,32 @@ fn a_unit_wide_stripe_programs_each_die_as_its_unit_fills() {
 /// Dies programming after one program unit was written to each of `zones`
 /// zones in turn, with a unit-wide stripe and `start_die`.
 fn first_dies_of(start_die: StartDie, zones: u64) -> Vec<u32> {
+    let (mut dev, zone_lbas) = unit_wide_zn540(|c| c.mapping.start_die = start_die);
+    // Two 24-LBA writes (within MDTS) fill one 48-LBA unit of each zone.
+    write_in_turn(&mut dev, (0..zones).flat_map(|zone| [zone * zone_lbas, zone * zone_lbas + 24]));
+    (0..16).filter(|&die| dev.flash().die_free_at_ns(die) > 0).collect()
+}
+
+/// A zn540 with one program unit per die (`stripe_chunks` = 12), changed
+/// by `edit`, and its zone size in LBAs.
+fn unit_wide_zn540(edit: impl FnOnce(&mut DeviceConfig)) -> (Device, u64) {
     let mut config = preset("zn540").unwrap();
     config.mapping.stripe_chunks = 12;
-    config.mapping.start_die = start_die;
+    edit(&mut config);
     let zone_lbas = config.namespace.zone_size_bytes / 4096;
-    let mut dev = Device::new(config).unwrap();
+    (Device::new(config).unwrap(), zone_lbas)
+}
+
+/// 24-LBA writes at each of `slbas`, one after another from time 0; returns
+/// when the last completed.
+fn write_in_turn(dev: &mut Device, slbas: impl Iterator<Item = u64>) -> u64 {
     let mut at_ns = 0;
-    // Two 24-LBA writes (within MDTS) fill one 48-LBA unit of each zone.
-    for slba in (0..zones).flat_map(|zone| [zone * zone_lbas, zone * zone_lbas + 24]) {
+    for slba in slbas {
         let c = dev.submit(at_ns, &Command::Write { slba, nlb: 24, payload: Payload::None, fua: false }, None);
         assert_eq!(c.status, Status::Success);
         at_ns = c.complete_ns;
     }
-    (0..16).filter(|&die| dev.flash().die_free_at_ns(die) > 0).collect()
+    at_ns
 }
 
 #[test]
@@ -1357,17 +1370,8 @@ fn zones_started_one_after_another_start_on_dies_far_apart() {
 /// zone 0, with a device-wide buffer of `pool_bytes`, and when the first of
 /// zone 0's programs ended.
 fn zone_1_write_after_zone_0_fills(pool_bytes: u64) -> (u64, u64) {
-    let mut config = preset("zn540").unwrap();
-    config.mapping.stripe_chunks = 12;
-    config.write_buffer.device_buffer_bytes = pool_bytes;
-    let zone_lbas = config.namespace.zone_size_bytes / 4096;
-    let mut dev = Device::new(config).unwrap();
-    let mut at_ns = 0;
-    for slba in (0..14 * 48).step_by(24) {
-        let c = dev.submit(at_ns, &Command::Write { slba, nlb: 24, payload: Payload::None, fua: false }, None);
-        assert_eq!(c.status, Status::Success);
-        at_ns = c.complete_ns;
-    }
+    let (mut dev, zone_lbas) = unit_wide_zn540(|c| c.write_buffer.device_buffer_bytes = pool_bytes);
+    let at_ns = write_in_turn(&mut dev, (0..14 * 48).step_by(24));
     // One unit per die: each die's program is the only one it has.
     let first_program_end_ns = (0..14).map(|die| dev.flash().die_free_at_ns(die)).min().unwrap();
     let c = dev.submit(at_ns, &Command::Write { slba: zone_lbas, nlb: 8, payload: Payload::None, fua: false }, None);
