@@ -2,7 +2,7 @@
 //! in-order programming rule.
 
 use crate::{Geometry, Timing};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use zonelab_sim::{transfer_ns, Nanos, TimeSeries, Timeline, MS};
 
 /// Interval of the chip utilization series: 100 ms of simulated time.
@@ -10,6 +10,10 @@ pub const UTILIZATION_INTERVAL_NS: Nanos = 100 * MS;
 /// Intervals the series keeps (29 hours of simulated time, 8 MiB at most);
 /// later samples are dropped.
 const UTILIZATION_INTERVALS_MAX: usize = 1 << 20;
+/// Programs and erases remembered per die for reads that go ahead of them
+/// (`Suspend::read_priority`); a die with more queued runs the oldest to
+/// completion, as a flash scheduler with a bounded command queue would.
+const DIE_OPS_TRACKED_MAX: usize = 64;
 
 /// A multi-plane block: block `block` on every plane of die `die`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -145,8 +149,9 @@ pub struct FlashArray {
     copyback_chains: BTreeMap<(u32, u32, u32, u32), u32>,
     /// Busy time of all dies per 100 ms interval, in die-nanoseconds.
     die_busy_series: TimeSeries,
-    /// Per die: its latest program or erase, for suspend.
-    suspendable: Vec<Option<Suspendable>>,
+    /// Per die: its programs and erases not yet known to have ended, oldest
+    /// first (only the latest without `Suspend::read_priority`), for suspend.
+    suspendable: Vec<VecDeque<Suspendable>>,
     /// Reads that suspended a program or erase.
     suspensions: u64,
 }
@@ -160,7 +165,7 @@ pub struct SharedTime {
     channels: Vec<Timeline>,
     planes: Vec<Timeline>,
     die_busy_series: TimeSeries,
-    suspendable: Vec<Option<Suspendable>>,
+    suspendable: Vec<VecDeque<Suspendable>>,
 }
 
 impl FlashArray {
@@ -178,7 +183,7 @@ impl FlashArray {
             page_transfer_ns,
             copyback_chains: BTreeMap::new(),
             die_busy_series: TimeSeries::new(UTILIZATION_INTERVAL_NS, UTILIZATION_INTERVALS_MAX),
-            suspendable: vec![None; geometry.dies_total() as usize],
+            suspendable: vec![VecDeque::new(); geometry.dies_total() as usize],
             suspensions: 0,
             geometry,
             timing,
@@ -282,45 +287,80 @@ impl FlashArray {
         done_ns
     }
 
-    /// Serves a read on `die` ahead of its latest program or erase, if that
-    /// allows another read and nothing is queued behind it: a read that comes
-    /// while the operation's data is still crossing the channel goes first
-    /// (the flash scheduler prefers reads), one that comes while it runs
-    /// suspends it. Returns when the read is sensed. The operation ends later
-    /// by what the read took from it; what was reserved after it on the die
-    /// moves with it, while the end its caller was given stays (the model's
-    /// approximation: one read's worth of time).
+    /// Serves a read on `die` ahead of the program or erase it finds there,
+    /// if that allows another read: a read that comes while the operation's
+    /// data is still crossing the channel goes first (the flash scheduler
+    /// prefers reads), one that comes while it runs suspends it. Without
+    /// `Suspend::read_priority` only the die's latest operation, with nothing
+    /// queued behind it, lets a read in; with it, a read also goes ahead of
+    /// the operations queued behind, and when the running one allows no more
+    /// suspensions it goes right after it. Returns when the read is sensed.
+    /// What runs after the read on the die moves later by what the read took;
+    /// the ends its callers were given stay (the model's approximation: one
+    /// read's worth of time).
     fn suspend_for_read(&mut self, ready_ns: Nanos, die: u32, read_ns: Nanos) -> Option<Nanos> {
         let suspend = self.timing.suspend;
-        let op = self.suspendable[die as usize]?;
-        // Cheapest tests first: most reads come after the die's last program.
-        let window = op.idle_from_ns <= ready_ns && ready_ns < op.end_ns;
-        if !window || op.suspends >= suspend.per_op_max || self.die_free_at_ns(die) != op.end_ns {
+        let free_at_ns = self.die_free_at_ns(die);
+        let ops = &mut self.suspendable[die as usize];
+        while ops.front().is_some_and(|op| op.end_ns <= ready_ns) {
+            ops.pop_front();
+        }
+        // Cheapest tests first: most reads come after the die's last operation.
+        let op = *ops.front()?;
+        let queued = ops.len() > 1;
+        // Something the die does that is not tracked here (a copyback, a read) comes last.
+        if suspend.per_op_max == 0 || ops.back().map(|last| last.end_ns) != Some(free_at_ns) {
+            return None;
+        }
+        if op.idle_from_ns > ready_ns || (queued && !suspend.read_priority) {
             return None;
         }
         // (sensed, how much later the operation ends, how much later it starts)
-        let (sensed_ns, delay_ns, start_delay_ns) = if op.idle_from_ns <= ready_ns && ready_ns < op.start_ns {
+        let (sensed_ns, delay_ns, start_delay_ns) = if ready_ns < op.start_ns {
+            if op.suspends >= suspend.per_op_max {
+                return None;
+            }
             let sensed_ns = ready_ns + read_ns;
             let delay_ns = sensed_ns.saturating_sub(op.start_ns);
             (sensed_ns, delay_ns, delay_ns)
-        } else if op.start_ns <= ready_ns && ready_ns < op.end_ns {
+        } else if op.suspends < suspend.per_op_max {
             // The operation works on to the end of its loop: that time is not lost to it.
             let step_ns = suspend.to_step_end_ns(op.start_ns, ready_ns).min(op.end_ns - ready_ns);
             (ready_ns + step_ns + suspend.suspend_ns + read_ns, suspend.suspend_ns + read_ns + suspend.resume_ns, 0)
+        } else if queued {
+            // No more suspensions: the read goes between this operation and the next.
+            let sensed_ns = op.end_ns + read_ns;
+            ops.pop_front();
+            self.delay_die_ops(die, read_ns, read_ns);
+            return Some(sensed_ns);
         } else {
             return None;
         };
-        let end_ns = op.end_ns + delay_ns;
-        let planes = self.die_planes(die);
-        for plane in &mut self.planes[planes] {
-            plane.occupy_until(op.end_ns, end_ns);
-        }
-        self.die_busy_series.add_span(op.end_ns, end_ns, 1.0);
-        let start_ns = op.start_ns + start_delay_ns;
-        self.suspendable[die as usize] = Some(Suspendable { start_ns, end_ns, suspends: op.suspends + 1, ..op });
+        self.delay_die_ops(die, start_delay_ns, delay_ns);
+        let front = self.suspendable[die as usize].front_mut().expect("the suspended operation is tracked");
+        front.suspends += 1;
         self.suspensions += 1;
-        debug_assert!(sensed_ns <= end_ns);
+        debug_assert!(sensed_ns <= front.end_ns);
         Some(sensed_ns)
+    }
+
+    /// Moves the die's tracked operations, and its planes' reservations, later
+    /// by `delay_ns` (the first operation's start by `start_delay_ns` only:
+    /// it may already be running).
+    fn delay_die_ops(&mut self, die: u32, start_delay_ns: Nanos, delay_ns: Nanos) {
+        if delay_ns == 0 {
+            return;
+        }
+        let (free_at_ns, planes) = (self.die_free_at_ns(die), self.die_planes(die));
+        for plane in &mut self.planes[planes] {
+            plane.occupy_until(free_at_ns, free_at_ns + delay_ns);
+        }
+        self.die_busy_series.add_span(free_at_ns, free_at_ns + delay_ns, 1.0);
+        for (i, op) in self.suspendable[die as usize].iter_mut().enumerate() {
+            op.start_ns += if i == 0 { start_delay_ns } else { delay_ns };
+            op.end_ns += delay_ns;
+        }
+        debug_assert_eq!(self.suspendable[die as usize].back().map(|op| op.end_ns), Some(free_at_ns + delay_ns));
     }
 
     /// Reads that suspended a program or erase so far.
@@ -428,7 +468,14 @@ impl FlashArray {
     fn note_suspendable(&mut self, die: u32, idle_from_ns: Nanos, end_ns: Nanos, duration_ns: Nanos) {
         let start_ns = end_ns - duration_ns;
         debug_assert!(idle_from_ns <= start_ns);
-        self.suspendable[die as usize] = Some(Suspendable { idle_from_ns, start_ns, end_ns, suspends: 0 });
+        let ops = &mut self.suspendable[die as usize];
+        if !self.timing.suspend.read_priority {
+            ops.clear();
+        } else if ops.len() >= DIE_OPS_TRACKED_MAX {
+            ops.pop_front();
+        }
+        ops.push_back(Suspendable { idle_from_ns, start_ns, end_ns, suspends: 0 });
+        debug_assert!(ops.len() <= DIE_OPS_TRACKED_MAX);
     }
 
     /// A multi-plane operation starts when every plane of the die is free.
@@ -538,7 +585,8 @@ mod tests {
 
     fn suspending_array(per_op_max: u32) -> FlashArray {
         let mut f = array();
-        f.timing.suspend = Suspend { suspend_ns: 20_000, resume_ns: 10_000, per_op_max, step_ns: 0 };
+        f.timing.suspend =
+            Suspend { suspend_ns: 20_000, resume_ns: 10_000, per_op_max, step_ns: 0, read_priority: false };
         f
     }
 
@@ -596,6 +644,39 @@ mod tests {
         // The third read waits for the erase to finish.
         let sensed_ns = f.read(t, 0, 1, 16384) - 10_000;
         assert_eq!(sensed_ns, erase_end_ns + 50_000);
+    }
+
+    #[test]
+    fn with_read_priority_a_read_goes_ahead_of_programs_queued_on_its_die() {
+        let (mut fifo, mut prio) = (suspending_array(2), suspending_array(2));
+        prio.timing.suspend.read_priority = true;
+        for f in [&mut fifo, &mut prio] {
+            // Two programs back to back on die 0: 0.06-1.06 ms and 1.06-2.06 ms.
+            f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+            assert_eq!(f.program(0, BlockAddr { die: 0, block: 2 }, 0).unwrap().done_ns, 2_060_000);
+        }
+        // In order, the read waits out both programs.
+        assert_eq!(fifo.read(500_000, 0, 0, 16384), 2_060_000 + 50_000 + 10_000);
+        // Preferred, it suspends the running one; both move later by suspend, read and resume.
+        assert_eq!(prio.read(500_000, 0, 0, 16384), 500_000 + 20_000 + 50_000 + 10_000);
+        assert_eq!(prio.die_free_at_ns(0), 2_060_000 + 80_000);
+        assert_eq!(prio.suspensions(), 1);
+    }
+
+    #[test]
+    fn with_read_priority_a_read_past_the_suspend_limit_goes_between_operations() {
+        let mut f = suspending_array(1);
+        f.timing.suspend.read_priority = true;
+        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        f.program(0, BlockAddr { die: 0, block: 2 }, 0).unwrap();
+        f.read(200_000, 0, 0, 16384);
+        // The first program (now ending at 1.14 ms) allows no second suspension:
+        // the read is sensed right after it, and only the second program waits for it.
+        assert_eq!(f.read(300_000, 0, 0, 16384), 1_140_000 + 50_000 + 10_000);
+        assert_eq!(f.die_free_at_ns(0), 2_060_000 + 80_000 + 50_000);
+        assert_eq!(f.suspensions(), 1);
+        // Once the queue has drained, reads find the die idle again.
+        assert_eq!(f.read(3_000_000, 0, 0, 16384), 3_000_000 + 50_000 + 10_000);
     }
 
     #[test]

@@ -54,11 +54,17 @@ pub struct Suspend {
     /// effect at the end of the loop it is asked in (0: at once).
     #[serde(default)]
     pub step_ns: Nanos,
+    /// Reads go ahead of the programs and erases queued on their die, not
+    /// only of the one running (a flash scheduler that prefers reads): a read
+    /// then waits for a suspend, or for the running operation's end once it
+    /// allows no more suspensions, never for the queue behind it.
+    #[serde(default)]
+    pub read_priority: bool,
 }
 
 impl Suspend {
     /// Suspend disabled: programs and erases always run to completion.
-    pub const OFF: Suspend = Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0, step_ns: 0 };
+    pub const OFF: Suspend = Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0, step_ns: 0, read_priority: false };
 
     /// How long an operation that started at `start_ns` runs on after a
     /// suspend asked at `asked_ns`: to the end of its current loop.
