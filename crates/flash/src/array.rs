@@ -11,8 +11,9 @@ pub const UTILIZATION_INTERVAL_NS: Nanos = 100 * MS;
 /// later samples are dropped.
 const UTILIZATION_INTERVALS_MAX: usize = 1 << 20;
 /// Programs and erases remembered per die for reads that go ahead of them
-/// (`Suspend::read_priority`); a die with more queued runs the oldest to
-/// completion, as a flash scheduler with a bounded command queue would.
+/// (`Suspend::read_priority`). Beyond that the oldest are forgotten, and a
+/// read that comes while a forgotten one runs waits for the whole queue,
+/// as it would without read priority.
 const DIE_OPS_TRACKED_MAX: usize = 64;
 
 /// A multi-plane block: block `block` on every plane of die `die`.
