@@ -301,19 +301,20 @@ impl FlashArray {
     /// read's worth of time).
     fn suspend_for_read(&mut self, ready_ns: Nanos, die: u32, read_ns: Nanos) -> Option<Nanos> {
         let suspend = self.timing.suspend;
-        let free_at_ns = self.die_free_at_ns(die);
         let ops = &mut self.suspendable[die as usize];
         while ops.front().is_some_and(|op| op.end_ns <= ready_ns) {
             ops.pop_front();
         }
         // Cheapest tests first: most reads come after the die's last operation.
-        let op = *ops.front()?;
-        let queued = ops.len() > 1;
-        // Something the die does that is not tracked here (a copyback, a read) comes last.
-        if suspend.per_op_max == 0 || ops.back().map(|last| last.end_ns) != Some(free_at_ns) {
+        let (op, last_end_ns, queued) = match (ops.front(), ops.back()) {
+            (Some(first), Some(last)) => (*first, last.end_ns, ops.len() > 1),
+            _ => return None,
+        };
+        if suspend.per_op_max == 0 || op.idle_from_ns > ready_ns || (queued && !suspend.read_priority) {
             return None;
         }
-        if op.idle_from_ns > ready_ns || (queued && !suspend.read_priority) {
+        // Something the die does that is not tracked here (a copyback, a read) comes last.
+        if self.die_free_at_ns(die) != last_end_ns {
             return None;
         }
         // (sensed, how much later the operation ends, how much later it starts)
@@ -331,7 +332,7 @@ impl FlashArray {
         } else if queued {
             // No more suspensions: the read goes between this operation and the next.
             let sensed_ns = op.end_ns + read_ns;
-            ops.pop_front();
+            self.suspendable[die as usize].pop_front();
             self.delay_die_ops(die, read_ns, read_ns);
             return Some(sensed_ns);
         } else {
