@@ -317,26 +317,24 @@ impl FlashArray {
         if self.die_free_at_ns(die) != last_end_ns {
             return None;
         }
-        // (sensed, how much later the operation ends, how much later it starts)
-        let (sensed_ns, delay_ns, start_delay_ns) = if ready_ns < op.start_ns {
-            if op.suspends >= suspend.per_op_max {
+        if op.suspends >= suspend.per_op_max {
+            if !queued {
                 return None;
             }
+            // No more suspensions: the read goes between this operation and the next.
+            self.suspendable[die as usize].pop_front();
+            self.delay_die_ops(die, read_ns, read_ns);
+            return Some(op.end_ns + read_ns);
+        }
+        // (sensed, how much later the operation ends, how much later it starts)
+        let (sensed_ns, delay_ns, start_delay_ns) = if ready_ns < op.start_ns {
             let sensed_ns = ready_ns + read_ns;
             let delay_ns = sensed_ns.saturating_sub(op.start_ns);
             (sensed_ns, delay_ns, delay_ns)
-        } else if op.suspends < suspend.per_op_max {
+        } else {
             // The operation works on to the end of its loop: that time is not lost to it.
             let step_ns = suspend.to_step_end_ns(op.start_ns, ready_ns).min(op.end_ns - ready_ns);
             (ready_ns + step_ns + suspend.suspend_ns + read_ns, suspend.suspend_ns + read_ns + suspend.resume_ns, 0)
-        } else if queued {
-            // No more suspensions: the read goes between this operation and the next.
-            let sensed_ns = op.end_ns + read_ns;
-            self.suspendable[die as usize].pop_front();
-            self.delay_die_ops(die, read_ns, read_ns);
-            return Some(sensed_ns);
-        } else {
-            return None;
         };
         self.delay_die_ops(die, start_delay_ns, delay_ns);
         let front = self.suspendable[die as usize].front_mut().expect("the suspended operation is tracked");
@@ -679,6 +677,20 @@ mod tests {
         assert_eq!(f.suspensions(), 1);
         // Once the queue has drained, reads find the die idle again.
         assert_eq!(f.read(3_000_000, 0, 0, 16384), 3_000_000 + 50_000 + 10_000);
+    }
+
+    #[test]
+    fn with_read_priority_a_read_before_a_spent_operation_starts_goes_after_it() {
+        let mut f = suspending_array(1);
+        f.timing.suspend.read_priority = true;
+        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        f.program(0, BlockAddr { die: 0, block: 2 }, 0).unwrap();
+        // The first read comes while the first program's data crosses (until 60 µs) and uses its one
+        // suspension: sensed at 60 µs, it then waits for the channel behind the second program's data (120 µs).
+        assert_eq!(f.read(10_000, 0, 0, 16384), 120_000 + 10_000);
+        // The second comes in that window too: it is sensed after the first program, not after the queue.
+        assert_eq!(f.read(20_000, 0, 0, 16384), 1_060_000 + 50_000 + 10_000);
+        assert_eq!(f.die_free_at_ns(0), 2_060_000 + 50_000);
     }
 
     #[test]
