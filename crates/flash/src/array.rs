@@ -663,12 +663,19 @@ mod tests {
         assert_eq!(prio.suspensions(), 1);
     }
 
-    #[test]
-    fn with_read_priority_a_read_past_the_suspend_limit_goes_between_operations() {
-        let mut f = suspending_array(1);
+    /// An array with read priority, `per_op_max` suspensions per operation and
+    /// two programs queued on die 0: 0.06-1.06 ms and 1.06-2.06 ms.
+    fn two_programs_with_read_priority(per_op_max: u32) -> FlashArray {
+        let mut f = suspending_array(per_op_max);
         f.timing.suspend.read_priority = true;
         f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
-        f.program(0, BlockAddr { die: 0, block: 2 }, 0).unwrap();
+        assert_eq!(f.program(0, BlockAddr { die: 0, block: 2 }, 0).unwrap().done_ns, 2_060_000);
+        f
+    }
+
+    #[test]
+    fn with_read_priority_a_read_past_the_suspend_limit_goes_between_operations() {
+        let mut f = two_programs_with_read_priority(1);
         f.read(200_000, 0, 0, 16384);
         // The first program (now ending at 1.14 ms) allows no second suspension:
         // the read is sensed right after it, and only the second program waits for it.
@@ -681,10 +688,7 @@ mod tests {
 
     #[test]
     fn with_read_priority_a_read_before_a_spent_operation_starts_goes_after_it() {
-        let mut f = suspending_array(1);
-        f.timing.suspend.read_priority = true;
-        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
-        f.program(0, BlockAddr { die: 0, block: 2 }, 0).unwrap();
+        let mut f = two_programs_with_read_priority(1);
         // The first read comes while the first program's data crosses (until 60 µs) and uses its one
         // suspension: sensed at 60 µs, it then waits for the channel behind the second program's data (120 µs).
         assert_eq!(f.read(10_000, 0, 0, 16384), 120_000 + 10_000);
