@@ -74,11 +74,11 @@ struct RunArgs {
     /// Host machine whose I/O stack costs apply: seed000 (default), seed003 or zns-study.
     #[arg(long = "host-machine", default_value = "seed000")]
     host_machine: String,
-    /// ZINC: epoch at which a held reset or finish may go (e.g. 32ms).
-    #[arg(long = "zinc-epoch", default_value = "32ms")]
+    /// ZINC: epoch at which a held reset or finish may go (e.g. 64ms).
+    #[arg(long = "zinc-epoch", default_value = "64ms")]
     zinc_epoch: String,
     /// ZINC: release when fewer 8 KiB write units than this are in flight.
-    #[arg(long = "zinc-inflight", default_value_t = 2)]
+    #[arg(long = "zinc-inflight", default_value_t = 3)]
     zinc_inflight: u64,
     /// ZINC: release when more 8 KiB write units than this went since the last release.
     #[arg(long = "zinc-budget", default_value_t = 2000)]
@@ -170,7 +170,7 @@ fn host_config(opts: &RunArgs) -> Result<zonelab_host::HostConfig, UserError> {
     let epoch_ns = zonelab_device::options::parse_duration_ns(&opts.zinc_epoch)
         .ok()
         .filter(|&t| t > 0)
-        .ok_or_else(|| UserError(format!("--zinc-epoch '{}': use a positive time such as 32ms", opts.zinc_epoch)))?;
+        .ok_or_else(|| UserError(format!("--zinc-epoch '{}': use a positive time such as 64ms", opts.zinc_epoch)))?;
     let mut host = zonelab_host::HostConfig::machine(&opts.host_machine).ok_or_else(|| {
         UserError(format!(
             "--host-machine '{}': use one of {}",

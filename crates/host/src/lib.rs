@@ -13,4 +13,4 @@ pub mod zinc;
 
 pub use scheduler::{BlockLayer, Dispatch, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
 pub use stack::{EnginePerIo, HostConfig, StackCost, StackKind, HOST_MACHINES};
-pub use zinc::{ZincConfig, ZincGate};
+pub use zinc::{Held, ZincConfig, ZincGate};

@@ -8,7 +8,7 @@
 //! Reads, appends and zone management are not locked. `zinc` is
 //! mq-deadline whose zone resets and finishes wait in a [`ZincGate`].
 
-use crate::zinc::{ZincConfig, ZincGate};
+use crate::zinc::{Held, ZincConfig, ZincGate};
 use std::collections::{HashMap, VecDeque};
 
 /// The I/O scheduler of the block layer, as in `/sys/block/*/queue/scheduler`.
@@ -152,9 +152,12 @@ impl BlockLayer {
         self.gate.as_ref().map(|g| g.config().epoch_ns)
     }
 
-    /// ZINC's epoch timer fired: a held command may go to the device.
+    /// ZINC's epoch timer fired: held commands may go to the device.
     pub fn epoch(&mut self, out: &mut Vec<Dispatch>) {
-        if let Some(pending) = self.gate.as_mut().and_then(ZincGate::epoch) {
+        let Some(gate) = self.gate.as_mut() else { return };
+        let mut released = Vec::new();
+        gate.epoch(&mut released);
+        for pending in released {
             out.push(self.dispatch(pending));
         }
     }
@@ -176,9 +179,10 @@ impl BlockLayer {
         let mut pending =
             Pending { op: Some(request.op), slba: request.slba, nlb: request.nlb, locked_zone: zone, tags: Vec::new() };
         pending.tags.push(request.tag);
-        let management = matches!(request.op, RequestOp::ZoneReset | RequestOp::ZoneFinish);
-        if let (true, Some(gate)) = (management, self.gate.as_mut()) {
-            gate.hold(pending);
+        if let (Some(kind), Some(gate)) = (held_kind(request.op), self.gate.as_mut()) {
+            if let Some(pending) = gate.hold(kind, pending) {
+                out.push(self.dispatch(pending));
+            }
             return;
         }
         let Some(zone) = zone else {
@@ -210,13 +214,24 @@ impl BlockLayer {
     pub fn complete(&mut self, id: u32, tags: &mut Vec<u64>, out: &mut Vec<Dispatch>) {
         let slot = &mut self.slots[id as usize];
         let op = slot.op.take().expect("completion of a request that is not at the device");
-        if let (RequestOp::Write | RequestOp::Append, Some(gate)) = (op, self.gate.as_mut()) {
-            gate.write_completed(u64::from(slot.nlb) * self.lba_bytes);
-        }
+        let nlb = slot.nlb;
         tags.extend_from_slice(&slot.tags);
         slot.tags.clear();
         let zone = slot.locked_zone;
         self.free_slots.push(id);
+        if let Some(gate) = self.gate.as_mut() {
+            let released = match (op, held_kind(op)) {
+                (RequestOp::Write | RequestOp::Append, _) => {
+                    gate.write_completed(u64::from(nlb) * self.lba_bytes);
+                    None
+                }
+                (_, Some(kind)) => gate.management_completed(kind),
+                _ => None,
+            };
+            if let Some(pending) = released {
+                out.push(self.dispatch(pending));
+            }
+        }
         let Some(zone) = zone else { return };
         let queue = self.locked_zones.get_mut(&zone).expect("a locked zone has a queue");
         match queue.pop_front() {
@@ -263,6 +278,15 @@ impl BlockLayer {
             }
         };
         Dispatch { id, ..dispatch }
+    }
+}
+
+/// The queue ZINC holds `op` in, if it holds it.
+fn held_kind(op: RequestOp) -> Option<Held> {
+    match op {
+        RequestOp::ZoneReset => Some(Held::Reset),
+        RequestOp::ZoneFinish => Some(Held::Finish),
+        RequestOp::Read | RequestOp::Write | RequestOp::Append => None,
     }
 }
 

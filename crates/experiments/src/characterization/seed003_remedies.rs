@@ -186,8 +186,9 @@ pub fn zinc(scale: Scale) -> Result<Outcome> {
             56.9,
             zinc_cut,
             completed,
-            "a second way resets cost writers that holding resets back cannot avoid (in the model they cost writers \
-             only through turns on the FTL core, which ZINC's holding removes)",
+            "resets held back from a different writer count than on the drive (ZINC lets a reset go at once while \
+             fewer than 3 write units are in flight; the ZN540 data show holding from 4 writers on), or a reset cost \
+             to writers that holding cannot remove",
         ),
     ];
     let series = vec![
