@@ -111,7 +111,8 @@ pub struct Background {
 /// Reads `text`; an error says what is not understood.
 pub fn parse(text: &str) -> Result<Background> {
     let mut out = Background::default();
-    let mut parts: Vec<&str> = text.split(';').map(str::trim).filter(|p| !p.is_empty()).collect();
+    // Parts keep their places: "; reset job at 50% intensity" is a management row's own throttle alone.
+    let mut parts: Vec<&str> = text.split(';').map(str::trim).collect();
     if let Some(first) = parts.first().copied() {
         if let Some(rest) = first.strip_prefix("zinc") {
             if rest.contains("holds") {
@@ -126,11 +127,16 @@ pub fn parse(text: &str) -> Result<Background> {
             }
         }
     }
+    while parts.last() == Some(&"") {
+        parts.pop();
+    }
     match parts.as_slice() {
         [] => {}
         [one] => out.other = Some(job(one)?),
         [io, own] => {
-            out.other = Some(job(io)?);
+            if !io.is_empty() {
+                out.other = Some(job(io)?);
+            }
             let own = own
                 .strip_suffix(" job unthrottled")
                 .map(|k| format!("{k} unthrottled"))
@@ -256,6 +262,10 @@ mod tests {
         let b = parse("write 8KiB QD1 x1 jobs; softfinish chunk=4KiB job at 50% intensity").unwrap();
         let kind = Mgmt::SoftFinish { chunk_bytes: 4096 };
         assert_eq!(b.own, Some(Job::Mgmt { kind, throttle: Intensity(50.0) }));
+        let alone = parse("; reset job at 50% intensity").unwrap();
+        assert_eq!(alone.other, None, "nothing beside the management job");
+        assert_eq!(alone.own, Some(Job::Mgmt { kind: Mgmt::Reset, throttle: Intensity(50.0) }));
+        assert_eq!(parse("randread 8KiB QD16;").unwrap().other, io(IoOp::RandRead, 8192, 16, 1, Unthrottled));
     }
 
     #[test]
