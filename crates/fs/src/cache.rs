@@ -2,7 +2,8 @@
 //! in least-recently-used order. Contents live in the file system's model;
 //! the cache decides what must be read from or written to the device.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// A page the cache can hold: a block of a file or directory, or a node block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -21,25 +22,54 @@ pub enum PageKey {
     },
 }
 
+impl PageKey {
+    /// The key as one word, for a compact page table: inode numbers and node
+    /// ids stay below 2^31 and file blocks below 2^32 (16 TiB files).
+    fn word(self) -> u64 {
+        match self {
+            PageKey::Data { ino, idx } => {
+                assert!(ino < 1 << 31 && idx < 1 << 32, "a page key within the table's range");
+                u64::from(ino) << 32 | idx
+            }
+            PageKey::Node { nid } => 1 << 63 | u64::from(nid),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Page {
-    dirty: bool,
     /// Last use (LRU order).
     stamp: u64,
-    /// When it became dirty (write-back order).
+    /// When it became dirty (write-back order); 0 while clean (stamps start at 1).
     dirtied: u64,
+}
+
+impl Page {
+    fn is_dirty(&self) -> bool {
+        self.dirtied != 0
+    }
 }
 
 /// The page cache: held pages, clean ones in LRU order for eviction, dirty
 /// ones in the order they were dirtied for write-back.
+///
+/// The LRU order is a queue with lazy deletion: a page that is used again,
+/// dirtied or dropped leaves its old entry behind, and an entry counts only
+/// while it still matches its page's stamp. At paper scale the cache holds half a
+/// million pages and ordered maps with a removal per use dominated the run time.
 pub struct PageCache {
     capacity_pages: usize,
-    pages: HashMap<PageKey, Page>,
-    /// Clean pages by last use.
-    lru: BTreeMap<u64, PageKey>,
+    pages: FxHashMap<u64, Page>,
+    /// Clean pages by last use, oldest first (stamps rise along the queue).
+    lru: VecDeque<(u64, u64)>,
+    /// Pages cleaned by write-back rejoin the LRU order at their last use,
+    /// which is older than the clock: they wait here, by stamp.
+    lru_cleaned: BTreeMap<u64, u64>,
+    /// Dirty pages by the time they became dirty (write-back takes the
+    /// oldest first, so removals are near the front).
     dirty_order: BTreeMap<u64, PageKey>,
     /// Dirty pages by key (a file's dirty pages are one range).
-    dirty_keys: std::collections::BTreeSet<PageKey>,
+    dirty_keys: BTreeSet<PageKey>,
     clock: u64,
     /// Touches that found the page held.
     pub hits: u64,
@@ -53,10 +83,11 @@ impl PageCache {
         assert!(capacity_pages >= 16, "a page cache of at least 16 pages");
         Self {
             capacity_pages,
-            pages: HashMap::new(),
-            lru: BTreeMap::new(),
+            pages: FxHashMap::default(),
+            lru: VecDeque::new(),
+            lru_cleaned: BTreeMap::new(),
             dirty_order: BTreeMap::new(),
-            dirty_keys: Default::default(),
+            dirty_keys: BTreeSet::new(),
             clock: 0,
             hits: 0,
             misses: 0,
@@ -81,26 +112,26 @@ impl PageCache {
     }
     /// Whether `key`'s page is held.
     pub fn contains(&self, key: PageKey) -> bool {
-        self.pages.contains_key(&key)
+        self.pages.contains_key(&key.word())
     }
     /// Whether `key`'s page is held and dirty.
     pub fn is_dirty(&self, key: PageKey) -> bool {
-        self.pages.get(&key).is_some_and(|p| p.dirty)
+        self.pages.get(&key.word()).is_some_and(Page::is_dirty)
     }
 
     /// Uses a page: true on a hit. A miss is not inserted (see [`Self::insert`]).
     pub fn touch(&mut self, key: PageKey) -> bool {
         self.clock += 1;
-        let Some(p) = self.pages.get_mut(&key) else {
+        let Some(p) = self.pages.get_mut(&key.word()) else {
             self.misses += 1;
             return false;
         };
         self.hits += 1;
-        if !p.dirty {
-            self.lru.remove(&p.stamp);
-            self.lru.insert(self.clock, key);
-        }
         p.stamp = self.clock;
+        if !p.is_dirty() {
+            self.lru.push_back((self.clock, key.word()));
+            self.compact_lru();
+        }
         true
     }
 
@@ -109,40 +140,38 @@ impl PageCache {
     pub fn insert(&mut self, key: PageKey, dirty: bool) {
         self.clock += 1;
         let stamp = self.clock;
-        let page = self.pages.entry(key).or_insert(Page { dirty: false, stamp, dirtied: 0 });
-        self.lru.remove(&page.stamp);
+        let page = self.pages.entry(key.word()).or_insert(Page { stamp, dirtied: 0 });
         page.stamp = stamp;
-        if dirty && !page.dirty {
-            page.dirty = true;
+        if dirty && !page.is_dirty() {
             page.dirtied = stamp;
             self.dirty_order.insert(stamp, key);
             self.dirty_keys.insert(key);
         }
-        if !page.dirty {
-            self.lru.insert(stamp, key);
+        if !page.is_dirty() {
+            self.lru.push_back((stamp, key.word()));
+            self.compact_lru();
         }
     }
 
     /// The page was written back: it stays cached, clean.
     pub fn mark_clean(&mut self, key: PageKey) {
-        if let Some(p) = self.pages.get_mut(&key) {
-            if p.dirty {
-                p.dirty = false;
+        if let Some(p) = self.pages.get_mut(&key.word()) {
+            if p.is_dirty() {
                 self.dirty_order.remove(&p.dirtied);
+                p.dirtied = 0;
+                self.lru_cleaned.insert(p.stamp, key.word());
                 self.dirty_keys.remove(&key);
-                self.lru.insert(p.stamp, key);
+                self.compact_lru();
             }
         }
     }
 
     /// Drops `key`'s page, dirty or not: its block was freed with its file.
     pub fn remove(&mut self, key: PageKey) {
-        if let Some(p) = self.pages.remove(&key) {
-            if p.dirty {
+        if let Some(p) = self.pages.remove(&key.word()) {
+            if p.is_dirty() {
                 self.dirty_order.remove(&p.dirtied);
                 self.dirty_keys.remove(&key);
-            } else {
-                self.lru.remove(&p.stamp);
             }
         }
     }
@@ -151,11 +180,19 @@ impl PageCache {
     /// false if dirty pages stand in the way.
     pub fn evict_clean(&mut self, room: usize) -> bool {
         while self.pages.len() + room > self.capacity_pages {
-            let Some((_, key)) = self.lru.pop_first() else {
-                return false;
+            let clock_first = self.lru.front().map(|&(stamp, _)| stamp);
+            let cleaned_first = self.lru_cleaned.first_key_value().map(|(&stamp, _)| stamp);
+            let (stamp, key) = match (clock_first, cleaned_first) {
+                (None, None) => return false,
+                (Some(a), Some(b)) if b < a => self.lru_cleaned.pop_first().expect("a first entry"),
+                (None, Some(_)) => self.lru_cleaned.pop_first().expect("a first entry"),
+                _ => self.lru.pop_front().expect("a front entry"),
             };
-            self.pages.remove(&key);
+            if self.is_clean_at(key, stamp) {
+                self.pages.remove(&key);
+            }
         }
+        debug_assert!(self.dirty_order.len() <= self.pages.len());
         true
     }
 
@@ -173,6 +210,25 @@ impl PageCache {
     /// Every dirty page matching `pred`.
     pub fn dirty_matching(&self, pred: impl Fn(&PageKey) -> bool) -> Vec<PageKey> {
         self.dirty_order.values().filter(|k| pred(k)).copied().collect()
+    }
+
+    /// Whether the LRU entry (`stamp`, `key`) is current.
+    fn is_clean_at(&self, key: u64, stamp: u64) -> bool {
+        self.pages.get(&key).is_some_and(|p| !p.is_dirty() && p.stamp == stamp)
+    }
+
+    /// Drops the stale LRU entries once they outnumber the clean pages (the
+    /// queues' order is kept, so eviction is unchanged).
+    fn compact_lru(&mut self) {
+        let clean = self.pages.len() - self.dirty_order.len();
+        if self.lru.len() + self.lru_cleaned.len() <= 2 * clean + 64 {
+            return;
+        }
+        let pages = &self.pages;
+        let current = |stamp: u64, key: u64| pages.get(&key).is_some_and(|p| !p.is_dirty() && p.stamp == stamp);
+        self.lru.retain(|&(stamp, key)| current(stamp, key));
+        self.lru_cleaned.retain(|&stamp, &mut key| current(stamp, key));
+        debug_assert_eq!(self.lru.len() + self.lru_cleaned.len(), clean);
     }
 }
 
@@ -195,5 +251,86 @@ mod tests {
         c.mark_clean(PageKey::Node { nid: 0 });
         assert_eq!(c.dirty_pages(), 1);
         assert!(!c.touch(PageKey::Node { nid: 99 }));
+    }
+
+    /// The cache as ordered maps, with no lazy entries: the reference the
+    /// queues must agree with.
+    #[derive(Default)]
+    struct Model {
+        /// key -> (dirty, last use, dirtied)
+        pages: BTreeMap<PageKey, (bool, u64, u64)>,
+        clock: u64,
+    }
+
+    impl Model {
+        fn touch(&mut self, key: PageKey) -> bool {
+            self.clock += 1;
+            self.pages.get_mut(&key).map(|p| p.1 = self.clock).is_some()
+        }
+        fn insert(&mut self, key: PageKey, dirty: bool) {
+            self.clock += 1;
+            let p = self.pages.entry(key).or_insert((false, 0, 0));
+            p.1 = self.clock;
+            if dirty && !p.0 {
+                *p = (true, self.clock, self.clock);
+            }
+        }
+        fn evict_clean(&mut self, capacity: usize, room: usize) -> bool {
+            while self.pages.len() + room > capacity {
+                let oldest = self.pages.iter().filter(|(_, p)| !p.0).min_by_key(|(_, p)| p.1).map(|(k, _)| *k);
+                let Some(key) = oldest else { return false };
+                self.pages.remove(&key);
+            }
+            true
+        }
+        fn dirty_in_order(&self) -> Vec<PageKey> {
+            let mut dirty: Vec<_> = self.pages.iter().filter(|(_, p)| p.0).map(|(k, p)| (p.2, *k)).collect();
+            dirty.sort();
+            dirty.into_iter().map(|(_, k)| k).collect()
+        }
+    }
+
+    fn key_of(k: u8) -> PageKey {
+        if k < 24 {
+            PageKey::Node { nid: u32::from(k) }
+        } else {
+            PageKey::Data { ino: u32::from(k % 3), idx: u64::from(k) }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lazy_queues_evict_and_write_back_as_ordered_maps_do(
+            ops in proptest::collection::vec((0u8..6, 0u8..48, 0usize..4), 1..3000)
+        ) {
+            const CAPACITY: usize = 24;
+            let (mut cache, mut model) = (PageCache::new(CAPACITY), Model::default());
+            for (op, k, room) in ops {
+                let key = key_of(k);
+                match op {
+                    0 => proptest::prop_assert_eq!(cache.touch(key), model.touch(key)),
+                    1 | 2 => {
+                        cache.insert(key, op == 2);
+                        model.insert(key, op == 2);
+                    }
+                    3 => {
+                        cache.mark_clean(key);
+                        if let Some(p) = model.pages.get_mut(&key) {
+                            p.0 = false;
+                        }
+                    }
+                    4 => {
+                        cache.remove(key);
+                        model.pages.remove(&key);
+                    }
+                    _ => proptest::prop_assert_eq!(cache.evict_clean(room), model.evict_clean(CAPACITY, room)),
+                }
+                proptest::prop_assert_eq!(cache.len(), model.pages.len());
+                proptest::prop_assert_eq!(cache.oldest_dirty(usize::MAX), model.dirty_in_order());
+                for k in 0..48 {
+                    proptest::prop_assert_eq!(cache.contains(key_of(k)), model.pages.contains_key(&key_of(k)));
+                }
+            }
+        }
     }
 }

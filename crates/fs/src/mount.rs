@@ -148,8 +148,10 @@ fn load_nodes<D: ZonedDevice>(fs: &mut FsState<D>, now_ns: Nanos) -> Result<Nano
 
 fn load_dirs<D: ZonedDevice>(fs: &mut FsState<D>, now_ns: Nanos) -> Result<Nanos, FsError> {
     let mut t = now_ns;
-    let dirs: Vec<u32> =
+    let mut dirs: Vec<u32> =
         fs.nodes.values().filter(|n| n.inode().is_some_and(|i| i.kind == FileKind::Dir)).map(|n| n.nid).collect();
+    // In nid order: the map's order is arbitrary and the reads' order moves the device's timing.
+    dirs.sort_unstable();
     for ino in dirs {
         let mut dir = Dir::default();
         for blk in 0..fs.size_blocks(ino).unwrap_or(0) {

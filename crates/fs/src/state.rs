@@ -17,7 +17,8 @@ use crate::io::{Io, Traffic};
 use crate::layout::*;
 use crate::pack::{check_checkpoint_fits, CpState, NAT_ENTRIES_PER_BLOCK};
 use crate::sit::{Bitmap, LogType, Sit};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::{BTreeSet, HashMap};
 use zonelab_device::{CmdResult, Command, Device, MappingInfo, ZonedDevice};
 use zonelab_sim::{Nanos, ServerPool};
 
@@ -150,21 +151,21 @@ pub struct FsState<D: ZonedDevice = Device> {
     pub(crate) nat: Vec<u32>,
     /// NAT blocks changed since the checkpoint.
     pub(crate) nat_dirty: BTreeSet<u32>,
-    pub(crate) nodes: HashMap<u32, Node>,
+    pub(crate) nodes: FxHashMap<u32, Node>,
     pub(crate) free_nids: Vec<u32>,
     /// Freed since the checkpoint: reusable after the next one.
     pub(crate) freed_nids: Vec<u32>,
-    pub(crate) dirs: HashMap<u32, Dir>,
+    pub(crate) dirs: FxHashMap<u32, Dir>,
     /// File contents: a version stamp per block.
-    pub(crate) tags: HashMap<u32, Vec<u64>>,
+    pub(crate) tags: FxHashMap<u32, Vec<u64>>,
     pub(crate) owner: Vec<Owner>,
     pub(crate) sit: Sit,
     pub(crate) logs: Vec<Log>,
     pub(crate) cache: PageCache,
     /// Nodes written since the checkpoint without an fsync mark.
-    pub(crate) unsynced: HashSet<u32>,
+    pub(crate) unsynced: FxHashSet<u32>,
     /// Dirty data pages being moved by compaction (to the cold data log).
-    pub(crate) relocating: HashSet<PageKey>,
+    pub(crate) relocating: FxHashSet<PageKey>,
     /// Latest completion of any write or copy issued.
     pub(crate) inflight_ns: Nanos,
     pub(crate) cp: CpState,
@@ -218,16 +219,16 @@ impl<D: ZonedDevice> FsState<D> {
             mapping,
             nat: vec![NULL_ADDR; 2],
             nat_dirty: BTreeSet::new(),
-            nodes: HashMap::new(),
+            nodes: FxHashMap::default(),
             free_nids: Vec::new(),
             freed_nids: Vec::new(),
-            dirs: HashMap::new(),
-            tags: HashMap::new(),
+            dirs: FxHashMap::default(),
+            tags: FxHashMap::default(),
             owner: vec![Owner::Free; main_blocks],
             sit: Sit::new(segs, zone_blocks),
             logs: Vec::new(),
-            unsynced: HashSet::new(),
-            relocating: HashSet::new(),
+            unsynced: FxHashSet::default(),
+            relocating: FxHashSet::default(),
             inflight_ns: 0,
             cp: Default::default(),
             hsr,
