@@ -214,7 +214,7 @@ impl PageCache {
 
     /// Whether the LRU entry (`stamp`, `key`) is current.
     fn is_clean_at(&self, key: u64, stamp: u64) -> bool {
-        self.pages.get(&key).is_some_and(|p| !p.is_dirty() && p.stamp == stamp)
+        is_clean_at(&self.pages, key, stamp)
     }
 
     /// Drops the stale LRU entries once they outnumber the clean pages (the
@@ -225,11 +225,14 @@ impl PageCache {
             return;
         }
         let pages = &self.pages;
-        let current = |stamp: u64, key: u64| pages.get(&key).is_some_and(|p| !p.is_dirty() && p.stamp == stamp);
-        self.lru.retain(|&(stamp, key)| current(stamp, key));
-        self.lru_cleaned.retain(|&stamp, &mut key| current(stamp, key));
+        self.lru.retain(|&(stamp, key)| is_clean_at(pages, key, stamp));
+        self.lru_cleaned.retain(|&stamp, &mut key| is_clean_at(pages, key, stamp));
         debug_assert_eq!(self.lru.len() + self.lru_cleaned.len(), clean);
     }
+}
+
+fn is_clean_at(pages: &FxHashMap<u64, Page>, key: u64, stamp: u64) -> bool {
+    pages.get(&key).is_some_and(|p| !p.is_dirty() && p.stamp == stamp)
 }
 
 #[cfg(test)]
