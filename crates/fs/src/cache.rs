@@ -188,7 +188,7 @@ impl PageCache {
                 (None, Some(_)) => self.lru_cleaned.pop_first().expect("a first entry"),
                 _ => self.lru.pop_front().expect("a front entry"),
             };
-            if self.is_clean_at(key, stamp) {
+            if is_clean_at(&self.pages, key, stamp) {
                 self.pages.remove(&key);
             }
         }
@@ -212,11 +212,6 @@ impl PageCache {
         self.dirty_order.values().filter(|k| pred(k)).copied().collect()
     }
 
-    /// Whether the LRU entry (`stamp`, `key`) is current.
-    fn is_clean_at(&self, key: u64, stamp: u64) -> bool {
-        is_clean_at(&self.pages, key, stamp)
-    }
-
     /// Drops the stale LRU entries once they outnumber the clean pages (the
     /// queues' order is kept, so eviction is unchanged).
     fn compact_lru(&mut self) {
@@ -231,6 +226,7 @@ impl PageCache {
     }
 }
 
+/// Whether the LRU entry (`stamp`, `key`) is current.
 fn is_clean_at(pages: &FxHashMap<u64, Page>, key: u64, stamp: u64) -> bool {
     pages.get(&key).is_some_and(|p| !p.is_dirty() && p.stamp == stamp)
 }
