@@ -66,7 +66,7 @@ pub struct FsBenchArgs {
     /// (SIT and NAT) fits one zone (about 1000 zones).
     #[arg(long, default_value = "2g")]
     fs_size: String,
-    /// Data set over the user blocks of the file system.
+    /// Used blocks over the user blocks of the file system, as `df` reports it on F2FS: file data and node blocks.
     #[arg(long, default_value_t = 0.9)]
     utilization: f64,
     /// Bytes the workload writes in the measured part: at most 16 times --fs-size.

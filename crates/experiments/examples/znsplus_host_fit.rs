@@ -1,6 +1,8 @@
 //! Table 4 of seed 002 (fileserver MB/s by medium and copy scheme) for given
 //! host costs, to fit `zonelab_fs::HostCosts` against the paper's numbers:
-//! `cargo run --release --example znsplus_host_fit -- REQUEST_NS PAGE_NS SYSCALL_NS GC_BLOCK_NS [NAMESPACE_NS]`.
+//! `cargo run --release --example znsplus_host_fit -- [--quick] REQUEST_NS PAGE_NS SYSCALL_NS GC_BLOCK_NS`:
+//! at the paper's scale (16 GiB, as `reproduce znsplus` runs), or with
+//! `--quick` at the smaller one.
 
 use zonelab_device::Device;
 use zonelab_experiments::znsplus::{device_config, fs_config, RunSpec, Scale};
@@ -11,8 +13,15 @@ use zonelab_workload::fsbench::{self, FsBenchConfig, FsWorkload};
 const PAPER: [[f64; 3]; 3] = [[79.5, 113.4, 96.5], [84.5, 154.6, 148.0], [104.0, 218.9, 242.4]];
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).map(|a| a.parse().expect("nanoseconds")).collect();
-    assert!(args.len() >= 4, "usage: REQUEST_NS PAGE_NS SYSCALL_NS GC_BLOCK_NS");
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let scale = if args.first().is_some_and(|a| a == "--quick") {
+        args.remove(0);
+        Scale::QUICK
+    } else {
+        Scale::FULL
+    };
+    let args: Vec<u64> = args.iter().map(|a| a.parse().expect("nanoseconds")).collect();
+    assert!(args.len() >= 4, "usage: [--quick] REQUEST_NS PAGE_NS SYSCALL_NS GC_BLOCK_NS");
     let schemes = [Recycling::Zns, Recycling::IzcH, Recycling::IzcD];
     let cells: Vec<(usize, usize)> = (0..3).flat_map(|m| (0..3).map(move |s| (m, s))).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -22,7 +31,7 @@ fn main() {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&(m, s)) = cells.get(i) else { break };
-                let mut spec = RunSpec::new(FsWorkload::Fileserver, schemes[s], Scale::QUICK);
+                let mut spec = RunSpec::new(FsWorkload::Fileserver, schemes[s], scale);
                 spec.medium = ["tlc", "mlc", "znand"][m];
                 let mut cfg = fs_config(&spec);
                 (cfg.host.request_ns, cfg.host.page_ns, cfg.host.syscall_ns, cfg.host.gc_block_ns) =

@@ -110,6 +110,16 @@ pub enum Slot {
 /// Largest file, in blocks.
 pub const FILE_BLOCKS_MAX: u64 = (INODE_ADDRS + INODE_INDIRECT * NODE_NIDS * NODE_ADDRS) as u64;
 
+/// Node blocks a file of `blocks` data blocks holds: its inode, a direct
+/// node per `NODE_ADDRS` blocks past the inode's own addresses, and an
+/// indirect node per `NODE_NIDS` direct nodes. F2FS counts them as used
+/// blocks, so `df` (and a benchmark sized to a utilization) does too.
+pub fn file_node_blocks(blocks: u64) -> u64 {
+    assert!(blocks <= FILE_BLOCKS_MAX, "a file holds at most FILE_BLOCKS_MAX blocks");
+    let direct = blocks.saturating_sub(INODE_ADDRS as u64).div_ceil(NODE_ADDRS as u64);
+    1 + direct + direct.div_ceil(NODE_NIDS as u64)
+}
+
 /// Where the address of file block `idx` lives; panics past
 /// [`FILE_BLOCKS_MAX`].
 pub fn slot_of(idx: u64) -> Slot {
@@ -354,6 +364,20 @@ pub fn decode_dentries(buf: &[u8]) -> Option<Vec<Option<(String, u32)>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_blocks_follow_the_address_tree() {
+        assert_eq!(file_node_blocks(0), 1);
+        assert_eq!(file_node_blocks(INODE_ADDRS as u64), 1);
+        // One block past the inode needs a direct node and its indirect node.
+        assert_eq!(file_node_blocks(INODE_ADDRS as u64 + 1), 3);
+        assert_eq!(file_node_blocks((INODE_ADDRS + NODE_ADDRS) as u64 + 1), 4);
+        let direct = (INODE_INDIRECT * NODE_NIDS) as u64;
+        assert_eq!(file_node_blocks(FILE_BLOCKS_MAX), 1 + direct + INODE_INDIRECT as u64);
+        // Every slot_of position up to the largest file is covered by those nodes.
+        let Slot::Direct { indirect, direct, .. } = slot_of(FILE_BLOCKS_MAX - 1) else { panic!("past the inode") };
+        assert_eq!((indirect + 1, direct + 1), (INODE_INDIRECT, NODE_NIDS));
+    }
 
     #[test]
     fn nodes_round_trip() {

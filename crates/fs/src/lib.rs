@@ -41,4 +41,4 @@ pub use config::{FsConfig, HostCosts, Recycling, VictimPolicy};
 pub use fs::{CompactionRecord, Fs, FsError, FsStats};
 pub use fsck::{FsckError, FsckReport};
 pub use io::Traffic;
-pub use layout::{FileKind, ROOT_INO};
+pub use layout::{file_node_blocks, FileKind, FILE_BLOCKS_MAX, ROOT_INO};

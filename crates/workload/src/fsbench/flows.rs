@@ -4,7 +4,7 @@ use super::pool::BufferPool;
 use super::{FsBenchConfig, FsWorkload, Thread};
 use crate::fio::distribution::OffsetGenerator;
 use crate::fio::job::Distribution;
-use zonelab_fs::{FileKind, Fs, FsError, ROOT_INO};
+use zonelab_fs::{file_node_blocks, FileKind, Fs, FsError, FILE_BLOCKS_MAX, ROOT_INO};
 use zonelab_sim::{Nanos, SimRng};
 
 /// What one step of a thread did.
@@ -76,10 +76,14 @@ impl FileSet {
             _ => (0, 1),
         };
         // Appends grow files until they are deleted: at steady state a file
-        // holds about one mean append more than it was created with.
+        // holds about one mean append more than it was created with. The
+        // utilization is F2FS's `df` figure, which counts node blocks as used:
+        // varmail's one inode per 11 data blocks is 8% of its data set.
         let steady_blocks = file_blocks + MEAN_APPEND_BLOCKS;
-        let slots = if file_blocks == 0 { 0 } else { (data / steady_blocks) * 10 / 9 };
-        let db_pages = data.saturating_sub(LOG_BLOCKS) / PAGE_BLOCKS;
+        let file_used = steady_blocks + file_node_blocks(steady_blocks);
+        let slots = if file_blocks == 0 { 0 } else { (data / file_used) * 10 / 9 };
+        let db_avail = data.saturating_sub(LOG_BLOCKS + file_node_blocks(LOG_BLOCKS)).min(FILE_BLOCKS_MAX);
+        let db_pages = db_avail.saturating_sub(file_node_blocks(db_avail)) / PAGE_BLOCKS;
         let pool = cfg.workload.is_oltp().then(|| BufferPool::new((db_pages / DB_PAGES_PER_POOL_PAGE).max(1) as usize));
         let ycsb = matches!(cfg.workload, FsWorkload::YcsbA | FsWorkload::YcsbF);
         let records = ycsb.then(|| {

@@ -80,7 +80,9 @@ impl FsWorkload {
 pub struct FsBenchConfig {
     /// Which workload.
     pub workload: FsWorkload,
-    /// Data set over the file system's user blocks ([`zonelab_fs::state::FsState::user_blocks`]).
+    /// Used blocks (file data and their node blocks, as F2FS counts them for
+    /// `df`) over the file system's user blocks
+    /// ([`zonelab_fs::state::FsState::user_blocks`]).
     pub utilization: f64,
     /// Simulated threads (filebench) or connections (OLTP).
     pub threads: u32,
