@@ -287,3 +287,20 @@ fn host_copy_read_phase_is_paced_by_the_host() {
         assert!(c.read_ns < (c.read_requests + 1) * request_ns + 1_000_000, "{c:?}");
     }
 }
+
+/// Seed 002 §4.1: compaction submits the moved blocks and goes on to the
+/// checkpoint, whose pack waits for them, so the wait for the copies is the
+/// checkpoint phase's. With free host work the write phase is only the
+/// submissions (no time) and every checkpoint outlasts its copies.
+#[test]
+fn the_checkpoint_phase_waits_for_the_copies() {
+    for recycling in [Recycling::Zns, Recycling::IzcH] {
+        let fs = churned(recycling, |h| (h.request_ns, h.page_ns, h.syscall_ns, h.gc_block_ns) = (0, 0, 0, 0));
+        let moving: Vec<_> = fs.stats.compactions.iter().filter(|c| c.valid_blocks > 0).collect();
+        assert!(!moving.is_empty(), "{}: overwrites must compact", recycling.name());
+        for c in moving {
+            assert_eq!(c.write_ns, 0, "{}: {c:?}", recycling.name());
+            assert!(c.checkpoint_ns > 0, "{}: {c:?}", recycling.name());
+        }
+    }
+}
