@@ -65,6 +65,10 @@ pub(super) struct FileSet {
     pool: Option<BufferPool>,
     /// YCSB: which record a request touches.
     records: Option<OffsetGenerator>,
+    /// Where the next pick of an existing file starts looking.
+    exist_rotor: u64,
+    /// Where the next pick of a missing file starts looking.
+    missing_rotor: u64,
 }
 
 impl FileSet {
@@ -104,6 +108,8 @@ impl FileSet {
             tag: 0,
             pool,
             records,
+            exist_rotor: 0,
+            missing_rotor: 0,
         }
     }
 
@@ -162,17 +168,19 @@ impl FileSet {
         Ok(op)
     }
 
-    /// A random slot holding a file (`want` true) or not.
-    fn pick(&self, rng: &mut SimRng, want: bool) -> Option<u64> {
+    /// The next slot holding a file (`want` true) or not, as filebench's
+    /// `fileset_pick` finds it: in rotation, from just past the slot the
+    /// same rotor picked last (one rotor for existing files, which delete,
+    /// append and read share, another for missing ones, which create takes),
+    /// wrapping at the end. Files die on the existing rotor's passes, not in
+    /// uniform random order, which ages the segments differently.
+    fn pick(&mut self, want: bool) -> Option<u64> {
         let n = self.files.len() as u64;
-        for _ in 0..64 {
-            let s = rng.below(n);
-            if self.files[s as usize].is_some() == want {
-                return Some(s);
-            }
-        }
-        let start = rng.below(n);
-        (0..n).map(|k| (start + k) % n).find(|&s| self.files[s as usize].is_some() == want)
+        let rotor = if want { &mut self.exist_rotor } else { &mut self.missing_rotor };
+        let start = *rotor % n.max(1);
+        let slot = (0..n).map(|k| (start + k) % n).find(|&s| self.files[s as usize].is_some() == want)?;
+        *rotor = slot + 1;
+        Some(slot)
     }
 
     /// Runs the thread's next step at `now_ns`.
@@ -189,25 +197,34 @@ impl FileSet {
     /// filebench fileserver: create and write whole, append, read whole, delete.
     fn fileserver(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
         match th.step % 4 {
-            0 => match self.pick(&mut th.rng, false) {
+            0 => match self.pick(false) {
                 Some(slot) => self.create_file(fs, now_ns, slot),
                 None => Ok(Op::new(now_ns + 1_000)),
             },
             1 => {
                 let n = 1 + th.rng.below(2 * MEAN_APPEND_BLOCKS);
-                self.append(fs, th, now_ns, n, false)
+                let slot = self.pick(true);
+                self.append(fs, now_ns, slot, n, false)
             }
-            2 => self.read_whole(fs, th, now_ns),
-            _ => self.delete(fs, th, now_ns),
+            2 => {
+                let slot = self.pick(true);
+                self.read_whole(fs, now_ns, slot)
+            }
+            _ => {
+                let op = self.delete(fs, now_ns)?;
+                // statfile: one more turn of the rotor.
+                self.pick(true);
+                Ok(op)
+            }
         }
     }
 
     /// filebench varmail: delete; create, append, fsync; read; append, fsync; read.
     fn varmail(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
         match th.step % 5 {
-            0 => self.delete(fs, th, now_ns),
+            0 => self.delete(fs, now_ns),
             1 => {
-                let Some(slot) = self.pick(&mut th.rng, false) else {
+                let Some(slot) = self.pick(false) else {
                     return Ok(Op::new(now_ns + 1_000));
                 };
                 let mut op = self.create_file(fs, now_ns, slot)?;
@@ -216,16 +233,27 @@ impl FileSet {
                 op.fsync = true;
                 Ok(op)
             }
-            2 | 4 => self.read_whole(fs, th, now_ns),
-            _ => {
+            // openfile3 picks the file that readwholefile3 reads and
+            // appendfilerand3 then appends to.
+            2 => {
+                th.open_slot = self.pick(true);
+                self.read_whole(fs, now_ns, th.open_slot)
+            }
+            3 => {
                 let n = 1 + th.rng.below(2 * MEAN_APPEND_BLOCKS);
-                self.append(fs, th, now_ns, n, true)
+                let opened = th.open_slot.take().filter(|&s| self.files[s as usize].is_some());
+                let slot = opened.or_else(|| self.pick(true));
+                self.append(fs, now_ns, slot, n, true)
+            }
+            _ => {
+                let slot = self.pick(true);
+                self.read_whole(fs, now_ns, slot)
             }
         }
     }
 
-    fn append(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos, n: u64, fsync: bool) -> Result<Op, FsError> {
-        let Some(slot) = self.pick(&mut th.rng, true) else {
+    fn append(&mut self, fs: &mut Fs, now_ns: Nanos, slot: Option<u64>, n: u64, fsync: bool) -> Result<Op, FsError> {
+        let Some(slot) = slot else {
             return Ok(Op::new(now_ns + 1_000));
         };
         let ino = self.files[slot as usize].expect("picked a file");
@@ -238,8 +266,8 @@ impl FileSet {
         Ok(Op { done_ns: t, read_blocks: 0, write_blocks: n, fsync, more: false })
     }
 
-    fn read_whole(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
-        let Some(slot) = self.pick(&mut th.rng, true) else {
+    fn read_whole(&mut self, fs: &mut Fs, now_ns: Nanos, slot: Option<u64>) -> Result<Op, FsError> {
+        let Some(slot) = slot else {
             return Ok(Op::new(now_ns + 1_000));
         };
         let ino = self.files[slot as usize].expect("picked a file");
@@ -249,8 +277,8 @@ impl FileSet {
         Ok(op)
     }
 
-    fn delete(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
-        let Some(slot) = self.pick(&mut th.rng, true) else {
+    fn delete(&mut self, fs: &mut Fs, now_ns: Nanos) -> Result<Op, FsError> {
+        let Some(slot) = self.pick(true) else {
             return Ok(Op::new(now_ns + 1_000));
         };
         let (dir, name) = self.dir_and_name(slot);
@@ -355,7 +383,7 @@ mod tests {
         let fs = Fs::mkfs(dev, FsConfig::new(Recycling::Zns)).unwrap();
         let cfg = FsBenchConfig::new(workload);
         let set = FileSet::new(&fs, &cfg, &mut SimRng::new(7));
-        let th = Thread { ready_ns: 0, step: 0, rng: SimRng::new(8), op_start_ns: 0, txn: None };
+        let th = Thread { ready_ns: 0, step: 0, rng: SimRng::new(8), op_start_ns: 0, txn: None, open_slot: None };
         (fs, set, th)
     }
 
@@ -400,5 +428,25 @@ mod tests {
             }
         }
         assert!((400..600).contains(&rmw), "{rmw}");
+    }
+
+    /// filebench's `fileset_pick`: each rotor takes the next slot in the
+    /// state it wants after the one it took last, and wraps.
+    #[test]
+    fn picks_rotate_over_the_slots_as_filebench_does() {
+        let (_fs, mut set, _th) = file_set(FsWorkload::Varmail);
+        set.files = vec![Some(1), None, Some(2), Some(3), None];
+        let existing: Vec<_> = (0..4).map(|_| set.pick(true)).collect();
+        assert_eq!(existing, [Some(0), Some(2), Some(3), Some(0)]);
+        let missing: Vec<_> = (0..3).map(|_| set.pick(false)).collect();
+        assert_eq!(missing, [Some(1), Some(4), Some(1)]);
+        // A slot emptied behind the rotor is skipped until the rotor comes round.
+        set.files[2] = None;
+        assert_eq!(set.pick(true), Some(3));
+        assert_eq!(set.pick(true), Some(0));
+        set.files = vec![None; 3];
+        assert_eq!(set.pick(true), None);
+        set.files.clear();
+        assert_eq!(set.pick(false), None);
     }
 }

@@ -200,6 +200,8 @@ struct Thread {
     /// Start of the operation in progress (for its latency).
     op_start_ns: Nanos,
     txn: Option<flows::Txn>,
+    /// The file slot an open of the flow picked for the steps that follow.
+    open_slot: Option<u64>,
 }
 
 /// Most bytes a run may write, in multiples of the file system's size: the
@@ -287,6 +289,7 @@ pub fn run_with_progress(
             rng: SimRng::fork(cfg.seed, u64::from(i) + 1),
             op_start_ns: t0 + u64::from(i),
             txn: None,
+            open_slot: None,
         })
         .collect();
     let heap = threads.iter().enumerate().map(|(i, t)| Reverse((t.ready_ns, i as u32))).collect();
