@@ -54,7 +54,7 @@ pub enum VictimPolicy {
 /// work on one of `cpus` cores; the defaults are seed 002's FEMU guest
 /// (four vCPUs, Linux 4.10, F2FS), fitted against the paper's Table 4
 /// (fileserver MB/s on TLC, MLC and ZNAND under ZNS, IZC-H and IZC-D: all
-/// nine cells within 9% at the paper's 16 GiB scale; the example
+/// nine cells within 23% at the paper's 16 GiB scale; the example
 /// `znsplus_host_fit` of `zonelab-experiments` reruns the fit for other
 /// values).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +81,7 @@ pub struct HostCosts {
 
 impl Default for HostCosts {
     fn default() -> Self {
-        Self { request_ns: 13_600, page_ns: 2_550, syscall_ns: 10_200, gc_block_ns: 9 * US, cpus: 4 }
+        Self { request_ns: 24 * US, page_ns: 3 * US, syscall_ns: 12 * US, gc_block_ns: 16 * US, cpus: 4 }
     }
 }
 
