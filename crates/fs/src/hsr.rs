@@ -20,6 +20,8 @@ pub struct Hsr {
     copy_block_ns: f64,
     /// Host write of one block.
     write_block_ns: f64,
+    /// The compaction path's host work per valid block (the walk).
+    walk_block_ns: f64,
 }
 
 /// f_plugging(N) over the on-demand copy cost (seed 002 §3.3.2).
@@ -38,7 +40,15 @@ impl Hsr {
         let copy = (c.flash_timing.read_ns as f64 + 2.0 * dma + c.flash_timing.program_ns as f64) / parallel;
         let link = transfer_ns(l.lba_bytes, c.link.bytes_per_s()) as f64;
         let write = (c.flash_timing.program_ns as f64 + dma) / parallel + link + host.page_ns as f64;
-        Self { alpha: 0.2, beta: 0.5, sc_requested: false, copy_block_ns: copy, write_block_ns: write }
+        let walk = host.gc_block_ns as f64;
+        Self {
+            alpha: 0.2,
+            beta: 0.5,
+            sc_requested: false,
+            copy_block_ns: copy,
+            write_block_ns: write,
+            walk_block_ns: walk,
+        }
     }
     fn f_copy(&self, n: f64) -> f64 {
         n * self.copy_block_ns
@@ -53,10 +63,14 @@ impl Hsr {
     pub fn cost_threaded(&self, kept_blocks: u32) -> f64 {
         self.f_plugging(f64::from(kept_blocks))
     }
-    /// C_SC = f_copy(N_valid) + f_write(α·N_valid) − f_plugging(β·N_cold).
+    /// C_SC = f_copy(N_valid) + f_write(α·N_valid) − f_plugging(β·N_cold),
+    /// where a compaction's copy also costs the host its walk over each
+    /// valid block (F2FS's GC path: summary, node lookup, liveness, node
+    /// update), which plugging inside the device never pays.
     pub fn cost_compaction(&self, valid_blocks: u32, cold_blocks: u32) -> f64 {
         let v = f64::from(valid_blocks);
-        self.f_copy(v) + self.f_write(self.alpha * v) - self.f_plugging(self.beta * f64::from(cold_blocks))
+        let copy = self.f_copy(v) + v * self.walk_block_ns;
+        copy + self.f_write(self.alpha * v) - self.f_plugging(self.beta * f64::from(cold_blocks))
     }
 }
 
@@ -75,5 +89,17 @@ mod tests {
         assert!(h.cost_threaded(4000) > h.cost_compaction(1000, 0));
         // Cold blocks that compaction moves away lower its cost.
         assert!(h.cost_compaction(1000, 800) < h.cost_compaction(1000, 0));
+    }
+
+    /// Compaction's host walk per valid block is part of its cost; plugging
+    /// inside the device pays none.
+    #[test]
+    fn the_compaction_walk_counts_against_compaction_only() {
+        let dev = Device::new(tiny_device(16)).unwrap();
+        let free = Hsr::new(&dev, &HostCosts { gc_block_ns: 0, ..HostCosts::default() });
+        let paid = Hsr::new(&dev, &HostCosts { gc_block_ns: 16_000, ..HostCosts::default() });
+        assert_eq!(free.cost_threaded(500), paid.cost_threaded(500));
+        let extra = paid.cost_compaction(1000, 0) - free.cost_compaction(1000, 0);
+        assert!((extra - 1000.0 * 16_000.0).abs() < 1.0, "{extra}");
     }
 }
