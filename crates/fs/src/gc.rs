@@ -55,16 +55,16 @@ pub(crate) fn compact_one<D: ZonedDevice>(
     let reads_before = fs.io.traffic.read_requests;
     let read_end = host_read(fs, init_end, &host);
     let read_requests = fs.io.traffic.read_requests - reads_before;
-    let written = host_write(fs, read_end, &host).max(device_copy(fs, read_end, &device));
+    let copied_ns = host_write(fs, read_end, &host).max(device_copy(fs, read_end, &device));
     fs.compacting = None;
     // F2FS submits the moved blocks and goes on to the checkpoint, whose
     // pack waits for them (seed 002 §4.1): the write phase ends at the last
     // submission, and the wait for the copies is the checkpoint's.
-    fs.inflight_ns = fs.inflight_ns.max(written);
-    let write_end = fs.io.last_submit_ns().clamp(read_end, written);
+    fs.inflight_ns = fs.inflight_ns.max(copied_ns);
+    let write_end = fs.io.last_submit_ns().clamp(read_end, copied_ns);
     let (meta_before, node_before) = (fs.io.traffic.meta_blocks, fs.io.traffic.node_blocks);
     let cp_end = checkpoint(fs, write_end);
-    assert!(cp_end >= written, "a checkpoint's pack is written after the blocks it refers to");
+    assert!(cp_end >= copied_ns, "a checkpoint's pack is written after the blocks it refers to");
     if !blocks.is_empty() {
         let written = fs.io.traffic.meta_blocks - meta_before + fs.io.traffic.node_blocks - node_before;
         let sample = written as f64 / blocks.len() as f64;

@@ -219,7 +219,8 @@ impl FileSet {
         }
     }
 
-    /// filebench varmail: delete; create, append, fsync; read; append, fsync; read.
+    /// filebench varmail: delete; create, append, fsync; open, read, append,
+    /// fsync; open, read.
     fn varmail(&mut self, fs: &mut Fs, th: &mut Thread, now_ns: Nanos) -> Result<Op, FsError> {
         match th.step % 5 {
             0 => self.delete(fs, now_ns),
