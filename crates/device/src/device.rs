@@ -36,6 +36,17 @@ pub struct Device {
     pub(crate) core: Backend,
 }
 
+/// A write's or append's firmware work and how it uses the cores.
+#[derive(Debug, Clone, Copy)]
+struct Firmware {
+    /// Firmware time; its last `controller.write_ftl_ns` also needs the FTL core.
+    ns: Nanos,
+    /// When nonzero, the FTL part instead: it runs after the rest, on the FTL core alone.
+    pipelined_ftl_ns: Nanos,
+    /// FTL-core work left behind once the command is done.
+    ftl_after_ns: Nanos,
+}
+
 impl Device {
     /// A device for `config`, validated first: the error names the field to change.
     pub fn new(config: DeviceConfig) -> Result<Self, crate::config::ConfigError> {
@@ -259,7 +270,8 @@ impl Device {
         match self.accept_write(slba, nlb, zeroes) {
             Err(status) => self.core.fail(ready_ns, status),
             Ok(accepted) => {
-                let mut done = self.write_data(ready_ns, accepted.firmware_ns, slba, nlb, payload, zeroes);
+                let firmware = Firmware { ns: accepted.firmware_ns, pipelined_ftl_ns: 0, ftl_after_ns: 0 };
+                let mut done = self.write_data(ready_ns, firmware, slba, nlb, payload, zeroes);
                 if fua {
                     done = power::fua_done(&mut self.core, slba, nlb, done);
                 }
@@ -313,7 +325,8 @@ impl Device {
         match self.accept_append(zslba, nlb) {
             Err(status) => self.core.fail(ready_ns, status),
             Ok((accepted, lba)) => {
-                let mut done = self.write_data(ready_ns, accepted.firmware_ns, lba, nlb, payload, false);
+                let firmware = self.append_firmware(accepted.firmware_ns, lba, nlb);
+                let mut done = self.write_data(ready_ns, firmware, lba, nlb, payload, false);
                 if fua {
                     done = power::fua_done(&mut self.core, lba, nlb, done);
                 }
@@ -346,13 +359,28 @@ impl Device {
         Ok((Accepted { firmware_ns, result: CmdResult::Lba(lba) }, lba))
     }
 
+    /// How an append of `nlb` LBAs at `lba` with `firmware_ns` of firmware
+    /// work uses the cores: its FTL stage, and the merge it leaves behind
+    /// when it ends inside a mapping unit.
+    fn append_firmware(&self, firmware_ns: Nanos, lba: u64, nlb: u32) -> Firmware {
+        let c = &self.core.config.controller;
+        let zone = self.core.zones.zone_of(lba);
+        let end_bytes = (lba + u64::from(nlb) - self.core.zones.zslba(zone)) * self.core.layout.lba_bytes;
+        let unit_bytes = c.small_lba_map_unit_bytes;
+        // Below 4 KiB LBAs every write merges its partial unit in its own time.
+        let small_lbas = self.core.layout.lba_bytes < 4096;
+        let partial = unit_bytes > 0 && !small_lbas && !end_bytes.is_multiple_of(unit_bytes);
+        let ftl_after_ns = if partial { c.append_partial_unit_ns } else { 0 };
+        Firmware { ns: firmware_ns, pipelined_ftl_ns: c.append_ftl_ns, ftl_after_ns }
+    }
+
     /// Times an accepted write of `nlb` blocks at `slba` and applies it:
     /// firmware, then page-sized pieces that each wait for buffer room and
     /// cross the link; complete program units go to flash.
     fn write_data(
         &mut self,
         ready_ns: Nanos,
-        firmware_ns: Nanos,
+        firmware: Firmware,
         slba: u64,
         nlb: u32,
         payload: Payload<'_>,
@@ -363,10 +391,20 @@ impl Device {
         // The command's last `write_ftl_ns` of firmware work (the mapping
         // update) also needs the write path's FTL core; waiting for it does
         // not hold the firmware core.
-        let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware_ns);
         let merge_ns = self.partial_unit_merge_ns(slba + nlb);
-        let fw_end = self.core.controller.firmware.reserve(ready_ns, firmware_ns);
-        let fw_end = management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns + merge_ns).max(fw_end);
+        let fw_end = if firmware.pipelined_ftl_ns > 0 {
+            let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
+            let core_end = self.core.controller.firmware.reserve(ready_ns, firmware.ns - ftl_ns);
+            management::ftl_turn(&mut self.core, core_end, ftl_ns + merge_ns)
+        } else {
+            let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
+            let fw_end = self.core.controller.firmware.reserve(ready_ns, firmware.ns);
+            management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns + merge_ns).max(fw_end)
+        };
+        if firmware.ftl_after_ns > 0 {
+            // Work after the command: it holds the FTL core, not the command.
+            self.core.controller.ftl.reserve(fw_end, firmware.ftl_after_ns);
+        }
         let sequential = self.core.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         let mut data_ready_ns = fw_end;
         if sequential {

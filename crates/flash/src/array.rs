@@ -71,7 +71,17 @@ struct Suspendable {
     start_ns: Nanos,
     end_ns: Nanos,
     suspends: u32,
+    /// When the operation's latest suspension let the die sense.
+    suspended_ns: Nanos,
+    /// When the reads of that suspension are sensed: the die resumes after.
+    reads_end_ns: Nanos,
+    /// When each plane is done sensing in that suspension (planes beyond
+    /// `BATCH_PLANES_MAX` share), for `Suspend::batch_reads`.
+    plane_free_ns: [Nanos; BATCH_PLANES_MAX],
 }
+
+/// Planes that sense a suspension's batched reads side by side.
+const BATCH_PLANES_MAX: usize = 8;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct BlockState {
@@ -271,7 +281,7 @@ impl FlashArray {
     fn read_sensed_in(&mut self, ready_ns: Nanos, die: u32, plane: u32, read_ns: Nanos, bytes: u32) -> Nanos {
         assert!(bytes <= self.geometry.page_bytes);
         let plane_index = self.plane_index(die, plane);
-        let sensed_ns = match self.suspend_for_read(ready_ns, die, read_ns) {
+        let sensed_ns = match self.suspend_for_read(ready_ns, die, plane, read_ns) {
             Some(sensed_ns) => sensed_ns,
             None => {
                 let sensed_ns = self.planes[plane_index].reserve(ready_ns, read_ns);
@@ -299,7 +309,7 @@ impl FlashArray {
     /// What runs after the read on the die moves later by what the read took;
     /// the ends its callers were given stay (the model's approximation: one
     /// read's worth of time).
-    fn suspend_for_read(&mut self, ready_ns: Nanos, die: u32, read_ns: Nanos) -> Option<Nanos> {
+    fn suspend_for_read(&mut self, ready_ns: Nanos, die: u32, plane: u32, read_ns: Nanos) -> Option<Nanos> {
         let suspend = self.timing.suspend;
         let ops = &mut self.suspendable[die as usize];
         while ops.front().is_some_and(|op| op.end_ns <= ready_ns) {
@@ -316,6 +326,9 @@ impl FlashArray {
         // Something the die does that is not tracked here (a copyback, a read) comes last.
         if self.die_free_at_ns(die) != last_end_ns {
             return None;
+        }
+        if let Some(sensed_ns) = self.join_suspension(ready_ns, die, plane, read_ns, &op) {
+            return Some(sensed_ns);
         }
         if op.suspends >= suspend.per_op_max {
             if !queued {
@@ -339,7 +352,43 @@ impl FlashArray {
         self.delay_die_ops(die, start_delay_ns, delay_ns);
         let front = self.suspendable[die as usize].front_mut().expect("the suspended operation is tracked");
         front.suspends += 1;
+        front.suspended_ns = sensed_ns - read_ns;
+        front.reads_end_ns = sensed_ns;
+        front.plane_free_ns = [front.suspended_ns; BATCH_PLANES_MAX];
+        front.plane_free_ns[plane as usize % BATCH_PLANES_MAX] = sensed_ns;
         self.suspensions += 1;
+        debug_assert!(sensed_ns <= front.end_ns);
+        Some(sensed_ns)
+    }
+
+    /// With `Suspend::batch_reads`, a read that reaches the die while it is
+    /// suspended for reads (or about to be) is sensed in that suspension, on
+    /// its plane beside the others, if it can start within one loop
+    /// (`step_ns`) of the suspension's start: the firmware drains the die's
+    /// read queue for at most that long before it resumes. The operation
+    /// ends later by what the suspension grows.
+    fn join_suspension(
+        &mut self,
+        ready_ns: Nanos,
+        die: u32,
+        plane: u32,
+        read_ns: Nanos,
+        op: &Suspendable,
+    ) -> Option<Nanos> {
+        let suspend = self.timing.suspend;
+        if !suspend.batch_reads || op.suspends == 0 || ready_ns < op.start_ns || ready_ns > op.reads_end_ns {
+            return None;
+        }
+        let slot = plane as usize % BATCH_PLANES_MAX;
+        let start_ns = ready_ns.max(op.plane_free_ns[slot]).max(op.suspended_ns);
+        if start_ns >= op.suspended_ns + suspend.step_ns.max(read_ns) {
+            return None;
+        }
+        let sensed_ns = start_ns + read_ns;
+        self.delay_die_ops(die, 0, sensed_ns.saturating_sub(op.reads_end_ns));
+        let front = self.suspendable[die as usize].front_mut().expect("the suspended operation is tracked");
+        front.reads_end_ns = front.reads_end_ns.max(sensed_ns);
+        front.plane_free_ns[slot] = sensed_ns;
         debug_assert!(sensed_ns <= front.end_ns);
         Some(sensed_ns)
     }
@@ -474,7 +523,15 @@ impl FlashArray {
         } else if ops.len() >= DIE_OPS_TRACKED_MAX {
             ops.pop_front();
         }
-        ops.push_back(Suspendable { idle_from_ns, start_ns, end_ns, suspends: 0 });
+        ops.push_back(Suspendable {
+            idle_from_ns,
+            start_ns,
+            end_ns,
+            suspends: 0,
+            suspended_ns: 0,
+            reads_end_ns: 0,
+            plane_free_ns: [0; BATCH_PLANES_MAX],
+        });
         debug_assert!(ops.len() <= DIE_OPS_TRACKED_MAX);
     }
 
@@ -585,8 +642,14 @@ mod tests {
 
     fn suspending_array(per_op_max: u32) -> FlashArray {
         let mut f = array();
-        f.timing.suspend =
-            Suspend { suspend_ns: 20_000, resume_ns: 10_000, per_op_max, step_ns: 0, read_priority: false };
+        f.timing.suspend = Suspend {
+            suspend_ns: 20_000,
+            resume_ns: 10_000,
+            per_op_max,
+            step_ns: 0,
+            read_priority: false,
+            batch_reads: false,
+        };
         f
     }
 
@@ -617,6 +680,52 @@ mod tests {
         g.timing.suspend.step_ns = 100_000;
         g.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
         assert_eq!(g.read(560_000, 0, 0, 16384), 560_000 + 20_000 + 50_000 + 10_000);
+    }
+
+    #[test]
+    fn with_batched_reads_a_read_during_a_suspension_joins_it() {
+        let mut f = suspending_array(1);
+        f.timing.suspend.step_ns = 100_000;
+        f.timing.suspend.batch_reads = true;
+        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        // The first read suspends at the loop's end (560 µs) and is sensed at 630 µs.
+        assert_eq!(f.read(500_000, 0, 0, 16384), 630_000 + 10_000);
+        // The second arrives before that: it is sensed in the same suspension, on
+        // its own plane beside the first (then waits for the channel), though the
+        // program allows only one suspension, and costs the program nothing more.
+        assert_eq!(f.read(520_000, 0, 1, 16384), 630_000 + 2 * 10_000);
+        assert_eq!(f.die_free_at_ns(0), 1_060_000 + 80_000);
+        // A third on the first read's plane is sensed after it; the program waits for it.
+        assert_eq!(f.read(540_000, 0, 0, 16384), 680_000 + 10_000);
+        assert_eq!(f.die_free_at_ns(0), 1_060_000 + 80_000 + 50_000);
+        assert_eq!(f.suspensions(), 1);
+        // One that comes after the die resumed needs a suspension of its own,
+        // and the program allows no more: it waits for the program's end.
+        assert_eq!(f.read(700_000, 0, 0, 16384), 1_190_000 + 50_000 + 10_000);
+        // Without batching the second read would have waited for the program too.
+        let mut g = suspending_array(1);
+        g.timing.suspend.step_ns = 100_000;
+        g.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        g.read(500_000, 0, 0, 16384);
+        assert_eq!(g.read(520_000, 0, 1, 16384), 1_140_000 + 50_000 + 10_000);
+    }
+
+    #[test]
+    fn a_batched_suspension_serves_reads_for_one_loop_at_most() {
+        let mut f = suspending_array(2);
+        f.timing.suspend.step_ns = 100_000;
+        f.timing.suspend.batch_reads = true;
+        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        // Reads on one plane, each arriving while the one before is sensed: the
+        // suspension (sensing from 580 µs) takes those that start before 680 µs.
+        let mut t = 500_000;
+        for sensed_ns in [630_000, 680_000] {
+            assert_eq!(f.read(t, 0, 0, 16384), sensed_ns + 10_000);
+            t = sensed_ns - 1_000;
+        }
+        // The next would start at 680 µs: the die resumes, and it asks for a second suspension.
+        assert!(f.read(t, 0, 0, 16384) > 680_000 + 50_000 + 10_000);
+        assert_eq!(f.suspensions(), 2);
     }
 
     #[test]

@@ -60,11 +60,18 @@ pub struct Suspend {
     /// allows no more suspensions, never for the queue behind it.
     #[serde(default)]
     pub read_priority: bool,
+    /// Reads that reach a die while it is suspended for earlier reads are
+    /// sensed in the same suspension, one after another, instead of each
+    /// asking for a suspension of its own (the firmware drains the die's read
+    /// queue before it resumes).
+    #[serde(default)]
+    pub batch_reads: bool,
 }
 
 impl Suspend {
     /// Suspend disabled: programs and erases always run to completion.
-    pub const OFF: Suspend = Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0, step_ns: 0, read_priority: false };
+    pub const OFF: Suspend =
+        Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0, step_ns: 0, read_priority: false, batch_reads: false };
 
     /// How long an operation that started at `start_ns` runs on after a
     /// suspend asked at `asked_ns`: to the end of its current loop.

@@ -1,0 +1,78 @@
+//! The append path: an append's write-pointer and mapping update is a second
+//! stage on the FTL core, so page-sized appends to one zone reach the flash's
+//! limit, while an append that ends inside a mapping unit leaves a merge
+//! behind that limits small appends device-wide (seed 000 Fig 8: 4 KiB
+//! appends stop at 132 K/s, 8 KiB ones at the flash's 146 K/s).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use zonelab_device::options::set_parameter;
+use zonelab_device::*;
+use zonelab_sim::Nanos;
+
+fn device(sets: &[(&str, &str)]) -> Device {
+    let mut config = preset("zn540").unwrap();
+    for (path, value) in sets {
+        config = set_parameter(&config, path, value).unwrap();
+    }
+    Device::new(config).unwrap()
+}
+
+/// Appends per second of `count` appends of `nlb` LBAs, `qd` in flight to
+/// each of `zones` zones, each resubmitted when one completes.
+fn append_rate(dev: &mut Device, zones: u64, nlb: u32, qd: usize, count: usize) -> f64 {
+    let zone_lbas = dev.layout().zone_lbas;
+    let mut in_flight: BinaryHeap<Reverse<(Nanos, u64)>> = BinaryHeap::new();
+    for zone in 0..zones {
+        in_flight.extend((0..qd).map(|_| Reverse((0, zone))));
+    }
+    let mut last_ns = 0;
+    for _ in 0..count {
+        let Reverse((t, zone)) = in_flight.pop().expect("commands in flight");
+        let c =
+            dev.submit(t, &Command::Append { zslba: zone * zone_lbas, nlb, payload: Payload::None, fua: false }, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        last_ns = last_ns.max(c.complete_ns);
+        in_flight.push(Reverse((c.complete_ns, zone)));
+    }
+    count as f64 / (last_ns as f64 / 1e9)
+}
+
+/// Mean latency (ns) of QD-1 appends of `nlb` LBAs to zone 0.
+fn qd1_append_ns(dev: &mut Device, nlb: u32, count: u64) -> Nanos {
+    let mut t = 0;
+    for _ in 0..count {
+        let c = dev.submit(t, &Command::Append { zslba: 0, nlb, payload: Payload::None, fua: false }, None);
+        t = c.complete_ns;
+    }
+    t / count
+}
+
+#[test]
+fn a_two_stage_append_path_lets_page_sized_appends_pass_the_firmware_core() {
+    let append_ns = preset("zn540").unwrap().controller.append_ns;
+    let core_bound = 1e9 / append_ns as f64;
+    let staged = append_rate(&mut device(&[]), 1, 2, 8, 20_000);
+    let serial = append_rate(&mut device(&[("controller.append_ftl_ns", "0ns")]), 1, 2, 8, 20_000);
+    assert!(serial <= 1.01 * core_bound, "one stage: {serial:.0}/s, core bound {core_bound:.0}/s");
+    assert!(staged > 1.05 * core_bound, "two stages: {staged:.0}/s, core bound {core_bound:.0}/s");
+    // The stages run one after the other, so a lone append takes as long either way.
+    let lone = |sets: &[(&str, &str)]| qd1_append_ns(&mut device(sets), 2, 100);
+    assert_eq!(lone(&[]), lone(&[("controller.append_ftl_ns", "0ns")]));
+}
+
+#[test]
+fn appends_that_end_inside_a_mapping_unit_are_limited_device_wide() {
+    let c = preset("zn540").unwrap().controller;
+    // Half of the 4 KiB appends end inside an 8 KiB unit and leave a merge on the FTL core.
+    let ftl_bound = 1e9 / (c.append_ftl_ns as f64 + c.append_partial_unit_ns as f64 / 2.0);
+    let (one_zone, four_zones) =
+        (append_rate(&mut device(&[]), 1, 1, 8, 20_000), append_rate(&mut device(&[]), 4, 1, 8, 20_000));
+    assert!(four_zones <= 1.01 * ftl_bound, "{four_zones:.0}/s, FTL bound {ftl_bound:.0}/s");
+    assert!(four_zones < 1.05 * one_zone, "more zones do not help: {one_zone:.0} vs {four_zones:.0}/s");
+    let unmerged = append_rate(&mut device(&[("controller.append_partial_unit_ns", "0ns")]), 4, 1, 8, 20_000);
+    assert!(unmerged > 1.3 * four_zones, "without merges: {unmerged:.0} vs {four_zones:.0}/s");
+    // The merge follows the append: a lone append does not wait for it.
+    let lone = |sets: &[(&str, &str)]| qd1_append_ns(&mut device(sets), 1, 100);
+    assert_eq!(lone(&[]), lone(&[("controller.append_partial_unit_ns", "0ns")]));
+}
