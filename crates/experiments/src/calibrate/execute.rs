@@ -198,6 +198,12 @@ fn run_paced(
                     Pace::MilliPerS(m) => Some(m as f64 / 1e3),
                     Pace::IntensityCentiPct(c) => {
                         let alone = alone_rate(&standalone(f, job)).map_err(|e| e.within("standalone run"))?;
+                        if alone <= 0.0 {
+                            return Err(Error::Failed(format!(
+                                "{:?} completed no operation alone in its window: a share of its rate is no rate",
+                                job.work
+                            )));
+                        }
                         Some(alone * f64::from(c) / 1e4)
                     }
                 };

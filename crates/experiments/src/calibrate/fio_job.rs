@@ -154,8 +154,12 @@ fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64,
                 "rw=write\nbs=4k\nnumjobs={jobs}\noffset={FINISH_ZONE}z\nsize={FINISH_ZONES}z\nruntime={window}ms\ntime_based"
             );
             match kind {
-                Mgmt::SoftFinish { chunk_bytes } => {
+                Mgmt::SoftFinish { chunk_bytes, pause_ns } => {
                     let _ = writeln!(text, "softfinish=1\nsoftfinish_chunk={chunk_bytes}");
+                    if pause_ns > 0 {
+                        // fio's time options take µs at the finest.
+                        let _ = writeln!(text, "softfinish_pause={}us", pause_ns.div_ceil(1000));
+                    }
                 }
                 _ => text.push_str("finish=1\n"),
             }

@@ -315,7 +315,7 @@ fn softfinish_kind(row: &Row, bg: &background::Background) -> Result<Mgmt> {
     if row.notes.contains("sleep") {
         return Err(Error::Unmapped("softFinish with sleeps between chunks, whose length is not given".into()));
     }
-    Ok(Mgmt::SoftFinish { chunk_bytes: kib * 1024 })
+    Ok(Mgmt::SoftFinish { chunk_bytes: kib * 1024, pause_ns: 0 })
 }
 
 /// "N concurrent reset jobs" in the notes of seed 003's C3 rows.
