@@ -56,7 +56,9 @@ fn zn540_finish_cost_falls_linearly_with_occupancy() {
         t = c.complete_ns;
     }
     // Seed 000 Obs 10: 907.51 ms with one page written, 3.07 ms with all but one.
-    assert_close("finish, one page", latencies[0], 907.51, 0.06);
+    // The padding goes out stripe by stripe, so with tPROG spread (±150 µs)
+    // the slowest die of each stripe sets the pace: about 7% over the mean.
+    assert_close("finish, one page", latencies[0], 907.51, 0.075);
     assert_close("finish, all but one page", latencies[3], 3.07, 0.05);
     // Linear in between: the padding left is what costs.
     assert_close("finish, 25%", latencies[1], latencies[0] * 0.75, 0.01);
