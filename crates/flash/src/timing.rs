@@ -61,9 +61,10 @@ pub struct Suspend {
     #[serde(default)]
     pub read_priority: bool,
     /// Reads that reach a die while it is suspended for earlier reads are
-    /// sensed in the same suspension, one after another, instead of each
-    /// asking for a suspension of its own (the firmware drains the die's read
-    /// queue before it resumes).
+    /// sensed in the same suspension, each on its plane after the reads
+    /// before it there, instead of each asking for a suspension of its own:
+    /// the firmware drains the die's read queue, for up to one loop
+    /// (`step_ns`), before it resumes.
     #[serde(default)]
     pub batch_reads: bool,
 }

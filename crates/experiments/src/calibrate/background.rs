@@ -31,11 +31,12 @@ pub enum Mgmt {
     },
 }
 
-/// The pause of ConfZNS++'s softFinish "with sleeps", which its measurements do
-/// not state: inferred from their rates (`reproduce characterization` runs it). At 8 KiB chunks and 50% intensity the
-/// C4 softFinish job runs 0.20-0.24 zones/s without sleeps and 0.05-0.06 with
-/// them; a 1077 MiB zone is 137,856 chunks, so the sleeps add
-/// (1/0.055 - 1/0.22) s / 137,856 = 99 µs per chunk.
+/// The pause of ConfZNS++'s softFinish "with sleeps", which its measurements
+/// do not state (`reproduce characterization` runs it): inferred from their
+/// rates. At 8 KiB chunks and 50% intensity the C4 softFinish job runs
+/// 0.20-0.24 zones/s without sleeps and 0.05-0.06 with them; a 1077 MiB zone
+/// is 137,856 chunks, so the sleeps add (1/0.055 - 1/0.22) s / 137,856 = 99 µs
+/// per chunk.
 pub const SOFTFINISH_SLEEP_NS: u64 = 100_000;
 
 /// An I/O or management job as a background phrase names it.

@@ -303,7 +303,7 @@ pub fn softfinish(scale: Scale) -> Result<Outcome> {
         best.map(|(_, c)| c),
         completed,
         "reads that keep clear of a light write stream: softFinish with pauses writes about 70 MB/s, yet the model's \
-         random reads at QD 32-128 lose 40% beside it (the drive's 9-22%), waiting out programs and erases their \
+         random reads at QD 32-128 lose 38-40% beside it (the drive's 11-22%), waiting out programs and erases their \
          suspensions do not reach",
     ));
     let soft_best = best.map_or(per_case[2], |(i, _)| per_case[2 + i]);
