@@ -325,7 +325,7 @@ impl Device {
         match self.accept_append(zslba, nlb) {
             Err(status) => self.core.fail(ready_ns, status),
             Ok((accepted, lba)) => {
-                let firmware = self.append_firmware(accepted.firmware_ns, lba, nlb);
+                let firmware = self.append_firmware(accepted.firmware_ns, zslba, lba, nlb);
                 let mut done = self.write_data(ready_ns, firmware, lba, nlb, payload, false);
                 if fua {
                     done = power::fua_done(&mut self.core, lba, nlb, done);
@@ -359,13 +359,13 @@ impl Device {
         Ok((Accepted { firmware_ns, result: CmdResult::Lba(lba) }, lba))
     }
 
-    /// How an append of `nlb` LBAs at `lba` with `firmware_ns` of firmware
+    /// How an append of `nlb` LBAs at `lba` (in the zone at `zslba`) with `firmware_ns` of firmware
     /// work uses the cores: its FTL stage, and the merge it leaves behind
     /// when it ends inside a mapping unit.
-    fn append_firmware(&self, firmware_ns: Nanos, lba: u64, nlb: u32) -> Firmware {
+    fn append_firmware(&self, firmware_ns: Nanos, zslba: u64, lba: u64, nlb: u32) -> Firmware {
         let c = &self.core.config.controller;
-        let zone = self.core.zones.zone_of(lba);
-        let end_bytes = (lba + u64::from(nlb) - self.core.zones.zslba(zone)) * self.core.layout.lba_bytes;
+        debug_assert_eq!(self.core.zones.zslba(self.core.zones.zone_of(lba)), zslba);
+        let end_bytes = (lba + u64::from(nlb) - zslba) * self.core.layout.lba_bytes;
         let unit_bytes = c.small_lba_map_unit_bytes;
         // Below 4 KiB LBAs every write merges its partial unit in its own time.
         let small_lbas = self.core.layout.lba_bytes < 4096;

@@ -682,12 +682,18 @@ mod tests {
         assert_eq!(g.read(560_000, 0, 0, 16384), 560_000 + 20_000 + 50_000 + 10_000);
     }
 
+    /// Die 0 programming from 60 µs to 1.06 ms in loops of 100 µs.
+    fn programming_in_loops(per_op_max: u32, batch_reads: bool) -> FlashArray {
+        let mut f = suspending_array(per_op_max);
+        f.timing.suspend.step_ns = 100_000;
+        f.timing.suspend.batch_reads = batch_reads;
+        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        f
+    }
+
     #[test]
     fn with_batched_reads_a_read_during_a_suspension_joins_it() {
-        let mut f = suspending_array(1);
-        f.timing.suspend.step_ns = 100_000;
-        f.timing.suspend.batch_reads = true;
-        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        let mut f = programming_in_loops(1, true);
         // The first read suspends at the loop's end (560 µs) and is sensed at 630 µs.
         assert_eq!(f.read(500_000, 0, 0, 16384), 630_000 + 10_000);
         // The second arrives before that: it is sensed in the same suspension, on
@@ -703,19 +709,14 @@ mod tests {
         // and the program allows no more: it waits for the program's end.
         assert_eq!(f.read(700_000, 0, 0, 16384), 1_190_000 + 50_000 + 10_000);
         // Without batching the second read would have waited for the program too.
-        let mut g = suspending_array(1);
-        g.timing.suspend.step_ns = 100_000;
-        g.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        let mut g = programming_in_loops(1, false);
         g.read(500_000, 0, 0, 16384);
         assert_eq!(g.read(520_000, 0, 1, 16384), 1_140_000 + 50_000 + 10_000);
     }
 
     #[test]
     fn a_batched_suspension_serves_reads_for_one_loop_at_most() {
-        let mut f = suspending_array(2);
-        f.timing.suspend.step_ns = 100_000;
-        f.timing.suspend.batch_reads = true;
-        f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap();
+        let mut f = programming_in_loops(2, true);
         // Reads on one plane, each arriving while the one before is sensed: the
         // suspension (sensing from 580 µs) takes those that start before 680 µs.
         let mut t = 500_000;
