@@ -457,13 +457,28 @@ pub struct FinishConfig {
     pub pause_ns: Nanos,
     /// Host I/O pre-empts padding between requests (with `host_priority`).
     pub preempt: bool,
+    /// Padding takes turns with the zones whose data is being programmed:
+    /// the flusher serves the zones with a unit ready in rounds, and a
+    /// finishing zone always has one, so a request also goes before a zone's
+    /// second unit of a round, queued on its die with host programs. Without
+    /// it (and with `preempt`) padding only fills the time dies are idle,
+    /// which writers at the flash's limit never leave.
+    #[serde(default)]
+    pub pad_turns: bool,
     /// With the metadata design: firmware time per unwritten LBA marked.
     pub map_per_lba_ns: Nanos,
 }
 
 impl Default for FinishConfig {
     fn default() -> Self {
-        Self { design: FinishDesign::Metadata, pad_bytes: 0, pause_ns: 0, preempt: true, map_per_lba_ns: 0 }
+        Self {
+            design: FinishDesign::Metadata,
+            pad_bytes: 0,
+            pause_ns: 0,
+            preempt: true,
+            pad_turns: false,
+            map_per_lba_ns: 0,
+        }
     }
 }
 

@@ -429,6 +429,7 @@ impl Device {
             return conventional::ftl_take_in(&mut self.core, slba, nlb, data_ready_ns, !zeroes);
         }
         let t = self.core.take_in(zone, nlb, data_ready_ns, !zeroes);
+        management::take_pad_turns(&mut self.core);
         if sequential {
             znsplus::threaded_logging::after_wp_moved(&mut self.core, zone, t);
         }

@@ -365,3 +365,45 @@ fn management_work_beyond_what_is_simulated_is_a_configuration_error() {
     let err = Device::new(config).err().expect("a billion slices per reset is refused").0;
     assert!(err.contains("management.slice_ns") && err.contains("at least"), "{err}");
 }
+
+/// Writers of zones 1..=`writers` at QD 1 with 128 KiB writes, beside a
+/// finish of zone 0 (one LBA written) for `window_ms`; returns the padding's
+/// share of the bytes programmed in that time.
+fn padding_share_beside_writers(pad_turns: &str, writers: u64, window_ms: u64) -> f64 {
+    let mut dev = device("zn540", &[("namespace.zones", "8"), ("management.finish.pad_turns", pad_turns)]);
+    let zl = dev.layout().zone_lbas;
+    let t0 = fill(&mut dev, 0, 1, 0) + 100 * MS;
+    let Started::Pending(_) = dev.start(t0, &mgmt(ZoneAction::Finish, 0), None) else {
+        panic!("a finish of a nearly empty zone pads for long");
+    };
+    let pad_before = dev.counters().pad_bytes;
+    let mut next_ns: Vec<Nanos> = vec![t0 + 1; writers as usize];
+    let mut offsets = vec![0u64; writers as usize];
+    let (mut host_bytes, end_ns) = (0u64, t0 + window_ms * MS);
+    // Bound: each write takes at least the link time of 128 KiB.
+    for _ in 0..window_ms * 100_000 {
+        let (w, &t) = next_ns.iter().enumerate().min_by_key(|&(_, t)| *t).expect("writers");
+        if t >= end_ns {
+            break;
+        }
+        let slba = (w as u64 + 1) * zl + offsets[w];
+        let c = dev.submit(t, &Command::Write { slba, nlb: 32, payload: Payload::None, fua: false }, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        (offsets[w], host_bytes, next_ns[w]) = (offsets[w] + 32, host_bytes + 128 * 1024, c.complete_ns);
+    }
+    let pad_bytes = dev.counters().pad_bytes - pad_before;
+    pad_bytes as f64 / (pad_bytes + host_bytes) as f64
+}
+
+#[test]
+fn finish_padding_takes_a_zones_turn_beside_writers_at_the_flashs_limit() {
+    // ConfZNS++ C2 Fig 4a: beside N writers at the flash's limit a finish
+    // pads at about 1/(N+1) of the flash's write bandwidth.
+    for writers in [1, 3] {
+        let share = padding_share_beside_writers("true", writers, 300);
+        assert_close(&format!("padding share beside {writers} writers"), share, 1.0 / (writers + 1) as f64, 0.15);
+    }
+    // Padding that only fills idle die time gets next to none.
+    let starved = padding_share_beside_writers("false", 3, 300);
+    assert!(starved < 0.05, "padding share without turns: {starved:.3}");
+}

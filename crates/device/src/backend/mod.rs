@@ -182,6 +182,9 @@ impl Backend {
             if last_chunk >= complete_chunks {
                 break;
             }
+            if self.config.management.finish.pad_turns {
+                self.scheduler.background.unit_turn(zone, at_ns);
+            }
             self.program_unit(zone, at_ns, self.program_unit_bytes);
         }
     }

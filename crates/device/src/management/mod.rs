@@ -18,7 +18,9 @@
 //! command). With `management.host_priority` (and, for padding,
 //! `finish.preempt`) a step starts only once the resources it needs are
 //! idle, so a host command that arrived meanwhile is served first:
-//! management fills the gaps host I/O leaves. Without it a step starts at its
+//! management fills the gaps host I/O leaves; with `finish.pad_turns`
+//! padding also takes its turn among the zones being programmed
+//! ([`take_pad_turns`]). Without it a step starts at its
 //! issue time and queues with host work in arrival order (with no pause, a
 //! finish's padding is issued at once). Either way the completion of a finish
 //! or reset can depend on host commands that come after it, so
@@ -66,6 +68,9 @@ fn idle(core: &Backend) -> bool {
 /// Reserves every management step that starts before `until_ns`.
 #[inline]
 pub(crate) fn advance(core: &mut Backend, until_ns: Nanos) {
+    if !core.scheduler.background.pad_turns_due.is_empty() {
+        take_pad_turns(core);
+    }
     if !idle(core) {
         advance_busy(core, until_ns);
     }
@@ -187,6 +192,21 @@ fn head_start_ns(core: &Backend) -> Option<Nanos> {
     Some(start_ns)
 }
 
+/// Takes the padding turns that host units' programs left due
+/// ([`Management::unit_turn`](crate::scheduler::Management::unit_turn)),
+/// each a request queued on its die at the time its turn came.
+pub(crate) fn take_pad_turns(core: &mut Backend) {
+    let due = std::mem::take(&mut core.scheduler.background.pad_turns_due);
+    for at_ns in due {
+        let padding = core.scheduler.background.queue.front().is_some_and(|task| {
+            task.host_priority && task.next_ns <= at_ns && matches!(task.phases.front(), Some(Phase::Pad { .. }))
+        });
+        if padding {
+            head_step(core, at_ns);
+        }
+    }
+}
+
 /// The pending erase that could start first, if erases run in idle time.
 fn background_erase(core: &Backend) -> Option<Next> {
     if core.config.management.reset.erase_at != crate::config::EraseAt::Async {
@@ -209,7 +229,14 @@ fn take_step(core: &mut Backend, next: Next) {
         Next::Erase { key: (die, fbg), start_ns } => {
             core.erase_pending(die, fbg, start_ns);
         }
-        Next::Head(start_ns) => head_step(core, start_ns),
+        Next::Head(start_ns) => {
+            // Padding in idle die time counts as its turn of the round.
+            if matches!(core.scheduler.background.queue.front().and_then(|t| t.phases.front()), Some(Phase::Pad { .. }))
+            {
+                core.scheduler.background.round_zones.clear();
+            }
+            head_step(core, start_ns)
+        }
         Next::Plug { zone, unit, start_ns } => {
             crate::znsplus::threaded_logging::plug_unit_ahead(core, zone, unit, start_ns)
         }

@@ -54,6 +54,40 @@ pub(crate) struct Management {
     pub(crate) completed: Vec<(Tag, Completion)>,
     /// A task queued by the command being handled.
     pub(crate) queued: Option<Tag>,
+    /// Zones that had a unit programmed since padding last took its turn
+    /// (`finish.pad_turns`); at most one entry per zone.
+    pub(crate) round_zones: Vec<u32>,
+    /// When padding's turns came, not yet taken (the management client
+    /// takes them after the host command that brought them).
+    pub(crate) pad_turns_due: Vec<Nanos>,
+}
+
+/// Most padding turns one host command can leave due: its data completes
+/// a few units at most, the rest is bounded by this guard.
+const PAD_TURNS_DUE_MAX: usize = 64;
+
+impl Management {
+    /// A unit of `zone` goes to program at `at_ns` (`finish.pad_turns`).
+    /// The flusher serves zones in rounds and a finishing zone always has a
+    /// unit ready: if `zone` already had its turn this round, the head
+    /// task's padding is due first.
+    pub(crate) fn unit_turn(&mut self, zone: u32, at_ns: Nanos) {
+        let padding = self.queue.front().is_some_and(|task| {
+            task.host_priority
+                && task.next_ns <= at_ns
+                && matches!(task.phases.front(), Some(&Phase::Pad { zone: z, .. }) if z != zone)
+        });
+        if !padding {
+            self.round_zones.clear();
+            return;
+        }
+        if self.round_zones.contains(&zone) {
+            self.round_zones.clear();
+            assert!(self.pad_turns_due.len() < PAD_TURNS_DUE_MAX, "padding turns are taken after each command");
+            self.pad_turns_due.push(at_ns);
+        }
+        self.round_zones.push(zone);
+    }
 }
 
 /// A step that could run next: the head task's, a background erase, or a
