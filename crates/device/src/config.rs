@@ -457,6 +457,11 @@ pub struct FinishConfig {
     pub pause_ns: Nanos,
     /// Host I/O pre-empts padding between requests (with `host_priority`).
     pub preempt: bool,
+    /// A zone opened with nothing written is padded (or marked) like any
+    /// other; false: it holds no blocks and no mapping, so finishing it only
+    /// changes its state (`management.close_ns`, CLUSTER'23 Fig 5: 14 µs).
+    #[serde(default = "default_true")]
+    pub pad_empty: bool,
     /// Padding takes turns with the zones whose data is being programmed:
     /// the flusher serves the zones with a unit ready in rounds, and a
     /// finishing zone always has one, so a request also goes before a zone's
@@ -476,6 +481,7 @@ impl Default for FinishConfig {
             pad_bytes: 0,
             pause_ns: 0,
             preempt: true,
+            pad_empty: true,
             pad_turns: false,
             map_per_lba_ns: 0,
         }
@@ -514,8 +520,11 @@ pub struct ResetConfig {
     pub erase_at: EraseAt,
     /// Unmapping cost per written LBA (the metadata cost that grows with occupancy).
     pub unmap_per_lba_ns: Nanos,
-    /// Tearing down an open or closed zone's write state (buffer, open
-    /// blocks, journal), which a finish or filling the zone already did.
+    /// Tearing down an open or closed zone's write state (open blocks,
+    /// journal), which a finish or filling the zone already did. Only a zone
+    /// with a program unit on flash has any: one opened with nothing written,
+    /// or with less than a unit in the buffer, resets for the base cost
+    /// (CLUSTER'23 Fig 5).
     pub active_ns: Nanos,
     /// With `erase_at = "async"`: host I/O goes first (erases fill idle die
     /// time); false issues the erases when the reset is accepted, queued at

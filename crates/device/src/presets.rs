@@ -167,18 +167,23 @@ fn zn540() -> DeviceConfig {
         // Finish pads the rest of the zone one program unit (192 KiB) at a
         // time, each once its die is idle or when its turn among the zones
         // being programmed comes (beside N writers at the flash's limit it
-        // gets 1/(N+1) of it, ConfZNS++ C2 Fig 4a): 957 ms for a
-        // zone holding one page (measured: 907.51), 3.07 ms (the last unit's program plus the 400 µs mapping
-        // update) for one holding all but one (seed 000 Obs 10). Reset
-        // unmaps 56 ns per written LBA after a 750 µs base, plus 3.08 ms to
-        // tear down an unfinished zone's write state; erases wait for the
-        // next program, so resets leave host I/O alone (Obs 12) while host
-        // commands slow resets down by taking the firmware core (Obs 13).
+        // gets 1/(N+1) of it, ConfZNS++ C2 Fig 4a): 970 ms for a zone
+        // holding one page (measured: 907.51), 3.07 ms (the last unit's
+        // program plus the 400 µs mapping update) for one holding all but
+        // one (seed 000 Obs 10); a zone opened with nothing written only
+        // changes state (14 µs). Reset unmaps 53 ns per written LBA after
+        // a 1.55 ms base (CLUSTER'23 Fig 5: finished zones reset in 1.59 ms
+        // empty to 15.3 ms at all but one LBA, a full one in 16.19 ms), plus
+        // 3 ms to tear down an unfinished zone's open blocks once it has any
+        // (Obs 10: a finished half-full zone resets 3.08 ms faster); an empty zone's
+        // reset is free. Erases wait for the next program, so resets leave
+        // host I/O alone (Obs 12) while host commands slow resets down by
+        // taking the firmware core (Obs 13).
         management: ManagementConfig {
             open_ns: 4_640,
             close_ns: 6_090,
             finish_ns: 400 * US,
-            reset_ns: 750 * US,
+            reset_ns: 1_550 * US,
             offline_ns: 10 * US,
             host_priority: true,
             slice_ns: 9_800,
@@ -187,14 +192,15 @@ fn zn540() -> DeviceConfig {
                 pad_bytes: 192 * KIB,
                 pause_ns: 0,
                 preempt: true,
+                pad_empty: false,
                 pad_turns: true,
                 map_per_lba_ns: 0,
             },
             reset: ResetConfig {
                 erase: EraseScope::Data,
                 erase_at: EraseAt::Deferred,
-                unmap_per_lba_ns: 56,
-                active_ns: 3_080 * US,
+                unmap_per_lba_ns: 53,
+                active_ns: 3_000 * US,
                 erase_preempt: true,
             },
         },

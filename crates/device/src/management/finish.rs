@@ -20,6 +20,9 @@ pub(crate) fn finish_phases(core: &mut Backend, zone: u32, ready_ns: Nanos, writ
     assert!(written_lbas <= core.layout.zcap_lbas);
     core.flush_partial_units(zone, ready_ns);
     let m = &core.config.management;
+    if written_lbas == 0 && !m.finish.pad_empty {
+        return vec![Phase::Firmware { left_ns: m.close_ns }];
+    }
     match m.finish.design {
         FinishDesign::Pad => {
             let per_request = m.finish.pad_bytes.div_ceil(core.program_unit_bytes()).max(1);

@@ -3,7 +3,7 @@
 //! are returned in the order of the runs whatever thread ran them.
 
 use super::background::{IoOp, Mgmt};
-use super::fio_job::{job_file, Frame};
+use super::fio_job::{job_file, Frame, ZONES_PER_WRITER};
 use super::plan::{FioJob, FioRun, Pace, Run, Work};
 use super::programs;
 use super::rows::Metric;
@@ -233,6 +233,7 @@ fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], setting
         window_ms,
         // Steady state for I/O; management runs count from their first operation.
         ramp_ms: if io_only { base / 5 } else { 0 },
+        writer_zones: ZONES_PER_WRITER,
     };
     let text = job_file(run, rates, &frame);
     // The job file names its scheduler, so that it reruns as it ran.

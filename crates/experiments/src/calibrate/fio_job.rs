@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 const MAIN_WRITES_ZONE: u64 = 0;
 const OTHER_WRITES_ZONE: u64 = 100;
 /// Each writing job gets this many zones: it never wraps (and resets) within a short window.
-const ZONES_PER_WRITER: u64 = 4;
+pub const ZONES_PER_WRITER: u64 = 4;
 /// Zones random writes spread over when the row does not say: ZNS-Study's namespace had 50.
 const RANDWRITE_ZONES: u64 = 50;
 const READS_ZONE: u64 = 200;
@@ -27,11 +27,14 @@ const FINISH_ZONES: u64 = 80;
 const FREE_RESETS_PER_S: f64 = 80.0;
 
 /// What a job file needs to know of the device and of the run's time.
+#[derive(Debug, Clone, Copy)]
 pub struct Frame {
     pub zone_bytes: u64,
     pub zcap_bytes: u64,
     pub window_ms: u64,
     pub ramp_ms: u64,
+    /// Zones each sequential writer gets.
+    pub writer_zones: u64,
 }
 
 /// The job file: pre-fill sections, then `[main]` and `[other]` side by side.
@@ -72,7 +75,7 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
                 &mut text,
                 &format!("prefill-overwrites-{i}"),
                 first,
-                writer_zones(op, zones) * u64::from(n),
+                writer_zones(op, zones, frame) * u64::from(n),
                 frame,
             );
         }
@@ -86,20 +89,26 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
         reset_zones_per_job = wanted.min(RESET_ZONES_MAX / n);
         prefill(&mut text, "prefill-resets", RESETS_ZONE, reset_zones_per_job * n, frame);
     }
+    // A finish's last operation in the window may take seconds beside I/O;
+    // the drive measured minutes with the I/O running throughout, so the
+    // I/O outlasts it here rather than stop and let it end alone.
+    let finishing = matches!(run.main.work, Work::Mgmt { kind: Mgmt::Finish | Mgmt::SoftFinish { .. }, .. });
+    let outlast = Frame { window_ms: frame.window_ms * 2, writer_zones: frame.writer_zones * 2, ..*frame };
     for (i, (name, job, rate)) in jobs.iter().enumerate() {
         let _ = writeln!(text, "\n[{name}]\n{}", if i == 0 { "stonewall" } else { "new_group" });
         let writes_zone = if i == 0 { MAIN_WRITES_ZONE } else { OTHER_WRITES_ZONE };
+        let frame = if i > 0 && finishing && matches!(job.work, Work::Io { .. }) { &outlast } else { frame };
         section(&mut text, job, *rate, writes_zone, reset_zones_per_job, frame);
     }
     text
 }
 
 /// Zones each writing job writes.
-fn writer_zones(op: IoOp, zones: u32) -> u64 {
+fn writer_zones(op: IoOp, zones: u32, frame: &Frame) -> u64 {
     match (op, zones) {
         (IoOp::RandWrite, 0) => RANDWRITE_ZONES,
         (IoOp::RandWrite, z) => u64::from(z),
-        _ => ZONES_PER_WRITER,
+        _ => frame.writer_zones,
     }
 }
 
@@ -129,7 +138,7 @@ fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64,
             if read {
                 let _ = writeln!(text, "offset={READS_ZONE}z\nsize={READ_ZONES}z");
             } else {
-                let per_job = writer_zones(op, zones);
+                let per_job = writer_zones(op, zones, frame);
                 let _ = writeln!(text, "offset={writes_zone}z\nsize={per_job}z\noffset_increment={per_job}z");
             }
             if let Some(ops) = rate {
@@ -183,7 +192,13 @@ mod tests {
     fn every_shipped_fio_run_is_a_valid_job_file() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/measurements/zn540.csv");
         let (runs, _) = plan_rows(&read_file(&path).unwrap());
-        let frame = Frame { zone_bytes: 2 << 30, zcap_bytes: 1077 << 20, window_ms: 1000, ramp_ms: 200 };
+        let frame = Frame {
+            zone_bytes: 2 << 30,
+            zcap_bytes: 1077 << 20,
+            window_ms: 1000,
+            ramp_ms: 200,
+            writer_zones: ZONES_PER_WRITER,
+        };
         let mut checked = 0;
         for run in &runs {
             let Run::Fio(f) = run else { continue };
@@ -210,10 +225,53 @@ mod tests {
             other: None,
             host: Host::Seed003,
         };
-        let frame = Frame { zone_bytes: 1 << 20, zcap_bytes: 1 << 19, window_ms: 4000, ramp_ms: 0 };
+        let frame = Frame {
+            zone_bytes: 1 << 20,
+            zcap_bytes: 1 << 19,
+            window_ms: 4000,
+            ramp_ms: 0,
+            writer_zones: ZONES_PER_WRITER,
+        };
         let text = job_file(&run, [Some(2.0), None], &frame);
         assert!(text.contains("rate=,,2097152\n"), "{text}");
         // 2/s for 4 s, 5% headroom, one spare: 10 zones, pre-filled to capacity.
         assert!(text.contains("number_ios=10\n") && text.contains("io_size=5242880\n"), "{text}");
+    }
+
+    #[test]
+    fn io_beside_a_measured_finish_job_outlasts_its_window() {
+        use crate::calibrate::background::{IoOp, Mgmt};
+        use crate::calibrate::plan::{FioJob, Pace, Work};
+        use crate::calibrate::rows::Stack;
+        let writers = FioJob {
+            work: Work::Io { op: IoOp::Write, bs: 8192, qd: 1, jobs: 3, zones: 0, overwrite: false },
+            pace: Pace::Free,
+        };
+        let finish = FioJob { work: Work::Mgmt { kind: Mgmt::Finish, jobs: 1 }, pace: Pace::Free };
+        let frame = Frame {
+            zone_bytes: 2 << 30,
+            zcap_bytes: 1077 << 20,
+            window_ms: 6000,
+            ramp_ms: 0,
+            writer_zones: ZONES_PER_WRITER,
+        };
+        let run = |main, other| FioRun {
+            lba_bytes: 4096,
+            stack: Stack::IoUringCmd,
+            zinc: None,
+            main,
+            other: Some(other),
+            host: Host::Seed003,
+        };
+        let section = |text: &str, name: &str| text[text.find(&format!("[{name}]")).unwrap()..].to_string();
+        // The finish measured: the writers run on for a second window, in twice the zones.
+        let text = job_file(&run(finish, writers), [None, None], &frame);
+        let other = section(&text, "other");
+        assert!(other.contains("runtime=12000ms") && other.contains("size=8z"), "{text}");
+        assert!(section(&text, "main").contains("runtime=6000ms"), "{text}");
+        // The writers measured: both jobs share the window.
+        let text = job_file(&run(writers, finish), [None, None], &frame);
+        assert!(section(&text, "other").contains("runtime=6000ms"), "{text}");
+        assert!(section(&text, "main").contains("size=4z"), "{text}");
     }
 }

@@ -191,8 +191,11 @@ pub fn zinc(scale: Scale) -> Result<Outcome> {
             zinc_cut,
             completed,
             "resets held back from a different writer count than on the drive (ZINC lets a reset go at once while \
-             fewer than 3 write units are in flight; the ZN540 data show holding from 4 writers on), or a reset cost \
-             to writers that holding cannot remove",
+             fewer than 3 write units are in flight; the ZN540 data show holding from 4 writers on). Three QD-1 \
+             writers sit on that threshold: a reset goes only if it arrives, or the one before it ends, in the few \
+             µs a writer has no write in flight, so the count at N = 3 (10 or 31 resets in a run) turns on the \
+             instants of completions, which any change of a management cost moves; or a reset cost to writers that \
+             holding cannot remove",
         ),
     ];
     let series = vec![
