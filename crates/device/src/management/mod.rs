@@ -20,7 +20,7 @@
 //! idle, so a host command that arrived meanwhile is served first:
 //! management fills the gaps host I/O leaves; with `finish.pad_turns`
 //! padding also takes its turn among the zones being programmed
-//! ([`take_pad_turns`]). Without it a step starts at its
+//! (`take_pad_turns`). Without it a step starts at its
 //! issue time and queues with host work in arrival order (with no pause, a
 //! finish's padding is issued at once). Either way the completion of a finish
 //! or reset can depend on host commands that come after it, so

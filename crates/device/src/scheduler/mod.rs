@@ -58,13 +58,10 @@ pub(crate) struct Management {
     /// (`finish.pad_turns`); at most one entry per zone.
     pub(crate) round_zones: Vec<u32>,
     /// When padding's turns came, not yet taken (the management client
-    /// takes them after the host command that brought them).
+    /// takes them after the host command that brought them, and before the
+    /// next one).
     pub(crate) pad_turns_due: Vec<Nanos>,
 }
-
-/// Most padding turns one host command can leave due: its data completes
-/// a few units at most, the rest is bounded by this guard.
-const PAD_TURNS_DUE_MAX: usize = 64;
 
 impl Management {
     /// A unit of `zone` goes to program at `at_ns` (`finish.pad_turns`).
@@ -83,7 +80,8 @@ impl Management {
         }
         if self.round_zones.contains(&zone) {
             self.round_zones.clear();
-            assert!(self.pad_turns_due.len() < PAD_TURNS_DUE_MAX, "padding turns are taken after each command");
+            // Bound: the turns are taken after each command, which completes
+            // at most its data's units (MDTS over the unit size, plus one).
             self.pad_turns_due.push(at_ns);
         }
         self.round_zones.push(zone);
