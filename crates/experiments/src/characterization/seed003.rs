@@ -107,7 +107,7 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome> {
             low_cl_clean,
             Some((w3f.1 / w3.1 - 1.0) * 100.0),
         )
-        .lacking("finish padding that lengthens the write tail below saturation; the measured data disagree with the text here (ConfZNS++ C2 Fig 4a: at CL 3 the drive's p95 rises from 30 to 64 µs and its rate falls from 150 to 113 K/s with finish at 50%), and the model loses rate as the data do while its p95 falls: its writers wait for padding programs rarely and long"),
+        .lacking("a finish that leaves writers below saturation alone, as the text has it; the measured data disagree (ConfZNS++ C2 Fig 4a: at CL 3 the drive's p95 rises from 30 to 64 µs and its rate falls from 150 to 113 K/s with finish at 50%), and the model follows the data: padding takes a zone's turn of the flash, so its writers lose rate and their p95 rises"),
         Finding::number("S003 Obs 2", "8 KiB writes, CL 7, finish 50%", "KIOPS", 150.0, w7f.0)
             .lacking("a finish that takes nothing from saturated writers, as the text's 150 K/s has it; the measured data disagree (ConfZNS++ C2 Fig 4a: 126-129 K/s at CL 5-6 beside finishes at 50% intensity, 150 K/s without), and the model follows the data: padding takes one zone's turn of the flash"),
         Finding::number("S003 Obs 2", "8 KiB writes, CL 7, finish 50%, p95", "µs", 101.9, w7f.1)
