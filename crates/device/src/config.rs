@@ -308,6 +308,14 @@ pub struct ControllerConfig {
     /// their FTL part (`write_ftl_ns`). 0: appends are timed as writes.
     #[serde(default)]
     pub append_ftl_ns: Nanos,
+    /// FTL-core time of committing a program unit of host data once its
+    /// program ends (the unit's mapping entry, the zone's durable write
+    /// pointer, giving its buffer back). It runs when the program ends,
+    /// whatever the host is doing, so the writes whose FTL part falls in it
+    /// wait: at the flash's limit room comes back one unit at a time and
+    /// the few writes queued then wait for the commit too. 0 turns this off.
+    #[serde(default)]
+    pub unit_commit_ns: Nanos,
 }
 
 /// The controller's write buffer.
@@ -662,7 +670,7 @@ impl DeviceConfig {
     }
 
     /// Every duration parameter, by TOML path.
-    fn durations(&self) -> [(&'static str, Nanos); 22] {
+    fn durations(&self) -> [(&'static str, Nanos); 23] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
         [
             ("flash_timing.read_ns", t.read_ns),
@@ -684,6 +692,7 @@ impl DeviceConfig {
             ("controller.partial_unit_ns", c.partial_unit_ns),
             ("controller.append_partial_unit_ns", c.append_partial_unit_ns),
             ("controller.append_ftl_ns", c.append_ftl_ns),
+            ("controller.unit_commit_ns", c.unit_commit_ns),
             ("management.open_ns", m.open_ns),
             ("management.finish_ns", m.finish_ns),
             ("management.reset_ns", m.reset_ns),

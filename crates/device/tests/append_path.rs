@@ -21,7 +21,13 @@ fn device(sets: &[(&str, &str)]) -> Device {
 /// Appends per second of `count` appends of `nlb` LBAs, `qd` in flight to
 /// each of `zones` zones, each resubmitted when one completes.
 fn append_rate(dev: &mut Device, zones: u64, nlb: u32, qd: usize, count: usize) -> f64 {
+    appends(dev, zones, nlb, qd, count).0
+}
+
+/// Appends per second and the latency of each append (ns), as `append_rate`.
+fn appends(dev: &mut Device, zones: u64, nlb: u32, qd: usize, count: usize) -> (f64, Vec<Nanos>) {
     let zone_lbas = dev.layout().zone_lbas;
+    let mut latencies_ns = Vec::with_capacity(count);
     let mut in_flight: BinaryHeap<Reverse<(Nanos, u64)>> = BinaryHeap::new();
     for zone in 0..zones {
         in_flight.extend((0..qd).map(|_| Reverse((0, zone))));
@@ -33,9 +39,16 @@ fn append_rate(dev: &mut Device, zones: u64, nlb: u32, qd: usize, count: usize) 
             dev.submit(t, &Command::Append { zslba: zone * zone_lbas, nlb, payload: Payload::None, fua: false }, None);
         assert!(c.status.is_success(), "{:?}", c.status);
         last_ns = last_ns.max(c.complete_ns);
+        latencies_ns.push(c.complete_ns - t);
         in_flight.push(Reverse((c.complete_ns, zone)));
     }
-    count as f64 / (last_ns as f64 / 1e9)
+    (count as f64 / (last_ns as f64 / 1e9), latencies_ns)
+}
+
+/// The `q`-quantile of `latencies_ns`.
+fn quantile_ns(latencies_ns: &mut [Nanos], q: f64) -> Nanos {
+    latencies_ns.sort_unstable();
+    latencies_ns[((latencies_ns.len() - 1) as f64 * q) as usize]
 }
 
 /// Mean latency (ns) of QD-1 appends of `nlb` LBAs to zone 0.
@@ -75,4 +88,25 @@ fn appends_that_end_inside_a_mapping_unit_are_limited_device_wide() {
     // The merge follows the append: a lone append does not wait for it.
     let lone = |sets: &[(&str, &str)]| qd1_append_ns(&mut device(sets), 1, 100);
     assert_eq!(lone(&[]), lone(&[("controller.append_partial_unit_ns", "0ns")]));
+}
+
+#[test]
+fn unit_commits_hold_the_ftl_core_so_appends_at_the_flashs_limit_spread() {
+    let commit = [("controller.unit_commit_ns", "12us")];
+    let no_commit = [("controller.unit_commit_ns", "0ns")];
+    // Three 8 KiB appends in flight to one zone keep the flash at its limit.
+    let (rate, mut latencies_ns) = appends(&mut device(&commit), 1, 2, 3, 30_000);
+    let (rate_free, mut latencies_free_ns) = appends(&mut device(&no_commit), 1, 2, 3, 30_000);
+    assert!((rate / rate_free - 1.0).abs() < 0.03, "flash-bound either way: {rate:.0} vs {rate_free:.0}/s");
+    let p50 = |l: &mut [Nanos]| quantile_ns(l, 0.5);
+    let p95 = |l: &mut [Nanos]| quantile_ns(l, 0.95);
+    let (p95_ns, p95_free_ns) = (p95(&mut latencies_ns), p95(&mut latencies_free_ns));
+    assert!(p95_ns >= p95_free_ns + 5_000, "commits spread the tail: p95 {p95_ns} vs {p95_free_ns} ns");
+    let (p50_ns, p50_free_ns) = (p50(&mut latencies_ns), p50(&mut latencies_free_ns));
+    assert!(p50_ns.abs_diff(p50_free_ns) < 2_000, "most appends miss a commit: p50 {p50_ns} vs {p50_free_ns} ns");
+    // A lone append stream meets a commit once a unit (24 appends), and only
+    // when its FTL stage falls in it.
+    let lone = |sets: &[(&str, &str)]| qd1_append_ns(&mut device(sets), 2, 2_400) as f64;
+    let (lone_ns, lone_free_ns) = (lone(&commit), lone(&no_commit));
+    assert!(lone_ns >= lone_free_ns && lone_ns < 1.05 * lone_free_ns, "QD 1: {lone_ns:.0} vs {lone_free_ns:.0} ns");
 }
