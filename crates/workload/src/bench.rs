@@ -151,8 +151,11 @@ mod tests {
             assert_eq!(a, b, "{}", s.name());
             assert!(a.sim_ns > 0);
         }
-        // QD 1 writes run at the firmware/link latency: 2,000 × 11.36 µs plus one implicit open.
+        // QD 1 writes run at the firmware/link latency, 11.36 µs (seed 000
+        // Obs 2), plus one implicit open; one write in 48 also waits for a
+        // unit's commit, about 1% more on average.
         let w = run(&mut Device::new(preset("zn540").unwrap()).unwrap(), Scenario::Write4kQd1, 2_000, 1);
-        assert_eq!(w.sim_ns, 2_000 * 11_360 + 2_020);
+        let alone_ns = 2_000 * 11_360 + 2_020;
+        assert!(w.sim_ns > alone_ns && w.sim_ns < alone_ns + alone_ns / 50, "{} ns for 2,000 writes", w.sim_ns);
     }
 }

@@ -1,9 +1,10 @@
 //! A `FioRun` as a fio job file for zonelab's fio engine.
 //!
 //! Zones are laid out by purpose so that jobs never meet: the measured
-//! job's writes from zone 0, the other job's writes from zone 100, a
-//! pre-filled range for reads at zone 200, pre-filled full zones for resets
-//! from zone 210, and empty zones for finish jobs from zone 820.
+//! job's writes from zone 0, the other job's writes from zone 100, one
+//! pre-filled zone per job of several sequential readers from zone 180, a
+//! pre-filled range for other reads at zone 200, pre-filled full zones for
+//! resets from zone 210, and empty zones for finish jobs from zone 820.
 
 use super::background::{IoOp, Mgmt};
 use super::plan::{FioJob, FioRun, Host, Work};
@@ -17,6 +18,11 @@ pub const ZONES_PER_WRITER: u64 = 4;
 const RANDWRITE_ZONES: u64 = 50;
 const READS_ZONE: u64 = 200;
 const READ_ZONES: u64 = 4;
+/// Several sequential readers each read their own zone from here (ZNS-Study's
+/// readers were 3 zones apart), so each is a stream of its own.
+const STREAM_READS_ZONE: u64 = 180;
+/// Readers that get a zone of their own (zones 180-195); more share the read range.
+const STREAM_READERS_MAX: u32 = 16;
 const RESETS_ZONE: u64 = 210;
 /// Full zones the reset jobs may use in all (zones 210-809).
 const RESET_ZONES_MAX: u64 = 600;
@@ -68,6 +74,9 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
     if reads {
         prefill(&mut text, "prefill-reads", READS_ZONE, READ_ZONES, frame);
     }
+    if let Some(n) = jobs.iter().find_map(|(_, j, _)| stream_readers(j)) {
+        prefill(&mut text, "prefill-streams", STREAM_READS_ZONE, u64::from(n), frame);
+    }
     for (i, (_, job, _)) in jobs.iter().enumerate() {
         if let Work::Io { op, jobs: n, zones, overwrite: true, .. } = job.work {
             let first = if i == 0 { MAIN_WRITES_ZONE } else { OTHER_WRITES_ZONE };
@@ -103,6 +112,15 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
     text
 }
 
+/// Jobs of `job` that each read a zone of their own: sequential readers, when
+/// there are several and they fit.
+fn stream_readers(job: &FioJob) -> Option<u32> {
+    match job.work {
+        Work::Io { op: IoOp::Read, jobs, .. } if (2..=STREAM_READERS_MAX).contains(&jobs) => Some(jobs),
+        _ => None,
+    }
+}
+
 /// Zones each writing job writes.
 fn writer_zones(op: IoOp, zones: u32, frame: &Frame) -> u64 {
     match (op, zones) {
@@ -135,7 +153,9 @@ fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64,
             if op == IoOp::Append {
                 text.push_str("zone_append=1\n");
             }
-            if read {
+            if stream_readers(job).is_some() {
+                let _ = writeln!(text, "offset={STREAM_READS_ZONE}z\nsize=1z\noffset_increment=1z");
+            } else if read {
                 let _ = writeln!(text, "offset={READS_ZONE}z\nsize={READ_ZONES}z");
             } else {
                 let per_job = writer_zones(op, zones, frame);
@@ -273,5 +293,36 @@ mod tests {
         let text = job_file(&run(writers, finish), [None, None], &frame);
         assert!(section(&text, "other").contains("runtime=6000ms"), "{text}");
         assert!(section(&text, "main").contains("size=4z"), "{text}");
+    }
+
+    #[test]
+    fn several_sequential_readers_each_read_a_zone_of_their_own() {
+        use crate::calibrate::background::IoOp;
+        use crate::calibrate::plan::{FioJob, Pace, Work};
+        use crate::calibrate::rows::Stack;
+        let frame = Frame {
+            zone_bytes: 2 << 30,
+            zcap_bytes: 1077 << 20,
+            window_ms: 1000,
+            ramp_ms: 200,
+            writer_zones: ZONES_PER_WRITER,
+        };
+        let readers = |op, jobs| FioRun {
+            lba_bytes: 512,
+            stack: Stack::LibaioNone,
+            zinc: None,
+            main: FioJob { work: Work::Io { op, bs: 4096, qd: 1, jobs, zones: 0, overwrite: false }, pace: Pace::Free },
+            other: None,
+            host: Host::ZnsStudy,
+        };
+        // ZNS-Study's N sequential readers were zones apart: N streams, N pre-filled zones.
+        let text = job_file(&readers(IoOp::Read, 5), [None, None], &frame);
+        assert!(text.contains("offset=180z\nsize=1z\noffset_increment=1z\n"), "{text}");
+        assert!(text.contains("[prefill-streams]") && text.contains(&format!("io_size={}\n", 5 * frame.zcap_bytes)));
+        // One reader, or random readers, keep the shared read range.
+        for (op, jobs) in [(IoOp::Read, 1), (IoOp::RandRead, 5)] {
+            let text = job_file(&readers(op, jobs), [None, None], &frame);
+            assert!(text.contains("offset=200z\nsize=4z\n") && !text.contains("prefill-streams"), "{text}");
+        }
     }
 }
