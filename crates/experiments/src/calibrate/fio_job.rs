@@ -207,18 +207,17 @@ mod tests {
     use crate::calibrate::{plan_rows, read_file};
     use zonelab_workload::fio::parse::parse_job_file;
 
+    /// The zn540's zones, with a window of `window_ms` after `ramp_ms`.
+    fn zn540_frame(window_ms: u64, ramp_ms: u64) -> Frame {
+        Frame { zone_bytes: 2 << 30, zcap_bytes: 1077 << 20, window_ms, ramp_ms, writer_zones: ZONES_PER_WRITER }
+    }
+
     /// Every fio run of the shipped file, throttled or not, is a job file the fio engine reads.
     #[test]
     fn every_shipped_fio_run_is_a_valid_job_file() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/measurements/zn540.csv");
         let (runs, _) = plan_rows(&read_file(&path).unwrap());
-        let frame = Frame {
-            zone_bytes: 2 << 30,
-            zcap_bytes: 1077 << 20,
-            window_ms: 1000,
-            ramp_ms: 200,
-            writer_zones: ZONES_PER_WRITER,
-        };
+        let frame = zn540_frame(1000, 200);
         let mut checked = 0;
         for run in &runs {
             let Run::Fio(f) = run else { continue };
@@ -268,13 +267,7 @@ mod tests {
             pace: Pace::Free,
         };
         let finish = FioJob { work: Work::Mgmt { kind: Mgmt::Finish, jobs: 1 }, pace: Pace::Free };
-        let frame = Frame {
-            zone_bytes: 2 << 30,
-            zcap_bytes: 1077 << 20,
-            window_ms: 6000,
-            ramp_ms: 0,
-            writer_zones: ZONES_PER_WRITER,
-        };
+        let frame = zn540_frame(6000, 0);
         let run = |main, other| FioRun {
             lba_bytes: 4096,
             stack: Stack::IoUringCmd,
@@ -300,13 +293,7 @@ mod tests {
         use crate::calibrate::background::IoOp;
         use crate::calibrate::plan::{FioJob, Pace, Work};
         use crate::calibrate::rows::Stack;
-        let frame = Frame {
-            zone_bytes: 2 << 30,
-            zcap_bytes: 1077 << 20,
-            window_ms: 1000,
-            ramp_ms: 200,
-            writer_zones: ZONES_PER_WRITER,
-        };
+        let frame = zn540_frame(1000, 200);
         let readers = |op, jobs| FioRun {
             lba_bytes: 512,
             stack: Stack::LibaioNone,
