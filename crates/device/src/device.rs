@@ -403,7 +403,7 @@ impl Device {
         };
         if firmware.ftl_after_ns > 0 {
             // Work after the command: it holds the FTL core, not the command.
-            self.core.controller.run_unit_commits(fw_end);
+            self.core.controller.run_unit_commits(fw_end, self.core.config.controller.unit_commit_ns);
             self.core.controller.ftl.reserve(fw_end, firmware.ftl_after_ns);
         }
         let sequential = self.core.zones.zone_type(zone) == ZoneType::SeqWriteRequired;

@@ -212,8 +212,8 @@ impl Backend {
         let io = &mut self.controller.zone_io[zone as usize];
         io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
         self.controller.pool.programmed(zone, data_bytes, done.done_ns);
-        if data_bytes > 0 {
-            self.controller.note_unit_commit(done.done_ns, self.config.controller.unit_commit_ns);
+        if data_bytes > 0 && self.config.controller.unit_commit_ns > 0 {
+            self.controller.note_unit_commit(done.done_ns);
         }
         done.done_ns
     }

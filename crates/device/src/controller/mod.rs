@@ -32,9 +32,9 @@ pub(crate) struct Controller {
     pub(crate) read_ahead: ReadAhead,
     /// Durability of each zone's data (Flush, FUA, power cut).
     pub(crate) write_cache: WriteCache,
-    /// Unit commits due on the FTL core when programs end (`controller.
-    /// unit_commit_ns`): (program end, commit time), earliest first.
-    unit_commits: BinaryHeap<Reverse<(Nanos, Nanos)>>,
+    /// Ends of the programs whose unit commits (`controller.unit_commit_ns`)
+    /// are not on the FTL core yet, earliest first.
+    unit_commits: BinaryHeap<Reverse<Nanos>>,
 }
 
 impl Controller {
@@ -59,19 +59,16 @@ impl Controller {
         }
     }
 
-    /// A program unit of host data ends at `done_ns`; its commit then takes
-    /// `commit_ns` of the FTL core.
-    pub(crate) fn note_unit_commit(&mut self, done_ns: Nanos, commit_ns: Nanos) {
-        if commit_ns > 0 {
-            self.unit_commits.push(Reverse((done_ns, commit_ns)));
-        }
+    /// A program unit of host data ends at `done_ns`: its commit is due then.
+    pub(crate) fn note_unit_commit(&mut self, done_ns: Nanos) {
+        self.unit_commits.push(Reverse(done_ns));
     }
 
     /// Puts the commits of programs that ended by `at_ns` on the FTL core,
-    /// each from its program's end, before work that is ready at `at_ns`.
-    /// Bound: one commit per program in flight.
-    pub(crate) fn run_unit_commits(&mut self, at_ns: Nanos) {
-        while let Some(&Reverse((done_ns, commit_ns))) = self.unit_commits.peek() {
+    /// `commit_ns` each from its program's end, before work that is ready at
+    /// `at_ns`. Bound: one commit per program in flight.
+    pub(crate) fn run_unit_commits(&mut self, at_ns: Nanos, commit_ns: Nanos) {
+        while let Some(&Reverse(done_ns)) = self.unit_commits.peek() {
             if done_ns > at_ns {
                 break;
             }

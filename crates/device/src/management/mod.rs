@@ -316,7 +316,7 @@ pub(crate) fn ftl_turn(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> N
     if work_ns == 0 {
         return ready_ns;
     }
-    core.controller.run_unit_commits(ready_ns);
+    core.controller.run_unit_commits(ready_ns, core.config.controller.unit_commit_ns);
     let slice_max_ns = core.config.management.slice_ns;
     let turn_ns = match core.scheduler.background.queue.front_mut() {
         Some(task) if task.submit_ns <= ready_ns => match task.phases.front_mut() {
