@@ -403,8 +403,8 @@ impl Device {
         };
         if firmware.ftl_after_ns > 0 {
             // Work after the command: it holds the FTL core, not the command.
-            self.core.controller.run_unit_commits(fw_end, self.core.config.controller.unit_commit_ns);
-            self.core.controller.ftl.reserve(fw_end, firmware.ftl_after_ns);
+            let commit_ns = self.core.config.controller.unit_commit_ns;
+            self.core.controller.reserve_ftl(fw_end, firmware.ftl_after_ns, commit_ns);
         }
         let sequential = self.core.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         let mut data_ready_ns = fw_end;

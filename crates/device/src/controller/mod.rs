@@ -21,7 +21,8 @@ use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
 #[derive(Debug, Clone)]
 pub(crate) struct Controller {
     pub(crate) firmware: ServerPool,
-    /// The write path's FTL core: mapping updates of writes and management firmware work.
+    /// The write path's FTL core: mapping updates of writes, unit commits and
+    /// management firmware work; reserved through `reserve_ftl`.
     pub(crate) ftl: ServerPool,
     pub(crate) link_to_device: Timeline,
     pub(crate) link_to_host: Timeline,
@@ -64,17 +65,19 @@ impl Controller {
         self.unit_commits.push(Reverse(done_ns));
     }
 
-    /// Puts the commits of programs that ended by `at_ns` on the FTL core,
-    /// `commit_ns` each from its program's end, before work that is ready at
-    /// `at_ns`. Bound: one commit per program in flight.
-    pub(crate) fn run_unit_commits(&mut self, at_ns: Nanos, commit_ns: Nanos) {
+    /// Reserves `work_ns` of the FTL core from `ready_ns` on, after the unit
+    /// commits (`commit_ns` each, from their program's end) that came due by
+    /// then; returns when the work is done. Bound: one commit per program in
+    /// flight.
+    pub(crate) fn reserve_ftl(&mut self, ready_ns: Nanos, work_ns: Nanos, commit_ns: Nanos) -> Nanos {
         while let Some(&Reverse(done_ns)) = self.unit_commits.peek() {
-            if done_ns > at_ns {
+            if done_ns > ready_ns {
                 break;
             }
             self.unit_commits.pop();
             self.ftl.reserve(done_ns, commit_ns);
         }
+        self.ftl.reserve(ready_ns, work_ns)
     }
 
     /// Host data crossing the PCIe link into the device; returns when it is in.

@@ -256,7 +256,7 @@ fn head_step(core: &mut Backend, start_ns: Nanos) {
             let slice = (*left_ns).min(slice_ns);
             *left_ns -= slice;
             let done = *left_ns == 0;
-            let end = core.controller.ftl.reserve(start_ns, slice);
+            let end = core.controller.reserve_ftl(start_ns, slice, core.config.controller.unit_commit_ns);
             (end, end, done)
         }
         &mut Phase::Pad { zone, units_end, per_request, pause_ns } => {
@@ -316,7 +316,6 @@ pub(crate) fn ftl_turn(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> N
     if work_ns == 0 {
         return ready_ns;
     }
-    core.controller.run_unit_commits(ready_ns, core.config.controller.unit_commit_ns);
     let slice_max_ns = core.config.management.slice_ns;
     let turn_ns = match core.scheduler.background.queue.front_mut() {
         Some(task) if task.submit_ns <= ready_ns => match task.phases.front_mut() {
@@ -329,7 +328,7 @@ pub(crate) fn ftl_turn(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> N
         },
         _ => 0,
     };
-    let end_ns = core.controller.ftl.reserve(ready_ns, turn_ns + work_ns);
+    let end_ns = core.controller.reserve_ftl(ready_ns, turn_ns + work_ns, core.config.controller.unit_commit_ns);
     if turn_ns > 0 {
         after_turn(core, end_ns - work_ns);
     }
