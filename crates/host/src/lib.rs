@@ -12,5 +12,5 @@ pub mod stack;
 pub mod zinc;
 
 pub use scheduler::{BlockLayer, Dispatch, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
-pub use stack::{EnginePerIo, HostConfig, StackCost, StackKind, HOST_MACHINES};
+pub use stack::{EnginePerIo, HostConfig, SqPoll, StackCost, StackKind, HOST_MACHINES};
 pub use zinc::{Held, ZincConfig, ZincGate};

@@ -49,6 +49,48 @@ pub struct HostConfig {
     pub zinc: crate::zinc::ZincConfig,
     /// CPU a job's thread spends per I/O outside the latency it measures.
     pub engine_per_io: EnginePerIo,
+    /// io_uring's submission-queue polling thread (fio's `sqthread_poll`).
+    pub sq_poll: SqPoll,
+}
+
+/// io_uring with `IORING_SETUP_SQPOLL`: a kernel thread polls the ring's
+/// submission queue, so a submission costs no system call while the thread
+/// is awake. After `idle_ns` without a new submission it sleeps, and the next
+/// submission waits for it to be woken and scheduled. fio sets no idle time,
+/// so the kernel's default of one second (HZ) holds.
+///
+/// Calibrated on seed 003's machine (ConfZNS++ finish jobs over io_uring
+/// passthrough, whose finishes and softFinish fills are synchronous calls
+/// that leave the ring idle): the 4 KiB write that opens the next zone takes
+/// 24-45 µs after a finish shorter than a second (alone, or beside random
+/// reads at QD 1-4: 0.93-0.99 s), and 119-202 µs once the finish or fill took
+/// longer (beside reads at QD 8 and deeper: 1.09 s and more; softFinish fills
+/// of 2.4-16 s), a jump of about 125 µs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqPoll {
+    /// Time without a submission after which the polling thread sleeps.
+    pub idle_ns: Nanos,
+    /// Extra latency of the first submission after it slept.
+    pub wakeup_ns: Nanos,
+}
+
+impl SqPoll {
+    /// The extra latency of a submission at `now_ns` to a ring whose last
+    /// submission was at `last_ns`.
+    pub fn wakeup_cost_ns(&self, last_ns: Nanos, now_ns: Nanos) -> Nanos {
+        debug_assert!(last_ns <= now_ns, "a ring's last submission is in the past");
+        if now_ns.saturating_sub(last_ns) > self.idle_ns {
+            self.wakeup_ns
+        } else {
+            0
+        }
+    }
+}
+
+impl Default for SqPoll {
+    fn default() -> Self {
+        SqPoll { idle_ns: 1_000_000_000, wakeup_ns: 125_000 }
+    }
 }
 
 /// CPU time a fio job's thread spends on each I/O after it sees the
@@ -74,6 +116,7 @@ impl Default for HostConfig {
             merge_bytes_max: 0,
             zinc: crate::zinc::ZincConfig::default(),
             engine_per_io: EnginePerIo::default(),
+            sq_poll: SqPoll::default(),
         }
     }
 }
@@ -111,5 +154,19 @@ impl HostConfig {
             StackKind::UringPassthrough => self.uring_passthrough,
             StackKind::Kernel => self.kernel,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_polling_thread_costs_a_wake_up_only_after_it_idled_past_its_limit() {
+        let poll = SqPoll { idle_ns: 1_000, wakeup_ns: 50 };
+        assert_eq!(poll.wakeup_cost_ns(0, 1_000), 0, "at the limit it still polls");
+        assert_eq!(poll.wakeup_cost_ns(0, 1_001), 50);
+        assert_eq!(poll.wakeup_cost_ns(5_000, 5_400), 0);
+        assert_eq!(SqPoll::default().idle_ns, 1_000_000_000, "the kernel's default, HZ");
     }
 }

@@ -978,6 +978,34 @@ fn io_uring_passthrough_pays_its_host_cost_on_the_jobs_cpu() {
 }
 
 #[test]
+fn a_polled_ring_left_idle_past_a_second_wakes_its_thread_first() {
+    let wakeup_ns = zonelab_host::HostConfig::default().sq_poll.wakeup_ns as f64;
+    assert!(wakeup_ns > 0.0);
+    // Four writes, `think` apart, as total latencies (min, max).
+    let lats = |engine: &str, poll: &str, think: &str| {
+        let line = format!(
+            "--name=w --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine={engine} {poll} --thinktime={think} \
+             --size=1z --number_ios=4"
+        );
+        let (_, _, result) = run_line(&line);
+        no_errors(&result);
+        let lat = &only(&result).dirs[DDIR_WRITE].lat;
+        assert_eq!(lat.samples, 4, "{line}");
+        (lat.min() as f64, lat.max_ns as f64)
+    };
+    // Two seconds apart: every write (the first too) wakes the sleeping thread.
+    let (idle_min, _) = lats("io_uring_cmd", "--sqthread_poll=1", "2s");
+    // A tenth of a second apart: the thread polls on, only the first write wakes it.
+    let (polled_min, polled_max) = lats("io_uring_cmd", "--sqthread_poll=1", "100ms");
+    assert!(idle_min >= polled_min + wakeup_ns * 0.9, "{idle_min} ns idle against {polled_min} ns polled");
+    assert!(within(polled_max - polled_min, wakeup_ns, 0.1), "only the first write wakes the thread");
+    // Without the option, or without a ring, there is no polling thread to wake.
+    let (_, unpolled_max) = lats("io_uring_cmd", "", "2s");
+    let (_, spdk_max) = lats("spdk", "--sqthread_poll=1", "2s");
+    assert!(unpolled_max.max(spdk_max) < wakeup_ns, "{unpolled_max} ns, {spdk_max} ns");
+}
+
+#[test]
 fn libaio_reaping_is_outside_the_latency_at_qd_1_and_inside_it_when_completions_queue() {
     let host = zonelab_host::HostConfig::machine("zns-study").unwrap();
     let reap_ns = host.engine_per_io.libaio_ns;

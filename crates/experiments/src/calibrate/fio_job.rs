@@ -68,6 +68,10 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
         run.lba_bytes,
         run.stack.ioengine()
     );
+    // The io_uring runs of both sources polled the submission queue from a kernel thread.
+    if run.stack.ioengine().starts_with("io_uring") {
+        text.push_str("sqthread_poll=1\n");
+    }
     let jobs: Vec<(&str, FioJob, Option<f64>)> =
         std::iter::once(("main", run.main, rates[0])).chain(run.other.map(|o| ("other", o, rates[1]))).collect();
     let reads = jobs.iter().any(|(_, j, _)| matches!(j.work, Work::Io { op: IoOp::Read | IoOp::RandRead, .. }));
@@ -225,6 +229,9 @@ mod tests {
                 let text = job_file(f, rates, &frame);
                 let set = parse_job_file("run.fio", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
                 assert!(set.jobs.iter().any(|j| j.name == "main"), "{text}");
+                // Both sources' io_uring runs polled their rings from a kernel thread.
+                let polled = set.jobs.iter().all(|j| j.sqthread_poll == j.ioengine.is_io_uring());
+                assert!(polled, "{text}");
                 checked += 1;
             }
         }

@@ -59,6 +59,7 @@ const MODELLED_HELP: &[(&str, &str)] = &[
     ("softfinish", "Finish zones by writing dummy data in chunks (ZINC softFinish)"),
     ("softfinish_chunk", "Size of one softFinish dummy write"),
     ("softfinish_pause", "Pause between softFinish dummy writes"),
+    ("sqthread_poll", "io_uring: a kernel thread polls the submission queue (it sleeps after 1 s idle)"),
     ("kb_base", "Unit base of sizes: 1024 or 1000"),
 ];
 

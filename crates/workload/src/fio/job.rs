@@ -115,6 +115,10 @@ impl IoEngine {
     pub fn is_passthrough(self) -> bool {
         matches!(self, IoEngine::Spdk | IoEngine::IoUringCmd)
     }
+    /// Whether the engine submits through an io_uring (block device or passthrough).
+    pub fn is_io_uring(self) -> bool {
+        matches!(self, IoEngine::IoUring | IoEngine::IoUringCmd)
+    }
     /// Whether the engine keeps one I/O in flight (psync and its kin).
     pub fn is_sync(self) -> bool {
         matches!(self, IoEngine::Psync)
@@ -263,6 +267,9 @@ pub struct JobSpec {
     pub softfinish_chunk: Option<Size>,
     /// Pause between softFinish chunks.
     pub softfinish_pause_ns: Nanos,
+    /// io_uring engines: a kernel thread polls the submission queue
+    /// (`sqthread_poll`); it sleeps once the ring is idle (`HostConfig::sq_poll`).
+    pub sqthread_poll: bool,
     /// Options as written (name, value or ""), in order, for the JSON "job options".
     pub options: Vec<(String, String)>,
     /// Options accepted but without effect in a simulation (host tuning, fio's own output).
@@ -327,6 +334,7 @@ impl JobSpec {
             softfinish: false,
             softfinish_chunk: None,
             softfinish_pause_ns: 0,
+            sqthread_poll: false,
             options: Vec::new(),
             ignored: Vec::new(),
             kb_base: 1024,

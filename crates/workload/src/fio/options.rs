@@ -431,7 +431,6 @@ const IGNORED: &[&str] = &[
     "cmdprio_bssplit",
     "fixedbufs",
     "registerfiles",
-    "sqthread_poll",
     "sqthread_poll_cpu",
     "nonvectored",
     "uncached",
@@ -733,6 +732,10 @@ const MODELLED: &[(&str, Apply)] = &[
     }),
     ("softfinish_chunk", |j, v| {
         j.softfinish_chunk = Some(Size::Bytes(parse_nonzero(v, j.kb_base)?));
+        Ok(())
+    }),
+    ("sqthread_poll", |j, v| {
+        j.sqthread_poll = parse_flag(v)?;
         Ok(())
     }),
     ("softfinish_pause", |j, v| {
