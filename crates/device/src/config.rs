@@ -283,9 +283,11 @@ pub struct ControllerConfig {
     /// With LBAs smaller than 4 KiB (the 512 B format) the FTL still maps
     /// data in units of `small_lba_map_unit_bytes`. A write that ends inside
     /// a unit leaves it partly filled, and the controller merges the unit's
-    /// pieces on the write path's FTL core (`partial_unit_ns`), so writes
-    /// smaller than a unit are limited device-wide, however many zones they
-    /// go to. 0 turns this off.
+    /// pieces on the write path's FTL core (`partial_unit_ns`) after the write
+    /// completes: the next command that needs the core waits for it, so
+    /// writes smaller than a unit are limited device-wide, however many zones
+    /// they go to, and a QD-1 stream of them runs at the merge's pace, not at
+    /// the merge plus the write's own latency. 0 turns this off.
     #[serde(default)]
     pub small_lba_map_unit_bytes: u64,
     /// FTL-core time of merging a partly filled mapping unit (see

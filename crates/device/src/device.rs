@@ -391,20 +391,21 @@ impl Device {
         // The command's last `write_ftl_ns` of firmware work (the mapping
         // update) also needs the write path's FTL core; waiting for it does
         // not hold the firmware core.
-        let merge_ns = self.partial_unit_merge_ns(slba + nlb);
         let fw_end = if firmware.pipelined_ftl_ns > 0 {
             let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
             let core_end = self.core.controller.firmware.reserve(ready_ns, firmware.ns - ftl_ns);
-            management::ftl_turn(&mut self.core, core_end, ftl_ns + merge_ns)
+            management::ftl_turn(&mut self.core, core_end, ftl_ns)
         } else {
             let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
             let fw_end = self.core.controller.firmware.reserve(ready_ns, firmware.ns);
-            management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns + merge_ns).max(fw_end)
+            management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
         };
-        if firmware.ftl_after_ns > 0 {
-            // Work after the command: it holds the FTL core, not the command.
+        // Work after the command (merging a partly filled mapping unit): it
+        // holds the FTL core, not the command.
+        let after_ns = firmware.ftl_after_ns + self.partial_unit_merge_ns(slba + nlb);
+        if after_ns > 0 {
             let commit_ns = self.core.config.controller.unit_commit_ns;
-            self.core.controller.reserve_ftl(fw_end, firmware.ftl_after_ns, commit_ns);
+            self.core.controller.reserve_ftl(fw_end, after_ns, commit_ns);
         }
         let sequential = self.core.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         let mut data_ready_ns = fw_end;

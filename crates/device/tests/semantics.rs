@@ -1510,3 +1510,32 @@ fn writes_that_leave_a_mapping_unit_partly_filled_are_limited_device_wide_in_the
     let four_k = round_robin_write_rate(&mut zn540(), 4, 1, 400);
     assert!(four_k > 2.5 * four_zones, "{four_k:.0} vs {four_zones:.0} writes/s");
 }
+
+#[test]
+fn a_partly_filled_unit_is_merged_after_its_write_completes() {
+    let mut c = preset("zn540").unwrap();
+    c.namespace.lba_bytes = 512;
+    let merge_ns = c.controller.partial_unit_ns as f64;
+    let gap_ns = 1_000_000; // long enough for every merge to end
+    let mut dev = Device::new(c).unwrap();
+    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false };
+    // Alone, a 512 B write takes what a whole-unit write takes: the merge comes after it.
+    let first = dev.submit(0, &write(0), None);
+    let unit = dev.submit(
+        first.complete_ns + gap_ns,
+        &Command::Write { slba: 1, nlb: 15, payload: Payload::None, fua: false },
+        None,
+    );
+    let (alone_ns, whole_ns) = (first.complete_ns, unit.complete_ns - (first.complete_ns + gap_ns));
+    assert!((alone_ns as f64) < whole_ns as f64 * 1.2, "{alone_ns} ns against {whole_ns} ns for a whole unit");
+    // At QD 1 the next write waits for the merge, so a stream runs at the
+    // merge's pace: each write takes less than its own time plus the merge.
+    let (mut t, n) = (unit.complete_ns + gap_ns, 200u64);
+    let start = t;
+    for i in 0..n {
+        t = dev.submit(t, &write(16 + i), None).complete_ns;
+    }
+    let cycle_ns = (t - start) as f64 / n as f64;
+    assert!(cycle_ns >= merge_ns, "{cycle_ns} ns per write, merge {merge_ns} ns");
+    assert!(cycle_ns < alone_ns as f64 + merge_ns * 0.9, "{cycle_ns} ns per write: the merge overlaps the next write");
+}

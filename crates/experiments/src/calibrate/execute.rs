@@ -150,8 +150,15 @@ pub fn run_all(
 }
 
 /// The job alone, unthrottled, on the same stack: its intensity's 100%.
+/// ConfZNS++ throttled its softFinish jobs to a share of the finish job's
+/// rate ("rate-limited to 50% of the finish baseline"), as the two are
+/// compared at the same intensity.
 fn standalone(run: &FioRun, job: FioJob) -> FioRun {
-    FioRun { zinc: None, main: FioJob { pace: Pace::Free, ..job }, other: None, ..run.clone() }
+    let work = match job.work {
+        Work::Mgmt { kind: Mgmt::SoftFinish { .. }, jobs } => Work::Mgmt { kind: Mgmt::Finish, jobs },
+        work => work,
+    };
+    FioRun { zinc: None, main: FioJob { work, pace: Pace::Free }, other: None, ..run.clone() }
 }
 
 fn alone_rate(config: &DeviceConfig, run: &FioRun, settings: Settings) -> Result<f64> {

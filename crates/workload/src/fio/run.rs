@@ -819,9 +819,9 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         }
         let zone_locked = zone.filter(|&z| op != RequestOp::Read && self.zones.is_sequential(z));
         let ready_ns = zone_locked.map_or(now, |z| now.max(self.zone_submit_ns[z as usize]));
-        let wakeup_ns = self.ring_wakeup_ns(t, kind, ready_ns);
+        let host_ns = self.ring_wakeup_ns(t, kind, ready_ns) + self.sync_call_ns(t, kind);
         let thread = &mut self.threads[t as usize];
-        let submit_ns = thread.cpu.reserve(ready_ns, thread.submit_cost_ns + wakeup_ns);
+        let submit_ns = thread.cpu.reserve(ready_ns, thread.submit_cost_ns + host_ns);
         if let Some(z) = zone_locked {
             self.zone_submit_ns[z as usize] = submit_ns;
         }
@@ -1150,20 +1150,36 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         dir.lat.add(now - issue_ns);
     }
 
+    /// Whether an io_uring job issues requests of `kind` beside its ring:
+    /// fio issues zone resets, finishes and softFinish fills as synchronous
+    /// calls, so they leave the ring idle.
+    fn beside_ring(kind: IoKind) -> bool {
+        !matches!(kind, IoKind::Data | IoKind::OpenBlock | IoKind::VerifyRead)
+    }
+
+    /// The extra host cost of a request of `kind` that an io_uring job issues
+    /// as a synchronous call.
+    fn sync_call_ns(&self, t: u32, kind: IoKind) -> Nanos {
+        let job = &self.set.jobs[self.threads[t as usize].spec];
+        if job.ioengine.is_io_uring() && Self::beside_ring(kind) {
+            self.host.sync_call_ns
+        } else {
+            0
+        }
+    }
+
     /// The wait for a sleeping submission-queue polling thread, for a request
-    /// of `kind` the thread submits at `ready_ns`. Zone resets, finishes and
-    /// softFinish fills bypass the ring: fio issues them as synchronous
-    /// passthrough calls, so they leave it idle.
+    /// of `kind` the thread submits at `ready_ns`.
     fn ring_wakeup_ns(&mut self, t: u32, kind: IoKind, ready_ns: Nanos) -> Nanos {
         let thread = &mut self.threads[t as usize];
         let job = &self.set.jobs[thread.spec];
-        let through_ring = matches!(kind, IoKind::Data | IoKind::OpenBlock | IoKind::VerifyRead);
-        if !(job.sqthread_poll && job.ioengine.is_io_uring() && through_ring) {
+        if !(job.sqthread_poll && job.ioengine.is_io_uring()) || Self::beside_ring(kind) {
             return 0;
         }
-        // fio sets the ring up before the job's zone set-up and any wait for
-        // earlier jobs, so the first submission finds the thread asleep (every
-        // one of the ConfZNS++ finish jobs' operations paid the wake-up).
+        // fio sets the ring up before the job's zone set-up (zone reports and
+        // resets) and any wait for earlier jobs, so the first submission finds
+        // the thread asleep: ConfZNS++'s softFinish runs paid the wake-up on
+        // every operation, the first too (the fastest of 15 took 167 µs).
         let cost_ns = match thread.ring_last_ns {
             None => self.host.sq_poll.wakeup_ns,
             Some(last_ns) => self.host.sq_poll.wakeup_cost_ns(last_ns.min(ready_ns), ready_ns),
