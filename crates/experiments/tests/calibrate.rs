@@ -185,6 +185,23 @@ fn a_throttled_finish_job_keeps_its_rate_below_one_per_window() {
 }
 
 #[test]
+fn a_softfinish_intensity_is_a_share_of_the_finish_jobs_rate() {
+    // ConfZNS++ throttled softFinish to a share of the finish job's rate: 256 KiB
+    // chunks fill a zone about as fast as a finish pads it, so at 50% they run at
+    // half the finish's rate; 16 KiB chunks are slower than that and run free.
+    let results = predicted(
+        "A,s,f,4096,io_uring_cmd,finish-job,,1,1,,,per_s,1,\n\
+         B,s,f,4096,io_uring_cmd,softfinish-job,,1,1,,; softfinish chunk=256KiB job at 50% intensity,per_s,0.5,\n\
+         C,s,f,4096,io_uring_cmd,softfinish-job,,1,1,,,per_s,0.4,softfinish_chunk=32 (x512 B = 16 KiB)\n\
+         D,s,f,4096,io_uring_cmd,softfinish-job,,1,1,,; softfinish chunk=16KiB job at 50% intensity,per_s,0.4,\n",
+    );
+    let (finish, big_half, small, small_half) = (results[0], results[1], results[2], results[3]);
+    assert!((big_half / (finish * 0.5) - 1.0).abs() < 0.1, "50% of the finish's {finish}/s gave {big_half}/s");
+    assert!(small < finish * 0.5, "16 KiB chunks alone: {small}/s");
+    assert!((small_half / small - 1.0).abs() < 0.1, "{small_half}/s at 50% against {small}/s free");
+}
+
+#[test]
 fn a_throttled_job_slower_than_its_rate_runs_at_what_its_latency_allows() {
     let t = cal::execute::Throttle { rate_per_s: 2.0, jobs: 3 };
     // 100 ms per operation allows 10/s per clone: each keeps its asked 2/s.

@@ -462,6 +462,26 @@ fn softfinish_fills_zones_from_the_host() {
 }
 
 #[test]
+fn an_io_uring_jobs_softfinish_fills_are_synchronous_calls_beside_its_ring() {
+    let host = zonelab_host::HostConfig::default();
+    let fill_ms = |engine: &str| {
+        let line = format!(
+            "--name=f --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine={engine} --softfinish=1 \
+             --softfinish_chunk=16k --size=1z --number_ios=1"
+        );
+        let (_, _, result) = run_line(&line);
+        no_errors(&result);
+        only(&result).dirs[DDIR_TRIM].clat.mean() / MS as f64
+    };
+    // 16 KiB chunks at QD 1 cross the host one at a time: each pays the call on top of the ring's costs.
+    let chunks = (CAP_LBAS - 1).div_ceil(4) as f64;
+    let ring = host.uring_passthrough;
+    let per_chunk_ns = (host.sync_call_ns + ring.submit_ns + ring.complete_ns) as f64;
+    let extra_ms = fill_ms("io_uring_cmd") - fill_ms("spdk");
+    assert!(within(extra_ms, chunks * per_chunk_ns / 1e6, 0.05), "{extra_ms:.2} ms more than SPDK's fill");
+}
+
+#[test]
 fn softfinish_pause_spaces_the_chunks() {
     let line = |pause: &str| {
         format!(
