@@ -320,9 +320,16 @@ impl FlashArray {
             (Some(first), Some(last)) => (*first, last.end_ns, ops.len() > 1),
             _ => return None,
         };
-        if suspend.per_op_max == 0 || op.idle_from_ns > ready_ns || (queued && !suspend.read_priority) {
+        if suspend.per_op_max == 0 || (queued && !suspend.read_priority) {
             return None;
         }
+        // A read that comes while the die is still busy with what came before
+        // the operation (other reads) waits for that, then goes first if the
+        // scheduler prefers reads; without that preference it queues behind.
+        if op.idle_from_ns > ready_ns && !suspend.read_priority {
+            return None;
+        }
+        let ready_ns = ready_ns.max(op.idle_from_ns);
         // Something the die does that is not tracked here (a copyback, a read) comes last.
         if self.die_free_at_ns(die) != last_end_ns {
             return None;
@@ -340,11 +347,20 @@ impl FlashArray {
             return Some(op.end_ns + read_ns);
         }
         // (sensed, how much later the operation ends, how much later it starts)
-        let (sensed_ns, delay_ns, start_delay_ns) = if ready_ns < op.start_ns {
+        if ready_ns < op.start_ns {
+            // The operation has not started: the read goes first (counted
+            // against the operation's limit, so reads cannot hold it off for
+            // ever), and the next read that finds it waiting queues behind.
             let sensed_ns = ready_ns + read_ns;
             let delay_ns = sensed_ns.saturating_sub(op.start_ns);
-            (sensed_ns, delay_ns, delay_ns)
-        } else {
+            self.delay_die_ops(die, delay_ns, delay_ns);
+            let front = self.suspendable[die as usize].front_mut().expect("the waiting operation is tracked");
+            front.idle_from_ns = front.idle_from_ns.max(sensed_ns);
+            front.suspends += 1;
+            self.suspensions += 1;
+            return Some(sensed_ns);
+        }
+        let (sensed_ns, delay_ns, start_delay_ns) = {
             // The operation works on to the end of its loop: that time is not lost to it.
             let step_ns = suspend.to_step_end_ns(op.start_ns, ready_ns).min(op.end_ns - ready_ns);
             (ready_ns + step_ns + suspend.suspend_ns + read_ns, suspend.suspend_ns + read_ns + suspend.resume_ns, 0)
@@ -771,6 +787,32 @@ mod tests {
         assert_eq!(prio.read(500_000, 0, 0, 16384), 500_000 + 20_000 + 50_000 + 10_000);
         assert_eq!(prio.die_free_at_ns(0), 2_060_000 + 80_000);
         assert_eq!(prio.suspensions(), 1);
+    }
+
+    #[test]
+    fn a_read_behind_other_reads_goes_before_the_program_queued_after_them() {
+        let (mut fifo, mut prio) = (suspending_array(2), suspending_array(2));
+        prio.timing.suspend.read_priority = true;
+        for f in [&mut fifo, &mut prio] {
+            // A long read holds die 0 (plane 0) until 100 µs and the channel
+            // to 110 µs; a program is queued behind it, its data crossing
+            // next (to 170 µs): it runs 0.17-1.17 ms.
+            f.timing.read_ns = 100_000;
+            assert_eq!(f.read(0, 0, 0, 16384), 110_000);
+            f.timing.read_ns = 50_000;
+            assert_eq!(f.program(0, BlockAddr { die: 0, block: 1 }, 0).unwrap().done_ns, 1_170_000);
+        }
+        // A read on plane 1 comes at 30 µs, while the die still reads.
+        // In order it waits out the program.
+        assert_eq!(fifo.read(30_000, 0, 1, 16384), 1_170_000 + 50_000 + 10_000);
+        // Preferred, it is sensed once the die is free (100-150 µs), before the
+        // program starts, and crosses the channel after the program's data.
+        assert_eq!(prio.read(30_000, 0, 1, 16384), 170_000 + 10_000);
+        assert_eq!(prio.die_free_at_ns(0), 1_170_000);
+        // The next read that finds the program waiting queues behind that one
+        // (sensed 150-200 µs) and holds the program's start back by 30 µs.
+        assert_eq!(prio.read(40_000, 0, 2, 16384), 200_000 + 10_000);
+        assert_eq!(prio.die_free_at_ns(0), 1_200_000);
     }
 
     /// An array with read priority, `per_op_max` suspensions per operation and
