@@ -811,7 +811,7 @@ mod tests {
         assert_eq!(prio.die_free_at_ns(0), 1_170_000);
         // The next read that finds the program waiting queues behind that one
         // (sensed 150-200 µs) and holds the program's start back by 30 µs.
-        assert_eq!(prio.read(40_000, 0, 2, 16384), 200_000 + 10_000);
+        assert_eq!(prio.read(40_000, 0, 1, 16384), 200_000 + 10_000);
         assert_eq!(prio.die_free_at_ns(0), 1_200_000);
     }
 
