@@ -611,6 +611,9 @@ impl Device {
         let m = &self.core.config.management;
         let cost_ns = match action {
             ZoneAction::Open => m.open_ns,
+            ZoneAction::Close if self.core.zones.wp(zone) > self.core.zones.zslba(zone) => {
+                m.close_ns + m.close_written_ns
+            }
             ZoneAction::Close => m.close_ns,
             ZoneAction::Offline => m.offline_ns,
             ZoneAction::Finish => return self.finish_zone(ready_ns, zone, phases),

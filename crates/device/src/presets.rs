@@ -187,6 +187,7 @@ fn zn540() -> DeviceConfig {
         management: ManagementConfig {
             open_ns: 4_640,
             close_ns: 6_090,
+            close_written_ns: 4_100,
             finish_ns: 400 * US,
             reset_ns: 1_550 * US,
             offline_ns: 10 * US,
@@ -313,6 +314,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
         management: ManagementConfig {
             open_ns: 5 * US,
             close_ns: 5 * US,
+            close_written_ns: 0,
             finish_ns: MS,
             reset_ns: 2 * MS,
             offline_ns: 10 * US,

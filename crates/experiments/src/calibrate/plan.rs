@@ -150,6 +150,20 @@ pub enum DeviceRun {
     },
     /// Explicit open, then close, of empty zones; both timed.
     OpenClose,
+    /// Zones opened (explicitly, or implicitly by the write), written 4 KiB,
+    /// then closed; the closes timed.
+    CloseWritten {
+        /// Whether the write opened the zone.
+        implicit: bool,
+    },
+    /// The first QD-1 `op` of `bs` into empty zones, one zone after another
+    /// (each opens its zone implicitly).
+    FirstIo {
+        /// Write or append.
+        op: IoOp,
+        /// Block size in bytes.
+        bs: u64,
+    },
     /// Fig 7: resets of full zones back to back beside QD-1 4 KiB `io`
     /// (none, read, write, append); lists: resets, I/Os.
     ResetBeside {
@@ -332,6 +346,9 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
             list0(DeviceRun::Occupancy { op: row.op, occupancy: occupancy(&row.notes)?, opened })
         }
         Op::Open => list0(DeviceRun::OpenClose),
+        Op::Close if row.notes.contains("after a write") => {
+            list0(DeviceRun::CloseWritten { implicit: row.notes.contains("implicitly") })
+        }
         Op::Close => Ok(Plan { run: Run::Device(DeviceRun::OpenClose), source: Source::List(1) }),
         Op::Reset => {
             let io = match bg.other {
@@ -346,7 +363,10 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
         op => {
             let io = io_op(op).ok_or_else(|| Error::Unmapped(format!("op {op:?} in {} is not mapped", row.figure)))?;
             let bs = row.bs.ok_or_else(|| Error::Unmapped("an I/O row without 'bs'".into()))?;
+            let first = row.notes.contains("first write into an empty zone")
+                || row.notes.contains("first append into an empty zone");
             match (bg.other, io) {
+                (None, IoOp::Write | IoOp::Append) if first => list0(DeviceRun::FirstIo { op: io, bs }),
                 (None, _) => list0(DeviceRun::Qd1 { op: io, bs }),
                 (Some(Job::Mgmt { kind: Mgmt::Reset, .. }), IoOp::RandRead) => Ok(Plan {
                     run: Run::Device(DeviceRun::ResetBeside { io: BesideIo("read") }),

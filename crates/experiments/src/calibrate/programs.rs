@@ -7,7 +7,7 @@ use super::rows::Op;
 use crate::characterization::device_runs::{fill, mgmt, reset_run_on, submit, us};
 use crate::error::Result;
 use zonelab_device::{Command, Device, DeviceConfig, Payload, ZoneAction};
-use zonelab_sim::{SimRng, SEC};
+use zonelab_sim::{SimRng, MS, SEC};
 
 /// Samples per Fig 5 point (the paper times every zone of the drive; a few suffice in a deterministic model).
 const OCCUPANCY_SAMPLES: u64 = 6;
@@ -23,6 +23,8 @@ pub fn run(config: DeviceConfig, run: &DeviceRun, seed: u64) -> Result<Vec<Vec<f
         DeviceRun::Occupancy { op, occupancy, opened } => occupancy_run(dev, *op, *occupancy, *opened).map(|l| vec![l]),
         DeviceRun::Qd1 { op, bs } => qd1(dev, *op, *bs, seed).map(|l| vec![l]),
         DeviceRun::OpenClose => open_close(dev),
+        DeviceRun::CloseWritten { implicit } => close_written(dev, *implicit).map(|l| vec![l]),
+        DeviceRun::FirstIo { op, bs } => first_io(dev, *op, *bs).map(|l| vec![l]),
         DeviceRun::ResetBeside { io } => {
             let (resets, ios) = reset_run_on(dev, io.0, FIG7_RESETS)?;
             Ok(vec![resets, ios])
@@ -83,6 +85,42 @@ fn qd1(mut dev: Device, op: IoOp, bs: u64, seed: u64) -> Result<Vec<f64>> {
             out.push(us(&c));
         }
         t = c.complete_ns;
+    }
+    Ok(out)
+}
+
+/// Closes of zones that hold a 4 KiB write, opened explicitly or by the write.
+fn close_written(mut dev: Device, implicit: bool) -> Result<Vec<f64>> {
+    let (zl, lba) = (dev.layout().zone_lbas, dev.layout().lba_bytes);
+    let nlb = (4096 / lba).max(1) as u32;
+    let (mut closes, mut t) = (Vec::new(), 0);
+    for zone in 100..100 + OPEN_CLOSE_SAMPLES {
+        if !implicit {
+            t = submit(&mut dev, t, &mgmt(ZoneAction::Open, zone * zl))?.complete_ns;
+        }
+        let write = Command::Write { slba: zone * zl, nlb, payload: Payload::None, fua: false };
+        t = submit(&mut dev, t, &write)?.complete_ns;
+        let close = submit(&mut dev, t, &mgmt(ZoneAction::Close, zone * zl))?;
+        closes.push(us(&close));
+        // A closed zone stays active: reset it, and let its work end before the next zone.
+        t = submit(&mut dev, close.complete_ns, &mgmt(ZoneAction::Reset, zone * zl))?.complete_ns + MS;
+    }
+    Ok(closes)
+}
+
+/// The first write or append of `bs` into each of a series of empty zones.
+fn first_io(mut dev: Device, op: IoOp, bs: u64) -> Result<Vec<f64>> {
+    let (zl, lba) = (dev.layout().zone_lbas, dev.layout().lba_bytes);
+    let nlb = (bs / lba).max(1) as u32;
+    let (mut out, mut t) = (Vec::new(), 0);
+    for zone in 100..100 + OPEN_CLOSE_SAMPLES {
+        let cmd = match op {
+            IoOp::Append => Command::Append { zslba: zone * zl, nlb, payload: Payload::None, fua: false },
+            _ => Command::Write { slba: zone * zl, nlb, payload: Payload::None, fua: false },
+        };
+        let c = submit(&mut dev, t, &cmd)?;
+        out.push(us(&c));
+        t = submit(&mut dev, c.complete_ns, &mgmt(ZoneAction::Reset, zone * zl))?.complete_ns + MS;
     }
     Ok(out)
 }
