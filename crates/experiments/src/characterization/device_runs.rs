@@ -48,15 +48,23 @@ pub fn open_close(_scale: Scale) -> Result<Outcome> {
     let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false };
     let append = |zslba| Command::Append { zslba, nlb: 1, payload: Payload::None, fua: false };
     let open = submit(&mut dev, 0, &mgmt(ZoneAction::Open, 0))?;
-    let t = fill(&mut dev, 0, 1000, open.complete_ns)?;
-    let close = submit(&mut dev, t, &mgmt(ZoneAction::Close, 0))?;
-    let first_w = submit(&mut dev, close.complete_ns + MS, &write(zl))?;
+    // The paper's text closes a zone filled to its second-last page, yet its
+    // 11.01 µs is what the artifact measured for closes of empty zones
+    // (11.02 µs over 3,652 of them); closes after a write took 14.9-15.2 µs
+    // there. The data are followed: the finding's close is an empty zone's.
+    let close = submit(&mut dev, open.complete_ns, &mgmt(ZoneAction::Close, 0))?;
+    let open_again = submit(&mut dev, close.complete_ns, &mgmt(ZoneAction::Open, 3 * zl))?;
+    let t = fill(&mut dev, 3, 1000, open_again.complete_ns)?;
+    let close_written = submit(&mut dev, t, &mgmt(ZoneAction::Close, 3 * zl))?;
+    // The written zone's programs and their commits end before the writes are timed.
+    let first_w = submit(&mut dev, close_written.complete_ns + 20 * MS, &write(zl))?;
     let next_w = submit(&mut dev, first_w.complete_ns + MS, &write(zl + 1))?;
     let first_a = submit(&mut dev, next_w.complete_ns + MS, &append(2 * zl))?;
     let next_a = submit(&mut dev, first_a.complete_ns + MS, &append(2 * zl))?;
     let rows = vec![
         vec!["open".into(), format!("{:.2}", us(&open))],
         vec!["close".into(), format!("{:.2}", us(&close))],
+        vec!["close after writes".into(), format!("{:.2}", us(&close_written))],
         vec!["first write".into(), format!("{:.2}", us(&first_w))],
         vec!["write".into(), format!("{:.2}", us(&next_w))],
         vec!["first append".into(), format!("{:.2}", us(&first_a))],
@@ -64,7 +72,13 @@ pub fn open_close(_scale: Scale) -> Result<Outcome> {
     ];
     let findings = vec![
         Finding::number("Obs 9", "explicit open", "µs", 9.56, us(&open)),
-        Finding::number("Obs 9", "close", "µs", 11.01, us(&close)),
+        Finding::number(
+            "Obs 9",
+            "close of an empty opened zone (the artifact's closes after a write: 14.9-15.2 µs)",
+            "µs",
+            11.01,
+            us(&close),
+        ),
         Finding::number(
             "Obs 9",
             "first write into an implicitly opened zone, extra",
@@ -96,10 +110,18 @@ pub fn open_close(_scale: Scale) -> Result<Outcome> {
             title: "Zone open and close, and 4 KiB writes into an implicitly opened zone (seed 000 Obs 9)".into(),
             x_label: String::new(),
             y: Axis::linear("latency (µs)"),
-            categories: ["open", "close", "first write", "next write", "first append", "next append"]
-                .map(String::from)
-                .to_vec(),
-            series: vec![only("open", &[0]), only("close", &[1]), only("write", &[2, 3]), only("append", &[4, 5])],
+            categories: [
+                "open",
+                "close",
+                "close after writes",
+                "first write",
+                "next write",
+                "first append",
+                "next append",
+            ]
+            .map(String::from)
+            .to_vec(),
+            series: vec![only("open", &[0]), only("close", &[1, 2]), only("write", &[3, 4]), only("append", &[5, 6])],
         }),
         jobs: Vec::new(),
     })
