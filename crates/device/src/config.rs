@@ -663,6 +663,14 @@ impl DeviceConfig {
         }
         self.flash.validate().map_err(|e| ConfigError(e.0))?;
         self.flash_timing.validate().map_err(|e| ConfigError(e.to_string()))?;
+        let slice_bytes = self.flash_timing.plane_interleave_bytes;
+        if slice_bytes != 0 && (slice_bytes < 512 || !self.flash.page_bytes.is_multiple_of(slice_bytes)) {
+            return Err(ConfigError(format!(
+                "flash_timing.plane_interleave_bytes = {slice_bytes} must be 0 or at least 512 and divide \
+                 flash.page_bytes = {}",
+                self.flash.page_bytes
+            )));
+        }
         self.validate_interfaces()?;
         let mut layout = self.validate_namespace(nvm_ok)?;
         self.validate_management_work(&layout)?;

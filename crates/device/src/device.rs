@@ -529,13 +529,15 @@ impl Device {
             let Some((zone, chunk)) = self.read_ahead_chunk(lba) else { return };
             if self.core.controller.read_ahead.lookup(zone, chunk).is_none() {
                 if let crate::backend::Source::Flash { loc, ready_ns } = self.core.source_of(lba, at_ns) {
-                    let in_ns = self.core.scheduler.flash.read_page(
-                        at_ns.max(ready_ns),
-                        loc.die,
-                        loc.plane,
-                        loc.page,
-                        page_bytes,
-                    );
+                    let read = zonelab_flash::ChunkRead {
+                        die: loc.die,
+                        plane: loc.plane,
+                        block: loc.block,
+                        page: loc.page,
+                        offset_bytes: 0,
+                        bytes: page_bytes,
+                    };
+                    let in_ns = self.core.scheduler.flash.read_chunk(at_ns.max(ready_ns), read);
                     self.core.controller.read_ahead.insert(zone, chunk, in_ns);
                 }
             }

@@ -25,7 +25,7 @@ use crate::zone::{ZoneState, ZoneTable};
 use crate::zoned::{invalid_namespace, ZonedDevice};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use zonelab_flash::{FlashCounters, SharedTime};
-use zonelab_sim::{Nanos, ServerPool, Timeline};
+use zonelab_sim::{Nanos, ServerPool, SlotTimeline, Timeline};
 
 /// What the namespaces of one device share: the firmware cores, the link
 /// and the flash time.
@@ -35,7 +35,7 @@ struct Shared {
     last_submit_ns: Nanos,
     firmware: ServerPool,
     link_to_device: Timeline,
-    link_to_host: Timeline,
+    link_to_host: SlotTimeline,
     flash: SharedTime,
 }
 

@@ -434,6 +434,7 @@ mod tests {
             ("namespace.zones", "5000", "raise flash.blocks_per_plane"),
             ("write_buffer.zone_buffer_bytes", "1m", "super word line"),
             ("flash.pages_per_block", "1000", "oneshot_pages"),
+            ("flash_timing.plane_interleave_bytes", "3000", "divide flash.page_bytes"),
         ];
         for (path, value, needle) in cases {
             let e = set_parameter(&base, path, value).and_then(|c| c.validate().map(|_| ())).unwrap_err().0;

@@ -43,6 +43,7 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 suspend: Suspend::OFF,
                 program_spread_ns: 0,
                 read_step_ns: 0,
+                plane_interleave_bytes: 0,
             },
         )),
         "mlc" => Some(znsplus(
@@ -55,6 +56,7 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 suspend: Suspend::OFF,
                 program_spread_ns: 0,
                 read_step_ns: 0,
+                plane_interleave_bytes: 0,
             },
         )),
         "znand" => Some(znsplus(
@@ -67,6 +69,7 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 suspend: Suspend::OFF,
                 program_spread_ns: 0,
                 read_step_ns: 0,
+                plane_interleave_bytes: 0,
             },
         )),
         _ => None,
@@ -135,6 +138,7 @@ fn zn540() -> DeviceConfig {
             },
             program_spread_ns: 150 * US,
             read_step_ns: 6 * US,
+            plane_interleave_bytes: 4 * KIB as u32,
         },
         link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
         controller: ControllerConfig {

@@ -57,7 +57,9 @@ fn read_ahead_makes_sequential_reads_several_times_faster_than_random_ones() {
 
 #[test]
 fn without_read_ahead_sequential_reads_cost_a_flash_read_each_page() {
-    let (sequential, random) = sequential_and_random_us(&[("controller.read_ahead_bytes", "0")]);
+    // Chunks whole on their planes: no page register holds the next read's data.
+    let sets = [("controller.read_ahead_bytes", "0"), ("flash_timing.plane_interleave_bytes", "0")];
+    let (sequential, random) = sequential_and_random_us(&sets);
     // Without read-ahead each sequential read waits for a flash read of its own.
     assert!(sequential * 2.0 > random, "sequential {sequential:.1} µs vs random {random:.1} µs");
 }
@@ -97,4 +99,24 @@ fn reads_under_a_finish_suspend_padding_programs_instead_of_waiting_them_out() {
     let (at_once, _) = reads_under_finish_us(&[("flash_timing.suspend.step_ns", "0us")]);
     assert!(at_once < alone * 2.0, "suspending at once {at_once:.1} µs, alone {alone:.1} µs");
     assert!(at_once < suspending, "at once {at_once:.1} µs, at the loop's end {suspending:.1} µs");
+}
+
+/// Reads of LBAs 0 and 16 (chunks 0 and 4: one die, one plane's slice)
+/// queue on that plane; LBA 48 (chunk 12) is on the next die. Returns when
+/// the second and the third complete.
+fn two_on_one_plane_then_one_elsewhere() -> (Nanos, Nanos) {
+    let mut dev = device(&[]);
+    let t = fill_zone(&mut dev);
+    let read = |slba| Command::Read { slba, nlb: 1 };
+    dev.submit(t, &read(0), None);
+    let queued = dev.submit(t, &read(16), None);
+    let elsewhere = dev.submit(t + 1_000, &read(48), None);
+    (queued.complete_ns, elsewhere.complete_ns)
+}
+
+#[test]
+fn a_read_from_a_free_die_crosses_the_link_before_one_still_queued_on_its_plane() {
+    let (queued_ns, elsewhere_ns) = two_on_one_plane_then_one_elsewhere();
+    // The link sends what is ready: the later read's data is in first.
+    assert!(elsewhere_ns + 50_000 < queued_ns, "queued {queued_ns} ns, elsewhere {elsewhere_ns} ns");
 }

@@ -165,6 +165,51 @@ pub struct FlashArray {
     suspendable: Vec<VecDeque<Suspendable>>,
     /// Reads that suspended a program or erase.
     suspensions: u64,
+    /// Per plane: the page row its register holds and when it was sensed
+    /// there (`Timing::plane_interleave_bytes`).
+    registers: Vec<Register>,
+}
+
+/// The page row a plane's register holds after a read sensed it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Register {
+    /// Block × pages per block + page + 1 (0: nothing sensed).
+    row: u64,
+    sensed_ns: Nanos,
+}
+
+/// Consecutive planes of one die, wrapping at its last plane.
+#[derive(Debug, Clone, Copy)]
+struct PlaneSpan {
+    /// Index of the die's plane 0.
+    die_first: usize,
+    first: u32,
+    count: u32,
+    per_die: u32,
+}
+
+impl PlaneSpan {
+    fn iter(self) -> impl Iterator<Item = usize> {
+        (0..self.count).map(move |k| self.die_first + ((self.first + k) % self.per_die) as usize)
+    }
+}
+
+/// One read of part of a chunk: the chunk's place in flash and the bytes of
+/// it read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkRead {
+    /// Die of the chunk.
+    pub die: u32,
+    /// Plane the chunk is mapped to.
+    pub plane: u32,
+    /// Block within the plane.
+    pub block: u32,
+    /// Page within the block.
+    pub page: u32,
+    /// First byte read, from the chunk's start.
+    pub offset_bytes: u32,
+    /// Bytes read.
+    pub bytes: u32,
 }
 
 /// The flash time the namespaces of one device share: channel and plane
@@ -177,6 +222,7 @@ pub struct SharedTime {
     planes: Vec<Timeline>,
     die_busy_series: TimeSeries,
     suspendable: Vec<VecDeque<Suspendable>>,
+    registers: Vec<Register>,
 }
 
 impl FlashArray {
@@ -196,6 +242,7 @@ impl FlashArray {
             die_busy_series: TimeSeries::new(UTILIZATION_INTERVAL_NS, UTILIZATION_INTERVALS_MAX),
             suspendable: vec![VecDeque::new(); geometry.dies_total() as usize],
             suspensions: 0,
+            registers: vec![Register::default(); planes_total],
             geometry,
             timing,
         }
@@ -213,6 +260,7 @@ impl FlashArray {
             planes: self.planes.clone(),
             die_busy_series: self.die_busy_series.clone(),
             suspendable: self.suspendable.clone(),
+            registers: self.registers.clone(),
         }
     }
 
@@ -224,6 +272,7 @@ impl FlashArray {
         std::mem::swap(&mut self.planes, &mut time.planes);
         std::mem::swap(&mut self.die_busy_series, &mut time.die_busy_series);
         std::mem::swap(&mut self.suspendable, &mut time.suspendable);
+        std::mem::swap(&mut self.registers, &mut time.registers);
     }
 
     /// Copies the timelines of `time` (not the busy series), so that reads
@@ -233,6 +282,7 @@ impl FlashArray {
         self.channels.clone_from(&time.channels);
         self.planes.clone_from(&time.planes);
         self.suspendable.clone_from(&time.suspendable);
+        self.registers.clone_from(&time.registers);
     }
     /// The operation latencies this array charges.
     pub fn timing(&self) -> &Timing {
@@ -278,6 +328,66 @@ impl FlashArray {
         self.read_sensed_in(ready_ns, die, plane, read_ns, bytes)
     }
 
+    /// Reads part of a chunk (`Timing::plane_interleave_bytes`: the planes
+    /// its bytes are on, in one sense, or none when their registers still
+    /// hold its row); without interleaving, as [`read_page`](Self::read_page).
+    pub fn read_chunk(&mut self, ready_ns: Nanos, r: ChunkRead) -> Nanos {
+        let slice_bytes = self.timing.plane_interleave_bytes;
+        if slice_bytes == 0 {
+            return self.read_page(ready_ns, r.die, r.plane, r.page, r.bytes);
+        }
+        assert!(r.bytes > 0 && r.offset_bytes + r.bytes <= self.geometry.page_bytes, "a read within one chunk");
+        let read_ns = self.timing.read_ns_of(r.page, self.geometry.oneshot_pages);
+        let planes_per_die = self.geometry.planes_per_die;
+        let first_slice = r.offset_bytes / slice_bytes;
+        let slices = (r.offset_bytes + r.bytes).div_ceil(slice_bytes) - first_slice;
+        let planes = PlaneSpan {
+            die_first: self.plane_index(r.die, 0),
+            first: first_slice % planes_per_die,
+            count: slices.min(planes_per_die),
+            per_die: planes_per_die,
+        };
+        let row = u64::from(r.block) * u64::from(self.geometry.pages_per_block) + u64::from(r.page) + 1;
+        let held = planes.iter().all(|i| {
+            let reg = self.registers[i];
+            reg.row == row && self.planes[i].free_at_ns() == reg.sensed_ns
+        });
+        let sensed_ns = if held {
+            planes.iter().map(|i| self.registers[i].sensed_ns).fold(ready_ns, Nanos::max)
+        } else {
+            self.sense_planes(ready_ns, r.die, planes, read_ns, row)
+        };
+        self.transfer_read(sensed_ns, r.die, r.bytes)
+    }
+
+    /// Senses page row `row` on `planes` of `die` together (suspending a
+    /// program or erase there if it may); returns when it is sensed.
+    fn sense_planes(&mut self, ready_ns: Nanos, die: u32, planes: PlaneSpan, read_ns: Nanos, row: u64) -> Nanos {
+        debug_assert!(planes.count > 0 && planes.count <= self.geometry.planes_per_die);
+        if let Some(sensed_ns) = self.suspend_for_read(ready_ns, die, planes.first, read_ns) {
+            return sensed_ns;
+        }
+        let start_ns = planes.iter().map(|i| self.planes[i].free_at_ns()).fold(ready_ns, Nanos::max);
+        for i in planes.iter() {
+            self.planes[i].occupy_until(start_ns, start_ns + read_ns);
+            self.registers[i] = Register { row, sensed_ns: start_ns + read_ns };
+        }
+        let share = f64::from(planes.count) / f64::from(self.geometry.planes_per_die);
+        self.die_busy_series.add_span(start_ns, start_ns + read_ns, share);
+        start_ns + read_ns
+    }
+
+    /// The channel moves `bytes` sensed at `sensed_ns` on `die` to the
+    /// controller; returns when they are there.
+    fn transfer_read(&mut self, sensed_ns: Nanos, die: u32, bytes: u32) -> Nanos {
+        let channel = self.geometry.channel_of_die(die) as usize;
+        let xfer_ns = transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s);
+        let done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
+        self.counters.page_reads += 1;
+        self.counters.channel_bytes += u64::from(bytes);
+        done_ns
+    }
+
     fn read_sensed_in(&mut self, ready_ns: Nanos, die: u32, plane: u32, read_ns: Nanos, bytes: u32) -> Nanos {
         assert!(bytes <= self.geometry.page_bytes);
         let plane_index = self.plane_index(die, plane);
@@ -290,12 +400,7 @@ impl FlashArray {
                 sensed_ns
             }
         };
-        let channel = self.geometry.channel_of_die(die) as usize;
-        let xfer_ns = transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s);
-        let done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
-        self.counters.page_reads += 1;
-        self.counters.channel_bytes += u64::from(bytes);
-        done_ns
+        self.transfer_read(sensed_ns, die, bytes)
     }
 
     /// Serves a read on `die` ahead of the program or erase it finds there,
@@ -652,6 +757,7 @@ mod tests {
             suspend: Suspend::OFF,
             program_spread_ns: 0,
             read_step_ns: 0,
+            plane_interleave_bytes: 0,
         };
         FlashArray::new(g, t)
     }
@@ -667,6 +773,42 @@ mod tests {
             batch_reads: false,
         };
         f
+    }
+
+    /// One die of four planes whose page rows are interleaved in 4 KiB slices.
+    fn interleaved_array() -> FlashArray {
+        let g = Geometry { channels: 1, planes_per_die: 4, ..*array().geometry() };
+        let t = Timing { plane_interleave_bytes: 4096, ..array().timing().clone() };
+        FlashArray::new(g, t)
+    }
+
+    fn chunk_read(page: u32, offset_bytes: u32, bytes: u32) -> ChunkRead {
+        ChunkRead { die: 0, plane: 0, block: 1, page, offset_bytes, bytes }
+    }
+
+    #[test]
+    fn an_interleaved_read_holds_the_planes_its_slices_are_on() {
+        let mut f = interleaved_array();
+        // Slices 0-1 (planes 0 and 1): sensed at 50 µs, 5 µs on the channel.
+        assert_eq!(f.read_chunk(0, chunk_read(0, 0, 8192)), 55_000);
+        // Slice 2 of another row: plane 2 is free, so it senses alongside.
+        assert_eq!(f.read_chunk(0, chunk_read(1, 8192, 4096)), 57_500);
+        // Slice 1 of a third row: plane 1 is taken by the first read.
+        assert_eq!(f.read_chunk(0, chunk_read(2, 4096, 4096)), 102_500);
+        // A whole chunk takes every plane: after the third read.
+        assert_eq!(f.read_chunk(0, chunk_read(3, 0, 16384)), 160_000);
+    }
+
+    #[test]
+    fn an_interleaved_row_stays_in_the_page_registers_until_its_planes_sense_another() {
+        let mut f = interleaved_array();
+        assert_eq!(f.read_chunk(0, chunk_read(0, 0, 16384)), 60_000);
+        // The rest of the row needs no second sense, only the channel.
+        assert_eq!(f.read_chunk(100_000, chunk_read(0, 4096, 8192)), 105_000);
+        // Plane 0 senses another row; reading the first one there again senses it again.
+        assert_eq!(f.read_chunk(100_000, chunk_read(1, 0, 4096)), 152_500);
+        assert_eq!(f.read_chunk(200_000, chunk_read(0, 0, 4096)), 252_500);
+        assert_eq!(f.read_chunk(300_000, chunk_read(0, 4096, 4096)), 302_500, "plane 1 still holds row 0");
     }
 
     #[test]
@@ -933,6 +1075,7 @@ mod tests {
             suspend: Suspend::OFF,
             program_spread_ns: 0,
             read_step_ns: 0,
+            plane_interleave_bytes: 0,
         };
         FlashArray::new(g, t)
     }

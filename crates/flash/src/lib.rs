@@ -13,7 +13,8 @@ pub mod geometry;
 pub mod timing;
 
 pub use array::{
-    BlockAddr, CopybackDone, FlashArray, FlashCounters, FlashError, ProgramDone, SharedTime, UTILIZATION_INTERVAL_NS,
+    BlockAddr, ChunkRead, CopybackDone, FlashArray, FlashCounters, FlashError, ProgramDone, SharedTime,
+    UTILIZATION_INTERVAL_NS,
 };
 pub use geometry::{Geometry, GeometryError};
 pub use timing::{Suspend, Timing, TimingError};

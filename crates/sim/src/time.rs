@@ -80,6 +80,80 @@ impl Timeline {
     }
 }
 
+/// Busy spans a [`SlotTimeline`] remembers; older ones are forgotten.
+const SLOT_SPANS_MAX: usize = 256;
+
+/// A resource that serves each request in the first idle slot long enough
+/// for it at or after the request is ready, whatever the order of the
+/// reservations: a PCIe direction sends the data that is ready, so a read
+/// whose data comes from a busy die later does not hold back one reserved
+/// after it whose data is already in the controller (a [`Timeline`] would).
+///
+/// Bound: it remembers the last `SLOT_SPANS_MAX` busy spans (adjacent ones
+/// merged); nothing starts before the end of the last span it forgot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlotTimeline {
+    /// Busy spans (start, end): sorted, disjoint and not touching.
+    spans: std::collections::VecDeque<(Nanos, Nanos)>,
+    /// End of the last forgotten span.
+    floor_ns: Nanos,
+    busy_ns: Nanos,
+}
+
+impl SlotTimeline {
+    /// A resource that is free from time 0 and has not been used.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// End of the latest reservation.
+    pub fn free_at_ns(&self) -> Nanos {
+        self.spans.back().map_or(self.floor_ns, |&(_, end_ns)| end_ns)
+    }
+
+    /// Total time the resource has been reserved for.
+    pub fn busy_ns(&self) -> Nanos {
+        self.busy_ns
+    }
+
+    /// Reserves `duration_ns` in the first idle slot that fits it at or after
+    /// `ready_ns`; returns the end of the reservation.
+    pub fn reserve(&mut self, ready_ns: Nanos, duration_ns: Nanos) -> Nanos {
+        let mut start_ns = ready_ns.max(self.floor_ns);
+        if duration_ns == 0 {
+            return start_ns;
+        }
+        let mut i = self.spans.partition_point(|&(_, end_ns)| end_ns <= start_ns);
+        // Bound: each step passes one remembered span.
+        while let Some(&(busy_start_ns, busy_end_ns)) = self.spans.get(i) {
+            if start_ns + duration_ns <= busy_start_ns {
+                break;
+            }
+            start_ns = start_ns.max(busy_end_ns);
+            i += 1;
+        }
+        let end_ns = start_ns + duration_ns;
+        let joins_before = i > 0 && self.spans[i - 1].1 == start_ns;
+        let joins_after = self.spans.get(i).is_some_and(|&(next_start_ns, _)| next_start_ns == end_ns);
+        match (joins_before, joins_after) {
+            (true, true) => {
+                self.spans[i - 1].1 = self.spans[i].1;
+                self.spans.remove(i);
+            }
+            (true, false) => self.spans[i - 1].1 = end_ns,
+            (false, true) => self.spans[i].0 = start_ns,
+            (false, false) => self.spans.insert(i, (start_ns, end_ns)),
+        }
+        if self.spans.len() > SLOT_SPANS_MAX {
+            let (_, forgotten_end_ns) = self.spans.pop_front().expect("over the bound, so not empty");
+            self.floor_ns = forgotten_end_ns;
+        }
+        self.busy_ns += duration_ns;
+        debug_assert!(start_ns >= ready_ns && self.spans.len() <= SLOT_SPANS_MAX);
+        end_ns
+    }
+}
+
 /// Reserves a pool of identical servers (e.g. firmware cores): the request goes
 /// to the server that frees up first; ties go to the lowest index, for determinism.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +203,29 @@ mod tests {
         assert_eq!(t.reserve(120, 50), 200, "second request waits for the first");
         assert_eq!(t.reserve(500, 10), 510, "an idle gap is not charged");
         assert_eq!(t.busy_ns(), 110);
+    }
+
+    #[test]
+    fn a_slot_timeline_serves_what_is_ready_in_the_gaps_before_later_reservations() {
+        let mut t = SlotTimeline::new();
+        assert_eq!(t.reserve(100, 50), 150, "data ready late, reserved first");
+        assert_eq!(t.reserve(20, 30), 50, "ready earlier: goes first in the idle slot");
+        assert_eq!(t.reserve(40, 40), 90, "waits for the slot's first transfer, fits before the late one");
+        assert_eq!(t.reserve(60, 30), 180, "no room left before 150: after it");
+        assert_eq!(t.free_at_ns(), 180);
+        assert_eq!(t.busy_ns(), 150);
+    }
+
+    #[test]
+    fn a_slot_timeline_forgets_old_spans_without_reusing_their_gaps() {
+        let mut t = SlotTimeline::new();
+        for i in 0..(SLOT_SPANS_MAX as u64 + 10) {
+            t.reserve(i * 100, 10);
+        }
+        assert_eq!(t.spans.len(), SLOT_SPANS_MAX);
+        let floor_ns = t.floor_ns;
+        assert!(floor_ns > 0);
+        assert!(t.reserve(0, 10) > floor_ns, "the forgotten past counts as busy");
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::translation::mapping::{ChunkLocation, Mapping};
 use crate::translation::Translation;
 use crate::zone::{ZoneTable, ZoneType};
 use std::collections::BTreeMap;
-use zonelab_flash::{BlockAddr, FlashArray};
+use zonelab_flash::{BlockAddr, ChunkRead, FlashArray};
 use zonelab_sim::Nanos;
 
 /// Where the data of a block is, for a read or an internal copy.
@@ -261,13 +261,18 @@ impl Backend {
         }
     }
 
-    /// Brings `bytes` of `lba`'s chunk into the controller; returns when they are there.
+    /// Brings `bytes` of `lba`'s chunk, from `lba` on, into the controller;
+    /// returns when they are there.
     pub(crate) fn fetch(&mut self, lba: u64, at_ns: Nanos, bytes: u32) -> Nanos {
         match self.source_of(lba, at_ns) {
             Source::Zeros => at_ns,
             Source::Controller { ready_ns } => at_ns.max(ready_ns),
             Source::Flash { loc, ready_ns } => {
-                self.scheduler.flash.read_page(at_ns.max(ready_ns), loc.die, loc.plane, loc.page, bytes)
+                let offset_lbas = lba % self.layout.lbas_per_chunk;
+                let offset_bytes = u32::try_from(offset_lbas * self.layout.lba_bytes).expect("within one page");
+                let read =
+                    ChunkRead { die: loc.die, plane: loc.plane, block: loc.block, page: loc.page, offset_bytes, bytes };
+                self.scheduler.flash.read_chunk(at_ns.max(ready_ns), read)
             }
         }
     }

@@ -15,7 +15,7 @@ use read_ahead::ReadAhead;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use write_cache::WriteCache;
-use zonelab_sim::{transfer_ns, Nanos, ServerPool, Timeline};
+use zonelab_sim::{transfer_ns, Nanos, ServerPool, SlotTimeline, Timeline};
 
 /// Firmware, link and write buffers of one device.
 #[derive(Debug, Clone)]
@@ -25,7 +25,7 @@ pub(crate) struct Controller {
     /// management firmware work; reserved through `reserve_ftl`.
     pub(crate) ftl: ServerPool,
     pub(crate) link_to_device: Timeline,
-    pub(crate) link_to_host: Timeline,
+    pub(crate) link_to_host: SlotTimeline,
     pub(crate) link_bytes_per_s: u64,
     pub(crate) zone_io: Vec<ZoneIo>,
     /// Memory the zones' buffers share (`write_buffer.device_buffer_bytes`).
@@ -50,7 +50,7 @@ impl Controller {
             firmware: ServerPool::new(firmware_cores as usize),
             ftl: ServerPool::new(1),
             link_to_device: Timeline::new(),
-            link_to_host: Timeline::new(),
+            link_to_host: SlotTimeline::new(),
             link_bytes_per_s,
             zone_io: vec![ZoneIo::default(); zones as usize],
             pool: DevicePool::new(pool_bytes, zones),
