@@ -390,16 +390,14 @@ impl FlashArray {
 
     fn read_sensed_in(&mut self, ready_ns: Nanos, die: u32, plane: u32, read_ns: Nanos, bytes: u32) -> Nanos {
         assert!(bytes <= self.geometry.page_bytes);
-        let plane_index = self.plane_index(die, plane);
-        let sensed_ns = match self.suspend_for_read(ready_ns, die, plane, read_ns) {
-            Some(sensed_ns) => sensed_ns,
-            None => {
-                let sensed_ns = self.planes[plane_index].reserve(ready_ns, read_ns);
-                let share = 1.0 / f64::from(self.geometry.planes_per_die);
-                self.die_busy_series.add_span(sensed_ns - read_ns, sensed_ns, share);
-                sensed_ns
-            }
+        let one_plane = PlaneSpan {
+            die_first: self.plane_index(die, 0),
+            first: plane,
+            count: 1,
+            per_die: self.geometry.planes_per_die,
         };
+        // Row 0: a chunk whole on its plane leaves nothing a later read could take from the register.
+        let sensed_ns = self.sense_planes(ready_ns, die, one_plane, read_ns, 0);
         self.transfer_read(sensed_ns, die, bytes)
     }
 
