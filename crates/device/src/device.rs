@@ -203,6 +203,8 @@ impl Device {
         assert!(submit_ns >= self.core.last_submit_ns, "commands must be submitted in time order");
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.core.last_submit_ns = submit_ns;
+        // Nothing from now on reaches the link before this command is submitted.
+        self.core.controller.link_to_host.forget_until(submit_ns);
         self.core.counters.commands += 1;
         self.core.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.core.config.controller.submit_ns;

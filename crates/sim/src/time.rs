@@ -116,6 +116,20 @@ impl SlotTimeline {
         self.busy_ns
     }
 
+    /// Forgets the spans that end by `now_ns`: the caller promises that no
+    /// later request is ready before it, so they can no longer matter, and
+    /// the spans left are the ones ahead (few, so reservations stay cheap).
+    pub fn forget_until(&mut self, now_ns: Nanos) {
+        // Bound: each step forgets one remembered span.
+        while let Some(&(_, end_ns)) = self.spans.front() {
+            if end_ns > now_ns {
+                break;
+            }
+            self.floor_ns = end_ns;
+            self.spans.pop_front();
+        }
+    }
+
     /// Reserves `duration_ns` in the first idle slot that fits it at or after
     /// `ready_ns`; returns the end of the reservation.
     pub fn reserve(&mut self, ready_ns: Nanos, duration_ns: Nanos) -> Nanos {
@@ -123,14 +137,18 @@ impl SlotTimeline {
         if duration_ns == 0 {
             return start_ns;
         }
-        let mut i = self.spans.partition_point(|&(_, end_ns)| end_ns <= start_ns);
-        // Bound: each step passes one remembered span.
-        while let Some(&(busy_start_ns, busy_end_ns)) = self.spans.get(i) {
-            if start_ns + duration_ns <= busy_start_ns {
-                break;
+        // Most requests come after every reservation: no search.
+        let mut i = self.spans.len();
+        if start_ns < self.free_at_ns() {
+            i = self.spans.partition_point(|&(_, end_ns)| end_ns <= start_ns);
+            // Bound: each step passes one remembered span.
+            while let Some(&(busy_start_ns, busy_end_ns)) = self.spans.get(i) {
+                if start_ns + duration_ns <= busy_start_ns {
+                    break;
+                }
+                start_ns = start_ns.max(busy_end_ns);
+                i += 1;
             }
-            start_ns = start_ns.max(busy_end_ns);
-            i += 1;
         }
         let end_ns = start_ns + duration_ns;
         let joins_before = i > 0 && self.spans[i - 1].1 == start_ns;
@@ -226,6 +244,10 @@ mod tests {
         let floor_ns = t.floor_ns;
         assert!(floor_ns > 0);
         assert!(t.reserve(0, 10) > floor_ns, "the forgotten past counts as busy");
+        let last_end_ns = t.free_at_ns();
+        t.forget_until(last_end_ns - 1);
+        assert_eq!(t.spans.len(), 1, "only the span still ahead is kept");
+        assert_eq!(t.reserve(last_end_ns - 1, 5), last_end_ns + 5);
     }
 
     #[test]
