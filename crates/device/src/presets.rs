@@ -138,6 +138,9 @@ fn zn540() -> DeviceConfig {
             },
             program_spread_ns: 150 * US,
             read_step_ns: 6 * US,
+            // 8 KiB random reads saturate as over 32 servers of one tR, 4 KiB
+            // ones as over about 64 (ConfZNS++ C2, ZNS-Study): 4 KiB slices
+            // over 4 planes, so an 8 KiB read holds two.
             plane_interleave_bytes: 4 * KIB as u32,
         },
         link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
