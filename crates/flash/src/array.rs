@@ -361,7 +361,8 @@ impl FlashArray {
     }
 
     /// Senses page row `row` on `planes` of `die` together (suspending a
-    /// program or erase there if it may); returns when it is sensed.
+    /// program or erase there if it may, placed in the suspension by the
+    /// first of the planes only); returns when it is sensed.
     fn sense_planes(&mut self, ready_ns: Nanos, die: u32, planes: PlaneSpan, read_ns: Nanos, row: u64) -> Nanos {
         debug_assert!(planes.count > 0 && planes.count <= self.geometry.planes_per_die);
         if let Some(sensed_ns) = self.suspend_for_read(ready_ns, die, planes.first, read_ns) {
