@@ -264,12 +264,25 @@ impl Backend {
     /// Brings `bytes` of `lba`'s chunk, from `lba` on, into the controller;
     /// returns when they are there.
     pub(crate) fn fetch(&mut self, lba: u64, at_ns: Nanos, bytes: u32) -> Nanos {
+        let offset_lbas = lba % self.layout.lbas_per_chunk;
+        let offset_bytes = u32::try_from(offset_lbas * self.layout.lba_bytes).expect("within one page");
+        self.fetch_span(lba, at_ns, offset_bytes, bytes)
+    }
+
+    /// Brings the whole chunk that holds `lba` into the controller, from the
+    /// place `lba`'s data is at: copies and plugs read a source chunk once
+    /// for all the blocks they take from it, whichever of them comes first.
+    pub(crate) fn fetch_chunk(&mut self, lba: u64, at_ns: Nanos) -> Nanos {
+        self.fetch_span(lba, at_ns, 0, self.chunk_bytes())
+    }
+
+    /// `bytes` from `offset_bytes` of the chunk that holds `lba`.
+    fn fetch_span(&mut self, lba: u64, at_ns: Nanos, offset_bytes: u32, bytes: u32) -> Nanos {
+        debug_assert!(offset_bytes + bytes <= self.chunk_bytes(), "a fetch stays within its chunk");
         match self.source_of(lba, at_ns) {
             Source::Zeros => at_ns,
             Source::Controller { ready_ns } => at_ns.max(ready_ns),
             Source::Flash { loc, ready_ns } => {
-                let offset_lbas = lba % self.layout.lbas_per_chunk;
-                let offset_bytes = u32::try_from(offset_lbas * self.layout.lba_bytes).expect("within one page");
                 let read =
                     ChunkRead { die: loc.die, plane: loc.plane, block: loc.block, page: loc.page, offset_bytes, bytes };
                 self.scheduler.flash.read_chunk(at_ns.max(ready_ns), read)

@@ -99,9 +99,11 @@ fn advance_busy(core: &mut Backend, until_ns: Nanos) {
 /// (`DeviceConfig::validate`), so this is finite and known up front.
 fn management_steps_left_max(core: &Backend) -> u64 {
     let slice_ns = core.config.management.slice_ns;
+    // Every phase takes one step at least: a firmware phase of no time
+    // (`management.finish_ns = 0`) is still a step that pops it.
     let phase_steps = |phase: &Phase| match *phase {
-        Phase::Firmware { left_ns } => left_ns.div_ceil(slice_ns),
-        Phase::Pad { units_end, .. } => units_end,
+        Phase::Firmware { left_ns } => left_ns.div_ceil(slice_ns).max(1),
+        Phase::Pad { units_end, .. } => units_end.max(1),
         Phase::Erase { .. } => 1,
     };
     let tasks: u64 =

@@ -189,7 +189,6 @@ fn prefetch_sources(
 ) -> Vec<(u64, Nanos)> {
     let per_chunk = core.layout.lbas_per_chunk;
     let zslba = core.zones.zslba(zone);
-    let chunk_bytes = core.chunk_bytes();
     let mut fetched: Vec<(u64, Nanos)> = Vec::with_capacity(part.len() * 2);
     for &(i, j) in part {
         let dst_chunk = (dst[i] - zslba) / per_chunk;
@@ -198,7 +197,7 @@ fn prefetch_sources(
         }
         for &s in &src[i..j] {
             if !fetched.iter().any(|&(c, _)| c == s / per_chunk) {
-                fetched.push((s / per_chunk, core.fetch(s, at_ns, chunk_bytes)));
+                fetched.push((s / per_chunk, core.fetch_chunk(s, at_ns)));
             }
         }
     }
@@ -219,14 +218,13 @@ fn copy_through_controller(
 ) -> Nanos {
     let per_chunk = core.layout.lbas_per_chunk;
     let zslba = core.zones.zslba(zone);
-    let chunk_bytes = core.chunk_bytes();
     let mut reads: Vec<(u64, Nanos)> = Vec::with_capacity(src.len());
     for &s in src {
         let c = s / per_chunk;
         if !reads.iter().any(|&(r, _)| r == c) {
             let ready = match fetched.iter().find(|&&(f, _)| f == c) {
                 Some(&(_, t)) => t,
-                None => core.fetch(s, at_ns, chunk_bytes),
+                None => core.fetch_chunk(s, at_ns),
             };
             reads.push((c, ready));
         }

@@ -155,7 +155,7 @@ pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> 
         let t = if valid_lbas == per_chunk {
             plug_whole_chunk(core, zone, from, at_ns)
         } else if valid_lbas > 0 {
-            let ready_ns = core.fetch(zslba + from, at_ns, core.chunk_bytes());
+            let ready_ns = core.fetch_chunk(zslba + from, at_ns);
             super::take_in_copy(core, zone, end - from, ready_ns, at_ns);
             core.znsplus.read_program_blocks += valid_lbas;
             core.znsplus.plugged_blocks_foreground += valid_lbas;
@@ -190,7 +190,7 @@ fn plug_whole_chunk(core: &mut Backend, zone: u32, from: u64, at_ns: Nanos) -> N
     if let Some((sensed_ns, _)) = super::try_copyback(core, zone, src_lba, at_ns) {
         return sensed_ns;
     }
-    let ready_ns = core.fetch(src_lba, at_ns, core.chunk_bytes());
+    let ready_ns = core.fetch_chunk(src_lba, at_ns);
     super::take_in_copy(core, zone, per_chunk, ready_ns, at_ns);
     core.znsplus.read_program_blocks += per_chunk;
     ready_ns
