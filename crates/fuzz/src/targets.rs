@@ -34,6 +34,9 @@ pub enum Failure {
     /// The NVMe/TCP target's device model failed.
     #[error("the device model failed (a panic the backend caught)")]
     Model,
+    /// The device and the reference model disagree (what, where).
+    #[error("the device disagrees with the reference model: {0}")]
+    Mismatch(String),
 }
 
 /// The trace parser and the device: `run_trace` on a small data-mode
