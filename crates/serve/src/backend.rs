@@ -137,7 +137,7 @@ impl<D: ZonedDevice> Backend<D> {
         let (image, end_ns) = Image::open(path, &mut self.device)?;
         if let Some(first) = image.damaged().first() {
             eprintln!(
-                "zonelab: --backing {}: {} blocks fail their checksums (the first at LBA {first}); reads of them \
+                "zonelab: --backing {}: blocks failing their checksums: {} (the first at LBA {first}); reads of them \
                  fail with Unrecovered Read Error (EIO) until they are rewritten; `zonelab image check {}` lists them",
                 path.display(),
                 image.damaged().len(),

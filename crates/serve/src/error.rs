@@ -103,8 +103,8 @@ pub enum ImageError {
     },
     /// Blocks fail their checksums, where they cannot be answered with an error.
     #[error(
-        "{}: {count} blocks fail their checksums (the first at LBA {first}); `zonelab image check {}` lists them \
-         (serve answers reads of them with Unrecovered Read Error until they are rewritten)",
+        "{}: blocks failing their checksums: {count} (the first at LBA {first}); `zonelab image check {}` lists \
+         them (serve answers reads of them with Unrecovered Read Error until they are rewritten)",
         path.display(),
         path.display()
     )]
