@@ -75,6 +75,15 @@ pub enum ImageError {
         /// The data file (what `image upgrade` is given).
         data: PathBuf,
     },
+    /// `image upgrade`'s new zone file exists already.
+    #[error(
+        "{}: exists, left by an interrupted upgrade (the image itself is unchanged): remove it and run again",
+        path.display()
+    )]
+    UpgradeLeftover {
+        /// The new zone file's path.
+        path: PathBuf,
+    },
     /// A format version this zonelab does not know.
     #[error("{}: image format version {version}; this zonelab reads version {}", path.display(), crate::image::VERSION)]
     Version {

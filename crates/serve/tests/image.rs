@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use zonelab_device::{preset, Device, DeviceOptions};
 use zonelab_serve::image::check::{check, upgrade, Upgrade};
-use zonelab_serve::image::format::Geometry;
+use zonelab_serve::image::format::{Geometry, SUM_BYTES};
 use zonelab_serve::request::{errno, BlockOp, BlockRequest};
 use zonelab_serve::{Backend, Pace};
 
@@ -206,13 +206,13 @@ fn a_flipped_checksum_record_or_header_is_found() {
     ok(&mut b, BlockOp::Write, 512, 4, 0x33);
     drop(b);
     let zones = zones_of(&path);
-    flip(&zones, G.sums_offset() + 513 * 4 + 1);
+    flip(&zones, G.sums_offset() + 513 * SUM_BYTES + 1);
     let report = check(&path).unwrap();
     assert_eq!(report.problems, ["LBA 513 (zone 2): data does not match its checksum"], "{report}");
     let mut b = backend().with_image(&path).unwrap();
     assert_eq!(io(&mut b, BlockOp::Read, 513, 1, 0).0, -errno::EIO);
     drop(b);
-    flip(&zones, G.sums_offset() + 513 * 4 + 1);
+    flip(&zones, G.sums_offset() + 513 * SUM_BYTES + 1);
     flip(&zones, 64 + 2 * 16 + 9); // zone 2's write pointer
     assert!(open_error(&path).contains("zone 2: the zone record's checksum"));
     assert!(check(&path).unwrap().problems[0].starts_with("zone 2:"));
@@ -306,5 +306,29 @@ fn a_format_1_image_is_refused_until_upgraded() {
     assert_eq!(io(&mut b, BlockOp::Write, 256, 1, 0).0, -errno::EIO, "still closed at 264: not at the wp");
     drop(b);
     assert_eq!(upgrade(&path).unwrap(), Upgrade::AlreadyCurrent);
+    cleanup(&path);
+}
+
+/// A server killed between an overwrite's checksums and its data (before it
+/// answered) leaves the block as it was: that must verify, not look damaged.
+#[test]
+fn an_overwrite_cut_short_keeps_the_old_block_readable() {
+    let path = scratch("torn");
+    let mut b = backend().with_image(&path).unwrap();
+    ok(&mut b, BlockOp::Write, 7, 1, 0xAA);
+    ok(&mut b, BlockOp::Write, 8, 1, 0xAA);
+    ok(&mut b, BlockOp::Write, 7, 2, 0xBB);
+    drop(b);
+    // LBA 7's new data never reached the file; LBA 8's did.
+    let data = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    data.write_all_at(&[0xAA; 4096], 7 * 4096).unwrap();
+    assert!(check(&path).unwrap().is_clean(), "{}", check(&path).unwrap());
+    let mut b = backend().with_image(&path).unwrap();
+    assert_eq!(ok(&mut b, BlockOp::Read, 7, 1, 0), vec![0xAA; 4096], "the old block");
+    assert_eq!(ok(&mut b, BlockOp::Read, 8, 1, 0), vec![0xBB; 4096], "the new block");
+    drop(b);
+    // Neither old nor new (a torn block) is damage.
+    data.write_all_at(&[0xAA; 100], 8 * 4096).unwrap();
+    assert_eq!(check(&path).unwrap().problems.len(), 1);
     cleanup(&path);
 }

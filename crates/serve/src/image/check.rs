@@ -5,7 +5,7 @@
 use super::files::{length, zones_path, Pair};
 use super::format::{
     block_sum, bytes_of, decode_header, decode_record, encode_record, sums_of, verify, Damage, Geometry, Header,
-    Record, Verdict, HEADER_BYTES, RECORD_BYTES, SUM_BYTES, SUM_NONE,
+    Record, Sums, Verdict, HEADER_BYTES, RECORD_BYTES, SUM_BYTES,
 };
 use super::{check_lengths, chunk_lbas, read_header, read_records, written_end};
 use crate::error::ImageError;
@@ -186,7 +186,10 @@ pub fn upgrade(path: &Path) -> Result<Upgrade, ImageError> {
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&new_path)
-        .map_err(|e| ImageError::io(&new_path, e))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => ImageError::UpgradeLeftover { path: new_path.clone() },
+            _ => ImageError::io(&new_path, e),
+        })?;
     let written = write_v2_zones(&pair, path, &new, &new_path, &g, &records)
         .and_then(|blocks| std::fs::rename(&new_path, &zones).map(|()| blocks).map_err(|e| ImageError::io(&zones, e)));
     if written.is_err() {
@@ -232,12 +235,12 @@ fn write_v2_zones(
             let nlb = per.min(end - lba);
             let chunk = &mut data[..(nlb * g.lba_bytes) as usize];
             pair.data.read_exact_at(chunk, lba * g.lba_bytes).map_err(|e| ImageError::io(path, e))?;
-            let sums: Vec<u32> = chunk
+            let sums: Vec<Sums> = chunk
                 .chunks_exact(g.lba_bytes as usize)
                 .zip(lba..)
-                .map(|(b, at)| if b.iter().all(|&x| x == 0) { SUM_NONE } else { block_sum(at, b) })
+                .map(|(b, at)| if b.iter().all(|&x| x == 0) { Sums::NONE } else { Sums::written(block_sum(at, b)) })
                 .collect();
-            blocks += sums.iter().filter(|&&s| s != SUM_NONE).count() as u64;
+            blocks += sums.iter().filter(|&&s| s != Sums::NONE).count() as u64;
             new.write_all_at(&bytes_of(&sums), g.sums_offset() + lba * SUM_BYTES).map_err(io)?;
             lba += nlb;
         }

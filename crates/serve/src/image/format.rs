@@ -1,7 +1,7 @@
 //! The on-disk format of a device image (format 2), as bytes.
 //!
 //! FILE.zones: a 64-byte header, one 16-byte record per zone, then (from the
-//! next 4 KiB boundary) one 4-byte checksum per LBA of the namespace. FILE:
+//! next 4 KiB boundary) two 4-byte checksums per LBA of the namespace. FILE:
 //! the data, each LBA at `lba * lba_bytes`. Every integer is little endian.
 //!
 //! Header: magic `ZLIMAGE\0`, version (u32, 2), checksum kind (u32, 1: CRC32C
@@ -15,10 +15,20 @@
 //! found at another LBA's place fails too. Two values are reserved and never
 //! a checksum: [`SUM_NONE`] (the block was never written: the file is sparse
 //! there and the data must be zeros) and [`SUM_ZEROS`] (the block reads as
-//! zeros whatever the data file holds: a Finish skipped it, or a saved batch
-//! found it zero); a checksum that would be one of them is stored one off.
+//! zeros whatever the data file holds: a Finish skipped it, Write Zeroes
+//! cleared it, or a saved batch found it zero); a checksum that would be one
+//! of them is stored one off.
+//!
+//! Each LBA has two slots ([`Sums`]): the latest write's checksum, and, for a
+//! block overwritten in place (a conventional zone), the one before it. An
+//! overwrite stores both checksums before its data, so a server killed
+//! between the two (before it answered the write) leaves the old data, which
+//! still verifies, not a block that looks damaged. A write at a write pointer
+//! replaces nothing (the zone had no data there), so its second slot is
+//! [`SUM_NONE`], and a lost write there is reported as damage.
 
 use std::fmt;
+use zonelab_device::config::ZONES_MAX;
 use zonelab_device::ZoneState;
 
 /// Format 2's magic: format 1 (`ZLIMAGE1`) had no version field.
@@ -33,8 +43,8 @@ const SUM_KIND: u32 = 1;
 pub const HEADER_BYTES: u64 = 64;
 /// Bytes of one zone's record.
 pub const RECORD_BYTES: u64 = 16;
-/// Bytes of one LBA's checksum.
-pub const SUM_BYTES: u64 = 4;
+/// Bytes of one LBA's checksums (two slots).
+pub const SUM_BYTES: u64 = 8;
 /// Stored for a block never written: it must hold zeros.
 pub const SUM_NONE: u32 = 0;
 /// Stored for a block that reads as zeros whatever the data file holds.
@@ -94,14 +104,15 @@ impl Geometry {
 
     /// Why a decoded geometry cannot be an image's (a damaged header whose
     /// checksum happened to match, or a hand-made file), or None. Bounds the
-    /// sizes so that every offset computed from them fits in a u64.
+    /// sizes so that every offset computed from them fits in a u64 and the
+    /// zone records fit in memory (no more zones than a device may have).
     pub fn implausible(&self) -> Option<String> {
         let lba_ok = self.lba_bytes.is_power_of_two() && (512..=1 << 16).contains(&self.lba_bytes);
         let total = u64::from(self.zones).checked_mul(self.zone_lbas).and_then(|lbas| lbas.checked_mul(self.lba_bytes));
         let why = if !lba_ok {
             "the LBA size is not a power of two from 512 to 65536"
-        } else if self.zones == 0 || self.conventional_zones > self.zones {
-            "no zones, or more conventional zones than zones"
+        } else if self.zones == 0 || self.zones > ZONES_MAX || self.conventional_zones > self.zones {
+            "no zones, more than a device can have, or more conventional zones than zones"
         } else if !self.zone_lbas.is_power_of_two() || self.zone_lbas > 1 << 40 {
             "the zone size is not a power of two of at most 2^40 LBAs"
         } else if self.zcap_lbas == 0 || self.zcap_lbas > self.zone_lbas {
@@ -277,25 +288,69 @@ impl fmt::Display for Damage {
     }
 }
 
-/// Checks `block` at `lba` against its stored checksum.
-pub fn verify(lba: u64, block: &[u8], stored: u32) -> Verdict {
-    match stored {
-        SUM_ZEROS => Verdict::Zeros,
-        SUM_NONE if block.iter().all(|&b| b == 0) => Verdict::Zeros,
-        SUM_NONE => Verdict::Damaged(Damage::Unrecorded),
-        sum if sum == block_sum(lba, block) => Verdict::Data,
+/// An LBA's stored checksums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sums {
+    /// The latest write's checksum, or a reserved value.
+    pub latest: u32,
+    /// For an overwrite in place, what the block held before: its checksum,
+    /// [`SUM_ZEROS`] for zeros, [`SUM_NONE`] for nothing to fall back to.
+    pub previous: u32,
+}
+
+impl Sums {
+    /// Never written.
+    pub const NONE: Sums = Sums { latest: SUM_NONE, previous: SUM_NONE };
+    /// Reads as zeros.
+    pub const ZEROS: Sums = Sums { latest: SUM_ZEROS, previous: SUM_NONE };
+
+    /// A block written where nothing was (at a write pointer).
+    pub fn written(sum: u32) -> Sums {
+        Sums { latest: sum, previous: SUM_NONE }
+    }
+
+    /// A block overwritten in place: what it held stays acceptable until
+    /// the new data is known to be in the file.
+    pub fn overwritten(self, sum: u32) -> Sums {
+        let previous = match self.latest {
+            SUM_NONE | SUM_ZEROS => SUM_ZEROS,
+            held => held,
+        };
+        Sums { latest: sum, previous }
+    }
+}
+
+/// Checks `block` at `lba` against its stored checksums.
+pub fn verify(lba: u64, block: &[u8], stored: Sums) -> Verdict {
+    let zero = || block.iter().all(|&b| b == 0);
+    match stored.latest {
+        SUM_ZEROS => return Verdict::Zeros,
+        SUM_NONE if zero() => return Verdict::Zeros,
+        SUM_NONE => return Verdict::Damaged(Damage::Unrecorded),
+        _ => {}
+    }
+    let sum = block_sum(lba, block);
+    if sum == stored.latest {
+        return Verdict::Data;
+    }
+    // An overwrite whose data never reached the file: the block as it was.
+    match stored.previous {
+        SUM_NONE => Verdict::Damaged(Damage::Mismatch),
+        SUM_ZEROS if zero() => Verdict::Zeros,
+        previous if previous == sum => Verdict::Data,
         _ => Verdict::Damaged(Damage::Mismatch),
     }
 }
 
-/// Little-endian u32s from bytes (a run of stored checksums).
-pub fn sums_of(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()
+/// Stored checksums from bytes.
+pub fn sums_of(bytes: &[u8]) -> Vec<Sums> {
+    let u32_at = |c: &[u8], i: usize| u32::from_le_bytes(c[i..i + 4].try_into().expect("4 bytes"));
+    bytes.chunks_exact(SUM_BYTES as usize).map(|c| Sums { latest: u32_at(c, 0), previous: u32_at(c, 4) }).collect()
 }
 
-/// Bytes of a run of checksums.
-pub fn bytes_of(sums: &[u32]) -> Vec<u8> {
-    sums.iter().flat_map(|s| s.to_le_bytes()).collect()
+/// Bytes of stored checksums.
+pub fn bytes_of(sums: &[Sums]) -> Vec<u8> {
+    sums.iter().flat_map(|s| s.latest.to_le_bytes().into_iter().chain(s.previous.to_le_bytes())).collect()
 }
 
 #[cfg(test)]
@@ -331,15 +386,30 @@ mod tests {
     #[test]
     fn blocks_verify_by_lba_and_content() {
         let block = vec![7u8; 4096];
-        let sum = block_sum(9, &block);
-        assert_eq!(verify(9, &block, sum), Verdict::Data);
-        assert_eq!(verify(10, &block, sum), Verdict::Damaged(Damage::Mismatch), "the same bytes at another LBA");
+        let sums = Sums::written(block_sum(9, &block));
+        assert_eq!(verify(9, &block, sums), Verdict::Data);
+        assert_eq!(verify(10, &block, sums), Verdict::Damaged(Damage::Mismatch), "the same bytes at another LBA");
         let mut flipped = block.clone();
         flipped[100] ^= 0x10;
-        assert_eq!(verify(9, &flipped, sum), Verdict::Damaged(Damage::Mismatch));
-        assert_eq!(verify(9, &block, SUM_NONE), Verdict::Damaged(Damage::Unrecorded));
-        assert_eq!(verify(9, &[0u8; 4096], SUM_NONE), Verdict::Zeros);
-        assert_eq!(verify(9, &block, SUM_ZEROS), Verdict::Zeros);
+        assert_eq!(verify(9, &flipped, sums), Verdict::Damaged(Damage::Mismatch));
+        assert_eq!(verify(9, &block, Sums::NONE), Verdict::Damaged(Damage::Unrecorded));
+        assert_eq!(verify(9, &[0u8; 4096], Sums::NONE), Verdict::Zeros);
+        assert_eq!(verify(9, &block, Sums::ZEROS), Verdict::Zeros);
+        assert_eq!(sums_of(&bytes_of(&[sums, Sums::ZEROS])), [sums, Sums::ZEROS]);
+    }
+
+    /// An overwrite cut short between its checksums and its data leaves the
+    /// old block, which verifies; a write at a write pointer has no old block.
+    #[test]
+    fn an_overwrite_keeps_the_old_block_acceptable() {
+        let (old, new) = (vec![1u8; 512], vec![2u8; 512]);
+        let first = Sums::NONE.overwritten(block_sum(3, &old));
+        assert_eq!(verify(3, &[0u8; 512], first), Verdict::Zeros, "the first write never landed");
+        let second = first.overwritten(block_sum(3, &new));
+        assert_eq!((verify(3, &old, second), verify(3, &new, second)), (Verdict::Data, Verdict::Data));
+        assert_eq!(verify(3, &[0u8; 512], second), Verdict::Damaged(Damage::Mismatch));
+        let at_wp = Sums::written(block_sum(3, &new));
+        assert_eq!(verify(3, &[0u8; 512], at_wp), Verdict::Damaged(Damage::Mismatch), "a lost write is damage");
     }
 
     #[test]

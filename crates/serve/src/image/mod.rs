@@ -1,7 +1,7 @@
 //! A device image on disk, so that a served device outlives its server
 //! (`serve --backing FILE`, `exec --data --backing FILE`).
 //!
-//! Two files ([`format`] has the bytes): FILE holds the data, sparse, each
+//! Two files ([`mod@format`] has the bytes): FILE holds the data, sparse, each
 //! LBA at `lba * lba_bytes`; FILE.zones holds a versioned header (the
 //! geometry the image belongs to), one record per zone (state, write
 //! pointer) rewritten in place when the zone changes, and a CRC32C per LBA
@@ -37,8 +37,8 @@ use crate::error::ImageError;
 use crate::ServeError;
 use files::{length, zones_path, Pair};
 use format::{
-    block_sum, bytes_of, decode_header, decode_record, encode_record, sums_of, verify, Header, Record, Verdict,
-    HEADER_BYTES, RECORD_BYTES, SUM_BYTES, SUM_ZEROS,
+    block_sum, bytes_of, decode_header, decode_record, encode_record, sums_of, verify, Header, Record, Sums, Verdict,
+    HEADER_BYTES, RECORD_BYTES, SUM_BYTES,
 };
 pub use format::{Damage, Geometry, VERSION};
 use std::collections::BTreeSet;
@@ -237,14 +237,14 @@ impl Image {
         self.pair.zones.write_all_at(&r, at).map_err(|e| self.zones_io_error(e))
     }
 
-    fn read_sums(&self, slba: u64, nlb: u64) -> Result<Vec<u32>, ImageError> {
+    fn read_sums(&self, slba: u64, nlb: u64) -> Result<Vec<Sums>, ImageError> {
         let mut bytes = vec![0u8; (nlb * SUM_BYTES) as usize];
         let at = self.geometry.sums_offset() + slba * SUM_BYTES;
         self.pair.zones.read_exact_at(&mut bytes, at).map_err(|e| self.zones_io_error(e))?;
         Ok(sums_of(&bytes))
     }
 
-    fn write_sums(&self, slba: u64, sums: &[u32]) -> Result<(), ImageError> {
+    fn write_sums(&self, slba: u64, sums: &[Sums]) -> Result<(), ImageError> {
         let at = self.geometry.sums_offset() + slba * SUM_BYTES;
         self.pair.zones.write_all_at(&bytes_of(sums), at).map_err(|e| self.zones_io_error(e))
     }
@@ -271,20 +271,32 @@ impl Image {
     }
 
     /// Writes `bytes` at `slba` (data a command just wrote) with their
-    /// checksums; they replace any damaged block there.
+    /// checksums; they replace any damaged block there. The checksums go
+    /// first: an overwrite in place keeps the old one too (see [`Sums`]), so
+    /// that being killed before the data is written leaves a block that
+    /// verifies; a write at a write pointer is not part of the image until
+    /// its zone record moves the pointer past it, which comes last.
     pub fn write_data(&mut self, slba: u64, bytes: &[u8]) -> Result<(), ServeError> {
         let lba_bytes = self.geometry.lba_bytes as usize;
-        let sums: Vec<u32> = bytes.chunks(lba_bytes).zip(slba..).map(|(b, lba)| block_sum(lba, b)).collect();
-        self.pair.data.write_all_at(bytes, slba * lba_bytes as u64).map_err(|e| self.io_error(e))?;
+        let nlb = (bytes.len() / lba_bytes) as u64;
+        let conventional_end = self.geometry.zslba(self.geometry.conventional_zones);
+        let held = if slba < conventional_end { self.read_sums(slba, nlb)? } else { vec![Sums::NONE; nlb as usize] };
+        let sums: Vec<Sums> = (bytes.chunks_exact(lba_bytes).zip(slba..).zip(held))
+            .map(|((b, lba), held)| match lba < conventional_end {
+                true => held.overwritten(block_sum(lba, b)),
+                false => Sums::written(block_sum(lba, b)),
+            })
+            .collect();
         self.write_sums(slba, &sums)?;
-        self.written(slba, sums.len() as u64);
+        self.pair.data.write_all_at(bytes, slba * lba_bytes as u64).map_err(|e| self.io_error(e))?;
+        self.written(slba, nlb);
         Ok(())
     }
 
     /// Records that `nlb` blocks from `slba` now read as zeros (Write
     /// Zeroes): only their checksums change, so the file stays sparse.
     pub fn write_zeros(&mut self, slba: u64, nlb: u64) -> Result<(), ServeError> {
-        self.write_sums(slba, &vec![SUM_ZEROS; nlb as usize])?;
+        self.write_sums(slba, &vec![Sums::ZEROS; nlb as usize])?;
         self.written(slba, nlb);
         Ok(())
     }
@@ -350,7 +362,7 @@ impl Image {
         let mut at = from;
         for (start, end) in covered.into_iter().chain([(to, to)]) {
             if start > at {
-                self.write_sums(at, &vec![SUM_ZEROS; (start.min(to) - at) as usize])?;
+                self.write_sums(at, &vec![Sums::ZEROS; (start.min(to) - at) as usize])?;
             }
             at = at.max(end);
             if at >= to {
@@ -392,14 +404,17 @@ impl Image {
     }
 
     /// Saves the blocks `got` from `slba` where the image does not already
-    /// hold them. A damaged block the device was never given stays as it is,
-    /// so that saving never makes its damage look like data.
+    /// hold them, checksums first as [`Image::write_data`] does. A damaged
+    /// block the device was never given stays as it is, so that saving never
+    /// makes its damage look like data.
     fn save_chunk(&mut self, slba: u64, got: &[u8]) -> Result<(), ImageError> {
         let lba_bytes = self.geometry.lba_bytes as usize;
+        let conventional_end = self.geometry.zslba(self.geometry.conventional_zones);
         let mut held = vec![0u8; got.len()];
         self.pair.data.read_exact_at(&mut held, slba * lba_bytes as u64).map_err(|e| self.io_error(e))?;
         let stored = self.read_sums(slba, (got.len() / lba_bytes) as u64)?;
         let mut sums = stored.clone();
+        let mut rewrite = Vec::new();
         let blocks = got.chunks_exact(lba_bytes).zip(held.chunks_exact(lba_bytes));
         for (((want, have), lba), sum) in blocks.zip(slba..).zip(sums.iter_mut()) {
             let zero = want.iter().all(|&b| b == 0);
@@ -411,15 +426,21 @@ impl Image {
             if kept || self.damaged.contains(&lba) {
                 continue;
             }
-            if zero {
-                *sum = SUM_ZEROS;
-            } else {
-                self.pair.data.write_all_at(want, lba * lba_bytes as u64).map_err(|e| self.io_error(e))?;
-                *sum = block_sum(lba, want);
+            *sum = match (zero, lba < conventional_end) {
+                // Zeros need no data: the file stays sparse.
+                (true, _) => Sums::ZEROS,
+                (false, true) => sum.overwritten(block_sum(lba, want)),
+                (false, false) => Sums::written(block_sum(lba, want)),
+            };
+            if !zero {
+                rewrite.push((lba, want));
             }
         }
         if sums != stored {
             self.write_sums(slba, &sums)?;
+        }
+        for (lba, want) in rewrite {
+            self.pair.data.write_all_at(want, lba * lba_bytes as u64).map_err(|e| self.io_error(e))?;
         }
         Ok(())
     }
