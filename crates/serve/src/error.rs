@@ -31,6 +31,17 @@ pub enum ImageError {
         /// What it is instead.
         kind: &'static str,
     },
+    /// An image file with other names, through which another file could be written.
+    #[error(
+        "{}: has {links} names (hard links); an image's files have one, so that writing it changes no other file",
+        path.display()
+    )]
+    HardLinked {
+        /// The file.
+        path: PathBuf,
+        /// Its link count.
+        links: u64,
+    },
     /// Neither file of the image exists (where one must: `image check`).
     #[error("{}: no such image (neither it nor its .zones file exists)", path.display())]
     NoImage {

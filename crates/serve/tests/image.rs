@@ -100,7 +100,7 @@ fn an_existing_foreign_file_is_refused_and_left_as_it_was() {
 }
 
 #[test]
-fn a_symlink_is_refused_and_its_target_unchanged() {
+fn a_symlink_or_hard_link_is_refused_and_its_target_unchanged() {
     let path = scratch("symlink");
     let dir = path.parent().unwrap();
     let target = dir.join("precious");
@@ -120,6 +120,14 @@ fn a_symlink_is_refused_and_its_target_unchanged() {
     assert!(open_error(&other).contains("other.img.zones: is a symbolic link"));
     assert_eq!(fs::read(&target).unwrap(), b"precious data");
     assert!(!other.exists());
+    // A hard link is another name for someone's file: an image whose data file has one is refused.
+    let linked = dir.join("linked.img");
+    drop(backend().with_image(&linked).unwrap());
+    fs::remove_file(&linked).unwrap();
+    fs::write(&target, vec![9u8; G.data_bytes() as usize]).unwrap();
+    fs::hard_link(&target, &linked).unwrap();
+    assert!(open_error(&linked).contains("linked.img: has 2 names (hard links)"));
+    assert!(fs::read(&target).unwrap().iter().all(|&b| b == 9));
     cleanup(&path);
 }
 

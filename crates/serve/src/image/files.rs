@@ -6,7 +6,8 @@
 //! are looked at with `symlink_metadata` (a symlink is refused, never
 //! followed), existing files are opened with `O_NOFOLLOW | O_NONBLOCK` (a
 //! symlink or FIFO swapped in after the look is not followed or waited on)
-//! and must be the regular file looked at, and new files are created with
+//! and must be the regular file looked at, with no other name (hard link),
+//! and new files are created with
 //! `O_CREAT | O_EXCL`, so a file that appears meanwhile is never truncated.
 
 use crate::error::ImageError;
@@ -79,6 +80,11 @@ fn open_regular(path: &Path, looked: &Metadata, writable: bool) -> Result<File, 
     let meta = file.metadata().map_err(|e| ImageError::io(path, e))?;
     if !meta.is_file() || (meta.dev(), meta.ino()) != (looked.dev(), looked.ino()) {
         return Err(ImageError::NotRegular { path: path.to_path_buf(), kind: "file replaced while it was opened" });
+    }
+    // Another name for the same file could be anyone's file (a hard link made to /etc/shadow, say): writing
+    // through this one would change it. An image's files have one name.
+    if meta.nlink() != 1 {
+        return Err(ImageError::HardLinked { path: path.to_path_buf(), links: meta.nlink() });
     }
     Ok(file)
 }
