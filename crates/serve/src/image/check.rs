@@ -24,7 +24,8 @@ pub struct CheckReport {
     pub geometry: Option<Geometry>,
     /// Zone records that passed their checks.
     pub zones_ok: u32,
-    /// Written blocks whose checksums were verified (good or bad).
+    /// Blocks verified (good or bad): up to each write pointer, a
+    /// conventional zone's whole capacity.
     pub blocks_checked: u64,
     /// What is wrong, one line each, in LBA order within each part.
     pub problems: Vec<String>,
@@ -47,7 +48,7 @@ impl fmt::Display for CheckReport {
         if let Some(g) = &self.geometry {
             writeln!(f, "zone records: {} of {} sound", self.zones_ok, g.zones)?;
         }
-        writeln!(f, "written blocks checked: {}", self.blocks_checked)?;
+        writeln!(f, "blocks checked (up to each write pointer): {}", self.blocks_checked)?;
         for problem in &self.problems {
             writeln!(f, "damage: {problem}")?;
         }
