@@ -5,6 +5,7 @@ mod bench;
 mod calibrate;
 mod docs;
 mod fs_bench;
+mod image;
 mod plan;
 mod progress;
 mod reproduce_znsplus;
@@ -67,6 +68,8 @@ enum Cmd {
     Calibrate(calibrate::CalibrateArgs),
     /// Run a file-system workload (fileserver, varmail, tpcc, ycsb-a/f) on the ZNS+-aware file system.
     FsBench(fs_bench::FsBenchArgs),
+    /// Check a --backing image (header, zone records, block checksums) or upgrade an old one.
+    Image(image::ImageArgs),
     /// Print a shell completion script, e.g. `zonelab completions bash > /etc/bash_completion.d/zonelab`.
     Completions {
         #[arg(value_enum)]
@@ -168,7 +171,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             }
             let mut dev = Device::new(config).map_err(|e| UserError(e.0))?;
             let (mut image, start_ns) = match &backing {
-                Some(path) => zonelab_serve::Image::open(path, &mut dev)
+                Some(path) => zonelab_serve::Image::open_undamaged(path, &mut dev)
                     .map(|(i, t)| (Some(i), t))
                     .map_err(|e| UserError(e.to_string()))?,
                 None => (None, 0),
@@ -206,6 +209,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
         }
         Cmd::Bench(args) => bench::run(&args),
         Cmd::Serve(args) => serve::run(&args),
+        Cmd::Image(args) => image::run(&args),
         Cmd::FsBench(args) => fs_bench::run_cmd(&args),
         Cmd::Calibrate(args) => calibrate::run(&args),
         // main() hands `run` to run::run before clap (fio's options are not

@@ -35,6 +35,21 @@ pub struct Outcome {
     pub complete_ns: Nanos,
 }
 
+/// Why [`Backend::submit`] gives no completion from the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The model failed (now or before) or the image could not be written:
+    /// the transport answers Internal Error.
+    Failed,
+    /// The command reads a block of the image that failed its checksum at
+    /// load (and was not rewritten since): the transport answers
+    /// Unrecovered Read Error. The command did not run.
+    UnrecoveredRead {
+        /// The first such block.
+        lba: u64,
+    },
+}
+
 /// The model side of a server: one namespace of a device model in data
 /// mode, paced to wall time or run as fast as possible, with statistics and
 /// an optional device image every answer is written to first.
@@ -115,9 +130,20 @@ impl<D: ZonedDevice> Backend<D> {
 
     /// Keeps the device in the image at `path`: replays it first if it
     /// exists, creates it otherwise. Call before the first request.
+    /// Blocks that fail their checksums are said on stderr, and reads of
+    /// them fail (Unrecovered Read Error, EIO) until they are rewritten.
     pub fn with_image(mut self, path: &std::path::Path) -> Result<Self, ServeError> {
         assert!(self.image.is_none() && self.stats.refused == 0, "an image is attached before serving");
         let (image, end_ns) = Image::open(path, &mut self.device)?;
+        if let Some(first) = image.damaged().first() {
+            eprintln!(
+                "zonelab: --backing {}: blocks failing their checksums: {} (the first at LBA {first}); reads of them \
+                 fail with Unrecovered Read Error (EIO) until they are rewritten; `zonelab image check {}` lists them",
+                path.display(),
+                image.damaged().len(),
+                path.display()
+            );
+        }
         self.image = Some(image);
         self.offset_ns = end_ns;
         self.last_submit_ns = end_ns;
@@ -174,6 +200,11 @@ impl<D: ZonedDevice> Backend<D> {
                 return Outcome { result: -errno, append_sector: None, complete_ns: submit_ns };
             }
         };
+        if let Some(lba) = self.unreadable(&action) {
+            // Like a refusal: the device never sees it, so it takes no simulated time.
+            self.log_unrecovered(lba);
+            return Outcome { result: -errno::EIO, append_sector: None, complete_ns: submit_ns };
+        }
         let mut outcome = self.run(submit_ns, &action, data);
         if outcome.result >= 0 {
             if let Err(e) = self.persist(&action, &outcome, data) {
@@ -190,13 +221,50 @@ impl<D: ZonedDevice> Backend<D> {
         outcome
     }
 
+    /// The first damaged block of the image a block request would read.
+    fn unreadable(&self, action: &Action) -> Option<u64> {
+        match (action, &self.image) {
+            (Action::Read { slba, nlb }, Some(image)) => image.first_damaged(*slba, u64::from(*nlb)),
+            _ => None,
+        }
+    }
+
+    /// The first damaged block of the image an NVMe command would read
+    /// (a read, or the sources of a copy).
+    fn unreadable_command(&self, cmd: &Command<'_>) -> Option<u64> {
+        let image = self.image.as_ref()?;
+        match *cmd {
+            Command::Read { slba, nlb } => image.first_damaged(slba, u64::from(nlb)),
+            Command::SimpleCopy { ranges, .. } => {
+                ranges.iter().find_map(|r| image.first_damaged(r.slba, u64::from(r.nlb)))
+            }
+            Command::ZoneCompaction { src, .. } => src.iter().find_map(|&lba| image.first_damaged(lba, 1)),
+            _ => None,
+        }
+    }
+
+    fn log_unrecovered(&mut self, lba: u64) {
+        if self.stats.refused < REFUSALS_LOGGED_MAX {
+            eprintln!("zonelab: LBA {lba} failed its checksum in the image: answering Unrecovered Read Error");
+        }
+        self.stats.refused += 1;
+    }
+
     /// Runs one NVMe command as the NVMe/TCP transport asks for it: paced,
     /// persisted and counted like [`Backend::handle`]; times are the
-    /// server's. `None`: the model failed (now or before) or the image could
-    /// not be written; the transport answers Internal Error.
-    pub fn submit(&mut self, wall_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Option<Completion> {
+    /// server's. A command reading a damaged block of the image does not run.
+    pub fn submit(
+        &mut self,
+        wall_ns: Nanos,
+        cmd: &Command<'_>,
+        read_out: Option<&mut [u8]>,
+    ) -> Result<Completion, Refusal> {
         if self.failed {
-            return None;
+            return Err(Refusal::Failed);
+        }
+        if let Some(lba) = self.unreadable_command(cmd) {
+            self.log_unrecovered(lba);
+            return Err(Refusal::UnrecoveredRead { lba });
         }
         let device_ns = wall_ns.saturating_add(self.offset_ns);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -205,12 +273,12 @@ impl<D: ZonedDevice> Backend<D> {
         let Ok(answer) = result else {
             self.failed = true;
             eprintln!("zonelab: the device model failed on {}; failing every command from now on", cmd.name());
-            return None;
+            return Err(Refusal::Failed);
         };
-        let mut completion = answer?;
+        let mut completion = answer.ok_or(Refusal::Failed)?;
         completion.submit_ns = completion.submit_ns.saturating_sub(self.offset_ns);
         completion.complete_ns = completion.complete_ns.saturating_sub(self.offset_ns);
-        Some(completion)
+        Ok(completion)
     }
 
     fn submit_in_device_time(
@@ -258,7 +326,6 @@ impl<D: ZonedDevice> Backend<D> {
     /// their data from the image itself, which holds every answered write.
     fn persist_command(&mut self, cmd: &Command<'_>, completion: &Completion) -> Result<(), ServeError> {
         let Some(image) = &mut self.image else { return Ok(()) };
-        let lba_bytes = self.geometry.lba_bytes as usize;
         match *cmd {
             Command::Read { .. }
             | Command::ReportZones { .. }
@@ -270,12 +337,7 @@ impl<D: ZonedDevice> Backend<D> {
                 let CmdResult::Lba(lba) = completion.result else { panic!("a successful append answers its LBA") };
                 image.write_data(lba, data)?;
             }
-            Command::WriteZeroes { slba, nlb } => {
-                let zeros = vec![0u8; lba_bytes];
-                for lba in slba..slba + u64::from(nlb) {
-                    image.write_data(lba, &zeros)?;
-                }
-            }
+            Command::WriteZeroes { slba, nlb } => image.write_zeros(slba, u64::from(nlb))?,
             Command::SimpleCopy { ranges, sdlba } => {
                 let sources = ranges.iter().flat_map(|r| r.slba..r.slba + u64::from(r.nlb));
                 image.copy_blocks(sources.zip(sdlba..))?;
@@ -663,7 +725,7 @@ mod submit_image_tests {
         let lba = |zone: u64| zone_sector(zone) / 8;
         let data: Vec<u8> = (0..4 * 4096).map(|i| (i % 253) as u8).collect();
         let mut first = backend(Pace::Asap).with_image(&path).unwrap();
-        let ok = |c: Option<Completion>| assert_eq!(c.unwrap().status, Status::Success);
+        let ok = |c: Result<Completion, Refusal>| assert_eq!(c.unwrap().status, Status::Success);
         ok(first.submit(0, &Command::Write { slba: lba(3), nlb: 4, payload: Payload::Bytes(&data), fua: false }, None));
         ok(first.submit(
             0,

@@ -24,7 +24,7 @@ pub mod stats_file;
 pub mod ublk;
 
 pub use backend::{Backend, Outcome, Pace};
-pub use error::ServeError;
+pub use error::{ImageError, ServeError};
 pub use image::Image;
 pub use stats_file::StatsFile;
 #[cfg(feature = "ublk")]

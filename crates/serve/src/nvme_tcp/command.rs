@@ -28,6 +28,9 @@ pub mod sc {
     pub const SGL_TYPE_INVALID: u16 = 0x011;
     /// Transient Transport Error: the host may retry.
     pub const TRANSIENT_TRANSPORT_ERROR: u16 = 0x022;
+    /// Unrecovered Read Error (media and data integrity): a block of the
+    /// `--backing` image failed its checksum.
+    pub const UNRECOVERED_READ_ERROR: u16 = 0x281;
     /// Asynchronous Event Request Limit Exceeded (command specific).
     pub const AER_LIMIT_EXCEEDED: u16 = 0x105;
     /// Invalid Log Page (command specific).

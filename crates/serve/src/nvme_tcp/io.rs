@@ -2,7 +2,7 @@
 //! commands, run on a namespace's [`Backend`]; completions carry the
 //! model's own statuses. Also the namespace's Identify structures.
 
-use crate::backend::Pace;
+use crate::backend::{Pace, Refusal};
 use crate::nvme_tcp::command::{put_u16, put_u32, put_u64, sc, Reply, Sqe};
 use crate::nvme_tcp::target::NamespaceBackend as Backend;
 use crate::report::zone_cond_code;
@@ -152,8 +152,14 @@ fn due(ns: &Backend, complete_ns: Nanos) -> Nanos {
 
 /// The reply to a completion: `ok` builds a success's, the model's status
 /// otherwise; a model failure is an Internal Error.
-fn answer(ns: &Backend, completion: Option<Completion>, ok: impl FnOnce(&Completion) -> Reply) -> Reply {
-    let Some(completion) = completion else { return Reply::status(sc::INTERNAL_ERROR) };
+/// A command that reads a block of the image that failed its checksum did
+/// not run: Unrecovered Read Error, as a drive answers an uncorrectable block.
+fn answer(ns: &Backend, completion: Result<Completion, Refusal>, ok: impl FnOnce(&Completion) -> Reply) -> Reply {
+    let completion = match completion {
+        Ok(completion) => completion,
+        Err(Refusal::Failed) => return Reply::status(sc::INTERNAL_ERROR),
+        Err(Refusal::UnrecoveredRead { .. }) => return Reply::status(sc::UNRECOVERED_READ_ERROR),
+    };
     let mut reply = if completion.status.is_success() { ok(&completion) } else { Reply::model(completion.status) };
     reply.due_ns = due(ns, completion.complete_ns);
     reply

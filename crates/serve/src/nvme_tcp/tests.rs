@@ -609,3 +609,45 @@ fn namespaces_of_one_device_are_identified_and_addressed_by_nsid() {
     }
     assert_eq!(io_on(&mut io, 0x02, 2, 2 * 512, 1, 0).status, Status::LbaOutOfRange.code(), "past namespace 2's end");
 }
+
+/// A block of the `--backing` image that fails its checksum at load is
+/// answered with Unrecovered Read Error (SCT 2h, SC 81h), to a read and to a
+/// copy from it; its neighbours are served, and a write over it heals it.
+#[test]
+fn a_damaged_image_block_is_an_unrecovered_read_error() {
+    use std::os::unix::fs::FileExt;
+    let dir = std::env::temp_dir().join(format!("zonelab-nvme-image-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dev.img");
+    let mut first = backend().with_image(&path).unwrap();
+    let data = vec![0x3Cu8; 4 * 4096];
+    let cmd = zonelab_device::Command::Write {
+        slba: ZONE_LBAS,
+        nlb: 4,
+        payload: zonelab_device::Payload::Bytes(&data),
+        fua: false,
+    };
+    assert_eq!(first.submit(0, &cmd, None).unwrap().status, Status::Success);
+    drop(first);
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.write_all_at(&[0xFF], (ZONE_LBAS + 2) * 4096 + 33).unwrap();
+    let (addr, _target) = start_with(vec![backend().with_image(&path).unwrap()]);
+    let (_admin, cntlid) = Host::attach(addr, NQN);
+    let mut io = Host::io_queue(addr, cntlid, 1);
+    assert_eq!(sc::UNRECOVERED_READ_ERROR, 0x281);
+    assert_eq!(read(&mut io, ZONE_LBAS + 2, 1).status, sc::UNRECOVERED_READ_ERROR);
+    assert_eq!(read(&mut io, ZONE_LBAS, 4).status, sc::UNRECOVERED_READ_ERROR);
+    let good = read(&mut io, ZONE_LBAS, 2);
+    assert_eq!(good.status, sc::SUCCESS);
+    assert!(good.data.iter().all(|&b| b == 0x3C));
+    let mut range = vec![0u8; 32];
+    put_u64(&mut range, 8, ZONE_LBAS + 1);
+    put_u16(&mut range, 16, 1); // LBAs 257 and 258
+    let copy = io.command(sqe(0x19, 1, &[(10, 2 * ZONE_LBAS as u32), (12, 0)]), &range, true, 0);
+    assert_eq!(copy.status, sc::UNRECOVERED_READ_ERROR, "a copy would spread the damage");
+    assert_eq!(zone_mgmt(&mut io, ZONE_LBAS, 0x04, false), sc::SUCCESS, "reset");
+    assert_eq!(write(&mut io, 0x01, ZONE_LBAS, 4, 0x4D, true).status, sc::SUCCESS);
+    assert_eq!(read(&mut io, ZONE_LBAS + 2, 1).status, sc::SUCCESS, "rewritten");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
