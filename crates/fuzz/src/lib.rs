@@ -5,6 +5,7 @@
 //! `s` is mutated from `SimRng::fork(s, i)` alone.
 
 pub mod mutate;
+pub mod nvme_commands;
 pub mod targets;
 pub mod znsplus;
 
@@ -35,7 +36,7 @@ pub const TARGETS: [Target; 6] = [
     Target { name: "fio", run: targets::fio, generate: None },
     Target { name: "config", run: targets::config, generate: None },
     Target { name: "ublk", run: targets::ublk, generate: None },
-    Target { name: "nvme-tcp", run: targets::nvme_tcp, generate: None },
+    Target { name: "nvme-tcp", run: targets::nvme_tcp, generate: Some(nvme_commands::generate) },
     Target { name: "znsplus", run: znsplus::run_text, generate: Some(znsplus::generate) },
 ];
 
