@@ -45,7 +45,7 @@ fn start_with(namespaces: Vec<Backend>) -> (SocketAddr, Arc<Target>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let t = Arc::clone(&target);
-    std::thread::spawn(move || super::accept_loop(&listener, &t, false));
+    std::thread::spawn(move || super::accept_loop(&listener, &t));
     (addr, target)
 }
 
@@ -287,7 +287,7 @@ fn writes_appends_and_zone_management_on_an_io_queue() {
     assert_eq!(back.status, sc::SUCCESS);
     assert!(back.data[..8192].iter().all(|&b| b == 0xAB) && back.data[8192..].iter().all(|&b| b == 0xCD));
     let first = write(&mut io, 0x7D, ZONE_LBAS, 4, 1, false);
-    let second = write(&mut io, 0x7D, ZONE_LBAS, 4, 2, true);
+    let second = write(&mut io, 0x7D, ZONE_LBAS, 4, 2, false);
     assert_eq!((first.status, first.result, second.result), (sc::SUCCESS, ZONE_LBAS, ZONE_LBAS + 4));
     let (count, zones) = report(&mut io, 0, 8, 0, false);
     assert_eq!(count, 8);
@@ -313,7 +313,7 @@ fn copy_flush_write_zeroes_and_the_vendor_commands() {
     let (addr, _target) = start();
     let (_admin, cntlid) = Host::attach(addr, NQN);
     let mut io = Host::io_queue(addr, cntlid, 1);
-    assert_eq!(write(&mut io, 0x01, 0, 4, 0x11, true).status, sc::SUCCESS);
+    assert_eq!(write(&mut io, 0x01, 0, 4, 0x11, false).status, sc::SUCCESS);
     let mut range = vec![0u8; 32];
     put_u64(&mut range, 8, 1);
     put_u16(&mut range, 16, 1); // two blocks
