@@ -10,6 +10,8 @@
 pub mod admin;
 pub mod command;
 pub mod connection;
+#[cfg(test)]
+mod hostile_tests;
 pub mod io;
 pub mod limits;
 pub mod pdu;

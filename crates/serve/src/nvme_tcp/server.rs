@@ -214,7 +214,12 @@ fn write_loop(mut stream: TcpStream, rx: &Receiver<Output>, target: &Target, con
             if open && entry.key().0 > now_ns {
                 break;
             }
-            if !send(&mut stream, entry.remove(), target, connection) {
+            let output = entry.remove();
+            let closes = output.closes;
+            // After a termination request the connection ends: the answers
+            // still queued are dropped (NVMe/TCP 1.0, §3.6.2.2).
+            if !send(&mut stream, output, target, connection) || closes {
+                let _ = stream.flush();
                 connection.close();
                 return;
             }

@@ -44,6 +44,8 @@ pub struct Output {
     pub completes: bool,
     /// The memory `bytes` hold, given back when the output is dropped.
     pub charge: Option<Charge>,
+    /// A termination request: nothing may follow it on the wire.
+    pub closes: bool,
 }
 
 /// The queue a Connect bound this connection to.
@@ -189,7 +191,8 @@ impl Session {
 
     fn send_term_req(&self, e: &PduError, out: &mut Vec<Output>) {
         let encoding = self.encoding.unwrap_or_default();
-        out.push(Output { due_ns: 0, bytes: encoding.encode(&term_req(e)), completes: false, charge: None });
+        let bytes = encoding.encode(&term_req(e));
+        out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: true });
     }
 
     /// Queues `output`; without a writer (no socket), a response leaves the
@@ -220,12 +223,8 @@ impl Session {
                 self.conn.set_phase(Phase::AwaitConnect, self.target.wall_ns());
                 let maxh2cdata = H2C_DATA_BYTES_MAX as u32;
                 let resp = Pdu::IcResp { pfv: 0, cpda: 0, digests, maxh2cdata };
-                out.push(Output {
-                    due_ns: 0,
-                    bytes: Encoding::default().encode(&resp),
-                    completes: false,
-                    charge: None,
-                });
+                let bytes = Encoding::default().encode(&resp);
+                out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: false });
                 Ok(true)
             }
             _ if self.encoding.is_none() => {
@@ -336,7 +335,7 @@ impl Session {
             self.pending.insert(ttag, pending);
             let r2t = Pdu::R2T { cccid: Sqe(&raw).cid(), ttag, r2to: 0, r2tl: length as u32 };
             let bytes = self.encoding.unwrap_or_default().encode(&r2t);
-            out.push(Output { due_ns: 0, bytes, completes: false, charge: None });
+            out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: false });
         }
     }
 
@@ -434,7 +433,7 @@ impl Session {
         }
         bytes.extend_from_slice(&encoding.encode(&Pdu::CapsuleResp { cqe }));
         charge.shrink(bytes.len());
-        self.emit(Output { due_ns, bytes, completes: true, charge: Some(charge) }, out);
+        self.emit(Output { due_ns, bytes, completes: true, charge: Some(charge), closes: false }, out);
         Ok(())
     }
 }
