@@ -158,18 +158,14 @@ impl Session {
     /// (H2CTermReq). A fatal error queues the C2HTermReq before returning it.
     pub fn step<R: Read>(&mut self, r: &mut R, out: &mut Vec<Output>) -> Result<bool, ReadError> {
         let header = read_header(r, self.digests(), &self.limits()).map_err(|e| self.fatal_read(e, out))?;
-        let conn = Arc::clone(&self.conn);
+        self.touch();
         // The PDU's buffer is charged before it is allocated; until it fits,
         // the rest of the PDU stays in the socket.
-        let Some(_buffer) = conn.memory.charge(Use::Pdu, header.plen(), &|| conn.closing()) else {
+        let Some(_buffer) = self.conn.memory.charge(Use::Pdu, header.plen(), &|| self.waiting()) else {
             return Err(closing());
         };
         let pdu = read_body(r, header).map_err(|e| self.fatal_read(e, out))?;
-        let now = self.target.wall_ns();
-        conn.touch(now);
-        if let Some(queue) = &self.queue {
-            queue.controller.touch(now);
-        }
+        self.touch();
         let result = self.on_pdu(pdu, out);
         self.grant_deferred(out);
         match result {
@@ -180,6 +176,23 @@ impl Session {
             }
             Err(Stop::Closing) => Err(closing()),
         }
+    }
+
+    /// The host sent something: its connection and controller are alive.
+    fn touch(&self) {
+        let now = self.target.wall_ns();
+        self.conn.touch(now);
+        if let Some(queue) = &self.queue {
+            queue.controller.touch(now);
+        }
+    }
+
+    /// While a charge waits, the host's bytes wait in the socket unread: that
+    /// is the server's doing, not the host's silence, so its keep-alive and
+    /// progress timers do not run. True once the connection is closing.
+    fn waiting(&self) -> bool {
+        self.touch();
+        self.conn.closing()
     }
 
     fn fatal_read(&self, e: ReadError, out: &mut Vec<Output>) -> ReadError {
@@ -396,8 +409,7 @@ impl Session {
     }
 
     fn charge_reply(&self, bytes: usize) -> Result<Charge, Stop> {
-        let conn = &self.conn;
-        conn.memory.charge(Use::Reply, bytes, &|| conn.closing()).ok_or(Stop::Closing)
+        self.conn.memory.charge(Use::Reply, bytes, &|| self.waiting()).ok_or(Stop::Closing)
     }
 
     /// Sends the data (if any) and the response, holding `charge` (or a new
