@@ -29,7 +29,8 @@ pub struct Connection {
     pub id: u64,
     /// Its share of the memory budget.
     pub memory: Arc<ConnMemory>,
-    /// A handle on its socket to shut it down; none for a session without one.
+    /// Its socket (the one descriptor its reader and writer share); none for
+    /// a session without one.
     stream: Option<TcpStream>,
     /// Server wall time it was accepted at.
     pub accepted_ns: Nanos,
@@ -68,6 +69,11 @@ impl Connection {
             closing: AtomicBool::new(false),
             _fixed: fixed,
         })
+    }
+
+    /// Its socket, if it has one.
+    pub fn stream(&self) -> Option<&TcpStream> {
+        self.stream.as_ref()
     }
 
     /// Whether a writer thread sends its outputs (and so answers leave the

@@ -98,12 +98,15 @@ pub fn accept_loop(listener: &TcpListener, target: &Arc<Target>) {
                 continue;
             }
         };
-        let Some(connection) = target.admit(&stream) else {
-            let _ = stream.shutdown(Shutdown::Both);
-            continue;
+        let connection = match target.admit(stream) {
+            Ok(connection) => connection,
+            Err(refused) => {
+                let _ = refused.shutdown(Shutdown::Both);
+                continue;
+            }
         };
         let (t, c) = (Arc::clone(target), Arc::clone(&connection));
-        let spawned = std::thread::Builder::new().spawn(move || serve_connection(&t, &c, stream));
+        let spawned = std::thread::Builder::new().spawn(move || serve_connection(&t, &c));
         if let Err(e) = spawned {
             target.log(format_args!("cannot start a connection thread: {e}"));
             connection.close();
@@ -121,20 +124,18 @@ fn reap_loop(target: &Target) {
 
 /// Serves one admitted connection until the host closes it, a fatal error
 /// or the server closes it; then forgets it.
-pub fn serve_connection(target: &Arc<Target>, connection: &Arc<Connection>, stream: TcpStream) {
+pub fn serve_connection(target: &Arc<Target>, connection: &Arc<Connection>) {
     let (tx, rx) = sync_channel::<Output>(OUTPUTS_QUEUED_MAX);
-    let writer = match (stream.local_addr(), stream.try_clone()) {
-        (Ok(local), Ok(writer_stream)) => {
-            let (t, c) = (Arc::clone(target), Arc::clone(connection));
-            let writer = std::thread::Builder::new().spawn(move || write_loop(writer_stream, &rx, &t, &c));
-            writer.ok().map(|w| (local, w))
-        }
-        _ => None,
-    };
-    if let Some((local, writer)) = writer {
+    let local = connection.stream().and_then(|s| s.local_addr().ok());
+    let writer = local.and_then(|local| {
+        let (t, c) = (Arc::clone(target), Arc::clone(connection));
+        let writer = std::thread::Builder::new().spawn(move || write_loop(&rx, &t, &c));
+        writer.ok().map(|w| (local, w))
+    });
+    if let (Some((local, writer)), Some(stream)) = (writer, connection.stream()) {
         let _ = stream.set_nodelay(true);
         let mut session = Session::with_connection(Arc::clone(target), Arc::clone(connection), local);
-        read_loop(target, &mut session, &stream, &tx);
+        read_loop(target, &mut session, stream, &tx);
         // The controller goes before the host can see the connection close.
         match session.binding() {
             Some((controller, 0)) => target.remove_controller_of(&controller),
@@ -204,7 +205,8 @@ fn wait_for_data(
 /// Sends outputs in due order (then arrival order) when the wall clock
 /// reaches them; after the reader is done, sends what is left at once. A
 /// failed write closes the connection.
-fn write_loop(mut stream: TcpStream, rx: &Receiver<Output>, target: &Target, connection: &Connection) {
+fn write_loop(rx: &Receiver<Output>, target: &Target, connection: &Connection) {
+    let Some(mut stream) = connection.stream() else { return };
     let mut queue: BTreeMap<(Nanos, u64), Output> = BTreeMap::new();
     let mut arrivals = 0u64;
     let mut open = true;
@@ -245,7 +247,7 @@ fn write_loop(mut stream: TcpStream, rx: &Receiver<Output>, target: &Target, con
 }
 
 /// Writes one output; its memory is given back once written (or failed).
-fn send(stream: &mut TcpStream, output: Output, target: &Target, connection: &Connection) -> bool {
+fn send(stream: &mut &TcpStream, output: Output, target: &Target, connection: &Connection) -> bool {
     // Counted as answered before the write: the host may answer the
     // response with a new command before this thread runs again.
     if output.completes {

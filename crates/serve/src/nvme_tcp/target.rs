@@ -316,40 +316,40 @@ fn duration_ns(d: Duration) -> Nanos {
 /// Connections: admitted within the cap (reclaiming the oldest idle one
 /// when it is reached), timed out when their setup stalls.
 impl Target {
-    /// Registers a connection accepted on `stream`, or `None` when the cap
-    /// (or the memory budget) leaves no room even after reclaiming an idle
-    /// connection: then the caller closes it.
-    pub fn admit(&self, stream: &TcpStream) -> Option<Arc<Connection>> {
+    /// Registers a connection accepted on `stream`, or gives the stream back
+    /// when the cap (or the memory budget) leaves no room even after
+    /// reclaiming an idle connection: then the caller closes it.
+    pub fn admit(&self, stream: TcpStream) -> Result<Arc<Connection>, TcpStream> {
         if self.stopping.load(Ordering::Relaxed) {
-            return None;
+            return Err(stream);
         }
+        let mut stream = stream;
         for attempt in 0..2 {
-            if let Some(connection) = self.try_admit(stream) {
-                return Some(connection);
+            match self.try_admit(stream) {
+                Ok(connection) => return Ok(connection),
+                Err(refused) => stream = refused,
             }
             if attempt == 0 && !self.reclaim_connection() {
                 break;
             }
         }
         self.log(format_args!("connection cap or memory budget reached: a new connection is refused"));
-        None
+        Err(stream)
     }
 
-    fn try_admit(&self, stream: &TcpStream) -> Option<Arc<Connection>> {
+    fn try_admit(&self, stream: TcpStream) -> Result<Arc<Connection>, TcpStream> {
         let mut connections = lock(&self.connections);
         let live = connections.values().filter(|c| !c.closing()).count();
-        if live >= self.limits.max_connections
-            || connections.len() >= self.limits.max_connections + CLOSING_CONNECTIONS_MAX
-        {
-            return None;
+        let registered = connections.len();
+        if live >= self.limits.max_connections || registered >= self.limits.max_connections + CLOSING_CONNECTIONS_MAX {
+            return Err(stream);
         }
         let memory = ConnMemory::new(self.limits.connection_memory, Arc::clone(&self.memory));
-        let fixed = memory.try_charge(Use::Fixed, CONNECTION_FIXED_BYTES, 0)?;
-        let handle = stream.try_clone().ok()?;
+        let Some(fixed) = memory.try_charge(Use::Fixed, CONNECTION_FIXED_BYTES, 0) else { return Err(stream) };
         let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        let connection = Connection::new(id, memory, Some(handle), Some(fixed), self.wall_ns());
+        let connection = Connection::new(id, memory, Some(stream), Some(fixed), self.wall_ns());
         connections.insert(id, Arc::clone(&connection));
-        Some(connection)
+        Ok(connection)
     }
 
     /// Closes one connection to make room: the oldest that has not finished
