@@ -262,3 +262,42 @@ fn a_panic_inside_the_backend_takes_its_namespace_offline() {
     assert_eq!(io_on(&mut io, 0x02, 2, 0, 1, 0).status, sc::NAMESPACE_NOT_READY);
     assert_namespace_one_and_others_go_on(addr, &mut io);
 }
+
+/// When hosts that read nothing exhaust the total budget, a well-behaved
+/// host's command waits, then the stalled connection holding the most is
+/// closed and the command goes through.
+#[test]
+fn an_exhausted_total_budget_closes_the_stalled_connection_holding_most() {
+    let limits = Limits {
+        connection_memory: 3 * MIB,
+        total_memory: 5 * MIB,
+        stall_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let (addr, target) = start_limited(vec![backend()], limits);
+    let (_admin, mut good) = io_queue_of(addr, 32);
+    assert_eq!(write(&mut good, 0x01, 0, 32, 0x3C, false).status, sc::SUCCESS);
+    let hostile: Vec<(Host, Host)> = (0..2)
+        .map(|_| {
+            let (admin, mut io) = io_queue_of(addr, 128);
+            for cid in 0..128 {
+                submit(&mut io, sqe(0x02, 1, &[(12, 31)]), cid, SGL_TRANSPORT, 128 << 10, Vec::new());
+            }
+            (admin, io)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    println!("held by the hosts that read nothing: {} bytes", target.memory().used());
+    let started = Instant::now();
+    let back = read(&mut good, 0, 32);
+    assert!(back.status == sc::SUCCESS && back.data.iter().all(|&b| b == 0x3C));
+    assert!(started.elapsed() < Duration::from_secs(5), "served after {:?}", started.elapsed());
+    let peak = target.memory().peak();
+    assert!(peak <= 5 * MIB, "peak {peak} bytes over the total budget");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while target.connection_count() >= 6 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(target.connection_count() < 6, "a stalled connection was closed");
+    drop(hostile);
+}
