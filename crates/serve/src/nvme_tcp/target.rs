@@ -408,7 +408,9 @@ impl Target {
         let now = self.wall_ns();
         self.reap_setup(now);
         self.reap_keep_alive(now);
-        if self.memory.starved(Duration::from_secs(1)) {
+        // Starved now or a moment ago (a deferred R2T retries every 20 ms):
+        // one stalled connection per round, so no more close than needed.
+        if self.memory.starved(Duration::from_millis(100)) {
             self.reap_stalled(now);
         }
     }
