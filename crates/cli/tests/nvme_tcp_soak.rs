@@ -415,7 +415,9 @@ fn well_behaved_hosts_keep_their_data_under_hostile_clients_within_the_memory_bu
     drop((_admin, io));
 
     let stop = Arc::new(AtomicBool::new(false));
-    let hostile: Vec<fn(SocketAddr, &AtomicBool)> = vec![
+    // ZONELAB_SOAK_HOSTILE=0 leaves the hostile clients out (to compare the server's footprint).
+    let with_hostile = std::env::var("ZONELAB_SOAK_HOSTILE").map_or(true, |v| v != "0");
+    let mut hostile: Vec<fn(SocketAddr, &AtomicBool)> = vec![
         idle_sockets,
         pipeliner,
         pipeliner,
@@ -427,6 +429,7 @@ fn well_behaved_hosts_keep_their_data_under_hostile_clients_within_the_memory_bu
         mid_transfer,
         silent_admins,
     ];
+    hostile.retain(|_| with_hostile);
     let hostile: Vec<_> = hostile
         .into_iter()
         .map(|f| {
@@ -443,8 +446,19 @@ fn well_behaved_hosts_keep_their_data_under_hostile_clients_within_the_memory_bu
             std::thread::spawn(move || good_host(addr, id, until, &rounds))
         })
         .collect();
+    let threads_max = Arc::new(AtomicU64::new(0));
+    let sampler = {
+        let (stop, threads_max) = (Arc::clone(&stop), Arc::clone(&threads_max));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                threads_max.fetch_max(status_kib(pid, "Threads:"), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
     let good_results: Vec<_> = good.into_iter().map(|h| h.join()).collect();
     stop.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
     for h in hostile {
         let _ = h.join();
     }
@@ -456,16 +470,19 @@ fn well_behaved_hosts_keep_their_data_under_hostile_clients_within_the_memory_bu
     let budget_line = log.lines().find(|l| l.contains("memory budget: peak")).unwrap_or("").to_string();
     println!(
         "soak {seconds} s: {} good rounds; server VmRSS before clients {baseline_kib} KiB, VmHWM {peak_kib} KiB \
-         (+{} KiB; budget {} KiB); {budget_line}",
+         (+{} KiB; budget {} KiB), at most {} threads; {budget_line}",
         rounds.load(Ordering::Relaxed),
         peak_kib.saturating_sub(baseline_kib),
-        TOTAL_MEMORY >> 10
+        TOTAL_MEMORY >> 10,
+        threads_max.load(Ordering::Relaxed)
     );
     for (id, r) in good_results.into_iter().enumerate() {
         assert!(r.is_ok(), "good host {id} failed (see its panic above)");
     }
     assert_eq!(exit.code(), Some(0), "the server survived and stopped cleanly");
     assert!(rounds.load(Ordering::Relaxed) >= GOOD_HOSTS, "every good host got work done");
+    // Two threads per connection: the cap (64) and those being closed (64), the listener, reaper, signals.
+    assert!(threads_max.load(Ordering::Relaxed) <= 2 * (64 + 64) + 8, "threads bounded by the connection cap");
     // The budget bounds what clients make the server hold; the rest is the
     // model's data (at most the device's 13 MiB), thread stacks and the allocator.
     let slack_kib = 64 << 10;
