@@ -380,6 +380,10 @@ fn start_server() -> (Child, SocketAddr, Arc<Mutex<String>>) {
         .args(["--max-open", "0", "--max-active", "0", "--max-connections", "64", "--max-controllers", "16"])
         .args(["--connection-memory", &conn, "--total-memory", &total, "--icreq-timeout", "2s"])
         .args(["--connect-timeout", "2s", "--idle-reclaim", "2s"])
+        // glibc's default threshold for mmap'd buffers rises after one is freed, and then the freed 128 KiB to
+        // 1 MiB buffers stay in the heap: the peak measures the allocator more than the budget (+61 MB instead of
+        // +32 MB for this 24 MiB budget). Fixing the threshold at its default (128 KiB) keeps it from rising.
+        .env("MALLOC_MMAP_THRESHOLD_", "131072")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -485,6 +489,6 @@ fn well_behaved_hosts_keep_their_data_under_hostile_clients_within_the_memory_bu
     assert!(threads_max.load(Ordering::Relaxed) <= 2 * (64 + 64) + 8, "threads bounded by the connection cap");
     // The budget bounds what clients make the server hold; the rest is the
     // model's data (at most the device's 13 MiB), thread stacks and the allocator.
-    let slack_kib = 64 << 10;
+    let slack_kib = 24 << 10;
     assert!(peak_kib <= baseline_kib + (TOTAL_MEMORY >> 10) + slack_kib, "server peak {peak_kib} KiB");
 }

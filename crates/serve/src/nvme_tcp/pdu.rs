@@ -524,6 +524,8 @@ impl Encoding {
             h.extend_from_slice(&digest.to_le_bytes());
         }
         if !data.is_empty() {
+            // Exactly the PDU: what the buffer holds is what is charged for it.
+            h.reserve_exact(plen - h.len());
             h.resize(pdo, 0);
             h.extend_from_slice(data);
             if ddgst {

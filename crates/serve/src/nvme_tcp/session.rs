@@ -438,13 +438,17 @@ impl Session {
         let (status, due_ns, mut data) = (reply.status, reply.due_ns, reply.data);
         data.truncate(host_bytes);
         let encoding = self.encoding.unwrap_or_default();
+        let response = encoding.encode(&Pdu::CapsuleResp { cqe });
         let mut bytes = Vec::new();
         if status == sc::SUCCESS && !data.is_empty() {
             let c2h = Pdu::C2HData { cccid: sqe.cid(), datao: 0, data, last: true, success: false };
             bytes = encoding.encode(&c2h);
         }
-        bytes.extend_from_slice(&encoding.encode(&Pdu::CapsuleResp { cqe }));
-        charge.shrink(bytes.len());
+        // Exact capacity: a queued answer holds what it is charged for (a
+        // growing Vec would double its buffer).
+        bytes.reserve_exact(response.len());
+        bytes.extend_from_slice(&response);
+        charge.shrink(bytes.capacity());
         self.emit(Output { due_ns, bytes, completes: true, charge: Some(charge), closes: false }, out);
         Ok(())
     }

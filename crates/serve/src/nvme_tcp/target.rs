@@ -213,7 +213,7 @@ impl Target {
         self.namespaces.len() as u32
     }
 
-    /// Prints a message a client caused, at most [`LOG_LINES_PER_SECOND`] a
+    /// Prints a message a client caused, at most 20 (`LOG_LINES_PER_SECOND`) a
     /// second (hostile clients must not flood the server's log).
     pub fn log(&self, message: std::fmt::Arguments<'_>) {
         let mut window = lock(&self.log.window);
