@@ -1,8 +1,8 @@
 //! Soak: `zonelab serve --nvme-tcp` as a child process, for about a minute
 //! (`ZONELAB_SOAK_SECS` changes it), with well-behaved hosts doing mixed I/O
 //! (in-capsule and R2T writes, appends, reads), zone management (finish,
-//! reset) and ZNS+ zone_compaction on zones of their own, verifying every
-//! byte, while hostile clients misbehave: idle sockets that never send an
+//! reset) and the ZNS+ zone_compaction and identify_mapping on zones of
+//! their own, verifying every byte, while hostile clients misbehave: idle sockets that never send an
 //! ICReq, hosts that pipeline reads and never read the answers, garbage
 //! PDUs, disconnects in the middle of a transfer, silent admin Connects
 //! without keep-alive. The well-behaved hosts must finish with their data
@@ -235,6 +235,9 @@ impl GoodHost {
         let d = self.io.command(sqe(0x81, 1, &[(10, 16)]), &pairs, false, 0);
         self.ok(d, "zone_compaction");
         self.verify(zb, 16, |lba| lba - zb + za + 8);
+        let mapping = self.io.command(sqe(0x86, 1, &[]), &[], false, 24);
+        let mapping = self.ok(mapping, "identify_mapping");
+        assert!(mapping.data.len() == 24 && mapping.data[..8] != [0; 8], "good host {}: identify_mapping", self.id);
         self.zone_action(a, 0x02);
         let report = self.io.command(sqe(0x7A, 1, &[(10, za as u32), (12, 31)]), &[], false, 128);
         let report = self.ok(report, "report zones");
