@@ -301,3 +301,50 @@ fn an_exhausted_total_budget_closes_the_stalled_connection_holding_most() {
     assert!(target.connection_count() < 6, "a stalled connection was closed");
     drop(hostile);
 }
+
+/// Pipelines `count` writes of 128 KiB from `slba` and sends each one's data
+/// when its R2T comes; true once all succeeded.
+fn pipelined_writes(io: &mut Host, slba: u64, count: u16) -> bool {
+    for cid in 0..count {
+        let s = sqe(0x01, 1, &[(10, (slba + u64::from(cid) * 32) as u32), (12, 31)]);
+        submit(io, s, cid, SGL_TRANSPORT, 128 << 10, Vec::new());
+    }
+    let mut done = 0;
+    while done < count {
+        match io.recv() {
+            Pdu::R2T { cccid, ttag, r2tl, .. } => {
+                let data = vec![cccid as u8; r2tl as usize];
+                io.send(&Pdu::H2CData { cccid, ttag, datao: 0, data, last: true, data_ok: true });
+            }
+            Pdu::CapsuleResp { cqe } => {
+                if super::tests::completion(&cqe, u16::from_le_bytes([cqe[12], cqe[13]]), Vec::new()).status != 0 {
+                    return false;
+                }
+                done += 1;
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Several hosts pipelining large writes through R2T on a total budget
+/// that fits a few transfers at a time: every write completes (no reader
+/// waits for memory while holding some, so none waits forever).
+#[test]
+fn writers_on_a_tight_total_budget_all_finish() {
+    let limits = Limits { connection_memory: 2 * MIB, total_memory: 3 * MIB, ..Limits::default() };
+    let (addr, target) = start_limited(vec![backend()], limits);
+    let writers: Vec<_> = (0..4u64)
+        .map(|zone| {
+            std::thread::spawn(move || {
+                let (_admin, mut io) = io_queue_of(addr, 32);
+                pipelined_writes(&mut io, zone * super::tests::ZONE_LBAS, 4)
+            })
+        })
+        .collect();
+    for writer in writers {
+        assert!(writer.join().unwrap(), "a writer failed");
+    }
+    assert!(target.memory().peak() <= 3 * MIB);
+}

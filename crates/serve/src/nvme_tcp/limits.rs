@@ -21,9 +21,11 @@ pub const PDU_BYTES_MAX: usize = crate::nvme_tcp::pdu::H2C_DATA_BYTES_MAX + 512;
 /// data (at most MDTS, which is at most [`IO_BYTES_MAX`]), its encoded copy
 /// and the PDU headers.
 pub const REPLY_BYTES_MAX: usize = 2 * IO_BYTES_MAX as usize + 1024;
-/// What one PDU's handling may charge (its buffer, then its answer). R2T
-/// grants leave this much of a budget free, so that reading and answering
-/// never waits for data the host has not been asked for yet.
+/// What one PDU's handling may charge (its buffer and its answer, charged
+/// together so that a step never waits while holding memory). R2T grants
+/// and connection fixed charges leave this much of a budget free, so that a
+/// step can always go once the answers queued are sent: reading and
+/// answering never wait for data the host has not been asked for yet.
 pub const STEP_RESERVE: usize = PDU_BYTES_MAX + REPLY_BYTES_MAX;
 /// Charged for every open connection: its read buffer and bookkeeping.
 pub const CONNECTION_FIXED_BYTES: usize = 64 << 10;
@@ -251,6 +253,16 @@ impl Charge {
         self.bytes
     }
 
+    /// Moves up to `bytes` of this charge into a new one for `what`, which
+    /// then lives on its own (no wait: the bytes are already held).
+    pub fn split(&mut self, what: Use, bytes: usize) -> Charge {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        self.owner.by_use[self.what as usize].fetch_sub(bytes, Ordering::Relaxed);
+        self.owner.by_use[what as usize].fetch_add(bytes, Ordering::Relaxed);
+        Charge { bytes, what, owner: Arc::clone(&self.owner) }
+    }
+
     /// Gives back all but `bytes` (once the real size is known).
     pub fn shrink(&mut self, bytes: usize) {
         if bytes < self.bytes {
@@ -299,9 +311,12 @@ mod tests {
         assert_eq!((total.used(), a.held(Use::Reply), b.held(Use::R2t)), (950, 500, 450));
         second.shrink(100);
         assert_eq!(total.used(), 600);
+        let part = second.split(Use::Reply, 60);
+        assert_eq!((b.held(Use::R2t), b.held(Use::Reply), total.used()), (40, 60, 600));
+        drop((part, second));
         assert!(a.try_charge(Use::Pdu, 50, 50).is_some(), "keeps 50 free");
         drop(first);
-        assert_eq!((total.used(), total.peak()), (100, 950));
+        assert_eq!((total.used(), total.peak()), (0, 950));
     }
 
     #[test]

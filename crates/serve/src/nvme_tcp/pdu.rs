@@ -348,6 +348,11 @@ impl Header {
     pub fn plen(&self) -> usize {
         self.layout.plen
     }
+
+    /// The PDU's type (`TYPE_...`).
+    pub fn pdu_type(&self) -> u8 {
+        self.layout.pdu_type
+    }
 }
 
 /// Reads and checks a common header. More data than `limits` allow is a

@@ -18,7 +18,7 @@ use crate::nvme_tcp::io::{self, OPC_FLUSH};
 use crate::nvme_tcp::limits::{Charge, Use, PDU_BYTES_MAX, REPLY_BYTES_MAX, STEP_RESERVE};
 use crate::nvme_tcp::pdu::{
     read_body, read_header, term_req, DataLimits, Digests, Encoding, Fes, Pdu, PduError, ReadError, H2C_DATA_BYTES_MAX,
-    IC_BYTES, IN_CAPSULE_BYTES_MAX, SQE_BYTES,
+    IC_BYTES, IN_CAPSULE_BYTES_MAX, SQE_BYTES, TYPE_CAPSULE_CMD,
 };
 use crate::nvme_tcp::target::{lock, Controller, Target, QUEUE_ENTRIES_MAX};
 use std::collections::{BTreeMap, VecDeque};
@@ -100,6 +100,8 @@ pub struct Session {
     transfer_bytes_max: usize,
     /// Asynchronous Event Requests this queue holds unanswered.
     aers_held: usize,
+    /// The charge of the PDU being handled (its buffer and its answer).
+    step: Option<Charge>,
 }
 
 impl Session {
@@ -124,6 +126,7 @@ impl Session {
             next_ttag: 0,
             transfer_bytes_max,
             aers_held: 0,
+            step: None,
         }
     }
 
@@ -159,14 +162,26 @@ impl Session {
     pub fn step<R: Read>(&mut self, r: &mut R, out: &mut Vec<Output>) -> Result<bool, ReadError> {
         let header = read_header(r, self.digests(), &self.limits()).map_err(|e| self.fatal_read(e, out))?;
         self.touch();
-        // The PDU's buffer is charged before it is allocated; until it fits,
-        // the rest of the PDU stays in the socket.
-        let Some(_buffer) = self.conn.memory.charge(Use::Pdu, header.plen(), &|| self.waiting()) else {
+        // The PDU's buffer and its answer are charged at once, before the
+        // buffer is allocated; until they fit, the rest of the PDU stays in
+        // the socket. A command's answer is split off this charge: nothing
+        // waits for memory while holding some (no deadlock between readers).
+        let answer = if header.pdu_type() == TYPE_CAPSULE_CMD { REPLY_BYTES_MAX } else { RESPONSE_BYTES };
+        let bytes = header.plen() + answer;
+        let Some(step) = self.conn.memory.charge(Use::Pdu, bytes, &|| self.waiting()) else {
             return Err(closing());
         };
-        let pdu = read_body(r, header).map_err(|e| self.fatal_read(e, out))?;
+        self.step = Some(step);
+        let pdu = read_body(r, header).map_err(|e| self.fatal_read(e, out));
         self.touch();
-        let result = self.on_pdu(pdu, out);
+        let result = match pdu {
+            Ok(pdu) => self.on_pdu(pdu, out),
+            Err(e) => {
+                self.step = None;
+                return Err(e);
+            }
+        };
+        self.step = None;
         self.grant_deferred(out);
         match result {
             Ok(open) => Ok(open),
@@ -408,8 +423,13 @@ impl Session {
         }
     }
 
-    fn charge_reply(&self, bytes: usize) -> Result<Charge, Stop> {
-        self.conn.memory.charge(Use::Reply, bytes, &|| self.waiting()).ok_or(Stop::Closing)
+    /// An answer's charge, from the step's (see [`Session::step`]).
+    fn charge_reply(&mut self, bytes: usize) -> Result<Charge, Stop> {
+        match &mut self.step {
+            Some(step) if step.bytes() >= bytes => Ok(step.split(Use::Reply, bytes)),
+            // Not reached: a step charges for one answer of this size.
+            _ => self.conn.memory.charge(Use::Reply, bytes, &|| self.waiting()).ok_or(Stop::Closing),
+        }
     }
 
     /// Sends the data (if any) and the response, holding `charge` (or a new

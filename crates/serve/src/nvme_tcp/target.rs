@@ -5,7 +5,7 @@
 use crate::backend::Backend;
 use crate::nvme_tcp::command::{sc, Reply, Sqe};
 use crate::nvme_tcp::connection::{Connection, Phase};
-use crate::nvme_tcp::limits::{ConnMemory, Limits, Memory, Use, CONNECTION_FIXED_BYTES};
+use crate::nvme_tcp::limits::{ConnMemory, Limits, Memory, Use, CONNECTION_FIXED_BYTES, STEP_RESERVE};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -345,7 +345,10 @@ impl Target {
             return Err(stream);
         }
         let memory = ConnMemory::new(self.limits.connection_memory, Arc::clone(&self.memory));
-        let Some(fixed) = memory.try_charge(Use::Fixed, CONNECTION_FIXED_BYTES, 0) else { return Err(stream) };
+        // Like R2Ts, connections leave one step's memory free (limits.rs, STEP_RESERVE).
+        let Some(fixed) = memory.try_charge(Use::Fixed, CONNECTION_FIXED_BYTES, STEP_RESERVE) else {
+            return Err(stream);
+        };
         let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
         let connection = Connection::new(id, memory, Some(stream), Some(fixed), self.wall_ns());
         connections.insert(id, Arc::clone(&connection));
