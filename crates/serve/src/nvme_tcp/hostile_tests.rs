@@ -348,3 +348,22 @@ fn writers_on_a_tight_total_budget_all_finish() {
     }
     assert!(target.memory().peak() <= 3 * MIB);
 }
+
+/// A host that trickles its ICReq a byte at a time is closed when the ICReq
+/// timeout runs out, however recently it sent a byte.
+#[test]
+fn a_trickled_icreq_is_closed_on_time() {
+    use std::io::Write;
+    let limits = Limits { icreq_timeout: Duration::from_millis(400), ..Limits::default() };
+    let (addr, _target) = start_limited(vec![backend()], limits);
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let started = Instant::now();
+    let mut closed = false;
+    for byte in [0u8, 0, 128, 0, 128, 0, 0, 0].iter().cycle().take(100) {
+        if stream.write_all(&[*byte]).is_err() || closed_within(&mut stream, Duration::from_millis(50)) {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed && started.elapsed() < Duration::from_secs(3), "open after {:?}", started.elapsed());
+}
