@@ -409,6 +409,48 @@ fn start_server() -> (Child, SocketAddr, Arc<Mutex<String>>) {
     (server, addr.parse().unwrap(), log)
 }
 
+/// Starts the hostile clients (none with `ZONELAB_SOAK_HOSTILE=0`, to
+/// compare the server's footprint); they run until `stop`.
+fn start_hostile(addr: SocketAddr, stop: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<()>> {
+    let with_hostile = std::env::var("ZONELAB_SOAK_HOSTILE").map_or(true, |v| v != "0");
+    let pipeliners: [fn(SocketAddr, &AtomicBool); 6] = [pipeliner; 6];
+    let others: [fn(SocketAddr, &AtomicBool); 4] = [idle_sockets, garbage, mid_transfer, silent_admins];
+    let hostile = pipeliners.into_iter().chain(others).filter(|_| with_hostile);
+    hostile
+        .map(|f| {
+            let stop = Arc::clone(stop);
+            std::thread::spawn(move || f(addr, &stop))
+        })
+        .collect()
+}
+
+/// Samples the server's thread count until `stop`; the most seen.
+fn sample_threads(pid: u32, stop: &Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+    let stop = Arc::clone(stop);
+    std::thread::spawn(move || {
+        let mut most = 0;
+        while !stop.load(Ordering::Relaxed) {
+            most = most.max(status_kib(pid, "Threads:"));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        most
+    })
+}
+
+/// Runs the good hosts for `seconds`; their results and the rounds done.
+fn run_good_hosts(addr: SocketAddr, seconds: u64) -> (Vec<std::thread::Result<()>>, u64) {
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let rounds = Arc::new(AtomicU64::new(0));
+    let good: Vec<_> = (0..GOOD_HOSTS)
+        .map(|id| {
+            let rounds = Arc::clone(&rounds);
+            std::thread::spawn(move || good_host(addr, id, until, &rounds))
+        })
+        .collect();
+    let results = good.into_iter().map(|h| h.join()).collect();
+    (results, rounds.load(Ordering::Relaxed))
+}
+
 #[test]
 fn well_behaved_hosts_keep_their_data_under_hostile_clients_within_the_memory_budget() {
     let seconds: u64 = std::env::var("ZONELAB_SOAK_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
@@ -420,76 +462,33 @@ fn well_behaved_hosts_keep_their_data_under_hostile_clients_within_the_memory_bu
     let (_admin, mut io) = Host::attach(addr, 0).unwrap();
     assert_eq!(io.command(sqe(0x01, 1, &lba_cdws(0, 32)), &[0xEE; 128 << 10], false, 0).unwrap().status, 0);
     drop((_admin, io));
-
     let stop = Arc::new(AtomicBool::new(false));
-    // ZONELAB_SOAK_HOSTILE=0 leaves the hostile clients out (to compare the server's footprint).
-    let with_hostile = std::env::var("ZONELAB_SOAK_HOSTILE").map_or(true, |v| v != "0");
-    let mut hostile: Vec<fn(SocketAddr, &AtomicBool)> = vec![
-        idle_sockets,
-        pipeliner,
-        pipeliner,
-        pipeliner,
-        pipeliner,
-        pipeliner,
-        pipeliner,
-        garbage,
-        mid_transfer,
-        silent_admins,
-    ];
-    hostile.retain(|_| with_hostile);
-    let hostile: Vec<_> = hostile
-        .into_iter()
-        .map(|f| {
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || f(addr, &stop))
-        })
-        .collect();
+    let hostile = start_hostile(addr, &stop);
     std::thread::sleep(Duration::from_millis(500));
-    let until = Instant::now() + Duration::from_secs(seconds);
-    let rounds = Arc::new(AtomicU64::new(0));
-    let good: Vec<_> = (0..GOOD_HOSTS)
-        .map(|id| {
-            let rounds = Arc::clone(&rounds);
-            std::thread::spawn(move || good_host(addr, id, until, &rounds))
-        })
-        .collect();
-    let threads_max = Arc::new(AtomicU64::new(0));
-    let sampler = {
-        let (stop, threads_max) = (Arc::clone(&stop), Arc::clone(&threads_max));
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                threads_max.fetch_max(status_kib(pid, "Threads:"), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        })
-    };
-    let good_results: Vec<_> = good.into_iter().map(|h| h.join()).collect();
+    let sampler = sample_threads(pid, &stop);
+    let (good_results, rounds) = run_good_hosts(addr, seconds);
     stop.store(true, Ordering::Relaxed);
-    let _ = sampler.join();
-    for h in hostile {
-        let _ = h.join();
-    }
+    let threads_max = sampler.join().unwrap_or(0);
+    hostile.into_iter().for_each(|h| drop(h.join()));
     let peak_kib = status_kib(pid, "VmHWM:");
     assert!(Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success());
     let exit = server.wait().unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let log = log.lock().unwrap().clone();
-    let budget_line = log.lines().find(|l| l.contains("memory budget: peak")).unwrap_or("").to_string();
+    let budget_line = log.lines().find(|l| l.contains("memory budget: peak")).unwrap_or("");
+    let grew = peak_kib.saturating_sub(baseline_kib);
     println!(
-        "soak {seconds} s: {} good rounds; server VmRSS before clients {baseline_kib} KiB, VmHWM {peak_kib} KiB \
-         (+{} KiB; budget {} KiB), at most {} threads; {budget_line}",
-        rounds.load(Ordering::Relaxed),
-        peak_kib.saturating_sub(baseline_kib),
+        "soak {seconds} s: {rounds} good rounds; server VmRSS before clients {baseline_kib} KiB, VmHWM {peak_kib} KiB \
+         (+{grew} KiB; budget {} KiB), at most {threads_max} threads; {budget_line}",
         TOTAL_MEMORY >> 10,
-        threads_max.load(Ordering::Relaxed)
     );
     for (id, r) in good_results.into_iter().enumerate() {
         assert!(r.is_ok(), "good host {id} failed (see its panic above)");
     }
     assert_eq!(exit.code(), Some(0), "the server survived and stopped cleanly");
-    assert!(rounds.load(Ordering::Relaxed) >= GOOD_HOSTS, "every good host got work done");
+    assert!(rounds >= GOOD_HOSTS, "every good host got work done");
     // Two threads per connection: the cap (64) and those being closed (64), the listener, reaper, signals.
-    assert!(threads_max.load(Ordering::Relaxed) <= 2 * (64 + 64) + 8, "threads bounded by the connection cap");
+    assert!(threads_max <= 2 * (64 + 64) + 8, "threads bounded by the connection cap");
     // The budget bounds what clients make the server hold; the rest is the
     // model's data (at most the device's 13 MiB), thread stacks and the allocator.
     let slack_kib = 24 << 10;
