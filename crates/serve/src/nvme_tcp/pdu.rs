@@ -341,6 +341,8 @@ impl DataLimits {
 pub struct Header {
     ch: [u8; COMMON_HEADER_BYTES],
     layout: Layout,
+    /// A command capsule's SQE, read ahead of the rest (see [`read_sqe`]).
+    sqe: Option<[u8; SQE_BYTES]>,
 }
 
 impl Header {
@@ -370,7 +372,7 @@ pub fn read_header<R: Read>(r: &mut R, digests: Digests, limits: &DataLimits) ->
         let reason = "more data than the connection's limit (IOCCSZ or MAXH2CDATA)";
         return Err(ReadError::Fatal(PduError::new(Fes::DataLimitExceeded, 4, &ch, reason)));
     }
-    Ok(Header { ch, layout })
+    Ok(Header { ch, layout, sqe: None })
 }
 
 /// Reads the rest of the PDU `header` announced. Header digest errors are
@@ -380,7 +382,12 @@ pub fn read_body<R: Read>(r: &mut R, header: Header) -> Result<Pdu, ReadError> {
     let layout = header.layout;
     let mut pdu = vec![0u8; layout.plen];
     pdu[..COMMON_HEADER_BYTES].copy_from_slice(&header.ch);
-    r.read_exact(&mut pdu[COMMON_HEADER_BYTES..]).map_err(ReadError::Closed)?;
+    let mut read_from = COMMON_HEADER_BYTES;
+    if let Some(sqe) = &header.sqe {
+        pdu[read_from..read_from + SQE_BYTES].copy_from_slice(sqe);
+        read_from += SQE_BYTES;
+    }
+    r.read_exact(&mut pdu[read_from..]).map_err(ReadError::Closed)?;
     let head = pdu[..layout.hlen].to_vec();
     if layout.hdgst && crc32c::crc32c(&head) != u32_at(&pdu, layout.hlen) {
         return Err(ReadError::Fatal(PduError::new(Fes::HeaderDigestError, 0, &head, "header digest mismatch")));
@@ -396,6 +403,19 @@ pub fn read_body<R: Read>(r: &mut R, header: Header) -> Result<Pdu, ReadError> {
         pdu
     };
     decode(&layout, &head, data, data_ok).map_err(ReadError::Fatal)
+}
+
+/// Reads a command capsule's SQE ahead of the rest of the PDU (into the
+/// header, on the stack), so that what the command needs can be known
+/// before its buffer is allocated; the SQE of a capsule header, or `None`.
+pub fn read_sqe<R: Read>(r: &mut R, header: &mut Header) -> Result<Option<[u8; SQE_BYTES]>, ReadError> {
+    if header.layout.pdu_type != TYPE_CAPSULE_CMD || header.sqe.is_some() {
+        return Ok(header.sqe);
+    }
+    let mut sqe = [0u8; SQE_BYTES];
+    r.read_exact(&mut sqe).map_err(ReadError::Closed)?;
+    header.sqe = Some(sqe);
+    Ok(Some(sqe))
 }
 
 /// Reads one PDU of at most `plen_max` bytes (see [`read_header`] and

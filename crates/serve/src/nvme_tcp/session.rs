@@ -17,8 +17,8 @@ use crate::nvme_tcp::connection::{Connection, Phase};
 use crate::nvme_tcp::io::{self, OPC_FLUSH};
 use crate::nvme_tcp::limits::{Charge, Use, PDU_BYTES_MAX, REPLY_BYTES_MAX, STEP_RESERVE};
 use crate::nvme_tcp::pdu::{
-    read_body, read_header, term_req, DataLimits, Digests, Encoding, Fes, Pdu, PduError, ReadError, H2C_DATA_BYTES_MAX,
-    IC_BYTES, IN_CAPSULE_BYTES_MAX, SQE_BYTES, TYPE_CAPSULE_CMD,
+    read_body, read_header, read_sqe, term_req, DataLimits, Digests, Encoding, Fes, Pdu, PduError, ReadError,
+    H2C_DATA_BYTES_MAX, IC_BYTES, IN_CAPSULE_BYTES_MAX, SQE_BYTES,
 };
 use crate::nvme_tcp::target::{lock, Controller, Target, QUEUE_ENTRIES_MAX};
 use std::collections::{BTreeMap, VecDeque};
@@ -160,13 +160,16 @@ impl Session {
     /// Reads and handles one PDU. `Ok(false)`: the host ended the connection
     /// (H2CTermReq). A fatal error queues the C2HTermReq before returning it.
     pub fn step<R: Read>(&mut self, r: &mut R, out: &mut Vec<Output>) -> Result<bool, ReadError> {
-        let header = read_header(r, self.digests(), &self.limits()).map_err(|e| self.fatal_read(e, out))?;
+        let mut header = read_header(r, self.digests(), &self.limits()).map_err(|e| self.fatal_read(e, out))?;
         self.touch();
         // The PDU's buffer and its answer are charged at once, before the
         // buffer is allocated; until they fit, the rest of the PDU stays in
         // the socket. A command's answer is split off this charge: nothing
         // waits for memory while holding some (no deadlock between readers).
-        let answer = if header.pdu_type() == TYPE_CAPSULE_CMD { REPLY_BYTES_MAX } else { RESPONSE_BYTES };
+        // A capsule's SQE says whether its answer carries data.
+        let sqe = read_sqe(r, &mut header)?;
+        let returns_data = sqe.is_some_and(|s| Direction::of(&Sqe(&s)) == Direction::ControllerToHost);
+        let answer = if returns_data { REPLY_BYTES_MAX } else { RESPONSE_BYTES };
         let bytes = header.plen() + answer;
         let Some(step) = self.conn.memory.charge(Use::Pdu, bytes, &|| self.waiting()) else {
             return Err(closing());
