@@ -5,6 +5,7 @@ use crate::args::DeviceArgs;
 use crate::UserError;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use std::time::Duration;
 use zonelab_serve::Pace;
 
 /// `--pace`, as a closed set for the parser (valid values in `--help`).
@@ -50,6 +51,8 @@ pub struct ServeArgs {
     #[arg(long = "namespaces", value_name = "N", requires = "nvme_tcp")]
     pub namespace_count: Option<u32>,
     #[command(flatten)]
+    pub limits: LimitArgs,
+    #[command(flatten)]
     pub device: DeviceArgs,
     /// realtime: requests complete when the wall clock reaches their simulated completion time;
     /// asap: as soon as the model has computed them.
@@ -63,6 +66,64 @@ pub struct ServeArgs {
     /// first, so what the server answered survives its restart or kill -9; flushes make it durable on disk.
     #[arg(long, value_name = "FILE")]
     pub backing: Option<PathBuf>,
+}
+
+/// `--nvme-tcp`'s limits on what clients may make the server hold (docs/nvme-tcp.md, "Limits"); each
+/// defaults to `zonelab_serve::nvme_tcp::Limits::default()`'s.
+#[derive(Debug, Args)]
+pub struct LimitArgs {
+    /// --nvme-tcp: connections (queues of all hosts) open at once [default: 256]; at the cap, the oldest connection
+    /// not yet connected, or the controller without keep-alive idle longest, makes room.
+    #[arg(long, value_name = "N", requires = "nvme_tcp")]
+    pub max_connections: Option<usize>,
+    /// --nvme-tcp: controllers (admin queues) alive at once [default: 64]; at the cap, a controller without
+    /// keep-alive (KATO 0) idle for --idle-reclaim makes room, else Connect answers Controller Busy.
+    #[arg(long, value_name = "N", requires = "nvme_tcp")]
+    pub max_controllers: Option<usize>,
+    /// --nvme-tcp: bytes one connection may make the server hold (PDUs being read, R2T data, answers not yet sent)
+    /// [default: 16m]; a connection at its budget is not read until its answers are sent.
+    #[arg(long, value_name = "BYTES", value_parser = size_arg, requires = "nvme_tcp")]
+    pub connection_memory: Option<u64>,
+    /// --nvme-tcp: bytes all connections together may make the server hold [default: 512m].
+    #[arg(long, value_name = "BYTES", value_parser = size_arg, requires = "nvme_tcp")]
+    pub total_memory: Option<u64>,
+    /// --nvme-tcp: a connection that sends no ICReq this soon after it is accepted is closed [default: 10s].
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg, requires = "nvme_tcp")]
+    pub icreq_timeout: Option<Duration>,
+    /// --nvme-tcp: a connection not connected (Connect) this soon after its ICReq is closed [default: 10s].
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg, requires = "nvme_tcp")]
+    pub connect_timeout: Option<Duration>,
+    /// --nvme-tcp: a controller without keep-alive silent this long may be reclaimed at a cap [default: 10s].
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg, requires = "nvme_tcp")]
+    pub idle_reclaim: Option<Duration>,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Result<zonelab_serve::nvme_tcp::Limits, UserError> {
+        let default = zonelab_serve::nvme_tcp::Limits::default();
+        let bytes = |b: Option<u64>, d: usize| b.map_or(Ok(d), usize::try_from);
+        let too_large = |_| UserError("a memory limit does not fit this machine's address space".into());
+        let limits = zonelab_serve::nvme_tcp::Limits {
+            max_connections: self.max_connections.unwrap_or(default.max_connections),
+            max_controllers: self.max_controllers.unwrap_or(default.max_controllers),
+            connection_memory: bytes(self.connection_memory, default.connection_memory).map_err(too_large)?,
+            total_memory: bytes(self.total_memory, default.total_memory).map_err(too_large)?,
+            icreq_timeout: self.icreq_timeout.unwrap_or(default.icreq_timeout),
+            connect_timeout: self.connect_timeout.unwrap_or(default.connect_timeout),
+            idle_reclaim: self.idle_reclaim.unwrap_or(default.idle_reclaim),
+            stall_timeout: default.stall_timeout,
+        };
+        limits.check().map_err(UserError)?;
+        Ok(limits)
+    }
+}
+
+fn size_arg(s: &str) -> Result<u64, zonelab_device::ValueError> {
+    zonelab_device::parse_size(s)
+}
+
+fn duration_arg(s: &str) -> Result<Duration, zonelab_device::ValueError> {
+    zonelab_device::options::parse_duration_ns(s).map(Duration::from_nanos)
 }
 
 pub fn run(args: &ServeArgs) -> Result<(), UserError> {
@@ -95,6 +156,7 @@ fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
     if args.nqn.is_empty() || args.nqn.len() > 223 || !args.nqn.starts_with("nqn.") {
         return Err(UserError(format!("--nqn {}: an NQN starts with \"nqn.\" and has 4 to 223 bytes", args.nqn)));
     }
+    let limits = args.limits.limits()?;
     let mut device_args = args.device.clone();
     device_args.data = true;
     let mut config = device_args.config().map_err(|e| UserError(e.0))?;
@@ -110,7 +172,7 @@ fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
         let config = options.apply(config).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
         namespace_backends(config, args, &mut backends)?;
     }
-    let target = Target::new(args.nqn.clone(), backends);
+    let target = Target::new(args.nqn.clone(), backends).with_limits(limits);
     let options = NvmeTcpOptions { listen: args.listen, stats_path: args.stats.clone() };
     serve_nvme_tcp(target, options).map_err(|e| UserError(e.to_string()))
 }

@@ -14,12 +14,16 @@ fn zonelab(args: &[&str]) -> std::process::Output {
 fn bad_options_exit_2_saying_why() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["serve", "--nvme-tcp", "--nqn", "zonelab"], "--nqn zonelab"),
         (&["serve", "--nvme-tcp", "--listen", "localhost"], "--listen"),
         (&["serve", "--nvme-tcp", "--listen", "127.0.0.1:0", "--namespace", "zn999"], "--namespace zn999"),
         (&["serve", "--nvme-tcp", "--listen", &taken], "cannot listen on"),
         (&["serve", "--listen", "127.0.0.1:4420"], "--nvme-tcp"),
+        (&["serve", "--nvme-tcp", "--listen", "127.0.0.1:0", "--connection-memory", "64k"], "--connection-memory"),
+        (&["serve", "--nvme-tcp", "--listen", "127.0.0.1:0", "--total-memory", "2m"], "--total-memory"),
+        (&["serve", "--nvme-tcp", "--listen", "127.0.0.1:0", "--max-connections", "0"], "--max-connections"),
+        (&["serve", "--nvme-tcp", "--listen", "127.0.0.1:0", "--icreq-timeout", "5"], "--icreq-timeout"),
     ];
     for (args, expected) in cases {
         let out = zonelab(args);

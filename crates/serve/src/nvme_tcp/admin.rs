@@ -221,6 +221,11 @@ fn pages_log2(bytes: u64) -> u8 {
     (63 - pages.leading_zeros()) as u8
 }
 
+/// MDTS in bytes: the largest transfer any command may ask for.
+pub fn mdts_bytes(target: &Target) -> usize {
+    PAGE_BYTES << pages_log2(transfer_bytes_max(target))
+}
+
 /// Namespaces share the transfer limits: the smallest of theirs.
 fn transfer_bytes_max(target: &Target) -> u64 {
     target.namespaces.iter().map(|ns| lock(ns).geometry().io_bytes_max).min().expect("a namespace")
@@ -362,7 +367,7 @@ fn get_log_page(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Repl
     let csi = (sqe.cdw(14) >> 24) as u8;
     let log = match (lid, controller.discovery) {
         (LID_DISCOVERY, true) => return Reply::status(sc::INVALID_LOG_PAGE), // answered by the session
-        (LID_ERROR, false) => vec![0u8; 64],
+        (LID_ERROR, false) => error_log(target),
         (LID_SMART, false) => smart_log(target),
         (LID_FIRMWARE_SLOT, false) => {
             let mut log = vec![0u8; 512];
@@ -378,12 +383,13 @@ fn get_log_page(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Repl
         },
         _ => return Reply::status(sc::INVALID_LOG_PAGE),
     };
-    log_slice(&log, offset, numd)
+    log_slice(&log, offset, numd, mdts_bytes(target))
 }
 
-/// `numd` dwords of `log` from `offset` (zeros past its end).
-pub fn log_slice(log: &[u8], offset: u64, numd: u64) -> Reply {
-    if !offset.is_multiple_of(4) || offset >= log.len() as u64 || numd * 4 > 1 << 20 {
+/// `numd` dwords of `log` from `offset` (zeros past its end); more than
+/// `bytes_max` (MDTS) is Invalid Field, refused before it is allocated.
+pub fn log_slice(log: &[u8], offset: u64, numd: u64, bytes_max: usize) -> Reply {
+    if !offset.is_multiple_of(4) || offset >= log.len() as u64 || numd * 4 > bytes_max as u64 {
         return Reply::status(sc::INVALID_FIELD);
     }
     let mut out = vec![0u8; (numd * 4) as usize];
@@ -397,6 +403,10 @@ pub fn log_slice(log: &[u8], offset: u64, numd: u64) -> Reply {
 /// commands the namespaces saw (units of 1000 512-byte blocks).
 fn smart_log(target: &Target) -> Vec<u8> {
     let mut log = vec![0u8; 512];
+    // Critical warning, bit 2: reliability degraded by an internal error
+    // (a namespace went offline after a model fault).
+    let offline = (1..=target.namespace_count()).any(|nsid| target.namespace_offline(nsid));
+    log[0] = u8::from(offline) << 2;
     put_u16(&mut log, 1, 313); // composite temperature, kelvin
     log[3] = 100; // available spare
     log[4] = 10; // threshold
@@ -408,6 +418,21 @@ fn smart_log(target: &Target) -> Vec<u8> {
     }
     put_u64(&mut log, 32, read_bytes.div_ceil(512_000));
     put_u64(&mut log, 48, written_bytes.div_ceil(512_000));
+    log
+}
+
+/// Error Information (LID 01h): the model faults that took namespaces
+/// offline, newest first (64 bytes each; at least one, empty, entry).
+fn error_log(target: &Target) -> Vec<u8> {
+    let entries = target.error_entries();
+    let mut log = vec![0u8; 64 * entries.len().max(1)];
+    for (entry, e) in log.chunks_exact_mut(64).zip(&entries) {
+        put_u64(entry, 0, e.count);
+        put_u16(entry, 8, e.sqid);
+        put_u16(entry, 10, e.cid);
+        put_u16(entry, 12, e.status << 1); // status field, phase tag 0
+        put_u32(entry, 24, e.nsid);
+    }
     log
 }
 
@@ -444,5 +469,5 @@ pub fn discovery_log(target: &Target, traddr: &std::net::SocketAddr, sqe: &Sqe<'
     put_ascii(e, 512, 256, &traddr.ip().to_string());
     let numd = (u64::from(sqe.cdw(10) >> 16) | u64::from(sqe.cdw(11) & 0xffff) << 16) + 1;
     let offset = u64::from(sqe.cdw(12)) | u64::from(sqe.cdw(13)) << 32;
-    log_slice(&log, offset, numd)
+    log_slice(&log, offset, numd, mdts_bytes(target))
 }

@@ -26,6 +26,8 @@ pub mod sc {
     pub const SGL_LENGTH_INVALID: u16 = 0x00F;
     /// SGL Descriptor Type Invalid.
     pub const SGL_TYPE_INVALID: u16 = 0x011;
+    /// Namespace Not Ready (a namespace taken offline by a model fault).
+    pub const NAMESPACE_NOT_READY: u16 = 0x082;
     /// Transient Transport Error: the host may retry.
     pub const TRANSIENT_TRANSPORT_ERROR: u16 = 0x022;
     /// Unrecovered Read Error (media and data integrity): a block of the

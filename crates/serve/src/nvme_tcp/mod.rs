@@ -9,7 +9,11 @@
 
 pub mod admin;
 pub mod command;
+pub mod connection;
+#[cfg(test)]
+mod hostile_tests;
 pub mod io;
+pub mod limits;
 pub mod pdu;
 pub mod server;
 pub mod session;
@@ -17,5 +21,6 @@ pub mod target;
 #[cfg(test)]
 mod tests;
 
+pub use limits::Limits;
 pub use server::{accept_loop, serve_nvme_tcp, NvmeTcpOptions};
 pub use target::{Target, DEFAULT_NQN, DISCOVERY_NQN};

@@ -316,23 +316,113 @@ fn check_common_header(ch: &[u8; COMMON_HEADER_BYTES], digests: Digests, plen_ma
     Ok(Layout { pdu_type, flags, hlen, plen, pdo, data_bytes: data_end - pdo, hdgst, ddgst })
 }
 
-/// Reads one PDU. Header problems and header digest errors are fatal; a
-/// data digest error is reported in the PDU (the command fails, the
-/// connection lives on). `plen_max` bounds the buffer the PDU may take.
-pub fn read_pdu<R: Read>(r: &mut R, digests: Digests, plen_max: usize) -> Result<Pdu, ReadError> {
+/// How much each PDU may carry on a connection, checked on the common
+/// header before the PDU's buffer is allocated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataLimits {
+    /// The longest PDU (PLEN).
+    pub plen_max: usize,
+    /// In-capsule data of a command capsule (IOCCSZ).
+    pub capsule_data_max: usize,
+    /// Data of one H2CData PDU (MAXH2CDATA).
+    pub h2c_data_max: usize,
+}
+
+impl DataLimits {
+    /// Only a bound on PLEN.
+    pub fn plen(plen_max: usize) -> Self {
+        DataLimits { plen_max, capsule_data_max: usize::MAX, h2c_data_max: usize::MAX }
+    }
+}
+
+/// A PDU whose common header has been read and checked: its length is known
+/// (and may be charged) before its buffer is allocated.
+#[derive(Debug, Clone, Copy)]
+pub struct Header {
+    ch: [u8; COMMON_HEADER_BYTES],
+    layout: Layout,
+    /// A command capsule's SQE, read ahead of the rest (see [`read_sqe`]).
+    sqe: Option<[u8; SQE_BYTES]>,
+}
+
+impl Header {
+    /// The PDU's total length (PLEN): the buffer reading it takes.
+    pub fn plen(&self) -> usize {
+        self.layout.plen
+    }
+
+    /// The PDU's type (`TYPE_...`).
+    pub fn pdu_type(&self) -> u8 {
+        self.layout.pdu_type
+    }
+}
+
+/// Reads and checks a common header. More data than `limits` allow is a
+/// fatal Data Transfer Limit Exceeded (NVMe/TCP 1.0, §3.6.2.3).
+pub fn read_header<R: Read>(r: &mut R, digests: Digests, limits: &DataLimits) -> Result<Header, ReadError> {
     let mut ch = [0u8; COMMON_HEADER_BYTES];
     r.read_exact(&mut ch).map_err(ReadError::Closed)?;
-    let layout = check_common_header(&ch, digests, plen_max).map_err(ReadError::Fatal)?;
-    let mut pdu = vec![0u8; layout.plen];
-    pdu[..COMMON_HEADER_BYTES].copy_from_slice(&ch);
-    r.read_exact(&mut pdu[COMMON_HEADER_BYTES..]).map_err(ReadError::Closed)?;
-    let header = &pdu[..layout.hlen];
-    if layout.hdgst && crc32c::crc32c(header) != u32_at(&pdu, layout.hlen) {
-        return Err(ReadError::Fatal(PduError::new(Fes::HeaderDigestError, 0, header, "header digest mismatch")));
+    let layout = check_common_header(&ch, digests, limits.plen_max).map_err(ReadError::Fatal)?;
+    let data_max = match layout.pdu_type {
+        TYPE_CAPSULE_CMD => limits.capsule_data_max,
+        TYPE_H2C_DATA => limits.h2c_data_max,
+        _ => usize::MAX,
+    };
+    if layout.data_bytes > data_max {
+        let reason = "more data than the connection's limit (IOCCSZ or MAXH2CDATA)";
+        return Err(ReadError::Fatal(PduError::new(Fes::DataLimitExceeded, 4, &ch, reason)));
     }
-    let data = &pdu[layout.pdo..layout.pdo + layout.data_bytes];
-    let data_ok = !layout.ddgst || crc32c::crc32c(data) == u32_at(&pdu, layout.pdo + layout.data_bytes);
-    decode(&layout, header, data.to_vec(), data_ok).map_err(ReadError::Fatal)
+    Ok(Header { ch, layout, sqe: None })
+}
+
+/// Reads the rest of the PDU `header` announced. Header digest errors are
+/// fatal; a data digest error is reported in the PDU (the command fails,
+/// the connection lives on). The PDU's one buffer becomes its data.
+pub fn read_body<R: Read>(r: &mut R, header: Header) -> Result<Pdu, ReadError> {
+    let layout = header.layout;
+    let mut pdu = vec![0u8; layout.plen];
+    pdu[..COMMON_HEADER_BYTES].copy_from_slice(&header.ch);
+    let mut read_from = COMMON_HEADER_BYTES;
+    if let Some(sqe) = &header.sqe {
+        pdu[read_from..read_from + SQE_BYTES].copy_from_slice(sqe);
+        read_from += SQE_BYTES;
+    }
+    r.read_exact(&mut pdu[read_from..]).map_err(ReadError::Closed)?;
+    let head = pdu[..layout.hlen].to_vec();
+    if layout.hdgst && crc32c::crc32c(&head) != u32_at(&pdu, layout.hlen) {
+        return Err(ReadError::Fatal(PduError::new(Fes::HeaderDigestError, 0, &head, "header digest mismatch")));
+    }
+    let data_end = layout.pdo + layout.data_bytes;
+    let data_ok = !layout.ddgst || crc32c::crc32c(&pdu[layout.pdo..data_end]) == u32_at(&pdu, data_end);
+    // The data moves to the front of the buffer rather than into a copy.
+    let data = if layout.data_bytes == 0 {
+        Vec::new()
+    } else {
+        pdu.truncate(data_end);
+        pdu.drain(..layout.pdo);
+        pdu
+    };
+    decode(&layout, &head, data, data_ok).map_err(ReadError::Fatal)
+}
+
+/// Reads a command capsule's SQE ahead of the rest of the PDU (into the
+/// header, on the stack), so that what the command needs can be known
+/// before its buffer is allocated; the SQE of a capsule header, or `None`.
+pub fn read_sqe<R: Read>(r: &mut R, header: &mut Header) -> Result<Option<[u8; SQE_BYTES]>, ReadError> {
+    if header.layout.pdu_type != TYPE_CAPSULE_CMD || header.sqe.is_some() {
+        return Ok(header.sqe);
+    }
+    let mut sqe = [0u8; SQE_BYTES];
+    r.read_exact(&mut sqe).map_err(ReadError::Closed)?;
+    header.sqe = Some(sqe);
+    Ok(Some(sqe))
+}
+
+/// Reads one PDU of at most `plen_max` bytes (see [`read_header`] and
+/// [`read_body`]).
+pub fn read_pdu<R: Read>(r: &mut R, digests: Digests, plen_max: usize) -> Result<Pdu, ReadError> {
+    let header = read_header(r, digests, &DataLimits::plen(plen_max))?;
+    read_body(r, header)
 }
 
 /// The PDU of a checked layout, from its header and data.
@@ -459,6 +549,8 @@ impl Encoding {
             h.extend_from_slice(&digest.to_le_bytes());
         }
         if !data.is_empty() {
+            // Exactly the PDU: what the buffer holds is what is charged for it.
+            h.reserve_exact(plen - h.len());
             h.resize(pdo, 0);
             h.extend_from_slice(data);
             if ddgst {

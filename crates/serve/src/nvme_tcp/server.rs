@@ -1,30 +1,40 @@
-//! The TCP side: a listener, a reader thread per connection (one queue)
-//! running its [`Session`], a writer thread per connection that sends each
-//! answer when its pacing time comes, keep-alive expiry, and the signals
-//! (statistics on SIGUSR1, a clean stop on SIGINT or SIGTERM).
+//! The TCP side: a listener admitting connections within the cap, a reader
+//! thread per connection running its [`Session`], a writer thread per
+//! connection that sends each answer when its pacing time comes, a reaper
+//! thread for the timeouts (ICReq, Connect, keep-alive) and memory
+//! starvation, and the signals (statistics on SIGUSR1, a clean stop on
+//! SIGINT or SIGTERM). Threads: two per connection, so the connection cap
+//! bounds them.
 
+use crate::nvme_tcp::connection::Connection;
 use crate::nvme_tcp::pdu::ReadError;
 use crate::nvme_tcp::session::{Output, Session};
-use crate::nvme_tcp::target::{lock, Target};
+use crate::nvme_tcp::target::{lock, Target, QUEUE_ENTRIES_MAX};
 use crate::stats_file::{write_stats, StatsFile};
 use crate::ServeError;
 use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::io::{BufReader, Write as _};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write as _};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use zonelab_sim::Nanos;
 
-/// Outputs queued between a connection's reader and writer.
-const OUTPUTS_QUEUED_MAX: usize = 1024;
-/// Connections open at once (queues of all controllers).
-const CONNECTIONS_MAX: usize = 1024;
+/// Outputs queued between a connection's reader and writer: a response and
+/// an R2T per command of the largest queue, and a termination request.
+const OUTPUTS_QUEUED_MAX: usize = 2 * QUEUE_ENTRIES_MAX as usize + 2;
+/// A connection's read buffer (within [`crate::nvme_tcp::limits::CONNECTION_FIXED_BYTES`]).
+const READ_BUFFER_BYTES: usize = 32 << 10;
+/// How often the reaper looks at timeouts and memory.
+const REAP_INTERVAL: Duration = Duration::from_millis(50);
+/// How often a reader with deferred R2Ts looks for freed memory.
+const DEFERRED_POLL: Duration = Duration::from_millis(20);
+/// After a failed accept (out of file descriptors...), wait before the next.
+const ACCEPT_RETRY: Duration = Duration::from_millis(20);
 
-/// Settings of `zonelab serve --nvme-tcp`.
+/// Settings of `zonelab serve --nvme-tcp` (the limits are the [`Target`]'s).
 #[derive(Debug, Clone)]
 pub struct NvmeTcpOptions {
     /// Address and port to listen on (4420 is NVMe/TCP's).
@@ -43,7 +53,7 @@ pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), Ser
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGUSR1]).map_err(ServeError::Signals)?;
     let target = Arc::new(target);
     let accept_target = Arc::clone(&target);
-    std::thread::spawn(move || accept_loop(&listener, &accept_target, true));
+    std::thread::spawn(move || accept_loop(&listener, &accept_target));
     let pace = lock(&target.namespaces[0]).pace();
     println!(
         "zonelab: serving {} on nvme-tcp {address} ({} namespace(s), pace {}); \
@@ -63,118 +73,163 @@ pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), Ser
     }
     target.close_connections();
     write_stats(&stats, &target.stats_report());
+    let memory = target.memory();
+    eprintln!("zonelab: nvme-tcp memory budget: peak {} of {} bytes", memory.peak(), memory.limit());
     target.sync_images()
 }
 
-/// Accepts connections, each served on its own thread (see [`serve_connection`]).
-pub fn accept_loop(listener: &TcpListener, target: &Arc<Target>, stop_on_failure: bool) {
-    for (id, stream) in (0u64..).zip(listener.incoming()) {
-        let Ok(stream) = stream else { continue };
-        if lock_connections_full(target) {
-            let _ = stream.shutdown(Shutdown::Both);
-            continue;
-        }
-        let target = Arc::clone(target);
-        std::thread::spawn(move || serve_connection(&target, id, stream, stop_on_failure));
-    }
-}
-
-fn lock_connections_full(target: &Target) -> bool {
-    target.connection_count() >= CONNECTIONS_MAX
-}
-
-/// Serves one connection until the host closes it or a fatal error.
-/// `stop_on_failure`: a model failure stops the server (SIGTERM to itself)
-/// rather than answer Internal Error forever, as for ublk.
-pub fn serve_connection(target: &Arc<Target>, id: u64, stream: TcpStream, stop_on_failure: bool) {
-    let (Ok(local), Ok(writer_stream), Ok(registered)) = (stream.local_addr(), stream.try_clone(), stream.try_clone())
-    else {
+/// Accepts connections within the cap, each served on its own thread (see
+/// [`serve_connection`]), and runs the reaper.
+pub fn accept_loop(listener: &TcpListener, target: &Arc<Target>) {
+    let reaper_target = Arc::clone(target);
+    let reaper = std::thread::Builder::new().name("nvmetcp-reaper".into()).spawn(move || reap_loop(&reaper_target));
+    if let Err(e) = reaper {
+        eprintln!("zonelab: cannot start the nvme-tcp reaper thread: {e}; not serving");
         return;
-    };
-    let _ = stream.set_nodelay(true);
-    target.add_connection(id, registered);
-    let (tx, rx) = sync_channel::<Output>(OUTPUTS_QUEUED_MAX);
-    let writer_target = Arc::clone(target);
-    let writer = std::thread::spawn(move || write_loop(writer_stream, &rx, &writer_target));
-    let mut session = Session::new(Arc::clone(target), local);
-    let mut reader = BufReader::with_capacity(256 << 10, &stream);
-    let mut outputs = Vec::new();
-    let mut keep_alive_set = false;
-    loop {
-        let result = session.step(&mut reader, &mut outputs);
-        let sent = outputs.drain(..).try_for_each(|o| tx.send(o));
-        if stop_on_failure && target.failed() {
-            eprintln!("zonelab: the device model failed; stopping");
-            let _ = signal_hook::low_level::raise(SIGTERM);
+    }
+    for stream in listener.incoming() {
+        if target.stopping() {
             break;
         }
-        if !keep_alive_set {
-            keep_alive_set = arm_keep_alive(&session, &stream, id);
-        }
-        match result {
-            Ok(true) if sent.is_ok() => {}
-            Ok(_) => break,
-            Err(ReadError::Closed(e)) => {
-                if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
-                    eprintln!("zonelab: keep alive timeout; closing the controller's queues");
-                }
-                break;
+        let stream = match stream {
+            Ok(stream) => stream,
+            Err(_) => {
+                std::thread::sleep(ACCEPT_RETRY);
+                continue;
             }
-            Err(ReadError::Fatal(e)) => {
-                eprintln!("zonelab: fatal NVMe/TCP error from the host: {} (FES {:?}); closing", e.reason, e.fes);
-                break;
+        };
+        let connection = match target.admit(stream) {
+            Ok(connection) => connection,
+            Err(refused) => {
+                let _ = refused.shutdown(Shutdown::Both);
+                continue;
             }
+        };
+        let (t, c) = (Arc::clone(target), Arc::clone(&connection));
+        let spawned = std::thread::Builder::new().spawn(move || serve_connection(&t, &c));
+        if let Err(e) = spawned {
+            target.log(format_args!("cannot start a connection thread: {e}"));
+            connection.close();
+            target.remove_connection(connection.id);
         }
     }
-    // The controller goes before the host can see the connection close.
-    match session.binding() {
-        Some((controller, 0)) => target.remove_controller(controller.cntlid),
-        Some((controller, _)) => drop(lock(&controller.state).io_streams.remove(&id)),
-        None => {}
-    }
-    drop(tx);
-    let _ = writer.join();
-    let _ = stream.shutdown(Shutdown::Both);
-    target.remove_connection(id);
 }
 
-/// Once the queue is connected: an admin queue with a keep-alive timeout
-/// gets it as its read timeout (twice KATO: hosts send every KATO / 2); an
-/// I/O queue is registered to close with its controller. True once done.
-fn arm_keep_alive(session: &Session, stream: &TcpStream, id: u64) -> bool {
-    let Some((controller, qid)) = session.binding() else { return false };
-    if qid == 0 {
-        let kato_ms = lock(&controller.state).kato_ms;
-        if kato_ms > 0 {
-            let _ = stream.set_read_timeout(Some(Duration::from_millis(u64::from(kato_ms) * 2)));
-        }
-    } else if let Ok(clone) = stream.try_clone() {
-        lock(&controller.state).io_streams.insert(id, clone);
+fn reap_loop(target: &Target) {
+    while !target.stopping() {
+        std::thread::sleep(REAP_INTERVAL);
+        target.reap();
     }
-    true
+}
+
+/// Serves one admitted connection until the host closes it, a fatal error
+/// or the server closes it; then forgets it.
+pub fn serve_connection(target: &Arc<Target>, connection: &Arc<Connection>) {
+    let (tx, rx) = sync_channel::<Output>(OUTPUTS_QUEUED_MAX);
+    let local = connection.stream().and_then(|s| s.local_addr().ok());
+    let writer = local.and_then(|local| {
+        let (t, c) = (Arc::clone(target), Arc::clone(connection));
+        let writer = std::thread::Builder::new().spawn(move || write_loop(&rx, &t, &c));
+        writer.ok().map(|w| (local, w))
+    });
+    if let (Some((local, writer)), Some(stream)) = (writer, connection.stream()) {
+        let _ = stream.set_nodelay(true);
+        let mut session = Session::with_connection(Arc::clone(target), Arc::clone(connection), local);
+        read_loop(target, &mut session, stream, &tx);
+        // The controller goes before the host can see the connection close.
+        match session.binding() {
+            Some((controller, 0)) => target.remove_controller_of(&controller),
+            Some((controller, _)) => drop(lock(&controller.state).queues.remove(&connection.id)),
+            None => {}
+        }
+        drop(tx);
+        let _ = writer.join();
+    }
+    connection.close();
+    target.remove_connection(connection.id);
+}
+
+fn read_loop(target: &Target, session: &mut Session, stream: &TcpStream, tx: &SyncSender<Output>) {
+    let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, stream);
+    let mut outputs = Vec::new();
+    loop {
+        if session.has_deferred() && !wait_for_data(session, &mut reader, stream, tx) {
+            break;
+        }
+        let result = session.step(&mut reader, &mut outputs);
+        let sent = outputs.drain(..).try_for_each(|o| tx.send(o));
+        match result {
+            Ok(true) if sent.is_ok() => {}
+            Ok(_) | Err(ReadError::Closed(_)) => break,
+            Err(ReadError::Fatal(e)) => {
+                let _ = sent;
+                target.log(format_args!("fatal NVMe/TCP error from a host: {} (FES {:?}); closing", e.reason, e.fes));
+                break;
+            }
+        }
+    }
+}
+
+/// With R2Ts waiting for memory, waits for the host's next bytes in short
+/// slices, sending the R2Ts that memory freed meanwhile (by this
+/// connection's writer or by others) allows: the host may be waiting for
+/// them. False when the connection is going away.
+fn wait_for_data(
+    session: &mut Session,
+    reader: &mut BufReader<&TcpStream>,
+    stream: &TcpStream,
+    tx: &SyncSender<Output>,
+) -> bool {
+    let _ = stream.set_read_timeout(Some(DEFERRED_POLL));
+    let mut outputs = Vec::new();
+    let ready = loop {
+        match reader.fill_buf() {
+            Ok(_) => break true,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                session.grant_deferred(&mut outputs);
+                if outputs.drain(..).try_for_each(|o| tx.send(o)).is_err() {
+                    break false;
+                }
+                if !session.has_deferred() {
+                    break true;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break true, // the step reports it
+        }
+    };
+    let _ = stream.set_read_timeout(None);
+    ready
 }
 
 /// Sends outputs in due order (then arrival order) when the wall clock
-/// reaches them; after the reader is done, sends what is left at once.
-fn write_loop(mut stream: TcpStream, rx: &Receiver<Output>, target: &Target) {
-    let mut queue: BinaryHeap<Reverse<(Nanos, u64, Vec<u8>)>> = BinaryHeap::new();
+/// reaches them; after the reader is done, sends what is left at once. A
+/// failed write closes the connection.
+fn write_loop(rx: &Receiver<Output>, target: &Target, connection: &Connection) {
+    let Some(mut stream) = connection.stream() else { return };
+    let mut queue: BTreeMap<(Nanos, u64), Output> = BTreeMap::new();
     let mut arrivals = 0u64;
     let mut open = true;
     while open || !queue.is_empty() {
         let now_ns = target.wall_ns();
-        while let Some(Reverse((due_ns, _, _))) = queue.peek() {
-            if open && *due_ns > now_ns {
+        while let Some(entry) = queue.first_entry() {
+            if open && entry.key().0 > now_ns {
                 break;
             }
-            let Reverse((_, _, bytes)) = queue.pop().expect("peeked");
-            if stream.write_all(&bytes).is_err() {
+            let output = entry.remove();
+            let closes = output.closes;
+            // After a termination request the connection ends: the answers
+            // still queued are dropped (NVMe/TCP 1.0, §3.6.2.2).
+            if !send(&mut stream, output, target, connection) || closes {
+                let _ = stream.flush();
+                connection.close();
                 return;
             }
         }
         if !open {
             continue;
         }
-        let wait = queue.peek().map(|Reverse((due_ns, _, _))| Duration::from_nanos(due_ns.saturating_sub(now_ns)));
+        let wait = queue.first_key_value().map(|((due_ns, _), _)| Duration::from_nanos(due_ns.saturating_sub(now_ns)));
         let received = match wait {
             Some(wait) => rx.recv_timeout(wait),
             None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
@@ -182,11 +237,24 @@ fn write_loop(mut stream: TcpStream, rx: &Receiver<Output>, target: &Target) {
         match received {
             Ok(output) => {
                 arrivals += 1;
-                queue.push(Reverse((output.due_ns, arrivals, output.bytes)));
+                queue.insert((output.due_ns, arrivals), output);
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => open = false,
         }
     }
     let _ = stream.flush();
+}
+
+/// Writes one output; its memory is given back once written (or failed).
+fn send(stream: &mut &TcpStream, output: Output, target: &Target, connection: &Connection) -> bool {
+    // Counted as answered before the write: the host may answer the
+    // response with a new command before this thread runs again.
+    if output.completes {
+        connection.outstanding.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    connection.set_writing(Some(target.wall_ns()));
+    let written = stream.write_all(&output.bytes).is_ok();
+    connection.set_writing(None);
+    written
 }

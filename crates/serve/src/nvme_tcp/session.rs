@@ -3,28 +3,49 @@
 //! with in-capsule or R2T-fetched data, C2HData and responses, and the
 //! fatal errors that end the connection. No sockets here: the server feeds
 //! it from a TCP stream, the tests and the fuzzer from bytes.
+//!
+//! What a host makes the connection hold is charged to its memory share
+//! before it is allocated (docs/nvme-tcp.md, "Limits"): each PDU's buffer
+//! once its header gives its length, each answer before its command runs,
+//! each R2T's data before the R2T is sent. A charge that does not fit waits
+//! (the socket is not read meanwhile: backpressure), except R2Ts, which are
+//! deferred while the host's other traffic goes on.
 
 use crate::nvme_tcp::admin::{self, FCTYPE_CONNECT, FCTYPE_PROPERTY_GET, FCTYPE_PROPERTY_SET, OPC_GET_LOG_PAGE};
 use crate::nvme_tcp::command::{sc, Direction, Reply, Sqe, OPC_FABRICS, SGL_IN_CAPSULE, SGL_TRANSPORT};
+use crate::nvme_tcp::connection::{Connection, Phase};
 use crate::nvme_tcp::io::{self, OPC_FLUSH};
+use crate::nvme_tcp::limits::{Charge, Use, PDU_BYTES_MAX, REPLY_BYTES_MAX, STEP_RESERVE};
 use crate::nvme_tcp::pdu::{
-    read_pdu, term_req, Digests, Encoding, Fes, Pdu, PduError, ReadError, H2C_DATA_BYTES_MAX, IC_BYTES,
-    IN_CAPSULE_BYTES_MAX, SQE_BYTES,
+    read_body, read_header, read_sqe, term_req, DataLimits, Digests, Encoding, Fes, Pdu, PduError, ReadError,
+    H2C_DATA_BYTES_MAX, IC_BYTES, IN_CAPSULE_BYTES_MAX, SQE_BYTES,
 };
 use crate::nvme_tcp::target::{lock, Controller, Target, QUEUE_ENTRIES_MAX};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Read;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use zonelab_sim::Nanos;
 
+/// What a response without data may take (a CapsuleResp and its digest),
+/// charged before it is encoded.
+const RESPONSE_BYTES: usize = 64;
+
 /// Bytes for the wire, and when (server wall time; 0: at once).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Output {
     /// When to send (server wall time; 0: at once).
     pub due_ns: Nanos,
     /// Encoded PDUs.
     pub bytes: Vec<u8>,
+    /// The response that ends a command: the command stops counting against
+    /// the queue's entries (SQSIZE) when it is sent.
+    pub completes: bool,
+    /// The memory `bytes` hold, given back when the output is dropped.
+    pub charge: Option<Charge>,
+    /// A termination request: nothing may follow it on the wire.
+    pub closes: bool,
 }
 
 /// The queue a Connect bound this connection to.
@@ -42,36 +63,70 @@ struct PendingWrite {
     expected_bytes: usize,
     data: Vec<u8>,
     data_ok: bool,
+    /// The memory `data` will take, charged before the R2T was sent.
+    _charge: Charge,
+}
+
+/// Why handling a PDU stopped the connection.
+enum Stop {
+    /// A protocol violation: answer a C2HTermReq and close.
+    Fatal(PduError),
+    /// The server closes the connection (while a charge waited).
+    Closing,
+}
+
+impl From<PduError> for Stop {
+    fn from(e: PduError) -> Self {
+        Stop::Fatal(e)
+    }
 }
 
 /// One connection's protocol state: ICReq negotiation, the queue Connect
 /// bound it to, and the write transfers waiting for H2CData.
 pub struct Session {
     target: Arc<Target>,
+    conn: Arc<Connection>,
     /// The address the host reached us at (the discovery log's entry).
     local: SocketAddr,
     /// Set by the ICReq.
     encoding: Option<Encoding>,
     queue: Option<Queue>,
     pending: BTreeMap<u16, PendingWrite>,
+    /// Commands whose R2T waits for memory, in arrival order (at most the
+    /// queue's entries: each is an outstanding command).
+    deferred: VecDeque<[u8; SQE_BYTES]>,
     next_ttag: u16,
-    /// The largest transfer a command may ask for (the namespaces' MDTS).
+    /// MDTS in bytes: the largest transfer a command may ask for.
     transfer_bytes_max: usize,
+    /// Asynchronous Event Requests this queue holds unanswered.
+    aers_held: usize,
+    /// The charge of the PDU being handled (its buffer and its answer).
+    step: Option<Charge>,
 }
 
 impl Session {
-    /// A connection to `target` that the host reached at `local`.
+    /// A connection to `target` that the host reached at `local`, with no
+    /// socket and no memory limit (driven from bytes: tests, fuzzing).
     pub fn new(target: Arc<Target>, local: SocketAddr) -> Self {
-        let transfer_bytes_max = target.namespaces.iter().map(|ns| lock(ns).geometry().io_bytes_max).max();
-        let transfer_bytes_max = transfer_bytes_max.expect("a namespace") as usize;
+        let conn = target.detached_connection();
+        Self::with_connection(target, conn, local)
+    }
+
+    /// The session of the server's connection `conn`.
+    pub fn with_connection(target: Arc<Target>, conn: Arc<Connection>, local: SocketAddr) -> Self {
+        let transfer_bytes_max = admin::mdts_bytes(&target);
         Session {
             target,
+            conn,
             local,
             encoding: None,
             queue: None,
             pending: BTreeMap::new(),
+            deferred: VecDeque::new(),
             next_ttag: 0,
             transfer_bytes_max,
+            aers_held: 0,
+            step: None,
         }
     }
 
@@ -80,29 +135,82 @@ impl Session {
         self.queue.as_ref().map(|q| (Arc::clone(&q.controller), q.qid))
     }
 
+    /// Whether commands wait for memory to get their R2T.
+    pub fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
     fn digests(&self) -> Digests {
         self.encoding.map(|e| e.digests).unwrap_or_default()
     }
 
-    /// The largest PDU the next read may take.
-    fn plen_max(&self) -> usize {
+    /// What the next PDU may carry: an ICReq only at first, then the
+    /// in-capsule data size IOCCSZ announces and MAXH2CDATA.
+    fn limits(&self) -> DataLimits {
         match self.encoding {
-            None => IC_BYTES,
-            Some(_) => H2C_DATA_BYTES_MAX.max(IN_CAPSULE_BYTES_MAX) + 256,
+            None => DataLimits { plen_max: IC_BYTES, capsule_data_max: 0, h2c_data_max: 0 },
+            Some(_) => DataLimits {
+                plen_max: PDU_BYTES_MAX,
+                capsule_data_max: IN_CAPSULE_BYTES_MAX,
+                h2c_data_max: H2C_DATA_BYTES_MAX,
+            },
         }
     }
 
     /// Reads and handles one PDU. `Ok(false)`: the host ended the connection
     /// (H2CTermReq). A fatal error queues the C2HTermReq before returning it.
     pub fn step<R: Read>(&mut self, r: &mut R, out: &mut Vec<Output>) -> Result<bool, ReadError> {
-        let pdu = read_pdu(r, self.digests(), self.plen_max()).map_err(|e| self.fatal_read(e, out))?;
-        match self.on_pdu(pdu, out) {
-            Ok(open) => Ok(open),
+        let mut header = read_header(r, self.digests(), &self.limits()).map_err(|e| self.fatal_read(e, out))?;
+        self.touch();
+        // The PDU's buffer and its answer are charged at once, before the
+        // buffer is allocated; until they fit, the rest of the PDU stays in
+        // the socket. A command's answer is split off this charge: nothing
+        // waits for memory while holding some (no deadlock between readers).
+        // A capsule's SQE says whether its answer carries data.
+        let sqe = read_sqe(r, &mut header)?;
+        let returns_data = sqe.is_some_and(|s| Direction::of(&Sqe(&s)) == Direction::ControllerToHost);
+        let answer = if returns_data { REPLY_BYTES_MAX } else { RESPONSE_BYTES };
+        let bytes = header.plen() + answer;
+        let Some(step) = self.conn.memory.charge(Use::Pdu, bytes, &|| self.waiting()) else {
+            return Err(closing());
+        };
+        self.step = Some(step);
+        let pdu = read_body(r, header).map_err(|e| self.fatal_read(e, out));
+        self.touch();
+        let result = match pdu {
+            Ok(pdu) => self.on_pdu(pdu, out),
             Err(e) => {
+                self.step = None;
+                return Err(e);
+            }
+        };
+        self.step = None;
+        self.grant_deferred(out);
+        match result {
+            Ok(open) => Ok(open),
+            Err(Stop::Fatal(e)) => {
                 self.send_term_req(&e, out);
                 Err(ReadError::Fatal(e))
             }
+            Err(Stop::Closing) => Err(closing()),
         }
+    }
+
+    /// The host sent something: its connection and controller are alive.
+    fn touch(&self) {
+        let now = self.target.wall_ns();
+        self.conn.touch(now);
+        if let Some(queue) = &self.queue {
+            queue.controller.touch(now);
+        }
+    }
+
+    /// While a charge waits, the host's bytes wait in the socket unread: that
+    /// is the server's doing, not the host's silence, so its keep-alive and
+    /// progress timers do not run. True once the connection is closing.
+    fn waiting(&self) -> bool {
+        self.touch();
+        self.conn.closing()
     }
 
     fn fatal_read(&self, e: ReadError, out: &mut Vec<Output>) -> ReadError {
@@ -114,43 +222,52 @@ impl Session {
 
     fn send_term_req(&self, e: &PduError, out: &mut Vec<Output>) {
         let encoding = self.encoding.unwrap_or_default();
-        out.push(Output { due_ns: 0, bytes: encoding.encode(&term_req(e)) });
+        let bytes = encoding.encode(&term_req(e));
+        out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: true });
     }
 
-    fn send(&self, due_ns: Nanos, pdus: &[Pdu], out: &mut Vec<Output>) {
-        let encoding = self.encoding.expect("connection initialized");
-        let bytes = pdus.iter().flat_map(|p| encoding.encode(p)).collect();
-        out.push(Output { due_ns, bytes });
+    /// Queues `output`; without a writer (no socket), a response leaves the
+    /// outstanding count at once.
+    fn emit(&self, output: Output, out: &mut Vec<Output>) {
+        if output.completes && !self.conn.has_writer() {
+            self.conn.outstanding.fetch_sub(1, Ordering::Relaxed);
+        }
+        out.push(output);
     }
 
     /// Handles one PDU, queueing what to send in `out`. `Ok(false)`: the host
-    /// ended the connection; `Err`: a fatal transport error to report and close on.
-    pub fn on_pdu(&mut self, pdu: Pdu, out: &mut Vec<Output>) -> Result<bool, PduError> {
+    /// ended the connection.
+    fn on_pdu(&mut self, pdu: Pdu, out: &mut Vec<Output>) -> Result<bool, Stop> {
         let header = || Encoding::default().encode(&pdu);
         match pdu {
             Pdu::IcReq { pfv, hpda, digests, .. } => {
                 if self.encoding.is_some() {
-                    return Err(PduError::new(Fes::SequenceError, 0, &header(), "a second ICReq"));
+                    return Err(PduError::new(Fes::SequenceError, 0, &header(), "a second ICReq").into());
                 }
                 if pfv != 0 {
-                    return Err(PduError::new(Fes::UnsupportedParameter, 8, &header(), "PDU format version"));
+                    return Err(PduError::new(Fes::UnsupportedParameter, 8, &header(), "PDU format version").into());
                 }
                 if hpda > 31 {
-                    return Err(PduError::new(Fes::UnsupportedParameter, 10, &header(), "HPDA above 31"));
+                    return Err(PduError::new(Fes::UnsupportedParameter, 10, &header(), "HPDA above 31").into());
                 }
                 self.encoding = Some(Encoding { digests, pda: hpda });
+                self.conn.set_phase(Phase::AwaitConnect, self.target.wall_ns());
                 let maxh2cdata = H2C_DATA_BYTES_MAX as u32;
                 let resp = Pdu::IcResp { pfv: 0, cpda: 0, digests, maxh2cdata };
-                out.push(Output { due_ns: 0, bytes: Encoding::default().encode(&resp) });
+                let bytes = Encoding::default().encode(&resp);
+                out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: false });
                 Ok(true)
             }
-            _ if self.encoding.is_none() => Err(PduError::new(Fes::SequenceError, 0, &header(), "PDU before ICReq")),
+            _ if self.encoding.is_none() => {
+                Err(PduError::new(Fes::SequenceError, 0, &header(), "PDU before ICReq").into())
+            }
             Pdu::H2CTermReq { fes, fei, .. } => {
-                eprintln!("zonelab: the host ended the connection (fatal error status {fes}, information {fei})");
+                self.target
+                    .log(format_args!("the host ended the connection (fatal error status {fes}, information {fei})"));
                 Ok(false)
             }
             Pdu::CapsuleCmd { sqe, data, data_ok } => {
-                self.on_capsule(&sqe, data, data_ok, out);
+                self.on_capsule(&sqe, data, data_ok, out)?;
                 Ok(true)
             }
             Pdu::H2CData { cccid, ttag, datao, ref data, last, data_ok } => {
@@ -158,61 +275,99 @@ impl Session {
                 self.on_data(cccid, ttag, datao, data, last, data_ok, &hdr, out)?;
                 Ok(true)
             }
-            _ => Err(PduError::new(Fes::InvalidHeaderField, 0, &header(), "a PDU type hosts do not send")),
+            _ => Err(PduError::new(Fes::InvalidHeaderField, 0, &header(), "a PDU type hosts do not send").into()),
         }
     }
+}
 
-    fn on_capsule(&mut self, raw: &[u8; SQE_BYTES], data: Vec<u8>, data_ok: bool, out: &mut Vec<Output>) {
+fn closing() -> ReadError {
+    ReadError::Closed(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "closed by the server"))
+}
+
+/// Commands: the queue's entries, data transfers, execution and answers.
+impl Session {
+    /// A command arrives: one more outstanding. A host may not have more
+    /// commands outstanding than the queue has entries (SQSIZE + 1; NVMe over
+    /// Fabrics 1.1, §2.4.1 with SQ flow control disabled): a fatal error, as
+    /// Linux's target treats it (it closes the connection).
+    fn admit_command(&self, raw: &[u8; SQE_BYTES]) -> Result<(), Stop> {
+        let entries = self.queue.as_ref().map_or(usize::from(QUEUE_ENTRIES_MAX), |q| usize::from(q.sqsize) + 1);
+        let outstanding = self.conn.outstanding.fetch_add(1, Ordering::Relaxed) + 1;
+        if outstanding > entries {
+            let header = Encoding::default().encode(&Pdu::CapsuleCmd { sqe: *raw, data: Vec::new(), data_ok: true });
+            let reason = "more commands outstanding than the queue has entries (SQSIZE)";
+            return Err(PduError::new(Fes::SequenceError, 0, &header, reason).into());
+        }
+        Ok(())
+    }
+
+    fn on_capsule(
+        &mut self,
+        raw: &[u8; SQE_BYTES],
+        data: Vec<u8>,
+        data_ok: bool,
+        out: &mut Vec<Output>,
+    ) -> Result<(), Stop> {
+        self.admit_command(raw)?;
         let sqe = Sqe(raw);
         if !data_ok {
-            return self.respond(raw, Reply::status(sc::TRANSIENT_TRANSPORT_ERROR), out);
+            return self.respond(raw, Reply::status(sc::TRANSIENT_TRANSPORT_ERROR), None, out);
         }
         // Fabrics carry SGLs only (PSDT 01b or 10b).
         if sqe.psdt() == 0 || sqe.psdt() == 3 {
-            return self.respond(raw, Reply::status(sc::INVALID_FIELD), out);
+            return self.respond(raw, Reply::status(sc::INVALID_FIELD), None, out);
         }
         let direction = Direction::of(&sqe);
         let length = sqe.sgl_length() as usize;
         let reply = match (sqe.sgl_id(), direction) {
-            (_, Direction::Bidirectional) => Some(Reply::status(sc::INVALID_OPCODE)),
-            (SGL_IN_CAPSULE, Direction::HostToController) if sqe.sgl_address() != 0 => {
-                Some(Reply::status(0x016)) // SGL Offset Invalid
+            (_, Direction::Bidirectional) => Reply::status(sc::INVALID_OPCODE),
+            // Above MDTS: Invalid Field in Command (NVMe Base 2.0, §5.15.2.1).
+            (_, Direction::HostToController | Direction::ControllerToHost) if length > self.transfer_bytes_max => {
+                Reply::status(sc::INVALID_FIELD)
             }
+            (SGL_IN_CAPSULE, Direction::HostToController) if sqe.sgl_address() != 0 => Reply::status(0x016), // SGL Offset Invalid
             (SGL_IN_CAPSULE, Direction::HostToController) if length != data.len() => {
-                Some(Reply::status(sc::SGL_LENGTH_INVALID))
+                Reply::status(sc::SGL_LENGTH_INVALID)
             }
-            (SGL_IN_CAPSULE, Direction::HostToController) => self.execute(raw, &data),
-            (_, _) if !data.is_empty() => Some(Reply::status(sc::SGL_LENGTH_INVALID)),
+            (SGL_IN_CAPSULE, Direction::HostToController) => return self.run(raw, &data, out),
+            (_, _) if !data.is_empty() => Reply::status(sc::SGL_LENGTH_INVALID),
+            // No R2T before Connect: an unconnected host gets no buffers.
+            (SGL_TRANSPORT, Direction::HostToController) if length > 0 && self.queue.is_none() => {
+                Reply::status(sc::COMMAND_SEQUENCE_ERROR)
+            }
             (SGL_TRANSPORT, Direction::HostToController) if length > 0 => {
-                return self.request_data(raw, length, out);
+                // Asked for once memory allows (see grant_deferred), in order.
+                self.deferred.push_back(*raw);
+                return Ok(());
             }
-            (SGL_TRANSPORT, _) | (_, Direction::None) => self.execute(raw, &[]),
-            _ => Some(Reply::status(sc::SGL_TYPE_INVALID)),
+            (SGL_TRANSPORT, _) | (_, Direction::None) => return self.run(raw, &[], out),
+            _ => Reply::status(sc::SGL_TYPE_INVALID),
         };
-        if let Some(reply) = reply {
-            self.respond(raw, reply, out);
-        }
+        self.respond(raw, reply, None, out)
     }
 
-    /// Asks for a command's data with one R2T covering all of it.
-    fn request_data(&mut self, raw: &[u8; SQE_BYTES], length: usize, out: &mut Vec<Output>) {
-        if length > self.transfer_bytes_max.max(IN_CAPSULE_BYTES_MAX) {
-            // Beyond MDTS: the status the model gives a transfer that large.
-            return self.respond(raw, Reply::status(sc::INVALID_FIELD), out);
+    /// Sends the R2Ts that memory allows, oldest command first: one R2T
+    /// covering all of a command's data, charged before it is sent. Grants
+    /// keep [`STEP_RESERVE`] free so the PDUs that bring the data can be read.
+    pub fn grant_deferred(&mut self, out: &mut Vec<Output>) {
+        while let Some(raw) = self.deferred.front() {
+            let length = Sqe(raw).sgl_length() as usize;
+            let Some(charge) = self.conn.memory.try_charge(Use::R2t, length, STEP_RESERVE) else { break };
+            let Some(raw) = self.deferred.pop_front() else { break };
+            // Fewer pending transfers than tags (at most the queue's entries).
+            let Some(ttag) =
+                (0..=u16::MAX).map(|i| self.next_ttag.wrapping_add(i)).find(|t| !self.pending.contains_key(t))
+            else {
+                break;
+            };
+            self.next_ttag = ttag.wrapping_add(1);
+            let data = Vec::with_capacity(length);
+            let pending = PendingWrite { sqe: raw, expected_bytes: length, data, data_ok: true, _charge: charge };
+            self.pending.insert(ttag, pending);
+            let r2t = Pdu::R2T { cccid: Sqe(&raw).cid(), ttag, r2to: 0, r2tl: length as u32 };
+            let bytes = self.encoding.unwrap_or_default().encode(&r2t);
+            out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: false });
         }
-        if self.pending.len() >= usize::from(QUEUE_ENTRIES_MAX) {
-            return self.respond(raw, Reply::status(sc::COMMAND_SEQUENCE_ERROR), out);
-        }
-        let ttag = (0..=u16::MAX)
-            .map(|i| self.next_ttag.wrapping_add(i))
-            .find(|t| !self.pending.contains_key(t))
-            .expect("fewer pending transfers than tags");
-        self.next_ttag = ttag.wrapping_add(1);
-        let pending =
-            PendingWrite { sqe: *raw, expected_bytes: length, data: Vec::with_capacity(length), data_ok: true };
-        self.pending.insert(ttag, pending);
-        let r2t = Pdu::R2T { cccid: Sqe(raw).cid(), ttag, r2to: 0, r2tl: length as u32 };
-        self.send(0, &[r2t], out);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -226,41 +381,73 @@ impl Session {
         data_ok: bool,
         header: &[u8],
         out: &mut Vec<Output>,
-    ) -> Result<(), PduError> {
+    ) -> Result<(), Stop> {
         let Some(pending) = self.pending.get_mut(&ttag) else {
-            return Err(PduError::new(Fes::InvalidHeaderField, 10, header, "H2CData for no R2T"));
+            return Err(PduError::new(Fes::InvalidHeaderField, 10, header, "H2CData for no R2T").into());
         };
         if Sqe(&pending.sqe).cid() != cccid {
-            return Err(PduError::new(Fes::InvalidHeaderField, 8, header, "H2CData for another command"));
+            return Err(PduError::new(Fes::InvalidHeaderField, 8, header, "H2CData for another command").into());
         }
         if datao as usize != pending.data.len() {
-            return Err(PduError::new(Fes::DataOutOfRange, 12, header, "H2CData out of order"));
+            return Err(PduError::new(Fes::DataOutOfRange, 12, header, "H2CData out of order").into());
         }
         if pending.data.len() + data.len() > pending.expected_bytes {
-            return Err(PduError::new(Fes::DataOutOfRange, 16, header, "H2CData beyond the R2T"));
+            return Err(PduError::new(Fes::DataOutOfRange, 16, header, "H2CData beyond the R2T").into());
         }
         pending.data.extend_from_slice(data);
         pending.data_ok &= data_ok;
         let complete = pending.data.len() == pending.expected_bytes;
         if last != complete {
-            return Err(PduError::new(Fes::SequenceError, 1, header, "last-PDU flag does not end the transfer"));
+            let reason = "last-PDU flag does not end the transfer";
+            return Err(PduError::new(Fes::SequenceError, 1, header, reason).into());
         }
-        if complete {
-            let pending = self.pending.remove(&ttag).expect("the pending transfer");
-            let reply = if pending.data_ok {
-                self.execute(&pending.sqe, &pending.data)
-            } else {
-                Some(Reply::status(sc::TRANSIENT_TRANSPORT_ERROR))
-            };
-            if let Some(reply) = reply {
-                self.respond(&pending.sqe, reply, out);
-            }
+        if !complete {
+            return Ok(());
         }
-        Ok(())
+        let Some(pending) = self.pending.remove(&ttag) else { return Ok(()) };
+        if !pending.data_ok {
+            return self.respond(&pending.sqe, Reply::status(sc::TRANSIENT_TRANSPORT_ERROR), None, out);
+        }
+        self.run(&pending.sqe, &pending.data, out)
     }
 
-    /// Sends the data (if any) and the response.
-    fn respond(&mut self, raw: &[u8; SQE_BYTES], reply: Reply, out: &mut Vec<Output>) {
+    /// Runs a command with its answer's memory charged first (waiting for
+    /// it: the socket is not read meanwhile), then answers it.
+    fn run(&mut self, raw: &[u8; SQE_BYTES], data: &[u8], out: &mut Vec<Output>) -> Result<(), Stop> {
+        let bound =
+            if Direction::of(&Sqe(raw)) == Direction::ControllerToHost { REPLY_BYTES_MAX } else { RESPONSE_BYTES };
+        let charge = self.charge_reply(bound)?;
+        match self.execute(raw, data) {
+            Some(reply) => self.respond(raw, reply, Some(charge), out),
+            None => {
+                self.aers_held += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// An answer's charge, from the step's (see [`Session::step`]).
+    fn charge_reply(&mut self, bytes: usize) -> Result<Charge, Stop> {
+        match &mut self.step {
+            Some(step) if step.bytes() >= bytes => Ok(step.split(Use::Reply, bytes)),
+            // Not reached: a step charges for one answer of this size.
+            _ => self.conn.memory.charge(Use::Reply, bytes, &|| self.waiting()).ok_or(Stop::Closing),
+        }
+    }
+
+    /// Sends the data (if any) and the response, holding `charge` (or a new
+    /// one for a response without data) until they are sent.
+    fn respond(
+        &mut self,
+        raw: &[u8; SQE_BYTES],
+        reply: Reply,
+        charge: Option<Charge>,
+        out: &mut Vec<Output>,
+    ) -> Result<(), Stop> {
+        let mut charge = match charge {
+            Some(charge) => charge,
+            None => self.charge_reply(RESPONSE_BYTES)?,
+        };
         let sqe = Sqe(raw);
         let (sqhd, sqid) = match &mut self.queue {
             Some(q) => {
@@ -271,16 +458,27 @@ impl Session {
         };
         let cqe = reply.cqe(sqhd, sqid, sqe.cid());
         let host_bytes = if Direction::of(&sqe) == Direction::ControllerToHost { sqe.sgl_length() as usize } else { 0 };
-        let bytes = reply.data.len().min(host_bytes);
-        let mut pdus = Vec::with_capacity(2);
-        if reply.status == sc::SUCCESS && bytes > 0 {
-            let data = reply.data[..bytes].to_vec();
-            pdus.push(Pdu::C2HData { cccid: sqe.cid(), datao: 0, data, last: true, success: false });
+        let (status, due_ns, mut data) = (reply.status, reply.due_ns, reply.data);
+        data.truncate(host_bytes);
+        let encoding = self.encoding.unwrap_or_default();
+        let response = encoding.encode(&Pdu::CapsuleResp { cqe });
+        let mut bytes = Vec::new();
+        if status == sc::SUCCESS && !data.is_empty() {
+            let c2h = Pdu::C2HData { cccid: sqe.cid(), datao: 0, data, last: true, success: false };
+            bytes = encoding.encode(&c2h);
         }
-        pdus.push(Pdu::CapsuleResp { cqe });
-        self.send(reply.due_ns, &pdus, out);
+        // Exact capacity: a queued answer holds what it is charged for (a
+        // growing Vec would double its buffer).
+        bytes.reserve_exact(response.len());
+        bytes.extend_from_slice(&response);
+        charge.shrink(bytes.capacity());
+        self.emit(Output { due_ns, bytes, completes: true, charge: Some(charge), closes: false }, out);
+        Ok(())
     }
+}
 
+/// Execution: fabrics, admin and I/O commands.
+impl Session {
     /// Runs a command; `None` for a held Asynchronous Event Request.
     fn execute(&mut self, raw: &[u8; SQE_BYTES], data: &[u8]) -> Option<Reply> {
         let sqe = Sqe(raw);
@@ -288,29 +486,30 @@ impl Session {
             return Some(self.fabrics(&sqe, data));
         }
         let Some(queue) = &self.queue else { return Some(Reply::status(sc::COMMAND_SEQUENCE_ERROR)) };
-        let controller = Arc::clone(&queue.controller);
+        let (controller, qid) = (Arc::clone(&queue.controller), queue.qid);
         if !controller.enabled() {
             return Some(Reply::status(sc::COMMAND_SEQUENCE_ERROR));
         }
-        if queue.qid == 0 {
+        if qid == 0 {
             if controller.discovery && sqe.opcode() == OPC_GET_LOG_PAGE && sqe.cdw(10) & 0xff == 0x70 {
                 return Some(admin::discovery_log(&self.target, &self.local, &sqe));
             }
             return admin::admin_command(&self.target, &controller, &sqe);
         }
         let wall_ns = self.target.wall_ns();
+        let target = &self.target;
         if sqe.opcode() == OPC_FLUSH && sqe.nsid() == 0xFFFF_FFFF {
+            // Every namespace still online (an offline one holds nothing to flush).
             let mut reply = Reply::ok();
-            for ns in &self.target.namespaces {
-                let reply_ns = io::io_command(&mut lock(ns), wall_ns, &sqe, data);
+            for nsid in (1..=target.namespace_count()).filter(|&n| !target.namespace_offline(n)) {
+                let reply_ns = target.run_io(nsid, qid, &sqe, |ns| io::io_command(ns, wall_ns, &sqe, data));
                 if reply_ns.status != sc::SUCCESS || reply.status == sc::SUCCESS {
                     reply = Reply { due_ns: reply.due_ns.max(reply_ns.due_ns), ..reply_ns };
                 }
             }
             return Some(reply);
         }
-        let Some(ns) = self.target.namespace(sqe.nsid()) else { return Some(Reply::status(sc::INVALID_NAMESPACE)) };
-        Some(io::io_command(&mut lock(ns), wall_ns, &sqe, data))
+        Some(target.run_io(sqe.nsid(), qid, &sqe, |ns| io::io_command(ns, wall_ns, &sqe, data)))
     }
 
     fn fabrics(&mut self, sqe: &Sqe<'_>, data: &[u8]) -> Reply {
@@ -318,17 +517,39 @@ impl Session {
             (FCTYPE_CONNECT, None) => match admin::connect(&self.target, sqe, data) {
                 Ok(connected) => {
                     let cntlid = connected.controller.cntlid;
-                    let (controller, qid, sqsize) = (connected.controller, connected.qid, connected.sqsize);
-                    self.queue = Some(Queue { controller, qid, sqsize, sqhd: 0 });
+                    self.bind(connected);
                     Reply::result(u64::from(cntlid))
                 }
                 Err(reply) => reply,
             },
             (FCTYPE_CONNECT, Some(_)) => Reply::status(sc::COMMAND_SEQUENCE_ERROR),
             (FCTYPE_PROPERTY_GET, Some(q)) if q.qid == 0 => admin::property_get(&q.controller, sqe),
-            (FCTYPE_PROPERTY_SET, Some(q)) if q.qid == 0 => admin::property_set(&self.target, &q.controller, sqe),
+            (FCTYPE_PROPERTY_SET, Some(q)) if q.qid == 0 => {
+                let reply = admin::property_set(&self.target, &q.controller, sqe);
+                if reply.status == sc::SUCCESS && !q.controller.enabled() {
+                    // A reset drops the held event requests: no answer will come.
+                    self.conn.outstanding.fetch_sub(self.aers_held, Ordering::Relaxed);
+                    self.aers_held = 0;
+                }
+                reply
+            }
             (FCTYPE_PROPERTY_GET | FCTYPE_PROPERTY_SET, None) => Reply::status(sc::COMMAND_SEQUENCE_ERROR),
             _ => Reply::status(sc::INVALID_FIELD),
         }
+    }
+
+    /// Binds the connection to the queue Connect created, registered with
+    /// its controller so that the controller's end closes it.
+    fn bind(&mut self, connected: admin::Connected) {
+        let controller = connected.controller;
+        lock(&controller.state).queues.insert(self.conn.id);
+        // Removed meanwhile (keep-alive expiry, reclaim): nothing will close us.
+        if !self.target.controller(controller.cntlid).is_some_and(|c| Arc::ptr_eq(&c, &controller)) {
+            self.conn.close();
+        }
+        let now = self.target.wall_ns();
+        controller.touch(now);
+        self.conn.set_phase(Phase::Connected, now);
+        self.queue = Some(Queue { controller, qid: connected.qid, sqsize: connected.sqsize, sqhd: 0 });
     }
 }

@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use zonelab_device::{preset, DeviceConfig, DeviceOptions, Namespace, NamespaceEntry, Namespaces, Status};
 
-const NQN: &str = "nqn.2026-11.io.zonelab:test";
-const HOSTNQN: &str = "nqn.2014-08.org.nvmexpress:uuid:test-host";
+pub(super) const NQN: &str = "nqn.2026-11.io.zonelab:test";
+pub(super) const HOSTNQN: &str = "nqn.2014-08.org.nvmexpress:uuid:test-host";
 /// Zones of 256 blocks of 4 KiB with 128 blocks of capacity.
-const ZONE_LBAS: u64 = 256;
-const ZCAP_LBAS: u64 = 128;
+pub(super) const ZONE_LBAS: u64 = 256;
+pub(super) const ZCAP_LBAS: u64 = 128;
 
-fn backend() -> Backend {
+pub(super) fn backend() -> Backend {
     let opts = DeviceOptions {
         zones: Some(8),
         zone_size_bytes: Some(ZONE_LBAS << 12),
@@ -31,39 +31,44 @@ fn backend() -> Backend {
 }
 
 /// The one namespace of a device.
-fn alone(config: DeviceConfig) -> Namespace {
+pub(super) fn alone(config: DeviceConfig) -> Namespace {
     Namespaces::new(config).unwrap().into_namespaces().remove(0)
 }
 
 /// A target on an ephemeral loopback port, served until the test ends.
-fn start() -> (SocketAddr, Arc<Target>) {
+pub(super) fn start() -> (SocketAddr, Arc<Target>) {
     start_with(vec![backend()])
 }
 
-fn start_with(namespaces: Vec<Backend>) -> (SocketAddr, Arc<Target>) {
-    let target = Arc::new(Target::new(NQN.into(), namespaces));
+pub(super) fn start_with(namespaces: Vec<Backend>) -> (SocketAddr, Arc<Target>) {
+    start_limited(namespaces, super::Limits::default())
+}
+
+/// A target with `limits` on an ephemeral loopback port.
+pub(super) fn start_limited(namespaces: Vec<Backend>, limits: super::Limits) -> (SocketAddr, Arc<Target>) {
+    let target = Arc::new(Target::new(NQN.into(), namespaces).with_limits(limits));
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let t = Arc::clone(&target);
-    std::thread::spawn(move || super::accept_loop(&listener, &t, false));
+    std::thread::spawn(move || super::accept_loop(&listener, &t));
     (addr, target)
 }
 
-struct Completion {
-    result: u64,
+pub(super) struct Completion {
+    pub(super) result: u64,
     /// `SCT << 8 | SC`.
-    status: u16,
-    sqid: u16,
-    data: Vec<u8>,
+    pub(super) status: u16,
+    pub(super) sqid: u16,
+    pub(super) data: Vec<u8>,
 }
 
-struct Host {
-    stream: TcpStream,
-    enc: Encoding,
-    next_cid: u16,
+pub(super) struct Host {
+    pub(super) stream: TcpStream,
+    pub(super) enc: Encoding,
+    pub(super) next_cid: u16,
 }
 
-fn sqe(opcode: u8, nsid: u32, cdws: &[(usize, u32)]) -> [u8; SQE_BYTES] {
+pub(super) fn sqe(opcode: u8, nsid: u32, cdws: &[(usize, u32)]) -> [u8; SQE_BYTES] {
     let mut s = [0u8; SQE_BYTES];
     s[0] = opcode;
     s[1] = 0x40; // SGL
@@ -75,7 +80,7 @@ fn sqe(opcode: u8, nsid: u32, cdws: &[(usize, u32)]) -> [u8; SQE_BYTES] {
 }
 
 impl Host {
-    fn open(addr: SocketAddr, digests: Digests) -> Host {
+    pub(super) fn open(addr: SocketAddr, digests: Digests) -> Host {
         let stream = TcpStream::connect(addr).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut host = Host { stream, enc: Encoding { digests, pda: 0 }, next_cid: 1 };
@@ -90,11 +95,11 @@ impl Host {
         host
     }
 
-    fn send(&mut self, pdu: &Pdu) {
+    pub(super) fn send(&mut self, pdu: &Pdu) {
         self.stream.write_all(&self.enc.encode(pdu)).unwrap();
     }
 
-    fn recv(&mut self) -> Pdu {
+    pub(super) fn recv(&mut self) -> Pdu {
         match read_pdu(&mut self.stream, self.enc.digests, 1 << 24) {
             Ok(pdu) => pdu,
             Err(ReadError::Closed(e)) => panic!("connection closed: {e}"),
@@ -104,7 +109,13 @@ impl Host {
 
     /// Sends a command with `out` (in the capsule or through R2T) expecting
     /// `in_bytes` back, and collects its completion.
-    fn command(&mut self, mut s: [u8; SQE_BYTES], out: &[u8], in_capsule: bool, in_bytes: usize) -> Completion {
+    pub(super) fn command(
+        &mut self,
+        mut s: [u8; SQE_BYTES],
+        out: &[u8],
+        in_capsule: bool,
+        in_bytes: usize,
+    ) -> Completion {
         let cid = self.next_cid;
         self.next_cid += 1;
         put_u16(&mut s, 2, cid);
@@ -139,19 +150,31 @@ impl Host {
         }
     }
 
-    fn admin(&mut self, s: [u8; SQE_BYTES], in_bytes: usize) -> Completion {
+    pub(super) fn admin(&mut self, s: [u8; SQE_BYTES], in_bytes: usize) -> Completion {
         self.command(s, &[], false, in_bytes)
     }
 
-    fn connect(&mut self, subnqn: &str, qid: u16, cntlid: u16) -> Completion {
+    pub(super) fn connect(&mut self, subnqn: &str, qid: u16, cntlid: u16) -> Completion {
         self.connect_kato(subnqn, qid, cntlid, 0)
     }
 
-    fn connect_kato(&mut self, subnqn: &str, qid: u16, cntlid: u16, kato_ms: u32) -> Completion {
+    pub(super) fn connect_kato(&mut self, subnqn: &str, qid: u16, cntlid: u16, kato_ms: u32) -> Completion {
+        self.connect_sized(subnqn, qid, cntlid, kato_ms, 31)
+    }
+
+    /// Connect with a KATO and an SQSIZE (entries minus one).
+    pub(super) fn connect_sized(
+        &mut self,
+        subnqn: &str,
+        qid: u16,
+        cntlid: u16,
+        kato_ms: u32,
+        sqsize: u16,
+    ) -> Completion {
         let mut s = sqe(0x7F, 0, &[]);
         s[4] = 0x01;
         put_u16(&mut s, 42, qid);
-        put_u16(&mut s, 44, 31);
+        put_u16(&mut s, 44, sqsize);
         put_u32(&mut s, 48, kato_ms);
         let mut data = vec![0u8; 1024];
         data[..16].copy_from_slice(&[7; 16]);
@@ -161,7 +184,7 @@ impl Host {
         self.command(s, &data, true, 0)
     }
 
-    fn property(&mut self, fctype: u8, offset: u32, eight_bytes: bool, value: u64) -> Completion {
+    pub(super) fn property(&mut self, fctype: u8, offset: u32, eight_bytes: bool, value: u64) -> Completion {
         let mut s = sqe(0x7F, 0, &[]);
         s[4] = fctype;
         s[40] = u8::from(eight_bytes);
@@ -171,7 +194,7 @@ impl Host {
     }
 
     /// Admin queue: Connect, then enable the controller with all I/O command sets.
-    fn attach(addr: SocketAddr, subnqn: &str) -> (Host, u16) {
+    pub(super) fn attach(addr: SocketAddr, subnqn: &str) -> (Host, u16) {
         let mut host = Host::open(addr, Digests::default());
         let c = host.connect(subnqn, 0, 0xFFFF);
         assert_eq!(c.status, sc::SUCCESS);
@@ -181,7 +204,7 @@ impl Host {
         (host, cntlid)
     }
 
-    fn io_queue(addr: SocketAddr, cntlid: u16, qid: u16) -> Host {
+    pub(super) fn io_queue(addr: SocketAddr, cntlid: u16, qid: u16) -> Host {
         let mut host = Host::open(addr, Digests::default());
         let c = host.connect(NQN, qid, cntlid);
         assert_eq!((c.status, c.sqid), (sc::SUCCESS, qid));
@@ -189,7 +212,7 @@ impl Host {
     }
 
     /// Expects the target to end the connection after a C2HTermReq; returns its FES and FEI.
-    fn expect_term_req(&mut self) -> (u16, u32) {
+    pub(super) fn expect_term_req(&mut self) -> (u16, u32) {
         let pdu = self.recv();
         let Pdu::C2HTermReq { fes, fei, .. } = pdu else { panic!("expected C2HTermReq, got {pdu:?}") };
         let mut rest = [0u8; 1];
@@ -198,7 +221,7 @@ impl Host {
     }
 }
 
-fn completion(cqe: &[u8; CQE_BYTES], cid: u16, data: Vec<u8>) -> Completion {
+pub(super) fn completion(cqe: &[u8; CQE_BYTES], cid: u16, data: Vec<u8>) -> Completion {
     assert_eq!(u16::from_le_bytes([cqe[12], cqe[13]]), cid);
     let word = u16::from_le_bytes([cqe[14], cqe[15]]);
     Completion {
@@ -209,11 +232,11 @@ fn completion(cqe: &[u8; CQE_BYTES], cid: u16, data: Vec<u8>) -> Completion {
     }
 }
 
-fn u64_at(b: &[u8], i: usize) -> u64 {
+pub(super) fn u64_at(b: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(b[i..i + 8].try_into().unwrap())
 }
 
-fn identify(host: &mut Host, cns: u32, csi: u32, nsid: u32) -> Completion {
+pub(super) fn identify(host: &mut Host, cns: u32, csi: u32, nsid: u32) -> Completion {
     host.admin(sqe(0x06, nsid, &[(10, cns), (11, csi << 24)]), 4096)
 }
 
@@ -251,23 +274,23 @@ fn connect_and_identify_the_zoned_namespace() {
     assert_eq!(queues.result, 3 | 3 << 16);
 }
 
-fn zone_mgmt(host: &mut Host, zslba: u64, action: u32, all: bool) -> u16 {
+pub(super) fn zone_mgmt(host: &mut Host, zslba: u64, action: u32, all: bool) -> u16 {
     let cdw13 = action | u32::from(all) << 8;
     host.admin(sqe(0x79, 1, &[(10, zslba as u32), (11, (zslba >> 32) as u32), (13, cdw13)]), 0).status
 }
 
-fn write(host: &mut Host, opcode: u8, slba: u64, blocks: usize, byte: u8, in_capsule: bool) -> Completion {
+pub(super) fn write(host: &mut Host, opcode: u8, slba: u64, blocks: usize, byte: u8, in_capsule: bool) -> Completion {
     let cdws = [(10, slba as u32), (11, (slba >> 32) as u32), (12, blocks as u32 - 1)];
     host.command(sqe(opcode, 1, &cdws), &vec![byte; blocks * 4096], in_capsule, 0)
 }
 
-fn read(host: &mut Host, slba: u64, blocks: usize) -> Completion {
+pub(super) fn read(host: &mut Host, slba: u64, blocks: usize) -> Completion {
     let cdws = [(10, slba as u32), (11, (slba >> 32) as u32), (12, blocks as u32 - 1)];
     host.admin(sqe(0x02, 1, &cdws), blocks * 4096)
 }
 
 /// Report Zones from `slba` into a buffer of `zones` descriptors; (count, [(state, wp)]).
-fn report(host: &mut Host, slba: u64, zones: usize, filter: u32, partial: bool) -> (u64, Vec<(u8, u64)>) {
+pub(super) fn report(host: &mut Host, slba: u64, zones: usize, filter: u32, partial: bool) -> (u64, Vec<(u8, u64)>) {
     let bytes = 64 + zones * 64;
     let cdw13 = filter << 8 | u32::from(partial) << 16;
     let c = host.admin(sqe(0x7A, 1, &[(10, slba as u32), (12, (bytes / 4 - 1) as u32), (13, cdw13)]), bytes);
@@ -287,7 +310,7 @@ fn writes_appends_and_zone_management_on_an_io_queue() {
     assert_eq!(back.status, sc::SUCCESS);
     assert!(back.data[..8192].iter().all(|&b| b == 0xAB) && back.data[8192..].iter().all(|&b| b == 0xCD));
     let first = write(&mut io, 0x7D, ZONE_LBAS, 4, 1, false);
-    let second = write(&mut io, 0x7D, ZONE_LBAS, 4, 2, true);
+    let second = write(&mut io, 0x7D, ZONE_LBAS, 4, 2, false);
     assert_eq!((first.status, first.result, second.result), (sc::SUCCESS, ZONE_LBAS, ZONE_LBAS + 4));
     let (count, zones) = report(&mut io, 0, 8, 0, false);
     assert_eq!(count, 8);
@@ -313,7 +336,7 @@ fn copy_flush_write_zeroes_and_the_vendor_commands() {
     let (addr, _target) = start();
     let (_admin, cntlid) = Host::attach(addr, NQN);
     let mut io = Host::io_queue(addr, cntlid, 1);
-    assert_eq!(write(&mut io, 0x01, 0, 4, 0x11, true).status, sc::SUCCESS);
+    assert_eq!(write(&mut io, 0x01, 0, 4, 0x11, false).status, sc::SUCCESS);
     let mut range = vec![0u8; 32];
     put_u64(&mut range, 8, 1);
     put_u16(&mut range, 16, 1); // two blocks
@@ -538,7 +561,7 @@ fn a_silent_admin_queue_is_closed_after_its_keep_alive_timeout() {
 
 /// Three namespaces of one device: NSID 1 of 4 zones as [`backend`]'s,
 /// NSID 2 of 2 zones of 512 blocks, NSID 3 of 2 conventional zones (NVM).
-fn one_device_three_namespaces() -> Vec<Backend> {
+pub(super) fn one_device_three_namespaces() -> Vec<Backend> {
     let opts = DeviceOptions {
         zones: Some(8),
         zone_size_bytes: Some(ZONE_LBAS << 12),
@@ -561,7 +584,7 @@ fn one_device_three_namespaces() -> Vec<Backend> {
     namespaces.into_iter().map(|ns| Backend::new(ns, Pace::Asap).unwrap()).collect()
 }
 
-fn io_on(host: &mut Host, opcode: u8, nsid: u32, slba: u64, blocks: usize, byte: u8) -> Completion {
+pub(super) fn io_on(host: &mut Host, opcode: u8, nsid: u32, slba: u64, blocks: usize, byte: u8) -> Completion {
     let cdws = [(10, slba as u32), (11, (slba >> 32) as u32), (12, blocks as u32 - 1)];
     let out = if opcode == 0x02 { Vec::new() } else { vec![byte; blocks * 4096] };
     let in_bytes = if opcode == 0x02 { blocks * 4096 } else { 0 };
