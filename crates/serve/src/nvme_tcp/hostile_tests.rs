@@ -256,7 +256,7 @@ fn a_panic_inside_the_backend_takes_its_namespace_offline() {
         let mut ns = super::target::lock(target.namespace(2).unwrap());
         let short = zonelab_device::Payload::Bytes(&[0u8; 100]);
         let write = zonelab_device::Command::Write { slba: 0, nlb: 8, payload: short, fua: false };
-        assert!(ns.submit(0, &write, None).is_none(), "the model panicked");
+        assert!(matches!(ns.submit(0, &write, None), Err(crate::backend::Refusal::Failed)), "the model panicked");
     }
     assert_eq!(io_on(&mut io, 0x02, 2, 0, 1, 0).status, sc::INTERNAL_ERROR);
     assert_eq!(io_on(&mut io, 0x02, 2, 0, 1, 0).status, sc::NAMESPACE_NOT_READY);

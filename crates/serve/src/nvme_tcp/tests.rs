@@ -670,7 +670,7 @@ fn a_damaged_image_block_is_an_unrecovered_read_error() {
     let copy = io.command(sqe(0x19, 1, &[(10, 2 * ZONE_LBAS as u32), (12, 0)]), &range, true, 0);
     assert_eq!(copy.status, sc::UNRECOVERED_READ_ERROR, "a copy would spread the damage");
     assert_eq!(zone_mgmt(&mut io, ZONE_LBAS, 0x04, false), sc::SUCCESS, "reset");
-    assert_eq!(write(&mut io, 0x01, ZONE_LBAS, 4, 0x4D, true).status, sc::SUCCESS);
+    assert_eq!(write(&mut io, 0x01, ZONE_LBAS, 4, 0x4D, false).status, sc::SUCCESS);
     assert_eq!(read(&mut io, ZONE_LBAS + 2, 1).status, sc::SUCCESS, "rewritten");
     std::fs::remove_dir_all(&dir).unwrap();
 }
