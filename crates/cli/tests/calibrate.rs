@@ -72,3 +72,23 @@ fn a_fit_writes_the_report_and_a_preset_the_device_option_loads() {
     assert!(show.status.success(), "{}", text(&show.stderr));
     assert!(text(&show.stdout).contains("name = \"zn540-fitted\""));
 }
+
+/// `calibrate /dev/zero` read the device for ever (7 GB in 30 s); every input file is now opened as the other
+/// commands open theirs: a device node or directory exits 2 at once, saying what it is.
+#[cfg(unix)]
+#[test]
+fn device_nodes_and_directories_as_measurements_exit_2_at_once() {
+    let dir = scratch("nodes");
+    let out = dir.join("out");
+    for (input, needle) in [
+        ("/dev/zero", "measurements file: /dev/zero is a device node, not a file"),
+        ("/", "measurements file: / is a directory, not a file"),
+    ] {
+        let started = std::time::Instant::now();
+        let run = zonelab(&["calibrate", input, "--out", out.to_str().unwrap()]);
+        assert_eq!(run.status.code(), Some(2), "{input}: {}", text(&run.stderr));
+        assert!(text(&run.stderr).contains(needle), "{input}: {}", text(&run.stderr));
+        assert!(started.elapsed().as_secs() < 10, "{input} was read");
+    }
+    assert!(!out.exists(), "nothing written");
+}

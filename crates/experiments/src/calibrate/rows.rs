@@ -1,9 +1,10 @@
 //! Reading a measurements file (`docs/measurements.md`): one measured
 //! number per row, with the run that measured it.
 
-use crate::error::{io, Error, Result};
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use zonelab_sim::input::{read_text, TEXT_BYTES_MAX};
 
 /// The first line every measurements file starts with.
 pub const VERSION_LINE: &str = "# zonelab-measurements v1";
@@ -195,9 +196,11 @@ impl Row {
     }
 }
 
-/// Reads a measurements file.
+/// Reads a measurements file as every input file is read: a device node,
+/// socket or directory is refused before it is opened, and at most
+/// [`TEXT_BYTES_MAX`] bytes are read (`/dev/zero` was read for ever).
 pub fn read_file(path: &Path) -> Result<Vec<Row>> {
-    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    let text = read_text(path, TEXT_BYTES_MAX).map_err(|e| Error::Input(e).within("measurements file"))?;
     parse(&path.display().to_string(), &text)
 }
 
@@ -327,6 +330,16 @@ mod tests {
         }
         let err = parse("m.csv", &file("A1,S,F,4096,nvme,write,4096,1,1,1,,kiops,1,\n")).unwrap_err().to_string();
         assert!(err.contains("m.csv:3: column 'stack'") && err.contains("io_uring_cmd"), "{err}");
+    }
+
+    /// `zonelab calibrate /dev/zero` read the device until stopped.
+    #[cfg(unix)]
+    #[test]
+    fn device_nodes_and_directories_are_refused_before_reading() {
+        let e = read_file(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(e, "measurements file: /dev/zero is a device node, not a file");
+        let e = read_file(&std::env::temp_dir()).unwrap_err().to_string();
+        assert!(e.starts_with("measurements file: ") && e.ends_with("is a directory, not a file"), "{e}");
     }
 
     #[test]
