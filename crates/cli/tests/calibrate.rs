@@ -99,7 +99,8 @@ fn a_zero_intensity_exits_2_naming_file_line_column_and_range() {
     let dir = scratch("zero");
     let file = dir.join("m.csv");
     let header = "id,source,figure,lba_bytes,stack,op,bs,qd,jobs,zones,background,metric,value,notes\n";
-    let row = "T1,ConfZNS++,C2,4096,io_uring_cmd,reset,,1,1,,write 8KiB QD1 x1 jobs; reset job at 0% intensity,per_s,0.6,\n";
+    let row =
+        "T1,ConfZNS++,C2,4096,io_uring_cmd,reset,,1,1,,write 8KiB QD1 x1 jobs; reset job at 0% intensity,per_s,0.6,\n";
     std::fs::write(&file, format!("# zonelab-measurements v1\n{header}{row}")).unwrap();
     let out = zonelab(&["calibrate", file.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()]);
     let err = text(&out.stderr);
