@@ -42,3 +42,40 @@ fn fio_jobs_over_the_work_cap_exit_2_naming_option_place_and_cap() {
     assert!(!text(&small.stderr).contains("of CPU"), "a small job gets no word: {}", text(&small.stderr));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// The report: `--set flash.pages_per_block=4294967295` took 12.6 s for 7 commands, an erase visiting every page
+/// of its block for copyback chains. The same trace (a compaction's copyback, then resets) now takes milliseconds;
+/// geometries whose cost still grows with a product of parameters are refused saying what to change.
+#[test]
+fn the_largest_block_erases_at_once_and_costly_geometries_exit_2() {
+    let trace = concat!(
+        "{\"op\":\"write\",\"slba\":0,\"nlb\":8}\n",
+        "{\"op\":\"zone_mgmt\",\"action\":\"finish\",\"slba\":0}\n",
+        "{\"op\":\"zone_compaction\",\"src\":[0,1,2,3],\"dst\":[524288,524289,524290,524291]}\n",
+        "{\"op\":\"zone_mgmt\",\"action\":\"finish\",\"slba\":524288}\n",
+        "{\"op\":\"zone_mgmt\",\"action\":\"reset\",\"slba\":524288}\n",
+        "{\"op\":\"zone_mgmt\",\"action\":\"reset\",\"slba\":0}\n",
+        "{\"op\":\"read\",\"slba\":0,\"nlb\":8}\n",
+    );
+    let path = std::env::temp_dir().join(format!("zonelab-bounds-erase-{}.jsonl", std::process::id()));
+    std::fs::write(&path, trace).unwrap();
+    let started = Instant::now();
+    let out =
+        zonelab(&["exec", "--device", "tlc", "--set", "flash.pages_per_block=4294967295", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).matches("\"status\":\"success\"").count(), 7, "{}", text(&out.stdout));
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    std::fs::remove_file(path).unwrap();
+    let sn640 = ["exec", "--device", "sn640", "--set", "write_buffer.zone_buffer_bytes=65536"];
+    refused_at_once(&sn640, &["write_buffer.zone_buffer_bytes = 65536 cannot hold one program unit"]);
+    let oneshot = [
+        "exec",
+        "--device",
+        "tlc",
+        "--set",
+        "flash.oneshot_pages=3221225472",
+        "--set",
+        "flash.pages_per_block=3221225472",
+    ];
+    refused_at_once(&oneshot, &["lower flash.oneshot_pages"]);
+}
