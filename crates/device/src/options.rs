@@ -449,7 +449,9 @@ mod tests {
     fn configurations_whose_cost_explodes_say_what_to_change() {
         let small_conventional =
             [("flash.blocks_per_plane", "8"), ("namespace.zones", "16"), ("namespace.conventional_zones", "16")];
-        let cases: [(&str, Vec<(&str, &str)>, &str); 4] = [
+        // (preset, --set pairs, what the error says)
+        type Case = (&'static str, Vec<(&'static str, &'static str)>, &'static str);
+        let cases: [Case; 4] = [
             (
                 "sn640",
                 vec![("flash.pages_per_block", "4294967295"), ("flash.page_bytes", "2147483648")],
