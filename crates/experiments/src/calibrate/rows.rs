@@ -216,7 +216,8 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Row>> {
         return Err(Error::Invalid(format!("{name}:1: not a measurements file ({hint}); see docs/measurements.md")));
     }
     let mut reader = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
-    let header = reader.headers().map_err(|e| Error::Invalid(located(name, &e, &[])))?.clone();
+    let mut lines = Lines { text, byte: 0, line: 1 };
+    let header = reader.headers().map_err(|e| Error::Invalid(located(name, &mut lines, &e, &[])))?.clone();
     let found: Vec<&str> = header.iter().collect();
     if found != COLUMNS {
         return Err(Error::Invalid(format!(
@@ -228,10 +229,10 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let mut ids = std::collections::HashMap::new();
     for record in reader.records() {
-        let record = record.map_err(|e| Error::Invalid(located(name, &e, &COLUMNS)))?;
-        let line = record.position().map_or(0, |p| p.line());
+        let record = record.map_err(|e| Error::Invalid(located(name, &mut lines, &e, &COLUMNS)))?;
+        let line = record.position().map_or(0, |p| lines.at(p.byte()));
         let mut row: Row = record.deserialize(Some(&header)).map_err(|e| {
-            let message = located(name, &e, &COLUMNS);
+            let message = located(name, &mut lines, &e, &COLUMNS);
             // serde names no field for an unknown enum value: find the column that holds it.
             let bad = message.split("unknown variant '").nth(1).and_then(|m| m.split('\'').next());
             match bad.and_then(|b| record.iter().position(|f| f == b)) {
@@ -274,9 +275,38 @@ fn check(name: &str, row: &Row) -> Result<()> {
     }
 }
 
+/// The line of a record, from the byte where the csv reader began reading
+/// it; counted on from the last one asked for (rows come in order). The
+/// reader's own line count, and its position, include the comment lines it
+/// skipped before the record, and in a CRLF file (the shipped zn540.csv)
+/// start at the previous line's `\n`: rows were named a line or more early.
+struct Lines<'a> {
+    text: &'a str,
+    byte: usize,
+    line: u64,
+}
+
+impl Lines<'_> {
+    /// The line (1-based) of the record the reader began reading at `byte`.
+    fn at(&mut self, byte: u64) -> u64 {
+        let mut byte = usize::try_from(byte).unwrap_or(usize::MAX).min(self.text.len());
+        // Bound: each pass moves past one line ending or one comment line.
+        while let Some(rest) = self.text.get(byte..).filter(|r| r.starts_with(['\n', '\r', '#'])) {
+            let skip = if rest.starts_with('#') { rest.find('\n').map_or(rest.len(), |n| n + 1) } else { 1 };
+            byte += skip;
+        }
+        if byte < self.byte {
+            (self.byte, self.line) = (0, 1);
+        }
+        self.line += self.text.as_bytes()[self.byte..byte].iter().filter(|&&b| b == b'\n').count() as u64;
+        self.byte = byte;
+        self.line
+    }
+}
+
 /// A csv error as `file:line: column 'c': message`.
-fn located(name: &str, e: &csv::Error, columns: &[&str]) -> String {
-    let line = e.position().map_or(0, |p| p.line());
+fn located(name: &str, lines: &mut Lines, e: &csv::Error, columns: &[&str]) -> String {
+    let line = e.position().map_or(0, |p| lines.at(p.byte()));
     match e.kind() {
         csv::ErrorKind::Deserialize { err, .. } => {
             let column = err.field().and_then(|f| columns.get(f as usize)).copied().unwrap_or("?");
@@ -334,6 +364,24 @@ mod tests {
         }
         let err = parse("m.csv", &file("A1,S,F,4096,nvme,write,4096,1,1,1,,kiops,1,\n")).unwrap_err().to_string();
         assert!(err.contains("m.csv:3: column 'stack'") && err.contains("io_uring_cmd"), "{err}");
+    }
+
+    /// The csv reader counted lines of CRLF files (as the shipped zn540.csv is) one short: errors named the line
+    /// before the bad row.
+    #[test]
+    fn rows_are_located_in_crlf_and_lf_files_alike() {
+        let rows =
+            "A0,S,F,4096,spdk,open,,1,1,1,,lat_mean_us,9,\n# a comment\nA1,S,F,1024,spdk,open,,1,1,1,,lat_mean_us,9,\n";
+        for text in [file(rows), file(rows).replace('\n', "\r\n")] {
+            let err = parse("m.csv", &text).unwrap_err().to_string();
+            assert!(err.starts_with("m.csv:5: column 'lba_bytes'"), "{err}");
+            let fields = text.replace("A1,S,F,1024,spdk,open,,1,1,1,,lat_mean_us,9,", "A1,S");
+            assert!(parse("m.csv", &fields).unwrap_err().to_string().starts_with("m.csv:5: 2 fields"));
+        }
+        let shipped =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/measurements/zn540.csv"));
+        let rows = parse("zn540.csv", &shipped.unwrap()).unwrap();
+        assert_eq!((rows[0].line, rows.last().unwrap().line), (3, 3228), "the file's last line is its last row");
     }
 
     /// `zonelab calibrate /dev/zero` read the device until stopped.
