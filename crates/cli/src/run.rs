@@ -89,6 +89,9 @@ struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Run jobs estimated at more than an hour of CPU (docs/fio.md, "How much work a job may ask for").
+    #[arg(long = "allow-long-runs")]
+    allow_long_runs: bool,
 }
 
 const VALUE_FLAGS: [&str; 18] = [
@@ -111,7 +114,7 @@ const VALUE_FLAGS: [&str; 18] = [
     "zinc-held-epochs",
     "host-machine",
 ];
-const BARE_FLAGS: [&str; 4] = ["data", "quiet", "help", "h"];
+const BARE_FLAGS: [&str; 5] = ["data", "quiet", "allow-long-runs", "help", "h"];
 
 /// `run`'s arguments sorted into zonelab's, fio's options, and job files.
 #[derive(Debug, PartialEq)]
@@ -215,8 +218,12 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     }
     let set = parse_run(&fio_args, &sources).map_err(job_error)?;
     let mut device = crate::device_from(&opts.device)?;
-    let options = RunOptions { seed: opts.seed, scheduler, host };
+    let work_cap_ios = if opts.allow_long_runs { f64::INFINITY } else { RunOptions::default().work_cap_ios };
+    let options = RunOptions { seed: opts.seed, scheduler, host, work_cap_ios };
     let engine = Engine::new(&mut device, &set, &options).map_err(job_error)?;
+    for warning in engine.warnings() {
+        eprintln!("zonelab: {warning}");
+    }
     let mut progress = Progress::new(opts.quiet);
     let result = engine.run(&mut |now_ns| progress.update(now_ns)).map_err(job_error)?;
     progress.finish();

@@ -72,3 +72,39 @@ fn a_fit_writes_the_report_and_a_preset_the_device_option_loads() {
     assert!(show.status.success(), "{}", text(&show.stderr));
     assert!(text(&show.stdout).contains("name = \"zn540-fitted\""));
 }
+
+/// `calibrate /dev/zero` read the device for ever (7 GB in 30 s); every input file is now opened as the other
+/// commands open theirs: a device node or directory exits 2 at once, saying what it is.
+#[cfg(unix)]
+#[test]
+fn device_nodes_and_directories_as_measurements_exit_2_at_once() {
+    let dir = scratch("nodes");
+    let out = dir.join("out");
+    for (input, needle) in [
+        ("/dev/zero", "measurements file: /dev/zero is a device node, not a file"),
+        ("/", "measurements file: / is a directory, not a file"),
+    ] {
+        let started = std::time::Instant::now();
+        let run = zonelab(&["calibrate", input, "--out", out.to_str().unwrap()]);
+        assert_eq!(run.status.code(), Some(2), "{input}: {}", text(&run.stderr));
+        assert!(text(&run.stderr).contains(needle), "{input}: {}", text(&run.stderr));
+        assert!(started.elapsed().as_secs() < 10, "{input} was read");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// A management job at 0% intensity panicked calibrate (a rate of 0 per second); it is a located error now.
+#[test]
+fn a_zero_intensity_exits_2_naming_file_line_column_and_range() {
+    let dir = scratch("zero");
+    let file = dir.join("m.csv");
+    let header = "id,source,figure,lba_bytes,stack,op,bs,qd,jobs,zones,background,metric,value,notes\n";
+    let row =
+        "T1,ConfZNS++,C2,4096,io_uring_cmd,reset,,1,1,,write 8KiB QD1 x1 jobs; reset job at 0% intensity,per_s,0.6,\n";
+    std::fs::write(&file, format!("# zonelab-measurements v1\n{header}{row}")).unwrap();
+    let out = zonelab(&["calibrate", file.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("m.csv:3: column 'background'") && err.contains("use 0.01 to 100"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -570,6 +570,31 @@ pub const MANAGEMENT_SLICES_MAX: u64 = 1 << 26;
 pub const ZONES_MAX: u32 = 1 << 20;
 /// Largest read buffer: read-ahead bookkeeping is per page.
 pub const READ_BUFFER_BYTES_MAX: u64 = 1 << 30;
+/// Chunks of one super word line (`mapping.d_zone` × `flash.planes_per_die` ×
+/// `flash.oneshot_pages`). Programming, padding or copying a unit visits
+/// each of its chunks, so a finish after a single 4 KiB write costs one step
+/// per chunk of the super word line: about 2.5 ns each (release build; 4 Mi
+/// chunks took 0.01 s), so 2^24 keep it within tens of milliseconds where
+/// 3 × 2^30 took 17 s (debug build). A real one has a few hundred (the zn540 192).
+pub const SUPER_ROW_CHUNKS_MAX: u64 = 1 << 24;
+/// LBA slots of the page maps of one block per die on a conventional device.
+/// Writes stripe over the dies and each die's open block gets its page map
+/// (4 bytes a slot) whole when it opens: with 1.5 Mi pages per block, 48
+/// writes of 128 KiB took 1.6 GB. 2^26 slots are 256 MiB, the scale of the
+/// largest flash's per-block state (16 Mi blocks, ~200 MB); the sn640 has
+/// 294,912.
+pub const OPEN_BLOCK_SLOTS_MAX: u64 = 1 << 26;
+
+/// A super word line of at most [`SUPER_ROW_CHUNKS_MAX`] chunks.
+fn check_super_row_chunks(layout: &Layout) -> Result<(), ConfigError> {
+    if layout.super_row_chunks <= SUPER_ROW_CHUNKS_MAX {
+        return Ok(());
+    }
+    err(format!(
+        "a super word line of {} chunks (mapping.d_zone × flash.planes_per_die × flash.oneshot_pages) is visited chunk by chunk whenever a zone's partly written unit is padded; at most {SUPER_ROW_CHUNKS_MAX}: lower flash.oneshot_pages, flash.planes_per_die or mapping.d_zone",
+        layout.super_row_chunks
+    ))
+}
 
 /// A configuration that cannot describe a device, with what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -673,6 +698,7 @@ impl DeviceConfig {
         }
         self.validate_interfaces()?;
         let mut layout = self.validate_namespace(nvm_ok)?;
+        check_super_row_chunks(&layout)?;
         self.validate_management_work(&layout)?;
         match &self.conventional {
             Some(c) => {
@@ -950,25 +976,53 @@ impl DeviceConfig {
         }
         Self::validate_background_gc(c)?;
         let g = &self.flash;
-        let user_bytes = layout.zone_lbas * u64::from(ns.zones) * layout.lba_bytes;
-        let reserve_bytes = u64::from(g.dies_total())
-            * u64::from(c.gc_free_blocks_target)
-            * g.block_bytes()
-            * u64::from(g.planes_per_die);
-        if user_bytes + reserve_bytes >= g.raw_bytes() {
-            return err(format!(
-                "the namespace ({user_bytes} bytes) plus the GC reserve ({reserve_bytes} bytes) does not fit the {} bytes of flash: lower namespace.zones or add flash",
-                g.raw_bytes()
-            ));
-        }
+        // Before any sum of sizes: a flash of 2^32 LBAs or more could overflow them.
         if g.raw_bytes() / layout.lba_bytes >= u64::from(u32::MAX) {
             return err(
                 "a conventional device's flash must hold fewer than 2^32 LBAs (page mapping uses 32-bit slots)",
             );
         }
+        self.check_conventional_buffers(layout)?;
+        let user_bytes = layout.zone_lbas * u64::from(ns.zones) * layout.lba_bytes;
+        let reserve_bytes = u64::from(g.dies_total())
+            .saturating_mul(u64::from(c.gc_free_blocks_target))
+            .saturating_mul(g.block_bytes())
+            .saturating_mul(u64::from(g.planes_per_die));
+        if user_bytes.saturating_add(reserve_bytes) >= g.raw_bytes() {
+            return err(format!(
+                "the namespace ({user_bytes} bytes) plus the GC reserve ({reserve_bytes} bytes) does not fit the {} bytes of flash: lower namespace.zones or add flash",
+                g.raw_bytes()
+            ));
+        }
         layout.fcgs = 1;
         layout.fbg_blocks = 1;
         layout.fbgs_per_fcg = g.blocks_per_plane.max(ns.zones);
+        Ok(())
+    }
+
+    /// A conventional device takes host data into a shared buffer a program
+    /// unit at a time, and maps the LBA slots of a die's open block whole.
+    fn check_conventional_buffers(&self, layout: &Layout) -> Result<(), ConfigError> {
+        let g = &self.flash;
+        let unit_bytes = g.program_unit_bytes();
+        if self.write_buffer.zone_buffer_bytes < unit_bytes {
+            return err(format!(
+                "write_buffer.zone_buffer_bytes = {} cannot hold one program unit ({unit_bytes} bytes = planes × oneshot_pages × page_bytes), so no program could start: raise it to at least {unit_bytes}",
+                self.write_buffer.zone_buffer_bytes
+            ));
+        }
+        let slots_per_block = u64::from(g.planes_per_die) * g.block_bytes() / layout.lba_bytes;
+        let slots = slots_per_block.saturating_mul(u64::from(g.dies_total()));
+        if slots > OPEN_BLOCK_SLOTS_MAX {
+            let pages_max = (OPEN_BLOCK_SLOTS_MAX / u64::from(g.dies_total()) * layout.lba_bytes
+                / (u64::from(g.planes_per_die) * u64::from(g.page_bytes)))
+                / u64::from(g.oneshot_pages)
+                * u64::from(g.oneshot_pages);
+            return err(format!(
+                "flash.pages_per_block = {}: a block of every die holds {slots} LBA slots, whose page maps (4 bytes a slot) are allocated as writes open the blocks; at most {OPEN_BLOCK_SLOTS_MAX} (256 MiB): use at most {pages_max} pages per block, or fewer dies",
+                g.pages_per_block
+            ));
+        }
         Ok(())
     }
 

@@ -442,6 +442,48 @@ mod tests {
         }
     }
 
+    /// Geometries whose cost grows with a product of parameters: the first panicked (64-bit overflow), the second
+    /// panicked at the first write, the third took 1.6 GB for 48 writes of 128 KiB, the fourth 17 s for a finish.
+    /// Each is refused naming what to change and the bound.
+    #[test]
+    fn configurations_whose_cost_explodes_say_what_to_change() {
+        let small_conventional =
+            [("flash.blocks_per_plane", "8"), ("namespace.zones", "16"), ("namespace.conventional_zones", "16")];
+        // (preset, --set pairs, what the error says)
+        type Case = (&'static str, Vec<(&'static str, &'static str)>, &'static str);
+        let cases: [Case; 4] = [
+            (
+                "sn640",
+                vec![("flash.pages_per_block", "4294967295"), ("flash.page_bytes", "2147483648")],
+                "fewer than 2^32 LBAs",
+            ),
+            ("sn640", vec![("write_buffer.zone_buffer_bytes", "65536")], "cannot hold one program unit (196608 bytes"),
+            (
+                "sn640",
+                [("flash.pages_per_block", "1572864")].into_iter().chain(small_conventional).collect(),
+                "at most 67108864 (256 MiB): use at most 262143 pages per block",
+            ),
+            (
+                "tlc",
+                vec![
+                    ("flash.pages_per_block", "3221225472"),
+                    ("flash.oneshot_pages", "3221225472"),
+                    ("write_buffer.zone_buffer_bytes", "9000000000000000000"),
+                ],
+                "super word line of 51539607552 chunks",
+            ),
+        ];
+        for (name, sets, needle) in cases {
+            let sets = sets.iter().map(|(p, v)| (p.to_string(), v.to_string())).collect();
+            let e = DeviceOptions { sets, ..Default::default() }.apply(preset(name).unwrap()).unwrap_err().0;
+            assert!(e.contains(needle), "{name}: {e}");
+        }
+        // Just inside the bounds, the same devices run.
+        let sets = [("flash.pages_per_block", "262143")].into_iter().chain(small_conventional);
+        let sets = sets.map(|(p, v)| (p.to_string(), v.to_string())).collect();
+        exercise(DeviceOptions { sets, ..Default::default() }.apply(preset("sn640").unwrap()).unwrap());
+    }
+
     fn exercise(config: DeviceConfig) {
         use crate::{Command, Device, Payload, ReportFilter, ZoneAction};
         let mut dev = Device::new(config).expect("validated");

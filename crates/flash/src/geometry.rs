@@ -67,9 +67,11 @@ impl Geometry {
         u64::from(self.pages_per_block) * u64::from(self.page_bytes)
     }
 
-    /// Raw capacity of the flash: every page of every block, before overprovisioning.
+    /// Raw capacity of the flash: every page of every block, before
+    /// overprovisioning. Saturates: 2^24 blocks of 2^32 pages of 2^31 bytes
+    /// overflow 64 bits, and validation must be able to say so.
     pub fn raw_bytes(&self) -> u64 {
-        self.blocks_total() * self.block_bytes()
+        self.blocks_total().saturating_mul(self.block_bytes())
     }
 
     /// Bytes one multi-plane one-shot program writes on a die.

@@ -147,7 +147,7 @@ pub fn run_fio(
     let set = parse_run(fio_args, job_files)?;
     let config = device_spec(device_json)?.config()?;
     let mut device = Device::new(config).map_err(GlueError::from)?;
-    let options = RunOptions { seed, scheduler: scheduler(scheduler_name)?, host: zonelab_host::HostConfig::default() };
+    let options = RunOptions { seed, scheduler: scheduler(scheduler_name)?, ..RunOptions::default() };
     let engine = Engine::new(&mut device, &set, &options)?;
     let result = engine.run(&mut |_| {})?;
     Ok(serde_json::to_string(&json_report(&set, &result, plus)).expect("reports serialize"))

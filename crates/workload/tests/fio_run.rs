@@ -1060,3 +1060,31 @@ fn libaio_reaping_is_outside_the_latency_at_qd_1_and_inside_it_when_completions_
         lat_16 * rate_16 / 1e9
     );
 }
+
+/// `io_size=1p` ran for hours of CPU without a word: a job estimated over the cap is refused before the run, at
+/// the line that set the option, and names the cap; the cap can be lifted.
+#[test]
+fn a_job_over_the_work_cap_is_refused_at_the_option_that_asks_for_it() {
+    let set = file_set("[global]\nrw=write\nzonemode=zbd\ndirect=1\nio_size=1p\n\n[big]\nbs=4k\n");
+    let e = engine_error(&mut device(), &set);
+    assert_eq!((e.location.as_str(), e.option.as_deref()), ("t.fio:5", Some("io_size")), "{e}");
+    assert!(e.message.starts_with("io_size=1p: up to 2.75e11 I/Os of 4096 bytes"), "{e}");
+    assert!(e.message.contains("the cap is 1.80e10 I/Os per job") && e.message.contains("--allow-long-runs"), "{e}");
+    let lifted = RunOptions { work_cap_ios: f64::INFINITY, ..RunOptions::default() };
+    assert!(Engine::new(&mut device(), &set, &lifted).is_ok(), "no cap, no refusal");
+    // A day of ramp at QD 32 is over the cap; at QD 1 it is a warning (the latency bounds the rate).
+    let day = "--name=r --rw=randread --ioengine=io_uring --time_based --runtime=1 --ramp_time=86400";
+    let e = engine_error(&mut device(), &job_set(&format!("{day} --iodepth=32")));
+    assert_eq!((e.location.as_str(), e.option.as_deref()), ("command line", Some("ramp_time")), "{e}");
+    let mut dev = device();
+    let qd1 = job_set(day);
+    let engine = Engine::new(&mut dev, &qd1, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let warnings = engine.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("job 'r' (command line): ramp_time=86400: up to"), "{warnings:?}");
+    assert!(warnings[0].contains("of CPU"), "{warnings:?}");
+    // What a test or a paper runs is far below a minute: no word.
+    let mut dev = device();
+    let small = job_set("--name=w --rw=write --zonemode=zbd --direct=1 --size=2z --runtime=10 --time_based");
+    assert!(Engine::new(&mut dev, &small, &RunOptions::default()).unwrap().warnings().is_empty());
+}

@@ -166,7 +166,7 @@ fn job(phrase: &str) -> Result<Job> {
     let words: Vec<&str> = head.split_whitespace().collect();
     let unknown = || Error::Unmapped(format!("'{phrase}' is not a job this version reads"));
     let (&kind, rest) = words.split_first().ok_or_else(unknown)?;
-    let throttle = throttle(rest, paren).ok_or_else(unknown)?;
+    let throttle = checked(phrase, throttle(rest, paren).ok_or_else(unknown)?)?;
     let mgmt = match kind {
         "reset" => Some(Mgmt::Reset),
         "finish" => Some(Mgmt::Finish),
@@ -226,6 +226,32 @@ fn throttle(rest: &[&str], paren: Option<&str>) -> Option<Throttle> {
         (Some(p), None) => Some(Throttle::Intensity(p)),
         (None, _) if !rest.iter().any(|w| w.ends_with('%')) => Some(Throttle::Unthrottled),
         _ => None,
+    }
+}
+
+/// The smallest intensity a run holds a job to, in percent: runs keep
+/// intensities in hundredths of a percent (`Pace::IntensityCentiPct`), so a
+/// smaller one would be no rate at all.
+pub const INTENSITY_PCT_MIN: f64 = 0.01;
+/// The smallest achieved rate a run holds a job to, operations per second:
+/// runs keep rates in thousandths (`Pace::MilliPerS`).
+pub const RATE_PER_S_MIN: f64 = 0.001;
+
+/// `throttle`, if a run can hold a job to it. An intensity is a share of
+/// what the job does alone, so above 100% it asks for more than it can do;
+/// 0% would be a job that never runs, which is no job: the row then
+/// describes a run without it and leaves it out of `background`.
+fn checked(phrase: &str, throttle: Throttle) -> Result<Throttle> {
+    match throttle {
+        Throttle::Intensity(p) if !(INTENSITY_PCT_MIN..=100.0).contains(&p) => Err(Error::Invalid(format!(
+            "'{phrase}': an intensity of {p}% is not a share a job can run at: use {INTENSITY_PCT_MIN} to 100 \
+             (percent of the job's rate alone); for no such job, leave it out"
+        ))),
+        Throttle::PerSecond(r) if !(r.is_finite() && r >= RATE_PER_S_MIN) => Err(Error::Invalid(format!(
+            "'{phrase}': an achieved rate of {r} per second is not a rate a job can be held to: use a finite \
+             number of at least {RATE_PER_S_MIN} operations per second"
+        ))),
+        t => Ok(t),
     }
 }
 

@@ -205,7 +205,8 @@ fn run_paced(
                     Pace::MilliPerS(m) => Some(m as f64 / 1e3),
                     Pace::IntensityCentiPct(c) => {
                         let alone = alone_rate(&standalone(f, job)).map_err(|e| e.within("standalone run"))?;
-                        if alone <= 0.0 {
+                        // A stored rate is read back from a file: NaN is no rate either.
+                        if !(alone > 0.0 && alone.is_finite()) {
                             return Err(Error::Failed(format!(
                                 "{:?} completed no operation alone in its window: a share of its rate is no rate",
                                 job.work
@@ -249,7 +250,8 @@ fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], setting
         host.zinc.epoch_ns = zinc.epoch_ms.map_or(host.zinc.epoch_ns, |ms| ms * MS);
         host.zinc.write_units_budget = zinc.budget_units.unwrap_or(host.zinc.write_units_budget);
     }
-    let options = RunOptions { seed: seed_of(&Run::Fio(run.clone())), scheduler: Scheduler::None, host };
+    let options =
+        RunOptions { seed: seed_of(&Run::Fio(run.clone())), scheduler: Scheduler::None, host, ..RunOptions::default() };
     let result = run_with_options(config.clone(), "calibrate.fio", &text, &options)?;
     let other = run.other.map(|_| result.entry("other").map(|s| Box::new(s.clone()))).transpose()?;
     let throttle = match (run.main.work, rates[0]) {

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use zonelab_device::{preset, Device, DeviceConfig};
-use zonelab_host::{HostConfig, SchedulerCounters};
+use zonelab_host::SchedulerCounters;
 use zonelab_workload::fio::job::{Scheduler, DDIR_READ, DDIR_WRITE};
 use zonelab_workload::fio::parse::parse_job_file;
 use zonelab_workload::fio::report::entries;
@@ -85,7 +85,7 @@ pub fn run_on(config: DeviceConfig, name: &str, text: &str, scheduler: Scheduler
 
 /// `run_on` with the run's random numbers drawn from `seed`.
 pub fn run_seeded(config: DeviceConfig, name: &str, text: &str, scheduler: Scheduler, seed: u64) -> Result<FioResult> {
-    run_with_options(config, name, text, &RunOptions { seed, scheduler, host: HostConfig::default() })
+    run_with_options(config, name, text, &RunOptions { seed, scheduler, ..RunOptions::default() })
 }
 
 /// [`run_seeded`] with the host's configuration given too.

@@ -272,6 +272,10 @@ pub struct JobSpec {
     pub sqthread_poll: bool,
     /// Options as written (name, value or ""), in order, for the JSON "job options".
     pub options: Vec<(String, String)>,
+    /// Where each option that set this job came from, `[global]` and command
+    /// line included, last setting wins: errors about an option's value
+    /// point at its line rather than at the section.
+    pub sources: Vec<OptionSource>,
     /// Options accepted but without effect in a simulation (host tuning, fio's own output).
     pub ignored: Vec<String>,
     /// fio's `kb_base` (1024 or 1000): how size suffixes were read, and the report's units.
@@ -336,9 +340,33 @@ impl JobSpec {
             softfinish_pause_ns: 0,
             sqthread_poll: false,
             options: Vec::new(),
+            sources: Vec::new(),
             ignored: Vec::new(),
             kb_base: 1024,
         }
+    }
+}
+
+/// Where an option was set and to what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionSource {
+    /// The option's canonical name.
+    pub name: &'static str,
+    /// `path:line` or `command line`.
+    pub location: String,
+    /// The value as written (empty for a flag written without one).
+    pub value: String,
+}
+
+impl JobSpec {
+    /// Where `option` (canonical name) was last set for this job, if it was.
+    pub fn source(&self, option: &str) -> Option<&OptionSource> {
+        self.sources.iter().find(|s| s.name == option)
+    }
+
+    /// Where `option` was set, else the job's section: the place an error about it points at.
+    pub fn location_of(&self, option: &str) -> &str {
+        self.source(option).map_or(&self.origin, |s| &s.location)
     }
 }
 

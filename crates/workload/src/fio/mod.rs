@@ -1,7 +1,8 @@
 //! fio front end: fio job files and command lines in, fio's reports out.
 //! `job` is the parsed form, `options`/`parse` read job files and command
 //! lines (`help` answers `--cmdhelp`), `run` simulates the jobs against a device, `stats` keeps fio's
-//! statistics and `report` prints them as fio does.
+//! statistics and `report` prints them as fio does; `work` estimates
+//! what a job asks the simulator to do before it runs.
 
 pub(crate) mod distribution;
 pub mod help;
@@ -12,4 +13,5 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod verify;
+pub mod work;
 mod zbd;

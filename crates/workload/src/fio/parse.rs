@@ -23,7 +23,7 @@
 use std::cmp::Reverse;
 use std::path::Path;
 
-use super::job::{JobError, JobSet, JobSpec, RwKind, ZoneMode};
+use super::job::{JobError, JobSet, JobSpec, OptionSource, RwKind, ZoneMode};
 use super::options::{self, Class, OptionInfo};
 
 const COMMAND_LINE: &str = "command line";
@@ -91,10 +91,11 @@ fn located(location: &str, option: Option<&str>, message: String) -> JobError {
 /// An option setting failed: (option as written, message).
 type OptionError = (String, String);
 
-/// Applies one option to `spec`, recording it in `list` as fio's JSON does.
+/// Applies one option, written at `location`, to `spec`, recording it in `list` as fio's JSON does.
 fn set_option(
     spec: &mut JobSpec,
     list: &mut Vec<(String, String)>,
+    location: &str,
     name: &str,
     value: Option<&str>,
 ) -> Result<(), OptionError> {
@@ -102,6 +103,15 @@ fn set_option(
     let effective = options::apply(spec, &info, value).map_err(|e| (name.to_string(), e.to_string()))?;
     if !effective {
         note_ignored(spec, info.name);
+    }
+    let source = OptionSource {
+        name: info.name,
+        location: location.to_string(),
+        value: value.map(str::trim).unwrap_or_default().to_string(),
+    };
+    match spec.sources.iter_mut().find(|s| s.name == info.name) {
+        Some(entry) => *entry = source,
+        None => spec.sources.push(source),
     }
     if let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) {
         match list.iter_mut().find(|(n, _)| n == info.name) {
@@ -194,11 +204,11 @@ fn parse_command_line(args: &[String]) -> Result<CommandLine, JobError> {
         let result = match current.as_mut() {
             Some(job) => {
                 let mut list = std::mem::take(&mut job.options);
-                let result = set_option(job, &mut list, name, value);
+                let result = set_option(job, &mut list, COMMAND_LINE, name, value);
                 job.options = list;
                 result
             }
-            None => set_option(&mut cli.defaults.spec, &mut cli.defaults.options, name, value),
+            None => set_option(&mut cli.defaults.spec, &mut cli.defaults.options, COMMAND_LINE, name, value),
         };
         result.map_err(|(option, message)| located(COMMAND_LINE, Some(&option), message))?;
     }
@@ -363,7 +373,7 @@ fn parse_file(path: &str, text: &str, mut defaults: Defaults) -> Result<(Vec<Job
 
 fn apply_entries(spec: &mut JobSpec, list: &mut Vec<(String, String)>, entries: &[Entry]) -> Result<(), JobError> {
     for entry in entries {
-        set_option(spec, list, &entry.name, entry.value.as_deref())
+        set_option(spec, list, &entry.location, &entry.name, entry.value.as_deref())
             .map_err(|(option, message)| located(&entry.location, Some(&option), message))?;
     }
     Ok(())

@@ -11,6 +11,7 @@ use super::distribution::OffsetGenerator;
 use super::job::*;
 use super::stats::JobStats;
 use super::verify;
+use super::work::{self, ThreadShape};
 use super::zbd::ZoneView;
 use std::collections::{BTreeMap, VecDeque};
 use zonelab_device::{Command, Device, Mode, Payload, Started, Status, Tag, ZoneAction, ZonedDevice};
@@ -38,11 +39,15 @@ pub struct RunOptions {
     pub scheduler: Scheduler,
     /// Costs of the host I/O stack and the block layer.
     pub host: HostConfig,
+    /// Most I/Os one job may be estimated to ask for ([`work::estimate`]);
+    /// a job over it is refused before the run. [`work::IOS_CAP`] (an hour
+    /// of CPU) by default; infinity lifts the cap.
+    pub work_cap_ios: f64,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { seed: 0, scheduler: Scheduler::None, host: HostConfig::default() }
+        RunOptions { seed: 0, scheduler: Scheduler::None, host: HostConfig::default(), work_cap_ios: work::IOS_CAP }
     }
 }
 
@@ -298,6 +303,8 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
     device_pending: BTreeMap<Tag, (u8, u32)>,
     /// When the one live DeviceWake event fires; others are stale.
     wake_at_ns: Option<Nanos>,
+    /// Jobs whose estimated work deserves a word ([`Engine::warnings`]).
+    warnings: Vec<String>,
 }
 
 fn job_error(job: &JobSpec, option: &str, message: String) -> JobError {
@@ -371,6 +378,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             busy: (0, 0),
             device_pending: BTreeMap::new(),
             wake_at_ns: None,
+            warnings: Vec::new(),
             device,
             set,
         };
@@ -388,6 +396,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                 groupid += 1;
             }
             self.check_job(job)?;
+            let first = self.threads.len();
             for clone in 0..job.numjobs {
                 if self.threads.len() >= THREADS_MAX {
                     return Err(job_error(job, "numjobs", format!("more than {THREADS_MAX} threads in one run")));
@@ -395,9 +404,50 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                 let thread = self.make_thread(index, job, clone, phase, groupid, options)?;
                 self.threads.push(thread);
             }
+            self.check_work(job, first, options.work_cap_ios)?;
         }
         self.phases = phase + 1;
         Ok(())
+    }
+
+    /// Refuses a job estimated over `cap_ios` I/Os, naming the option that
+    /// asks for them where it was set; notes one over [`work::IOS_WARN`].
+    fn check_work(&mut self, job: &JobSpec, first_thread: usize, cap_ios: f64) -> Result<(), JobError> {
+        let shapes: Vec<ThreadShape> = self.threads[first_thread..]
+            .iter()
+            .map(|t| ThreadShape {
+                limit_bytes: t.limit_bytes,
+                qd: t.qd,
+                cpu_ns: t.submit_cost_ns + t.reap_cost_ns,
+                host_ns: t.submit_cost_ns + t.complete_cost_ns + t.reap_cost_ns,
+            })
+            .collect();
+        let work = work::estimate(job, &shapes, self.device.config(), self.device.layout());
+        let option = work.option();
+        if work.ios > cap_ios {
+            let message = format!(
+                "{}; the cap is {cap_ios:.2e} I/Os per job (about {} of CPU): ask for less, or lift the cap \
+                 (zonelab run --allow-long-runs)",
+                work.describe(job),
+                work::cpu_time(cap_ios / work::IOS_PER_CPU_SECOND)
+            );
+            return Err(JobError {
+                location: job.location_of(option).to_string(),
+                option: Some(option.into()),
+                message,
+            });
+        }
+        if work.ios > work::IOS_WARN {
+            let at = job.location_of(option);
+            self.warnings.push(format!("job '{}' ({at}): {}", job.name, work.describe(job)));
+        }
+        Ok(())
+    }
+
+    /// What the run asks for that deserves a word before it starts: jobs
+    /// whose estimated work is over a minute of CPU.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     fn check_job(&self, job: &JobSpec) -> Result<(), JobError> {
