@@ -232,8 +232,6 @@ struct QueueState {
     /// Armed timers by id: their timespec must live until they fire.
     timers: HashMap<u32, (Box<Timespec>, Nanos)>,
     next_timer_id: u32,
-    /// A model failure asked the server to stop.
-    stopping: bool,
 }
 
 fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: Instant) {
@@ -260,7 +258,6 @@ fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: In
         arrivals: 0,
         timers: HashMap::new(),
         next_timer_id: 1,
-        stopping: false,
     };
     queue.wait_and_handle_io(|q, tag, ctx| state.on_event(q, tag, ctx));
 }
@@ -300,17 +297,13 @@ impl QueueState {
             return (Outcome { result: -errno, append_sector: None, complete_ns: 0 }, Pace::Asap);
         }
         let wall_ns = self.wall_ns();
-        let (mut outcome, pace, failed) = {
+        // After a model failure the backend fails every request with EIO:
+        // the device stays, offline as a drive whose firmware faulted, until
+        // the operator stops the server (statistics and image are kept).
+        let (mut outcome, pace) = {
             let mut backend = lock(&self.backend);
-            (backend.handle_guarded(wall_ns, req, &mut self.data), backend.pace(), backend.failed())
+            (backend.handle_guarded(wall_ns, req, &mut self.data), backend.pace())
         };
-        if failed && !self.stopping {
-            // The model cannot be trusted any more: remove the device cleanly
-            // (the signal thread does it) rather than serve wrong answers.
-            self.stopping = true;
-            // SAFETY: kill and getpid have no preconditions.
-            unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
-        }
         if outcome.result > 0 && matches!(req.op, BlockOp::Read | BlockOp::ReportZones) {
             if let Err(errno) = self.copy_out(outcome.result as usize, pos) {
                 outcome.result = -errno;

@@ -5,7 +5,7 @@
 //! devices of every preset with varied management designs and timings.
 //! Each command's status, an append's LBA, every block read, and after
 //! each command every zone's state, write pointer and TL_opened flag must
-//! agree with the reference model ([`reference`]); a panic, a hang or a
+//! agree with the reference model ([`reference`](mod@reference)); a panic, a hang or a
 //! disagreement is a finding.
 
 pub mod reference;
