@@ -86,7 +86,7 @@ fn command(rng: &mut SimRng, cid: u16) -> (String, [u8; SQE_BYTES], Vec<u8>) {
     match rng.below(100) {
         0..=29 => {
             let (opcode, name) = if rng.chance(0.7) { (0x01, "write") } else { (0x7D, "zone append") };
-            let nlb = nlb.min(1);
+            let nlb = nlb.min((IN_CAPSULE_BYTES_MAX / 4096) as u32 - 1);
             let data = vec![rng.below(256) as u8; (nlb as usize + 1) * 4096];
             (
                 format!("{name} {slba} +{}", nlb + 1),
@@ -156,6 +156,5 @@ fn tl_open(rng: &mut SimRng, cid: u16, zslba: u64) -> (String, [u8; SQE_BYTES], 
         let bits = if w == 0 { rng.next_u64() & ((1 << rng.below(64)) - 1) } else { 0 };
         data.extend_from_slice(&bits.to_le_bytes());
     }
-    debug_assert!(data.len() <= IN_CAPSULE_BYTES_MAX);
     (format!("tl_open {zslba}"), sqe(rng, 0x85, cid, data.len(), [lo(zslba), hi(zslba), 0, 0, 0, 0]), data)
 }

@@ -371,10 +371,4 @@ impl Model {
         z.tl = None;
         self.data[start as usize..(start + self.geometry.zone_lbas) as usize].fill(0);
     }
-
-    /// A TL_open the device refused for want of a free block group (a
-    /// resource the model does not track): nothing changes.
-    pub fn tl_open_refused(&self, zone: u32) -> bool {
-        self.z(zone).tl.is_none()
-    }
 }
