@@ -1,19 +1,10 @@
 //! End-to-end tests of the `zonelab` binary.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+use common::zonelab;
 
-fn zonelab(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zonelab"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
+use std::io::Write;
+use std::process::{Command, Stdio};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -2,22 +2,15 @@
 //! stopped the server for every host): each must now run to its end with
 //! a status for every command.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
+use common::zonelab;
 
 /// Runs `trace` through `zonelab exec ARGS`; returns its stdout lines
 /// after checking it exited 0 without a panic.
 fn exec_lines(args: &[&str], trace: &str) -> Vec<serde_json::Value> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zonelab"))
-        .arg("exec")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    child.stdin.take().expect("stdin").write_all(trace.as_bytes()).expect("trace written");
-    let out = child.wait_with_output().expect("exits");
+    let mut full = vec!["exec"];
+    full.extend(args);
+    let out = zonelab(&full, trace);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)

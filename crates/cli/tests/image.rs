@@ -3,26 +3,15 @@
 //! refuses a damaged image, and `zonelab image check` exits 0 when clean, 1
 //! on damage (listing the LBAs) and 2 when there is no image to check.
 
-use std::io::Write;
+mod common;
+use common::zonelab;
+
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 const GEOMETRY: [&str; 8] =
     ["--zones", "4", "--zone-size", "1m", "--zone-capacity", "512k", "--conventional-zones", "1"];
-
-fn zonelab(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zonelab"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    // A command that refuses its options exits without reading stdin: a broken pipe here is expected.
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
-}
 
 fn exec(img: &Path, trace: &str) -> Output {
     let mut args = vec!["exec", "--backing", img.to_str().unwrap()];
