@@ -2,7 +2,9 @@
 //! server comes up on an ephemeral port, answers an ICReq, and stops cleanly
 //! on SIGTERM with its statistics.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 
@@ -41,9 +43,7 @@ fn a_server_answers_and_stops_cleanly_on_sigterm() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.split_whitespace().skip_while(|w| *w != "nvme-tcp").nth(1).expect("the address");
+    let addr = common::announced_address(&mut server);
     let mut host = TcpStream::connect(addr).unwrap();
     let mut icreq = [0u8; 128];
     icreq[..8].copy_from_slice(&[0x00, 0x00, 128, 0, 128, 0, 0, 0]);

@@ -10,6 +10,8 @@
 //! budget above what it used before the clients came; the numbers are
 //! printed (`cargo test -p zonelab --test nvme_tcp_soak -- --nocapture`).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -391,9 +393,7 @@ fn start_server() -> (Child, SocketAddr, Arc<Mutex<String>>) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.split_whitespace().skip_while(|w| *w != "nvme-tcp").nth(1).expect("the address");
+    let addr = common::announced_address(&mut server);
     // Its log is read as it comes, so the server never blocks on a full pipe.
     let log = Arc::new(Mutex::new(String::new()));
     let (sink, stderr) = (Arc::clone(&log), server.stderr.take().unwrap());
@@ -406,7 +406,7 @@ fn start_server() -> (Child, SocketAddr, Arc<Mutex<String>>) {
             }
         }
     });
-    (server, addr.parse().unwrap(), log)
+    (server, addr, log)
 }
 
 /// Starts the hostile clients (none with `ZONELAB_SOAK_HOSTILE=0`, to
