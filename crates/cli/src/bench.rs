@@ -25,6 +25,41 @@ pub struct BenchArgs {
     /// Also build a zn540 with this many zones and report the process's peak memory.
     #[arg(long, default_value_t = 3688)]
     pub memory_zones: u32,
+    /// Run only this scenario (and skip the memory check): one process per
+    /// scenario is what instruction counts under callgrind need.
+    #[arg(long, value_enum)]
+    pub only: Option<Only>,
+}
+
+/// The scenarios by name, for `--only`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    /// 4 KiB sequential writes at QD 1.
+    #[value(name = "write-4k-qd1")]
+    Write4kQd1,
+    /// 4 KiB random reads at QD 32.
+    #[value(name = "randread-4k-qd32")]
+    RandRead4kQd32,
+    /// 128 KiB writes, one writer in each of 4 zones.
+    #[value(name = "write-128k-4zones")]
+    Write128kFourZones,
+    /// `zonelab run` of 4 KiB writes at QD 1 through the io_uring passthrough engine.
+    #[value(name = "fio-uring-cmd-write-4k-qd1")]
+    FioUringCmd,
+    /// `zonelab run` of 4 KiB writes at QD 1 through libaio and the kernel's block layer.
+    #[value(name = "fio-libaio-write-4k-qd1")]
+    FioLibaio,
+}
+
+impl Only {
+    fn scenario(self) -> Option<Scenario> {
+        match self {
+            Only::Write4kQd1 => Some(Scenario::Write4kQd1),
+            Only::RandRead4kQd32 => Some(Scenario::RandRead4kQd32),
+            Only::Write128kFourZones => Some(Scenario::Write128kFourZones),
+            Only::FioUringCmd | Only::FioLibaio => None,
+        }
+    }
 }
 
 /// Peak resident memory of this process (Linux), in KiB.
@@ -39,15 +74,18 @@ pub fn run(args: &BenchArgs) -> Result<(), UserError> {
         return Err(UserError("--commands must be at least 1".into()));
     }
     let base = preset("zn540").expect("built-in preset");
-    say!("{:<24} {:>12} {:>10} {:>16} {:>14}", "scenario", "commands", "wall s", "commands/wall s", "sim MiB/s");
+    say!("{:<30} {:>12} {:>10} {:>16} {:>14}", "scenario", "commands", "wall s", "commands/wall s", "sim MiB/s");
     for s in Scenario::ALL {
+        if args.only.is_some_and(|o| o.scenario() != Some(s)) {
+            continue;
+        }
         let mut dev = Device::new(base.clone())?;
         let t0 = Instant::now();
         let out = run_scenario(&mut dev, s, args.commands, 1);
         let wall = t0.elapsed().as_secs_f64();
         let sim_mib_s = out.bytes as f64 / (1 << 20) as f64 / (out.sim_ns as f64 / 1e9);
         say!(
-            "{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}",
+            "{:<30} {:>12} {:>10.3} {:>16.0} {:>14.1}",
             s.name(),
             out.commands,
             wall,
@@ -55,7 +93,14 @@ pub fn run(args: &BenchArgs) -> Result<(), UserError> {
             sim_mib_s
         );
     }
-    fio_scenario(&base, args.commands)?;
+    for (only, engine) in [(Only::FioUringCmd, "io_uring_cmd"), (Only::FioLibaio, "libaio")] {
+        if args.only.is_none_or(|o| o == only) {
+            fio_scenario(&base, args.commands, engine)?;
+        }
+    }
+    if args.only.is_some() {
+        return Ok(());
+    }
     let before = peak_rss_kib();
     let opts = DeviceOptions { zones: Some(args.memory_zones), ..Default::default() };
     let config = opts.apply(base)?;
@@ -75,15 +120,16 @@ pub fn run(args: &BenchArgs) -> Result<(), UserError> {
     Ok(())
 }
 
-/// The fio layer on top of the device: `zonelab run` of 4 KiB writes at QD 1.
-fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64) -> Result<(), UserError> {
+/// The fio layer on top of the device: `zonelab run` of 4 KiB writes at QD 1
+/// through `ioengine`.
+fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64, ioengine: &str) -> Result<(), UserError> {
     use zonelab_workload::fio::{parse::parse_run, run::Engine, run::RunOptions};
     let args: Vec<String> = [
         "--name=bench".to_string(),
         "--rw=write".into(),
         "--bs=4k".into(),
         "--iodepth=1".into(),
-        "--ioengine=io_uring_cmd".into(),
+        format!("--ioengine={ioengine}"),
         "--direct=1".into(),
         "--zonemode=zbd".into(),
         format!("--number_ios={ios}"),
@@ -100,6 +146,7 @@ fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64) -> Result<(), Use
     let done: u64 = result.threads.iter().map(|t| t.stats.dirs[1].total_ios).sum();
     let bytes: u64 = result.threads.iter().map(|t| t.stats.dirs[1].io_bytes).sum();
     let sim_mib_s = bytes as f64 / (1 << 20) as f64 / (result.end_ns.max(1) as f64 / 1e9);
-    say!("{:<24} {:>12} {:>10.3} {:>16.0} {:>14.1}", "fio-run-write-4k-qd1", done, wall, done as f64 / wall, sim_mib_s);
+    let name = format!("fio-{}-write-4k-qd1", ioengine.replace('_', "-"));
+    say!("{:<30} {:>12} {:>10.3} {:>16.0} {:>14.1}", name, done, wall, done as f64 / wall, sim_mib_s);
     Ok(())
 }
