@@ -14,7 +14,7 @@ macro_rules! say {
 use crate::UserError;
 use clap::Args;
 use std::time::Instant;
-use zonelab_device::{preset, Device, DeviceOptions};
+use zonelab_device::{preset, Device, DeviceOptions, Tracking};
 use zonelab_workload::bench::{run as run_scenario, Scenario};
 
 #[derive(Debug, Args)]
@@ -79,7 +79,7 @@ pub fn run(args: &BenchArgs) -> Result<(), UserError> {
         if args.only.is_some_and(|o| o.scenario() != Some(s)) {
             continue;
         }
-        let mut dev = Device::new(base.clone())?;
+        let mut dev = Device::with_tracking(base.clone(), Tracking::NONE)?;
         let t0 = Instant::now();
         let out = run_scenario(&mut dev, s, args.commands, 1);
         let wall = t0.elapsed().as_secs_f64();
@@ -138,7 +138,7 @@ fn fio_scenario(base: &zonelab_device::DeviceConfig, ios: u64, ioengine: &str) -
     ]
     .into();
     let set = parse_run(&args, &[])?;
-    let mut dev = Device::new(base.clone())?;
+    let mut dev = Device::with_tracking(base.clone(), Tracking::NONE)?;
     let t0 = Instant::now();
     let engine = Engine::new(&mut dev, &set, &RunOptions::default())?;
     let result = engine.run(&mut |_| {})?;

@@ -151,9 +151,10 @@ fn main() -> ExitCode {
     }
 }
 
-pub(crate) fn device_from(args: &DeviceArgs) -> Result<Device, UserError> {
+/// The device `args` describe, keeping what `tracking` asks for.
+pub(crate) fn device_from(args: &DeviceArgs, tracking: zonelab_device::Tracking) -> Result<Device, UserError> {
     let config = args.config().map_err(|e| UserError(e.0))?;
-    Device::new(config).map_err(|e| UserError(e.0))
+    Device::with_tracking(config, tracking).map_err(|e| UserError(e.0))
 }
 
 fn run(cli: Cli) -> Result<(), UserError> {
@@ -184,7 +185,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             }
         }
         Cmd::Demo { device } => {
-            let mut dev = device_from(&device)?;
+            let mut dev = device_from(&device, zonelab_device::Tracking::ALL)?;
             let mut out = BufWriter::new(std::io::stdout().lock());
             let _ = writeln!(
                 out,

@@ -217,7 +217,8 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
         return Err(UserError("no job: give job files or fio options such as --name=a --rw=write".into()));
     }
     let set = parse_run(&fio_args, &sources).map_err(job_error)?;
-    let mut device = crate::device_from(&opts.device)?;
+    // A fio job never cuts the power nor reports chip utilization.
+    let mut device = crate::device_from(&opts.device, zonelab_device::Tracking::NONE)?;
     let work_cap_ios = if opts.allow_long_runs { f64::INFINITY } else { RunOptions::default().work_cap_ios };
     let options = RunOptions { seed: opts.seed, scheduler, host, work_cap_ios };
     let engine = Engine::new(&mut device, &set, &options).map_err(job_error)?;

@@ -23,6 +23,7 @@ use crate::management;
 use crate::power::{self, PowerCutReport};
 use crate::scheduler::Phase;
 use crate::status::Status;
+use crate::tracking::Tracking;
 use crate::translation::mapping::{ChunkLocation, Mapping};
 use crate::znsplus;
 use crate::zone::{ZoneState, ZoneTable, ZoneType};
@@ -48,19 +49,27 @@ struct Firmware {
 }
 
 impl Device {
-    /// A device for `config`, validated first: the error names the field to change.
+    /// A device for `config`, validated first (the error names the field to
+    /// change), that tracks everything ([`Tracking::ALL`]).
     pub fn new(config: DeviceConfig) -> Result<Self, crate::config::ConfigError> {
+        Self::with_tracking(config, Tracking::ALL)
+    }
+
+    /// A device for `config` that keeps only what `tracking` asks for
+    /// beyond its timing: the same timing and results, less work per
+    /// command ([`crate::tracking`]).
+    pub fn with_tracking(config: DeviceConfig, tracking: Tracking) -> Result<Self, crate::config::ConfigError> {
         if !config.namespaces.is_empty() {
             return Err(crate::config::namespaces::one_namespace_only(&config));
         }
         let layout = config.validate()?;
-        Ok(Self::with_layout(config, layout))
+        Ok(Self::with_layout(config, layout, tracking))
     }
 
     /// A device over `layout`, which `config` was validated into (a namespace
     /// of a shared device: `namespaces`).
-    pub(crate) fn with_layout(config: DeviceConfig, layout: Layout) -> Self {
-        Self { core: Backend::new(config, layout) }
+    pub(crate) fn with_layout(config: DeviceConfig, layout: Layout, tracking: Tracking) -> Self {
+        Self { core: Backend::new(config, layout, tracking) }
     }
 
     /// The configuration the device was built from.
@@ -95,7 +104,8 @@ impl Device {
     pub fn znsplus_counters(&self) -> ZnsPlusCounters {
         self.core.znsplus
     }
-    /// Chip utilization per 100 ms of simulated time (interval start, busy share).
+    /// Chip utilization per 100 ms of simulated time (interval start, busy
+    /// share); empty for a device built without [`Tracking::chip_utilization`].
     pub fn chip_utilization(&self) -> Vec<(Nanos, f64)> {
         self.core.scheduler.flash.chip_utilization()
     }
@@ -164,6 +174,8 @@ impl Device {
 
     /// Power fails at `at_ns` (not before the last submitted command) and
     /// comes back: every zone keeps what survives, as [`crate::power`] describes.
+    /// The device must have been built with [`Tracking::power_cuts`] (as
+    /// [`Device::new`] builds it).
     pub fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
         power::power_cut(&mut self.core, at_ns)
     }
@@ -412,12 +424,7 @@ impl Device {
         let sequential = self.core.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         let mut data_ready_ns = fw_end;
         if sequential {
-            // A TL_opened zone's write is handled once the LBA-ordered plugs
-            // before it are in and the blocks it skips are plugged.
-            let handled_ns = znsplus::threaded_logging::wp_ready_ns(&self.core, zone, fw_end);
-            let gap_end = slba - self.core.zones.zslba(zone);
-            let plugged_ns = znsplus::threaded_logging::fill_gap(&mut self.core, zone, gap_end, handled_ns);
-            data_ready_ns = handled_ns.max(plugged_ns);
+            data_ready_ns = self.gap_filled_ns(zone, slba, fw_end);
             let wp = self.core.zones.wp(zone);
             if wp == self.core.zones.zslba(zone) && !self.core.zone_holds_data(zone) {
                 self.core.translation.mapping.start_zone(zone);
@@ -433,11 +440,43 @@ impl Device {
             return conventional::ftl_take_in(&mut self.core, slba, nlb, data_ready_ns, !zeroes);
         }
         let t = self.core.take_in(zone, nlb, data_ready_ns, !zeroes);
-        management::take_pad_turns(&mut self.core);
+        if !self.core.scheduler.background.pad_turns_due.is_empty() {
+            management::take_pad_turns(&mut self.core);
+        }
         if sequential {
-            znsplus::threaded_logging::after_wp_moved(&mut self.core, zone, t);
+            self.after_wp_moved(zone, t);
         }
         t
+    }
+
+    /// When the data of a write at `slba` into sequential `zone` can enter
+    /// the buffer, its firmware done at `fw_end`: a TL_opened zone's write
+    /// waits for the LBA-ordered plugs before it, and blocks a write skips
+    /// are plugged first. Without threaded logging and with the fill at the
+    /// write, nothing waits.
+    #[inline]
+    fn gap_filled_ns(&mut self, zone: u32, slba: u64, fw_end: Nanos) -> Nanos {
+        let gap_end = slba - self.core.zones.zslba(zone);
+        let no_gap = gap_end <= self.core.controller.zone_io[zone as usize].filled_lbas;
+        if no_gap && self.core.translation.tl.is_empty() {
+            return fw_end;
+        }
+        // A TL_opened zone's write is handled once the LBA-ordered plugs
+        // before it are in and the blocks it skips are plugged.
+        let handled_ns = znsplus::threaded_logging::wp_ready_ns(&self.core, zone, fw_end);
+        let plugged_ns = znsplus::threaded_logging::fill_gap(&mut self.core, zone, gap_end, handled_ns);
+        handled_ns.max(plugged_ns)
+    }
+
+    /// After a write moved a sequential zone's write pointer: threaded
+    /// logging's plugs, or, for a zone that became full, its partial units.
+    #[inline]
+    fn after_wp_moved(&mut self, zone: u32, at_ns: Nanos) {
+        if !self.core.translation.tl.is_empty() {
+            znsplus::threaded_logging::after_wp_moved(&mut self.core, zone, at_ns);
+        } else if self.core.zones.state(zone) == ZoneState::Full {
+            self.core.flush_partial_units(zone, at_ns);
+        }
     }
 
     /// FTL-core time a write ending before LBA `end_lba` adds by leaving a

@@ -149,7 +149,8 @@ impl Namespaces {
     /// The namespaces of `config` (one without `[[namespaces]]`).
     pub fn new(config: DeviceConfig) -> Result<Self, ConfigError> {
         let configs = namespace_configs(&config)?;
-        let devices: Vec<Device> = configs.into_iter().map(|(c, layout)| Device::with_layout(c, layout)).collect();
+        let devices: Vec<Device> =
+            configs.into_iter().map(|(c, layout)| Device::with_layout(c, layout, crate::Tracking::ALL)).collect();
         let first = &devices[0];
         let shared = Arc::new(Mutex::new(Shared {
             last_submit_ns: 0,

@@ -88,6 +88,7 @@ fn save_zone(core: &mut Backend, zone: u32, at_ns: Nanos, end: Option<u64>) -> N
 /// comes back: every zone keeps what survives, as the module describes.
 pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
     assert!(at_ns >= core.last_submit_ns, "a power cut cannot undo a later submission");
+    assert!(core.durability_kept(), "a power cut needs a device built to track it (Tracking::power_cuts)");
     let mut report = PowerCutReport::default();
     for zone in 0..core.layout.zones {
         if !core.tracked(zone) || !matches!(core.zones.state(zone), s if s.is_active() || s == ZoneState::Full) {
@@ -141,7 +142,7 @@ fn roll_back(core: &mut Backend, zone: u32, keep: u64) {
     core.controller.pool.release_unissued(zone, unissued_lost * core.layout.lba_bytes);
     io.filled_lbas = keep;
     let first_lost_unit = core.translation.mapping.unit_of_chunk(keep / per_chunk);
-    io.unit_ready.retain(|&u, _| u < first_lost_unit);
+    io.unit_ready.retain_below(first_lost_unit);
     io.gate.clear();
     let z = &mut core.controller.write_cache.zones[zone as usize];
     z.recovered(keep);

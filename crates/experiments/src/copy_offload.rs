@@ -68,7 +68,7 @@ fn device(medium: &str, copyback: bool) -> Result<Device> {
         ..Default::default()
     };
     let config = opts.apply(config)?;
-    Ok(Device::new(config)?)
+    Ok(Device::with_tracking(config, zonelab_device::Tracking::NONE)?)
 }
 
 /// Writes zone 0 in full; returns when the device is idle again.

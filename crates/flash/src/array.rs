@@ -158,8 +158,9 @@ pub struct FlashArray {
     /// controller (which checks ECC), by (die, plane, block, page); absent = 0.
     /// Bit errors accumulate along such chains, so the device bounds them.
     copyback_chains: BTreeMap<(u32, u32, u32, u32), u32>,
-    /// Busy time of all dies per 100 ms interval, in die-nanoseconds.
-    die_busy_series: TimeSeries,
+    /// Busy time of all dies per 100 ms interval, in die-nanoseconds; kept
+    /// only when asked for ([`FlashArray::keep_utilization`]).
+    die_busy_series: Option<TimeSeries>,
     /// Per die: its programs and erases not yet known to have ended, oldest
     /// first (only the latest without `Suspend::read_priority`), for suspend.
     suspendable: Vec<VecDeque<Suspendable>>,
@@ -220,7 +221,7 @@ pub struct ChunkRead {
 pub struct SharedTime {
     channels: Vec<Timeline>,
     planes: Vec<Timeline>,
-    die_busy_series: TimeSeries,
+    die_busy_series: Option<TimeSeries>,
     suspendable: Vec<VecDeque<Suspendable>>,
     registers: Vec<Register>,
 }
@@ -239,12 +240,27 @@ impl FlashArray {
             counters: FlashCounters::default(),
             page_transfer_ns,
             copyback_chains: BTreeMap::new(),
-            die_busy_series: TimeSeries::new(UTILIZATION_INTERVAL_NS, UTILIZATION_INTERVALS_MAX),
+            die_busy_series: None,
             suspendable: vec![VecDeque::new(); geometry.dies_total() as usize],
             suspensions: 0,
             registers: vec![Register::default(); planes_total],
             geometry,
             timing,
+        }
+    }
+
+    /// Keeps (or stops keeping) the dies' busy time per 100 ms, which
+    /// [`FlashArray::chip_utilization`] reports: a run that never asks for it
+    /// does not pay for it on every flash operation.
+    pub fn keep_utilization(&mut self, keep: bool) {
+        self.die_busy_series = keep.then(|| TimeSeries::new(UTILIZATION_INTERVAL_NS, UTILIZATION_INTERVALS_MAX));
+    }
+
+    /// Adds `share` of a die's time over `[start_ns, end_ns)` to the busy series, if kept.
+    #[inline]
+    fn note_busy(&mut self, start_ns: Nanos, end_ns: Nanos, share: f64) {
+        if let Some(series) = self.die_busy_series.as_mut() {
+            series.add_span(start_ns, end_ns, share);
         }
     }
 
@@ -374,7 +390,7 @@ impl FlashArray {
             self.registers[i] = Register { row, sensed_ns: start_ns + read_ns };
         }
         let share = f64::from(planes.count) / f64::from(self.geometry.planes_per_die);
-        self.die_busy_series.add_span(start_ns, start_ns + read_ns, share);
+        self.note_busy(start_ns, start_ns + read_ns, share);
         start_ns + read_ns
     }
 
@@ -524,7 +540,7 @@ impl FlashArray {
         for plane in &mut self.planes[planes] {
             plane.occupy_until(free_at_ns, free_at_ns + delay_ns);
         }
-        self.die_busy_series.add_span(free_at_ns, free_at_ns + delay_ns, 1.0);
+        self.note_busy(free_at_ns, free_at_ns + delay_ns, 1.0);
         for (i, op) in self.suspendable[die as usize].iter_mut().enumerate() {
             op.start_ns += if i == 0 { start_delay_ns } else { delay_ns };
             op.end_ns += delay_ns;
@@ -668,7 +684,7 @@ impl FlashArray {
         for plane in &mut self.planes[range] {
             plane.occupy_until(start_ns, start_ns + duration_ns);
         }
-        self.die_busy_series.add_span(start_ns, start_ns + duration_ns, 1.0);
+        self.note_busy(start_ns, start_ns + duration_ns, 1.0);
         start_ns + duration_ns
     }
 
@@ -731,10 +747,12 @@ impl FlashArray {
 
     /// Chip utilization per 100 ms of simulated time: (interval start, share
     /// of the dies' time they were busy, 0..=1). A die is busy while any of
-    /// its planes reads, programs or erases.
+    /// its planes reads, programs or erases. Empty unless the array keeps
+    /// the series ([`FlashArray::keep_utilization`]).
     pub fn chip_utilization(&self) -> Vec<(Nanos, f64)> {
         let capacity_ns = (UTILIZATION_INTERVAL_NS * Nanos::from(self.geometry.dies_total())) as f64;
-        self.die_busy_series.samples().map(|(t, busy_ns)| (t, busy_ns / capacity_ns)).collect()
+        let Some(series) = self.die_busy_series.as_ref() else { return Vec::new() };
+        series.samples().map(|(t, busy_ns)| (t, busy_ns / capacity_ns)).collect()
     }
 }
 
@@ -1130,6 +1148,7 @@ mod tests {
     #[test]
     fn copyback_chains_grow_and_reset_through_the_controller() {
         let mut f = table2(35, 390, 682_666_667);
+        f.keep_utilization(true);
         let a = BlockAddr { die: 0, block: 0 };
         let b = BlockAddr { die: 0, block: 1 };
         assert!(matches!(f.copyback(0, 0, 0, 0, b, 0), Err(FlashError::CopybackUnwritten { .. })));
@@ -1145,5 +1164,8 @@ mod tests {
         // Utilization: the die was busy for every operation above.
         let busy: f64 = f.chip_utilization().iter().map(|(_, u)| u).sum();
         assert!(busy > 0.0 && busy <= 1.0, "{busy}");
+        f.keep_utilization(false);
+        f.program(0, a, 3).unwrap();
+        assert!(f.chip_utilization().is_empty(), "a series not kept is not reported");
     }
 }

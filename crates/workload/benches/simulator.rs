@@ -2,7 +2,7 @@
 //! for the scenarios of `zonelab bench`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use zonelab_device::{preset, Device};
+use zonelab_device::{preset, Device, Tracking};
 use zonelab_workload::bench::{run, Scenario};
 
 const COMMANDS: u64 = 200_000;
@@ -14,7 +14,7 @@ fn simulator(c: &mut Criterion) {
     for scenario in Scenario::ALL {
         group.bench_function(scenario.name(), |b| {
             b.iter_batched(
-                || Device::new(preset("zn540").expect("preset")).expect("valid preset"),
+                || Device::with_tracking(preset("zn540").expect("preset"), Tracking::NONE).expect("valid preset"),
                 |mut dev| run(&mut dev, scenario, COMMANDS, 1),
                 criterion::BatchSize::LargeInput,
             )

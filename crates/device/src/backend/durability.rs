@@ -13,13 +13,19 @@ impl Backend {
         self.config.write_buffer.cache == WriteCache::Volatile
     }
 
+    /// Whether `zone`'s durability is kept: a sequential zone of a zoned
+    /// namespace, on a device that keeps durability at all.
+    #[inline]
     pub(crate) fn tracked(&self, zone: u32) -> bool {
-        self.zones.zone_type(zone) == ZoneType::SeqWriteRequired && self.translation.conventional.is_none()
+        self.durability_kept()
+            && self.zones.zone_type(zone) == ZoneType::SeqWriteRequired
+            && self.translation.conventional.is_none()
     }
 
     /// Hook, before the fill: `lbas` more LBAs of `zone` are in the
     /// controller at `at_ns` (a copy's as soon as its command is submitted:
     /// its source is still on flash and the firmware redoes it on recovery).
+    #[inline]
     pub(crate) fn cache_fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
         if !self.tracked(zone) {
             return;
@@ -62,7 +68,11 @@ impl Backend {
     }
 
     /// Hook: a write (or append) from `slba` completes at `done_ns`.
+    #[inline]
     pub(crate) fn cache_write_issued(&mut self, slba: u64, done_ns: Nanos) {
+        if !self.durability_kept() {
+            return;
+        }
         let zone = self.zones.zone_of(slba);
         if !self.tracked(zone) {
             return;

@@ -25,6 +25,7 @@ use crate::data::DataStore;
 use crate::front::command::CmdResult;
 use crate::scheduler::{Management, Scheduler};
 use crate::status::Status;
+use crate::tracking::Tracking;
 use crate::translation::conventional::Conventional;
 use crate::translation::mapping::{ChunkLocation, Mapping};
 use crate::translation::Translation;
@@ -70,11 +71,18 @@ pub(crate) struct Backend {
     /// Latest program end since the current command started (copies complete
     /// when their data is programmed).
     pub(crate) op_done_max_ns: Nanos,
+    /// Whether the write cache's durability is kept (`backend::durability`):
+    /// a volatile cache times Flush and FUA by it, a power cut reads it.
+    durability_kept: bool,
 }
 
 impl Backend {
-    /// The layers of a namespace over `layout`, which `config` was validated into.
-    pub(crate) fn new(config: DeviceConfig, layout: Layout) -> Self {
+    /// The layers of a namespace over `layout`, which `config` was validated
+    /// into, keeping what `tracking` asks for.
+    pub(crate) fn new(config: DeviceConfig, layout: Layout, tracking: Tracking) -> Self {
+        let durability_kept = tracking.power_cuts || config.write_buffer.cache == crate::config::WriteCache::Volatile;
+        let mut flash = FlashArray::new(config.flash.clone(), config.flash_timing.clone());
+        flash.keep_utilization(tracking.chip_utilization);
         let mapping = Mapping::new(&layout, &config.flash);
         let zones = ZoneTable::of(&config, &layout);
         let data = (config.mode == Mode::Data).then(|| DataStore::of(&layout));
@@ -95,19 +103,22 @@ impl Backend {
                 ),
             ),
             translation: Translation { mapping, tl: BTreeMap::new(), conventional },
-            scheduler: Scheduler {
-                flash: FlashArray::new(config.flash.clone(), config.flash_timing.clone()),
-                background: Management::default(),
-            },
+            scheduler: Scheduler { flash, background: Management::default() },
             data,
             counters: DeviceCounters::default(),
             last_submit_ns: 0,
             program_unit_bytes: config.flash.program_unit_bytes(),
             znsplus: ZnsPlusCounters::default(),
             op_done_max_ns: 0,
+            durability_kept,
             layout,
             config,
         }
+    }
+
+    /// Whether what a power cut needs is kept (see [`Tracking`]).
+    pub(crate) fn durability_kept(&self) -> bool {
+        self.durability_kept
     }
 
     /// Namespace size in logical blocks (NSZE).
@@ -140,8 +151,10 @@ impl Backend {
             let admitted = self.controller.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
             let admitted = self.controller.pool.admit(zone, admitted, bytes);
             t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
-            // A copy's source stays on flash: it counts from its command's submission.
-            self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
+            if self.durability_kept {
+                // A copy's source stays on flash: it counts from its command's submission.
+                self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
+            }
             self.fill(zone, piece, t);
             remaining -= piece;
         }
@@ -151,7 +164,6 @@ impl Backend {
     /// LBAs of the next piece: up to the end of the current chunk, so a piece
     /// never spans two program units.
     fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> u64 {
-        let per_chunk = self.layout.lbas_per_chunk;
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
         if conventional && self.controller.zone_io[zone as usize].filled_lbas >= self.layout.zcap_lbas {
             // The conventional zone's log wrapped: start over on freshly erased blocks.
@@ -162,24 +174,39 @@ impl Backend {
             io.filled_lbas = 0;
             io.flushed_units = 0;
         }
-        let io = &self.controller.zone_io[zone as usize];
-        let room = (self.layout.zcap_lbas - io.filled_lbas).max(1);
-        remaining.min(per_chunk - io.filled_lbas % per_chunk).min(room)
+        let (_, chunk_end) = self.fill_point(zone);
+        let filled_lbas = self.controller.zone_io[zone as usize].filled_lbas;
+        let room = (self.layout.zcap_lbas - filled_lbas).max(1);
+        remaining.min(chunk_end - filled_lbas).min(room)
+    }
+
+    /// The program unit the zone's fill point is in, and the zone offset
+    /// where the fill point's chunk ends.
+    #[inline]
+    fn fill_point(&mut self, zone: u32) -> (u64, u64) {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let mapping = &self.translation.mapping;
+        self.controller.zone_io[zone as usize].fill_point(per_chunk, |chunk| mapping.unit_of_chunk(chunk))
+    }
+
+    /// The zone offset past the last chunk of the unit the zone programs next.
+    #[inline]
+    fn flush_end_lbas(&mut self, zone: u32) -> u64 {
+        let per_chunk = self.layout.lbas_per_chunk;
+        let mapping = &self.translation.mapping;
+        self.controller.zone_io[zone as usize].flush_end_lbas(per_chunk, |unit| mapping.unit_chunk_span(unit).1)
     }
 
     /// `lbas` more LBAs of the zone are in the buffer at `at_ns`: program
     /// every unit they complete.
     pub(crate) fn fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
+        let (unit, _) = self.fill_point(zone);
         let io = &mut self.controller.zone_io[zone as usize];
-        let unit = self.translation.mapping.unit_of_chunk(io.filled_lbas / self.layout.lbas_per_chunk);
-        let ready = io.unit_ready.entry(unit).or_insert(at_ns);
-        *ready = (*ready).max(at_ns);
+        io.unit_ready.note(unit, at_ns);
         io.filled_lbas += lbas;
-        let complete_chunks = io.filled_lbas / self.layout.lbas_per_chunk;
         loop {
-            let io = &self.controller.zone_io[zone as usize];
-            let (_, last_chunk) = self.translation.mapping.unit_chunk_span(io.flushed_units);
-            if last_chunk >= complete_chunks {
+            // The next unit is complete once the fill passes its last chunk.
+            if self.controller.zone_io[zone as usize].filled_lbas < self.flush_end_lbas(zone) {
                 break;
             }
             if self.config.management.finish.pad_turns {
@@ -194,7 +221,7 @@ impl Backend {
     pub(crate) fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
         let io = &mut self.controller.zone_io[zone as usize];
         let unit = io.flushed_units;
-        let ready_ns = io.unit_ready.remove(&unit).map_or(at_ns, |r| r.max(at_ns));
+        let ready_ns = io.unit_ready.take(unit).map_or(at_ns, |r| r.max(at_ns));
         io.flushed_units += 1;
         if io.preprogrammed.remove(&unit) {
             self.cache_programmed(zone, unit, ready_ns);

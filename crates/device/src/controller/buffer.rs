@@ -24,6 +24,9 @@ pub struct ZoneBuffer {
     /// Programs in flight; a unit's space is free once its program is done,
     /// whatever the order (the buffer is a pool of slots, not a ring).
     pending: BinaryHeap<Reverse<Release>>,
+    /// No program in `pending` ends after this (an upper bound, reset when
+    /// the buffer is cleared): reads after it need not search the heap.
+    pending_done_max_ns: Nanos,
 }
 
 impl ZoneBuffer {
@@ -63,10 +66,15 @@ impl ZoneBuffer {
     /// excluded) finishes at `done_ns`.
     pub fn programmed(&mut self, unit: u64, bytes: u64, done_ns: Nanos) {
         self.pending.push(Reverse(Release { done_ns, unit, bytes }));
+        self.pending_done_max_ns = self.pending_done_max_ns.max(done_ns);
     }
 
     /// When unit `unit` finishes programming, if it is still in flight at `at_ns`.
+    #[inline]
     pub fn unit_pending_until(&self, unit: u64, at_ns: Nanos) -> Option<Nanos> {
+        if at_ns >= self.pending_done_max_ns {
+            return None;
+        }
         self.pending.iter().find(|r| r.0.unit == unit).map(|r| r.0.done_ns).filter(|&t| t > at_ns)
     }
 
@@ -81,6 +89,7 @@ impl ZoneBuffer {
     pub fn clear(&mut self) {
         self.occupied_bytes = 0;
         self.pending.clear();
+        self.pending_done_max_ns = 0;
     }
 }
 

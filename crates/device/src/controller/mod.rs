@@ -13,7 +13,7 @@ pub mod write_cache;
 use buffer::{DevicePool, ZoneBuffer};
 use read_ahead::ReadAhead;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use write_cache::WriteCache;
 use zonelab_sim::{transfer_ns, Nanos, ServerPool, SlotTimeline, Timeline};
 
@@ -109,14 +109,84 @@ pub(crate) struct ZoneIo {
     /// of the write pointer): the fill skips them.
     pub(crate) preprogrammed: BTreeSet<u64>,
     /// When the data taken in for each unit not yet programmed is all in the controller.
-    pub(crate) unit_ready: BTreeMap<u64, Nanos>,
+    pub(crate) unit_ready: UnitReady,
     /// Internal copies in flight: LBAs below `end` (zone offset) are readable
     /// from `ready_ns` on; ready times never decrease, so a read waits for the
     /// device's write pointer to pass its block.
     pub(crate) gate: VecDeque<(u64, Nanos)>,
+    /// Memo of the chunk the fill point is in: its zone offsets `[start,
+    /// end)` and its program unit (`Mapping::unit_of_chunk`, a pure function
+    /// of the chunk): consecutive small writes fill the same chunk.
+    fill_chunk: (u64, u64, u64),
+    /// Memo of where the unit to program next ends: (unit, zone offset past
+    /// its last chunk), a pure function of the unit.
+    flush_end: Option<(u64, u64)>,
+}
+
+/// When the data taken in for each program unit not yet programmed is all
+/// in the controller, by unit in ascending order. Only the units a zone is
+/// filling have an entry (about one per die it spans), so a sorted vector,
+/// searched from the end the fill is at, beats a tree.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct UnitReady(Vec<(u64, Nanos)>);
+
+impl UnitReady {
+    /// Data of `unit` is in from `at_ns` on: the unit is ready once its last data is.
+    #[inline]
+    pub(crate) fn note(&mut self, unit: u64, at_ns: Nanos) {
+        match self.0.iter().rposition(|&(u, _)| u <= unit) {
+            Some(i) if self.0[i].0 == unit => self.0[i].1 = self.0[i].1.max(at_ns),
+            Some(i) => self.0.insert(i + 1, (unit, at_ns)),
+            None => self.0.insert(0, (unit, at_ns)),
+        }
+        debug_assert!(self.0.windows(2).all(|w| w[0].0 < w[1].0), "units stay sorted and distinct");
+    }
+
+    /// Removes `unit` (it is being programmed): when its data is all in, if any was taken in.
+    #[inline]
+    pub(crate) fn take(&mut self, unit: u64) -> Option<Nanos> {
+        // Units are programmed in order, so it is usually the first.
+        let i = self.0.iter().position(|&(u, _)| u == unit)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// Drops the units from `unit` on (their data was lost).
+    pub(crate) fn retain_below(&mut self, unit: u64) {
+        self.0.retain(|&(u, _)| u < unit);
+    }
 }
 
 impl ZoneIo {
+    /// The program unit the fill point is in (`unit_of_chunk`, the
+    /// mapping's), and the zone offset where the fill point's chunk (of
+    /// `per_chunk` LBAs) ends.
+    #[inline]
+    pub(crate) fn fill_point(&mut self, per_chunk: u64, unit_of_chunk: impl Fn(u64) -> u64) -> (u64, u64) {
+        let (start, end, unit) = self.fill_chunk;
+        if (start..end).contains(&self.filled_lbas) {
+            return (unit, end);
+        }
+        let chunk = self.filled_lbas / per_chunk;
+        let unit = unit_of_chunk(chunk);
+        self.fill_chunk = (chunk * per_chunk, (chunk + 1) * per_chunk, unit);
+        (unit, (chunk + 1) * per_chunk)
+    }
+
+    /// The zone offset past the last chunk of the unit to program next
+    /// (`last_chunk_of`: the mapping's last chunk of a unit).
+    #[inline]
+    pub(crate) fn flush_end_lbas(&mut self, per_chunk: u64, last_chunk_of: impl Fn(u64) -> u64) -> u64 {
+        match self.flush_end {
+            Some((unit, end)) if unit == self.flushed_units => end,
+            _ => {
+                let last_chunk = last_chunk_of(self.flushed_units);
+                let end = (last_chunk + 1) * per_chunk;
+                self.flush_end = Some((self.flushed_units, end));
+                end
+            }
+        }
+    }
+
     /// When the device's write pointer passes zone offset `offset`.
     pub(crate) fn gate_ns(&self, offset: u64) -> Nanos {
         self.gate.iter().find(|&&(end, _)| end > offset).map_or(0, |&(_, ready)| ready)

@@ -19,6 +19,18 @@ use zonelab_sim::Nanos;
 /// concurrent sequential reader the controller can follow.
 const STREAMS_MAX: usize = 32;
 
+/// Buckets of the filter over the stream ends: with 32 ends in 256 buckets a
+/// random read, the common case, mostly finds its bucket empty and skips
+/// the search.
+const END_BUCKETS: usize = 256;
+
+/// The filter bucket of stream end `lba` (Fibonacci hashing: the top bits
+/// of a multiplication spread strided LBAs too).
+#[inline]
+fn end_bucket(lba: u64) -> usize {
+    (lba.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ReadAhead {
     /// Chunks to read ahead of a sequential stream; 0 turns read-ahead off.
@@ -26,6 +38,9 @@ pub(crate) struct ReadAhead {
     capacity_chunks: usize,
     /// Where recent reads ended (LBA), newest last.
     stream_ends: VecDeque<u64>,
+    /// How many of `stream_ends` fall in each bucket (`end_bucket`): a read
+    /// whose start has an empty bucket continues no stream.
+    end_counts: Vec<u8>,
     /// Buffered chunks, keyed by (zone, chunk of the zone): when their data
     /// is in. Ordered, not hashed: every read looks here.
     chunks: BTreeMap<(u32, u64), Nanos>,
@@ -37,7 +52,7 @@ impl ReadAhead {
     pub(crate) fn new(window_chunks: u64, capacity_chunks: u64) -> Self {
         assert!(window_chunks <= capacity_chunks, "the window must fit the buffer");
         let capacity_chunks = usize::try_from(capacity_chunks).expect("the buffer's chunks fit memory");
-        Self { window_chunks, capacity_chunks, ..Self::default() }
+        Self { window_chunks, capacity_chunks, end_counts: vec![0; END_BUCKETS], ..Self::default() }
     }
 
     pub(crate) fn window_chunks(&self) -> u64 {
@@ -45,27 +60,28 @@ impl ReadAhead {
     }
 
     /// Notes a read of LBAs `slba..end`; true when it continues a stream.
-    // Out of line, as it was when the front's dispatch lived in another
-    // module: inlined into `Device::start` its queue operations are not.
-    #[inline(never)]
     pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> bool {
         if self.window_chunks == 0 {
             return false;
         }
-        // Newest first: a stream's last read is usually among the latest.
-        let continues = match self.stream_ends.iter().rposition(|&e| e == slba) {
-            Some(i) => {
-                self.stream_ends.remove(i);
-                true
-            }
-            None => false,
-        };
+        let continues = self.end_counts[end_bucket(slba)] > 0 && self.take_end(slba);
         if self.stream_ends.len() == STREAMS_MAX {
-            self.stream_ends.pop_front();
+            let oldest = self.stream_ends.pop_front().expect("a full list");
+            self.end_counts[end_bucket(oldest)] -= 1;
         }
         self.stream_ends.push_back(end);
+        self.end_counts[end_bucket(end)] += 1;
         debug_assert!(self.stream_ends.len() <= STREAMS_MAX);
         continues
+    }
+
+    /// Removes the newest stream end at `lba`, if there is one.
+    fn take_end(&mut self, lba: u64) -> bool {
+        // Newest first: a stream's last read is usually among the latest.
+        let Some(i) = self.stream_ends.iter().rposition(|&e| e == lba) else { return false };
+        self.stream_ends.remove(i);
+        self.end_counts[end_bucket(lba)] -= 1;
+        true
     }
 
     /// When `chunk` of `zone` is in the buffer, if it is buffered.

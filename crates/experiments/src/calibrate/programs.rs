@@ -18,7 +18,7 @@ const OPEN_CLOSE_SAMPLES: u64 = 100;
 const FIG7_RESETS: u64 = 12;
 
 pub fn run(config: DeviceConfig, run: &DeviceRun, seed: u64) -> Result<Vec<Vec<f64>>> {
-    let dev = Device::new(config)?;
+    let dev = Device::with_tracking(config, zonelab_device::Tracking::NONE)?;
     match run {
         DeviceRun::Occupancy { op, occupancy, opened } => occupancy_run(dev, *op, *occupancy, *opened).map(|l| vec![l]),
         DeviceRun::Qd1 { op, bs } => qd1(dev, *op, *bs, seed).map(|l| vec![l]),

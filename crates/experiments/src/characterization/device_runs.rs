@@ -8,7 +8,8 @@ use zonelab_device::{preset, Command, Completion, Device, Payload, Started, Zone
 use zonelab_sim::{Nanos, SimRng, MS, SEC, US};
 
 fn zn540() -> Device {
-    Device::new(preset("zn540").expect("zn540 preset")).expect("zn540 is valid")
+    Device::with_tracking(preset("zn540").expect("zn540 preset"), zonelab_device::Tracking::NONE)
+        .expect("zn540 is valid")
 }
 
 pub(crate) fn mgmt(action: ZoneAction, slba: u64) -> Command<'static> {

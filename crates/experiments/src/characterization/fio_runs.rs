@@ -91,7 +91,7 @@ pub fn run_seeded(config: DeviceConfig, name: &str, text: &str, scheduler: Sched
 /// [`run_seeded`] with the host's configuration given too.
 pub fn run_with_options(config: DeviceConfig, name: &str, text: &str, options: &RunOptions) -> Result<FioResult> {
     let set = parse_job_file(name, text)?;
-    let mut device = Device::new(config)?;
+    let mut device = Device::with_tracking(config, zonelab_device::Tracking::NONE)?;
     let engine = Engine::new(&mut device, &set, options)?;
     let result = engine.run(&mut |_| {})?;
     let entries = entries(&set, &result)

@@ -12,7 +12,7 @@
 //! (see [`Scale`]); everything else follows Table 2 and 3.
 
 use crate::error::{Error, Result};
-use zonelab_device::{preset, Device, DeviceConfig, Plugging};
+use zonelab_device::{preset, Device, DeviceConfig, Plugging, Tracking};
 use zonelab_fs::{Fs, FsConfig, Recycling};
 use zonelab_workload::fsbench::{self, FsBenchConfig, FsBenchResult, FsWorkload};
 
@@ -145,7 +145,9 @@ pub fn run(spec: &RunSpec) -> Result<FsBenchResult> {
 
 /// [`run`], reporting the workload's progress (`fsbench::run_with_progress`).
 pub fn run_with_progress(spec: &RunSpec, progress: fsbench::Progress<'_>) -> Result<FsBenchResult> {
-    let dev = Device::new(device_config(spec)?)?;
+    // Fig 9 plots chip utilization; nothing cuts the power.
+    let tracking = Tracking { power_cuts: false, chip_utilization: true };
+    let dev = Device::with_tracking(device_config(spec)?, tracking)?;
     let mut fs = Fs::mkfs(dev, fs_config(spec))?;
     let mut cfg = FsBenchConfig::new(spec.workload);
     cfg.utilization = spec.utilization;
