@@ -1,6 +1,6 @@
 //! Model-based property test: random command sequences against a tiny device
 //! and against an independent reference model written from the semantics
-//! sheet (`nvme-zns-semantics.md`). Every status, appended LBA, read datum,
+//! the device follows (`docs/command-semantics.md`). Every status, appended LBA, read datum,
 //! report, and after every command the state and write pointer of every zone
 //! must agree.
 
@@ -240,7 +240,7 @@ impl Model {
         Ok(&self.data[slba as usize * LBA..end as usize * LBA])
     }
 
-    /// One action on one sequential zone: the sheet's table.
+    /// One action on one sequential zone: the table of docs/command-semantics.md, "Zone Management Send".
     fn apply(&mut self, action: ZoneAction, zone: u32) -> Result<(), Status> {
         use ZoneState::*;
         let bad = Err(Status::ZoneInvalidStateTransition);
@@ -586,8 +586,8 @@ fn check_on<D: ZonedDevice>(mut dev: D, timed: bool, lim: Limits, ops: &[(Op, bo
                 prop_assert_eq!((c.status, c.result), expect, "{}", ctx);
             }
             Op::Fault { zone, offline } => {
-                // Faults hit sequential zones only (the sheet does not cover
-                // failed conventional zones).
+                // Faults hit sequential zones only (the reference model does not
+                // cover failed conventional zones).
                 let zone = zone.max(lim.conventional);
                 let state = if offline { ZoneState::Offline } else { ZoneState::ReadOnly };
                 if model.state(zone) == ZoneState::Offline && state == ZoneState::ReadOnly {

@@ -1,5 +1,5 @@
-//! Integration tests of the device against the NVMe ZNS semantics sheet
-//! (`nvme-zns-semantics.md`): every row, positive and negative, with the
+//! Integration tests of the device against the NVMe ZNS semantics it follows
+//! (`docs/command-semantics.md`): every row, positive and negative, with the
 //! exact status, and the zone state and write pointer that result.
 
 use zonelab_device::*;
@@ -185,6 +185,7 @@ const SEQ_STATES: [ZoneState; 7] = ZoneState::SEQUENTIAL;
 // Status codes
 // ---------------------------------------------------------------------------
 
+/// The codes of the "Statuses" table of docs/command-semantics.md.
 #[test]
 fn status_codes_are_those_of_the_sheet() {
     let sheet = [
@@ -671,7 +672,8 @@ fn fault_injection_does_not_revive_an_offline_zone() {
 // Zone Management Send
 // ---------------------------------------------------------------------------
 
-/// The sheet's table: the state an action leads to from each state, or the error.
+/// The table of docs/command-semantics.md, "Zone Management Send": the state an action leads to from each state, or
+/// the error.
 fn expected_transition(action: ZoneAction, from: ZoneState) -> Result<ZoneState, Status> {
     use ZoneState::*;
     let bad = Err(Status::ZoneInvalidStateTransition);
@@ -959,7 +961,7 @@ fn select_all_open_takes_open_resources_from_implicitly_opened_zones() {
     assert_eq!(h.state(1), ZoneState::ExplicitlyOpened);
     // Zones 2 and 3 were auto-closed while the command ran; whether Open All
     // then also tries to open them (and fails with Too Many Open Zones) is
-    // not fixed by the sheet; the device evaluates each zone's state when it
+    // not fixed by the specification; the device evaluates each zone's state when it
     // reaches it (as QEMU's walk of its closed-zone list does, as far as we
     // know), so Open All reports an error although every zone that was
     // closed when it started is now open.
@@ -1148,7 +1150,8 @@ fn conventional_zones_take_random_writes() {
     // Zone 2 is the first sequential zone.
     assert_eq!(h.write(zslba(2) + 1, 1, 1), Status::ZoneInvalidWrite);
     assert_eq!(h.write(zslba(2), 1, 1), Status::Success);
-    // The sheet does not say; the device applies the zone boundary to conventional writes too.
+    // The specification does not say; the device applies the zone boundary to conventional writes too
+    // (docs/command-semantics.md, "Conventional zones").
     assert_eq!(h.write(ZSZE - 2, 4, 1), Status::ZoneBoundaryError);
 }
 
