@@ -1,5 +1,5 @@
 //! The ZNS device's NVMe front: [`Device`] takes each command, checks it in
-//! the order of the semantics sheet, changes zone state when it is accepted,
+//! the order docs/command-semantics.md gives, changes zone state when it is accepted,
 //! and times it by reserving the resources it uses in order: host interface
 //! (`submit_ns`), a firmware core, the zone's write buffer, the PCIe link,
 //! and flash channels and dies for the program units it completes or the

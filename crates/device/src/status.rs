@@ -77,7 +77,7 @@ impl Status {
         }
     }
 
-    /// The combined code as the semantics sheet writes it (SCT << 8 | SC).
+    /// The combined code as docs/command-semantics.md writes it (SCT << 8 | SC).
     pub fn code(self) -> u16 {
         u16::from(self.sct()) << 8 | u16::from(self.sc())
     }
