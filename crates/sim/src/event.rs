@@ -14,9 +14,19 @@ struct Entry<E> {
     event: E,
 }
 
+impl<E> Entry<E> {
+    /// Time, then scheduling sequence, as one integer: the heap compares
+    /// once, without branches. Built when compared, not stored: a stored
+    /// u128 would align every entry to 16 bytes.
+    #[inline]
+    fn key(&self) -> u128 {
+        u128::from(self.at_ns) << 64 | u128::from(self.seq)
+    }
+}
+
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        (self.at_ns, self.seq) == (other.at_ns, other.seq)
+        self.key() == other.key()
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -26,8 +36,9 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Ord for Entry<E> {
+    #[inline]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at_ns, self.seq).cmp(&(other.at_ns, other.seq))
+        self.key().cmp(&other.key())
     }
 }
 
@@ -97,9 +108,10 @@ impl<E> EventQueue<E> {
     /// Pops the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let Reverse(entry) = self.heap.pop()?;
-        debug_assert!(entry.at_ns >= self.now_ns);
-        self.now_ns = entry.at_ns;
-        Some((entry.at_ns, entry.event))
+        let at_ns = entry.at_ns;
+        debug_assert!(at_ns >= self.now_ns);
+        self.now_ns = at_ns;
+        Some((at_ns, entry.event))
     }
 
     /// Pops the next event only if it is due at or before `until_ns`.

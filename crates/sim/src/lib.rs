@@ -4,14 +4,12 @@
 //! discrete-event queue, seeded randomness and metrics. Nothing here knows
 //! about flash or zones.
 
-pub mod divisor;
 pub mod event;
 pub mod input;
 pub mod metrics;
 pub mod rng;
 pub mod time;
 
-pub use divisor::Divisor;
 pub use event::EventQueue;
 pub use metrics::{Counter, LatencyHistogram, TimeSeries};
 pub use rng::SimRng;

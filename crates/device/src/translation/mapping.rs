@@ -20,7 +20,6 @@
 use crate::config::{Layout, StartDie};
 use std::collections::VecDeque;
 use zonelab_flash::{BlockAddr, Geometry};
-use zonelab_sim::Divisor;
 
 /// Where a chunk (one flash page of zone data) lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +43,7 @@ pub struct Mapping {
     fcgs: u32,
     planes: u32,
     oneshot_pages: u32,
+    pages_per_block: u32,
     fbg_blocks: u32,
     /// Block group each zone writes to.
     zone_fbg: Vec<u32>,
@@ -54,38 +54,6 @@ pub struct Mapping {
     next_first_die: u32,
     /// Block groups no zone uses, per FCG, oldest released first.
     free_fbgs: Vec<VecDeque<u32>>,
-    /// The geometry's divisors, for the address arithmetic of every command.
-    div: Divisors,
-}
-
-/// The divisors of the mapping's address arithmetic.
-#[derive(Debug, Clone, Copy)]
-struct Divisors {
-    /// D_zone.
-    dies: Divisor,
-    /// S.
-    stripe: Divisor,
-    /// S × D_zone: chunks of one stripe on every die of the group.
-    stripe_row: Divisor,
-    /// Planes per die.
-    planes: Divisor,
-    /// Pages per block.
-    block_pages: Divisor,
-    /// Chunks of one program unit (planes × one-shot pages).
-    unit_chunks: Divisor,
-}
-
-impl Divisors {
-    fn of(d_zone: u32, stripe_chunks: u64, planes: u32, oneshot_pages: u32, pages_per_block: u32) -> Self {
-        Self {
-            dies: Divisor::new(u64::from(d_zone)),
-            stripe: Divisor::new(stripe_chunks),
-            stripe_row: Divisor::new(stripe_chunks * u64::from(d_zone)),
-            planes: Divisor::new(u64::from(planes)),
-            block_pages: Divisor::new(u64::from(pages_per_block)),
-            unit_chunks: Divisor::new(u64::from(planes) * u64::from(oneshot_pages)),
-        }
-    }
 }
 
 impl Mapping {
@@ -109,14 +77,8 @@ impl Mapping {
             stripe_chunks: layout.stripe_chunks,
             fcgs: layout.fcgs,
             planes: geometry.planes_per_die,
-            div: Divisors::of(
-                layout.d_zone,
-                layout.stripe_chunks,
-                geometry.planes_per_die,
-                geometry.oneshot_pages,
-                geometry.pages_per_block,
-            ),
             oneshot_pages: geometry.oneshot_pages,
+            pages_per_block: geometry.pages_per_block,
             fbg_blocks: layout.fbg_blocks,
             zone_first_die: vec![0; zone_fbg.len()],
             zone_fbg,
@@ -168,7 +130,8 @@ impl Mapping {
     /// group `stripe mod D_zone` counted from the zone's first die).
     #[inline]
     fn group_die(&self, zone: u32, stripe: u64) -> u32 {
-        self.div.dies.remainder(self.div.dies.remainder(stripe) + u64::from(self.zone_first_die[zone as usize])) as u32
+        let d = u64::from(self.d_zone);
+        ((stripe % d + u64::from(self.zone_first_die[zone as usize])) % d) as u32
     }
 
     /// Dies per flash chip group (D_zone).
@@ -195,22 +158,32 @@ impl Mapping {
     /// Stripe (run of `stripe_chunks` chunks on one die) holding `chunk`.
     #[inline]
     fn stripe_of(&self, chunk: u64) -> u64 {
-        self.div.stripe.quotient(chunk)
+        // Page striping, the common case, needs no division.
+        if self.stripe_chunks == 1 {
+            chunk
+        } else {
+            chunk / self.stripe_chunks
+        }
     }
 
     /// Position of `chunk` among the chunks of the zone on its die.
     #[inline]
     fn index_on_die(&self, chunk: u64) -> u64 {
-        self.div.stripe_row.quotient(chunk) * self.stripe_chunks + self.div.stripe.remainder(chunk)
+        let s = self.stripe_chunks;
+        if s == 1 {
+            return chunk / u64::from(self.d_zone);
+        }
+        (chunk / (s * u64::from(self.d_zone))) * s + chunk % s
     }
 
     /// The chunk at position `index` on die `die_in_group` of the zone.
     #[inline]
     fn chunk_at(&self, die_in_group: u64, index: u64) -> u64 {
         let s = self.stripe_chunks;
-        self.div.stripe.quotient(index) * s * u64::from(self.d_zone)
-            + die_in_group * s
-            + self.div.stripe.remainder(index)
+        if s == 1 {
+            return index * u64::from(self.d_zone) + die_in_group;
+        }
+        (index / s) * s * u64::from(self.d_zone) + die_in_group * s + index % s
     }
 
     /// Chunks of one program unit (planes × one-shot pages).
@@ -229,12 +202,12 @@ impl Mapping {
     #[inline]
     pub fn locate_in(&self, zone: u32, fbg: u32, chunk: u64) -> ChunkLocation {
         let index = self.index_on_die(chunk);
-        let page_in_fbg = self.div.planes.quotient(index);
+        let page_in_fbg = index / u64::from(self.planes);
         ChunkLocation {
             die: self.die_of_chunk(zone, chunk),
-            plane: self.div.planes.remainder(index) as u32,
-            block: fbg * self.fbg_blocks + self.div.block_pages.quotient(page_in_fbg) as u32,
-            page: self.div.block_pages.remainder(page_in_fbg) as u32,
+            plane: (index % u64::from(self.planes)) as u32,
+            block: fbg * self.fbg_blocks + (page_in_fbg / u64::from(self.pages_per_block)) as u32,
+            page: (page_in_fbg % u64::from(self.pages_per_block)) as u32,
         }
     }
 
@@ -242,15 +215,16 @@ impl Mapping {
     /// super word line, die by die within one.
     #[inline]
     pub fn unit_of_chunk(&self, chunk: u64) -> u64 {
-        self.div.unit_chunks.quotient(self.index_on_die(chunk)) * u64::from(self.d_zone)
-            + self.div.dies.remainder(self.stripe_of(chunk))
+        let d = u64::from(self.d_zone);
+        (self.index_on_die(chunk) / self.unit_chunks_len()) * d + self.stripe_of(chunk) % d
     }
 
     /// First and last chunk of unit `unit`.
     #[inline]
     pub fn unit_chunk_span(&self, unit: u64) -> (u64, u64) {
-        let first_index = self.div.dies.quotient(unit) * self.unit_chunks_len();
-        let die_in_group = self.div.dies.remainder(unit);
+        let d = u64::from(self.d_zone);
+        let first_index = (unit / d) * self.unit_chunks_len();
+        let die_in_group = unit % d;
         (
             self.chunk_at(die_in_group, first_index),
             self.chunk_at(die_in_group, first_index + self.unit_chunks_len() - 1),
@@ -266,10 +240,12 @@ impl Mapping {
 
     /// Where program unit `unit` of `zone` goes: the block and first page.
     pub fn unit_target(&self, zone: u32, unit: u64) -> (BlockAddr, u32) {
-        let first_page_in_fbg = self.div.dies.quotient(unit) * u64::from(self.oneshot_pages);
+        let d = u64::from(self.d_zone);
+        let first_page_in_fbg = (unit / d) * u64::from(self.oneshot_pages);
         let die = self.fcg_of_zone(zone) * self.d_zone + self.group_die(zone, unit);
-        let block = self.fbg_of_zone(zone) * self.fbg_blocks + self.div.block_pages.quotient(first_page_in_fbg) as u32;
-        (BlockAddr { die, block }, self.div.block_pages.remainder(first_page_in_fbg) as u32)
+        let block =
+            self.fbg_of_zone(zone) * self.fbg_blocks + (first_page_in_fbg / u64::from(self.pages_per_block)) as u32;
+        (BlockAddr { die, block }, (first_page_in_fbg % u64::from(self.pages_per_block)) as u32)
     }
 
     /// Blocks (per plane) of block group `fbg` on one die.
@@ -311,13 +287,13 @@ mod tests {
             fcgs: 2,
             planes: 1,
             oneshot_pages: 1,
+            pages_per_block: 8,
             fbg_blocks: 1,
             zone_fbg: (0..8).map(|z| z / 2).collect(),
             free_fbgs: vec![VecDeque::new(); 2],
             zone_first_die: vec![0; 8],
             start_die: StartDie::First,
             next_first_die: 0,
-            div: Divisors::of(4, 1, 1, 1, 8),
         }
     }
 
@@ -338,13 +314,13 @@ mod tests {
             fcgs: 1,
             planes: 2,
             oneshot_pages: 3,
+            pages_per_block: 6,
             fbg_blocks: 2,
             zone_fbg: vec![0],
             free_fbgs: vec![VecDeque::new()],
             zone_first_die: vec![0],
             start_die: StartDie::First,
             next_first_die: 0,
-            div: Divisors::of(2, stripe_chunks, 2, 3, 6),
         }
     }
 
