@@ -373,7 +373,10 @@ impl FlashArray {
         } else {
             self.sense_planes(ready_ns, r.die, planes, read_ns, row)
         };
-        self.transfer_read(sensed_ns, r.die, r.bytes)
+        let done_ns = self.transfer_read(sensed_ns, r.die, r.bytes);
+        // Sensed once the request and the planes were ready, then sent over the channel.
+        debug_assert!(sensed_ns >= ready_ns && done_ns > sensed_ns);
+        done_ns
     }
 
     /// Senses page row `row` on `planes` of `die` together (suspending a
@@ -556,6 +559,7 @@ impl FlashArray {
     /// Programs `oneshot_pages` pages starting at `first_page` on every plane of
     /// block `addr`: the data crosses the channel, then all planes program together.
     pub fn program(&mut self, ready_ns: Nanos, addr: BlockAddr, first_page: u32) -> Result<ProgramDone, FlashError> {
+        debug_assert!(addr.die < self.geometry.dies_total() && addr.block < self.geometry.blocks_per_plane);
         self.check_and_advance_program(addr, first_page)?;
         self.clear_chains(addr, first_page..first_page + self.geometry.oneshot_pages);
         let pages = self.geometry.planes_per_die * self.geometry.oneshot_pages;
@@ -569,6 +573,8 @@ impl FlashArray {
         self.counters.programs += 1;
         self.counters.pages_programmed += u64::from(pages);
         self.counters.channel_bytes += u64::from(pages) * u64::from(page_bytes);
+        // The data crosses the channel first, then the die programs it.
+        debug_assert!(transfer_end_ns >= ready_ns && done_ns >= transfer_end_ns + program_ns);
         Ok(ProgramDone { transfer_end_ns, done_ns })
     }
 
@@ -1165,7 +1171,7 @@ mod tests {
         let busy: f64 = f.chip_utilization().iter().map(|(_, u)| u).sum();
         assert!(busy > 0.0 && busy <= 1.0, "{busy}");
         f.keep_utilization(false);
-        f.program(0, a, 3).unwrap();
+        f.program(0, a, 1).unwrap();
         assert!(f.chip_utilization().is_empty(), "a series not kept is not reported");
     }
 }

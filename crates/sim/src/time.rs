@@ -62,11 +62,15 @@ impl Timeline {
     /// end of the reservation.
     #[inline]
     pub fn reserve(&mut self, ready_ns: Nanos, duration_ns: Nanos) -> Nanos {
+        debug_assert!(ready_ns <= TIME_NS_MAX && duration_ns <= TIME_NS_MAX, "times within the horizon");
+        let free_before_ns = self.free_at_ns;
         let start_ns = ready_ns.max(self.free_at_ns);
         let end_ns = start_ns + duration_ns;
         self.free_at_ns = end_ns;
         self.busy_ns += duration_ns;
-        debug_assert!(end_ns >= ready_ns);
+        // A reservation starts once both the request and the resource are
+        // ready, and the resource is never free earlier than it was.
+        debug_assert!(end_ns >= ready_ns + duration_ns && end_ns >= free_before_ns + duration_ns);
         end_ns
     }
 

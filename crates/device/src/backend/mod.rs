@@ -141,6 +141,9 @@ impl Backend {
     /// buffer at its fill point, piece by piece; host data (`link`) also
     /// crosses the link. Returns when the last piece is in.
     pub(crate) fn take_in(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
+        let filled_before = self.controller.zone_io[zone as usize].filled_lbas;
+        let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
+        debug_assert!(conventional || filled_before + lbas <= self.layout.zcap_lbas, "data beyond the zone's capacity");
         let lba_bytes = self.layout.lba_bytes;
         let capacity = self.layout.zone_buffer_bytes;
         let mut t = ready_ns;
@@ -158,6 +161,10 @@ impl Backend {
             self.fill(zone, piece, t);
             remaining -= piece;
         }
+        // Everything is in, in order, no earlier than it was ready (a
+        // conventional zone's log may have wrapped meanwhile).
+        debug_assert!(t >= ready_ns);
+        debug_assert!(conventional || self.controller.zone_io[zone as usize].filled_lbas == filled_before + lbas);
         t
     }
 
@@ -219,6 +226,7 @@ impl Backend {
     /// Programs the zone's next unit once its data is in (or skips it if it
     /// was programmed without the buffer).
     pub(crate) fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
+        debug_assert!(data_bytes <= self.program_unit_bytes, "a unit holds at most one unit of data");
         let io = &mut self.controller.zone_io[zone as usize];
         let unit = io.flushed_units;
         let ready_ns = io.unit_ready.take(unit).map_or(at_ns, |r| r.max(at_ns));
@@ -242,6 +250,9 @@ impl Backend {
         if data_bytes > 0 && self.config.controller.unit_commit_ns > 0 {
             self.controller.note_unit_commit(done.done_ns);
         }
+        // Units go to flash in order, each once, after its data is in.
+        debug_assert_eq!(self.controller.zone_io[zone as usize].flushed_units, unit + 1);
+        debug_assert!(done.done_ns > ready_ns);
         done.done_ns
     }
 

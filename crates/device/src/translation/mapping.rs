@@ -243,9 +243,14 @@ impl Mapping {
         let d = u64::from(self.d_zone);
         let first_page_in_fbg = (unit / d) * u64::from(self.oneshot_pages);
         let die = self.fcg_of_zone(zone) * self.d_zone + self.group_die(zone, unit);
-        let block =
-            self.fbg_of_zone(zone) * self.fbg_blocks + (first_page_in_fbg / u64::from(self.pages_per_block)) as u32;
-        (BlockAddr { die, block }, (first_page_in_fbg % u64::from(self.pages_per_block)) as u32)
+        let fbg = self.fbg_of_zone(zone);
+        let block = fbg * self.fbg_blocks + (first_page_in_fbg / u64::from(self.pages_per_block)) as u32;
+        let first_page = (first_page_in_fbg % u64::from(self.pages_per_block)) as u32;
+        // The unit lies in the zone's group of dies and block group, and its
+        // one-shot program fits its block.
+        debug_assert!(self.fcg_dies(zone).contains(&die) && self.fbg_blocks(fbg).contains(&block));
+        debug_assert!(first_page + self.oneshot_pages <= self.pages_per_block);
+        (BlockAddr { die, block }, first_page)
     }
 
     /// Blocks (per plane) of block group `fbg` on one die.
