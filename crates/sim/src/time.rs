@@ -194,6 +194,10 @@ impl ServerPool {
     /// Reserves `duration_ns` on the server that frees up first, no earlier
     /// than `ready_ns`; returns the end of the reservation.
     pub fn reserve(&mut self, ready_ns: Nanos, duration_ns: Nanos) -> Nanos {
+        // One server (a controller's single FTL or firmware core): no choice to make.
+        if let [only] = self.servers.as_mut_slice() {
+            return only.reserve(ready_ns, duration_ns);
+        }
         let mut best = 0;
         for (i, s) in self.servers.iter().enumerate().skip(1) {
             if s.free_at_ns() < self.servers[best].free_at_ns() {

@@ -149,7 +149,7 @@ impl Backend {
         let mut t = ready_ns;
         let mut remaining = lbas;
         while remaining > 0 {
-            let piece = self.next_piece(zone, remaining, t);
+            let (piece, unit) = self.next_piece(zone, remaining, t);
             let bytes = piece * lba_bytes;
             let admitted = self.controller.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
             let admitted = self.controller.pool.admit(zone, admitted, bytes);
@@ -158,7 +158,7 @@ impl Backend {
                 // A copy's source stays on flash: it counts from its command's submission.
                 self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
             }
-            self.fill(zone, piece, t);
+            self.fill_unit(zone, unit, piece, t);
             remaining -= piece;
         }
         // Everything is in, in order, no earlier than it was ready (a
@@ -168,9 +168,9 @@ impl Backend {
         t
     }
 
-    /// LBAs of the next piece: up to the end of the current chunk, so a piece
-    /// never spans two program units.
-    fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> u64 {
+    /// LBAs of the next piece, up to the end of the current chunk so that a
+    /// piece never spans two program units, and the unit it goes to.
+    fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> (u64, u64) {
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
         if conventional && self.controller.zone_io[zone as usize].filled_lbas >= self.layout.zcap_lbas {
             // The conventional zone's log wrapped: start over on freshly erased blocks.
@@ -181,10 +181,10 @@ impl Backend {
             io.filled_lbas = 0;
             io.flushed_units = 0;
         }
-        let (_, chunk_end) = self.fill_point(zone);
+        let (unit, chunk_end) = self.fill_point(zone);
         let filled_lbas = self.controller.zone_io[zone as usize].filled_lbas;
         let room = (self.layout.zcap_lbas - filled_lbas).max(1);
-        remaining.min(chunk_end - filled_lbas).min(room)
+        (remaining.min(chunk_end - filled_lbas).min(room), unit)
     }
 
     /// The program unit the zone's fill point is in, and the zone offset
@@ -208,6 +208,12 @@ impl Backend {
     /// every unit they complete.
     pub(crate) fn fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
         let (unit, _) = self.fill_point(zone);
+        self.fill_unit(zone, unit, lbas, at_ns);
+    }
+
+    /// [`Backend::fill`] with the unit of the fill point known (`fill_point`).
+    fn fill_unit(&mut self, zone: u32, unit: u64, lbas: u64, at_ns: Nanos) {
+        debug_assert_eq!(unit, self.fill_point(zone).0, "the unit of the fill point");
         let io = &mut self.controller.zone_io[zone as usize];
         io.unit_ready.note(unit, at_ns);
         io.filled_lbas += lbas;
