@@ -279,6 +279,7 @@ impl BlockLayer {
         Dispatch { id, op, slba: slot.slba, nlb: slot.nlb, first_tag: slot.first_tag }
     }
 
+    #[inline]
     fn dispatch(&mut self, pending: Pending) -> Dispatch {
         let op = pending.op.expect("a pending request has an operation");
         match op {

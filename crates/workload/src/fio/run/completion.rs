@@ -66,15 +66,10 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             return;
         }
         let ddir = if io.kind == IoKind::TrimReset { DDIR_TRIM } else { ddir };
-        let dir = &mut thread.stats.dirs[ddir];
-        dir.io_bytes += bytes;
-        dir.total_ios += 1;
         let submit_ns = if io.kind == IoKind::Finish { issue_ns } else { io.submit_ns };
-        if !sync {
-            dir.slat.add(submit_ns - issue_ns);
-        }
-        dir.clat.add(now - if sync { issue_ns } else { submit_ns });
-        dir.lat.add(now - issue_ns);
+        let (slat_ns, clat_ns) =
+            if sync { (None, now - issue_ns) } else { (Some(submit_ns - issue_ns), now - submit_ns) };
+        thread.stats.dirs[ddir].add_io(bytes, slat_ns, clat_ns, now - issue_ns);
     }
 }
 

@@ -112,12 +112,16 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         self.layers.get_mut(path).insert(request, &mut out);
         self.send(now, path, &mut out);
         self.dispatched = out;
-        self.arm_epoch(now);
+        // Only an insert into ZINC can hold a command back; other layers'
+        // inserts find the timer as the last ZINC insert or epoch left it.
+        if path == HostPath::Kernel(SchedulerKind::Zinc) {
+            self.arm_epoch(now);
+        }
     }
 
     /// Hands dispatched requests to the device, through mq-deadline's lock.
     pub(super) fn send(&mut self, now: Nanos, path: HostPath, out: &mut Vec<Dispatch>) {
-        for dispatch in out.drain(..) {
+        for &dispatch in out.iter() {
             if path.locks_dispatch() {
                 let at = self.mq_deadline_lock.reserve(now, self.host.mq_deadline_dispatch_ns);
                 self.schedule(at, Event::DeviceSubmit { path, id: dispatch.id });
@@ -125,6 +129,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                 self.submit_dispatch(now, path, dispatch);
             }
         }
+        out.clear();
     }
 
     /// A dispatch that waited for mq-deadline's lock reaches the device.
@@ -209,7 +214,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         for &tag in &tags {
             self.deliver(now, tag as u32, status);
         }
-        self.send(now, path, &mut released);
+        if !released.is_empty() {
+            self.send(now, path, &mut released);
+        }
         self.tags = tags;
         self.released = released;
     }

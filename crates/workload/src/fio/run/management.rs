@@ -104,12 +104,8 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     fn soft_fill_done(&mut self, now: Nanos, t: u32, chain: Chain) {
         let thread = &mut self.threads[t as usize];
         if now >= thread.stats_start_ns {
-            let dir = &mut thread.stats.dirs[DDIR_TRIM];
-            dir.io_bytes += chain.fill_bytes;
-            dir.total_ios += 1;
-            dir.slat.add(0);
-            dir.clat.add(now - chain.start_ns);
-            dir.lat.add(now - chain.start_ns);
+            let elapsed_ns = now - chain.start_ns;
+            thread.stats.dirs[DDIR_TRIM].add_io(chain.fill_bytes, Some(0), elapsed_ns, elapsed_ns);
         }
         thread.chain = None;
     }
