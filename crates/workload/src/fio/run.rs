@@ -174,8 +174,38 @@ struct Chain {
     fill_bytes: u64,
 }
 
+/// The options of a thread's job that it reads on every I/O, copied from
+/// the job so that the hot path finds them in the thread.
+#[derive(Debug, Clone, Copy)]
+struct IoOptions {
+    verify: Verify,
+    /// A synchronous engine (psync and its kin): no submission latency.
+    sync: bool,
+    thinktime_ns: Nanos,
+    /// `rate` or `rate_iops` limits a direction.
+    rate_limited: bool,
+    io_uring: bool,
+    /// io_uring with `sqthread_poll`.
+    sq_poll: bool,
+}
+
+impl IoOptions {
+    fn of(job: &JobSpec) -> Self {
+        let rated = |limit: &[Option<u64>; DDIRS]| limit.iter().any(|r| r.is_some_and(|r| r > 0));
+        IoOptions {
+            verify: job.verify,
+            sync: job.ioengine.is_sync(),
+            thinktime_ns: job.thinktime_ns,
+            rate_limited: rated(&job.rate_bytes_per_s) || rated(&job.rate_iops),
+            io_uring: job.ioengine.is_io_uring(),
+            sq_poll: job.sqthread_poll && job.ioengine.is_io_uring(),
+        }
+    }
+}
+
 struct Thread {
     spec: usize,
+    options: IoOptions,
     clone: u32,
     groupid: u32,
     phase: u32,

@@ -10,7 +10,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let io = self.ios[tag as usize];
         self.free_ios.push(tag);
         let t = io.thread;
-        let sync = self.set.jobs[self.threads[t as usize].spec].ioengine.is_sync();
+        let sync = self.threads[t as usize].options.sync;
         let thread = &mut self.threads[t as usize];
         assert!(thread.inflight > 0);
         thread.inflight -= 1;

@@ -83,7 +83,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             }
         }
         let written = op == RequestOp::Write || op == RequestOp::Append;
-        if written && self.set.jobs[thread.spec].verify != Verify::None {
+        if written && thread.options.verify != Verify::None {
             thread.verify_ranges.push((slba, nlb));
         }
     }
@@ -144,7 +144,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let first_tag = dispatch.first_tag as u32;
         let first = &self.ios[first_tag as usize];
         let verify_read = first.kind == IoKind::VerifyRead;
-        let verify = self.set.jobs[self.threads[first.thread as usize].spec].verify;
+        let verify = self.threads[first.thread as usize].options.verify;
         let mut buffer = std::mem::take(&mut self.buffer);
         let payload = self.write_payload(&mut buffer, &dispatch, verify);
         let command = command_of(&dispatch, payload, self.zones.zone_lbas);
@@ -280,8 +280,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// The extra host cost of a request of `kind` that an io_uring job issues
     /// as a synchronous call.
     fn sync_call_ns(&self, t: u32, kind: IoKind) -> Nanos {
-        let job = &self.set.jobs[self.threads[t as usize].spec];
-        if job.ioengine.is_io_uring() && Self::beside_ring(kind) {
+        if self.threads[t as usize].options.io_uring && Self::beside_ring(kind) {
             self.host.sync_call_ns
         } else {
             0
@@ -292,8 +291,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// of `kind` the thread submits at `ready_ns`.
     fn ring_wakeup_ns(&mut self, t: u32, kind: IoKind, ready_ns: Nanos) -> Nanos {
         let thread = &mut self.threads[t as usize];
-        let job = &self.set.jobs[thread.spec];
-        if !(job.sqthread_poll && job.ioengine.is_io_uring()) || Self::beside_ring(kind) {
+        if !thread.options.sq_poll || Self::beside_ring(kind) {
             return 0;
         }
         // fio sets the ring up before the job's zone set-up (zone reports and

@@ -10,6 +10,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// Moves the earliest time of the thread's next I/O in `ddir` on by the
     /// gap its rate limits ask for after `bytes`.
     pub(super) fn rate_charge(&mut self, t: u32, ddir: usize, bytes: u64) {
+        if !self.threads[t as usize].options.rate_limited {
+            return;
+        }
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];
         let mut gap_ns = 0u64;
@@ -32,7 +35,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// After an I/O, a job with a think time holds its next one.
     pub(super) fn think_after_io(&mut self, t: u32) {
         let thread = &mut self.threads[t as usize];
-        if self.set.jobs[thread.spec].thinktime_ns > 0 {
+        if thread.options.thinktime_ns > 0 {
             thread.enter(Stage::Issuing(Hold::Think));
         }
     }
@@ -41,7 +44,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     pub(super) fn think(&mut self, now: Nanos, t: u32) {
         let thread = &mut self.threads[t as usize];
         thread.enter(Stage::Issuing(Hold::Free));
-        let at = now.saturating_add(self.set.jobs[thread.spec].thinktime_ns);
+        let at = now.saturating_add(thread.options.thinktime_ns);
         self.wake_at(t, at);
     }
 
