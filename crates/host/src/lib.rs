@@ -7,10 +7,12 @@
 //! finishes back while writes are busy. softFinish, the host filling a zone
 //! instead of finishing it, is a job option of the fio front end.
 
+pub mod layers;
 pub mod scheduler;
 pub mod stack;
 pub mod zinc;
 
+pub use layers::{BlockLayers, HostPath};
 pub use scheduler::{BlockLayer, Dispatch, HostRequest, RequestOp, SchedulerCounters, SchedulerKind};
 pub use stack::{EnginePerIo, HostConfig, SqPoll, StackCost, StackKind, HOST_MACHINES};
 pub use zinc::{Held, ZincConfig, ZincGate};

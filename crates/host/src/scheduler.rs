@@ -77,6 +77,8 @@ pub struct Dispatch {
     pub slba: u64,
     /// Number of logical blocks, merged requests summed.
     pub nlb: u32,
+    /// Tag of the first request merged into it (the one whose LBA it starts at).
+    pub first_tag: u64,
 }
 
 /// What /proc/diskstats would count: requests that reached the device and
@@ -93,13 +95,24 @@ pub struct SchedulerCounters {
     pub write_merges: u64,
 }
 
+impl std::ops::AddAssign for SchedulerCounters {
+    fn add_assign(&mut self, other: Self) {
+        self.read_ios += other.read_ios;
+        self.write_ios += other.write_ios;
+        self.read_merges += other.read_merges;
+        self.write_merges += other.write_merges;
+    }
+}
+
 #[derive(Debug, Default)]
 struct Pending {
     op: Option<RequestOp>,
     slba: u64,
     nlb: u32,
     locked_zone: Option<u32>,
-    tags: Vec<u64>,
+    first_tag: u64,
+    /// Tags of the requests merged behind the first; empty (no heap) unless it merged.
+    merged_tags: Vec<u64>,
 }
 
 /// The block layer of one device: its scheduler, the zone write locks, the
@@ -110,6 +123,9 @@ pub struct BlockLayer {
     /// In flight at the device, by dispatch id; `op == None` marks a free slot.
     slots: Vec<Pending>,
     free_slots: Vec<u32>,
+    /// Emptied tag buffers of completed merged dispatches, for the next merge:
+    /// no more than the merged dispatches ever queued or in flight at once.
+    spare_tags: Vec<Vec<u64>>,
     locked_zones: HashMap<u32, VecDeque<Pending>>,
     counters: SchedulerCounters,
     /// Zone management held back (`zinc` only).
@@ -135,6 +151,7 @@ impl BlockLayer {
             merge_lbas_max,
             slots: Vec::new(),
             free_slots: Vec::new(),
+            spare_tags: Vec::new(),
             locked_zones: HashMap::new(),
             counters: SchedulerCounters::default(),
             gate: (kind == SchedulerKind::Zinc).then(|| ZincGate::new(zinc)),
@@ -176,9 +193,14 @@ impl BlockLayer {
     pub fn insert(&mut self, request: HostRequest, out: &mut Vec<Dispatch>) {
         let locking = matches!(self.kind, SchedulerKind::MqDeadline | SchedulerKind::Zinc);
         let zone = if locking && request.op == RequestOp::Write { request.locked_zone } else { None };
-        let mut pending =
-            Pending { op: Some(request.op), slba: request.slba, nlb: request.nlb, locked_zone: zone, tags: Vec::new() };
-        pending.tags.push(request.tag);
+        let pending = Pending {
+            op: Some(request.op),
+            slba: request.slba,
+            nlb: request.nlb,
+            locked_zone: zone,
+            first_tag: request.tag,
+            merged_tags: Vec::new(),
+        };
         if let (Some(kind), Some(gate)) = (held_kind(request.op), self.gate.as_mut()) {
             if let Some(pending) = gate.hold(kind, pending) {
                 out.push(self.dispatch(pending));
@@ -199,7 +221,10 @@ impl BlockLayer {
                     let contiguous = tail.slba + u64::from(tail.nlb) == request.slba;
                     if contiguous && u64::from(tail.nlb) + u64::from(request.nlb) <= self.merge_lbas_max {
                         tail.nlb += request.nlb;
-                        tail.tags.push(request.tag);
+                        if tail.merged_tags.capacity() == 0 {
+                            tail.merged_tags = self.spare_tags.pop().unwrap_or_default();
+                        }
+                        tail.merged_tags.push(request.tag);
                         self.counters.write_merges += 1;
                         return;
                     }
@@ -215,8 +240,13 @@ impl BlockLayer {
         let slot = &mut self.slots[id as usize];
         let op = slot.op.take().expect("completion of a request that is not at the device");
         let nlb = slot.nlb;
-        tags.extend_from_slice(&slot.tags);
-        slot.tags.clear();
+        tags.push(slot.first_tag);
+        if slot.merged_tags.capacity() > 0 {
+            let mut merged = std::mem::take(&mut slot.merged_tags);
+            tags.extend_from_slice(&merged);
+            merged.clear();
+            self.spare_tags.push(merged);
+        }
         let zone = slot.locked_zone;
         self.free_slots.push(id);
         if let Some(gate) = self.gate.as_mut() {
@@ -242,13 +272,14 @@ impl BlockLayer {
         }
     }
 
-    /// The first request merged into dispatch `id`.
-    pub fn first_tag(&self, id: u32) -> u64 {
+    /// Dispatch `id`, at the device now.
+    pub fn at_device(&self, id: u32) -> Dispatch {
         let slot = &self.slots[id as usize];
-        assert!(slot.op.is_some(), "dispatch {id} is not at the device");
-        slot.tags[0]
+        let op = slot.op.expect("the dispatch is at the device");
+        Dispatch { id, op, slba: slot.slba, nlb: slot.nlb, first_tag: slot.first_tag }
     }
 
+    #[inline]
     fn dispatch(&mut self, pending: Pending) -> Dispatch {
         let op = pending.op.expect("a pending request has an operation");
         match op {
@@ -261,14 +292,11 @@ impl BlockLayer {
             }
             RequestOp::ZoneReset | RequestOp::ZoneFinish => {}
         }
-        let dispatch = Dispatch { id: 0, op, slba: pending.slba, nlb: pending.nlb };
+        let dispatch = Dispatch { id: 0, op, slba: pending.slba, nlb: pending.nlb, first_tag: pending.first_tag };
         let id = match self.free_slots.pop() {
             Some(id) => {
-                let slot = &mut self.slots[id as usize];
-                // Keep the slot's tag buffer so the steady state does not allocate.
-                let mut tags = std::mem::take(&mut slot.tags);
-                tags.extend_from_slice(&pending.tags);
-                *slot = Pending { tags, ..pending };
+                // A free slot's tag buffer went back to `spare_tags`: nothing to drop.
+                self.slots[id as usize] = pending;
                 id
             }
             None => {

@@ -6,7 +6,7 @@ use zonelab_device::{preset, Command, Device, DeviceOptions, Payload, ZoneAction
 use zonelab_sim::MS;
 use zonelab_workload::fio::job::{JobError, JobSet, Scheduler, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 use zonelab_workload::fio::parse::{parse_job_file, parse_run};
-use zonelab_workload::fio::report::{entries, json_report};
+use zonelab_workload::fio::report::{entries, json_report, normal_report};
 use zonelab_workload::fio::run::{Engine, RunOptions, RunResult};
 use zonelab_workload::fio::stats::JobStats;
 
@@ -542,6 +542,23 @@ fn mq_deadline_merges_sequential_writes_to_one_zone() {
     no_errors(&result);
     assert_eq!(result.disk.write_merges, 0);
     assert_eq!(result.disk.write_ios, 2048);
+}
+
+#[test]
+fn disk_stats_count_the_block_layer_whichever_scheduler_runs_it() {
+    let line =
+        "--name=w --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine=libaio --iodepth=4 --size=1z --io_size=1m";
+    for scheduler in [Scheduler::None, Scheduler::MqDeadline, Scheduler::Zinc] {
+        let mut dev = device();
+        let set = job_set(line);
+        let result = run_seeded(&mut dev, &set, 0, scheduler);
+        no_errors(&result);
+        let disk = result.disk;
+        assert_eq!(disk.write_ios + disk.write_merges, 256, "{scheduler:?}: {disk:?}");
+        let text = normal_report(&set, &result);
+        let expected = format!("ios=0/{}, merge=0/{}", disk.write_ios, disk.write_merges);
+        assert!(text.contains(&expected), "{scheduler:?}: {text}");
+    }
 }
 
 fn qd1_write_lat(line: &str, scheduler: Scheduler) -> (f64, f64) {

@@ -16,6 +16,8 @@ pub struct ZoneView {
     sequential: Vec<bool>,
     /// Zones written by jobs and not yet full, in opening order.
     open: Vec<u32>,
+    /// Whether each zone is in `open`: checked on every write.
+    is_open: Vec<bool>,
     pub open_limit: u32,
 }
 
@@ -26,6 +28,7 @@ impl ZoneView {
         let mut planned_wp = Vec::with_capacity(layout.zones as usize);
         let mut sequential = Vec::with_capacity(layout.zones as usize);
         let mut open = Vec::new();
+        let mut is_open = vec![false; layout.zones as usize];
         for zone in 0..layout.zones {
             let seq = zones.zone_type(zone) == ZoneType::SeqWriteRequired;
             let state = zones.state(zone);
@@ -36,6 +39,7 @@ impl ZoneView {
             };
             if seq && state.is_open() {
                 open.push(zone);
+                is_open[zone as usize] = true;
             }
             planned_wp.push(wp);
             sequential.push(seq);
@@ -48,6 +52,7 @@ impl ZoneView {
             planned_wp,
             sequential,
             open,
+            is_open,
             open_limit,
         }
     }
@@ -69,7 +74,7 @@ impl ZoneView {
         self.zslba(zone) + self.planned_wp[zone as usize]
     }
     pub fn is_open(&self, zone: u32) -> bool {
-        self.open.contains(&zone)
+        self.is_open[zone as usize]
     }
     pub fn open_zones(&self) -> &[u32] {
         &self.open
@@ -84,13 +89,22 @@ impl ZoneView {
         let lba = self.planned_wp(zone);
         let wp = &mut self.planned_wp[zone as usize];
         *wp += nlb;
-        if self.sequential[zone as usize] && !self.open.contains(&zone) {
+        let full = *wp == self.zcap_lbas;
+        if self.sequential[zone as usize] && !self.is_open[zone as usize] {
             self.open.push(zone);
+            self.is_open[zone as usize] = true;
         }
-        if *wp == self.zcap_lbas {
-            self.open.retain(|&z| z != zone);
+        if full {
+            self.close(zone);
         }
         lba
+    }
+
+    /// The zone is no longer open: full, reset or finished.
+    fn close(&mut self, zone: u32) {
+        if std::mem::replace(&mut self.is_open[zone as usize], false) {
+            self.open.retain(|&z| z != zone);
+        }
     }
 
     pub fn any_sequential(&self, first: u32, end: u32) -> bool {
@@ -100,11 +114,11 @@ impl ZoneView {
     /// The zone was reset or finished.
     pub fn set_empty(&mut self, zone: u32) {
         self.planned_wp[zone as usize] = 0;
-        self.open.retain(|&z| z != zone);
+        self.close(zone);
     }
     pub fn set_full(&mut self, zone: u32) {
         self.planned_wp[zone as usize] = self.zcap_lbas;
-        self.open.retain(|&z| z != zone);
+        self.close(zone);
     }
 
     /// Written LBAs over the sequential zones of [first, end).

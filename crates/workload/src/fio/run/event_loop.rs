@@ -1,0 +1,197 @@
+//! The event loop and a thread's life: phases start threads, events drive
+//! them, a thread issues while its stage lets it, then drains, verifies and
+//! ends, and the next phase starts when all of this one's threads ended.
+
+use super::*;
+
+impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+    /// Runs every thread to its end; `progress` sees the simulated time now and then.
+    pub fn run(mut self, progress: &mut dyn FnMut(Nanos)) -> Result<RunResult, JobError> {
+        self.start_phase(0, 0);
+        let mut events_seen = 0u64;
+        while let Some((now, event)) = self.events.pop() {
+            events_seen += 1;
+            if events_seen.is_multiple_of(1 << 16) {
+                progress(now);
+            }
+            self.handle(now, event);
+        }
+        let end_ns = self.events.now_ns();
+        let disk = self.layers.disk_counters();
+        let threads = self
+            .threads
+            .into_iter()
+            .map(|t| ThreadResult { spec: t.spec, clone: t.clone, groupid: t.groupid, stats: t.stats })
+            .collect();
+        Ok(RunResult { threads, disk, disk_busy_ns: self.busy.busy_ns(), end_ns })
+    }
+
+    pub(super) fn schedule(&mut self, at_ns: Nanos, event: Event) {
+        self.events.schedule(at_ns, event).expect("event queue bounded by threads times iodepth");
+    }
+
+    fn start_phase(&mut self, phase: u32, now: Nanos) {
+        self.phase_running = phase;
+        for index in 0..self.threads.len() {
+            let thread = &mut self.threads[index];
+            if thread.phase != phase {
+                continue;
+            }
+            let job = &self.set.jobs[thread.spec];
+            let (low, high) = job.startdelay_ns;
+            let delay = if high > low { low + thread.rng.below(high - low + 1) } else { low };
+            self.schedule(now + delay, Event::Start(index as u32));
+        }
+    }
+
+    fn handle(&mut self, now: Nanos, event: Event) {
+        match event {
+            Event::Start(t) => self.start_thread(now, t),
+            Event::Pump(t) => {
+                let thread = &mut self.threads[t as usize];
+                if thread.pump_at_ns == Some(now) {
+                    thread.pump_at_ns = None;
+                }
+                self.pump(now, t);
+            }
+            Event::Insert(tag) => self.insert(now, tag),
+            Event::DeviceSubmit { path, id } => self.device_submit(now, path, id),
+            Event::DeviceDone { path, id, status } => self.device_done(now, path, id, status),
+            Event::DeviceWake => self.device_wake(now),
+            Event::Reap(tag) => self.reap(now, tag),
+            Event::ReapNext(t) => self.reap_next(now, t),
+            Event::Epoch => self.epoch(now),
+            Event::SoftFill(t) => self.soft_fill_next(now, t),
+        }
+    }
+
+    fn start_thread(&mut self, now: Nanos, t: u32) {
+        let job = &self.set.jobs[self.threads[t as usize].spec];
+        let thread = &mut self.threads[t as usize];
+        thread.start_ns = now;
+        thread.stats_start_ns = now + job.ramp_time_ns;
+        thread.window_next_ns = thread.stats_start_ns + WINDOW_NS;
+        thread.rate_next_ns = [now; DDIRS];
+        if let Some(runtime) = job.runtime_ns {
+            thread.deadline_ns = (thread.stats_start_ns + runtime).min(RUN_NS_MAX);
+        }
+        self.pump(now, t);
+    }
+
+    /// Issues what the thread may issue now.
+    pub(super) fn pump(&mut self, now: Nanos, t: u32) {
+        for _ in 0..=IODEPTH_MAX {
+            let thread = &mut self.threads[t as usize];
+            if matches!(thread.stage, Stage::Ended) || thread.chain.is_some() {
+                return;
+            }
+            if now >= thread.deadline_ns {
+                thread.stop_issuing();
+            }
+            if !matches!(thread.stage, Stage::Issuing(Hold::Free)) {
+                self.release_hold(now, t);
+                return;
+            }
+            if thread.inflight >= thread.qd {
+                return;
+            }
+            match self.next_io(now, t) {
+                Next::Io(planned) => {
+                    self.issue(now, t, planned);
+                    self.think_after_io(t);
+                }
+                Next::Wait(at) => {
+                    self.wake_at(t, at);
+                    return;
+                }
+                Next::Reset(zone) => self.threads[t as usize].enter(Stage::Issuing(Hold::Reset(zone))),
+                Next::End => self.threads[t as usize].stop_issuing(),
+            }
+        }
+    }
+
+    /// A thread not free to issue new I/O: once what it has in flight is
+    /// done (or, verifying, a read slot is free), it thinks, issues the reset
+    /// it owes, or goes on to verify or end.
+    fn release_hold(&mut self, now: Nanos, t: u32) {
+        let thread = &mut self.threads[t as usize];
+        let refill_verify = matches!(thread.stage, Stage::Verifying) && thread.inflight < thread.qd;
+        if thread.inflight > 0 && !refill_verify {
+            return;
+        }
+        let reset = match thread.stage {
+            Stage::Issuing(Hold::Think) => return self.think(now, t),
+            Stage::Issuing(Hold::Reset(zone)) => {
+                thread.enter(Stage::Issuing(Hold::Free));
+                Some(zone)
+            }
+            Stage::Draining { reset: Some(zone) } => {
+                thread.enter(Stage::Draining { reset: None });
+                Some(zone)
+            }
+            _ => None,
+        };
+        match reset {
+            // fio resets with a blocking ioctl: writes resume once it completes.
+            Some(zone) => self.issue_reset_for_write(now, t, zone),
+            None => self.finish_issuing(now, t),
+        }
+    }
+
+    /// A zone reset the thread owes before writing the zone again (it was full).
+    fn issue_reset_for_write(&mut self, now: Nanos, t: u32, zone: u32) {
+        let slba = self.zones.zslba(zone);
+        let kind = IoKind::ResetForWrite;
+        let reset = Planned { ddir: DDIR_WRITE, op: RequestOp::ZoneReset, slba, nlb: 0, zone: Some(zone), kind };
+        self.issue(now, t, reset);
+    }
+
+    /// No more I/O from the thread: verify what it wrote, or end it.
+    fn finish_issuing(&mut self, now: Nanos, t: u32) {
+        let job = &self.set.jobs[self.threads[t as usize].spec];
+        let thread = &mut self.threads[t as usize];
+        assert!(matches!(thread.stage, Stage::Draining { reset: None } | Stage::Verifying), "{:?}", thread.stage);
+        if job.verify != Verify::None
+            && matches!(thread.stage, Stage::Draining { reset: None })
+            && thread.stats.error.is_none()
+        {
+            thread.enter(Stage::Verifying);
+            thread.verify_ranges.reverse();
+        }
+        let thread = &self.threads[t as usize];
+        if matches!(thread.stage, Stage::Verifying) && thread.stats.error.is_none() {
+            self.issue_verify_reads(now, t);
+        }
+        // Also after an error: the reads in flight complete before the thread ends.
+        if self.threads[t as usize].inflight > 0 {
+            return;
+        }
+        self.end_thread(now, t);
+    }
+
+    fn end_thread(&mut self, now: Nanos, t: u32) {
+        let wrote = self.threads[t as usize].stats.dirs[DDIR_WRITE].total_ios > 0;
+        let now = if self.set.jobs[self.threads[t as usize].spec].end_fsync && wrote {
+            // Nothing of the thread is in flight: the Flush is its last command.
+            self.device.submit(now, &zonelab_device::Command::Flush, None).complete_ns
+        } else {
+            now
+        };
+        let thread = &mut self.threads[t as usize];
+        assert!(thread.inflight == 0, "a thread ends with nothing in flight");
+        thread.enter(Stage::Ended);
+        let runtime = now.saturating_sub(thread.stats_start_ns);
+        for dir in thread.stats.dirs.iter_mut() {
+            if dir.total_ios > 0 {
+                dir.runtime_ns = runtime;
+            }
+        }
+        thread.stats.job_runtime_ns = runtime;
+        thread.stats.elapsed_ns = now - thread.start_ns;
+        let phase = thread.phase;
+        let phase_done = self.threads.iter().filter(|t| t.phase == phase).all(|t| matches!(t.stage, Stage::Ended));
+        if phase_done && phase + 1 < self.phases {
+            self.start_phase(phase + 1, now);
+        }
+    }
+}

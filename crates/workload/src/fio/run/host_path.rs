@@ -1,0 +1,320 @@
+//! The host path of a request: the thread issues it on its CPU (the host
+//! stack's submission cost), its block layer takes it (and may hold, merge
+//! or lock it), the device runs it, and the thread's CPU sees it complete
+//! after the stack's completion cost. Also the device's own management
+//! steps (finishes and resets it works on in the background) and its
+//! utilisation as /proc/diskstats counts it.
+
+use super::*;
+use zonelab_device::{Command, Payload, Started, ZoneAction};
+use zonelab_host::HostRequest;
+
+/// Device utilisation as /proc/diskstats counts it: time with at least one
+/// request outstanding.
+#[derive(Debug, Default)]
+pub(super) struct DiskBusy {
+    /// End of the current busy span.
+    span_end_ns: Nanos,
+    busy_ns: Nanos,
+}
+
+impl DiskBusy {
+    /// A request is at the device from `start_ns` until `complete_ns`.
+    pub(super) fn track(&mut self, start_ns: Nanos, complete_ns: Nanos) {
+        let from = start_ns.max(self.span_end_ns);
+        if complete_ns > from {
+            self.busy_ns += complete_ns - from;
+            self.span_end_ns = complete_ns;
+        }
+    }
+
+    /// Time busy so far.
+    pub(super) fn busy_ns(&self) -> Nanos {
+        self.busy_ns
+    }
+}
+
+impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+    /// The thread issues a request: it counts against the job's size and
+    /// rates, takes the host stack's submission time on the thread's CPU,
+    /// and reaches the block layer once submitted.
+    pub(super) fn issue(&mut self, now: Nanos, t: u32, planned: Planned) {
+        self.note_issued(t, &planned);
+        let Planned { ddir, op, slba, nlb, zone, kind } = planned;
+        let zone_locked = zone.filter(|&z| op != RequestOp::Read && self.zones.is_sequential(z));
+        let ready_ns = zone_locked.map_or(now, |z| now.max(self.zone_submit_ns[z as usize]));
+        let host_ns = self.ring_wakeup_ns(t, kind, ready_ns) + self.sync_call_ns(t, kind);
+        let thread = &mut self.threads[t as usize];
+        let submit_ns = thread.cpu.reserve(ready_ns, thread.submit_cost_ns + host_ns);
+        if let Some(z) = zone_locked {
+            self.zone_submit_ns[z as usize] = submit_ns;
+        }
+        let status = Status::Success;
+        let io =
+            Io { thread: t, ddir, kind, op, slba, nlb, zone, issue_ns: now, submit_ns, status, verify_error: false };
+        let tag = self.new_io(io);
+        if submit_ns == now {
+            self.insert(now, tag);
+        } else {
+            self.schedule(submit_ns, Event::Insert(tag));
+        }
+    }
+
+    /// What issuing `planned` changes in the thread and the zones: bytes and
+    /// rates, the queue depth, a reset's zone, the ranges verify reads back.
+    fn note_issued(&mut self, t: u32, planned: &Planned) {
+        let &Planned { ddir, op, slba, nlb, zone, kind } = planned;
+        let thread = &mut self.threads[t as usize];
+        let bytes = u64::from(nlb) * self.lba_bytes;
+        if matches!(kind, IoKind::Data | IoKind::TrimReset | IoKind::OpenBlock) {
+            thread.issued_bytes += bytes;
+            thread.issued_ios += 1;
+            self.rate_charge(t, ddir, bytes);
+        }
+        let thread = &mut self.threads[t as usize];
+        thread.inflight += 1;
+        thread.stats.depth.add(thread.inflight);
+        if let (Some(z), true) = (zone, matches!(op, RequestOp::ZoneReset)) {
+            self.zones.set_empty(z);
+            self.zone_generation[z as usize] += 1;
+            thread.verify_ranges.retain(|&(lba, _)| lba / self.zones.zone_lbas != u64::from(z));
+            if kind == IoKind::ResetForWrite || kind == IoKind::TrimReset {
+                thread.stats.zone_resets += 1;
+            }
+        }
+        let written = op == RequestOp::Write || op == RequestOp::Append;
+        if written && thread.options.verify != Verify::None {
+            thread.verify_ranges.push((slba, nlb));
+        }
+    }
+
+    /// Keeps `io` until it completes; its slot is its tag.
+    fn new_io(&mut self, io: Io) -> u32 {
+        match self.free_ios.pop() {
+            Some(tag) => {
+                self.ios[tag as usize] = io;
+                tag
+            }
+            None => {
+                self.ios.push(io);
+                (self.ios.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The request `tag` is submitted: its block layer takes it.
+    pub(super) fn insert(&mut self, now: Nanos, tag: u32) {
+        let io = &self.ios[tag as usize];
+        let path = self.threads[io.thread as usize].path;
+        let locked_zone = io.zone.filter(|&z| self.zones.is_sequential(z));
+        let request = HostRequest { tag: u64::from(tag), op: io.op, slba: io.slba, nlb: io.nlb, locked_zone };
+        let mut out = std::mem::take(&mut self.dispatched);
+        self.layers.get_mut(path).insert(request, &mut out);
+        self.send(now, path, &mut out);
+        self.dispatched = out;
+        // Only an insert into ZINC can hold a command back; other layers'
+        // inserts find the timer as the last ZINC insert or epoch left it.
+        if path == HostPath::Kernel(SchedulerKind::Zinc) {
+            self.arm_epoch(now);
+        }
+    }
+
+    /// Hands dispatched requests to the device, through mq-deadline's lock.
+    pub(super) fn send(&mut self, now: Nanos, path: HostPath, out: &mut Vec<Dispatch>) {
+        for &dispatch in out.iter() {
+            if path.locks_dispatch() {
+                let at = self.mq_deadline_lock.reserve(now, self.host.mq_deadline_dispatch_ns);
+                self.schedule(at, Event::DeviceSubmit { path, id: dispatch.id });
+            } else {
+                self.submit_dispatch(now, path, dispatch);
+            }
+        }
+        out.clear();
+    }
+
+    /// A dispatch that waited for mq-deadline's lock reaches the device.
+    pub(super) fn device_submit(&mut self, now: Nanos, path: HostPath, id: u32) {
+        let dispatch = self.layers.get(path).at_device(id);
+        self.submit_dispatch(now, path, dispatch);
+    }
+
+    /// The device starts `dispatch`; its completion is an event, at once or
+    /// once the device's background work finishes it.
+    fn submit_dispatch(&mut self, now: Nanos, path: HostPath, dispatch: Dispatch) {
+        let first_tag = dispatch.first_tag as u32;
+        let first = &self.ios[first_tag as usize];
+        let verify_read = first.kind == IoKind::VerifyRead;
+        let verify = self.threads[first.thread as usize].options.verify;
+        let mut buffer = std::mem::take(&mut self.buffer);
+        let payload = self.write_payload(&mut buffer, &dispatch, verify);
+        let command = command_of(&dispatch, payload, self.zones.zone_lbas);
+        let mut read_buffer = Vec::new();
+        let read_out = if verify_read {
+            read_buffer.resize(u64::from(dispatch.nlb) as usize * self.lba_bytes as usize, 0);
+            Some(&mut read_buffer[..])
+        } else {
+            None
+        };
+        let completion = match self.device.start(now, &command, read_out) {
+            Started::Done(c) => c,
+            Started::Pending(tag) => {
+                self.buffer = buffer;
+                self.device_pending.insert(tag, (path, dispatch.id));
+                self.device_events(now);
+                return;
+            }
+        };
+        self.buffer = buffer;
+        if verify_read && completion.status.is_success() {
+            self.check_read_back(first_tag, &read_buffer, verify, dispatch.slba);
+        }
+        self.busy.track(now, completion.complete_ns);
+        let done = Event::DeviceDone { path, id: dispatch.id, status: completion.status };
+        self.schedule(completion.complete_ns, done);
+        if self.device.pending_tasks() > 0 || self.wake_at_ns.is_some() {
+            self.device_events(now);
+        }
+    }
+
+    /// The device's next management step may start.
+    pub(super) fn device_wake(&mut self, now: Nanos) {
+        if self.wake_at_ns == Some(now) {
+            self.wake_at_ns = None;
+            self.device.advance(now + 1);
+            self.device_events(now);
+        }
+    }
+
+    /// Delivers the management commands the device completed and arranges
+    /// to wake when its next management step may start.
+    fn device_events(&mut self, now: Nanos) {
+        for (tag, completion) in self.device.take_completed() {
+            let (path, id) = self.device_pending.remove(&tag).expect("a pending device tag");
+            self.busy.track(completion.submit_ns, completion.complete_ns);
+            let done = Event::DeviceDone { path, id, status: completion.status };
+            self.schedule(completion.complete_ns.max(now), done);
+        }
+        if let Some(next) = self.device.next_event_ns().map(|t| t.max(now)) {
+            if self.wake_at_ns != Some(next) {
+                self.wake_at_ns = Some(next);
+                self.schedule(next, Event::DeviceWake);
+            }
+        }
+    }
+
+    /// The device completed dispatch `id` with `status`: each request merged
+    /// into it goes to its thread, and what the block layer releases now
+    /// goes to the device.
+    pub(super) fn device_done(&mut self, now: Nanos, path: HostPath, id: u32, status: Status) {
+        let mut tags = std::mem::take(&mut self.tags);
+        // Not `dispatched`: a request reaped below may be inserted, and uses that.
+        let mut released = std::mem::take(&mut self.released);
+        tags.clear();
+        self.layers.get_mut(path).complete(id, &mut tags, &mut released);
+        for &tag in &tags {
+            self.deliver(now, tag as u32, status);
+        }
+        if !released.is_empty() {
+            self.send(now, path, &mut released);
+        }
+        self.tags = tags;
+        self.released = released;
+    }
+
+    /// Request `tag` completed: its thread sees it now, or after the
+    /// completions its CPU takes before it.
+    fn deliver(&mut self, now: Nanos, tag: u32, status: Status) {
+        let io = &mut self.ios[tag as usize];
+        io.status = status;
+        let t = io.thread;
+        let thread = &mut self.threads[t as usize];
+        if thread.complete_cost_ns == 0 && thread.reap_cost_ns == 0 {
+            self.reap(now, tag);
+            return;
+        }
+        // The thread's CPU takes completions one at a time.
+        thread.unseen.push_back((now, tag));
+        if !std::mem::replace(&mut thread.reaping, true) {
+            self.schedule(now, Event::ReapNext(t));
+        }
+    }
+
+    /// The thread's CPU takes its oldest completion once it is free of
+    /// earlier completions and submissions: the completion path's CPU time
+    /// (`complete_cost_ns`) and the wait for it are inside the request's
+    /// latency, the engine's reaping after it (`reap_cost_ns`) is not.
+    pub(super) fn reap_next(&mut self, now: Nanos, t: u32) {
+        let thread = &mut self.threads[t as usize];
+        assert!(thread.reaping);
+        let Some(&(done_ns, tag)) = thread.unseen.front() else {
+            thread.reaping = false;
+            return;
+        };
+        let at_ns = done_ns.max(thread.cpu.free_at_ns());
+        if at_ns > now {
+            self.schedule(at_ns, Event::ReapNext(t));
+            return;
+        }
+        thread.unseen.pop_front();
+        let seen_ns = thread.cpu.reserve(now, thread.complete_cost_ns);
+        let free_ns = thread.cpu.reserve(seen_ns, thread.reap_cost_ns);
+        let more = !thread.unseen.is_empty();
+        thread.reaping = more;
+        if seen_ns == now {
+            self.reap(now, tag);
+        } else {
+            self.schedule(seen_ns, Event::Reap(tag));
+        }
+        if more {
+            self.schedule(free_ns, Event::ReapNext(t));
+        }
+    }
+
+    /// Whether an io_uring job issues requests of `kind` beside its ring:
+    /// fio issues zone resets, finishes and softFinish fills as synchronous
+    /// calls, so they leave the ring idle.
+    fn beside_ring(kind: IoKind) -> bool {
+        !matches!(kind, IoKind::Data | IoKind::OpenBlock | IoKind::VerifyRead)
+    }
+
+    /// The extra host cost of a request of `kind` that an io_uring job issues
+    /// as a synchronous call.
+    fn sync_call_ns(&self, t: u32, kind: IoKind) -> Nanos {
+        if self.threads[t as usize].options.io_uring && Self::beside_ring(kind) {
+            self.host.sync_call_ns
+        } else {
+            0
+        }
+    }
+
+    /// The wait for a sleeping submission-queue polling thread, for a request
+    /// of `kind` the thread submits at `ready_ns`.
+    fn ring_wakeup_ns(&mut self, t: u32, kind: IoKind, ready_ns: Nanos) -> Nanos {
+        let thread = &mut self.threads[t as usize];
+        if !thread.options.sq_poll || Self::beside_ring(kind) {
+            return 0;
+        }
+        // fio sets the ring up before the job's zone set-up (zone reports and
+        // resets) and any wait for earlier jobs, so the first submission finds
+        // the thread asleep: ConfZNS++'s softFinish runs paid the wake-up on
+        // every operation, the first too (the fastest of 15 took 167 µs).
+        let cost_ns = match thread.ring_last_ns {
+            None => self.host.sq_poll.wakeup_ns,
+            Some(last_ns) => self.host.sq_poll.wakeup_cost_ns(last_ns.min(ready_ns), ready_ns),
+        };
+        thread.ring_last_ns = Some(ready_ns);
+        cost_ns
+    }
+}
+
+/// The NVMe command of `dispatch`, carrying `payload` if it writes.
+fn command_of<'p>(dispatch: &Dispatch, payload: Payload<'p>, zone_lbas: u64) -> Command<'p> {
+    let (slba, nlb) = (dispatch.slba, dispatch.nlb);
+    match dispatch.op {
+        RequestOp::Read => Command::Read { slba, nlb },
+        RequestOp::Write => Command::Write { slba, nlb, payload, fua: false },
+        RequestOp::Append => Command::Append { zslba: slba - slba % zone_lbas, nlb, payload, fua: false },
+        RequestOp::ZoneReset => Command::ZoneMgmtSend { action: ZoneAction::Reset, slba, select_all: false },
+        RequestOp::ZoneFinish => Command::ZoneMgmtSend { action: ZoneAction::Finish, slba, select_all: false },
+    }
+}

@@ -1,0 +1,70 @@
+//! verify: a job that verifies writes a pattern (fio's crc32c or md5
+//! header, seeded by the LBA and the zone's reset generation), remembers
+//! the ranges it wrote, and once it stops issuing reads them back and
+//! checks every block.
+
+use super::super::verify;
+use super::*;
+use zonelab_device::{Mode, Payload};
+
+impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+    /// Reads back the thread's written ranges, as many as its queue depth
+    /// allows, each read no longer than the device's MDTS.
+    pub(super) fn issue_verify_reads(&mut self, now: Nanos, t: u32) {
+        let mdts = self.device.layout().mdts_lbas.max(1) as u32;
+        // Bounded by the queue depth: each pass puts one read in flight.
+        for _ in 0..=IODEPTH_MAX {
+            let thread = &mut self.threads[t as usize];
+            if thread.inflight >= thread.qd {
+                break;
+            }
+            let Some((slba, nlb)) = thread.verify_ranges.pop() else { break };
+            let head = nlb.min(mdts);
+            if head < nlb {
+                thread.verify_ranges.push((slba + u64::from(head), nlb - head));
+            }
+            let kind = IoKind::VerifyRead;
+            let read = Planned { ddir: DDIR_READ, op: RequestOp::Read, slba, nlb: head, zone: None, kind };
+            self.issue(now, t, read);
+        }
+    }
+
+    /// What `dispatch` writes on a device that keeps data: the job's verify
+    /// pattern (built in `buffer`), else a fixed byte; nothing in metadata mode.
+    pub(super) fn write_payload<'b>(
+        &self,
+        buffer: &'b mut Vec<u8>,
+        dispatch: &Dispatch,
+        verify: Verify,
+    ) -> Payload<'b> {
+        if self.device.config().mode != Mode::Data {
+            return Payload::None;
+        }
+        let writes = matches!(dispatch.op, RequestOp::Write | RequestOp::Append);
+        if !writes || verify == Verify::None {
+            return Payload::Pattern(0x5a);
+        }
+        buffer.resize((u64::from(dispatch.nlb) * self.lba_bytes) as usize, 0);
+        self.fill_verify(buffer, verify, dispatch.slba, dispatch.nlb);
+        Payload::Bytes(buffer)
+    }
+
+    fn fill_verify(&self, buffer: &mut [u8], verify: Verify, slba: u64, nlb: u32) {
+        // An append lands at the write pointer the zone view planned for it,
+        // which is the `slba` the request carries.
+        for (i, block) in buffer.chunks_mut(self.lba_bytes as usize).take(nlb as usize).enumerate() {
+            let lba = slba + i as u64;
+            let generation = self.zone_generation[(lba / self.zones.zone_lbas) as usize];
+            verify::fill_block(block, verify, self.verify_seed, lba, generation);
+        }
+    }
+
+    /// Checks the blocks read back from `slba` by verify read `tag`.
+    pub(super) fn check_read_back(&mut self, tag: u32, data: &[u8], verify: Verify, slba: u64) {
+        let generation = |lba: u64| self.zone_generation[(lba / self.zones.zone_lbas) as usize];
+        let bad = data.chunks(self.lba_bytes as usize).enumerate().any(|(i, block)| {
+            verify::check_block(block, verify, slba + i as u64, generation(slba + i as u64)).is_err()
+        });
+        self.ios[tag as usize].verify_error = bad;
+    }
+}

@@ -1,0 +1,291 @@
+//! Setting a run up: checking each job against the device, and building
+//! its threads (ranges, random streams, host path and costs).
+
+use super::work::ThreadShape;
+use super::*;
+use zonelab_device::Mode;
+
+impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
+    /// An engine for `set` on `device`; refuses jobs the device cannot run
+    /// (zone sizes, limits, block sizes that do not fit its layout).
+    pub fn new(device: &'a mut D, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
+        let layout = device.layout().clone();
+        let identify = device.identify();
+        let mdts_lbas = layout.mdts_lbas.max(1);
+        let merge_lbas = match options.host.merge_bytes_max {
+            0 => mdts_lbas,
+            bytes => (bytes / layout.lba_bytes).clamp(1, mdts_lbas),
+        };
+        let device_open = identify.mor.min(identify.mar).saturating_add(1).max(1);
+        let open_limit = set
+            .jobs
+            .iter()
+            .filter(|j| j.max_open_zones > 0)
+            .map(|j| j.max_open_zones)
+            .min()
+            .map_or(device_open, |limit| limit.min(device_open));
+        let zones = ZoneView::new(device, open_limit);
+        let mut engine = Engine {
+            host: options.host,
+            threads: Vec::new(),
+            zone_generation: vec![0; layout.zones as usize],
+            zone_submit_ns: vec![0; layout.zones as usize],
+            zone_opener: vec![u32::MAX; layout.zones as usize],
+            zones,
+            layers: BlockLayers::new(merge_lbas, options.host.zinc, layout.lba_bytes),
+            mq_deadline_lock: Timeline::new(),
+            epoch_armed: false,
+            ios: Vec::new(),
+            free_ios: Vec::new(),
+            events: EventQueue::new(1 << 22),
+            dispatched: Vec::new(),
+            released: Vec::new(),
+            tags: Vec::new(),
+            buffer: Vec::new(),
+            verify_seed: options.seed ^ 0x5a5a_0f0f,
+            lba_bytes: layout.lba_bytes,
+            phase_running: 0,
+            phases: 0,
+            busy: DiskBusy::default(),
+            device_pending: BTreeMap::new(),
+            wake_at_ns: None,
+            warnings: Vec::new(),
+            device,
+            set,
+        };
+        engine.build_threads(options)?;
+        Ok(engine)
+    }
+
+    fn build_threads(&mut self, options: &RunOptions) -> Result<(), JobError> {
+        let (mut phase, mut groupid) = (0u32, 0u32);
+        for (index, job) in self.set.jobs.iter().enumerate() {
+            if index > 0 && job.stonewall {
+                phase += 1;
+            }
+            if index > 0 && (job.stonewall || job.new_group) {
+                groupid += 1;
+            }
+            self.check_job(job)?;
+            let first = self.threads.len();
+            for clone in 0..job.numjobs {
+                if self.threads.len() >= THREADS_MAX {
+                    return Err(job_error(job, "numjobs", format!("more than {THREADS_MAX} threads in one run")));
+                }
+                let thread = self.make_thread(index, job, clone, phase, groupid, options)?;
+                self.threads.push(thread);
+            }
+            self.check_work(job, first, options.work_cap_ios)?;
+        }
+        self.phases = phase + 1;
+        Ok(())
+    }
+
+    /// Refuses a job estimated over `cap_ios` I/Os, naming the option that
+    /// asks for them where it was set; notes one over [`work::IOS_WARN`].
+    fn check_work(&mut self, job: &JobSpec, first_thread: usize, cap_ios: f64) -> Result<(), JobError> {
+        let shapes: Vec<ThreadShape> = self.threads[first_thread..]
+            .iter()
+            .map(|t| ThreadShape {
+                limit_bytes: t.limit_bytes,
+                qd: t.qd,
+                cpu_ns: t.submit_cost_ns + t.reap_cost_ns,
+                host_ns: t.submit_cost_ns + t.complete_cost_ns + t.reap_cost_ns,
+            })
+            .collect();
+        let work = work::estimate(job, &shapes, self.device.config(), self.device.layout());
+        let option = work.option();
+        if work.ios > cap_ios {
+            let message = format!(
+                "{}; the cap is {cap_ios:.2e} I/Os per job (about {} of CPU): ask for less, or lift the cap \
+                 (zonelab run --allow-long-runs)",
+                work.describe(job),
+                work::cpu_time(cap_ios / work::IOS_PER_CPU_SECOND)
+            );
+            return Err(JobError {
+                location: job.location_of(option).to_string(),
+                option: Some(option.into()),
+                message,
+            });
+        }
+        if work.ios > work::IOS_WARN {
+            let at = job.location_of(option);
+            self.warnings.push(format!("job '{}' ({at}): {}", job.name, work.describe(job)));
+        }
+        Ok(())
+    }
+
+    /// What the run asks for that deserves a word before it starts: jobs
+    /// whose estimated work is over a minute of CPU.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn check_job(&self, job: &JobSpec) -> Result<(), JobError> {
+        let zbd = job.zonemode == ZoneMode::Zbd;
+        if job.iodepth == 0 || job.iodepth > IODEPTH_MAX {
+            return Err(job_error(job, "iodepth", format!("must be 1..={IODEPTH_MAX}")));
+        }
+        if zbd && !job.direct {
+            return Err(job_error(job, "direct", "zonemode=zbd requires direct=1, as in fio".into()));
+        }
+        if job.time_based && job.runtime_ns.is_none() {
+            return Err(job_error(job, "time_based", "needs a runtime".into()));
+        }
+        if job.rw == RwKind::Trim && !zbd {
+            return Err(job_error(job, "rw", "trim needs zonemode=zbd: the device has no deallocate".into()));
+        }
+        if (job.finish || job.softfinish || job.zone_append) && !zbd {
+            let option = if job.zone_append { "zone_append" } else { "finish" };
+            return Err(job_error(job, option, "needs zonemode=zbd".into()));
+        }
+        if (job.finish || job.softfinish) && job.rw != RwKind::Write {
+            return Err(job_error(job, "finish", "finish and softfinish operations need rw=write".into()));
+        }
+        // A thread follows one operation's chain of requests at a time.
+        if (job.finish || job.softfinish) && job.iodepth > 1 {
+            let message = "finish and softfinish operations run one at a time (each spans several requests): \
+                           iodepth must be 1";
+            return Err(job_error(job, "iodepth", message.into()));
+        }
+        if job.verify != Verify::None && self.device.config().mode != Mode::Data {
+            return Err(job_error(job, "verify", "needs a device that keeps data: add --data".into()));
+        }
+        let zone_bytes = self.zones.zone_lbas * self.lba_bytes;
+        if let (true, Some(size)) = (zbd, job.zonesize) {
+            if size.resolve(zone_bytes, zone_bytes) != zone_bytes {
+                return Err(job_error(job, "zonesize", format!("does not match the device's zone size {zone_bytes}")));
+            }
+        }
+        for (ddir, bs) in job.bs.iter().enumerate() {
+            let unit = if job.blocksize_unaligned { self.lba_bytes } else { bs.min_bytes };
+            if bs.min_bytes % self.lba_bytes != 0 || bs.max_bytes % unit != 0 || bs.min_bytes == 0 {
+                let name = ["read", "write", "trim"][ddir];
+                let message = format!("{name} block size must be a multiple of the {} B LBA", self.lba_bytes);
+                return Err(job_error(job, "bs", message));
+            }
+        }
+        Ok(())
+    }
+
+    /// The LBA range [start, end) of clone `clone` of `job`, and the bytes
+    /// it issues before it stops (io_size, else the range).
+    fn thread_range(&self, job: &JobSpec, clone: u32) -> Result<(u64, u64, u64), JobError> {
+        let lba = self.lba_bytes;
+        let zone_bytes = self.zones.zone_lbas * lba;
+        let target_bytes = u64::from(self.zones.zones) * zone_bytes;
+        let offset = job.offset.resolve(target_bytes, zone_bytes)
+            + job.offset_increment.resolve(target_bytes, zone_bytes) * u64::from(clone);
+        if offset >= target_bytes {
+            return Err(job_error(job, "offset", format!("offset {offset} is past the end ({target_bytes} B)")));
+        }
+        let size = job.size.map_or(target_bytes - offset, |s| s.resolve(target_bytes - offset, zone_bytes));
+        let (mut start, mut end) = (offset / lba, (offset.saturating_add(size)).min(target_bytes) / lba);
+        if job.zonemode == ZoneMode::Zbd {
+            let zl = self.zones.zone_lbas;
+            start = start.div_ceil(zl) * zl;
+            end = end / zl * zl;
+        }
+        if job.zonemode == ZoneMode::Zbd && end <= start {
+            let message =
+                format!("the range (offset {offset}, size {size}) must hold at least one whole zone of {zone_bytes} B");
+            return Err(job_error(job, "size", message));
+        }
+        if end <= start || (end - start) * lba < job.bs.iter().map(|b| b.max_bytes).max().unwrap_or(0) {
+            return Err(job_error(
+                job,
+                "size",
+                format!("the job's range (offset {offset}, size {size}) holds no block"),
+            ));
+        }
+        let limit_bytes = job.io_size.map_or((end - start) * lba, |s| s.resolve(target_bytes, zone_bytes));
+        Ok((start, end, limit_bytes))
+    }
+
+    fn make_thread(
+        &mut self,
+        spec: usize,
+        job: &JobSpec,
+        clone: u32,
+        phase: u32,
+        groupid: u32,
+        options: &RunOptions,
+    ) -> Result<Thread, JobError> {
+        let lba = self.lba_bytes;
+        let (start, end, limit_bytes) = self.thread_range(job, clone)?;
+        let seed = job.randseed.unwrap_or(options.seed ^ 0x89) ^ ((spec as u64) << 32) ^ u64::from(clone);
+        let mut rng = SimRng::fork(seed, u64::from(clone));
+        let unit_lbas = (job.bs.iter().map(|b| b.min_bytes).min().unwrap_or(lba) / lba).max(1);
+        let blocks = ((end - start) / unit_lbas).max(1);
+        let offsets = OffsetGenerator::new(job.random_distribution, blocks, &mut rng);
+        let path = host_path(job, options);
+        let cost = self.host.cost(match job.ioengine {
+            IoEngine::Spdk => zonelab_host::StackKind::Passthrough,
+            IoEngine::IoUringCmd => zonelab_host::StackKind::UringPassthrough,
+            _ => zonelab_host::StackKind::Kernel,
+        });
+        let first_zone = self.zones.zone_of(start);
+        Ok(Thread {
+            spec,
+            options: IoOptions::of(job),
+            clone,
+            groupid,
+            phase,
+            rng,
+            offsets,
+            unit_lbas,
+            region_start: start,
+            region_end: end,
+            first_zone,
+            end_zone: self.zones.zone_of(end - 1) + 1,
+            limit_bytes,
+            issued_bytes: 0,
+            issued_ios: 0,
+            seq_next: [start; DDIRS],
+            cursor_zone: [first_zone; DDIRS],
+            cursor_written: false,
+            inflight: 0,
+            qd: if job.ioengine.is_sync() { 1 } else { job.iodepth },
+            path,
+            submit_cost_ns: cost.submit_ns,
+            complete_cost_ns: cost.complete_ns,
+            reap_cost_ns: match job.ioengine {
+                IoEngine::Libaio => self.host.engine_per_io.libaio_ns,
+                IoEngine::Psync => self.host.engine_per_io.psync_ns,
+                _ => 0,
+            },
+            unseen: VecDeque::new(),
+            reaping: false,
+            cpu: Timeline::new(),
+            ring_last_ns: None,
+            start_ns: 0,
+            stats_start_ns: 0,
+            deadline_ns: RUN_NS_MAX,
+            rate_next_ns: [0; DDIRS],
+            pump_at_ns: None,
+            open_retries: 0,
+            chain: None,
+            stage: Stage::Issuing(Hold::Free),
+            verify_ranges: Vec::new(),
+            window_next_ns: 0,
+            stats: JobStats::default(),
+        })
+    }
+}
+
+/// The path of a job's requests: around the kernel for passthrough engines,
+/// else through the block layer with the job's scheduler (or the run's).
+fn host_path(job: &JobSpec, options: &RunOptions) -> HostPath {
+    if job.ioengine.is_passthrough() {
+        return HostPath::Passthrough;
+    }
+    HostPath::Kernel(match job.scheduler.unwrap_or(options.scheduler) {
+        Scheduler::None => SchedulerKind::None,
+        Scheduler::MqDeadline => SchedulerKind::MqDeadline,
+        Scheduler::Zinc => SchedulerKind::Zinc,
+    })
+}
+
+fn job_error(job: &JobSpec, option: &str, message: String) -> JobError {
+    JobError { location: job.origin.clone(), option: Some(option.to_string()), message }
+}
