@@ -40,7 +40,7 @@ impl DataStore {
     /// `lba_bytes`, the first `conventional_zones` of them conventional.
     pub fn new(zones: u32, conventional_zones: u32, zone_lbas_log2: u32, lba_bytes: u64) -> Self {
         Self {
-            lba_bytes: lba_bytes as usize,
+            lba_bytes: usize::try_from(lba_bytes).expect("an LBA size, a u32 in the configuration"),
             zone_lbas_log2,
             seq: vec![Vec::new(); zones as usize],
             conventional: HashMap::new(),
@@ -77,7 +77,13 @@ impl DataStore {
     }
 
     fn zone_of(&self, lba: u64) -> u32 {
-        (lba >> self.zone_lbas_log2) as u32
+        u32::try_from(lba >> self.zone_lbas_log2).expect("an LBA of the namespace: its zone is below its zones, a u32")
+    }
+
+    /// Byte offset of `lba` in the data of `zone`, which holds it.
+    fn offset_in_zone(&self, lba: u64, zone: u32) -> usize {
+        let lbas = lba - (u64::from(zone) << self.zone_lbas_log2);
+        usize::try_from(lbas).expect("an offset in a zone whose data is in memory") * self.lba_bytes
     }
 
     /// Stores `nlb` blocks from `lba` on (`Payload::None` stores zeros).
@@ -87,17 +93,17 @@ impl DataStore {
         }
         let zone = self.zone_of(lba);
         if zone < self.conventional_zones {
-            for i in 0..nlb {
+            for (i, block_lba) in (lba..lba + nlb).enumerate() {
                 let mut block = vec![0u8; self.lba_bytes].into_boxed_slice();
-                fill(&mut block, payload, i as usize * self.lba_bytes);
-                self.conventional.insert(lba + i, block);
+                fill(&mut block, payload, i * self.lba_bytes);
+                self.conventional.insert(block_lba, block);
             }
             return;
         }
-        let offset = ((lba - (u64::from(zone) << self.zone_lbas_log2)) as usize) * self.lba_bytes;
+        let offset = self.offset_in_zone(lba, zone);
         let v = &mut self.seq[zone as usize];
         assert_eq!(v.len(), offset, "sequential zone data grows only at the write pointer");
-        let len = nlb as usize * self.lba_bytes;
+        let len = usize::try_from(nlb).expect("blocks about to be held in memory") * self.lba_bytes;
         v.resize(offset + len, 0);
         fill(&mut v[offset..], payload, 0);
     }
@@ -118,11 +124,11 @@ impl DataStore {
             }
         };
         let zeros = vec![0u8; self.lba_bytes];
-        for i in 0..nlb {
-            let block = self.block(lba + i).unwrap_or(&zeros);
+        for (i, block_lba) in (lba..lba + nlb).enumerate() {
+            let block = self.block(block_lba).unwrap_or(&zeros);
             note(block, &mut summary);
             if let Some(out) = out.as_deref_mut() {
-                let at = i as usize * self.lba_bytes;
+                let at = i * self.lba_bytes;
                 out[at..at + self.lba_bytes].copy_from_slice(block);
             }
         }
@@ -134,7 +140,7 @@ impl DataStore {
         if zone < self.conventional_zones {
             return self.conventional.get(&lba).map(|b| &b[..]);
         }
-        let offset = ((lba - (u64::from(zone) << self.zone_lbas_log2)) as usize) * self.lba_bytes;
+        let offset = self.offset_in_zone(lba, zone);
         let seq = &self.seq[zone as usize];
         if offset < seq.len() {
             return seq.get(offset..offset + self.lba_bytes);
@@ -146,7 +152,7 @@ impl DataStore {
     pub fn truncate(&mut self, lba: u64) {
         let zone = self.zone_of(lba);
         assert!(zone >= self.conventional_zones, "conventional zones are not truncated");
-        let offset = ((lba - (u64::from(zone) << self.zone_lbas_log2)) as usize) * self.lba_bytes;
+        let offset = self.offset_in_zone(lba, zone);
         self.seq[zone as usize].truncate(offset);
     }
 

@@ -13,6 +13,9 @@
 //! are clients of them, functions over that state, and [`Device`] is the NVMe
 //! front that dispatches to them.
 
+// Every narrowing `as` is checked or says why it may drop bits (issue 40).
+#![deny(clippy::cast_possible_truncation)]
+
 pub(crate) mod backend;
 pub mod config;
 pub mod controller;

@@ -269,7 +269,7 @@ impl ZonedDevice for Namespaces {
         })
     }
     fn namespace_count(&self) -> u32 {
-        self.list.len() as u32
+        u32::try_from(self.list.len()).expect("at most NAMESPACES_MAX namespaces")
     }
     fn layout_in(&self, nsid: u32) -> Option<&Layout> {
         self.namespace(nsid).map(Namespace::layout)

@@ -141,7 +141,7 @@ fn zn540() -> DeviceConfig {
             // 8 KiB random reads saturate as over 32 servers of one tR, 4 KiB
             // ones as over about 64 (ConfZNS++ C2, ZNS-Study): 4 KiB slices
             // over 4 planes, so an 8 KiB read holds two.
-            plane_interleave_bytes: 4 * KIB as u32,
+            plane_interleave_bytes: 4 * 1024,
         },
         link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
         controller: ControllerConfig {

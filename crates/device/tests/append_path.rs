@@ -48,7 +48,11 @@ fn appends(dev: &mut Device, zones: u64, nlb: u32, qd: usize, count: usize) -> (
 /// The `q`-quantile of `latencies_ns`.
 fn quantile_ns(latencies_ns: &mut [Nanos], q: f64) -> Nanos {
     latencies_ns.sort_unstable();
-    latencies_ns[((latencies_ns.len() - 1) as f64 * q) as usize]
+    assert!((0.0..=1.0).contains(&q));
+    // At most len - 1, rounded down (`as` truncates toward zero).
+    #[allow(clippy::cast_possible_truncation)]
+    let rank = ((latencies_ns.len() - 1) as f64 * q) as usize;
+    latencies_ns[rank]
 }
 
 /// Mean latency (ns) of QD-1 appends of `nlb` LBAs to zone 0.

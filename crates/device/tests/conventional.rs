@@ -82,6 +82,9 @@ fn conventional_configs_are_checked() {
 /// Random overwrites of the first `used` LBAs; returns the write amplification.
 fn write_amplification(used_fraction: f64) -> f64 {
     let mut dev = small(16, false);
+    assert!((0.0..=1.0).contains(&used_fraction));
+    // At most nsze, rounded down (`as` truncates toward zero).
+    #[allow(clippy::cast_possible_truncation)]
     let lbas = (dev.nsze() as f64 * used_fraction) as u64;
     let mut rng = zonelab_sim::SimRng::new(7);
     let mut t = 0;
@@ -137,6 +140,9 @@ fn gc_slows_reads_of_a_busy_drive() {
 /// Writes the first `used_fraction` of `dev` in 32-LBA pieces; returns
 /// the pieces and when the last write completed.
 fn fill(dev: &mut Device, used_fraction: f64) -> (u64, Nanos) {
+    assert!((0.0..=1.0).contains(&used_fraction));
+    // At most nsze, rounded down (`as` truncates toward zero).
+    #[allow(clippy::cast_possible_truncation)]
     let pieces = (dev.nsze() as f64 * used_fraction) as u64 / 32;
     let mut t = 0;
     for piece in 0..pieces {
@@ -164,7 +170,11 @@ fn overwrite(dev: &mut Device, pieces: u64, writes: u64, mut t: Nanos, seed: u64
 
 fn percentile(mut v: Vec<Nanos>, p: f64) -> Nanos {
     v.sort_unstable();
-    v[((v.len() - 1) as f64 * p) as usize]
+    assert!((0.0..=1.0).contains(&p));
+    // At most len - 1, rounded down (`as` truncates toward zero).
+    #[allow(clippy::cast_possible_truncation)]
+    let rank = ((v.len() - 1) as f64 * p) as usize;
+    v[rank]
 }
 
 /// The defining property of background collection: once a die runs short
@@ -222,7 +232,7 @@ proptest! {
         let mut reference: HashMap<u64, u8> = HashMap::new();
         let mut t = 0;
         for &(slba, nlb, pattern) in &ops {
-            let nlb = nlb.min((dev.nsze() - slba) as u32);
+            let nlb = u32::try_from(u64::from(nlb).min(dev.nsze() - slba)).expect("at most nlb");
             t = write(&mut dev, t, slba, nlb, pattern);
             for lba in slba..slba + u64::from(nlb) {
                 reference.insert(lba, pattern);

@@ -51,7 +51,7 @@ fn zn540_finish_cost_falls_linearly_with_occupancy() {
         t = fill(&mut dev, zone, written, t) + 1_000 * MS;
         let c = dev.submit(t, &mgmt(ZoneAction::Finish, zone * dev.layout().zone_lbas), None);
         assert_eq!(c.status, Status::Success);
-        assert_eq!(dev.zones().state(zone as u32), ZoneState::Full);
+        assert_eq!(dev.zones().state(u32::try_from(zone).expect("zones 0 to 3")), ZoneState::Full);
         latencies.push(latency_ms(&c));
         t = c.complete_ns;
     }
@@ -99,6 +99,9 @@ fn sync_erase_reset_ms(scope: &str, fraction: f64) -> (f64, u64) {
             ("management.reset.active_ns", "0"),
         ],
     );
+    assert!((0.0..=1.0).contains(&fraction));
+    // At most zcap_lbas, rounded down (`as` truncates toward zero).
+    #[allow(clippy::cast_possible_truncation)]
     let lbas = (dev.layout().zcap_lbas as f64 * fraction) as u64;
     let t = fill(&mut dev, 0, lbas, 0) + 10_000 * MS;
     let erases_before = dev.flash_counters().erases;
@@ -370,7 +373,7 @@ fn management_work_beyond_what_is_simulated_is_a_configuration_error() {
 /// Writers of zones 1..=`writers` at QD 1 with 128 KiB writes, beside a
 /// finish of zone 0 (one LBA written) for `window_ms`; returns the padding's
 /// share of the bytes programmed in that time.
-fn padding_share_beside_writers(pad_turns: &str, writers: u64, window_ms: u64) -> f64 {
+fn padding_share_beside_writers(pad_turns: &str, writers: usize, window_ms: u64) -> f64 {
     let mut dev = device("zn540", &[("namespace.zones", "8"), ("management.finish.pad_turns", pad_turns)]);
     let zl = dev.layout().zone_lbas;
     let t0 = fill(&mut dev, 0, 1, 0) + 100 * MS;
@@ -378,8 +381,8 @@ fn padding_share_beside_writers(pad_turns: &str, writers: u64, window_ms: u64) -
         panic!("a finish of a nearly empty zone pads for long");
     };
     let pad_before = dev.counters().pad_bytes;
-    let mut next_ns: Vec<Nanos> = vec![t0 + 1; writers as usize];
-    let mut offsets = vec![0u64; writers as usize];
+    let mut next_ns: Vec<Nanos> = vec![t0 + 1; writers];
+    let mut offsets = vec![0u64; writers];
     let (mut host_bytes, end_ns) = (0u64, t0 + window_ms * MS);
     // Bound: each write takes at least the link time of 128 KiB.
     for _ in 0..window_ms * 100_000 {

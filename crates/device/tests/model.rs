@@ -10,7 +10,8 @@ use zonelab_device::*;
 const LBA: usize = 4096;
 /// Zone size and capacity in LBAs.
 const ZSZE: u64 = 64;
-const ZCAP: u64 = 48;
+const ZCAP_NLB: u32 = 48;
+const ZCAP: u64 = ZCAP_NLB as u64;
 const NZONES: u32 = 6;
 const NSZE: u64 = ZSZE * NZONES as u64;
 /// MDTS of the zn540 preset (128 KiB) and the ZASL set below (32 KiB), in LBAs.
@@ -50,7 +51,12 @@ fn zslba(zone: u32) -> u64 {
 }
 
 fn zone_of(lba: u64) -> u32 {
-    (lba / ZSZE) as u32
+    u32::try_from(lba / ZSZE).expect("an LBA below NSZE")
+}
+
+/// Bytes of `lbas` LBAs: the byte offset of LBA `lbas` in the model's data.
+fn bytes_of(lbas: u64) -> usize {
+    usize::try_from(lbas).expect("at most NSZE LBAs") * LBA
 }
 
 fn is_open(s: ZoneState) -> bool {
@@ -71,6 +77,8 @@ enum Fill {
 }
 
 impl Fill {
+    // The bytes take the low bits of the block and offset on purpose.
+    #[allow(clippy::cast_possible_truncation)]
     fn bytes(self, nlb: u32) -> Vec<u8> {
         let n = nlb as usize * LBA;
         match self {
@@ -91,7 +99,7 @@ impl Model {
                 wp: zslba(z),
             })
             .collect();
-        Self { lim, zones, implicit_order: Vec::new(), data: vec![0; NSZE as usize * LBA] }
+        Self { lim, zones, implicit_order: Vec::new(), data: vec![0; bytes_of(NSZE)] }
     }
 
     fn conventional(&self, zone: u32) -> bool {
@@ -103,11 +111,11 @@ impl Model {
     }
 
     fn open(&self) -> u32 {
-        self.zones.iter().filter(|z| is_open(z.state)).count() as u32
+        u32::try_from(self.zones.iter().filter(|z| is_open(z.state)).count()).expect("NZONES zones")
     }
 
     fn active(&self) -> u32 {
-        self.zones.iter().filter(|z| is_active(z.state)).count() as u32
+        u32::try_from(self.zones.iter().filter(|z| is_active(z.state)).count()).expect("NZONES zones")
     }
 
     fn set_state(&mut self, zone: u32, state: ZoneState) {
@@ -149,7 +157,7 @@ impl Model {
     }
 
     fn store(&mut self, slba: u64, bytes: &[u8]) {
-        let at = slba as usize * LBA;
+        let at = bytes_of(slba);
         self.data[at..at + bytes.len()].copy_from_slice(bytes);
     }
 
@@ -237,7 +245,7 @@ impl Model {
         if (first..=last).any(|z| self.state(z) == ZoneState::Offline) {
             return Err(Status::ZoneIsOffline);
         }
-        Ok(&self.data[slba as usize * LBA..end as usize * LBA])
+        Ok(&self.data[bytes_of(slba)..bytes_of(end)])
     }
 
     /// One action on one sequential zone: the table of docs/command-semantics.md, "Zone Management Send".
@@ -270,8 +278,8 @@ impl Model {
                 _ => {
                     self.set_state(zone, Empty);
                     self.zones[zone as usize].wp = zslba(zone);
-                    let at = zslba(zone) as usize * LBA;
-                    self.data[at..at + ZSZE as usize * LBA].fill(0);
+                    let at = bytes_of(zslba(zone));
+                    self.data[at..at + bytes_of(ZSZE)].fill(0);
                 }
             },
             ZoneAction::Offline => match state {
@@ -406,7 +414,7 @@ const FILTER_STATES: [ZoneState; 7] = ZoneState::SEQUENTIAL;
 
 fn op_strategy() -> impl Strategy<Value = Op> {
     let zone = || 0..NZONES;
-    let nlb = || prop_oneof![9 => 1u32..=20, 1 => 1u32..=(ZCAP as u32 + 2)];
+    let nlb = || prop_oneof![9 => 1u32..=20, 1 => 1u32..=(ZCAP_NLB + 2)];
     prop_oneof![
         30 => (zone(), at_strategy(), nlb(), fill_strategy())
             .prop_map(|(zone, at, nlb, fill)| Op::Write { zone, at, nlb, fill }),
@@ -494,7 +502,7 @@ fn check_ideal(lim: Limits, ops: &[(Op, bool)]) -> Result<(), TestCaseError> {
 fn check_on<D: ZonedDevice>(mut dev: D, timed: bool, lim: Limits, ops: &[(Op, bool)]) -> Result<(), TestCaseError> {
     let mut model = Model::new(lim);
     let mut now = 0u64;
-    let mut read_buf = vec![0u8; MDTS as usize * LBA];
+    let mut read_buf = vec![0u8; bytes_of(MDTS)];
     for (i, (op, same_time)) in ops.iter().enumerate() {
         let ctx = format!("op {i}: {op:?}");
         let mut submit = |dev: &mut D, cmd: &Command<'_>, out: Option<&mut [u8]>| {

@@ -6,7 +6,9 @@ use zonelab_device::*;
 
 /// LBAs of a zone and its capacity in the small device (4 KiB LBAs).
 const ZSZE: u64 = 256;
-const ZCAP: u64 = 192;
+/// Zone capacity, as an NLB.
+const ZCAP_NLB: u32 = 192;
+const ZCAP: u64 = ZCAP_NLB as u64;
 const NZONES: u32 = 8;
 const NSZE: u64 = ZSZE * NZONES as u64;
 
@@ -275,7 +277,7 @@ fn write_to_full_read_only_offline_zone_fails_with_state_status() {
                 // Even past the zone capacity: state before boundary.
                 assert_eq!(h.write_op(op, zslba(2) + ZCAP - 1, 4), status, "{op:?} {state:?} past ZCAP");
             } else {
-                assert_eq!(h.write_op(op, zslba(2), ZCAP as u32 / 6), status, "{op:?} {state:?} large append");
+                assert_eq!(h.write_op(op, zslba(2), ZCAP_NLB / 6), status, "{op:?} {state:?} large append");
             }
             assert_eq!(h.sw(2), before);
             assert_eq!(h.counts(), counts);
@@ -311,7 +313,7 @@ fn write_past_zone_capacity_is_zone_boundary_error() {
     for op in WRITE_OPS {
         let mut h = H::small();
         // Empty zone: too large from ZSLBA; the zone stays empty.
-        let too_big = ZCAP as u32 + 1;
+        let too_big = ZCAP_NLB + 1;
         let expect_big = if op == WriteOp::WriteZeroes { Status::ZoneBoundaryError } else { Status::InvalidField };
         // (Write and Append of 193 LBAs exceed MDTS = 32 LBAs first.)
         assert_eq!(h.write_op(op, zslba(3), too_big), expect_big, "{op:?}");
@@ -345,7 +347,7 @@ fn write_check_order_write_pointer_before_boundary_before_resources() {
     assert_eq!(h.write(zslba(4) + 1, 8, 1), Status::ZoneInvalidWrite);
     assert_eq!(h.write_zeroes(zslba(4) + ZCAP - 1, 8), Status::ZoneInvalidWrite);
     // Right LBA, past ZCAP, no active resource: boundary before resources.
-    assert_eq!(h.write_zeroes(zslba(4), ZCAP as u32 + 1), Status::ZoneBoundaryError);
+    assert_eq!(h.write_zeroes(zslba(4), ZCAP_NLB + 1), Status::ZoneBoundaryError);
     // Right LBA, fits, no active resource.
     assert_eq!(h.write(zslba(4), 8, 1), Status::TooManyActiveZones);
     assert_eq!(h.sw(4), (ZoneState::Empty, zslba(4)));
@@ -449,10 +451,10 @@ fn in_flight_writes_at_consecutive_lbas_are_legal() {
     let mut h = H::small();
     let t = 1_000;
     let mut last = 0;
-    for i in 0..6u64 {
+    for i in 0..6u8 {
         let c = h.dev.submit(
             t,
-            &Command::Write { slba: zslba(2) + 8 * i, nlb: 8, payload: Payload::Pattern(i as u8 + 1), fua: false },
+            &Command::Write { slba: zslba(2) + 8 * u64::from(i), nlb: 8, payload: Payload::Pattern(i + 1), fua: false },
             None,
         );
         assert_eq!(c.status, Status::Success, "write {i}");
@@ -468,8 +470,8 @@ fn in_flight_writes_at_consecutive_lbas_are_legal() {
     );
     assert_eq!(c.status, Status::ZoneInvalidWrite);
     h.now = last;
-    for i in 0..6u64 {
-        h.expect_read(zslba(2) + 8 * i, 8, i as u8 + 1);
+    for i in 0..6u8 {
+        h.expect_read(zslba(2) + 8 * u64::from(i), 8, i + 1);
     }
 }
 
@@ -548,10 +550,10 @@ fn in_flight_appends_get_distinct_consecutive_lbas() {
     let mut h = H::small();
     let t = 500;
     let mut next = zslba(6);
-    for (i, nlb) in [4u32, 1, 7, 2, 16].into_iter().enumerate() {
+    for (i, nlb) in (0u8..).zip([4u32, 1, 7, 2, 16]) {
         let c = h.dev.submit(
             t,
-            &Command::Append { zslba: zslba(6), nlb, payload: Payload::Pattern(i as u8 + 1), fua: false },
+            &Command::Append { zslba: zslba(6), nlb, payload: Payload::Pattern(i + 1), fua: false },
             None,
         );
         assert_eq!((c.status, c.result), (Status::Success, CmdResult::Lba(next)), "append {i}");
@@ -1000,13 +1002,13 @@ fn report_zones_descriptors() {
         (ZoneState::ReadOnly, zslba(6) + 4),
         (ZoneState::Empty, zslba(7)),
     ];
-    for (z, (d, (state, wp))) in r.zones.iter().zip(expect).enumerate() {
+    for (z, (d, (state, wp))) in (0u32..).zip(r.zones.iter().zip(expect)) {
         let want = ZoneDescriptor {
             zone_type: ZoneType::SeqWriteRequired,
             state,
             zcap: ZCAP,
             zsze: ZSZE,
-            zslba: zslba(z as u32),
+            zslba: zslba(z),
             wp,
         };
         assert_eq!(d, &want, "zone {z}");
@@ -1193,9 +1195,9 @@ fn conventional_zones_in_report() {
 fn conventional_zone_sustains_many_writes() {
     let mut h = conventional();
     // 8 MiB into a 1 MiB conventional zone, QD1, 128 KiB each.
-    for i in 0..64u64 {
-        let slba = (i * 32) % ZSZE;
-        assert_eq!(h.write(slba, 32, i as u8), Status::Success, "write {i}");
+    for i in 0..64u8 {
+        let slba = (u64::from(i) * 32) % ZSZE;
+        assert_eq!(h.write(slba, 32, i), Status::Success, "write {i}");
     }
     h.expect_read(0, 32, 56);
 }
@@ -1438,18 +1440,15 @@ fn scripted_run() -> (Vec<Completion>, DeviceCounters) {
     let mut dev = build(small_opts());
     let mut out = Vec::new();
     let mut t = 0;
-    for i in 0..400u64 {
-        let zone = (i * 7 % u64::from(NZONES)) as u32;
+    for i in 0..400u32 {
+        let zone = i * 7 % NZONES;
         let z = zslba(zone);
+        // The pattern byte wraps around.
+        let pattern = Payload::Pattern(u8::try_from(i % 256).expect("below 256"));
         let cmd = match i % 9 {
-            0 | 1 => Command::Write {
-                slba: dev.zones().wp(zone),
-                nlb: (i % 13 + 1) as u32,
-                payload: Payload::Pattern(i as u8),
-                fua: false,
-            },
-            2 => Command::Append { zslba: z, nlb: (i % 5 + 1) as u32, payload: Payload::Pattern(i as u8), fua: false },
-            3 => Command::Read { slba: z + i % 40, nlb: (i % 17 + 1) as u32 },
+            0 | 1 => Command::Write { slba: dev.zones().wp(zone), nlb: i % 13 + 1, payload: pattern, fua: false },
+            2 => Command::Append { zslba: z, nlb: i % 5 + 1, payload: pattern, fua: false },
+            3 => Command::Read { slba: z + u64::from(i % 40), nlb: i % 17 + 1 },
             4 => Command::WriteZeroes { slba: dev.zones().wp(zone), nlb: 3 },
             5 => Command::ZoneMgmtSend { action: ACTIONS[(i / 9 % 5) as usize], slba: z, select_all: i % 4 == 0 },
             6 => Command::ReportZones { slba: z, filter: ReportFilter::All, max_zones: 4, partial: i % 2 == 0 },

@@ -24,7 +24,9 @@ fn device(chain_max: u32, plugging: &str, data: bool) -> Device {
 }
 
 const ZSZE: u64 = 256;
-const CHUNK: u64 = 4;
+/// LBAs of a chunk, as an NLB.
+const CHUNK_NLB: u32 = 4;
+const CHUNK: u64 = CHUNK_NLB as u64;
 
 struct Run {
     dev: Device,
@@ -143,8 +145,8 @@ fn copyback_disabled_and_copy_costs_follow_the_timing() {
 fn reads_go_to_the_logfbg_below_the_write_pointer_and_the_original_above() {
     for plugging in ["lba", "ppa"] {
         let mut r = Run::new(device(4, plugging, true));
-        for c in 0..16u64 {
-            r.write(c * CHUNK, CHUNK as u32, 10 + c as u8);
+        for c in 0..16u8 {
+            r.write(u64::from(c) * CHUNK, CHUNK_NLB, 10 + c);
         }
         r.mgmt(ZoneAction::Finish, 0);
         r.settle();
@@ -202,7 +204,7 @@ fn ppa_ordered_plugging_copies_ahead_in_page_order() {
     // ahead while idle; dies 1 and 3 hold only chunks the host will overwrite.
     assert!(bg > 0, "background plugging ran");
     for c in (1..64u64).step_by(2) {
-        r.write(c * CHUNK, CHUNK as u32, 7);
+        r.write(c * CHUNK, CHUNK_NLB, 7);
         r.settle();
     }
     r.mgmt(ZoneAction::Finish, 0);
@@ -219,7 +221,7 @@ fn ppa_ordered_plugging_copies_ahead_in_page_order() {
         } else {
             7
         };
-        assert_eq!(r.read_pattern(c * CHUNK, CHUNK as u32), ReadPattern::Uniform(expect), "chunk {c}");
+        assert_eq!(r.read_pattern(c * CHUNK, CHUNK_NLB), ReadPattern::Uniform(expect), "chunk {c}");
     }
     // Every die's LogFBG block was programmed in page order, every page once.
     let block = r.dev.flash_location(0).unwrap().block;
@@ -261,8 +263,7 @@ fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
     assert!(r.dev.next_event_ns().is_none(), "nothing left to plug ahead");
     // A host write to die 1 now overlaps nothing queued on dies 0 and 2.
     let t = opened + 50_000_000;
-    let c =
-        r.dev.submit(t, &Command::Write { slba: CHUNK, nlb: CHUNK as u32, payload: Payload::None, fua: false }, None);
+    let c = r.dev.submit(t, &Command::Write { slba: CHUNK, nlb: CHUNK_NLB, payload: Payload::None, fua: false }, None);
     assert_eq!(c.status, Status::Success);
     assert_eq!(r.dev.flash().die_free_at_ns(0), r.dev.flash().die_free_at_ns(2), "the plugs ran before");
     assert!(r.dev.flash().die_free_at_ns(0) <= t);
@@ -272,11 +273,8 @@ fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
 fn ppa_plugging_overlaps_a_host_write_on_another_die() {
     let (mut r, opened) = tl_opened_with_even_chunks_valid();
     // The host writes chunk 1 (die 1) at once: dies 0 and 2 plug meanwhile.
-    let c = r.dev.submit(
-        opened,
-        &Command::Write { slba: CHUNK, nlb: CHUNK as u32, payload: Payload::None, fua: false },
-        None,
-    );
+    let c =
+        r.dev.submit(opened, &Command::Write { slba: CHUNK, nlb: CHUNK_NLB, payload: Payload::None, fua: false }, None);
     assert_eq!(c.status, Status::Success);
     r.dev.advance(c.complete_ns);
     let z = r.dev.znsplus_counters();
@@ -296,7 +294,7 @@ fn write_latencies_around_a_plugged_chunk(plugging: &str) -> (u64, u64) {
     r.settle();
     let latency = |r: &mut Run, slba: u64| {
         let start = r.now;
-        r.write(slba, CHUNK as u32, 7).complete_ns - start
+        r.write(slba, CHUNK_NLB, 7).complete_ns - start
     };
     let first = latency(&mut r, 0);
     (first, latency(&mut r, 2 * CHUNK))

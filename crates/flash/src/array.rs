@@ -236,7 +236,10 @@ impl FlashArray {
         Self {
             channels: vec![Timeline::new(); geometry.channels as usize],
             planes: vec![Timeline::new(); planes_total],
-            blocks: vec![BlockState::default(); geometry.blocks_total() as usize],
+            blocks: vec![
+                BlockState::default();
+                usize::try_from(geometry.blocks_total()).expect("validate bounds the blocks to 2^24")
+            ],
             counters: FlashCounters::default(),
             page_transfer_ns,
             copyback_chains: BTreeMap::new(),

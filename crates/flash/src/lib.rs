@@ -8,6 +8,9 @@
 //! The array also keeps erase and program counts per block and checks that
 //! pages of a block are programmed in order after an erase.
 
+// Every narrowing `as` is checked or says why it may drop bits (issue 40).
+#![deny(clippy::cast_possible_truncation)]
+
 pub mod array;
 pub mod geometry;
 pub mod timing;

@@ -4,6 +4,9 @@
 //! discrete-event queue, seeded randomness and metrics. Nothing here knows
 //! about flash or zones.
 
+// Every narrowing `as` is checked or says why it may drop bits (issue 40).
+#![deny(clippy::cast_possible_truncation)]
+
 pub mod event;
 pub mod input;
 pub mod metrics;

@@ -424,8 +424,8 @@ impl Backend {
         let Some(slot) = c.ftl.lookup(lba) else { return Source::Zeros };
         let g = self.scheduler.flash.geometry();
         let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
-        let per_unit = u64::from(c.ftl.lbas_per_block() / c.ftl.units_per_block());
-        let unit = u64::from(slot.offset) / per_unit;
+        let per_unit = c.ftl.lbas_per_block() / c.ftl.units_per_block();
+        let unit = slot.offset / per_unit;
         let done =
             c.unit_done[(slot.die * g.blocks_per_plane + slot.block) as usize].as_ref().map_or(0, |d| d[unit as usize]);
         // Host data waits in the write buffer until programmed; data garbage
@@ -434,13 +434,14 @@ impl Backend {
         if done > at_ns && !c.ftl.is_gc_block(slot.die, slot.block) {
             return Source::Controller { ready_ns: at_ns };
         }
-        let page_in_unit = (u64::from(slot.offset) % per_unit) / lbas_per_page;
+        let page_in_unit = u64::from(slot.offset % per_unit) / lbas_per_page;
         let planes = u64::from(g.planes_per_die);
         let loc = ChunkLocation {
             die: slot.die,
-            plane: (page_in_unit % planes) as u32,
+            plane: u32::try_from(page_in_unit % planes).expect("below planes_per_die, a u32"),
             block: slot.block,
-            page: (unit * u64::from(g.oneshot_pages) + page_in_unit / planes) as u32,
+            page: u32::try_from(u64::from(unit) * u64::from(g.oneshot_pages) + page_in_unit / planes)
+                .expect("a page of the block, below pages_per_block"),
         };
         Source::Flash { loc, ready_ns: done }
     }

@@ -78,17 +78,17 @@ pub(crate) fn validate(config: &DeviceConfig) -> Result<Vec<Layout>, ConfigError
 /// The configuration of each namespace of `config`: its geometry, and its
 /// share of every plane's blocks as `flash.blocks_per_plane`.
 pub fn namespace_configs(config: &DeviceConfig) -> Result<Vec<(DeviceConfig, Layout)>, ConfigError> {
-    let count = config.namespaces.len() as u32;
+    let count = config.namespaces.len();
     if count == 0 {
         return Ok(vec![(config.clone(), config.validate()?)]);
     }
-    if count > NAMESPACES_MAX {
+    if count > NAMESPACES_MAX as usize {
         return Err(ConfigError(format!(
             "[[namespaces]] lists {count} namespaces; a device has at most {NAMESPACES_MAX}"
         )));
     }
-    let mut configs = Vec::with_capacity(count as usize);
-    let mut needs = Vec::with_capacity(count as usize);
+    let mut configs = Vec::with_capacity(count);
+    let mut needs = Vec::with_capacity(count);
     for (i, entry) in config.namespaces.iter().enumerate() {
         let mut ns = config.clone();
         ns.namespaces = Vec::new();
@@ -107,7 +107,7 @@ pub fn namespace_configs(config: &DeviceConfig) -> Result<Vec<(DeviceConfig, Lay
         )));
     }
     // The spare blocks (LogFBGs, dynamic mapping, GC room) are split evenly.
-    let spare_each = (blocks_per_plane - needed) / u64::from(count);
+    let spare_each = (blocks_per_plane - needed) / count as u64;
     let mut out = Vec::with_capacity(configs.len());
     for (i, (mut ns, need)) in configs.into_iter().zip(needs).enumerate() {
         let share = u32::try_from(need + spare_each).expect("at most flash.blocks_per_plane");

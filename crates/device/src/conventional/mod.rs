@@ -241,7 +241,8 @@ fn read_victim_pages(core: &mut Backend, die: u32, valid: &[(u32, u64)], at_ns: 
         let page_in_block = u64::from(offset) / lbas_per_page;
         if page_in_block != last_page {
             last_page = page_in_block;
-            let plane = (page_in_block % u64::from(g.planes_per_die)) as u32;
+            let plane =
+                u32::try_from(page_in_block % u64::from(g.planes_per_die)).expect("below planes_per_die, a u32");
             read_done = read_done.max(core.scheduler.flash.read(at_ns, die, plane, g.page_bytes));
         }
     }

@@ -47,7 +47,8 @@ impl Conventional {
         let g = &device.flash;
         let c = device.conventional.as_ref().expect("a conventional config");
         let lba_bytes = u64::from(device.namespace.lba_bytes);
-        let lbas_per_unit = (g.program_unit_bytes() / lba_bytes) as u32;
+        let lbas_per_unit = u32::try_from(g.program_unit_bytes() / lba_bytes)
+            .expect("validation: the flash holds fewer than 2^32 LBAs");
         let units_per_block = g.pages_per_block / g.oneshot_pages;
         let ftl = Ftl::new(g.dies_total(), g.blocks_per_plane, lbas_per_unit, units_per_block, user_lbas);
         Conventional {

@@ -10,7 +10,9 @@
 use std::collections::VecDeque;
 
 /// LBAs per segment of the lazily allocated logical-to-physical table.
-const SEGMENT_LBAS: u64 = 1 << 16;
+const SEGMENT_LEN: usize = 1 << 16;
+/// [`SEGMENT_LEN`] as an LBA count.
+const SEGMENT_LBAS: u64 = SEGMENT_LEN as u64;
 const UNMAPPED: u32 = u32::MAX;
 
 /// Where a program unit goes.
@@ -83,7 +85,7 @@ impl Ftl {
             lbas_per_unit,
             units_per_block,
             user_lbas,
-            l2p: vec![None; user_lbas.div_ceil(SEGMENT_LBAS) as usize],
+            l2p: vec![None; usize::try_from(user_lbas.div_ceil(SEGMENT_LBAS)).expect("user_lbas < slots < 2^32")],
             p2l: vec![None; die_blocks],
             valid: vec![0; die_blocks],
             gc_block: vec![false; die_blocks],
@@ -106,7 +108,7 @@ impl Ftl {
     }
 
     fn slot_index(&self, s: Slot) -> u32 {
-        self.die_block(s.die, s.block) as u32 * self.lbas_per_block() + s.offset
+        (s.die * self.blocks + s.block) * self.lbas_per_block() + s.offset
     }
 
     fn slot_of(&self, index: u32) -> Slot {
@@ -125,7 +127,7 @@ impl Ftl {
 
     fn set_l2p(&mut self, lba: u64, index: u32) {
         let seg = self.l2p[(lba / SEGMENT_LBAS) as usize]
-            .get_or_insert_with(|| vec![UNMAPPED; SEGMENT_LBAS as usize].into_boxed_slice());
+            .get_or_insert_with(|| vec![UNMAPPED; SEGMENT_LEN].into_boxed_slice());
         seg[(lba % SEGMENT_LBAS) as usize] = index;
     }
 
@@ -166,13 +168,15 @@ impl Ftl {
         let (block, unit) = self.open[stream][die as usize].expect("an open block");
         self.open[stream][die as usize] = Some((block, unit + 1));
         let db = self.die_block(die, block);
-        for (i, &lba) in lbas.iter().enumerate() {
-            let offset = unit * self.lbas_per_unit + i as u32;
+        // At most `lbas_per_unit` LBAs (asserted above): their indices are u32s.
+        for (i, &lba) in (0u32..).zip(lbas) {
+            let offset = unit * self.lbas_per_unit + i;
             let index = self.slot_index(Slot { die, block, offset });
-            self.p2l[db].as_mut().expect("open block")[offset as usize] = lba as u32;
+            self.p2l[db].as_mut().expect("open block")[offset as usize] =
+                u32::try_from(lba).expect("an LBA below user_lbas, which is below 2^32");
             self.set_l2p(lba, index);
         }
-        self.valid[db] += lbas.len() as u32;
+        self.valid[db] += u32::try_from(lbas.len()).expect("at most lbas_per_unit LBAs (asserted above)");
         if gc {
             self.gc_units += 1;
             self.gc_lbas += lbas.len() as u64;
@@ -195,7 +199,8 @@ impl Ftl {
     /// The valid LBAs of block `block` of `die`, by offset.
     pub fn valid_lbas(&self, die: u32, block: u32) -> Vec<(u32, u64)> {
         let p2l = self.p2l[self.die_block(die, block)].as_ref().expect("a written block");
-        p2l.iter().enumerate().filter(|(_, &l)| l != UNMAPPED).map(|(o, &l)| (o as u32, u64::from(l))).collect()
+        // A block's `lbas_per_block` offsets are u32s.
+        (0u32..).zip(p2l.iter()).filter(|(_, &l)| l != UNMAPPED).map(|(o, &l)| (o, u64::from(l))).collect()
     }
 
     /// Up to `max` valid LBAs of block `block` of `die` at or after

@@ -21,7 +21,7 @@ pub struct TlZone {
 
 impl TlZone {
     pub(crate) fn new(original_fbg: u32, original_lbas: u64, valid: &[u64], opened_ns: Nanos, zcap_lbas: u64) -> Self {
-        let words = zcap_lbas.div_ceil(64) as usize;
+        let words = usize::try_from(zcap_lbas.div_ceil(64)).expect("a TL zone holds at most TL_ZONE_BLOCKS_MAX blocks");
         assert!(valid.len() <= words, "the caller checked the bitmap length");
         let mut bits = valid.to_vec();
         bits.resize(words, 0);

@@ -63,7 +63,8 @@ impl Mapping {
         let zone_fbg: Vec<u32> = (0..layout.zones).map(|z| z / layout.fcgs).collect();
         let free_fbgs = (0..layout.fcgs)
             .map(|fcg| {
-                let used = (0..layout.zones).filter(|z| z % layout.fcgs == fcg).count() as u32;
+                let used = (0..layout.zones).filter(|z| z % layout.fcgs == fcg).count();
+                let used = u32::try_from(used).expect("at most layout.zones, a u32");
                 assert!(used <= layout.fbgs_per_fcg, "validation guarantees a block group per zone");
                 (used..layout.fbgs_per_fcg).collect()
             })
@@ -131,7 +132,7 @@ impl Mapping {
     #[inline]
     fn group_die(&self, zone: u32, stripe: u64) -> u32 {
         let d = u64::from(self.d_zone);
-        ((stripe % d + u64::from(self.zone_first_die[zone as usize])) % d) as u32
+        u32::try_from((stripe % d + u64::from(self.zone_first_die[zone as usize])) % d).expect("below d_zone, a u32")
     }
 
     /// Dies per flash chip group (D_zone).
@@ -192,6 +193,12 @@ impl Mapping {
         u64::from(self.planes) * u64::from(self.oneshot_pages)
     }
 
+    /// Block within its block group of page `page_in_fbg` (on one plane) of the group.
+    #[inline]
+    fn block_in_fbg(&self, page_in_fbg: u64) -> u32 {
+        u32::try_from(page_in_fbg / u64::from(self.pages_per_block)).expect("below fbg_blocks, a u32")
+    }
+
     /// Where chunk `chunk` of `zone` lives in its current block group.
     #[inline]
     pub fn locate(&self, zone: u32, chunk: u64) -> ChunkLocation {
@@ -205,9 +212,9 @@ impl Mapping {
         let page_in_fbg = index / u64::from(self.planes);
         ChunkLocation {
             die: self.die_of_chunk(zone, chunk),
-            plane: (index % u64::from(self.planes)) as u32,
-            block: fbg * self.fbg_blocks + (page_in_fbg / u64::from(self.pages_per_block)) as u32,
-            page: (page_in_fbg % u64::from(self.pages_per_block)) as u32,
+            plane: u32::try_from(index % u64::from(self.planes)).expect("below planes_per_die, a u32"),
+            block: fbg * self.fbg_blocks + self.block_in_fbg(page_in_fbg),
+            page: u32::try_from(page_in_fbg % u64::from(self.pages_per_block)).expect("below pages_per_block, a u32"),
         }
     }
 
@@ -244,8 +251,9 @@ impl Mapping {
         let first_page_in_fbg = (unit / d) * u64::from(self.oneshot_pages);
         let die = self.fcg_of_zone(zone) * self.d_zone + self.group_die(zone, unit);
         let fbg = self.fbg_of_zone(zone);
-        let block = fbg * self.fbg_blocks + (first_page_in_fbg / u64::from(self.pages_per_block)) as u32;
-        let first_page = (first_page_in_fbg % u64::from(self.pages_per_block)) as u32;
+        let block = fbg * self.fbg_blocks + self.block_in_fbg(first_page_in_fbg);
+        let first_page =
+            u32::try_from(first_page_in_fbg % u64::from(self.pages_per_block)).expect("below pages_per_block, a u32");
         // The unit lies in the zone's group of dies and block group, and its
         // one-shot program fits its block.
         debug_assert!(self.fcg_dies(zone).contains(&die) && self.fbg_blocks(fbg).contains(&block));

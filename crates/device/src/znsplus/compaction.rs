@@ -127,7 +127,8 @@ fn run_copy(core: &mut Backend, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos
     let snapshot: Vec<Vec<u8>> =
         core.data.as_ref().map_or_else(Vec::new, |d| src.iter().map(|&l| d.block_copy(l)).collect());
     // Destination chunks: (first index, end index) into src / dst.
-    let mut groups: Vec<(usize, usize)> = Vec::with_capacity(dst.len().div_ceil(per_chunk as usize));
+    let mut groups: Vec<(usize, usize)> =
+        Vec::with_capacity(dst.len().div_ceil(usize::try_from(per_chunk).expect("a chunk's LBAs, at most page_bytes")));
     let mut i = 0;
     while i < dst.len() {
         let chunk = (dst[i] - zslba) / per_chunk;
@@ -135,7 +136,9 @@ fn run_copy(core: &mut Backend, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos
         groups.push((i, j));
         i = j;
     }
-    let window = (core.layout.zone_buffer_bytes / u64::from(core.chunk_bytes())).max(1) as usize;
+    // A window wider than the address space takes every group at once.
+    let window =
+        usize::try_from((core.layout.zone_buffer_bytes / u64::from(core.chunk_bytes())).max(1)).unwrap_or(usize::MAX);
     let mut done_ns = at_ns;
     for part in groups.chunks(window) {
         let fetched = prefetch_sources(core, zone, src, dst, part, at_ns);
@@ -168,7 +171,7 @@ fn run_copy(core: &mut Backend, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos
 
 /// Whether destination chunk `src[i..j]` copies one whole source chunk in order.
 fn whole_chunk(src: &[u64], i: usize, j: usize, per_chunk: u64) -> bool {
-    j - i == per_chunk as usize
+    (j - i) as u64 == per_chunk
         && src[i].is_multiple_of(per_chunk)
         && src[i..j].iter().enumerate().all(|(k, &s)| s == src[i] + k as u64)
 }

@@ -57,15 +57,17 @@ mod tests {
             };
             let dev = Device::new(opts.apply(preset("mlc").unwrap()).unwrap()).unwrap();
             let info = dev.identify_mapping().unwrap();
-            let field = |chunk: u64, shift: u32, bits: u32| (chunk >> shift) & ((1 << bits) - 1);
+            let field = |chunk: u64, shift: u32, bits: u32| {
+                u32::try_from((chunk >> shift) & ((1 << bits) - 1)).expect("an ID field of under 32 bits")
+            };
             let per_chunk = info.lbas_per_chunk;
-            for lba in (0..dev.nsze()).step_by(per_chunk as usize * 7 + 1) {
+            for lba in (0..dev.nsze()).step_by(usize::try_from(per_chunk * 7 + 1).expect("a few chunks of LBAs")) {
                 let zone = dev.zones().zone_of(lba);
                 let chunk_in_zone = (lba - dev.zones().zslba(zone)) / per_chunk;
                 let die = dev.mapping().die_of_chunk(zone, chunk_in_zone);
                 let chunk = lba / per_chunk;
-                let fcg = field(chunk, info.fcg_id_shift, info.fcg_id_bits) as u32;
-                let chip = field(chunk, info.chip_id_shift, info.chip_id_bits) as u32;
+                let fcg = field(chunk, info.fcg_id_shift, info.fcg_id_bits);
+                let chip = field(chunk, info.chip_id_shift, info.chip_id_bits);
                 assert_eq!(fcg * d_zone + chip, die, "d_zone {d_zone} lba {lba}");
             }
         }

@@ -116,9 +116,9 @@ mod tests {
     #[test]
     fn valid_scans_match_block_by_block() {
         let mut rng = zonelab_sim::SimRng::new(5);
-        for zcap in [1, 63, 64, 65, 200, 1000] {
+        for zcap in [1u64, 63, 64, 65, 200, 1000] {
             for density in [0.0, 0.1, 0.5, 0.9, 1.0] {
-                let mut valid = vec![0u64; (zcap as usize).div_ceil(64)];
+                let mut valid = vec![0u64; usize::try_from(zcap.div_ceil(64)).expect("a small zone")];
                 for o in 0..zcap {
                     if rng.chance(density) {
                         valid[(o / 64) as usize] |= 1 << (o % 64);

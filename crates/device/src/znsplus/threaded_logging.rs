@@ -78,13 +78,15 @@ fn accept_tl_open(core: &mut Backend, zslba: u64, valid: &[u64]) -> Result<u32, 
         return Err(Status::InvalidZoneOperation);
     }
     let written_lbas = core.zones.wp(zone) - zslba;
-    let words = core.layout.zcap_lbas.div_ceil(64) as usize;
+    let words =
+        usize::try_from(core.layout.zcap_lbas.div_ceil(64)).expect("zcap_lbas is at most TL_ZONE_BLOCKS_MAX here");
     let beyond_data = valid.iter().enumerate().any(|(w, &bits)| {
         let first = w as u64 * 64;
         let mask = if first >= written_lbas {
             u64::MAX
         } else {
-            u64::MAX.checked_shl((written_lbas - first) as u32).unwrap_or(0)
+            // Shifting out every bit (64 or more) leaves no mask.
+            u32::try_from(written_lbas - first).ok().and_then(|s| u64::MAX.checked_shl(s)).unwrap_or(0)
         };
         bits & mask != 0
     });
@@ -149,7 +151,7 @@ pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> 
         let end = to.min((from / per_chunk + 1) * per_chunk);
         let valid: Vec<bool> = match core.translation.tl.get(&zone) {
             Some(tl) => (from..end).map(|o| tl.is_valid(o)).collect(),
-            None => vec![false; (end - from) as usize],
+            None => vec![false; usize::try_from(end - from).expect("at most one chunk of LBAs")],
         };
         let valid_lbas = valid.iter().filter(|&&v| v).count() as u64;
         let t = if valid_lbas == per_chunk {

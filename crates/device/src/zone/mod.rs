@@ -170,7 +170,7 @@ impl ZoneTable {
 
     /// Zones in the namespace.
     pub fn len(&self) -> u32 {
-        self.zones.len() as u32
+        u32::try_from(self.zones.len()).expect("built for layout.zones zones, a u32")
     }
     /// True for a namespace without zones.
     pub fn is_empty(&self) -> bool {
@@ -182,7 +182,8 @@ impl ZoneTable {
     }
     /// The zone holding `lba`.
     pub fn zone_of(&self, lba: u64) -> u32 {
-        (lba >> self.zone_lbas_log2) as u32
+        u32::try_from(lba >> self.zone_lbas_log2)
+            .expect("an LBA of the namespace: its zone is below layout.zones, a u32")
     }
     /// Zone capacity in LBAs (the same for every zone).
     pub fn zcap(&self) -> u64 {
@@ -419,9 +420,10 @@ impl ZoneTable {
 
     /// Recounts resources from the states (for invariant checks in tests).
     pub fn recount(&self) -> (u32, u32) {
-        let open = self.zones.iter().filter(|z| z.state.is_open()).count() as u32;
-        let active = self.zones.iter().filter(|z| z.state.is_active()).count() as u32;
-        (open, active)
+        let count = |is: fn(ZoneState) -> bool| {
+            u32::try_from(self.zones.iter().filter(|z| is(z.state)).count()).expect("at most layout.zones, a u32")
+        };
+        (count(ZoneState::is_open), count(ZoneState::is_active))
     }
 }
 
