@@ -289,7 +289,9 @@ impl Device {
                 if fua {
                     done = power::fua_done(&mut self.core, slba, nlb, done);
                 }
-                self.core.cache_write_issued(slba, done);
+                if self.core.durability_kept() {
+                    self.core.cache_write_issued(slba, done);
+                }
                 (Status::Success, done, accepted.result)
             }
         }
@@ -344,7 +346,9 @@ impl Device {
                 if fua {
                     done = power::fua_done(&mut self.core, lba, nlb, done);
                 }
-                self.core.cache_write_issued(lba, done);
+                if self.core.durability_kept() {
+                    self.core.cache_write_issued(lba, done);
+                }
                 (Status::Success, done, accepted.result)
             }
         }

@@ -68,11 +68,7 @@ impl Backend {
     }
 
     /// Hook: a write (or append) from `slba` completes at `done_ns`.
-    #[inline]
     pub(crate) fn cache_write_issued(&mut self, slba: u64, done_ns: Nanos) {
-        if !self.durability_kept() {
-            return;
-        }
         let zone = self.zones.zone_of(slba);
         if !self.tracked(zone) {
             return;

@@ -117,6 +117,7 @@ impl Backend {
     }
 
     /// Whether what a power cut needs is kept (see [`Tracking`]).
+    #[inline]
     pub(crate) fn durability_kept(&self) -> bool {
         self.durability_kept
     }
