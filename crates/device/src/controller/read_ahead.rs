@@ -131,6 +131,28 @@ mod tests {
     }
 
     #[test]
+    fn the_stream_filter_keeps_the_list_of_the_latest_ends() {
+        // Reference: the list without the bucket filter (newest last, at most STREAMS_MAX).
+        let mut ra = ReadAhead::new(4, 8);
+        let mut list: VecDeque<u64> = VecDeque::new();
+        let mut rng = zonelab_sim::SimRng::new(7);
+        for _ in 0..20_000 {
+            // Few distinct LBAs, so that streams continue, repeat and fall out of the list.
+            let slba = rng.below(48);
+            let end = slba + 1 + rng.below(2);
+            let expected = match list.iter().rposition(|&e| e == slba) {
+                Some(i) => list.remove(i).is_some(),
+                None => false,
+            };
+            if list.len() == STREAMS_MAX {
+                list.pop_front();
+            }
+            list.push_back(end);
+            assert_eq!(ra.note_read(slba, end), expected, "read at {slba}");
+        }
+    }
+
+    #[test]
     fn read_ahead_off_finds_no_stream() {
         let mut ra = ReadAhead::new(0, 0);
         ra.note_read(0, 1);
