@@ -216,7 +216,7 @@ impl Device {
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.core.last_submit_ns = submit_ns;
         // Nothing from now on reaches the link before this command is submitted.
-        self.core.controller.link_to_host.forget_until(submit_ns);
+        self.core.controller.forget_link_to_host_until(submit_ns);
         self.core.counters.commands += 1;
         self.core.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.core.config.controller.submit_ns;
@@ -231,7 +231,7 @@ impl Device {
                 self.report(ready_ns, slba, filter, max_zones, partial)
             }
             Command::Identify => {
-                let fw_end = self.core.controller.firmware.reserve(ready_ns, self.core.config.controller.identify_ns);
+                let fw_end = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.identify_ns);
                 let done = self.core.controller.link_reserve_to_host(fw_end, IDENTIFY_BYTES);
                 (Status::Success, done, CmdResult::Identify(Box::new(self.identify())))
             }
@@ -411,11 +411,11 @@ impl Device {
         // not hold the firmware core.
         let fw_end = if firmware.pipelined_ftl_ns > 0 {
             let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
-            let core_end = self.core.controller.firmware.reserve(ready_ns, firmware.ns - ftl_ns);
+            let core_end = self.core.controller.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
             management::ftl_turn(&mut self.core, core_end, ftl_ns)
         } else {
             let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
-            let fw_end = self.core.controller.firmware.reserve(ready_ns, firmware.ns);
+            let fw_end = self.core.controller.reserve_firmware(ready_ns, firmware.ns);
             management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
         };
         // Work after the command (merging a partly filled mapping unit): it
@@ -499,7 +499,7 @@ impl Device {
         if let Err(status) = self.check_read(slba, nlb) {
             return self.core.fail(ready_ns, status);
         }
-        let fw_end = self.core.controller.firmware.reserve(ready_ns, self.core.config.controller.read_ns);
+        let fw_end = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.read_ns);
         let mut data_ready = fw_end;
         let per_chunk = self.core.layout.lbas_per_chunk;
         let (mut lba, end) = (slba, slba + u64::from(nlb));
@@ -627,7 +627,7 @@ impl Device {
     /// ([`front::select_all_applies`]), in zone order, stopping at the first
     /// error without undoing earlier zones.
     fn zone_mgmt_all(&mut self, ready_ns: Nanos, action: ZoneAction) -> (Status, Nanos, CmdResult) {
-        let mut done = self.core.controller.firmware.reserve(ready_ns, self.core.config.controller.error_ns);
+        let mut done = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.error_ns);
         let mut phases = Vec::new();
         for zone in self.core.layout.conventional_zones..self.core.layout.zones {
             if !front::select_all_applies(action, self.core.zones.state(zone)) {
@@ -681,7 +681,7 @@ impl Device {
                 self.discard_zone(zone);
             }
         }
-        Ok(self.core.controller.firmware.reserve(ready_ns, cost_ns))
+        Ok(self.core.controller.reserve_firmware(ready_ns, cost_ns))
     }
 
     fn finish_zone(&mut self, ready_ns: Nanos, zone: u32, phases: &mut Vec<Phase>) -> Result<Nanos, Status> {
@@ -742,7 +742,7 @@ impl Device {
         };
         let c = &self.core.config.controller;
         let fw_ns = c.report_ns + c.report_per_zone_ns * report.zones.len() as u64;
-        let fw_end = self.core.controller.firmware.reserve(ready_ns, fw_ns);
+        let fw_end = self.core.controller.reserve_firmware(ready_ns, fw_ns);
         let done = self.core.controller.link_reserve_to_host(fw_end, front::report_bytes(&report));
         (Status::Success, done, CmdResult::Report(report))
     }

@@ -41,7 +41,7 @@ pub struct PowerCutReport {
 
 /// NVMe Flush: completes once the data of every completed write is durable.
 pub(crate) fn flush(core: &mut Backend, ready_ns: Nanos) -> (Status, Nanos, CmdResult) {
-    let fw_end = core.controller.firmware.reserve(ready_ns, core.config.write_buffer.flush_ns);
+    let fw_end = core.controller.reserve_firmware(ready_ns, core.config.write_buffer.flush_ns);
     core.counters.flushes += 1;
     if !core.volatile_cache() {
         return (Status::Success, fw_end, CmdResult::None);
@@ -63,7 +63,7 @@ pub(crate) fn fua_done(core: &mut Backend, slba: u64, nlb: u32, done_ns: Nanos) 
         return done_ns;
     }
     let end = slba + u64::from(nlb) - core.zones.zslba(zone);
-    let fw_end = core.controller.firmware.reserve(done_ns, core.config.write_buffer.flush_ns);
+    let fw_end = core.controller.reserve_firmware(done_ns, core.config.write_buffer.flush_ns);
     save_zone(core, zone, fw_end, Some(end))
 }
 

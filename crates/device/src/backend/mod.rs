@@ -128,7 +128,7 @@ impl Backend {
     }
 
     pub(crate) fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
-        let done = self.controller.firmware.reserve(ready_ns, self.config.controller.error_ns);
+        let done = self.controller.reserve_firmware(ready_ns, self.config.controller.error_ns);
         (status, done, CmdResult::None)
     }
 

@@ -20,13 +20,13 @@ use zonelab_sim::{transfer_ns, Nanos, ServerPool, SlotTimeline, Timeline};
 /// Firmware, link and write buffers of one device.
 #[derive(Debug, Clone)]
 pub(crate) struct Controller {
-    pub(crate) firmware: ServerPool,
+    firmware: ServerPool,
     /// The write path's FTL core: mapping updates of writes, unit commits and
     /// management firmware work; reserved through `reserve_ftl`.
-    pub(crate) ftl: ServerPool,
-    pub(crate) link_to_device: Timeline,
-    pub(crate) link_to_host: SlotTimeline,
-    pub(crate) link_bytes_per_s: u64,
+    ftl: ServerPool,
+    link_to_device: Timeline,
+    link_to_host: SlotTimeline,
+    link_bytes_per_s: u64,
     pub(crate) zone_io: Vec<ZoneIo>,
     /// Memory the zones' buffers share (`write_buffer.device_buffer_bytes`).
     pub(crate) pool: DevicePool,
@@ -60,6 +60,52 @@ impl Controller {
         }
     }
 
+    /// Reserves a firmware core for `work_ns` from `ready_ns` on; returns
+    /// when the work is done.
+    #[inline]
+    pub(crate) fn reserve_firmware(&mut self, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
+        self.firmware.reserve(ready_ns, work_ns)
+    }
+
+    /// When the FTL core is next idle (unit commits not yet on it aside).
+    #[inline]
+    pub(crate) fn ftl_free_at_ns(&self) -> Nanos {
+        self.ftl.free_at_ns()
+    }
+
+    /// Nothing from `now_ns` on reaches the link to the host before it: the
+    /// link's spans that end by then can go.
+    #[inline]
+    pub(crate) fn forget_link_to_host_until(&mut self, now_ns: Nanos) {
+        self.link_to_host.forget_until(now_ns);
+    }
+
+    /// A copy of what this controller shares with other namespaces of its
+    /// device: the firmware cores and the link.
+    pub(crate) fn shared_time(&self) -> SharedTime {
+        SharedTime {
+            firmware: self.firmware.clone(),
+            link_to_device: self.link_to_device.clone(),
+            link_to_host: self.link_to_host.clone(),
+        }
+    }
+
+    /// Swaps the shared resources with `shared` (moves them in, or back out).
+    #[inline]
+    pub(crate) fn swap_shared_time(&mut self, shared: &mut SharedTime) {
+        std::mem::swap(&mut self.firmware, &mut shared.firmware);
+        std::mem::swap(&mut self.link_to_device, &mut shared.link_to_device);
+        std::mem::swap(&mut self.link_to_host, &mut shared.link_to_host);
+    }
+
+    /// Makes this controller's copy of the shared resources `shared`'s state.
+    #[inline]
+    pub(crate) fn copy_shared_time_from(&mut self, shared: &SharedTime) {
+        self.firmware.clone_from(&shared.firmware);
+        self.link_to_device.clone_from(&shared.link_to_device);
+        self.link_to_host.clone_from(&shared.link_to_host);
+    }
+
     /// A program unit of host data ends at `done_ns`: its commit is due then.
     pub(crate) fn note_unit_commit(&mut self, done_ns: Nanos) {
         self.unit_commits.push(Reverse(done_ns));
@@ -91,6 +137,15 @@ impl Controller {
         let ns = transfer_ns(bytes, self.link_bytes_per_s);
         self.link_to_host.reserve(ready_ns, ns)
     }
+}
+
+/// What the namespaces of one device share of its controller: the firmware
+/// cores and the PCIe link in both directions (`Controller::shared_time`).
+#[derive(Debug, Clone)]
+pub(crate) struct SharedTime {
+    firmware: ServerPool,
+    link_to_device: Timeline,
+    link_to_host: SlotTimeline,
 }
 
 /// Flash-side progress of one zone since its last reset.

@@ -175,7 +175,7 @@ fn head_start_ns(core: &Backend) -> Option<Nanos> {
         Some(Phase::Firmware { left_ns: 0 }) => task.next_ns,
         // Busy writers keep the core booked ahead: then the task moves
         // on in their turns (`ftl_turn`).
-        Some(Phase::Firmware { .. }) => task.next_ns.max(core.controller.ftl.free_at_ns()),
+        Some(Phase::Firmware { .. }) => task.next_ns.max(core.controller.ftl_free_at_ns()),
         Some(&Phase::Pad { zone, units_end, per_request, .. }) => {
             // A request goes once the dies it programs are idle, so a host
             // command that arrived meanwhile is already queued there: it

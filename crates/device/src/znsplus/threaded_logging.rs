@@ -59,7 +59,7 @@ pub(crate) fn tl_open(core: &mut Backend, ready_ns: Nanos, zslba: u64, valid: &[
     match accept_tl_open(core, zslba, valid) {
         Err(status) => core.fail(ready_ns, status),
         Ok(zone) => {
-            let fw_end = core.controller.firmware.reserve(ready_ns, core.config.znsplus.tl_open_ns);
+            let fw_end = core.controller.reserve_firmware(ready_ns, core.config.znsplus.tl_open_ns);
             start_threaded_logging(core, zone, valid, fw_end);
             (Status::Success, fw_end, CmdResult::None)
         }
