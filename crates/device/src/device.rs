@@ -503,7 +503,7 @@ impl Device {
         let mut data_ready = fw_end;
         let per_chunk = self.core.layout.lbas_per_chunk;
         let (mut lba, end) = (slba, slba + u64::from(nlb));
-        let sequential = self.core.controller.read_ahead.note_read(slba, end);
+        let sequential = self.core.controller.note_read(slba, end);
         while lba < end {
             let piece_end = end.min((lba / per_chunk + 1) * per_chunk);
             data_ready = data_ready.max(self.read_piece(fw_end, lba, piece_end - lba, sequential));
@@ -537,7 +537,7 @@ impl Device {
         let buffered = sequential
             .then(|| self.read_ahead_chunk(lba))
             .flatten()
-            .and_then(|(zone, chunk)| self.core.controller.read_ahead.lookup(zone, chunk));
+            .and_then(|(zone, chunk)| self.core.controller.read_buffer_lookup(zone, chunk));
         if let Some(ready_ns) = buffered {
             return at_ns.max(ready_ns);
         }
@@ -548,7 +548,7 @@ impl Device {
     /// The (zone, chunk) the read buffer would hold `lba` under: read-ahead
     /// follows sequential zones of a zoned namespace.
     fn read_ahead_chunk(&self, lba: u64) -> Option<(u32, u64)> {
-        if self.core.controller.read_ahead.window_chunks() == 0 || self.core.translation.conventional.is_some() {
+        if self.core.controller.read_ahead_window_chunks() == 0 || self.core.translation.conventional.is_some() {
             return None;
         }
         let zone = self.core.zones.zone_of(lba);
@@ -563,16 +563,16 @@ impl Device {
     fn read_ahead(&mut self, end: u64, at_ns: Nanos) {
         let per_chunk = self.core.layout.lbas_per_chunk;
         let page_bytes = self.core.config.flash.page_bytes;
-        let window_end = end.saturating_add(self.core.controller.read_ahead.window_chunks() * per_chunk);
+        let window_end = end.saturating_add(self.core.controller.read_ahead_window_chunks() * per_chunk);
         let window_end = window_end.min(self.core.layout.zone_lbas * u64::from(self.core.layout.zones));
         let mut lba = end;
         // Bound: the window holds `window_chunks` chunks.
-        for _ in 0..=self.core.controller.read_ahead.window_chunks() {
+        for _ in 0..=self.core.controller.read_ahead_window_chunks() {
             if lba >= window_end {
                 return;
             }
             let Some((zone, chunk)) = self.read_ahead_chunk(lba) else { return };
-            if self.core.controller.read_ahead.lookup(zone, chunk).is_none() {
+            if self.core.controller.read_buffer_lookup(zone, chunk).is_none() {
                 if let crate::backend::Source::Flash { loc, ready_ns } = self.core.source_of(lba, at_ns) {
                     let read = zonelab_flash::ChunkRead {
                         die: loc.die,
@@ -583,7 +583,7 @@ impl Device {
                         bytes: page_bytes,
                     };
                     let in_ns = self.core.scheduler.flash.read_chunk(at_ns.max(ready_ns), read);
-                    self.core.controller.read_ahead.insert(zone, chunk, in_ns);
+                    self.core.controller.read_buffer_insert(zone, chunk, in_ns);
                 }
             }
             lba = (lba / per_chunk + 1) * per_chunk;
@@ -711,7 +711,7 @@ impl Device {
         // What the host wrote is mapped; a finish's padding is not.
         let written_lbas = self.core.controller.zone_io[zone as usize].filled_lbas;
         phases.extend(management::reset::reset_phases(&mut self.core, zone, ready_ns, old_state, written_lbas));
-        self.core.controller.read_ahead.drop_zone(zone);
+        self.core.controller.read_buffer_drop_zone(zone);
         self.discard_zone(zone);
         Ok(ready_ns)
     }

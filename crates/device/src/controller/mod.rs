@@ -30,7 +30,7 @@ pub(crate) struct Controller {
     pub(crate) zone_io: Vec<ZoneIo>,
     /// Memory the zones' buffers share (`write_buffer.device_buffer_bytes`).
     pub(crate) pool: DevicePool,
-    pub(crate) read_ahead: ReadAhead,
+    read_ahead: ReadAhead,
     /// Durability of each zone's data (Flush, FUA, power cut).
     pub(crate) write_cache: WriteCache,
     /// Ends of the programs whose unit commits (`controller.unit_commit_ns`)
@@ -104,6 +104,37 @@ impl Controller {
         self.firmware.clone_from(&shared.firmware);
         self.link_to_device.clone_from(&shared.link_to_device);
         self.link_to_host.clone_from(&shared.link_to_host);
+    }
+
+    /// How many chunks past a stream's read the controller reads ahead (0: it
+    /// does not).
+    #[inline]
+    pub(crate) fn read_ahead_window_chunks(&self) -> u64 {
+        self.read_ahead.window_chunks()
+    }
+
+    /// Notes a read of LBAs `slba..end`; true when it continues a stream.
+    #[inline]
+    pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> bool {
+        self.read_ahead.note_read(slba, end)
+    }
+
+    /// When `chunk` of `zone` is in the read buffer, if it is there.
+    #[inline]
+    pub(crate) fn read_buffer_lookup(&self, zone: u32, chunk: u64) -> Option<Nanos> {
+        self.read_ahead.lookup(zone, chunk)
+    }
+
+    /// Reads `chunk` of `zone` ahead into the read buffer, in from `ready_ns`.
+    #[inline]
+    pub(crate) fn read_buffer_insert(&mut self, zone: u32, chunk: u64, ready_ns: Nanos) {
+        self.read_ahead.insert(zone, chunk, ready_ns);
+    }
+
+    /// Drops every chunk of `zone` from the read buffer (it was reset).
+    #[inline]
+    pub(crate) fn read_buffer_drop_zone(&mut self, zone: u32) {
+        self.read_ahead.drop_zone(zone);
     }
 
     /// A program unit of host data ends at `done_ns`: its commit is due then.
