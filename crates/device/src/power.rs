@@ -72,7 +72,7 @@ pub(crate) fn fua_done(core: &mut Backend, slba: u64, nlb: u32, done_ns: Nanos) 
 fn save_zone(core: &mut Backend, zone: u32, at_ns: Nanos, end: Option<u64>) -> Nanos {
     let now_ns = core.last_submit_ns;
     let partial_ns = core.config.write_buffer.partial_unit_flush_ns;
-    let z = &mut core.controller.write_cache.zones[zone as usize];
+    let z = core.controller.durability_mut(zone);
     let taken = z.taken_prefix(at_ns);
     let end = end.map_or(taken, |e| e.max(taken));
     if z.durable_prefix(at_ns) >= end {
@@ -94,7 +94,7 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
         if !core.tracked(zone) || !matches!(core.zones.state(zone), s if s.is_active() || s == ZoneState::Full) {
             continue;
         }
-        let z = &core.controller.write_cache.zones[zone as usize];
+        let z = core.controller.durability(zone);
         let mut keep = if core.volatile_cache() { z.durable_prefix(at_ns) } else { z.taken_prefix(at_ns) };
         if core.config.write_buffer.power_cut_in_flight == InFlight::Lost {
             keep = keep.min(z.first_incomplete(at_ns).unwrap_or(u64::MAX));
@@ -104,7 +104,7 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
         if keep >= filled.min(written) {
             // Nothing the host wrote is lost (the fill may run ahead of
             // the write pointer in a TL_opened zone: kept with it).
-            core.controller.write_cache.zones[zone as usize].recovered(filled);
+            core.controller.durability_mut(zone).recovered(filled);
             continue;
         }
         if filled < written {
@@ -114,7 +114,7 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
             if let Some(d) = core.data.as_mut() {
                 d.truncate(core.zones.zslba(zone) + keep);
             }
-            core.controller.write_cache.zones[zone as usize].recovered(keep);
+            core.controller.durability_mut(zone).recovered(keep);
             continue;
         }
         report.zones_rolled_back += 1;
@@ -144,7 +144,7 @@ fn roll_back(core: &mut Backend, zone: u32, keep: u64) {
     let first_lost_unit = core.translation.mapping.unit_of_chunk(keep / per_chunk);
     io.unit_ready.retain_below(first_lost_unit);
     io.gate.clear();
-    let z = &mut core.controller.write_cache.zones[zone as usize];
+    let z = core.controller.durability_mut(zone);
     z.recovered(keep);
     z.reissued_end_lbas = issued_end;
 }

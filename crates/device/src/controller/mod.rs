@@ -14,7 +14,7 @@ use buffer::{DevicePool, ZoneBuffer};
 use read_ahead::ReadAhead;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
-use write_cache::WriteCache;
+use write_cache::{WriteCache, ZoneDurability};
 use zonelab_sim::{transfer_ns, Nanos, ServerPool, SlotTimeline, Timeline};
 
 /// Firmware, link and write buffers of one device.
@@ -32,7 +32,7 @@ pub(crate) struct Controller {
     pub(crate) pool: DevicePool,
     read_ahead: ReadAhead,
     /// Durability of each zone's data (Flush, FUA, power cut).
-    pub(crate) write_cache: WriteCache,
+    write_cache: WriteCache,
     /// Ends of the programs whose unit commits (`controller.unit_commit_ns`)
     /// are not on the FTL core yet, earliest first.
     unit_commits: BinaryHeap<Reverse<Nanos>>,
@@ -135,6 +135,25 @@ impl Controller {
     #[inline]
     pub(crate) fn read_buffer_drop_zone(&mut self, zone: u32) {
         self.read_ahead.drop_zone(zone);
+    }
+
+    /// Durability of `zone`'s data (the write cache's record of it).
+    #[inline]
+    pub(crate) fn durability(&self, zone: u32) -> &ZoneDurability {
+        self.write_cache.zone(zone)
+    }
+
+    /// Durability of `zone`'s data, to note what happens to it.
+    #[inline]
+    pub(crate) fn durability_mut(&mut self, zone: u32) -> &mut ZoneDurability {
+        self.write_cache.zone_mut(zone)
+    }
+
+    /// Nothing of `zone`'s data is in the controller any more (reset,
+    /// offline, TL_open): the write cache forgets it.
+    #[inline]
+    pub(crate) fn discard_durability(&mut self, zone: u32) {
+        self.write_cache.discard(zone);
     }
 
     /// A program unit of host data ends at `done_ns`: its commit is due then.
