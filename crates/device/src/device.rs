@@ -13,7 +13,6 @@
 
 use crate::backend::{Accepted, Backend};
 use crate::config::{DeviceConfig, Layout};
-use crate::controller::ZoneIo;
 use crate::conventional::{self, FtlCounters};
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
 use crate::data::DataStore;
@@ -461,7 +460,7 @@ impl Device {
     #[inline]
     fn gap_filled_ns(&mut self, zone: u32, slba: u64, fw_end: Nanos) -> Nanos {
         let gap_end = slba - self.core.zones.zslba(zone);
-        let no_gap = gap_end <= self.core.controller.zone_io[zone as usize].filled_lbas;
+        let no_gap = gap_end <= self.core.controller.filled_lbas(zone);
         if no_gap && self.core.translation.tl.is_empty() {
             return fw_end;
         }
@@ -709,7 +708,7 @@ impl Device {
         }
         znsplus::threaded_logging::tl_drop(&mut self.core, zone, ready_ns);
         // What the host wrote is mapped; a finish's padding is not.
-        let written_lbas = self.core.controller.zone_io[zone as usize].filled_lbas;
+        let written_lbas = self.core.controller.filled_lbas(zone);
         phases.extend(management::reset::reset_phases(&mut self.core, zone, ready_ns, old_state, written_lbas));
         self.core.controller.read_buffer_drop_zone(zone);
         self.discard_zone(zone);
@@ -720,8 +719,7 @@ impl Device {
         management::cancel_padding(&mut self.core, zone);
         let now_ns = self.core.last_submit_ns;
         znsplus::threaded_logging::tl_drop(&mut self.core, zone, now_ns);
-        self.core.controller.pool.clear_zone(zone);
-        self.core.controller.zone_io[zone as usize] = ZoneIo::default();
+        self.core.controller.discard_zone_io(zone);
         self.core.cache_discard(zone);
         if let Some(d) = self.core.data.as_mut() {
             d.reset(zone);
@@ -770,7 +768,7 @@ mod tests {
         config.management.finish.design = crate::config::FinishDesign::Metadata;
         let mut dev = Device::new(config).unwrap();
         let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false }, None);
-        assert_eq!(dev.core.controller.zone_io[0].buffer.occupied_bytes(), 4096);
+        assert_eq!(dev.core.controller.zone_io(0).buffer.occupied_bytes(), 4096);
         let f = dev.submit(
             c.complete_ns,
             &Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: false },
@@ -783,8 +781,8 @@ mod tests {
         assert_eq!(dev.core.scheduler.flash.pages_written(0, 0, 0), 3);
         assert_eq!(dev.core.scheduler.flash.pages_written(1, 0, 0), 0, "dies without data are not programmed");
         // The buffer frees exactly what it held once the program is done.
-        dev.core.controller.zone_io[0].buffer.admit(u64::MAX / 2, 0, 1);
-        assert_eq!(dev.core.controller.zone_io[0].buffer.occupied_bytes(), 0);
+        dev.core.controller.zone_io_mut(0).buffer.admit(u64::MAX / 2, 0, 1);
+        assert_eq!(dev.core.controller.zone_io(0).buffer.occupied_bytes(), 0);
     }
 
     #[test]

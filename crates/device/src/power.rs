@@ -136,12 +136,11 @@ fn roll_back(core: &mut Backend, zone: u32, keep: u64) {
     let per_chunk = core.layout.lbas_per_chunk;
     // Data lost from units not issued yet leaves the buffer.
     let issued_end = core.issued_end_lbas(zone);
-    let io = &mut core.controller.zone_io[zone as usize];
-    let unissued_lost = io.filled_lbas.max(issued_end) - keep.max(issued_end);
-    io.buffer.release_unissued(unissued_lost * core.layout.lba_bytes);
-    core.controller.pool.release_unissued(zone, unissued_lost * core.layout.lba_bytes);
-    io.filled_lbas = keep;
+    let unissued_lost = core.controller.filled_lbas(zone).max(issued_end) - keep.max(issued_end);
+    core.controller.release_unissued(zone, unissued_lost * core.layout.lba_bytes);
     let first_lost_unit = core.translation.mapping.unit_of_chunk(keep / per_chunk);
+    let io = core.controller.zone_io_mut(zone);
+    io.filled_lbas = keep;
     io.unit_ready.retain_below(first_lost_unit);
     io.gate.clear();
     let z = core.controller.durability_mut(zone);

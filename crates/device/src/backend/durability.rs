@@ -30,7 +30,7 @@ impl Backend {
         if !self.tracked(zone) {
             return;
         }
-        let start = self.controller.zone_io[zone as usize].filled_lbas;
+        let start = self.controller.filled_lbas(zone);
         let now_ns = self.last_submit_ns;
         let program_ns = self.config.flash_timing.program_ns;
         let z = self.controller.durability_mut(zone);
@@ -45,7 +45,7 @@ impl Backend {
 
     /// Zone offsets covered by the units issued to flash in the current lap.
     pub(crate) fn issued_end_lbas(&self, zone: u32) -> u64 {
-        let flushed_units = self.controller.zone_io[zone as usize].flushed_units;
+        let flushed_units = self.controller.flushed_units(zone);
         if flushed_units == 0 {
             return 0;
         }

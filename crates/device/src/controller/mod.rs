@@ -27,9 +27,9 @@ pub(crate) struct Controller {
     link_to_device: Timeline,
     link_to_host: SlotTimeline,
     link_bytes_per_s: u64,
-    pub(crate) zone_io: Vec<ZoneIo>,
+    zone_io: Vec<ZoneIo>,
     /// Memory the zones' buffers share (`write_buffer.device_buffer_bytes`).
-    pub(crate) pool: DevicePool,
+    pool: DevicePool,
     read_ahead: ReadAhead,
     /// Durability of each zone's data (Flush, FUA, power cut).
     write_cache: WriteCache,
@@ -154,6 +154,82 @@ impl Controller {
     #[inline]
     pub(crate) fn discard_durability(&mut self, zone: u32) {
         self.write_cache.discard(zone);
+    }
+
+    /// `zone`'s progress towards flash.
+    #[inline]
+    pub(crate) fn zone_io(&self, zone: u32) -> &ZoneIo {
+        &self.zone_io[zone as usize]
+    }
+
+    /// `zone`'s progress towards flash, to move it on.
+    #[inline]
+    pub(crate) fn zone_io_mut(&mut self, zone: u32) -> &mut ZoneIo {
+        &mut self.zone_io[zone as usize]
+    }
+
+    /// LBAs of `zone` whose data has reached the controller (`ZoneIo::filled_lbas`).
+    #[inline]
+    pub(crate) fn filled_lbas(&self, zone: u32) -> u64 {
+        self.zone_io[zone as usize].filled_lbas
+    }
+
+    /// Program units of `zone` issued to flash in the current lap (`ZoneIo::flushed_units`).
+    #[inline]
+    pub(crate) fn flushed_units(&self, zone: u32) -> u64 {
+        self.zone_io[zone as usize].flushed_units
+    }
+
+    /// Unit `unit` of `zone` was programmed without the buffer: the fill skips it.
+    #[inline]
+    pub(crate) fn note_preprogrammed(&mut self, zone: u32, unit: u64) {
+        self.zone_io[zone as usize].preprogrammed.insert(unit);
+    }
+
+    /// Whether unit `unit` of `zone` was programmed without the buffer.
+    #[inline]
+    pub(crate) fn is_preprogrammed(&self, zone: u32, unit: u64) -> bool {
+        self.zone_io[zone as usize].preprogrammed.contains(&unit)
+    }
+
+    /// Copied data of `zone` up to its fill point is readable from
+    /// `ready_ns` on (`ZoneIo::push_gate`).
+    #[inline]
+    pub(crate) fn push_gate(&mut self, zone: u32, ready_ns: Nanos, now_ns: Nanos) {
+        self.zone_io[zone as usize].push_gate(ready_ns, now_ns);
+    }
+
+    /// A piece of `bytes`, ready from `ready_ns` on, waits for room in the
+    /// zone's buffer (`zone_capacity` bytes) and then in the shared pool;
+    /// returns when it has both.
+    #[inline]
+    pub(crate) fn admit_piece(&mut self, zone: u32, ready_ns: Nanos, bytes: u64, zone_capacity: u64) -> Nanos {
+        let admitted = self.zone_io[zone as usize].buffer.admit(ready_ns, bytes, zone_capacity);
+        self.pool.admit(zone, admitted, bytes)
+    }
+
+    /// Unit `unit` (of the current lap) of `zone` holds `data_bytes` of
+    /// buffered data and is programmed at `done_ns`: the zone's buffer and
+    /// the shared pool release them then.
+    #[inline]
+    pub(crate) fn release_programmed(&mut self, zone: u32, unit: u64, data_bytes: u64, done_ns: Nanos) {
+        let io = &mut self.zone_io[zone as usize];
+        io.buffer.programmed(io.lap_units + unit, data_bytes, done_ns);
+        self.pool.programmed(zone, data_bytes, done_ns);
+    }
+
+    /// `bytes` of `zone`'s buffered data, in units not issued yet, are lost
+    /// (a power cut): the zone's buffer and the shared pool release them.
+    pub(crate) fn release_unissued(&mut self, zone: u32, bytes: u64) {
+        self.zone_io[zone as usize].buffer.release_unissued(bytes);
+        self.pool.release_unissued(zone, bytes);
+    }
+
+    /// `zone` starts over (reset, offline): its share of the pool and its
+    /// progress towards flash go.
+    pub(crate) fn discard_zone_io(&mut self, zone: u32) {
+        self.pool.clear_zone(zone);
+        self.zone_io[zone as usize] = ZoneIo::default();
     }
 
     /// A program unit of host data ends at `done_ns`: its commit is due then.
