@@ -13,7 +13,6 @@
 
 use crate::backend::{Accepted, Backend};
 use crate::config::{DeviceConfig, Layout};
-use crate::controller::ZoneIo;
 use crate::conventional::{self, FtlCounters};
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
 use crate::data::DataStore;
@@ -216,7 +215,7 @@ impl Device {
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.core.last_submit_ns = submit_ns;
         // Nothing from now on reaches the link before this command is submitted.
-        self.core.controller.link_to_host.forget_until(submit_ns);
+        self.core.controller.forget_link_to_host_until(submit_ns);
         self.core.counters.commands += 1;
         self.core.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.core.config.controller.submit_ns;
@@ -231,7 +230,7 @@ impl Device {
                 self.report(ready_ns, slba, filter, max_zones, partial)
             }
             Command::Identify => {
-                let fw_end = self.core.controller.firmware.reserve(ready_ns, self.core.config.controller.identify_ns);
+                let fw_end = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.identify_ns);
                 let done = self.core.controller.link_reserve_to_host(fw_end, IDENTIFY_BYTES);
                 (Status::Success, done, CmdResult::Identify(Box::new(self.identify())))
             }
@@ -411,11 +410,11 @@ impl Device {
         // not hold the firmware core.
         let fw_end = if firmware.pipelined_ftl_ns > 0 {
             let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
-            let core_end = self.core.controller.firmware.reserve(ready_ns, firmware.ns - ftl_ns);
+            let core_end = self.core.controller.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
             management::ftl_turn(&mut self.core, core_end, ftl_ns)
         } else {
             let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
-            let fw_end = self.core.controller.firmware.reserve(ready_ns, firmware.ns);
+            let fw_end = self.core.controller.reserve_firmware(ready_ns, firmware.ns);
             management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
         };
         // Work after the command (merging a partly filled mapping unit): it
@@ -461,7 +460,7 @@ impl Device {
     #[inline]
     fn gap_filled_ns(&mut self, zone: u32, slba: u64, fw_end: Nanos) -> Nanos {
         let gap_end = slba - self.core.zones.zslba(zone);
-        let no_gap = gap_end <= self.core.controller.zone_io[zone as usize].filled_lbas;
+        let no_gap = gap_end <= self.core.controller.filled_lbas(zone);
         if no_gap && self.core.translation.tl.is_empty() {
             return fw_end;
         }
@@ -499,11 +498,11 @@ impl Device {
         if let Err(status) = self.check_read(slba, nlb) {
             return self.core.fail(ready_ns, status);
         }
-        let fw_end = self.core.controller.firmware.reserve(ready_ns, self.core.config.controller.read_ns);
+        let fw_end = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.read_ns);
         let mut data_ready = fw_end;
         let per_chunk = self.core.layout.lbas_per_chunk;
         let (mut lba, end) = (slba, slba + u64::from(nlb));
-        let sequential = self.core.controller.read_ahead.note_read(slba, end);
+        let sequential = self.core.controller.note_read(slba, end);
         while lba < end {
             let piece_end = end.min((lba / per_chunk + 1) * per_chunk);
             data_ready = data_ready.max(self.read_piece(fw_end, lba, piece_end - lba, sequential));
@@ -537,7 +536,7 @@ impl Device {
         let buffered = sequential
             .then(|| self.read_ahead_chunk(lba))
             .flatten()
-            .and_then(|(zone, chunk)| self.core.controller.read_ahead.lookup(zone, chunk));
+            .and_then(|(zone, chunk)| self.core.controller.read_buffer_lookup(zone, chunk));
         if let Some(ready_ns) = buffered {
             return at_ns.max(ready_ns);
         }
@@ -548,7 +547,7 @@ impl Device {
     /// The (zone, chunk) the read buffer would hold `lba` under: read-ahead
     /// follows sequential zones of a zoned namespace.
     fn read_ahead_chunk(&self, lba: u64) -> Option<(u32, u64)> {
-        if self.core.controller.read_ahead.window_chunks() == 0 || self.core.translation.conventional.is_some() {
+        if self.core.controller.read_ahead_window_chunks() == 0 || self.core.translation.conventional.is_some() {
             return None;
         }
         let zone = self.core.zones.zone_of(lba);
@@ -563,16 +562,16 @@ impl Device {
     fn read_ahead(&mut self, end: u64, at_ns: Nanos) {
         let per_chunk = self.core.layout.lbas_per_chunk;
         let page_bytes = self.core.config.flash.page_bytes;
-        let window_end = end.saturating_add(self.core.controller.read_ahead.window_chunks() * per_chunk);
+        let window_end = end.saturating_add(self.core.controller.read_ahead_window_chunks() * per_chunk);
         let window_end = window_end.min(self.core.layout.zone_lbas * u64::from(self.core.layout.zones));
         let mut lba = end;
         // Bound: the window holds `window_chunks` chunks.
-        for _ in 0..=self.core.controller.read_ahead.window_chunks() {
+        for _ in 0..=self.core.controller.read_ahead_window_chunks() {
             if lba >= window_end {
                 return;
             }
             let Some((zone, chunk)) = self.read_ahead_chunk(lba) else { return };
-            if self.core.controller.read_ahead.lookup(zone, chunk).is_none() {
+            if self.core.controller.read_buffer_lookup(zone, chunk).is_none() {
                 if let crate::backend::Source::Flash { loc, ready_ns } = self.core.source_of(lba, at_ns) {
                     let read = zonelab_flash::ChunkRead {
                         die: loc.die,
@@ -583,7 +582,7 @@ impl Device {
                         bytes: page_bytes,
                     };
                     let in_ns = self.core.scheduler.flash.read_chunk(at_ns.max(ready_ns), read);
-                    self.core.controller.read_ahead.insert(zone, chunk, in_ns);
+                    self.core.controller.read_buffer_insert(zone, chunk, in_ns);
                 }
             }
             lba = (lba / per_chunk + 1) * per_chunk;
@@ -627,7 +626,7 @@ impl Device {
     /// ([`front::select_all_applies`]), in zone order, stopping at the first
     /// error without undoing earlier zones.
     fn zone_mgmt_all(&mut self, ready_ns: Nanos, action: ZoneAction) -> (Status, Nanos, CmdResult) {
-        let mut done = self.core.controller.firmware.reserve(ready_ns, self.core.config.controller.error_ns);
+        let mut done = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.error_ns);
         let mut phases = Vec::new();
         for zone in self.core.layout.conventional_zones..self.core.layout.zones {
             if !front::select_all_applies(action, self.core.zones.state(zone)) {
@@ -681,7 +680,7 @@ impl Device {
                 self.discard_zone(zone);
             }
         }
-        Ok(self.core.controller.firmware.reserve(ready_ns, cost_ns))
+        Ok(self.core.controller.reserve_firmware(ready_ns, cost_ns))
     }
 
     fn finish_zone(&mut self, ready_ns: Nanos, zone: u32, phases: &mut Vec<Phase>) -> Result<Nanos, Status> {
@@ -709,9 +708,9 @@ impl Device {
         }
         znsplus::threaded_logging::tl_drop(&mut self.core, zone, ready_ns);
         // What the host wrote is mapped; a finish's padding is not.
-        let written_lbas = self.core.controller.zone_io[zone as usize].filled_lbas;
+        let written_lbas = self.core.controller.filled_lbas(zone);
         phases.extend(management::reset::reset_phases(&mut self.core, zone, ready_ns, old_state, written_lbas));
-        self.core.controller.read_ahead.drop_zone(zone);
+        self.core.controller.read_buffer_drop_zone(zone);
         self.discard_zone(zone);
         Ok(ready_ns)
     }
@@ -720,8 +719,7 @@ impl Device {
         management::cancel_padding(&mut self.core, zone);
         let now_ns = self.core.last_submit_ns;
         znsplus::threaded_logging::tl_drop(&mut self.core, zone, now_ns);
-        self.core.controller.pool.clear_zone(zone);
-        self.core.controller.zone_io[zone as usize] = ZoneIo::default();
+        self.core.controller.discard_zone_io(zone);
         self.core.cache_discard(zone);
         if let Some(d) = self.core.data.as_mut() {
             d.reset(zone);
@@ -742,7 +740,7 @@ impl Device {
         };
         let c = &self.core.config.controller;
         let fw_ns = c.report_ns + c.report_per_zone_ns * report.zones.len() as u64;
-        let fw_end = self.core.controller.firmware.reserve(ready_ns, fw_ns);
+        let fw_end = self.core.controller.reserve_firmware(ready_ns, fw_ns);
         let done = self.core.controller.link_reserve_to_host(fw_end, front::report_bytes(&report));
         (Status::Success, done, CmdResult::Report(report))
     }
@@ -770,7 +768,7 @@ mod tests {
         config.management.finish.design = crate::config::FinishDesign::Metadata;
         let mut dev = Device::new(config).unwrap();
         let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false }, None);
-        assert_eq!(dev.core.controller.zone_io[0].buffer.occupied_bytes(), 4096);
+        assert_eq!(dev.core.controller.zone_io(0).buffer.occupied_bytes(), 4096);
         let f = dev.submit(
             c.complete_ns,
             &Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: false },
@@ -783,8 +781,8 @@ mod tests {
         assert_eq!(dev.core.scheduler.flash.pages_written(0, 0, 0), 3);
         assert_eq!(dev.core.scheduler.flash.pages_written(1, 0, 0), 0, "dies without data are not programmed");
         // The buffer frees exactly what it held once the program is done.
-        dev.core.controller.zone_io[0].buffer.admit(u64::MAX / 2, 0, 1);
-        assert_eq!(dev.core.controller.zone_io[0].buffer.occupied_bytes(), 0);
+        dev.core.controller.zone_io_mut(0).buffer.admit(u64::MAX / 2, 0, 1);
+        assert_eq!(dev.core.controller.zone_io(0).buffer.occupied_bytes(), 0);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 use crate::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
 use crate::config::namespaces::{namespace_configs, NAMESPACES_MAX};
 use crate::config::{ConfigError, DeviceConfig, Layout};
+use crate::controller::SharedTime as ControllerTime;
 use crate::counters::DeviceCounters;
 use crate::device::Device;
 use crate::power::PowerCutReport;
@@ -25,7 +26,7 @@ use crate::zone::{ZoneState, ZoneTable};
 use crate::zoned::{invalid_namespace, ZonedDevice};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use zonelab_flash::{FlashCounters, SharedTime};
-use zonelab_sim::{Nanos, ServerPool, SlotTimeline, Timeline};
+use zonelab_sim::Nanos;
 
 /// What the namespaces of one device share: the firmware cores, the link
 /// and the flash time.
@@ -33,9 +34,7 @@ struct Shared {
     /// The latest submission to any namespace: commands enter the device in
     /// arrival order, one that comes with an earlier time enters at this.
     last_submit_ns: Nanos,
-    firmware: ServerPool,
-    link_to_device: Timeline,
-    link_to_host: SlotTimeline,
+    controller: ControllerTime,
     flash: SharedTime,
 }
 
@@ -70,10 +69,7 @@ impl Namespace {
         exchange(&mut self.device, shared);
         let out = f(&mut self.device, submit_ns);
         exchange(&mut self.device, shared);
-        let c = &mut self.device.core.controller;
-        c.firmware.clone_from(&shared.firmware);
-        c.link_to_device.clone_from(&shared.link_to_device);
-        c.link_to_host.clone_from(&shared.link_to_host);
+        self.device.core.controller.copy_shared_time_from(&shared.controller);
         self.device.core.scheduler.flash.copy_timelines_from(&shared.flash);
         out
     }
@@ -81,10 +77,7 @@ impl Namespace {
 
 /// Moves the shared resources into `device` (or back out).
 fn exchange(device: &mut Device, shared: &mut Shared) {
-    let c = &mut device.core.controller;
-    std::mem::swap(&mut c.firmware, &mut shared.firmware);
-    std::mem::swap(&mut c.link_to_device, &mut shared.link_to_device);
-    std::mem::swap(&mut c.link_to_host, &mut shared.link_to_host);
+    device.core.controller.swap_shared_time(&mut shared.controller);
     device.core.scheduler.flash.swap_shared_time(&mut shared.flash);
 }
 
@@ -154,9 +147,7 @@ impl Namespaces {
         let first = &devices[0];
         let shared = Arc::new(Mutex::new(Shared {
             last_submit_ns: 0,
-            firmware: first.core.controller.firmware.clone(),
-            link_to_device: first.core.controller.link_to_device.clone(),
-            link_to_host: first.core.controller.link_to_host.clone(),
+            controller: first.core.controller.shared_time(),
             flash: first.core.scheduler.flash.shared_time(),
         }));
         let list =

@@ -41,7 +41,7 @@ pub struct PowerCutReport {
 
 /// NVMe Flush: completes once the data of every completed write is durable.
 pub(crate) fn flush(core: &mut Backend, ready_ns: Nanos) -> (Status, Nanos, CmdResult) {
-    let fw_end = core.controller.firmware.reserve(ready_ns, core.config.write_buffer.flush_ns);
+    let fw_end = core.controller.reserve_firmware(ready_ns, core.config.write_buffer.flush_ns);
     core.counters.flushes += 1;
     if !core.volatile_cache() {
         return (Status::Success, fw_end, CmdResult::None);
@@ -63,7 +63,7 @@ pub(crate) fn fua_done(core: &mut Backend, slba: u64, nlb: u32, done_ns: Nanos) 
         return done_ns;
     }
     let end = slba + u64::from(nlb) - core.zones.zslba(zone);
-    let fw_end = core.controller.firmware.reserve(done_ns, core.config.write_buffer.flush_ns);
+    let fw_end = core.controller.reserve_firmware(done_ns, core.config.write_buffer.flush_ns);
     save_zone(core, zone, fw_end, Some(end))
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn fua_done(core: &mut Backend, slba: u64, nlb: u32, done_ns: Nanos) 
 fn save_zone(core: &mut Backend, zone: u32, at_ns: Nanos, end: Option<u64>) -> Nanos {
     let now_ns = core.last_submit_ns;
     let partial_ns = core.config.write_buffer.partial_unit_flush_ns;
-    let z = &mut core.controller.write_cache.zones[zone as usize];
+    let z = core.controller.durability_mut(zone);
     let taken = z.taken_prefix(at_ns);
     let end = end.map_or(taken, |e| e.max(taken));
     if z.durable_prefix(at_ns) >= end {
@@ -94,7 +94,7 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
         if !core.tracked(zone) || !matches!(core.zones.state(zone), s if s.is_active() || s == ZoneState::Full) {
             continue;
         }
-        let z = &core.controller.write_cache.zones[zone as usize];
+        let z = core.controller.durability(zone);
         let mut keep = if core.volatile_cache() { z.durable_prefix(at_ns) } else { z.taken_prefix(at_ns) };
         if core.config.write_buffer.power_cut_in_flight == InFlight::Lost {
             keep = keep.min(z.first_incomplete(at_ns).unwrap_or(u64::MAX));
@@ -104,7 +104,7 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
         if keep >= filled.min(written) {
             // Nothing the host wrote is lost (the fill may run ahead of
             // the write pointer in a TL_opened zone: kept with it).
-            core.controller.write_cache.zones[zone as usize].recovered(filled);
+            core.controller.durability_mut(zone).recovered(filled);
             continue;
         }
         if filled < written {
@@ -114,7 +114,7 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
             if let Some(d) = core.data.as_mut() {
                 d.truncate(core.zones.zslba(zone) + keep);
             }
-            core.controller.write_cache.zones[zone as usize].recovered(keep);
+            core.controller.durability_mut(zone).recovered(keep);
             continue;
         }
         report.zones_rolled_back += 1;
@@ -136,15 +136,14 @@ fn roll_back(core: &mut Backend, zone: u32, keep: u64) {
     let per_chunk = core.layout.lbas_per_chunk;
     // Data lost from units not issued yet leaves the buffer.
     let issued_end = core.issued_end_lbas(zone);
-    let io = &mut core.controller.zone_io[zone as usize];
-    let unissued_lost = io.filled_lbas.max(issued_end) - keep.max(issued_end);
-    io.buffer.release_unissued(unissued_lost * core.layout.lba_bytes);
-    core.controller.pool.release_unissued(zone, unissued_lost * core.layout.lba_bytes);
-    io.filled_lbas = keep;
+    let unissued_lost = core.controller.filled_lbas(zone).max(issued_end) - keep.max(issued_end);
+    core.controller.release_unissued(zone, unissued_lost * core.layout.lba_bytes);
     let first_lost_unit = core.translation.mapping.unit_of_chunk(keep / per_chunk);
+    let io = core.controller.zone_io_mut(zone);
+    io.filled_lbas = keep;
     io.unit_ready.retain_below(first_lost_unit);
     io.gate.clear();
-    let z = &mut core.controller.write_cache.zones[zone as usize];
+    let z = core.controller.durability_mut(zone);
     z.recovered(keep);
     z.reissued_end_lbas = issued_end;
 }

@@ -30,10 +30,10 @@ impl Backend {
         if !self.tracked(zone) {
             return;
         }
-        let start = self.controller.zone_io[zone as usize].filled_lbas;
+        let start = self.controller.filled_lbas(zone);
         let now_ns = self.last_submit_ns;
         let program_ns = self.config.flash_timing.program_ns;
-        let z = &mut self.controller.write_cache.zones[zone as usize];
+        let z = self.controller.durability_mut(zone);
         z.fill(start, lbas, at_ns, now_ns);
         // Units issued before a power cut and lost with it are not programmed
         // again: data written into them is programmed elsewhere.
@@ -45,7 +45,7 @@ impl Backend {
 
     /// Zone offsets covered by the units issued to flash in the current lap.
     pub(crate) fn issued_end_lbas(&self, zone: u32) -> u64 {
-        let flushed_units = self.controller.zone_io[zone as usize].flushed_units;
+        let flushed_units = self.controller.flushed_units(zone);
         if flushed_units == 0 {
             return 0;
         }
@@ -61,7 +61,7 @@ impl Backend {
         }
         let per_chunk = self.layout.lbas_per_chunk;
         let now_ns = self.last_submit_ns;
-        let z = &mut self.controller.write_cache.zones[zone as usize];
+        let z = self.controller.durability_mut(zone);
         for chunk in self.translation.mapping.unit_chunks(unit) {
             z.durable(chunk * per_chunk, (chunk + 1) * per_chunk, done_ns, now_ns);
         }
@@ -75,12 +75,12 @@ impl Backend {
         }
         let start = slba - self.zones.zslba(zone);
         let now_ns = self.last_submit_ns;
-        self.controller.write_cache.zones[zone as usize].write_issued(start, done_ns, now_ns);
+        self.controller.durability_mut(zone).write_issued(start, done_ns, now_ns);
     }
 
     /// Hook: the zone's buffered data is gone (reset, offline, TL_open).
     pub(crate) fn cache_discard(&mut self, zone: u32) {
-        self.controller.write_cache.discard(zone);
+        self.controller.discard_durability(zone);
     }
 
     /// Hook: a TL_opened zone's LogFBG replaces its original block group
@@ -92,7 +92,7 @@ impl Backend {
         if self.tracked(zone) {
             let now_ns = self.last_submit_ns;
             let at_ns = now_ns;
-            let z = &mut self.controller.write_cache.zones[zone as usize];
+            let z = self.controller.durability_mut(zone);
             let filled = z.filled_lbas();
             z.fill(0, filled, at_ns, now_ns);
             z.durable(0, filled, at_ns, now_ns);

@@ -128,7 +128,7 @@ impl Backend {
     }
 
     pub(crate) fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
-        let done = self.controller.firmware.reserve(ready_ns, self.config.controller.error_ns);
+        let done = self.controller.reserve_firmware(ready_ns, self.config.controller.error_ns);
         (status, done, CmdResult::None)
     }
 
@@ -142,7 +142,7 @@ impl Backend {
     /// buffer at its fill point, piece by piece; host data (`link`) also
     /// crosses the link. Returns when the last piece is in.
     pub(crate) fn take_in(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
-        let filled_before = self.controller.zone_io[zone as usize].filled_lbas;
+        let filled_before = self.controller.filled_lbas(zone);
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
         debug_assert!(conventional || filled_before + lbas <= self.layout.zcap_lbas, "data beyond the zone's capacity");
         let lba_bytes = self.layout.lba_bytes;
@@ -152,8 +152,7 @@ impl Backend {
         while remaining > 0 {
             let (piece, unit) = self.next_piece(zone, remaining, t);
             let bytes = piece * lba_bytes;
-            let admitted = self.controller.zone_io[zone as usize].buffer.admit(t, bytes, capacity);
-            let admitted = self.controller.pool.admit(zone, admitted, bytes);
+            let admitted = self.controller.admit_piece(zone, t, bytes, capacity);
             t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
             if self.durability_kept {
                 // A copy's source stays on flash: it counts from its command's submission.
@@ -165,7 +164,7 @@ impl Backend {
         // Everything is in, in order, no earlier than it was ready (a
         // conventional zone's log may have wrapped meanwhile).
         debug_assert!(t >= ready_ns);
-        debug_assert!(conventional || self.controller.zone_io[zone as usize].filled_lbas == filled_before + lbas);
+        debug_assert!(conventional || self.controller.filled_lbas(zone) == filled_before + lbas);
         t
     }
 
@@ -173,17 +172,17 @@ impl Backend {
     /// piece never spans two program units, and the unit it goes to.
     fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> (u64, u64) {
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
-        if conventional && self.controller.zone_io[zone as usize].filled_lbas >= self.layout.zcap_lbas {
+        if conventional && self.controller.filled_lbas(zone) >= self.layout.zcap_lbas {
             // The conventional zone's log wrapped: start over on freshly erased blocks.
             self.flush_partial_units(zone, at_ns);
             self.erase_zone_blocks(zone, at_ns);
-            let io = &mut self.controller.zone_io[zone as usize];
+            let io = self.controller.zone_io_mut(zone);
             io.lap_units += io.flushed_units;
             io.filled_lbas = 0;
             io.flushed_units = 0;
         }
         let (unit, chunk_end) = self.fill_point(zone);
-        let filled_lbas = self.controller.zone_io[zone as usize].filled_lbas;
+        let filled_lbas = self.controller.filled_lbas(zone);
         let room = (self.layout.zcap_lbas - filled_lbas).max(1);
         (remaining.min(chunk_end - filled_lbas).min(room), unit)
     }
@@ -194,7 +193,7 @@ impl Backend {
     fn fill_point(&mut self, zone: u32) -> (u64, u64) {
         let per_chunk = self.layout.lbas_per_chunk;
         let mapping = &self.translation.mapping;
-        self.controller.zone_io[zone as usize].fill_point(per_chunk, |chunk| mapping.unit_of_chunk(chunk))
+        self.controller.zone_io_mut(zone).fill_point(per_chunk, |chunk| mapping.unit_of_chunk(chunk))
     }
 
     /// The zone offset past the last chunk of the unit the zone programs next.
@@ -202,7 +201,7 @@ impl Backend {
     fn flush_end_lbas(&mut self, zone: u32) -> u64 {
         let per_chunk = self.layout.lbas_per_chunk;
         let mapping = &self.translation.mapping;
-        self.controller.zone_io[zone as usize].flush_end_lbas(per_chunk, |unit| mapping.unit_chunk_span(unit).1)
+        self.controller.zone_io_mut(zone).flush_end_lbas(per_chunk, |unit| mapping.unit_chunk_span(unit).1)
     }
 
     /// `lbas` more LBAs of the zone are in the buffer at `at_ns`: program
@@ -215,12 +214,12 @@ impl Backend {
     /// [`Backend::fill`] with the unit of the fill point known (`fill_point`).
     fn fill_unit(&mut self, zone: u32, unit: u64, lbas: u64, at_ns: Nanos) {
         debug_assert_eq!(unit, self.fill_point(zone).0, "the unit of the fill point");
-        let io = &mut self.controller.zone_io[zone as usize];
+        let io = self.controller.zone_io_mut(zone);
         io.unit_ready.note(unit, at_ns);
         io.filled_lbas += lbas;
         loop {
             // The next unit is complete once the fill passes its last chunk.
-            if self.controller.zone_io[zone as usize].filled_lbas < self.flush_end_lbas(zone) {
+            if self.controller.filled_lbas(zone) < self.flush_end_lbas(zone) {
                 break;
             }
             if self.config.management.finish.pad_turns {
@@ -234,7 +233,7 @@ impl Backend {
     /// was programmed without the buffer).
     pub(crate) fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
         debug_assert!(data_bytes <= self.program_unit_bytes, "a unit holds at most one unit of data");
-        let io = &mut self.controller.zone_io[zone as usize];
+        let io = self.controller.zone_io_mut(zone);
         let unit = io.flushed_units;
         let ready_ns = io.unit_ready.take(unit).map_or(at_ns, |r| r.max(at_ns));
         io.flushed_units += 1;
@@ -251,14 +250,12 @@ impl Backend {
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         self.op_done_max_ns = self.op_done_max_ns.max(done.done_ns);
         self.cache_programmed(zone, unit, done.done_ns);
-        let io = &mut self.controller.zone_io[zone as usize];
-        io.buffer.programmed(io.lap_units + unit, data_bytes, done.done_ns);
-        self.controller.pool.programmed(zone, data_bytes, done.done_ns);
+        self.controller.release_programmed(zone, unit, data_bytes, done.done_ns);
         if data_bytes > 0 && self.config.controller.unit_commit_ns > 0 {
             self.controller.note_unit_commit(done.done_ns);
         }
         // Units go to flash in order, each once, after its data is in.
-        debug_assert_eq!(self.controller.zone_io[zone as usize].flushed_units, unit + 1);
+        debug_assert_eq!(self.controller.flushed_units(zone), unit + 1);
         debug_assert!(done.done_ns > ready_ns);
         done.done_ns
     }
@@ -266,7 +263,7 @@ impl Backend {
     /// Whether `zone` holds data (buffered, programmed or, TL_opened, in its
     /// original block group): its start die may change only when not.
     pub(crate) fn zone_holds_data(&self, zone: u32) -> bool {
-        let io = &self.controller.zone_io[zone as usize];
+        let io = self.controller.zone_io(zone);
         io.filled_lbas > 0 || io.flushed_units > 0 || self.translation.tl.contains_key(&zone)
     }
 
@@ -282,10 +279,10 @@ impl Backend {
     /// padding them (a zone that became full or was finished).
     pub(crate) fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
         let per_chunk = self.layout.lbas_per_chunk;
-        let filled_lbas = self.controller.zone_io[zone as usize].filled_lbas;
+        let filled_lbas = self.controller.filled_lbas(zone);
         // Bound: a zone has fewer program units than LBAs of capacity.
         for _ in 0..self.layout.zcap_lbas {
-            let unit = self.controller.zone_io[zone as usize].flushed_units;
+            let unit = self.controller.flushed_units(zone);
             let (first_chunk, _) = self.translation.mapping.unit_chunk_span(unit);
             if first_chunk * per_chunk >= filled_lbas {
                 return;
@@ -298,7 +295,7 @@ impl Backend {
                 .sum();
             let data_bytes = data_lbas * self.layout.lba_bytes;
             debug_assert!(data_bytes < self.program_unit_bytes, "complete units are programmed as they fill");
-            let io = &self.controller.zone_io[zone as usize];
+            let io = self.controller.zone_io(zone);
             if !io.preprogrammed.contains(&io.flushed_units) {
                 self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
             }
@@ -343,7 +340,7 @@ impl Backend {
         }
         let zone = self.zones.zone_of(lba);
         let offset = lba - self.zones.zslba(zone);
-        let io = &self.controller.zone_io[zone as usize];
+        let io = self.controller.zone_io(zone);
         let per_chunk = self.layout.lbas_per_chunk;
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
         if !conventional && offset >= io.filled_lbas {

@@ -14,25 +14,25 @@ use buffer::{DevicePool, ZoneBuffer};
 use read_ahead::ReadAhead;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
-use write_cache::WriteCache;
+use write_cache::{WriteCache, ZoneDurability};
 use zonelab_sim::{transfer_ns, Nanos, ServerPool, SlotTimeline, Timeline};
 
 /// Firmware, link and write buffers of one device.
 #[derive(Debug, Clone)]
 pub(crate) struct Controller {
-    pub(crate) firmware: ServerPool,
+    firmware: ServerPool,
     /// The write path's FTL core: mapping updates of writes, unit commits and
     /// management firmware work; reserved through `reserve_ftl`.
-    pub(crate) ftl: ServerPool,
-    pub(crate) link_to_device: Timeline,
-    pub(crate) link_to_host: SlotTimeline,
-    pub(crate) link_bytes_per_s: u64,
-    pub(crate) zone_io: Vec<ZoneIo>,
+    ftl: ServerPool,
+    link_to_device: Timeline,
+    link_to_host: SlotTimeline,
+    link_bytes_per_s: u64,
+    zone_io: Vec<ZoneIo>,
     /// Memory the zones' buffers share (`write_buffer.device_buffer_bytes`).
-    pub(crate) pool: DevicePool,
-    pub(crate) read_ahead: ReadAhead,
+    pool: DevicePool,
+    read_ahead: ReadAhead,
     /// Durability of each zone's data (Flush, FUA, power cut).
-    pub(crate) write_cache: WriteCache,
+    write_cache: WriteCache,
     /// Ends of the programs whose unit commits (`controller.unit_commit_ns`)
     /// are not on the FTL core yet, earliest first.
     unit_commits: BinaryHeap<Reverse<Nanos>>,
@@ -58,6 +58,178 @@ impl Controller {
             write_cache: WriteCache::new(zones),
             unit_commits: BinaryHeap::new(),
         }
+    }
+
+    /// Reserves a firmware core for `work_ns` from `ready_ns` on; returns
+    /// when the work is done.
+    #[inline]
+    pub(crate) fn reserve_firmware(&mut self, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
+        self.firmware.reserve(ready_ns, work_ns)
+    }
+
+    /// When the FTL core is next idle (unit commits not yet on it aside).
+    #[inline]
+    pub(crate) fn ftl_free_at_ns(&self) -> Nanos {
+        self.ftl.free_at_ns()
+    }
+
+    /// Nothing from `now_ns` on reaches the link to the host before it: the
+    /// link's spans that end by then can go.
+    #[inline]
+    pub(crate) fn forget_link_to_host_until(&mut self, now_ns: Nanos) {
+        self.link_to_host.forget_until(now_ns);
+    }
+
+    /// A copy of what this controller shares with other namespaces of its
+    /// device: the firmware cores and the link.
+    pub(crate) fn shared_time(&self) -> SharedTime {
+        SharedTime {
+            firmware: self.firmware.clone(),
+            link_to_device: self.link_to_device.clone(),
+            link_to_host: self.link_to_host.clone(),
+        }
+    }
+
+    /// Swaps the shared resources with `shared` (moves them in, or back out).
+    #[inline]
+    pub(crate) fn swap_shared_time(&mut self, shared: &mut SharedTime) {
+        std::mem::swap(&mut self.firmware, &mut shared.firmware);
+        std::mem::swap(&mut self.link_to_device, &mut shared.link_to_device);
+        std::mem::swap(&mut self.link_to_host, &mut shared.link_to_host);
+    }
+
+    /// Makes this controller's copy of the shared resources `shared`'s state.
+    #[inline]
+    pub(crate) fn copy_shared_time_from(&mut self, shared: &SharedTime) {
+        self.firmware.clone_from(&shared.firmware);
+        self.link_to_device.clone_from(&shared.link_to_device);
+        self.link_to_host.clone_from(&shared.link_to_host);
+    }
+
+    /// How many chunks past a stream's read the controller reads ahead (0: it
+    /// does not).
+    #[inline]
+    pub(crate) fn read_ahead_window_chunks(&self) -> u64 {
+        self.read_ahead.window_chunks()
+    }
+
+    /// Notes a read of LBAs `slba..end`; true when it continues a stream.
+    #[inline]
+    pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> bool {
+        self.read_ahead.note_read(slba, end)
+    }
+
+    /// When `chunk` of `zone` is in the read buffer, if it is there.
+    #[inline]
+    pub(crate) fn read_buffer_lookup(&self, zone: u32, chunk: u64) -> Option<Nanos> {
+        self.read_ahead.lookup(zone, chunk)
+    }
+
+    /// Reads `chunk` of `zone` ahead into the read buffer, in from `ready_ns`.
+    #[inline]
+    pub(crate) fn read_buffer_insert(&mut self, zone: u32, chunk: u64, ready_ns: Nanos) {
+        self.read_ahead.insert(zone, chunk, ready_ns);
+    }
+
+    /// Drops every chunk of `zone` from the read buffer (it was reset).
+    #[inline]
+    pub(crate) fn read_buffer_drop_zone(&mut self, zone: u32) {
+        self.read_ahead.drop_zone(zone);
+    }
+
+    /// Durability of `zone`'s data (the write cache's record of it).
+    #[inline]
+    pub(crate) fn durability(&self, zone: u32) -> &ZoneDurability {
+        self.write_cache.zone(zone)
+    }
+
+    /// Durability of `zone`'s data, to note what happens to it.
+    #[inline]
+    pub(crate) fn durability_mut(&mut self, zone: u32) -> &mut ZoneDurability {
+        self.write_cache.zone_mut(zone)
+    }
+
+    /// Nothing of `zone`'s data is in the controller any more (reset,
+    /// offline, TL_open): the write cache forgets it.
+    #[inline]
+    pub(crate) fn discard_durability(&mut self, zone: u32) {
+        self.write_cache.discard(zone);
+    }
+
+    /// `zone`'s progress towards flash.
+    #[inline]
+    pub(crate) fn zone_io(&self, zone: u32) -> &ZoneIo {
+        &self.zone_io[zone as usize]
+    }
+
+    /// `zone`'s progress towards flash, to move it on.
+    #[inline]
+    pub(crate) fn zone_io_mut(&mut self, zone: u32) -> &mut ZoneIo {
+        &mut self.zone_io[zone as usize]
+    }
+
+    /// LBAs of `zone` whose data has reached the controller (`ZoneIo::filled_lbas`).
+    #[inline]
+    pub(crate) fn filled_lbas(&self, zone: u32) -> u64 {
+        self.zone_io[zone as usize].filled_lbas
+    }
+
+    /// Program units of `zone` issued to flash in the current lap (`ZoneIo::flushed_units`).
+    #[inline]
+    pub(crate) fn flushed_units(&self, zone: u32) -> u64 {
+        self.zone_io[zone as usize].flushed_units
+    }
+
+    /// Unit `unit` of `zone` was programmed without the buffer: the fill skips it.
+    #[inline]
+    pub(crate) fn note_preprogrammed(&mut self, zone: u32, unit: u64) {
+        self.zone_io[zone as usize].preprogrammed.insert(unit);
+    }
+
+    /// Whether unit `unit` of `zone` was programmed without the buffer.
+    #[inline]
+    pub(crate) fn is_preprogrammed(&self, zone: u32, unit: u64) -> bool {
+        self.zone_io[zone as usize].preprogrammed.contains(&unit)
+    }
+
+    /// Copied data of `zone` up to its fill point is readable from
+    /// `ready_ns` on (`ZoneIo::push_gate`).
+    #[inline]
+    pub(crate) fn push_gate(&mut self, zone: u32, ready_ns: Nanos, now_ns: Nanos) {
+        self.zone_io[zone as usize].push_gate(ready_ns, now_ns);
+    }
+
+    /// A piece of `bytes`, ready from `ready_ns` on, waits for room in the
+    /// zone's buffer (`zone_capacity` bytes) and then in the shared pool;
+    /// returns when it has both.
+    #[inline]
+    pub(crate) fn admit_piece(&mut self, zone: u32, ready_ns: Nanos, bytes: u64, zone_capacity: u64) -> Nanos {
+        let admitted = self.zone_io[zone as usize].buffer.admit(ready_ns, bytes, zone_capacity);
+        self.pool.admit(zone, admitted, bytes)
+    }
+
+    /// Unit `unit` (of the current lap) of `zone` holds `data_bytes` of
+    /// buffered data and is programmed at `done_ns`: the zone's buffer and
+    /// the shared pool release them then.
+    #[inline]
+    pub(crate) fn release_programmed(&mut self, zone: u32, unit: u64, data_bytes: u64, done_ns: Nanos) {
+        let io = &mut self.zone_io[zone as usize];
+        io.buffer.programmed(io.lap_units + unit, data_bytes, done_ns);
+        self.pool.programmed(zone, data_bytes, done_ns);
+    }
+
+    /// `bytes` of `zone`'s buffered data, in units not issued yet, are lost
+    /// (a power cut): the zone's buffer and the shared pool release them.
+    pub(crate) fn release_unissued(&mut self, zone: u32, bytes: u64) {
+        self.zone_io[zone as usize].buffer.release_unissued(bytes);
+        self.pool.release_unissued(zone, bytes);
+    }
+
+    /// `zone` starts over (reset, offline): its share of the pool and its
+    /// progress towards flash go.
+    pub(crate) fn discard_zone_io(&mut self, zone: u32) {
+        self.pool.clear_zone(zone);
+        self.zone_io[zone as usize] = ZoneIo::default();
     }
 
     /// A program unit of host data ends at `done_ns`: its commit is due then.
@@ -91,6 +263,15 @@ impl Controller {
         let ns = transfer_ns(bytes, self.link_bytes_per_s);
         self.link_to_host.reserve(ready_ns, ns)
     }
+}
+
+/// What the namespaces of one device share of its controller: the firmware
+/// cores and the PCIe link in both directions (`Controller::shared_time`).
+#[derive(Debug, Clone)]
+pub(crate) struct SharedTime {
+    firmware: ServerPool,
+    link_to_device: Timeline,
+    link_to_host: SlotTimeline,
 }
 
 /// Flash-side progress of one zone since its last reset.

@@ -154,12 +154,24 @@ impl ZoneDurability {
 /// Durability of every zone's data.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WriteCache {
-    pub(crate) zones: Vec<ZoneDurability>,
+    zones: Vec<ZoneDurability>,
 }
 
 impl WriteCache {
     pub(crate) fn new(zones: u32) -> Self {
         Self { zones: vec![ZoneDurability::default(); zones as usize] }
+    }
+
+    /// Durability of `zone`'s data.
+    #[inline]
+    pub(crate) fn zone(&self, zone: u32) -> &ZoneDurability {
+        &self.zones[zone as usize]
+    }
+
+    /// Durability of `zone`'s data, to note what happens to it.
+    #[inline]
+    pub(crate) fn zone_mut(&mut self, zone: u32) -> &mut ZoneDurability {
+        &mut self.zones[zone as usize]
     }
 
     /// The zone was reset, went offline or was TL_opened: nothing of it is

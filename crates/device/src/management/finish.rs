@@ -42,7 +42,7 @@ pub(crate) fn finish_phases(core: &mut Backend, zone: u32, ready_ns: Nanos, writ
 pub(crate) fn pad_request(core: &mut Backend, zone: u32, units_end: u64, per_request: u64, start_ns: Nanos) -> Nanos {
     let mut end_ns = start_ns;
     for _ in 0..per_request {
-        let io = &core.controller.zone_io[zone as usize];
+        let io = core.controller.zone_io(zone);
         let unit = io.flushed_units;
         if unit >= units_end {
             break;
@@ -52,6 +52,6 @@ pub(crate) fn pad_request(core: &mut Backend, zone: u32, units_end: u64, per_req
         }
         end_ns = end_ns.max(core.program_unit(zone, start_ns, 0));
     }
-    debug_assert!(core.controller.zone_io[zone as usize].flushed_units <= units_end);
+    debug_assert!(core.controller.flushed_units(zone) <= units_end);
     end_ns
 }

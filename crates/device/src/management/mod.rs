@@ -175,12 +175,12 @@ fn head_start_ns(core: &Backend) -> Option<Nanos> {
         Some(Phase::Firmware { left_ns: 0 }) => task.next_ns,
         // Busy writers keep the core booked ahead: then the task moves
         // on in their turns (`ftl_turn`).
-        Some(Phase::Firmware { .. }) => task.next_ns.max(core.controller.ftl.free_at_ns()),
+        Some(Phase::Firmware { .. }) => task.next_ns.max(core.controller.ftl_free_at_ns()),
         Some(&Phase::Pad { zone, units_end, per_request, .. }) => {
             // A request goes once the dies it programs are idle, so a host
             // command that arrived meanwhile is already queued there: it
             // waits for one padding program at most.
-            let first = core.controller.zone_io[zone as usize].flushed_units;
+            let first = core.controller.flushed_units(zone);
             let last = units_end.min(first + per_request).max(first + 1);
             let d_zone = u64::from(core.translation.mapping.d_zone());
             let idle_ns = (first..last.min(first + d_zone))
@@ -264,7 +264,7 @@ fn head_step(core: &mut Backend, start_ns: Nanos) {
         &mut Phase::Pad { zone, units_end, per_request, pause_ns } => {
             // The next request may go `pause_ns` after this one.
             let end = finish::pad_request(core, zone, units_end, per_request, start_ns);
-            let done = core.controller.zone_io[zone as usize].flushed_units >= units_end;
+            let done = core.controller.flushed_units(zone) >= units_end;
             (end, if done { end } else { start_ns + pause_ns }, done)
         }
         &mut Phase::Erase { zone, fbg } => {

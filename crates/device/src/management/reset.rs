@@ -34,7 +34,7 @@ pub(crate) fn reset_phases(
     let mut left_ns = m.reset_ns + m.reset.unmap_per_lba_ns.saturating_mul(written_lbas);
     // Open blocks exist once a unit went to flash: with less in the buffer
     // the reset costs what a finished zone's does (1.63-1.67 ms either way).
-    if old_state.is_active() && core.controller.zone_io[zone as usize].flushed_units > 0 {
+    if old_state.is_active() && core.controller.flushed_units(zone) > 0 {
         left_ns += m.reset.active_ns;
     }
     let sync = m.reset.erase_at == EraseAt::Sync;

@@ -35,7 +35,7 @@ pub(crate) fn zone_compaction(
         Err(status) => core.fail(ready_ns, status),
         Ok(accepted) => {
             core.znsplus.compactions += 1;
-            let fw_end = core.controller.firmware.reserve(ready_ns, accepted.firmware_ns);
+            let fw_end = core.controller.reserve_firmware(ready_ns, accepted.firmware_ns);
             (Status::Success, run_copy(core, fw_end, src, dst), accepted.result)
         }
     }
@@ -67,7 +67,7 @@ pub(crate) fn simple_copy(
         Err(status) => core.fail(ready_ns, status),
         Ok(accepted) => {
             core.znsplus.simple_copies += 1;
-            let fw_end = core.controller.firmware.reserve(ready_ns, accepted.firmware_ns);
+            let fw_end = core.controller.reserve_firmware(ready_ns, accepted.firmware_ns);
             (Status::Success, run_copy(core, fw_end, &src, &dst), accepted.result)
         }
     }

@@ -37,7 +37,7 @@ pub(crate) fn identify_mapping_command(core: &mut Backend, ready_ns: Nanos) -> (
     let Some(info) = identify_mapping(core) else {
         return core.fail(ready_ns, Status::InvalidField);
     };
-    let fw_end = core.controller.firmware.reserve(ready_ns, core.config.controller.identify_ns);
+    let fw_end = core.controller.reserve_firmware(ready_ns, core.config.controller.identify_ns);
     let done = core.controller.link_reserve_to_host(fw_end, IDENTIFY_MAPPING_BYTES);
     (Status::Success, done, CmdResult::Mapping(info))
 }

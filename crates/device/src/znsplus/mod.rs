@@ -38,19 +38,16 @@ pub const TL_ZONE_BLOCKS_MAX: u64 = 1 << 24;
 /// be) and when the copy is programmed.
 pub(crate) fn try_copyback(core: &mut Backend, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<(Nanos, Nanos)> {
     let per_chunk = core.layout.lbas_per_chunk;
-    let io = &core.controller.zone_io[zone as usize];
+    let io = core.controller.zone_io(zone);
     assert!(io.filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
     let dst_chunk = io.filled_lbas / per_chunk;
     let (loc, ready_ns) = copyback_source(core, zone, dst_chunk, src_lba, at_ns)?;
     let unit = core.translation.mapping.unit_of_chunk(dst_chunk);
-    if unit < core.controller.zone_io[zone as usize].flushed_units {
+    if unit < core.controller.flushed_units(zone) {
         // Issued before a power cut and lost with it: no copyback into it.
         return None;
     }
-    assert_eq!(
-        unit, core.controller.zone_io[zone as usize].flushed_units,
-        "one-page units are programmed as they fill"
-    );
+    assert_eq!(unit, core.controller.flushed_units(zone), "one-page units are programmed as they fill");
     let (addr, first_page) = core.translation.mapping.unit_target(zone, unit);
     core.erase_before_program(addr, at_ns);
     let zonelab_flash::CopybackDone { sensed_ns, done_ns } = core
@@ -59,10 +56,10 @@ pub(crate) fn try_copyback(core: &mut Backend, zone: u32, src_lba: u64, at_ns: N
         .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)
         .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
     core.op_done_max_ns = core.op_done_max_ns.max(done_ns);
-    core.controller.zone_io[zone as usize].preprogrammed.insert(unit);
+    core.controller.note_preprogrammed(zone, unit);
     core.cache_fill(zone, per_chunk, core.last_submit_ns);
     core.fill(zone, per_chunk, done_ns);
-    core.controller.zone_io[zone as usize].push_gate(done_ns, at_ns);
+    core.controller.push_gate(zone, done_ns, at_ns);
     core.znsplus.copyback_blocks += per_chunk;
     Some((sensed_ns, done_ns))
 }
@@ -94,7 +91,7 @@ pub(crate) fn copyback_source(
 /// the zone at its fill point; reads wait until they are in.
 pub(crate) fn take_in_copy(core: &mut Backend, zone: u32, lbas: u64, ready_ns: Nanos, at_ns: Nanos) -> Nanos {
     let t = core.take_in(zone, lbas, ready_ns, false);
-    core.controller.zone_io[zone as usize].push_gate(ready_ns, at_ns);
+    core.controller.push_gate(zone, ready_ns, at_ns);
     t
 }
 

@@ -59,7 +59,7 @@ pub(crate) fn tl_open(core: &mut Backend, ready_ns: Nanos, zslba: u64, valid: &[
     match accept_tl_open(core, zslba, valid) {
         Err(status) => core.fail(ready_ns, status),
         Ok(zone) => {
-            let fw_end = core.controller.firmware.reserve(ready_ns, core.config.znsplus.tl_open_ns);
+            let fw_end = core.controller.reserve_firmware(ready_ns, core.config.znsplus.tl_open_ns);
             start_threaded_logging(core, zone, valid, fw_end);
             (Status::Success, fw_end, CmdResult::None)
         }
@@ -117,7 +117,7 @@ fn start_threaded_logging(core: &mut Backend, zone: u32, valid: &[u64], at_ns: N
         .all(|b| core.scheduler.flash.pages_written(die, 0, b) == 0)));
     core.translation.mapping.set_zone_fbg(zone, log_fbg);
     // The LogFBG starts empty; the original's programs are on the flash timelines.
-    let original_lbas = std::mem::take(&mut core.controller.zone_io[zone as usize]).filled_lbas;
+    let original_lbas = std::mem::take(core.controller.zone_io_mut(zone)).filled_lbas;
     core.cache_discard(zone);
     if let Some(d) = core.data.as_mut() {
         d.tl_open(zone);
@@ -144,7 +144,7 @@ pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> 
     let waits_for_plugs = core.config.znsplus.plugging == Plugging::Lba || !core.translation.tl.contains_key(&zone);
     // Bound: every pass fills at least one block of the zone.
     for _ in 0..=core.layout.zcap_lbas {
-        let from = core.controller.zone_io[zone as usize].filled_lbas;
+        let from = core.controller.filled_lbas(zone);
         if from >= to {
             break;
         }
@@ -182,7 +182,7 @@ pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> 
 fn plug_whole_chunk(core: &mut Backend, zone: u32, from: u64, at_ns: Nanos) -> Nanos {
     let per_chunk = core.layout.lbas_per_chunk;
     let unit = core.translation.mapping.unit_of_chunk(from / per_chunk);
-    if core.controller.zone_io[zone as usize].preprogrammed.contains(&unit) {
+    if core.controller.is_preprogrammed(zone, unit) {
         core.cache_fill(zone, per_chunk, core.last_submit_ns);
         core.fill(zone, per_chunk, at_ns);
         return at_ns;
@@ -318,7 +318,7 @@ fn next_unit_on_die(core: &Backend, zone: u32, die: u32) -> Option<u64> {
 fn pluggable_ahead(core: &Backend, zone: u32, unit: u64) -> bool {
     let tl = &core.translation.tl[&zone];
     let per_chunk = core.layout.lbas_per_chunk;
-    let filled = core.controller.zone_io[zone as usize].filled_lbas;
+    let filled = core.controller.filled_lbas(zone);
     core.translation.mapping.unit_chunks(unit).all(|c| {
         let (start, end) = (c * per_chunk, (c + 1) * per_chunk);
         start >= filled && end <= tl.original_lbas && tl.count_valid(start, per_chunk) == per_chunk
@@ -358,6 +358,6 @@ pub(crate) fn plug_unit_ahead(core: &mut Backend, zone: u32, unit: u64, start_ns
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         core.znsplus.read_program_blocks += blocks;
     }
-    core.controller.zone_io[zone as usize].preprogrammed.insert(unit);
+    core.controller.note_preprogrammed(zone, unit);
     core.znsplus.plugged_blocks_background += blocks;
 }
