@@ -768,7 +768,7 @@ mod tests {
         config.management.finish.design = crate::config::FinishDesign::Metadata;
         let mut dev = Device::new(config).unwrap();
         let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false }, None);
-        assert_eq!(dev.core.controller.zone_io(0).buffer.occupied_bytes(), 4096);
+        assert_eq!(dev.core.controller.zone_io(0).buffer_occupied_bytes(), 4096);
         let f = dev.submit(
             c.complete_ns,
             &Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: false },
@@ -781,8 +781,8 @@ mod tests {
         assert_eq!(dev.core.scheduler.flash.pages_written(0, 0, 0), 3);
         assert_eq!(dev.core.scheduler.flash.pages_written(1, 0, 0), 0, "dies without data are not programmed");
         // The buffer frees exactly what it held once the program is done.
-        dev.core.controller.zone_io_mut(0).buffer.admit(u64::MAX / 2, 0, 1);
-        assert_eq!(dev.core.controller.zone_io(0).buffer.occupied_bytes(), 0);
+        dev.core.controller.zone_io_mut(0).reclaim_buffer_until(u64::MAX / 2);
+        assert_eq!(dev.core.controller.zone_io(0).buffer_occupied_bytes(), 0);
     }
 
     #[test]

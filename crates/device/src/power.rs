@@ -139,10 +139,7 @@ fn roll_back(core: &mut Backend, zone: u32, keep: u64) {
     let unissued_lost = core.controller.filled_lbas(zone).max(issued_end) - keep.max(issued_end);
     core.controller.release_unissued(zone, unissued_lost * core.layout.lba_bytes);
     let first_lost_unit = core.translation.mapping.unit_of_chunk(keep / per_chunk);
-    let io = core.controller.zone_io_mut(zone);
-    io.filled_lbas = keep;
-    io.unit_ready.retain_below(first_lost_unit);
-    io.gate.clear();
+    core.controller.zone_io_mut(zone).roll_back(keep, first_lost_unit);
     let z = core.controller.durability_mut(zone);
     z.recovered(keep);
     z.reissued_end_lbas = issued_end;

@@ -41,12 +41,12 @@ const STATE_MODULES: [&str; 5] = ["backend", "zone", "controller", "translation"
 /// FTL's counters, fields of a public type (`translation::ftl::Ftl`) that
 /// `conventional::ftl_counters` copies out.
 const PUB_FIELDS_ALLOWED: [&str; 4] = ["Ftl::host_units", "Ftl::gc_units", "Ftl::gc_lbas", "Ftl::victims"];
-/// `pub(crate)` fields of the layers' structs: 57 on 2026-11-28 (`Backend` 11
-/// of its 12, `ZoneIo` 7, `Management` 7, `Task` 6,
+/// `pub(crate)` fields of the layers' structs: 50 on 2026-11-28 (`Backend` 11
+/// of its 12, `Management` 7, `Task` 6,
 /// `Conventional` 14, `TlZone` 4, `Translation` 3, `Scheduler` 2,
 /// `Accepted` 2, `ZoneDurability` 1). A ratchet: the test
 /// fails above it, and below it until this number is lowered to the count.
-const CRATE_FIELDS: usize = 57;
+const CRATE_FIELDS: usize = 50;
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

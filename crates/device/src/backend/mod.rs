@@ -176,10 +176,7 @@ impl Backend {
             // The conventional zone's log wrapped: start over on freshly erased blocks.
             self.flush_partial_units(zone, at_ns);
             self.erase_zone_blocks(zone, at_ns);
-            let io = self.controller.zone_io_mut(zone);
-            io.lap_units += io.flushed_units;
-            io.filled_lbas = 0;
-            io.flushed_units = 0;
+            self.controller.zone_io_mut(zone).start_lap();
         }
         let (unit, chunk_end) = self.fill_point(zone);
         let filled_lbas = self.controller.filled_lbas(zone);
@@ -214,9 +211,7 @@ impl Backend {
     /// [`Backend::fill`] with the unit of the fill point known (`fill_point`).
     fn fill_unit(&mut self, zone: u32, unit: u64, lbas: u64, at_ns: Nanos) {
         debug_assert_eq!(unit, self.fill_point(zone).0, "the unit of the fill point");
-        let io = self.controller.zone_io_mut(zone);
-        io.unit_ready.note(unit, at_ns);
-        io.filled_lbas += lbas;
+        self.controller.zone_io_mut(zone).note_filled(unit, lbas, at_ns);
         loop {
             // The next unit is complete once the fill passes its last chunk.
             if self.controller.filled_lbas(zone) < self.flush_end_lbas(zone) {
@@ -233,11 +228,8 @@ impl Backend {
     /// was programmed without the buffer).
     pub(crate) fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
         debug_assert!(data_bytes <= self.program_unit_bytes, "a unit holds at most one unit of data");
-        let io = self.controller.zone_io_mut(zone);
-        let unit = io.flushed_units;
-        let ready_ns = io.unit_ready.take(unit).map_or(at_ns, |r| r.max(at_ns));
-        io.flushed_units += 1;
-        if io.preprogrammed.remove(&unit) {
+        let (unit, ready_ns, preprogrammed) = self.controller.zone_io_mut(zone).issue_next_unit(at_ns);
+        if preprogrammed {
             self.cache_programmed(zone, unit, ready_ns);
             return ready_ns;
         }
@@ -263,8 +255,7 @@ impl Backend {
     /// Whether `zone` holds data (buffered, programmed or, TL_opened, in its
     /// original block group): its start die may change only when not.
     pub(crate) fn zone_holds_data(&self, zone: u32) -> bool {
-        let io = self.controller.zone_io(zone);
-        io.filled_lbas > 0 || io.flushed_units > 0 || self.translation.tl.contains_key(&zone)
+        self.controller.zone_io(zone).holds_data() || self.translation.tl.contains_key(&zone)
     }
 
     pub(crate) fn program_unit_bytes(&self) -> u64 {
@@ -295,8 +286,7 @@ impl Backend {
                 .sum();
             let data_bytes = data_lbas * self.layout.lba_bytes;
             debug_assert!(data_bytes < self.program_unit_bytes, "complete units are programmed as they fill");
-            let io = self.controller.zone_io(zone);
-            if !io.preprogrammed.contains(&io.flushed_units) {
+            if !self.controller.is_preprogrammed(zone, unit) {
                 self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
             }
             self.program_unit(zone, at_ns, data_bytes);
@@ -343,7 +333,7 @@ impl Backend {
         let io = self.controller.zone_io(zone);
         let per_chunk = self.layout.lbas_per_chunk;
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
-        if !conventional && offset >= io.filled_lbas {
+        if !conventional && offset >= io.filled_lbas() {
             return match self.translation.tl.get(&zone) {
                 Some(tl) if offset < tl.original_lbas => Source::Flash {
                     loc: self.translation.mapping.locate_in(zone, tl.original_fbg, offset / per_chunk),
@@ -356,7 +346,7 @@ impl Backend {
         let chunk = offset / per_chunk;
         let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(per_chunk) } else { chunk };
         let unit = self.translation.mapping.unit_of_chunk(chunk);
-        if unit >= io.flushed_units || io.buffer.unit_pending_until(io.lap_units + unit, at_ns).is_some() {
+        if io.buffered(unit, at_ns) {
             return Source::Controller { ready_ns }; // still in the write buffer
         }
         Source::Flash { loc: self.translation.mapping.locate(zone, chunk), ready_ns }

@@ -171,13 +171,13 @@ impl Controller {
     /// LBAs of `zone` whose data has reached the controller (`ZoneIo::filled_lbas`).
     #[inline]
     pub(crate) fn filled_lbas(&self, zone: u32) -> u64 {
-        self.zone_io[zone as usize].filled_lbas
+        self.zone_io[zone as usize].filled_lbas()
     }
 
     /// Program units of `zone` issued to flash in the current lap (`ZoneIo::flushed_units`).
     #[inline]
     pub(crate) fn flushed_units(&self, zone: u32) -> u64 {
-        self.zone_io[zone as usize].flushed_units
+        self.zone_io[zone as usize].flushed_units()
     }
 
     /// Unit `unit` of `zone` was programmed without the buffer: the fill skips it.
@@ -189,7 +189,7 @@ impl Controller {
     /// Whether unit `unit` of `zone` was programmed without the buffer.
     #[inline]
     pub(crate) fn is_preprogrammed(&self, zone: u32, unit: u64) -> bool {
-        self.zone_io[zone as usize].preprogrammed.contains(&unit)
+        self.zone_io[zone as usize].is_preprogrammed(unit)
     }
 
     /// Copied data of `zone` up to its fill point is readable from
@@ -277,24 +277,24 @@ pub(crate) struct SharedTime {
 /// Flash-side progress of one zone since its last reset.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ZoneIo {
-    pub(crate) buffer: ZoneBuffer,
+    buffer: ZoneBuffer,
     /// LBAs whose data has reached the controller (for a conventional zone,
     /// the head of its log).
-    pub(crate) filled_lbas: u64,
+    filled_lbas: u64,
     /// Program units issued to flash in the current lap of the zone's block group.
-    pub(crate) flushed_units: u64,
+    flushed_units: u64,
     /// Units of earlier laps (a conventional zone's log wraps), so that the
     /// buffer's unit ids keep increasing.
-    pub(crate) lap_units: u64,
+    lap_units: u64,
     /// Units already programmed without the buffer (copyback, plugging ahead
     /// of the write pointer): the fill skips them.
-    pub(crate) preprogrammed: BTreeSet<u64>,
+    preprogrammed: BTreeSet<u64>,
     /// When the data taken in for each unit not yet programmed is all in the controller.
-    pub(crate) unit_ready: UnitReady,
+    unit_ready: UnitReady,
     /// Internal copies in flight: LBAs below `end` (zone offset) are readable
     /// from `ready_ns` on; ready times never decrease, so a read waits for the
     /// device's write pointer to pass its block.
-    pub(crate) gate: VecDeque<(u64, Nanos)>,
+    gate: VecDeque<(u64, Nanos)>,
     /// Memo of the chunk the fill point is in: its zone offsets `[start,
     /// end)` and its program unit (`Mapping::unit_of_chunk`, a pure function
     /// of the chunk): consecutive small writes fill the same chunk.
@@ -338,6 +338,86 @@ impl UnitReady {
 }
 
 impl ZoneIo {
+    /// LBAs whose data has reached the controller (the fill point).
+    #[inline]
+    pub(crate) fn filled_lbas(&self) -> u64 {
+        self.filled_lbas
+    }
+
+    /// Program units issued to flash in the current lap.
+    #[inline]
+    pub(crate) fn flushed_units(&self) -> u64 {
+        self.flushed_units
+    }
+
+    /// Whether the zone holds data in the controller or on flash.
+    #[inline]
+    pub(crate) fn holds_data(&self) -> bool {
+        self.filled_lbas > 0 || self.flushed_units > 0
+    }
+
+    /// Whether `unit` was programmed without the buffer (copyback, plugging ahead).
+    #[inline]
+    pub(crate) fn is_preprogrammed(&self, unit: u64) -> bool {
+        self.preprogrammed.contains(&unit)
+    }
+
+    /// `lbas` more LBAs of `unit` are in the controller from `at_ns` on.
+    #[inline]
+    pub(crate) fn note_filled(&mut self, unit: u64, lbas: u64, at_ns: Nanos) {
+        self.unit_ready.note(unit, at_ns);
+        self.filled_lbas += lbas;
+    }
+
+    /// Issues the next unit to flash: its number, when its data is all in
+    /// (from `at_ns` on), and whether it was programmed already without the buffer.
+    #[inline]
+    pub(crate) fn issue_next_unit(&mut self, at_ns: Nanos) -> (u64, Nanos, bool) {
+        let unit = self.flushed_units;
+        let ready_ns = self.unit_ready.take(unit).map_or(at_ns, |r| r.max(at_ns));
+        self.flushed_units += 1;
+        (unit, ready_ns, self.preprogrammed.remove(&unit))
+    }
+
+    /// A conventional zone's log wrapped: it starts over, its units keep counting.
+    pub(crate) fn start_lap(&mut self) {
+        self.lap_units += self.flushed_units;
+        self.filled_lbas = 0;
+        self.flushed_units = 0;
+    }
+
+    /// A power cut kept the first `keep` LBAs: the data from unit
+    /// `first_lost_unit` on and the copies in flight are gone.
+    pub(crate) fn roll_back(&mut self, keep: u64, first_lost_unit: u64) {
+        self.filled_lbas = keep;
+        self.unit_ready.retain_below(first_lost_unit);
+        self.gate.clear();
+    }
+
+    /// Starts over empty (a TL_opened zone's LogFBG); returns the fill point it had.
+    pub(crate) fn take_filled_lbas(&mut self) -> u64 {
+        std::mem::take(self).filled_lbas
+    }
+
+    /// Whether unit `unit`'s data is still in the buffer at `at_ns`: not
+    /// issued, or its program not ended.
+    #[inline]
+    pub(crate) fn buffered(&self, unit: u64, at_ns: Nanos) -> bool {
+        unit >= self.flushed_units || self.buffer.unit_pending_until(self.lap_units + unit, at_ns).is_some()
+    }
+
+    /// Bytes the zone's buffer holds (a test aid).
+    #[cfg(test)]
+    pub(crate) fn buffer_occupied_bytes(&self) -> u64 {
+        self.buffer.occupied_bytes()
+    }
+
+    /// Frees what the programs that ended by `at_ns` held (a test aid).
+    #[cfg(test)]
+    pub(crate) fn reclaim_buffer_until(&mut self, at_ns: Nanos) {
+        self.buffer.admit(at_ns, 0, 1);
+    }
+
     /// The program unit the fill point is in (`unit_of_chunk`, the
     /// mapping's), and the zone offset where the fill point's chunk (of
     /// `per_chunk` LBAs) ends.

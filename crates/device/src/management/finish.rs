@@ -42,12 +42,11 @@ pub(crate) fn finish_phases(core: &mut Backend, zone: u32, ready_ns: Nanos, writ
 pub(crate) fn pad_request(core: &mut Backend, zone: u32, units_end: u64, per_request: u64, start_ns: Nanos) -> Nanos {
     let mut end_ns = start_ns;
     for _ in 0..per_request {
-        let io = core.controller.zone_io(zone);
-        let unit = io.flushed_units;
+        let unit = core.controller.flushed_units(zone);
         if unit >= units_end {
             break;
         }
-        if !io.preprogrammed.contains(&unit) {
+        if !core.controller.is_preprogrammed(zone, unit) {
             core.count_pad_bytes(core.program_unit_bytes());
         }
         end_ns = end_ns.max(core.program_unit(zone, start_ns, 0));

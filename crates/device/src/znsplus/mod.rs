@@ -38,9 +38,9 @@ pub const TL_ZONE_BLOCKS_MAX: u64 = 1 << 24;
 /// be) and when the copy is programmed.
 pub(crate) fn try_copyback(core: &mut Backend, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<(Nanos, Nanos)> {
     let per_chunk = core.layout.lbas_per_chunk;
-    let io = core.controller.zone_io(zone);
-    assert!(io.filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
-    let dst_chunk = io.filled_lbas / per_chunk;
+    let filled_lbas = core.controller.filled_lbas(zone);
+    assert!(filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
+    let dst_chunk = filled_lbas / per_chunk;
     let (loc, ready_ns) = copyback_source(core, zone, dst_chunk, src_lba, at_ns)?;
     let unit = core.translation.mapping.unit_of_chunk(dst_chunk);
     if unit < core.controller.flushed_units(zone) {

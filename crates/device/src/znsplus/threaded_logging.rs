@@ -117,7 +117,7 @@ fn start_threaded_logging(core: &mut Backend, zone: u32, valid: &[u64], at_ns: N
         .all(|b| core.scheduler.flash.pages_written(die, 0, b) == 0)));
     core.translation.mapping.set_zone_fbg(zone, log_fbg);
     // The LogFBG starts empty; the original's programs are on the flash timelines.
-    let original_lbas = std::mem::take(core.controller.zone_io_mut(zone)).filled_lbas;
+    let original_lbas = core.controller.zone_io_mut(zone).take_filled_lbas();
     core.cache_discard(zone);
     if let Some(d) = core.data.as_mut() {
         d.tl_open(zone);
