@@ -65,6 +65,9 @@ impl Page {
     }
 }
 
+/// Runs of rising stamps the cleaned pages queue in before the heap.
+const CLEANED_RUNS: usize = 16;
+
 /// A page-table slot.
 type Slot = u32;
 
@@ -86,8 +89,11 @@ pub struct PageCache {
     /// Clean pages by last use, oldest first (stamps rise along the queue).
     lru: VecDeque<(u64, Slot)>,
     /// Pages cleaned by write-back rejoin the LRU order at their last use,
-    /// which is older than the clock: they wait here, least stamp on top.
-    lru_cleaned: BinaryHeap<Reverse<(u64, Slot)>>,
+    /// which is older than the clock. Write-back cleans them in nearly that
+    /// order (data, then nodes): they queue in a few runs of rising stamps,
+    /// and a page that fits behind no run waits in a heap, least stamp on top.
+    cleaned_runs: Vec<VecDeque<(u64, Slot)>>,
+    cleaned_late: BinaryHeap<Reverse<(u64, Slot)>>,
     /// Dirty pages by the time they became dirty (stamps rise along the
     /// queue; write-back takes the oldest first, so stale entries are mostly
     /// at the front and leave at once).
@@ -113,7 +119,8 @@ impl PageCache {
             slots: Vec::new(),
             free_slots: Vec::new(),
             lru: VecDeque::new(),
-            lru_cleaned: BinaryHeap::new(),
+            cleaned_runs: Vec::new(),
+            cleaned_late: BinaryHeap::new(),
             dirty_order: VecDeque::new(),
             dirty_count: 0,
             dirty_data: FxHashMap::default(),
@@ -208,7 +215,13 @@ impl PageCache {
         let Some(&slot) = self.slot_of.get(&key.word()) else { return };
         if self.slots[slot as usize].is_dirty() {
             self.undirty(slot);
-            self.lru_cleaned.push(Reverse((self.slots[slot as usize].stamp, slot)));
+            let entry = (self.slots[slot as usize].stamp, slot);
+            let fits = |run: &VecDeque<(u64, Slot)>| run.back().is_none_or(|&(last, _)| last < entry.0);
+            match self.cleaned_runs.iter().position(fits) {
+                Some(i) => self.cleaned_runs[i].push_back(entry),
+                None if self.cleaned_runs.len() < CLEANED_RUNS => self.cleaned_runs.push(VecDeque::from([entry])),
+                None => self.cleaned_late.push(Reverse(entry)),
+            }
             self.compact_lru();
         }
     }
@@ -227,14 +240,7 @@ impl PageCache {
     /// false if dirty pages stand in the way.
     pub fn evict_clean(&mut self, room: usize) -> bool {
         while self.slot_of.len() + room > self.capacity_pages {
-            let clock_first = self.lru.front().map(|&(stamp, _)| stamp);
-            let cleaned_first = self.lru_cleaned.peek().map(|&Reverse((stamp, _))| stamp);
-            let (stamp, slot) = match (clock_first, cleaned_first) {
-                (None, None) => return false,
-                (Some(a), Some(b)) if b < a => self.lru_cleaned.pop().expect("a first entry").0,
-                (None, Some(_)) => self.lru_cleaned.pop().expect("a first entry").0,
-                _ => self.lru.pop_front().expect("a front entry"),
-            };
+            let Some((stamp, slot)) = self.pop_least_recent() else { return false };
             let p = self.slots[slot as usize];
             if !p.is_dirty() && p.stamp == stamp {
                 self.slot_of.remove(&p.word);
@@ -243,6 +249,22 @@ impl PageCache {
         }
         debug_assert!(self.dirty_count <= self.slot_of.len());
         true
+    }
+
+    /// The LRU entry of least stamp, of the clock's queue and the cleaned
+    /// pages' (each stamp is given once, so no two entries tie).
+    fn pop_least_recent(&mut self) -> Option<(u64, Slot)> {
+        let front = |q: &VecDeque<(u64, Slot)>| q.front().map(|&(stamp, _)| stamp);
+        let runs = self.cleaned_runs.iter().filter_map(front);
+        let late = self.cleaned_late.peek().map(|&Reverse((stamp, _))| stamp);
+        let least = front(&self.lru).into_iter().chain(runs).chain(late).min()?;
+        if front(&self.lru) == Some(least) {
+            return self.lru.pop_front();
+        }
+        match self.cleaned_runs.iter_mut().find(|r| front(r) == Some(least)) {
+            Some(run) => run.pop_front(),
+            None => self.cleaned_late.pop().map(|Reverse(entry)| entry),
+        }
     }
 
     /// Dirty pages, oldest first, up to `n`.
@@ -309,7 +331,8 @@ impl PageCache {
     /// queues' order is kept, so eviction is unchanged).
     fn compact_lru(&mut self) {
         let clean = self.slot_of.len() - self.dirty_count;
-        if self.lru.len() + self.lru_cleaned.len() <= 2 * clean + 64 {
+        let cleaned = self.cleaned_runs.iter().map(VecDeque::len).sum::<usize>() + self.cleaned_late.len();
+        if self.lru.len() + cleaned <= 2 * clean + 64 {
             return;
         }
         let slots = &self.slots;
@@ -318,8 +341,10 @@ impl PageCache {
             !p.is_dirty() && p.stamp == stamp
         };
         self.lru.retain(|&(stamp, s)| current(stamp, s));
-        self.lru_cleaned.retain(|&Reverse((stamp, s))| current(stamp, s));
-        debug_assert_eq!(self.lru.len() + self.lru_cleaned.len(), clean);
+        for run in &mut self.cleaned_runs {
+            run.retain(|&(stamp, s)| current(stamp, s));
+        }
+        self.cleaned_late.retain(|&Reverse((stamp, s))| current(stamp, s));
     }
 
     /// Drops the stale write-back entries once they outnumber the dirty pages.
