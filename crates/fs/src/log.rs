@@ -29,7 +29,7 @@ pub(crate) fn alloc_block<D: ZonedDevice>(fs: &mut FsState<D>, lt: LogType, now_
     let log = &fs.logs[lt.index()];
     let addr = fs.addr_of(log.seg, log.off);
     debug_assert!(fs.sit.is_free_block(log.seg, log.off), "log {lt:?} writes a used block");
-    fs.unplaced.push(addr);
+    fs.unplaced.insert(addr);
     let next = next_free_in_log(fs, lt, log.off + 1);
     match next {
         Some(off) => fs.logs[lt.index()].off = off,

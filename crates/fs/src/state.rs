@@ -174,8 +174,9 @@ pub struct FsState<D: ZonedDevice = Device> {
     pub(crate) pending_close: Vec<u32>,
     /// Segments logs left whose writes are not all submitted yet.
     pub(crate) left_segs: Vec<u32>,
-    /// Blocks logs allocated that no block is placed in yet.
-    pub(crate) unplaced: Vec<u32>,
+    /// Blocks logs allocated that no block is placed in yet (a compaction
+    /// allocates a segment's worth before placing them one by one).
+    pub(crate) unplaced: FxHashSet<u32>,
     /// TL_opens of segments a log just left, sent once the log's writes to
     /// them are (see [`crate::log::close_pending`]).
     pub(crate) pending_tl_open: Vec<(u32, Bitmap)>,
@@ -234,7 +235,7 @@ impl<D: ZonedDevice> FsState<D> {
             hsr,
             pending_close: Vec::new(),
             left_segs: Vec::new(),
-            unplaced: Vec::new(),
+            unplaced: FxHashSet::default(),
             pending_tl_open: Vec::new(),
             compacting: None,
             cpu: ServerPool::new(cfg_cpus),

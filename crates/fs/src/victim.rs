@@ -107,6 +107,7 @@ pub(crate) fn tl_candidate<D: ZonedDevice>(
 fn kept_with_unplaced<D: ZonedDevice>(fs: &FsState<D>, seg: u32) -> Bitmap {
     let mut kept = fs.sit.kept_blocks(seg);
     let first = fs.addr_of(seg, 0);
+    // Setting bits commutes: the set's order does not matter.
     for &a in fs.unplaced.iter().filter(|&&a| a >= first && a < first + fs.zone_blocks) {
         kept.set((a - first) as usize, true);
     }
@@ -228,7 +229,7 @@ mod tests {
         }
         fs.left_segs.push(warm);
         let last = fs.addr_of(warm, 60);
-        fs.unplaced.push(last);
+        fs.unplaced.insert(last);
         assert!(pick_threaded_segment(&mut fs, LogType::WarmData, None).is_none(), "a left segment is no candidate");
         let (seg, kept) = pick_threaded_segment(&mut fs, LogType::WarmData, Some(warm)).expect("the segment just left");
         assert_eq!(seg, warm);

@@ -104,9 +104,7 @@ fn write_log<D: ZonedDevice>(fs: &mut FsState<D>, now_ns: Nanos, lt: LogType, ke
 
 /// Records that `key` now lives at `addr`: tree or NAT, SIT, owner map.
 pub(crate) fn place<D: ZonedDevice>(fs: &mut FsState<D>, key: PageKey, addr: u32, now_ns: Nanos) {
-    if let Some(i) = fs.unplaced.iter().position(|&a| a == addr) {
-        fs.unplaced.swap_remove(i);
-    }
+    fs.unplaced.remove(&addr);
     let old = match key {
         PageKey::Data { ino, idx } => {
             fs.claim_block(addr, Owner::Data { ino, idx }, now_ns);
