@@ -288,9 +288,7 @@ impl Device {
                 if fua {
                     done = power::fua_done(&mut self.core, slba, nlb, done);
                 }
-                if self.core.durability_kept() {
-                    self.core.cache_write_issued(slba, done);
-                }
+                self.core.cache_write_issued(slba, done);
                 (Status::Success, done, accepted.result)
             }
         }
@@ -345,9 +343,7 @@ impl Device {
                 if fua {
                     done = power::fua_done(&mut self.core, lba, nlb, done);
                 }
-                if self.core.durability_kept() {
-                    self.core.cache_write_issued(lba, done);
-                }
+                self.core.cache_write_issued(lba, done);
                 (Status::Success, done, accepted.result)
             }
         }

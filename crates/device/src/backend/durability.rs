@@ -25,8 +25,16 @@ impl Backend {
     /// Hook, before the fill: `lbas` more LBAs of `zone` are in the
     /// controller at `at_ns` (a copy's as soon as its command is submitted:
     /// its source is still on flash and the firmware redoes it on recovery).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn cache_fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
+        // Inlined, so that a device that keeps no durability pays one test.
+        if self.durability_kept() {
+            self.cache_fill_kept(zone, lbas, at_ns);
+        }
+    }
+
+    #[inline(never)]
+    fn cache_fill_kept(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
         if !self.tracked(zone) {
             return;
         }
@@ -68,7 +76,15 @@ impl Backend {
     }
 
     /// Hook: a write (or append) from `slba` completes at `done_ns`.
+    #[inline(always)]
     pub(crate) fn cache_write_issued(&mut self, slba: u64, done_ns: Nanos) {
+        if self.durability_kept() {
+            self.cache_write_issued_kept(slba, done_ns);
+        }
+    }
+
+    #[inline(never)]
+    fn cache_write_issued_kept(&mut self, slba: u64, done_ns: Nanos) {
         let zone = self.zones.zone_of(slba);
         if !self.tracked(zone) {
             return;

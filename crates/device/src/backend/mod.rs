@@ -154,10 +154,8 @@ impl Backend {
             let bytes = piece * lba_bytes;
             let admitted = self.controller.admit_piece(zone, t, bytes, capacity);
             t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
-            if self.durability_kept {
-                // A copy's source stays on flash: it counts from its command's submission.
-                self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
-            }
+            // A copy's source stays on flash: it counts from its command's submission.
+            self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
             self.fill_unit(zone, unit, piece, t);
             remaining -= piece;
         }
