@@ -25,7 +25,7 @@ use crate::status::Status;
 use crate::tracking::Tracking;
 use crate::translation::mapping::{ChunkLocation, Mapping};
 use crate::znsplus;
-use crate::zone::{ZoneState, ZoneTable, ZoneType};
+use crate::zone::{WriteAdmission, ZoneState, ZoneTable, ZoneType};
 use zonelab_flash::{FlashArray, FlashCounters};
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
@@ -123,6 +123,7 @@ impl Device {
     }
 
     /// Starts `cmd` at `submit_ns`: a finish or reset may complete later.
+    #[inline]
     pub fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
         management::advance(&mut self.core, submit_ns);
         let completion = self.execute(submit_ns, cmd, read_out);
@@ -138,6 +139,7 @@ impl Device {
 
     /// Submits `cmd` and waits for it: a pending finish or reset runs to its
     /// end as if no other command arrived meanwhile.
+    #[inline]
     pub fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         match self.start(submit_ns, cmd, read_out) {
             Started::Done(c) => c,
@@ -210,6 +212,7 @@ impl Device {
     /// Handles `cmd` at `submit_ns`; `read_out`, in data mode, receives the
     /// data of a read. A finish or reset queues its work instead of
     /// completing (see [`crate::management`]).
+    #[inline(always)]
     pub(crate) fn execute(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         assert!(submit_ns >= self.core.last_submit_ns, "commands must be submitted in time order");
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
@@ -220,8 +223,16 @@ impl Device {
         self.core.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.core.config.controller.submit_ns;
         let (status, complete_ns, result) = match *cmd {
-            Command::Write { slba, nlb, payload, fua } => self.write(ready_ns, slba, nlb, payload, false, fua),
-            Command::WriteZeroes { slba, nlb } => self.write(ready_ns, slba, nlb, Payload::None, true, false),
+            // Writes, the most frequent commands, return no result: their
+            // completion is made in place.
+            Command::Write { slba, nlb, payload, fua } => {
+                let (status, done_ns) = self.write(ready_ns, slba, nlb, payload, false, fua);
+                return self.complete(submit_ns, status, done_ns, CmdResult::None);
+            }
+            Command::WriteZeroes { slba, nlb } => {
+                let (status, done_ns) = self.write(ready_ns, slba, nlb, Payload::None, true, false);
+                return self.complete(submit_ns, status, done_ns, CmdResult::None);
+            }
             Command::Append { zslba, nlb, payload, fua } => self.append(ready_ns, zslba, nlb, payload, fua),
             Command::Flush => power::flush(&mut self.core, ready_ns),
             Command::Read { slba, nlb } => self.read(ready_ns, slba, nlb, read_out),
@@ -245,10 +256,17 @@ impl Device {
             }
             Command::IdentifyMapping => znsplus::identify_mapping::identify_mapping_command(&mut self.core, ready_ns),
         };
+        self.complete(submit_ns, status, complete_ns, result)
+    }
+
+    /// The completion of a command submitted at `submit_ns` whose work ends
+    /// at `done_ns`: it reaches the host after the completion cost.
+    #[inline(always)]
+    fn complete(&mut self, submit_ns: Nanos, status: Status, done_ns: Nanos, result: CmdResult) -> Completion {
         if !status.is_success() {
             self.core.counters.errors += 1;
         }
-        let complete_ns = complete_ns + self.core.config.controller.complete_ns;
+        let complete_ns = done_ns + self.core.config.controller.complete_ns;
         debug_assert!(complete_ns > submit_ns);
         Completion { status, submit_ns, complete_ns, result }
     }
@@ -279,52 +297,71 @@ impl Device {
         payload: Payload<'_>,
         zeroes: bool,
         fua: bool,
-    ) -> (Status, Nanos, CmdResult) {
+    ) -> (Status, Nanos) {
         match self.accept_write(slba, nlb, zeroes) {
-            Err(status) => self.core.fail(ready_ns, status),
-            Ok(accepted) => {
-                let firmware = Firmware { ns: accepted.firmware_ns, pipelined_ftl_ns: 0, ftl_after_ns: 0 };
+            Err(status) => (status, self.core.fail_ns(ready_ns)),
+            Ok(firmware_ns) => {
+                let firmware = Firmware { ns: firmware_ns, pipelined_ftl_ns: 0, ftl_after_ns: 0 };
                 let mut done = self.write_data(ready_ns, firmware, slba, nlb, payload, zeroes);
                 if fua {
                     done = power::fua_done(&mut self.core, slba, nlb, done);
                 }
                 self.core.cache_write_issued(slba, done);
-                (Status::Success, done, accepted.result)
+                (Status::Success, done)
             }
         }
     }
 
-    fn accept_write(&mut self, slba: u64, nlb: u32, zeroes: bool) -> Result<Accepted, Status> {
+    /// The checks and zone state change of a Write or Write Zeroes; returns its firmware time.
+    #[inline(always)]
+    fn accept_write(&mut self, slba: u64, nlb: u32, zeroes: bool) -> Result<Nanos, Status> {
         front::check_range(&self.core.layout, slba, nlb, !zeroes)?;
         let zone = self.core.zones.zone_of(slba);
-        let zone_end = self.core.zones.zslba(zone) + self.core.layout.zone_lbas;
         let c = &self.core.config.controller;
         let base_ns = if zeroes { c.write_zeroes_ns } else { c.write_ns };
         if self.core.zones.zone_type(zone) == ZoneType::Conventional {
-            self.core.zones.check_writable(zone)?;
-            // A conventional device's zones are only a report: its blocks are one space.
-            if slba + u64::from(nlb) > zone_end && self.core.translation.conventional.is_none() {
-                return Err(Status::ZoneBoundaryError);
-            }
-            return Ok(Accepted { firmware_ns: base_ns, result: CmdResult::None });
+            self.accept_conventional_write(zone, slba, nlb)?;
+            return Ok(base_ns);
         }
-        self.core.zones.check_writable(zone)?;
         let end = slba + u64::from(nlb);
-        let invalid_write = match self.core.translation.tl.get(&zone) {
-            // Sparse sequential: at or past the write pointer, invalid blocks only.
-            Some(tl) => slba < self.core.zones.wp(zone) || tl.any_valid(slba - self.core.zones.zslba(zone), end - slba),
-            None => slba != self.core.zones.wp(zone),
+        let admission = if self.core.translation.tl.is_empty() {
+            self.core.zones.admit_write_at_wp(zone, slba, end)?
+        } else {
+            self.admit_write_beside_tl(zone, slba, end)?
         };
-        if invalid_write {
-            return Err(Status::ZoneInvalidWrite);
-        }
-        if end > self.core.zones.zslba(zone) + self.core.layout.zcap_lbas {
-            return Err(Status::ZoneBoundaryError);
-        }
-        let admission = self.core.zones.admit_write(zone)?;
         let extra_ns = if admission.implicitly_opened { self.core.config.controller.implicit_open_write_ns } else { 0 };
         self.core.note_auto_close(admission.auto_closed);
-        Ok(Accepted { firmware_ns: base_ns + extra_ns, result: CmdResult::None })
+        Ok(base_ns + extra_ns)
+    }
+
+    /// [`Device::accept_write`] into a conventional zone.
+    fn accept_conventional_write(&self, zone: u32, slba: u64, nlb: u32) -> Result<(), Status> {
+        self.core.zones.check_writable(zone)?;
+        let zone_end = self.core.zones.zslba(zone) + self.core.layout.zone_lbas;
+        // A conventional device's zones are only a report: its blocks are one space.
+        if slba + u64::from(nlb) > zone_end && self.core.translation.conventional.is_none() {
+            return Err(Status::ZoneBoundaryError);
+        }
+        Ok(())
+    }
+
+    /// [`ZoneTable::admit_write_at_wp`] while some zone is TL_opened: a
+    /// TL_opened zone takes writes at or past its write pointer, into
+    /// blocks its valid bitmap leaves free.
+    #[inline(never)]
+    fn admit_write_beside_tl(&mut self, zone: u32, slba: u64, end: u64) -> Result<WriteAdmission, Status> {
+        let zones = &self.core.zones;
+        let Some(tl) = self.core.translation.tl.get(&zone) else {
+            return self.core.zones.admit_write_at_wp(zone, slba, end);
+        };
+        zones.check_writable(zone)?;
+        if slba < zones.wp(zone) || tl.any_valid(slba - zones.zslba(zone), end - slba) {
+            return Err(Status::ZoneInvalidWrite);
+        }
+        if end > zones.zslba(zone) + self.core.layout.zcap_lbas {
+            return Err(Status::ZoneBoundaryError);
+        }
+        self.core.zones.admit_write(zone)
     }
 
     fn append(
@@ -390,6 +427,7 @@ impl Device {
     /// Times an accepted write of `nlb` blocks at `slba` and applies it:
     /// firmware, then page-sized pieces that each wait for buffer room and
     /// cross the link; complete program units go to flash.
+    #[inline(always)]
     fn write_data(
         &mut self,
         ready_ns: Nanos,
@@ -738,7 +776,7 @@ impl Device {
         let fw_ns = c.report_ns + c.report_per_zone_ns * report.zones.len() as u64;
         let fw_end = self.core.controller.reserve_firmware(ready_ns, fw_ns);
         let done = self.core.controller.link_reserve_to_host(fw_end, front::report_bytes(&report));
-        (Status::Success, done, CmdResult::Report(report))
+        (Status::Success, done, CmdResult::Report(Box::new(report)))
     }
 
     /// The Zone Descriptor of `zone`, as a report would return it.

@@ -588,7 +588,7 @@ fn check_on<D: ZonedDevice>(mut dev: D, timed: bool, lim: Limits, ops: &[(Op, bo
                 let filter = filter.map_or(ReportFilter::All, ReportFilter::State);
                 let c = submit(&mut dev, &Command::ReportZones { slba, filter, max_zones, partial }, None);
                 let expect = match model.report(slba, filter, max_zones, partial) {
-                    Ok(r) => (Status::Success, CmdResult::Report(r)),
+                    Ok(r) => (Status::Success, CmdResult::Report(Box::new(r))),
                     Err(s) => (s, CmdResult::None),
                 };
                 prop_assert_eq!((c.status, c.result), expect, "{}", ctx);

@@ -100,7 +100,7 @@ impl H {
         let c = self.run(&Command::ReportZones { slba, filter, max_zones, partial });
         assert_eq!(c.status, Status::Success);
         match c.result {
-            CmdResult::Report(r) => r,
+            CmdResult::Report(r) => *r,
             other => panic!("report returned {other:?}"),
         }
     }

@@ -217,7 +217,7 @@ impl<D: ZonedDevice> FsState<D> {
             cfg,
             io,
             zone_blocks,
-            mapping,
+            mapping: *mapping,
             nat: vec![NULL_ADDR; 2],
             nat_dirty: BTreeSet::new(),
             nodes: FxHashMap::default(),

@@ -128,8 +128,12 @@ impl Backend {
     }
 
     pub(crate) fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
-        let done = self.controller.reserve_firmware(ready_ns, self.config.controller.error_ns);
-        (status, done, CmdResult::None)
+        (status, self.fail_ns(ready_ns), CmdResult::None)
+    }
+
+    /// When a failed command's firmware work, from `ready_ns` on, is done.
+    pub(crate) fn fail_ns(&mut self, ready_ns: Nanos) -> Nanos {
+        self.controller.reserve_firmware(ready_ns, self.config.controller.error_ns)
     }
 
     pub(crate) fn note_auto_close(&mut self, auto_closed: Option<u32>) {
@@ -141,22 +145,31 @@ impl Backend {
     /// Takes `lbas` LBAs of data, ready from `ready_ns` on, into the zone's
     /// buffer at its fill point, piece by piece; host data (`link`) also
     /// crosses the link. Returns when the last piece is in.
+    #[inline(always)]
     pub(crate) fn take_in(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
+        let (piece, unit) = self.next_piece(zone, lbas, ready_ns);
+        // Data within one chunk (most small writes) is one piece.
+        if piece == lbas {
+            let filled_before = self.controller.filled_lbas(zone);
+            let t = self.take_piece(zone, unit, piece, ready_ns, link);
+            debug_assert!(t >= ready_ns);
+            debug_assert!(self.controller.filled_lbas(zone) >= filled_before + lbas || self.is_conventional(zone));
+            return t;
+        }
+        self.take_in_pieces(zone, lbas, ready_ns, link)
+    }
+
+    /// [`Backend::take_in`] of data that spans chunks.
+    #[inline(never)]
+    fn take_in_pieces(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
         let filled_before = self.controller.filled_lbas(zone);
-        let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
+        let conventional = self.is_conventional(zone);
         debug_assert!(conventional || filled_before + lbas <= self.layout.zcap_lbas, "data beyond the zone's capacity");
-        let lba_bytes = self.layout.lba_bytes;
-        let capacity = self.layout.zone_buffer_bytes;
         let mut t = ready_ns;
         let mut remaining = lbas;
         while remaining > 0 {
             let (piece, unit) = self.next_piece(zone, remaining, t);
-            let bytes = piece * lba_bytes;
-            let admitted = self.controller.admit_piece(zone, t, bytes, capacity);
-            t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
-            // A copy's source stays on flash: it counts from its command's submission.
-            self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
-            self.fill_unit(zone, unit, piece, t);
+            t = self.take_piece(zone, unit, piece, t, link);
             remaining -= piece;
         }
         // Everything is in, in order, no earlier than it was ready (a
@@ -166,11 +179,29 @@ impl Backend {
         t
     }
 
+    /// One piece of `piece` LBAs for `unit`, ready from `ready_ns` on: room
+    /// in the buffers, the link for host data, then the fill; returns when it is in.
+    #[inline(always)]
+    fn take_piece(&mut self, zone: u32, unit: u64, piece: u64, ready_ns: Nanos, link: bool) -> Nanos {
+        let bytes = piece * self.layout.lba_bytes;
+        let admitted = self.controller.admit_piece(zone, ready_ns, bytes, self.layout.zone_buffer_bytes);
+        let t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
+        // A copy's source stays on flash: it counts from its command's submission.
+        self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
+        self.fill_unit(zone, unit, piece, t);
+        t
+    }
+
+    #[inline]
+    fn is_conventional(&self, zone: u32) -> bool {
+        self.zones.zone_type(zone) == ZoneType::Conventional
+    }
+
     /// LBAs of the next piece, up to the end of the current chunk so that a
     /// piece never spans two program units, and the unit it goes to.
+    #[inline(always)]
     fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> (u64, u64) {
-        let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
-        if conventional && self.controller.filled_lbas(zone) >= self.layout.zcap_lbas {
+        if self.is_conventional(zone) && self.controller.filled_lbas(zone) >= self.layout.zcap_lbas {
             // The conventional zone's log wrapped: start over on freshly erased blocks.
             self.flush_partial_units(zone, at_ns);
             self.erase_zone_blocks(zone, at_ns);
@@ -184,7 +215,7 @@ impl Backend {
 
     /// The program unit the zone's fill point is in, and the zone offset
     /// where the fill point's chunk ends.
-    #[inline]
+    #[inline(always)]
     fn fill_point(&mut self, zone: u32) -> (u64, u64) {
         let per_chunk = self.layout.lbas_per_chunk;
         let mapping = &self.translation.mapping;
@@ -192,7 +223,7 @@ impl Backend {
     }
 
     /// The zone offset past the last chunk of the unit the zone programs next.
-    #[inline]
+    #[inline(always)]
     fn flush_end_lbas(&mut self, zone: u32) -> u64 {
         let per_chunk = self.layout.lbas_per_chunk;
         let mapping = &self.translation.mapping;
@@ -207,14 +238,21 @@ impl Backend {
     }
 
     /// [`Backend::fill`] with the unit of the fill point known (`fill_point`).
+    #[inline(always)]
     fn fill_unit(&mut self, zone: u32, unit: u64, lbas: u64, at_ns: Nanos) {
         debug_assert_eq!(unit, self.fill_point(zone).0, "the unit of the fill point");
         self.controller.zone_io_mut(zone).note_filled(unit, lbas, at_ns);
-        loop {
-            // The next unit is complete once the fill passes its last chunk.
-            if self.controller.filled_lbas(zone) < self.flush_end_lbas(zone) {
-                break;
-            }
+        // The next unit is complete once the fill passes its last chunk.
+        if self.controller.filled_lbas(zone) >= self.flush_end_lbas(zone) {
+            self.program_complete_units(zone, at_ns);
+        }
+    }
+
+    /// Programs every unit the fill has completed.
+    #[inline(never)]
+    fn program_complete_units(&mut self, zone: u32, at_ns: Nanos) {
+        // Bound: each pass programs one unit, and units end below the fill point.
+        while self.controller.filled_lbas(zone) >= self.flush_end_lbas(zone) {
             if self.config.management.finish.pad_turns {
                 self.scheduler.background.unit_turn(zone, at_ns);
             }

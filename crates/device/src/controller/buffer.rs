@@ -47,8 +47,22 @@ impl ZoneBuffer {
 
     /// Admits `bytes` arriving from `ready_ns` on into a buffer of
     /// `capacity_bytes`; returns when there is room for them.
+    #[inline]
     pub fn admit(&mut self, ready_ns: Nanos, bytes: u64, capacity_bytes: u64) -> Nanos {
         assert!(bytes <= capacity_bytes, "one piece must fit the buffer");
+        // Usually there is room and no program has ended since the last
+        // piece: nothing to reclaim, nothing to wait for.
+        let room = self.occupied_bytes + bytes <= capacity_bytes;
+        if room && self.pending.peek().is_none_or(|Reverse(r)| r.done_ns > ready_ns) {
+            self.occupied_bytes += bytes;
+            return ready_ns;
+        }
+        self.admit_after_programs(ready_ns, bytes, capacity_bytes)
+    }
+
+    /// [`ZoneBuffer::admit`] once programs have ended or the buffer is full.
+    #[inline(never)]
+    fn admit_after_programs(&mut self, ready_ns: Nanos, bytes: u64, capacity_bytes: u64) -> Nanos {
         self.reclaim_until(ready_ns);
         let mut at_ns = ready_ns;
         while self.occupied_bytes + bytes > capacity_bytes {
@@ -114,6 +128,7 @@ impl DevicePool {
         Self { capacity_bytes, occupied_bytes: 0, zone_bytes, pending: BinaryHeap::new() }
     }
 
+    #[inline]
     fn enabled(&self) -> bool {
         self.capacity_bytes > 0
     }
@@ -124,11 +139,25 @@ impl DevicePool {
     }
 
     /// `bytes` of `zone` arriving from `ready_ns` on; returns when the pool has room.
+    #[inline]
     pub fn admit(&mut self, zone: u32, ready_ns: Nanos, bytes: u64) -> Nanos {
         if !self.enabled() {
             return ready_ns;
         }
         assert!(bytes <= self.capacity_bytes, "one piece must fit the pool");
+        // As in a zone's buffer: room, and no program ended since the last piece.
+        let room = self.occupied_bytes + bytes <= self.capacity_bytes;
+        if room && self.pending.peek().is_none_or(|&Reverse((done_ns, _, _))| done_ns > ready_ns) {
+            self.occupied_bytes += bytes;
+            self.zone_bytes[zone as usize] += bytes;
+            return ready_ns;
+        }
+        self.admit_after_programs(zone, ready_ns, bytes)
+    }
+
+    /// [`DevicePool::admit`] once programs have ended or the pool is full.
+    #[inline(never)]
+    fn admit_after_programs(&mut self, zone: u32, ready_ns: Nanos, bytes: u64) -> Nanos {
         let mut at_ns = ready_ns;
         // Bound: each pass frees one program's bytes, and the pool holds finitely many.
         while let Some(&Reverse((done_ns, z, freed))) = self.pending.peek() {

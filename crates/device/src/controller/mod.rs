@@ -202,7 +202,7 @@ impl Controller {
     /// A piece of `bytes`, ready from `ready_ns` on, waits for room in the
     /// zone's buffer (`zone_capacity` bytes) and then in the shared pool;
     /// returns when it has both.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn admit_piece(&mut self, zone: u32, ready_ns: Nanos, bytes: u64, zone_capacity: u64) -> Nanos {
         let admitted = self.zone_io[zone as usize].buffer.admit(ready_ns, bytes, zone_capacity);
         self.pool.admit(zone, admitted, bytes)
@@ -241,7 +241,18 @@ impl Controller {
     /// commits (`commit_ns` each, from their program's end) that came due by
     /// then; returns when the work is done. Bound: one commit per program in
     /// flight.
+    #[inline]
     pub(crate) fn reserve_ftl(&mut self, ready_ns: Nanos, work_ns: Nanos, commit_ns: Nanos) -> Nanos {
+        // Most writes find no commit due: one look at the earliest.
+        if self.unit_commits.peek().is_some_and(|&Reverse(done_ns)| done_ns <= ready_ns) {
+            self.take_unit_commits(ready_ns, commit_ns);
+        }
+        self.ftl.reserve(ready_ns, work_ns)
+    }
+
+    /// Puts the unit commits due by `ready_ns` on the FTL core.
+    #[inline(never)]
+    fn take_unit_commits(&mut self, ready_ns: Nanos, commit_ns: Nanos) {
         while let Some(&Reverse(done_ns)) = self.unit_commits.peek() {
             if done_ns > ready_ns {
                 break;
@@ -249,10 +260,10 @@ impl Controller {
             self.unit_commits.pop();
             self.ftl.reserve(done_ns, commit_ns);
         }
-        self.ftl.reserve(ready_ns, work_ns)
     }
 
     /// Host data crossing the PCIe link into the device; returns when it is in.
+    #[inline]
     pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
         let ns = transfer_ns(bytes, self.link_bytes_per_s);
         self.link_to_device.reserve(ready_ns, ns)
@@ -363,7 +374,7 @@ impl ZoneIo {
     }
 
     /// `lbas` more LBAs of `unit` are in the controller from `at_ns` on.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn note_filled(&mut self, unit: u64, lbas: u64, at_ns: Nanos) {
         self.unit_ready.note(unit, at_ns);
         self.filled_lbas += lbas;
@@ -421,7 +432,7 @@ impl ZoneIo {
     /// The program unit the fill point is in (`unit_of_chunk`, the
     /// mapping's), and the zone offset where the fill point's chunk (of
     /// `per_chunk` LBAs) ends.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fill_point(&mut self, per_chunk: u64, unit_of_chunk: impl Fn(u64) -> u64) -> (u64, u64) {
         let (start, end, unit) = self.fill_chunk;
         if (start..end).contains(&self.filled_lbas) {
@@ -435,7 +446,7 @@ impl ZoneIo {
 
     /// The zone offset past the last chunk of the unit to program next
     /// (`last_chunk_of`: the mapping's last chunk of a unit).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn flush_end_lbas(&mut self, per_chunk: u64, last_chunk_of: impl Fn(u64) -> u64) -> u64 {
         match self.flush_end {
             Some((unit, end)) if unit == self.flushed_units => end,

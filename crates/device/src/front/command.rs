@@ -287,12 +287,13 @@ pub enum CmdResult {
     Lba(u64),
     /// Identify Namespace data.
     Identify(Box<IdentifyData>),
-    /// Report Zones data.
-    Report(ZoneReport),
+    /// Report Zones data (boxed, as the other large results, so that the
+    /// completion every command returns stays small).
+    Report(Box<ZoneReport>),
     /// Data mode only.
     Read(ReadPattern),
     /// identify_mapping data (ZNS+).
-    Mapping(MappingInfo),
+    Mapping(Box<MappingInfo>),
 }
 
 /// The completion of one command.

@@ -55,7 +55,8 @@ impl IdealDevice {
             Command::Read { slba, nlb } => self.read(slba, nlb, read_out),
             Command::ZoneMgmtSend { action, slba, select_all } => self.zone_mgmt(action, slba, select_all),
             Command::ReportZones { slba, filter, max_zones, partial } => {
-                front::report(&self.layout, &self.zones, slba, filter, max_zones, partial).map(CmdResult::Report)
+                front::report(&self.layout, &self.zones, slba, filter, max_zones, partial)
+                    .map(|r| CmdResult::Report(Box::new(r)))
             }
             Command::ZoneCompaction { .. }
             | Command::SimpleCopy { .. }

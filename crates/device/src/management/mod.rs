@@ -66,7 +66,7 @@ fn idle(core: &Backend) -> bool {
 }
 
 /// Reserves every management step that starts before `until_ns`.
-#[inline]
+#[inline(always)]
 pub(crate) fn advance(core: &mut Backend, until_ns: Nanos) {
     if !core.scheduler.background.pad_turns_due.is_empty() {
         take_pad_turns(core);
@@ -314,10 +314,21 @@ pub(crate) fn cancel_padding(core: &mut Backend, zone: u32) {
 /// when it is done. While the head task has firmware work left, the core
 /// takes its two queues in turn: the write first waits for one
 /// management slice.
+#[inline(always)]
 pub(crate) fn ftl_turn(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
     if work_ns == 0 {
         return ready_ns;
     }
+    // No management task: the write has the core to itself.
+    if core.scheduler.background.queue.is_empty() {
+        return core.controller.reserve_ftl(ready_ns, work_ns, core.config.controller.unit_commit_ns);
+    }
+    ftl_turn_beside_tasks(core, ready_ns, work_ns)
+}
+
+/// [`ftl_turn`] while management tasks are queued.
+#[inline(never)]
+fn ftl_turn_beside_tasks(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
     let slice_max_ns = core.config.management.slice_ns;
     let turn_ns = match core.scheduler.background.queue.front_mut() {
         Some(task) if task.submit_ns <= ready_ns => match task.phases.front_mut() {

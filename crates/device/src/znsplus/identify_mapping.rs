@@ -39,7 +39,7 @@ pub(crate) fn identify_mapping_command(core: &mut Backend, ready_ns: Nanos) -> (
     };
     let fw_end = core.controller.reserve_firmware(ready_ns, core.config.controller.identify_ns);
     let done = core.controller.link_reserve_to_host(fw_end, IDENTIFY_MAPPING_BYTES);
-    (Status::Success, done, CmdResult::Mapping(info))
+    (Status::Success, done, CmdResult::Mapping(Box::new(info)))
 }
 
 #[cfg(test)]

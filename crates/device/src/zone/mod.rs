@@ -56,6 +56,7 @@ impl ZoneState {
     }
 
     /// Implicitly or explicitly opened: holds an open resource.
+    #[inline]
     pub fn is_open(self) -> bool {
         matches!(self, ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
     }
@@ -177,10 +178,12 @@ impl ZoneTable {
         self.zones.is_empty()
     }
     /// Zone Start LBA of `zone`.
+    #[inline]
     pub fn zslba(&self, zone: u32) -> u64 {
         u64::from(zone) << self.zone_lbas_log2
     }
     /// The zone holding `lba`.
+    #[inline]
     pub fn zone_of(&self, lba: u64) -> u32 {
         u32::try_from(lba >> self.zone_lbas_log2)
             .expect("an LBA of the namespace: its zone is below layout.zones, a u32")
@@ -190,14 +193,17 @@ impl ZoneTable {
         self.zcap_lbas
     }
     /// State of `zone`.
+    #[inline]
     pub fn state(&self, zone: u32) -> ZoneState {
         self.zones[zone as usize].state
     }
     /// Write pointer of `zone` (an absolute LBA).
+    #[inline]
     pub fn wp(&self, zone: u32) -> u64 {
         self.zones[zone as usize].wp
     }
     /// Conventional or sequential-write-required.
+    #[inline]
     pub fn zone_type(&self, zone: u32) -> ZoneType {
         if zone < self.conventional {
             ZoneType::Conventional
@@ -264,10 +270,23 @@ impl ZoneTable {
     /// Takes `zone` for a write of `nlb` blocks at the write pointer: state
     /// and resource rules of Write and Zone Append (the caller has checked
     /// range, write pointer and boundary).
+    #[inline(always)]
     pub fn admit_write(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
+        // Most writes go to a zone that is open already.
         match self.state(zone) {
             ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
                 Ok(WriteAdmission { implicitly_opened: false, auto_closed: None })
+            }
+            _ => self.admit_write_to_unopened(zone),
+        }
+    }
+
+    /// [`ZoneTable::admit_write`] for a zone that is not open.
+    #[inline(never)]
+    fn admit_write_to_unopened(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
+        match self.state(zone) {
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
+                unreachable!("admit_write takes open zones itself")
             }
             ZoneState::Empty | ZoneState::Closed => {
                 let auto_closed = self.make_room_to_open(zone)?;
@@ -281,7 +300,29 @@ impl ZoneTable {
         }
     }
 
+    /// Takes `zone` for a write of LBAs `slba..end` that must start at the
+    /// write pointer: the checks of Write in the command set's order (state,
+    /// write pointer, capacity), then [`ZoneTable::admit_write`].
+    #[inline(always)]
+    pub fn admit_write_at_wp(&mut self, zone: u32, slba: u64, end: u64) -> Result<WriteAdmission, Status> {
+        let capacity_end = self.zslba(zone) + self.zcap_lbas;
+        let z = &self.zones[zone as usize];
+        // Most writes continue an open zone: every check passes, nothing changes.
+        if z.state.is_open() && slba == z.wp && end <= capacity_end {
+            return Ok(WriteAdmission { implicitly_opened: false, auto_closed: None });
+        }
+        self.check_writable(zone)?;
+        if slba != self.wp(zone) {
+            return Err(Status::ZoneInvalidWrite);
+        }
+        if end > capacity_end {
+            return Err(Status::ZoneBoundaryError);
+        }
+        self.admit_write(zone)
+    }
+
     /// State check of a write, before the write pointer and boundary checks.
+    #[inline]
     pub fn check_writable(&self, zone: u32) -> Result<(), Status> {
         match self.state(zone) {
             ZoneState::Full => Err(Status::ZoneIsFull),
@@ -293,6 +334,7 @@ impl ZoneTable {
 
     /// Advances the write pointer of an admitted write; returns true if the
     /// zone became full.
+    #[inline]
     pub fn advance_wp(&mut self, zone: u32, nlb: u64) -> bool {
         let end = self.zslba(zone) + self.zcap_lbas;
         let z = &mut self.zones[zone as usize];
@@ -300,10 +342,16 @@ impl ZoneTable {
         z.wp += nlb;
         assert!(z.wp <= end, "write past zone capacity");
         if z.wp == end {
-            self.set_state(zone, ZoneState::Full);
+            self.fill_up(zone);
             return true;
         }
         false
+    }
+
+    /// The zone's write pointer reached its capacity.
+    #[inline(never)]
+    fn fill_up(&mut self, zone: u32) {
+        self.set_state(zone, ZoneState::Full);
     }
 
     /// After a power cut the zone's write pointer is rebuilt at `wp`, below
