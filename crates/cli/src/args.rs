@@ -17,6 +17,11 @@ enum SetArgError {
     EmptyPath(String),
 }
 
+/// `--device`'s help, naming the presets the registry has.
+fn device_help() -> String {
+    format!("Device preset ({}) or a TOML device file", zonelab_device::PRESET_NAMES.join(", "))
+}
+
 fn set_arg(s: &str) -> Result<(String, String), SetArgError> {
     let (path, value) = s.split_once('=').ok_or_else(|| SetArgError::NoEquals(s.to_string()))?;
     if path.is_empty() {
@@ -27,8 +32,8 @@ fn set_arg(s: &str) -> Result<(String, String), SetArgError> {
 
 #[derive(Debug, Args, Clone)]
 pub struct DeviceArgs {
-    /// Device preset (zn540, tlc, mlc, znand) or a TOML device file.
-    #[arg(long, default_value = "zn540")]
+    /// Device preset (`zonelab device list`) or a TOML device file.
+    #[arg(long, default_value = "zn540", help = device_help())]
     pub device: String,
     /// Override any device parameter by its TOML path, e.g. --set flash_timing.program_ns=2ms.
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = set_arg)]

@@ -62,9 +62,15 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
     let threads = args.jobs.unwrap_or_else(|| Settings::default().threads).max(1);
     let settings = Settings { runtime_ms: args.runtime_ms.max(1), threads, window_ms_min: 0 };
     let bar = progress_bar();
+    // A fit counts its evaluations (each a set of runs), a plain calibration its runs.
+    let unit = if args.fit.is_empty() { "runs" } else { "evaluations" };
+    let lines = bar.is_hidden().then(|| crate::progress::Tenths::new("calibrate", unit));
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
+        if let Some(lines) = &lines {
+            lines.update(done, total);
+        }
     };
     let title = format!("zonelab calibrate: {} on {}", args.measurements.display(), config.name);
     let mut warn = |w: &str| eprintln!("zonelab: {w}");

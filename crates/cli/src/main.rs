@@ -196,7 +196,8 @@ fn run(cli: Cli) -> Result<(), UserError> {
         }
         Cmd::Device { action: DeviceCmd::List } => {
             for name in PRESET_NAMES {
-                println!("{name}");
+                let description = zonelab_device::preset_description(name).unwrap_or_default();
+                println!("{name:<7} {description}");
             }
             Ok(())
         }

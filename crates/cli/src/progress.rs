@@ -3,6 +3,54 @@
 //! plain line instead, so logs still say what ran.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Progress as plain lines, one per tenth of the work, for a stderr that is
+/// not a terminal (where a bar is not drawn): a log of a long run still shows
+/// that it moves. Safe to update from several threads.
+pub struct Tenths {
+    label: &'static str,
+    unit: &'static str,
+    /// One more than the last tenth printed (0: none yet).
+    printed: AtomicUsize,
+}
+
+impl Tenths {
+    pub fn new(label: &'static str, unit: &'static str) -> Self {
+        Tenths { label, unit, printed: AtomicUsize::new(0) }
+    }
+
+    /// `done` of `total` are done: a line when that starts a new tenth.
+    /// Returns whether it printed one.
+    pub fn update(&self, done: usize, total: usize) -> bool {
+        if total == 0 {
+            return false;
+        }
+        let tenth = done.min(total) * 10 / total;
+        let new_tenth = self.printed.fetch_max(tenth + 1, Ordering::Relaxed) <= tenth;
+        if new_tenth {
+            eprintln!("zonelab: {}: {done}/{total} {} ({}%)", self.label, self.unit, done.min(total) * 100 / total);
+        }
+        new_tenth
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenths_print_a_line_per_tenth_whatever_the_order() {
+        let t = Tenths::new("test", "runs");
+        let printed = (1..=100).filter(|&done| t.update(done, 100)).count();
+        assert_eq!(printed, 11, "the first run and each tenth from 10% to 100%");
+        // Threads report out of order: a tenth already passed prints nothing.
+        let t = Tenths::new("test", "runs");
+        assert!(t.update(55, 100));
+        assert!(!t.update(51, 100));
+        assert!(!t.update(0, 0), "nothing to do prints nothing");
+    }
+}
 
 /// Steps of a long command: `len` of them, shown as a bar with an ETA.
 pub struct Steps {

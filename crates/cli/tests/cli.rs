@@ -117,14 +117,25 @@ fn durations_need_a_unit_and_conflicting_device_choices_are_refused() {
     assert_each_exits_2_saying(&cases);
     let out = zonelab(&["exec", "--set", "flash_timing.program_ns=1.5ms", "--zone-size", "64Mi"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // `device list` names every preset of the registry and says what it is.
+    let listed = text(&zonelab(&["device", "list"], "").stdout);
+    for name in zonelab_device::PRESET_NAMES {
+        let line = listed.lines().find(|l| l.split_whitespace().next() == Some(name));
+        let line = line.unwrap_or_else(|| panic!("`device list` lacks {name}:\n{listed}"));
+        assert!(line.len() > name.len() + 20, "{name} has a description: {line:?}");
+    }
+    let help = text(&zonelab(&["run", "--help"], "").stdout);
+    assert!(help.contains(&zonelab_device::PRESET_NAMES.join(", ")), "--help lists every preset:\n{help}");
     let shown = zonelab(&["device", "show", "--device", "tlc"], "");
     assert!(text(&shown.stdout).contains("name = \"tlc\""), "--device alone chooses the preset");
 }
 
 #[test]
 fn bad_device_options_exit_2_with_what_to_change() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["exec", "--device", "zn999"], "unknown device 'zn999'"),
+        (&["exec", "--device", "missing.toml"], "no such device file 'missing.toml'"),
+        (&["run", "--device", "no/such/dir/dev", "--name=w", "--rw=write"], "no such device file 'no/such/dir/dev'"),
         (&["exec", "--zone-size", "3m"], "power of two"),
         (&["exec", "--set", "flash.pages_per_blok=3"], "pages_per_block"),
         (&["exec", "--set", "namespace.max_open_zones"], "PATH=VALUE"),

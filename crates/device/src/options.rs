@@ -187,8 +187,11 @@ pub fn load_device(spec: &str) -> Result<DeviceConfig, ConfigError> {
     }
     let path = std::path::Path::new(spec);
     if !path.exists() {
+        // A name with a directory or a .toml suffix was meant as a file.
+        let as_file = spec.contains(std::path::MAIN_SEPARATOR) || spec.contains('/') || spec.ends_with(".toml");
+        let what = if as_file { "no such device file" } else { "unknown device" };
         return err(format!(
-            "unknown device '{spec}': use a preset ({}) or the path of a TOML device file",
+            "{what} '{spec}': use a preset ({}) or the path of a TOML device file",
             PRESET_NAMES.join(", ")
         ));
     }

@@ -24,6 +24,18 @@ use zonelab_sim::{MS, US};
 /// The built-in devices, by the name `--device` takes.
 pub const PRESET_NAMES: [&str; 5] = ["zn540", "sn640", "tlc", "mlc", "znand"];
 
+/// What built-in device `name` is, in one line (`zonelab device list`).
+pub fn preset_description(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "zn540" => "Western Digital Ultrastar DC ZN540 1 TB: a ZNS SSD, 904 zones of 1077 MiB (seed 000)",
+        "sn640" => "the ZN540's flash as a conventional SSD (page-mapped FTL, garbage collection), like the SN640",
+        "tlc" => "the ZNS+ paper's emulated TLC SSD: 16 dies, 32 MiB zones, PCIe Gen2 x2 (seed 002 Table 2)",
+        "mlc" => "the ZNS+ paper's emulated MLC SSD: tlc's organisation with MLC timings (seed 002 Table 2)",
+        "znand" => "the ZNS+ paper's emulated Z-NAND SSD: fast reads and programs, a faster channel (seed 002 Table 2)",
+        _ => return None,
+    })
+}
+
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
