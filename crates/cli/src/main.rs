@@ -6,6 +6,7 @@ mod calibrate;
 mod docs;
 mod fs_bench;
 mod image;
+mod out_dir;
 mod plan;
 mod progress;
 mod reproduce_znsplus;
@@ -86,6 +87,9 @@ enum Experiment {
         /// Directory for CSVs, plots (PNG and SVG), job files and the summary.
         #[arg(long, default_value = "characterization")]
         out: std::path::PathBuf,
+        /// Replace the results of an earlier run in --out (never a directory zonelab did not write).
+        #[arg(long)]
+        force: bool,
         /// Shorter runs and fewer sweep points (under 2 minutes).
         #[arg(long)]
         quick: bool,
@@ -219,8 +223,8 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Run(_) => run::run(&std::env::args().skip(2).collect::<Vec<_>>()).map(drop),
         Cmd::Completions { shell } => docs::completions(shell),
         Cmd::Man(args) => docs::man(&args),
-        Cmd::Reproduce { experiment: Experiment::Characterization { out, quick, only, plan } } => {
-            plan::reproduce_characterization(&out, quick, &only, &plan)
+        Cmd::Reproduce { experiment: Experiment::Characterization { out, force, quick, only, plan } } => {
+            plan::reproduce_characterization(&out, force, quick, &only, &plan)
         }
         Cmd::Reproduce { experiment: Experiment::CopyOffload { blocks } } => {
             let rows = zonelab_experiments::copy_offload::copy_offload(blocks)?;

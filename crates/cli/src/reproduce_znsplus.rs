@@ -11,6 +11,9 @@ pub struct ZnsplusArgs {
     /// Directory for the CSV files, plots (PNG and SVG) and the paper-vs-zonelab tables (README.md).
     #[arg(long, default_value = "znsplus-results")]
     out: PathBuf,
+    /// Replace the results of an earlier run in --out (never a directory zonelab did not write).
+    #[arg(long)]
+    force: bool,
     /// A smaller file system and shorter runs (under 3 minutes).
     #[arg(long)]
     quick: bool,
@@ -37,10 +40,11 @@ pub fn run(a: &ZnsplusArgs) -> Result<(), UserError> {
     if jobs == 0 || jobs > 256 {
         return Err(UserError(format!("--jobs {jobs} must be within 1 ..= 256")));
     }
+    crate::out_dir::check(&a.out, a.force)?;
     let Some(outputs) = crate::plan::reproduce_znsplus(scale, jobs, &a.plan)? else {
         return Ok(());
     };
-    std::fs::create_dir_all(&a.out).map_err(|e| UserError(format!("{}: {e}", a.out.display())))?;
+    crate::out_dir::claim(&a.out, a.force)?;
     write(&a.out, scale, &outputs)?;
     println!("Wrote {} figures and tables to {}", outputs.len(), a.out.display());
     Ok(())

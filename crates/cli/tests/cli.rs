@@ -325,9 +325,16 @@ fn reproduce_characterization_quick_writes_data_plots_jobs_and_summary() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert!(summary.as_array().unwrap().len() >= 40);
     assert!(dir.join("jobs/finish-interference.fio").exists());
-    let again =
-        zonelab(&["reproduce", "characterization", "--quick", "--only", "obs10", "--out", dir.to_str().unwrap()], "");
-    assert!(again.status.success());
+    // The same --out again: refused, so that two runs' files never mix; --force replaces the first run's.
+    let only_obs10 = ["reproduce", "characterization", "--quick", "--only", "obs10", "--out", dir.to_str().unwrap()];
+    let refused = zonelab(&only_obs10, "");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(text(&refused.stderr).contains("--force"), "{}", text(&refused.stderr));
+    assert!(dir.join("obs01-04-qd1.csv").exists(), "a refused run leaves the earlier results alone");
+    let again = zonelab(&[&only_obs10[..], &["--force"]].concat(), "");
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(dir.join("obs10-reset-finish.csv").exists());
+    assert!(!dir.join("obs01-04-qd1.csv").exists(), "no file of the earlier run is left beside the new one");
     let bad = zonelab(&["reproduce", "characterization", "--only", "nope", "--out", dir.to_str().unwrap()], "");
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
     std::fs::remove_dir_all(&dir).ok();
