@@ -108,8 +108,15 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let path = self.threads[io.thread as usize].path;
         let locked_zone = io.zone.filter(|&z| self.zones.is_sequential(z));
         let request = HostRequest { tag: u64::from(tag), op: io.op, slba: io.slba, nlb: io.nlb, locked_zone };
+        let layer = self.layers.get_mut(path);
+        if layer.passes_through() {
+            // No scheduler (never ZINC): the request is at the device at once.
+            let dispatch = layer.pass(request);
+            self.submit_dispatch(now, path, dispatch);
+            return;
+        }
         let mut out = std::mem::take(&mut self.dispatched);
-        self.layers.get_mut(path).insert(request, &mut out);
+        layer.insert(request, &mut out);
         self.send(now, path, &mut out);
         self.dispatched = out;
         // Only an insert into ZINC can hold a command back; other layers'
@@ -206,6 +213,13 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// into it goes to its thread, and what the block layer releases now
     /// goes to the device.
     pub(super) fn device_done(&mut self, now: Nanos, path: HostPath, id: u32, status: Status) {
+        let layer = self.layers.get_mut(path);
+        if layer.passes_through() {
+            // One request, and nothing waits behind it in the layer.
+            let tag = layer.complete_passed(id);
+            self.deliver(now, tag as u32, status);
+            return;
+        }
         let mut tags = std::mem::take(&mut self.tags);
         // Not `dispatched`: a request reaped below may be inserted, and uses that.
         let mut released = std::mem::take(&mut self.released);
