@@ -77,6 +77,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 /// All but the first lie in idle time, as nothing completed since the last
 /// call: they are zero samples, added at once (a long thinktime spans
 /// millions of windows).
+#[inline]
 fn close_windows(thread: &mut Thread, now: Nanos) {
     let last = now.min(thread.deadline_ns);
     if last < thread.window_next_ns {
