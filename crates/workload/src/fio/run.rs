@@ -342,6 +342,8 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
     /// The thread that opened each zone, for job_max_open_zones (counted per thread, as fio does).
     zone_opener: Vec<u32>,
     verify_seed: u64,
+    /// The device keeps data (`Mode::Data`): writes carry a payload.
+    data_mode: bool,
     lba_bytes: u64,
     phase_running: u32,
     phases: u32,
