@@ -281,7 +281,8 @@ pub struct DirStats {
 impl DirStats {
     /// Counts one completed I/O of `bytes` with its latencies; `slat_ns` is
     /// `None` for synchronous engines, which fio gives no submission latency.
-    #[inline]
+    /// Inlined into the engine's accounting, which runs on every I/O.
+    #[inline(always)]
     pub fn add_io(&mut self, bytes: u64, slat_ns: Option<Nanos>, clat_ns: Nanos, lat_ns: Nanos) {
         self.io_bytes += bytes;
         self.total_ios += 1;
