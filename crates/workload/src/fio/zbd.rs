@@ -72,6 +72,13 @@ impl ZoneView {
     pub fn room(&self, zone: u32) -> u64 {
         self.zcap_lbas - self.slots[zone as usize].planned_wp
     }
+    /// The zone's room left for writes (in LBAs), whether it is sequential,
+    /// and whether it is open: what a write looks at, in one lookup.
+    #[inline]
+    pub fn state_of(&self, zone: u32) -> (u64, bool, bool) {
+        let slot = self.slots[zone as usize];
+        (self.zcap_lbas - slot.planned_wp, slot.sequential, slot.is_open)
+    }
     pub fn is_open(&self, zone: u32) -> bool {
         self.slots[zone as usize].is_open
     }

@@ -108,6 +108,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     }
 
     /// The request `tag` is submitted: its block layer takes it.
+    #[inline]
     pub(super) fn insert(&mut self, now: Nanos, tag: u32) {
         let io = &self.ios[tag as usize];
         let path = self.threads[io.thread as usize].path;
@@ -151,7 +152,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     }
 
     /// The device starts `dispatch`; its completion is an event, at once or
-    /// once the device's background work finishes it.
+    /// once the device's background work finishes it. Inlined into its
+    /// callers: one call fewer per request.
+    #[inline]
     fn submit_dispatch(&mut self, now: Nanos, path: HostPath, dispatch: Dispatch) {
         if self.data_mode {
             return self.submit_dispatch_data(now, path, dispatch);
@@ -164,6 +167,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// [`Self::submit_dispatch`] on a device that keeps data: writes carry
     /// their pattern, and verify's reads are checked.
+    #[inline(never)]
     fn submit_dispatch_data(&mut self, now: Nanos, path: HostPath, dispatch: Dispatch) {
         let first_tag = dispatch.first_tag as u32;
         let first = &self.ios[first_tag as usize];
@@ -191,6 +195,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// The device took dispatch `id`: its completion is an event at the
     /// time the device gives, or once its background work finishes it.
+    #[inline]
     fn dispatch_started(&mut self, now: Nanos, path: HostPath, id: u32, started: Started) {
         let completion = match started {
             Started::Done(completion) => completion,
@@ -313,6 +318,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// The thread's CPU, free now, takes completion `tag` (no longer among
     /// those waiting), and the next waiting one after it.
+    #[inline(always)]
     fn take_completion(&mut self, now: Nanos, t: u32, tag: u32) {
         let thread = &mut self.threads[t as usize];
         debug_assert!(thread.cpu.free_at_ns() <= now, "the CPU is free for the completion");

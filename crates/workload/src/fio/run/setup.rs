@@ -228,7 +228,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         let first_zone = self.zones.zone_of(start);
         Ok(Thread {
             spec,
-            options: IoOptions::of(job),
+            options: IoOptions::of(job, lba),
             clone,
             groupid,
             phase,
