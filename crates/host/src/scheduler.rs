@@ -131,6 +131,8 @@ pub struct BlockLayer {
     /// Zone management held back (`zinc` only).
     gate: Option<ZincGate<Pending>>,
     lba_bytes: u64,
+    /// Requests passed through (`none`) and not completed yet.
+    passed_inflight: u64,
 }
 
 /// Requests at the device at once; more means a thread ignored its iodepth.
@@ -156,6 +158,7 @@ impl BlockLayer {
             counters: SchedulerCounters::default(),
             gate: (kind == SchedulerKind::Zinc).then(|| ZincGate::new(zinc)),
             lba_bytes,
+            passed_inflight: 0,
         }
     }
 
@@ -189,8 +192,43 @@ impl BlockLayer {
         self.counters
     }
 
+    /// Whether requests go to the device as they come and complete alone
+    /// (`none`: no zone locks, merges or gate). Such a layer keeps no slot
+    /// per request: [`BlockLayer::pass`] and [`BlockLayer::complete_passed`]
+    /// take and complete its requests, and a dispatch's id is its tag.
+    #[inline]
+    pub fn passes_through(&self) -> bool {
+        self.kind == SchedulerKind::None
+    }
+
+    /// Takes a request of a layer that [passes requests through](Self::passes_through):
+    /// the dispatch that goes to the device now, whose id is the request's
+    /// tag (below 2^32).
+    #[inline]
+    pub fn pass(&mut self, request: HostRequest) -> Dispatch {
+        assert!(self.passes_through(), "{} holds requests", self.kind.name());
+        let id = u32::try_from(request.tag).expect("a passed request's tag fits a dispatch id");
+        self.count_dispatch(request.op);
+        self.passed_inflight += 1;
+        let (op, slba, nlb) = (request.op, request.slba, request.nlb);
+        Dispatch { id, op, slba, nlb, first_tag: request.tag }
+    }
+
+    /// The device finished the passed dispatch `id`: its request's tag.
+    #[inline]
+    pub fn complete_passed(&mut self, id: u32) -> u64 {
+        debug_assert!(self.passes_through());
+        assert!(self.passed_inflight > 0, "completion of a request that is not at the device");
+        self.passed_inflight -= 1;
+        u64::from(id)
+    }
+
     /// Takes a request; pushes onto `out` what goes to the device now.
     pub fn insert(&mut self, request: HostRequest, out: &mut Vec<Dispatch>) {
+        if self.passes_through() {
+            out.push(self.pass(request));
+            return;
+        }
         let locking = matches!(self.kind, SchedulerKind::MqDeadline | SchedulerKind::Zinc);
         let zone = if locking && request.op == RequestOp::Write { request.locked_zone } else { None };
         let pending = Pending {
@@ -237,6 +275,10 @@ impl BlockLayer {
     /// The device finished dispatch `id`: its tags go to `tags`, and a write
     /// waiting for the zone's lock may now go to the device.
     pub fn complete(&mut self, id: u32, tags: &mut Vec<u64>, out: &mut Vec<Dispatch>) {
+        if self.passes_through() {
+            tags.push(self.complete_passed(id));
+            return;
+        }
         let slot = &mut self.slots[id as usize];
         let op = slot.op.take().expect("completion of a request that is not at the device");
         let nlb = slot.nlb;
@@ -272,25 +314,31 @@ impl BlockLayer {
         }
     }
 
-    /// Dispatch `id`, at the device now.
+    /// Dispatch `id`, at the device now (of a layer that keeps slots: not
+    /// one that [passes requests through](Self::passes_through)).
     pub fn at_device(&self, id: u32) -> Dispatch {
+        assert!(!self.passes_through(), "a passed dispatch has no slot");
         let slot = &self.slots[id as usize];
         let op = slot.op.expect("the dispatch is at the device");
         Dispatch { id, op, slba: slot.slba, nlb: slot.nlb, first_tag: slot.first_tag }
     }
 
+    /// Counts a request of `op` that goes to the device.
+    #[inline]
+    fn count_dispatch(&mut self, op: RequestOp) {
+        match op {
+            RequestOp::Read => self.counters.read_ios += 1,
+            RequestOp::Write | RequestOp::Append => self.counters.write_ios += 1,
+            RequestOp::ZoneReset | RequestOp::ZoneFinish => {}
+        }
+    }
+
     #[inline]
     fn dispatch(&mut self, pending: Pending) -> Dispatch {
         let op = pending.op.expect("a pending request has an operation");
-        match op {
-            RequestOp::Read => self.counters.read_ios += 1,
-            RequestOp::Write | RequestOp::Append => {
-                self.counters.write_ios += 1;
-                if let Some(gate) = self.gate.as_mut() {
-                    gate.write_dispatched(u64::from(pending.nlb) * self.lba_bytes);
-                }
-            }
-            RequestOp::ZoneReset | RequestOp::ZoneFinish => {}
+        self.count_dispatch(op);
+        if let (RequestOp::Write | RequestOp::Append, Some(gate)) = (op, self.gate.as_mut()) {
+            gate.write_dispatched(u64::from(pending.nlb) * self.lba_bytes);
         }
         let dispatch = Dispatch { id: 0, op, slba: pending.slba, nlb: pending.nlb, first_tag: pending.first_tag };
         let id = match self.free_slots.pop() {
@@ -367,6 +415,28 @@ mod tests {
             layer.complete(d.id, &mut tags, &mut out);
         }
         assert_eq!(sizes, vec![(0, 4), (4, 8), (12, 4), (100, 4)]);
+    }
+
+    #[test]
+    fn none_passes_requests_through_under_their_tags() {
+        let mut layer = BlockLayer::new(SchedulerKind::None, 32);
+        assert!(layer.passes_through() && !BlockLayer::new(SchedulerKind::MqDeadline, 32).passes_through());
+        let first = layer.pass(write(7, 0, 4));
+        assert_eq!((first.id, first.first_tag, first.slba, first.nlb), (7, 7, 0, 4));
+        let mut out = Vec::new();
+        layer.insert(HostRequest { op: RequestOp::Read, ..write(9, 4, 4) }, &mut out);
+        assert_eq!(out[0].id, 9);
+        let mut tags = Vec::new();
+        layer.complete(out[0].id, &mut tags, &mut out);
+        assert_eq!(tags, vec![9]);
+        assert_eq!(layer.complete_passed(first.id), 7);
+        assert_eq!((layer.counters().write_ios, layer.counters().read_ios), (1, 1));
+    }
+
+    #[test]
+    #[should_panic(expected = "not at the device")]
+    fn none_refuses_a_completion_of_nothing() {
+        BlockLayer::new(SchedulerKind::None, 32).complete_passed(0);
     }
 
     #[test]

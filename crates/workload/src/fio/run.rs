@@ -178,6 +178,20 @@ struct Chain {
 /// the job so that the hot path finds them in the thread.
 #[derive(Debug, Clone, Copy)]
 struct IoOptions {
+    rw: RwKind,
+    rwmixread: u32,
+    time_based: bool,
+    number_ios: Option<u64>,
+    /// The block sizes of each direction, as drawn.
+    bs: [BlockDraw; DDIRS],
+    /// zonemode=zbd.
+    zbd: bool,
+    /// zonemode=zbd writes: finish=1 or softfinish=1 (zone management
+    /// after each zone's opening block).
+    management: bool,
+    /// zonemode=zbd writes: Append (zone_append) or Write, and their kind.
+    write_op: RequestOp,
+    write_kind: IoKind,
     verify: Verify,
     /// A synchronous engine (psync and its kin): no submission latency.
     sync: bool,
@@ -189,10 +203,41 @@ struct IoOptions {
     sq_poll: bool,
 }
 
+/// A direction's block sizes as a thread draws them: `min_bytes` plus a
+/// uniform choice of `choices` steps of `unit_bytes`.
+#[derive(Debug, Clone, Copy)]
+struct BlockDraw {
+    min_bytes: u64,
+    unit_bytes: u64,
+    choices: u64,
+    /// `min_bytes` in LBAs, the common draw (every draw of a fixed size).
+    min_lbas: u32,
+}
+
+impl BlockDraw {
+    fn of(bs: BlockSize, unaligned: bool, lba_bytes: u64) -> Self {
+        let unit_bytes = if unaligned { lba_bytes } else { bs.min_bytes };
+        let (min_bytes, choices) = (bs.min_bytes, (bs.max_bytes - bs.min_bytes) / unit_bytes + 1);
+        BlockDraw { min_bytes, unit_bytes, choices, min_lbas: (min_bytes / lba_bytes) as u32 }
+    }
+}
+
 impl IoOptions {
-    fn of(job: &JobSpec) -> Self {
+    /// A thread's options of `job` on a device of `lba_bytes` LBAs (whose
+    /// block sizes `Engine::check_job` accepted).
+    fn of(job: &JobSpec, lba_bytes: u64) -> Self {
         let rated = |limit: &[Option<u64>; DDIRS]| limit.iter().any(|r| r.is_some_and(|r| r > 0));
+        let management = job.finish || job.softfinish;
         IoOptions {
+            rw: job.rw,
+            rwmixread: job.rwmixread,
+            time_based: job.time_based,
+            number_ios: job.number_ios,
+            bs: job.bs.map(|bs| BlockDraw::of(bs, job.blocksize_unaligned, lba_bytes)),
+            zbd: job.zonemode == ZoneMode::Zbd,
+            management,
+            write_op: if job.zone_append && !management { RequestOp::Append } else { RequestOp::Write },
+            write_kind: if management { IoKind::OpenBlock } else { IoKind::Data },
             verify: job.verify,
             sync: job.ioengine.is_sync(),
             thinktime_ns: job.thinktime_ns,
@@ -342,6 +387,8 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
     /// The thread that opened each zone, for job_max_open_zones (counted per thread, as fio does).
     zone_opener: Vec<u32>,
     verify_seed: u64,
+    /// The device keeps data (`Mode::Data`): writes carry a payload.
+    data_mode: bool,
     lba_bytes: u64,
     phase_running: u32,
     phases: u32,

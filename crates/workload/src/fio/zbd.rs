@@ -11,24 +11,29 @@ pub struct ZoneView {
     pub zone_lbas: u64,
     pub zcap_lbas: u64,
     pub zones: u32,
-    /// Written or reserved LBAs of each zone, counted from its start.
-    planned_wp: Vec<u64>,
-    sequential: Vec<bool>,
+    /// Each zone's state as the jobs plan it; one entry per zone, so that a
+    /// write looks its zone up once.
+    slots: Vec<ZoneSlot>,
     /// Zones written by jobs and not yet full, in opening order.
     open: Vec<u32>,
-    /// Whether each zone is in `open`: checked on every write.
-    is_open: Vec<bool>,
     pub open_limit: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ZoneSlot {
+    /// Written or reserved LBAs, counted from the zone's start.
+    planned_wp: u64,
+    sequential: bool,
+    /// Whether the zone is in `open`: checked on every write.
+    is_open: bool,
 }
 
 impl ZoneView {
     pub fn new<D: ZonedDevice + ?Sized>(device: &D, open_limit: u32) -> Self {
         let layout = device.layout();
         let zones = device.zones();
-        let mut planned_wp = Vec::with_capacity(layout.zones as usize);
-        let mut sequential = Vec::with_capacity(layout.zones as usize);
+        let mut slots = Vec::with_capacity(layout.zones as usize);
         let mut open = Vec::new();
-        let mut is_open = vec![false; layout.zones as usize];
         for zone in 0..layout.zones {
             let seq = zones.zone_type(zone) == ZoneType::SeqWriteRequired;
             let state = zones.state(zone);
@@ -37,22 +42,19 @@ impl ZoneView {
                 _ if seq => zones.wp(zone) - zones.zslba(zone),
                 _ => 0,
             };
-            if seq && state.is_open() {
+            let is_open = seq && state.is_open();
+            if is_open {
                 open.push(zone);
-                is_open[zone as usize] = true;
             }
-            planned_wp.push(wp);
-            sequential.push(seq);
+            slots.push(ZoneSlot { planned_wp: wp, sequential: seq, is_open });
         }
         assert!(open_limit > 0);
         ZoneView {
             zone_lbas: layout.zone_lbas,
             zcap_lbas: layout.zcap_lbas,
             zones: layout.zones,
-            planned_wp,
-            sequential,
+            slots,
             open,
-            is_open,
             open_limit,
         }
     }
@@ -64,17 +66,21 @@ impl ZoneView {
         u64::from(zone) * self.zone_lbas
     }
     pub fn is_sequential(&self, zone: u32) -> bool {
-        self.sequential[zone as usize]
+        self.slots[zone as usize].sequential
     }
     /// Room left for writes, in LBAs.
     pub fn room(&self, zone: u32) -> u64 {
-        self.zcap_lbas - self.planned_wp[zone as usize]
+        self.zcap_lbas - self.slots[zone as usize].planned_wp
     }
-    pub fn planned_wp(&self, zone: u32) -> u64 {
-        self.zslba(zone) + self.planned_wp[zone as usize]
+    /// The zone's room left for writes (in LBAs), whether it is sequential,
+    /// and whether it is open: what a write looks at, in one lookup.
+    #[inline]
+    pub fn state_of(&self, zone: u32) -> (u64, bool, bool) {
+        let slot = self.slots[zone as usize];
+        (self.zcap_lbas - slot.planned_wp, slot.sequential, slot.is_open)
     }
     pub fn is_open(&self, zone: u32) -> bool {
-        self.is_open[zone as usize]
+        self.slots[zone as usize].is_open
     }
     pub fn open_zones(&self) -> &[u32] {
         &self.open
@@ -84,15 +90,17 @@ impl ZoneView {
     }
 
     /// Reserves `nlb` at the zone's write pointer; returns the LBA written.
+    #[inline]
     pub fn reserve(&mut self, zone: u32, nlb: u64) -> u64 {
-        assert!(nlb <= self.room(zone), "write beyond zone capacity");
-        let lba = self.planned_wp(zone);
-        let wp = &mut self.planned_wp[zone as usize];
-        *wp += nlb;
-        let full = *wp == self.zcap_lbas;
-        if self.sequential[zone as usize] && !self.is_open[zone as usize] {
+        let zslba = self.zslba(zone);
+        let slot = &mut self.slots[zone as usize];
+        assert!(nlb <= self.zcap_lbas - slot.planned_wp, "write beyond zone capacity");
+        let lba = zslba + slot.planned_wp;
+        slot.planned_wp += nlb;
+        let full = slot.planned_wp == self.zcap_lbas;
+        if slot.sequential && !slot.is_open {
+            slot.is_open = true;
             self.open.push(zone);
-            self.is_open[zone as usize] = true;
         }
         if full {
             self.close(zone);
@@ -102,27 +110,27 @@ impl ZoneView {
 
     /// The zone is no longer open: full, reset or finished.
     fn close(&mut self, zone: u32) {
-        if std::mem::replace(&mut self.is_open[zone as usize], false) {
+        if std::mem::replace(&mut self.slots[zone as usize].is_open, false) {
             self.open.retain(|&z| z != zone);
         }
     }
 
     pub fn any_sequential(&self, first: u32, end: u32) -> bool {
-        self.sequential[first as usize..end as usize].iter().any(|&s| s)
+        self.slots[first as usize..end as usize].iter().any(|s| s.sequential)
     }
 
     /// The zone was reset or finished.
     pub fn set_empty(&mut self, zone: u32) {
-        self.planned_wp[zone as usize] = 0;
+        self.slots[zone as usize].planned_wp = 0;
         self.close(zone);
     }
     pub fn set_full(&mut self, zone: u32) {
-        self.planned_wp[zone as usize] = self.zcap_lbas;
+        self.slots[zone as usize].planned_wp = self.zcap_lbas;
         self.close(zone);
     }
 
     /// Written LBAs over the sequential zones of [first, end).
     pub fn written_lbas(&self, first: u32, end: u32) -> u64 {
-        self.planned_wp[first as usize..end as usize].iter().sum()
+        self.slots[first as usize..end as usize].iter().map(|s| s.planned_wp).sum()
     }
 }

@@ -7,24 +7,25 @@ use super::*;
 impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// The thread sees its request complete.
     pub(super) fn reap(&mut self, now: Nanos, tag: u32) {
-        let io = self.ios[tag as usize];
-        self.free_ios.push(tag);
+        let io = &self.ios[tag as usize];
         let t = io.thread;
-        let sync = self.threads[t as usize].options.sync;
         let thread = &mut self.threads[t as usize];
         assert!(thread.inflight > 0);
         thread.inflight -= 1;
         if !io.status.is_success() || io.verify_error {
-            if thread.stats.error.is_none() {
-                let error = self.error_of(&io);
-                self.threads[t as usize].stats.error = Some(error);
-            }
-            let thread = &mut self.threads[t as usize];
-            thread.stop_issuing();
-            thread.chain = None;
+            let io = *io;
+            self.fail(tag, &io);
         } else {
-            self.account(now, &io, sync);
-            self.advance_chain(now, &io);
+            // Read in place: the slot is freed below, before a chain's next
+            // request may take it.
+            account(thread, io, now, self.lba_bytes);
+            if matches!(io.kind, IoKind::OpenBlock | IoKind::SoftFill | IoKind::Finish) {
+                let io = *io;
+                self.free_ios.push(tag);
+                self.advance_chain(now, &io);
+            } else {
+                self.free_ios.push(tag);
+            }
         }
         // The reaping itself (reserved on the thread's CPU by `reap_next`) is outside the latency.
         let reap_cost_ns = self.threads[t as usize].reap_cost_ns;
@@ -33,6 +34,21 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         } else {
             self.wake_at(t, now + reap_cost_ns);
         }
+    }
+
+    /// A request failed: the thread keeps the first error, as fio does, and
+    /// stops issuing.
+    #[cold]
+    fn fail(&mut self, tag: u32, io: &Io) {
+        self.free_ios.push(tag);
+        let t = io.thread;
+        if self.threads[t as usize].stats.error.is_none() {
+            let error = self.error_of(io);
+            self.threads[t as usize].stats.error = Some(error);
+        }
+        let thread = &mut self.threads[t as usize];
+        thread.stop_issuing();
+        thread.chain = None;
     }
 
     /// fio's errno and message for a failed request.
@@ -47,36 +63,36 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         );
         (errno, message)
     }
+}
 
-    /// Counts a successful request in its direction's statistics (a finish
-    /// as one trim, from the start of its operation).
-    fn account(&mut self, now: Nanos, io: &Io, sync: bool) {
-        let lba_bytes = self.lba_bytes;
-        let thread = &mut self.threads[io.thread as usize];
-        close_windows(thread, now);
-        let counted = match io.kind {
-            IoKind::Data | IoKind::TrimReset | IoKind::VerifyRead | IoKind::OpenBlock => {
-                Some((io.ddir, u64::from(io.nlb) * lba_bytes, io.issue_ns))
-            }
-            IoKind::Finish => thread.chain.map(|c| (DDIR_TRIM, 0, c.start_ns)),
-            IoKind::ResetForWrite | IoKind::SoftFill => None,
-        };
-        let Some((ddir, bytes, issue_ns)) = counted else { return };
-        if now < thread.stats_start_ns {
-            return;
+/// Counts a successful request in its thread's statistics for its
+/// direction (a finish as one trim, from the start of its operation).
+#[inline]
+fn account(thread: &mut Thread, io: &Io, now: Nanos, lba_bytes: u64) {
+    close_windows(thread, now);
+    let counted = match io.kind {
+        IoKind::Data | IoKind::TrimReset | IoKind::VerifyRead | IoKind::OpenBlock => {
+            Some((io.ddir, u64::from(io.nlb) * lba_bytes, io.issue_ns))
         }
-        let ddir = if io.kind == IoKind::TrimReset { DDIR_TRIM } else { ddir };
-        let submit_ns = if io.kind == IoKind::Finish { issue_ns } else { io.submit_ns };
-        let (slat_ns, clat_ns) =
-            if sync { (None, now - issue_ns) } else { (Some(submit_ns - issue_ns), now - submit_ns) };
-        thread.stats.dirs[ddir].add_io(bytes, slat_ns, clat_ns, now - issue_ns);
+        IoKind::Finish => thread.chain.map(|c| (DDIR_TRIM, 0, c.start_ns)),
+        IoKind::ResetForWrite | IoKind::SoftFill => None,
+    };
+    let Some((ddir, bytes, issue_ns)) = counted else { return };
+    if now < thread.stats_start_ns {
+        return;
     }
+    let ddir = if io.kind == IoKind::TrimReset { DDIR_TRIM } else { ddir };
+    let submit_ns = if io.kind == IoKind::Finish { issue_ns } else { io.submit_ns };
+    let (slat_ns, clat_ns) =
+        if thread.options.sync { (None, now - issue_ns) } else { (Some(submit_ns - issue_ns), now - submit_ns) };
+    thread.stats.dirs[ddir].add_io(bytes, slat_ns, clat_ns, now - issue_ns);
 }
 
 /// Closes the statistics windows that ended by `now` (up to the deadline).
 /// All but the first lie in idle time, as nothing completed since the last
 /// call: they are zero samples, added at once (a long thinktime spans
 /// millions of windows).
+#[inline]
 fn close_windows(thread: &mut Thread, now: Nanos) {
     let last = now.min(thread.deadline_ns);
     if last < thread.window_next_ns {

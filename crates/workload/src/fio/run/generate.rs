@@ -5,18 +5,18 @@ use super::*;
 
 impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     pub(super) fn next_io(&mut self, now: Nanos, t: u32) -> Next {
-        let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];
+        let options = &thread.options;
         let bytes_left = thread.limit_bytes.saturating_sub(thread.issued_bytes);
-        if (!job.time_based && bytes_left == 0) || job.number_ios.is_some_and(|n| thread.issued_ios >= n) {
+        if (!options.time_based && bytes_left == 0) || options.number_ios.is_some_and(|n| thread.issued_ios >= n) {
             return Next::End;
         }
-        let ddir = match job.rw {
+        let ddir = match options.rw {
             RwKind::Read | RwKind::RandRead => DDIR_READ,
             RwKind::Write | RwKind::RandWrite => DDIR_WRITE,
             RwKind::Trim => DDIR_TRIM,
             RwKind::ReadWrite | RwKind::RandRw => {
-                if thread.rng.below(100) < u64::from(job.rwmixread) {
+                if thread.rng.below(100) < u64::from(options.rwmixread) {
                     DDIR_READ
                 } else {
                     DDIR_WRITE
@@ -26,17 +26,17 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         if now < thread.rate_next_ns[ddir] {
             return Next::Wait(thread.rate_next_ns[ddir]);
         }
-        let bs = job.bs[ddir];
-        let unit = if job.blocksize_unaligned { self.lba_bytes } else { bs.min_bytes };
-        let mut bytes = bs.min_bytes + thread.rng.below((bs.max_bytes - bs.min_bytes) / unit + 1) * unit;
-        if !job.time_based {
+        let bs = options.bs[ddir];
+        let time_based = options.time_based;
+        let mut bytes = bs.min_bytes + thread.rng.below(bs.choices) * bs.unit_bytes;
+        if !time_based {
             bytes = bytes.min(bytes_left / self.lba_bytes * self.lba_bytes);
             if bytes == 0 {
                 return Next::End;
             }
         }
-        let nlb = (bytes / self.lba_bytes) as u32;
-        if job.zonemode == ZoneMode::Zbd {
+        let nlb = if bytes == bs.min_bytes { bs.min_lbas } else { (bytes / self.lba_bytes) as u32 };
+        if thread.options.zbd {
             return match ddir {
                 DDIR_WRITE => self.zbd_write(now, t, nlb),
                 DDIR_READ => self.zbd_read(t, nlb),
@@ -80,22 +80,23 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// is rewritten; at most `open_limit` zones (and job_max_open_zones per
     /// thread) are written at once.
     fn zbd_write(&mut self, now: Nanos, t: u32, nlb: u32) -> Next {
-        let job = &self.set.jobs[self.threads[t as usize].spec];
-        let (random, management) = (job.rw.is_random(), job.finish || job.softfinish);
-        let kind = if management { IoKind::OpenBlock } else { IoKind::Data };
-        let op = if job.zone_append && !management { RequestOp::Append } else { RequestOp::Write };
-        let zones_in_range = self.threads[t as usize].end_zone - self.threads[t as usize].first_zone;
+        let thread = &self.threads[t as usize];
+        let options = &thread.options;
+        let (random, management, kind, op) =
+            (options.rw.is_random(), options.management, options.write_kind, options.write_op);
+        let zones_in_range = thread.end_zone - thread.first_zone;
         for _ in 0..=zones_in_range + 1 {
             let wanted = if random { self.random_zone(t) } else { self.threads[t as usize].cursor_zone[DDIR_WRITE] };
             let Some(zone) = self.admit_zone(t, wanted) else { return self.wait_for_open_zone(now, t) };
-            let room = self.zones.room(zone);
+            // One look at the zone: nothing below changes it before `reserve`.
+            let (room, sequential, open) = self.zones.state_of(zone);
             let written_here = self.threads[t as usize].cursor_written;
             if !random && written_here && (management || room < u64::from(nlb)) {
                 // The cursor's zone is done with: move on.
                 self.advance_write_cursor(t);
                 continue;
             }
-            if !self.zones.is_sequential(zone) {
+            if !sequential {
                 // Conventional zones take plain writes anywhere: the cursor
                 // wraps without a reset, and zone management skips them.
                 if management {
@@ -117,9 +118,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             let thread = &mut self.threads[t as usize];
             thread.open_retries = 0;
             thread.cursor_written = true;
-            let opening = !self.zones.is_open(zone);
+            debug_assert_eq!(open, self.zones.is_open(zone));
             let slba = self.zones.reserve(zone, u64::from(nlb));
-            if opening {
+            if !open {
                 self.zone_opener[zone as usize] = t;
             }
             return Next::Io(Planned { ddir: DDIR_WRITE, op, slba, nlb, zone: Some(zone), kind });

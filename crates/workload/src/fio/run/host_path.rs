@@ -43,8 +43,8 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let Planned { ddir, op, slba, nlb, zone, kind } = planned;
         let zone_locked = zone.filter(|&z| op != RequestOp::Read && self.zones.is_sequential(z));
         let ready_ns = zone_locked.map_or(now, |z| now.max(self.zone_submit_ns[z as usize]));
-        let host_ns = self.ring_wakeup_ns(t, kind, ready_ns) + self.sync_call_ns(t, kind);
         let thread = &mut self.threads[t as usize];
+        let host_ns = ring_wakeup_ns(thread, &self.host, kind, ready_ns) + sync_call_ns(thread, &self.host, kind);
         let submit_ns = thread.cpu.reserve(ready_ns, thread.submit_cost_ns + host_ns);
         if let Some(z) = zone_locked {
             self.zone_submit_ns[z as usize] = submit_ns;
@@ -66,12 +66,14 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let &Planned { ddir, op, slba, nlb, zone, kind } = planned;
         let thread = &mut self.threads[t as usize];
         let bytes = u64::from(nlb) * self.lba_bytes;
-        if matches!(kind, IoKind::Data | IoKind::TrimReset | IoKind::OpenBlock) {
+        let counted = matches!(kind, IoKind::Data | IoKind::TrimReset | IoKind::OpenBlock);
+        if counted {
             thread.issued_bytes += bytes;
             thread.issued_ios += 1;
-            self.rate_charge(t, ddir, bytes);
         }
-        let thread = &mut self.threads[t as usize];
+        // Rates touch only the thread's random stream and next times: they
+        // are charged last, looking the job up only for a limited thread.
+        let rate_charged = counted && thread.options.rate_limited;
         thread.inflight += 1;
         thread.stats.depth.add(thread.inflight);
         if let (Some(z), true) = (zone, matches!(op, RequestOp::ZoneReset)) {
@@ -85,6 +87,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let written = op == RequestOp::Write || op == RequestOp::Append;
         if written && thread.options.verify != Verify::None {
             thread.verify_ranges.push((slba, nlb));
+        }
+        if rate_charged {
+            self.rate_charge(t, ddir, bytes);
         }
     }
 
@@ -103,13 +108,21 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     }
 
     /// The request `tag` is submitted: its block layer takes it.
+    #[inline]
     pub(super) fn insert(&mut self, now: Nanos, tag: u32) {
         let io = &self.ios[tag as usize];
         let path = self.threads[io.thread as usize].path;
         let locked_zone = io.zone.filter(|&z| self.zones.is_sequential(z));
         let request = HostRequest { tag: u64::from(tag), op: io.op, slba: io.slba, nlb: io.nlb, locked_zone };
+        let layer = self.layers.get_mut(path);
+        if layer.passes_through() {
+            // No scheduler (never ZINC): the request is at the device at once.
+            let dispatch = layer.pass(request);
+            self.submit_dispatch(now, path, dispatch);
+            return;
+        }
         let mut out = std::mem::take(&mut self.dispatched);
-        self.layers.get_mut(path).insert(request, &mut out);
+        layer.insert(request, &mut out);
         self.send(now, path, &mut out);
         self.dispatched = out;
         // Only an insert into ZINC can hold a command back; other layers'
@@ -139,8 +152,23 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     }
 
     /// The device starts `dispatch`; its completion is an event, at once or
-    /// once the device's background work finishes it.
+    /// once the device's background work finishes it. Inlined into its
+    /// callers: one call fewer per request.
+    #[inline]
     fn submit_dispatch(&mut self, now: Nanos, path: HostPath, dispatch: Dispatch) {
+        if self.data_mode {
+            return self.submit_dispatch_data(now, path, dispatch);
+        }
+        // No data: nothing to write or read back (verify needs data).
+        let command = command_of(&dispatch, Payload::None, self.zones.zone_lbas);
+        let started = self.device.start(now, &command, None);
+        self.dispatch_started(now, path, dispatch.id, started);
+    }
+
+    /// [`Self::submit_dispatch`] on a device that keeps data: writes carry
+    /// their pattern, and verify's reads are checked.
+    #[inline(never)]
+    fn submit_dispatch_data(&mut self, now: Nanos, path: HostPath, dispatch: Dispatch) {
         let first_tag = dispatch.first_tag as u32;
         let first = &self.ios[first_tag as usize];
         let verify_read = first.kind == IoKind::VerifyRead;
@@ -155,21 +183,30 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         } else {
             None
         };
-        let completion = match self.device.start(now, &command, read_out) {
-            Started::Done(c) => c,
+        let started = self.device.start(now, &command, read_out);
+        self.buffer = buffer;
+        if let (true, Started::Done(completion)) = (verify_read, &started) {
+            if completion.status.is_success() {
+                self.check_read_back(first_tag, &read_buffer, verify, dispatch.slba);
+            }
+        }
+        self.dispatch_started(now, path, dispatch.id, started);
+    }
+
+    /// The device took dispatch `id`: its completion is an event at the
+    /// time the device gives, or once its background work finishes it.
+    #[inline]
+    fn dispatch_started(&mut self, now: Nanos, path: HostPath, id: u32, started: Started) {
+        let completion = match started {
+            Started::Done(completion) => completion,
             Started::Pending(tag) => {
-                self.buffer = buffer;
-                self.device_pending.insert(tag, (path, dispatch.id));
+                self.device_pending.insert(tag, (path, id));
                 self.device_events(now);
                 return;
             }
         };
-        self.buffer = buffer;
-        if verify_read && completion.status.is_success() {
-            self.check_read_back(first_tag, &read_buffer, verify, dispatch.slba);
-        }
         self.busy.track(now, completion.complete_ns);
-        let done = Event::DeviceDone { path, id: dispatch.id, status: completion.status };
+        let done = Event::DeviceDone { path, id, status: completion.status };
         self.schedule(completion.complete_ns, done);
         if self.device.pending_tasks() > 0 || self.wake_at_ns.is_some() {
             self.device_events(now);
@@ -206,13 +243,23 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// into it goes to its thread, and what the block layer releases now
     /// goes to the device.
     pub(super) fn device_done(&mut self, now: Nanos, path: HostPath, id: u32, status: Status) {
+        let layer = self.layers.get_mut(path);
+        if layer.passes_through() {
+            // One request, and nothing waits behind it in the layer.
+            let tag = layer.complete_passed(id);
+            self.deliver(now, tag as u32, status, true);
+            return;
+        }
         let mut tags = std::mem::take(&mut self.tags);
         // Not `dispatched`: a request reaped below may be inserted, and uses that.
         let mut released = std::mem::take(&mut self.released);
         tags.clear();
         self.layers.get_mut(path).complete(id, &mut tags, &mut released);
-        for &tag in &tags {
-            self.deliver(now, tag as u32, status);
+        // The last delivery ends the handler when nothing was released (the
+        // buffers' return below is no step of the simulation).
+        let last_index = if released.is_empty() { tags.len().checked_sub(1) } else { None };
+        for (index, &tag) in tags.iter().enumerate() {
+            self.deliver(now, tag as u32, status, Some(index) == last_index);
         }
         if !released.is_empty() {
             self.send(now, path, &mut released);
@@ -222,8 +269,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     }
 
     /// Request `tag` completed: its thread sees it now, or after the
-    /// completions its CPU takes before it.
-    fn deliver(&mut self, now: Nanos, tag: u32, status: Status) {
+    /// completions its CPU takes before it. `last`: the caller's event
+    /// handler does nothing after this.
+    fn deliver(&mut self, now: Nanos, tag: u32, status: Status, last: bool) {
         let io = &mut self.ios[tag as usize];
         io.status = status;
         let t = io.thread;
@@ -231,6 +279,15 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         if thread.complete_cost_ns == 0 && thread.reap_cost_ns == 0 {
             self.reap(now, tag);
             return;
+        }
+        debug_assert!(thread.reaping || thread.unseen.is_empty(), "only a reaping thread has completions waiting");
+        if last && !thread.reaping && thread.cpu.free_at_ns() <= now && self.events.peek_ns() != Some(now) {
+            // Nothing else is due now and the handler ends here: the
+            // ReapNext event would be the very next one popped, and would
+            // find the CPU free for this completion alone. It is taken at
+            // once, in the same order, without the queue.
+            debug_assert!(self.events.peek_ns().is_none_or(|next_ns| next_ns > now));
+            return self.take_completion(now, t, tag);
         }
         // The thread's CPU takes completions one at a time.
         thread.unseen.push_back((now, tag));
@@ -256,6 +313,15 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             return;
         }
         thread.unseen.pop_front();
+        self.take_completion(now, t, tag);
+    }
+
+    /// The thread's CPU, free now, takes completion `tag` (no longer among
+    /// those waiting), and the next waiting one after it.
+    #[inline(always)]
+    fn take_completion(&mut self, now: Nanos, t: u32, tag: u32) {
+        let thread = &mut self.threads[t as usize];
+        debug_assert!(thread.cpu.free_at_ns() <= now, "the CPU is free for the completion");
         let seen_ns = thread.cpu.reserve(now, thread.complete_cost_ns);
         let free_ns = thread.cpu.reserve(seen_ns, thread.reap_cost_ns);
         let more = !thread.unseen.is_empty();
@@ -269,42 +335,41 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             self.schedule(free_ns, Event::ReapNext(t));
         }
     }
+}
 
-    /// Whether an io_uring job issues requests of `kind` beside its ring:
-    /// fio issues zone resets, finishes and softFinish fills as synchronous
-    /// calls, so they leave the ring idle.
-    fn beside_ring(kind: IoKind) -> bool {
-        !matches!(kind, IoKind::Data | IoKind::OpenBlock | IoKind::VerifyRead)
-    }
+/// Whether an io_uring job issues requests of `kind` beside its ring:
+/// fio issues zone resets, finishes and softFinish fills as synchronous
+/// calls, so they leave the ring idle.
+fn beside_ring(kind: IoKind) -> bool {
+    !matches!(kind, IoKind::Data | IoKind::OpenBlock | IoKind::VerifyRead)
+}
 
-    /// The extra host cost of a request of `kind` that an io_uring job issues
-    /// as a synchronous call.
-    fn sync_call_ns(&self, t: u32, kind: IoKind) -> Nanos {
-        if self.threads[t as usize].options.io_uring && Self::beside_ring(kind) {
-            self.host.sync_call_ns
-        } else {
-            0
-        }
+/// The extra host cost of a request of `kind` that an io_uring job issues
+/// as a synchronous call.
+fn sync_call_ns(thread: &Thread, host: &HostConfig, kind: IoKind) -> Nanos {
+    if thread.options.io_uring && beside_ring(kind) {
+        host.sync_call_ns
+    } else {
+        0
     }
+}
 
-    /// The wait for a sleeping submission-queue polling thread, for a request
-    /// of `kind` the thread submits at `ready_ns`.
-    fn ring_wakeup_ns(&mut self, t: u32, kind: IoKind, ready_ns: Nanos) -> Nanos {
-        let thread = &mut self.threads[t as usize];
-        if !thread.options.sq_poll || Self::beside_ring(kind) {
-            return 0;
-        }
-        // fio sets the ring up before the job's zone set-up (zone reports and
-        // resets) and any wait for earlier jobs, so the first submission finds
-        // the thread asleep: ConfZNS++'s softFinish runs paid the wake-up on
-        // every operation, the first too (the fastest of 15 took 167 µs).
-        let cost_ns = match thread.ring_last_ns {
-            None => self.host.sq_poll.wakeup_ns,
-            Some(last_ns) => self.host.sq_poll.wakeup_cost_ns(last_ns.min(ready_ns), ready_ns),
-        };
-        thread.ring_last_ns = Some(ready_ns);
-        cost_ns
+/// The wait for a sleeping submission-queue polling thread, for a request
+/// of `kind` the thread submits at `ready_ns`.
+fn ring_wakeup_ns(thread: &mut Thread, host: &HostConfig, kind: IoKind, ready_ns: Nanos) -> Nanos {
+    if !thread.options.sq_poll || beside_ring(kind) {
+        return 0;
     }
+    // fio sets the ring up before the job's zone set-up (zone reports and
+    // resets) and any wait for earlier jobs, so the first submission finds
+    // the thread asleep: ConfZNS++'s softFinish runs paid the wake-up on
+    // every operation, the first too (the fastest of 15 took 167 µs).
+    let cost_ns = match thread.ring_last_ns {
+        None => host.sq_poll.wakeup_ns,
+        Some(last_ns) => host.sq_poll.wakeup_cost_ns(last_ns.min(ready_ns), ready_ns),
+    };
+    thread.ring_last_ns = Some(ready_ns);
+    cost_ns
 }
 
 /// The NVMe command of `dispatch`, carrying `payload` if it writes.

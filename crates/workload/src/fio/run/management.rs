@@ -31,6 +31,10 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// finish=1 and softfinish=1: an operation spans several requests.
     pub(super) fn advance_chain(&mut self, now: Nanos, io: &Io) {
+        if !matches!(io.kind, IoKind::OpenBlock | IoKind::SoftFill | IoKind::Finish) {
+            // Not part of a chain: nothing to look up (the common case).
+            return;
+        }
         let t = io.thread;
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let (softfinish, chunk) = (job.softfinish, job.softfinish_chunk);

@@ -5,7 +5,7 @@
 
 use super::super::verify;
 use super::*;
-use zonelab_device::{Mode, Payload};
+use zonelab_device::Payload;
 
 impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// Reads back the thread's written ranges, as many as its queue depth
@@ -37,7 +37,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         dispatch: &Dispatch,
         verify: Verify,
     ) -> Payload<'b> {
-        if self.device.config().mode != Mode::Data {
+        if !self.data_mode {
             return Payload::None;
         }
         let writes = matches!(dispatch.op, RequestOp::Write | RequestOp::Append);

@@ -43,6 +43,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             tags: Vec::new(),
             buffer: Vec::new(),
             verify_seed: options.seed ^ 0x5a5a_0f0f,
+            data_mode: device.config().mode == Mode::Data,
             lba_bytes: layout.lba_bytes,
             phase_running: 0,
             phases: 0,
@@ -227,7 +228,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         let first_zone = self.zones.zone_of(start);
         Ok(Thread {
             spec,
-            options: IoOptions::of(job),
+            options: IoOptions::of(job, lba),
             clone,
             groupid,
             phase,
