@@ -332,22 +332,34 @@ impl Backend {
         let per_chunk = self.layout.lbas_per_chunk;
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
         if !conventional && offset >= io.filled_lbas() {
-            return match self.translation.tl.get(&zone) {
-                Some(tl) if offset < tl.original_lbas => Source::Flash {
-                    loc: self.translation.mapping.locate_in(zone, tl.original_fbg, offset / per_chunk),
-                    ready_ns: 0,
-                },
-                _ => Source::Zeros, // never written: the mapping says zeros
-            };
+            return self.unfilled_source(zone, offset);
         }
         let ready_ns = io.gate_ns(offset);
         let chunk = offset / per_chunk;
         let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(per_chunk) } else { chunk };
-        let unit = self.translation.mapping.unit_of_chunk(chunk);
+        // The location is worked out with the unit, whose divisions it shares,
+        // though a chunk still in the buffer does not need it.
+        let mapping = &self.translation.mapping;
+        let (unit, loc) = mapping.place_in(zone, mapping.fbg_of_zone(zone), chunk);
         if io.buffered(unit, at_ns) {
             return Source::Controller { ready_ns }; // still in the write buffer
         }
-        Source::Flash { loc: self.translation.mapping.locate(zone, chunk), ready_ns }
+        Source::Flash { loc, ready_ns }
+    }
+
+    /// Where the data of `offset` of sequential `zone`, at or past its fill
+    /// point, is: zeros, or, TL_opened, the original block group. Out of
+    /// line: reads mostly find written data.
+    #[cold]
+    #[inline(never)]
+    fn unfilled_source(&self, zone: u32, offset: u64) -> Source {
+        match self.translation.tl.get(&zone) {
+            Some(tl) if offset < tl.original_lbas => Source::Flash {
+                loc: self.translation.mapping.locate_in(zone, tl.original_fbg, offset / self.layout.lbas_per_chunk),
+                ready_ns: 0,
+            },
+            _ => Source::Zeros, // never written: the mapping says zeros
+        }
     }
 
     /// Erases, from `at_ns` on, every block of the zone's group that holds data.
