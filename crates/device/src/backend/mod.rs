@@ -292,9 +292,10 @@ impl Backend {
     }
 
     /// Brings `bytes` of `lba`'s chunk, from `lba` on, into the controller;
-    /// returns when they are there.
-    pub(crate) fn fetch(&mut self, lba: u64, at_ns: Nanos, bytes: u32) -> Nanos {
-        let offset_lbas = lba % self.layout.lbas_per_chunk;
+    /// returns when they are there. `lba` is `offset_lbas` into its chunk
+    /// (the caller split its range at chunk ends, so it knows).
+    pub(crate) fn fetch(&mut self, lba: u64, offset_lbas: u64, at_ns: Nanos, bytes: u32) -> Nanos {
+        debug_assert_eq!(offset_lbas, lba % self.layout.lbas_per_chunk);
         let offset_bytes = u32::try_from(offset_lbas * self.layout.lba_bytes).expect("within one page");
         self.fetch_span(lba, at_ns, offset_bytes, bytes)
     }
@@ -309,7 +310,7 @@ impl Backend {
     /// `bytes` from `offset_bytes` of the chunk that holds `lba`.
     fn fetch_span(&mut self, lba: u64, at_ns: Nanos, offset_bytes: u32, bytes: u32) -> Nanos {
         debug_assert!(offset_bytes + bytes <= self.chunk_bytes(), "a fetch stays within its chunk");
-        match self.source_of(lba, at_ns) {
+        match self.source_in_line(lba, at_ns) {
             Source::Zeros => at_ns,
             Source::Controller { ready_ns } => at_ns.max(ready_ns),
             Source::Flash { loc, ready_ns } => {
@@ -323,6 +324,13 @@ impl Backend {
     /// Where the data of `lba` is at `at_ns`. A TL_opened zone's blocks at or
     /// above the write pointer are in its original block group.
     pub(crate) fn source_of(&self, lba: u64, at_ns: Nanos) -> Source {
+        self.source_in_line(lba, at_ns)
+    }
+
+    /// [`Backend::source_of`], in line in the fetch that every read makes,
+    /// where the source need not be built only to be taken apart.
+    #[inline(always)]
+    fn source_in_line(&self, lba: u64, at_ns: Nanos) -> Source {
         if self.translation.conventional.is_some() {
             return self.ftl_source(lba, at_ns);
         }
