@@ -490,6 +490,10 @@ impl Device {
         c.partial_unit_ns
     }
 
+    /// Out of line so that the read path (the checks, read-ahead's stream
+    /// bookkeeping, the fetch) is inlined into one function of its own
+    /// without crowding the command dispatch out of `Device::start`.
+    #[inline(never)]
     fn read(&mut self, ready_ns: Nanos, slba: u64, nlb: u32, out: Option<&mut [u8]>) -> (Status, Nanos, CmdResult) {
         if let Err(status) = self.check_read(slba, nlb) {
             return self.core.fail(ready_ns, status);

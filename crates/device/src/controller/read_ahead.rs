@@ -75,6 +75,9 @@ impl ReadAhead {
     }
 
     /// Notes a read of LBAs `slba..end`; true when it continues a stream.
+    /// In line in the read (the search after a bucket hit is not): it is a
+    /// few instructions once the ring and the bucket counts are arrays.
+    #[inline(always)]
     pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> bool {
         if self.window_chunks == 0 {
             return false;
@@ -94,7 +97,9 @@ impl ReadAhead {
         continues
     }
 
-    /// Removes the newest stream end at `lba`, if there is one.
+    /// Removes the newest stream end at `lba`, if there is one. Out of line:
+    /// only a read whose bucket holds an end searches.
+    #[inline(never)]
     fn take_end(&mut self, lba: u64) -> bool {
         let at = |ra: &Self, k: usize| (ra.ends_head + k) % STREAMS_MAX;
         // Newest first: a stream's last read is usually among the latest.
