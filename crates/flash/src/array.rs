@@ -3,6 +3,7 @@
 
 use crate::{Geometry, Timing};
 use std::collections::{BTreeMap, VecDeque};
+use std::num::NonZeroU32;
 use zonelab_sim::{transfer_ns, Nanos, TimeSeries, Timeline, MS};
 
 /// Interval of the chip utilization series: 100 ms of simulated time.
@@ -156,6 +157,9 @@ pub struct FlashArray {
     page_transfer_ns: Nanos,
     /// tR of each page of a word line (`Timing::read_ns_of`), by page mod one-shot pages.
     read_ns_by_page: Vec<Nanos>,
+    /// The geometry's divisors of a read (one-shot pages, planes per die,
+    /// channels), nonzero by validation: their divisions need no zero test.
+    read_divisors: [NonZeroU32; 3],
     /// The latest read's channel transfer: (bytes, time). Reads mostly move
     /// the same size again, whose time then needs no division.
     read_transfer: (u32, Nanos),
@@ -256,6 +260,8 @@ impl FlashArray {
                 .map(|p| timing.read_ns_of(p, geometry.oneshot_pages))
                 .collect(),
             read_transfer: (geometry.page_bytes, page_transfer_ns),
+            read_divisors: [geometry.oneshot_pages, geometry.planes_per_die, geometry.channels]
+                .map(|n| NonZeroU32::new(n).expect("validate checks the geometry's counts are nonzero")),
             copyback_chains: BTreeMap::new(),
             die_busy_series: None,
             suspendable: vec![VecDeque::new(); geometry.dies_total() as usize],
@@ -376,7 +382,7 @@ impl FlashArray {
         let slices = (r.offset_bytes + r.bytes).div_ceil(slice_bytes) - first_slice;
         let planes = PlaneSpan {
             die_first: self.plane_index(r.die, 0),
-            first: first_slice % planes_per_die,
+            first: first_slice % self.read_divisors[1],
             count: slices.min(planes_per_die),
             per_die: planes_per_die,
         };
@@ -413,7 +419,7 @@ impl FlashArray {
     /// tR of page `page` of its block (`Timing::read_ns_of`), from the table.
     #[inline]
     fn read_ns_of_page(&self, page: u32) -> Nanos {
-        let read_ns = self.read_ns_by_page[(page % self.geometry.oneshot_pages) as usize];
+        let read_ns = self.read_ns_by_page[(page % self.read_divisors[0]) as usize];
         debug_assert_eq!(read_ns, self.timing.read_ns_of(page, self.geometry.oneshot_pages));
         read_ns
     }
@@ -446,7 +452,8 @@ impl FlashArray {
     /// controller; returns when they are there.
     #[inline]
     fn transfer_read(&mut self, sensed_ns: Nanos, die: u32, bytes: u32) -> Nanos {
-        let channel = self.geometry.channel_of_die(die) as usize;
+        let channel = (die % self.read_divisors[2]) as usize;
+        debug_assert_eq!(channel, self.geometry.channel_of_die(die) as usize);
         let xfer_ns = match self.read_transfer {
             (last_bytes, last_ns) if last_bytes == bytes => last_ns,
             _ => {
