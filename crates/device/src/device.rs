@@ -528,6 +528,10 @@ impl Device {
         c.partial_unit_ns
     }
 
+    /// Out of line so that the read path (the checks, read-ahead's stream
+    /// bookkeeping, the fetch) is inlined into one function of its own
+    /// without crowding the command dispatch out of `Device::start`.
+    #[inline(never)]
     fn read(&mut self, ready_ns: Nanos, slba: u64, nlb: u32, out: Option<&mut [u8]>) -> (Status, Nanos, CmdResult) {
         if let Err(status) = self.check_read(slba, nlb) {
             return self.core.fail(ready_ns, status);
@@ -538,8 +542,9 @@ impl Device {
         let (mut lba, end) = (slba, slba + u64::from(nlb));
         let sequential = self.core.controller.note_read(slba, end);
         while lba < end {
-            let piece_end = end.min((lba / per_chunk + 1) * per_chunk);
-            data_ready = data_ready.max(self.read_piece(fw_end, lba, piece_end - lba, sequential));
+            let offset_lbas = lba % per_chunk;
+            let piece_end = end.min(lba - offset_lbas + per_chunk);
+            data_ready = data_ready.max(self.read_piece(fw_end, lba, offset_lbas, piece_end - lba, sequential));
             lba = piece_end;
         }
         if sequential {
@@ -561,10 +566,11 @@ impl Device {
         front::check_read(&self.core.zones, slba, nlb, cross_zone_ok)
     }
 
-    /// Times the read of `lbas` LBAs within one chunk: nothing for unwritten
-    /// blocks, controller memory for data not yet programmed or read ahead
-    /// for a stream this read continues, else flash.
-    fn read_piece(&mut self, at_ns: Nanos, lba: u64, lbas: u64, sequential: bool) -> Nanos {
+    /// Times the read of `lbas` LBAs within one chunk, from `lba`,
+    /// `offset_lbas` into it: nothing for unwritten blocks, controller memory
+    /// for data not yet programmed or read ahead for a stream this read
+    /// continues, else flash.
+    fn read_piece(&mut self, at_ns: Nanos, lba: u64, offset_lbas: u64, lbas: u64, sequential: bool) -> Nanos {
         // Only a stream's reads look in the read buffer: random reads, the
         // common case, skip the lookup.
         let buffered = sequential
@@ -575,7 +581,7 @@ impl Device {
             return at_ns.max(ready_ns);
         }
         let bytes = u32::try_from(lbas * self.core.layout.lba_bytes).expect("a piece is within one page");
-        self.core.fetch(lba, at_ns, bytes)
+        self.core.fetch(lba, offset_lbas, at_ns, bytes)
     }
 
     /// The (zone, chunk) the read buffer would hold `lba` under: read-ahead

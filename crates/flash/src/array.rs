@@ -3,6 +3,7 @@
 
 use crate::{Geometry, Timing};
 use std::collections::{BTreeMap, VecDeque};
+use std::num::NonZeroU32;
 use zonelab_sim::{transfer_ns, Nanos, TimeSeries, Timeline, MS};
 
 /// Interval of the chip utilization series: 100 ms of simulated time.
@@ -154,6 +155,14 @@ pub struct FlashArray {
     blocks: Vec<BlockState>,
     counters: FlashCounters,
     page_transfer_ns: Nanos,
+    /// tR of each page of a word line (`Timing::read_ns_of`), by page mod one-shot pages.
+    read_ns_by_page: Vec<Nanos>,
+    /// The geometry's divisors of a read (one-shot pages, planes per die,
+    /// channels), nonzero by validation: their divisions need no zero test.
+    read_divisors: [NonZeroU32; 3],
+    /// The latest read's channel transfer: (bytes, time). Reads mostly move
+    /// the same size again, whose time then needs no division.
+    read_transfer: (u32, Nanos),
     /// Copybacks the data of a page went through since it last crossed the
     /// controller (which checks ECC), by (die, plane, block, page); absent = 0.
     /// Bit errors accumulate along such chains, so the device bounds them.
@@ -191,7 +200,12 @@ struct PlaneSpan {
 
 impl PlaneSpan {
     fn iter(self) -> impl Iterator<Item = usize> {
-        (0..self.count).map(move |k| self.die_first + ((self.first + k) % self.per_die) as usize)
+        debug_assert!(self.first < self.per_die && self.count <= self.per_die);
+        // The first plane and the count are below the die's planes: one subtraction wraps.
+        (0..self.count).map(move |k| {
+            let plane = self.first + k;
+            self.die_first + (if plane >= self.per_die { plane - self.per_die } else { plane }) as usize
+        })
     }
 }
 
@@ -242,6 +256,12 @@ impl FlashArray {
             ],
             counters: FlashCounters::default(),
             page_transfer_ns,
+            read_ns_by_page: (0..geometry.oneshot_pages)
+                .map(|p| timing.read_ns_of(p, geometry.oneshot_pages))
+                .collect(),
+            read_transfer: (geometry.page_bytes, page_transfer_ns),
+            read_divisors: [geometry.oneshot_pages, geometry.planes_per_die, geometry.channels]
+                .map(|n| NonZeroU32::new(n).expect("validate checks the geometry's counts are nonzero")),
             copyback_chains: BTreeMap::new(),
             die_busy_series: None,
             suspendable: vec![VecDeque::new(); geometry.dies_total() as usize],
@@ -343,7 +363,7 @@ impl FlashArray {
 
     /// [`read`](Self::read) of page `page` of its block: tR of the page's type.
     pub fn read_page(&mut self, ready_ns: Nanos, die: u32, plane: u32, page: u32, bytes: u32) -> Nanos {
-        let read_ns = self.timing.read_ns_of(page, self.geometry.oneshot_pages);
+        let read_ns = self.read_ns_of_page(page);
         self.read_sensed_in(ready_ns, die, plane, read_ns, bytes)
     }
 
@@ -356,25 +376,23 @@ impl FlashArray {
             return self.read_page(ready_ns, r.die, r.plane, r.page, r.bytes);
         }
         assert!(r.bytes > 0 && r.offset_bytes + r.bytes <= self.geometry.page_bytes, "a read within one chunk");
-        let read_ns = self.timing.read_ns_of(r.page, self.geometry.oneshot_pages);
+        let read_ns = self.read_ns_of_page(r.page);
         let planes_per_die = self.geometry.planes_per_die;
         let first_slice = r.offset_bytes / slice_bytes;
         let slices = (r.offset_bytes + r.bytes).div_ceil(slice_bytes) - first_slice;
         let planes = PlaneSpan {
             die_first: self.plane_index(r.die, 0),
-            first: first_slice % planes_per_die,
+            first: first_slice % self.read_divisors[1],
             count: slices.min(planes_per_die),
             per_die: planes_per_die,
         };
         let row = u64::from(r.block) * u64::from(self.geometry.pages_per_block) + u64::from(r.page) + 1;
-        let held = planes.iter().all(|i| {
-            let reg = self.registers[i];
-            reg.row == row && self.planes[i].free_at_ns() == reg.sensed_ns
-        });
-        let sensed_ns = if held {
-            planes.iter().map(|i| self.registers[i].sensed_ns).fold(ready_ns, Nanos::max)
+        let sensed_ns = if planes.count == 1 {
+            // A read within one slice, the common small read: the same steps,
+            // with a constant count for the compiler to fold their loops away.
+            self.sense_unless_held(ready_ns, r.die, PlaneSpan { count: 1, ..planes }, read_ns, row)
         } else {
-            self.sense_planes(ready_ns, r.die, planes, read_ns, row)
+            self.sense_unless_held(ready_ns, r.die, planes, read_ns, row)
         };
         let done_ns = self.transfer_read(sensed_ns, r.die, r.bytes);
         // Sensed once the request and the planes were ready, then sent over the channel.
@@ -382,29 +400,69 @@ impl FlashArray {
         done_ns
     }
 
+    /// Senses page row `row` on `planes` of `die` unless their registers
+    /// still hold it from a read that nothing on the planes followed; returns
+    /// when it is sensed.
+    #[inline(always)]
+    fn sense_unless_held(&mut self, ready_ns: Nanos, die: u32, planes: PlaneSpan, read_ns: Nanos, row: u64) -> Nanos {
+        let held = planes.iter().all(|i| {
+            let reg = self.registers[i];
+            reg.row == row && self.planes[i].free_at_ns() == reg.sensed_ns
+        });
+        if held {
+            planes.iter().map(|i| self.registers[i].sensed_ns).fold(ready_ns, Nanos::max)
+        } else {
+            self.sense_planes(ready_ns, die, planes, read_ns, row)
+        }
+    }
+
+    /// tR of page `page` of its block (`Timing::read_ns_of`), from the table.
+    #[inline]
+    fn read_ns_of_page(&self, page: u32) -> Nanos {
+        let read_ns = self.read_ns_by_page[(page % self.read_divisors[0]) as usize];
+        debug_assert_eq!(read_ns, self.timing.read_ns_of(page, self.geometry.oneshot_pages));
+        read_ns
+    }
+
     /// Senses page row `row` on `planes` of `die` together (suspending a
     /// program or erase there if it may, placed in the suspension by the
     /// first of the planes only); returns when it is sensed.
+    #[inline(always)]
     fn sense_planes(&mut self, ready_ns: Nanos, die: u32, planes: PlaneSpan, read_ns: Nanos, row: u64) -> Nanos {
         debug_assert!(planes.count > 0 && planes.count <= self.geometry.planes_per_die);
-        if let Some(sensed_ns) = self.suspend_for_read(ready_ns, die, planes.first, read_ns) {
-            return sensed_ns;
+        // Only a die with a program or erase tracked can suspend one: test that in line first.
+        if !self.suspendable[die as usize].is_empty() {
+            if let Some(sensed_ns) = self.suspend_for_read(ready_ns, die, planes.first, read_ns) {
+                return sensed_ns;
+            }
         }
         let start_ns = planes.iter().map(|i| self.planes[i].free_at_ns()).fold(ready_ns, Nanos::max);
         for i in planes.iter() {
             self.planes[i].occupy_until(start_ns, start_ns + read_ns);
             self.registers[i] = Register { row, sensed_ns: start_ns + read_ns };
         }
-        let share = f64::from(planes.count) / f64::from(self.geometry.planes_per_die);
-        self.note_busy(start_ns, start_ns + read_ns, share);
+        if self.die_busy_series.is_some() {
+            let share = f64::from(planes.count) / f64::from(self.geometry.planes_per_die);
+            self.note_busy(start_ns, start_ns + read_ns, share);
+        }
         start_ns + read_ns
     }
 
     /// The channel moves `bytes` sensed at `sensed_ns` on `die` to the
     /// controller; returns when they are there.
+    #[inline]
     fn transfer_read(&mut self, sensed_ns: Nanos, die: u32, bytes: u32) -> Nanos {
-        let channel = self.geometry.channel_of_die(die) as usize;
-        let xfer_ns = transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s);
+        let channel = (die % self.read_divisors[2]) as usize;
+        debug_assert_eq!(channel, self.geometry.channel_of_die(die) as usize);
+        let xfer_ns = match self.read_transfer {
+            (last_bytes, last_ns) if last_bytes == bytes => last_ns,
+            _ => {
+                let ns = transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s);
+                self.read_transfer = (bytes, ns);
+                ns
+            }
+        };
+        debug_assert_eq!(xfer_ns, transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s));
         let done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
         self.counters.page_reads += 1;
         self.counters.channel_bytes += u64::from(bytes);
@@ -435,6 +493,7 @@ impl FlashArray {
     /// What runs after the read on the die moves later by what the read took;
     /// the ends its callers were given stay (the model's approximation: one
     /// read's worth of time).
+    #[inline(never)]
     fn suspend_for_read(&mut self, ready_ns: Nanos, die: u32, plane: u32, read_ns: Nanos) -> Option<Nanos> {
         let suspend = self.timing.suspend;
         let ops = &mut self.suspendable[die as usize];

@@ -87,6 +87,11 @@ impl Timeline {
 /// Busy spans a [`SlotTimeline`] remembers; older ones are forgotten.
 const SLOT_SPANS_MAX: usize = 256;
 
+/// Forgotten spans a [`SlotTimeline`] keeps in front of the live ones before
+/// it moves the live ones down: forgetting a span is then one step of an
+/// index, and the move costs a copy of the live spans once every this many.
+const SLOT_FORGOTTEN_MAX: usize = 64;
+
 /// A resource that serves each request in the first idle slot long enough
 /// for it at or after the request is ready, whatever the order of the
 /// reservations: a PCIe direction sends the data that is ready, so a read
@@ -95,14 +100,29 @@ const SLOT_SPANS_MAX: usize = 256;
 ///
 /// Bound: it remembers the last `SLOT_SPANS_MAX` busy spans (adjacent ones
 /// merged); nothing starts before the end of the last span it forgot.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct SlotTimeline {
-    /// Busy spans (start, end): sorted, disjoint and not touching.
-    spans: std::collections::VecDeque<(Nanos, Nanos)>,
+    /// Busy spans (start, end), the remembered ones from `head` on: sorted,
+    /// disjoint and not touching. A plain vector, not a ring: a reservation
+    /// lands among the spans ahead, and a slice's binary search and insert
+    /// are cheaper than a ring's (`SLOT_FORGOTTEN_MAX`).
+    spans: Vec<(Nanos, Nanos)>,
+    /// First remembered span; those before it are forgotten.
+    head: usize,
     /// End of the last forgotten span.
     floor_ns: Nanos,
     busy_ns: Nanos,
 }
+
+/// Equal when they remember the same spans, whatever forgotten ones either
+/// still holds in front of them.
+impl PartialEq for SlotTimeline {
+    fn eq(&self, other: &Self) -> bool {
+        self.live() == other.live() && self.floor_ns == other.floor_ns && self.busy_ns == other.busy_ns
+    }
+}
+
+impl Eq for SlotTimeline {}
 
 impl SlotTimeline {
     /// A resource that is free from time 0 and has not been used.
@@ -110,9 +130,17 @@ impl SlotTimeline {
         Self::default()
     }
 
+    /// The remembered spans.
+    #[inline]
+    fn live(&self) -> &[(Nanos, Nanos)] {
+        &self.spans[self.head..]
+    }
+
     /// End of the latest reservation.
+    #[inline]
     pub fn free_at_ns(&self) -> Nanos {
-        self.spans.back().map_or(self.floor_ns, |&(_, end_ns)| end_ns)
+        // The last span is remembered whenever there is one: forgetting goes oldest first.
+        self.spans.last().map_or(self.floor_ns, |&(_, end_ns)| end_ns)
     }
 
     /// Total time the resource has been reserved for.
@@ -123,15 +151,28 @@ impl SlotTimeline {
     /// Forgets the spans that end by `now_ns`: the caller promises that no
     /// later request is ready before it, so they can no longer matter, and
     /// the spans left are the ones ahead (few, so reservations stay cheap).
+    #[inline]
     pub fn forget_until(&mut self, now_ns: Nanos) {
-        // Bound: each step forgets one remembered span.
-        while let Some(&(_, end_ns)) = self.spans.front() {
-            if end_ns > now_ns {
-                break;
-            }
-            self.floor_ns = end_ns;
-            self.spans.pop_front();
+        // From the front, not a binary search: a command forgets one span or none, as a rule.
+        let forgotten = self.live().iter().take_while(|&&(_, end_ns)| end_ns <= now_ns).count();
+        if forgotten > 0 {
+            self.forget_first(forgotten);
         }
+    }
+
+    /// Forgets the first `count` remembered spans.
+    fn forget_first(&mut self, count: usize) {
+        debug_assert!(count > 0 && count <= self.live().len());
+        self.head += count;
+        self.floor_ns = self.spans[self.head - 1].1;
+        if self.head == self.spans.len() {
+            self.spans.clear();
+            self.head = 0;
+        } else if self.head >= SLOT_FORGOTTEN_MAX {
+            self.spans.drain(..self.head);
+            self.head = 0;
+        }
+        debug_assert!(self.live().first().is_none_or(|&(_, end_ns)| end_ns > self.floor_ns));
     }
 
     /// Reserves `duration_ns` in the first idle slot that fits it at or after
@@ -141,39 +182,54 @@ impl SlotTimeline {
         if duration_ns == 0 {
             return start_ns;
         }
-        // Most requests come after every reservation: no search.
-        let mut i = self.spans.len();
-        if start_ns < self.free_at_ns() {
-            i = self.spans.partition_point(|&(_, end_ns)| end_ns <= start_ns);
-            // Bound: each step passes one remembered span.
-            while let Some(&(busy_start_ns, busy_end_ns)) = self.spans.get(i) {
-                if start_ns + duration_ns <= busy_start_ns {
-                    break;
-                }
-                start_ns = start_ns.max(busy_end_ns);
-                i += 1;
+        let live = self.live();
+        let mut i = first_ending_after(live, start_ns);
+        // Bound: each step passes one remembered span.
+        while let Some(&(busy_start_ns, busy_end_ns)) = live.get(i) {
+            if start_ns + duration_ns <= busy_start_ns {
+                break;
             }
+            start_ns = start_ns.max(busy_end_ns);
+            i += 1;
         }
         let end_ns = start_ns + duration_ns;
-        let joins_before = i > 0 && self.spans[i - 1].1 == start_ns;
-        let joins_after = self.spans.get(i).is_some_and(|&(next_start_ns, _)| next_start_ns == end_ns);
+        let joins_before = i > 0 && live[i - 1].1 == start_ns;
+        let joins_after = live.get(i).is_some_and(|&(next_start_ns, _)| next_start_ns == end_ns);
+        let at = self.head + i;
         match (joins_before, joins_after) {
             (true, true) => {
-                self.spans[i - 1].1 = self.spans[i].1;
-                self.spans.remove(i);
+                self.spans[at - 1].1 = self.spans[at].1;
+                self.spans.remove(at);
             }
-            (true, false) => self.spans[i - 1].1 = end_ns,
-            (false, true) => self.spans[i].0 = start_ns,
-            (false, false) => self.spans.insert(i, (start_ns, end_ns)),
+            (true, false) => self.spans[at - 1].1 = end_ns,
+            (false, true) => self.spans[at].0 = start_ns,
+            (false, false) => self.spans.insert(at, (start_ns, end_ns)),
         }
-        if self.spans.len() > SLOT_SPANS_MAX {
-            let (_, forgotten_end_ns) = self.spans.pop_front().expect("over the bound, so not empty");
-            self.floor_ns = forgotten_end_ns;
+        if self.live().len() > SLOT_SPANS_MAX {
+            self.forget_first(1);
         }
         self.busy_ns += duration_ns;
-        debug_assert!(start_ns >= ready_ns && self.spans.len() <= SLOT_SPANS_MAX);
+        debug_assert!(start_ns >= ready_ns && self.live().len() <= SLOT_SPANS_MAX);
         end_ns
     }
+}
+
+/// Spans a [`SlotTimeline`] looks back over from its latest before it
+/// searches the rest by halves.
+const SLOT_BACK_STEPS_MAX: usize = 8;
+
+/// Index of the first of `spans` (sorted, disjoint) that ends after `t_ns`.
+/// A request is mostly ready near the latest reservations (data comes back
+/// about in the order it was asked for), so the latest spans are tried
+/// first, one by one, before a binary search of the others.
+#[inline]
+fn first_ending_after(spans: &[(Nanos, Nanos)], t_ns: Nanos) -> usize {
+    let later = spans.iter().rev().take(SLOT_BACK_STEPS_MAX).take_while(|&&(_, end_ns)| end_ns > t_ns).count();
+    let i = spans.len() - later;
+    if later < SLOT_BACK_STEPS_MAX {
+        return i;
+    }
+    spans[..i].partition_point(|&(_, end_ns)| end_ns <= t_ns)
 }
 
 /// Reserves a pool of identical servers (e.g. firmware cores): the request goes
@@ -248,14 +304,85 @@ mod tests {
         for i in 0..(SLOT_SPANS_MAX as u64 + 10) {
             t.reserve(i * 100, 10);
         }
-        assert_eq!(t.spans.len(), SLOT_SPANS_MAX);
+        assert_eq!(t.live().len(), SLOT_SPANS_MAX);
         let floor_ns = t.floor_ns;
         assert!(floor_ns > 0);
         assert!(t.reserve(0, 10) > floor_ns, "the forgotten past counts as busy");
         let last_end_ns = t.free_at_ns();
         t.forget_until(last_end_ns - 1);
-        assert_eq!(t.spans.len(), 1, "only the span still ahead is kept");
+        assert_eq!(t.live().len(), 1, "only the span still ahead is kept");
         assert_eq!(t.reserve(last_end_ns - 1, 5), last_end_ns + 5);
+    }
+
+    /// The slot search as a ring of spans that pops what it forgets: the
+    /// reference the vector with a head index must match.
+    #[derive(Default)]
+    struct RingSlots {
+        spans: std::collections::VecDeque<(Nanos, Nanos)>,
+        floor_ns: Nanos,
+    }
+
+    impl RingSlots {
+        fn forget_until(&mut self, now_ns: Nanos) {
+            while let Some(&(_, end_ns)) = self.spans.front().filter(|&&(_, end_ns)| end_ns <= now_ns) {
+                self.floor_ns = end_ns;
+                self.spans.pop_front();
+            }
+        }
+
+        fn reserve(&mut self, ready_ns: Nanos, duration_ns: Nanos) -> Nanos {
+            let mut start_ns = ready_ns.max(self.floor_ns);
+            if duration_ns == 0 {
+                return start_ns;
+            }
+            let mut i = self.spans.partition_point(|&(_, end_ns)| end_ns <= start_ns);
+            while let Some(&(busy_start_ns, busy_end_ns)) = self.spans.get(i) {
+                if start_ns + duration_ns <= busy_start_ns {
+                    break;
+                }
+                start_ns = start_ns.max(busy_end_ns);
+                i += 1;
+            }
+            let end_ns = start_ns + duration_ns;
+            self.spans.insert(i, (start_ns, end_ns));
+            // Merge touching neighbours.
+            if i + 1 < self.spans.len() && self.spans[i + 1].0 == end_ns {
+                self.spans[i].1 = self.spans.remove(i + 1).expect("a neighbour").1;
+            }
+            if i > 0 && self.spans[i - 1].1 == start_ns {
+                self.spans[i - 1].1 = self.spans.remove(i).expect("the new span").1;
+            }
+            if self.spans.len() > SLOT_SPANS_MAX {
+                self.floor_ns = self.spans.pop_front().expect("over the bound").1;
+            }
+            end_ns
+        }
+    }
+
+    #[test]
+    fn a_slot_timeline_reserves_as_a_ring_of_spans_would() {
+        let mut rng = crate::SimRng::new(11);
+        let mut longest = 0;
+        for round in 0..4u64 {
+            let (mut t, mut reference) = (SlotTimeline::new(), RingSlots::default());
+            let mut now_ns = 0;
+            for step in 0..20_000u64 {
+                // Some rounds forget rarely, so that the bound and the compaction both act.
+                if rng.below(1 + round * 40) == 0 {
+                    now_ns += rng.below(400);
+                    t.forget_until(now_ns);
+                    reference.forget_until(now_ns);
+                }
+                let ready_ns = now_ns + rng.below(2_000 << (2 * round));
+                let duration_ns = rng.below(4) * 10;
+                let end_ns = t.reserve(ready_ns, duration_ns);
+                assert_eq!(end_ns, reference.reserve(ready_ns, duration_ns), "round {round} step {step}");
+                assert_eq!(t.live(), reference.spans.make_contiguous(), "round {round} step {step}");
+                assert_eq!(t.floor_ns, reference.floor_ns);
+                longest = longest.max(t.live().len());
+            }
+        }
+        assert_eq!(longest, SLOT_SPANS_MAX, "the bound was reached");
     }
 
     #[test]

@@ -330,9 +330,10 @@ impl Backend {
     }
 
     /// Brings `bytes` of `lba`'s chunk, from `lba` on, into the controller;
-    /// returns when they are there.
-    pub(crate) fn fetch(&mut self, lba: u64, at_ns: Nanos, bytes: u32) -> Nanos {
-        let offset_lbas = lba % self.layout.lbas_per_chunk;
+    /// returns when they are there. `lba` is `offset_lbas` into its chunk
+    /// (the caller split its range at chunk ends, so it knows).
+    pub(crate) fn fetch(&mut self, lba: u64, offset_lbas: u64, at_ns: Nanos, bytes: u32) -> Nanos {
+        debug_assert_eq!(offset_lbas, lba % self.layout.lbas_per_chunk);
         let offset_bytes = u32::try_from(offset_lbas * self.layout.lba_bytes).expect("within one page");
         self.fetch_span(lba, at_ns, offset_bytes, bytes)
     }
@@ -344,10 +345,12 @@ impl Backend {
         self.fetch_span(lba, at_ns, 0, self.chunk_bytes())
     }
 
-    /// `bytes` from `offset_bytes` of the chunk that holds `lba`.
+    /// `bytes` from `offset_bytes` of the chunk that holds `lba`. In line in
+    /// both fetches: out of line, it was a call per host read.
+    #[inline(always)]
     fn fetch_span(&mut self, lba: u64, at_ns: Nanos, offset_bytes: u32, bytes: u32) -> Nanos {
         debug_assert!(offset_bytes + bytes <= self.chunk_bytes(), "a fetch stays within its chunk");
-        match self.source_of(lba, at_ns) {
+        match self.source_in_line(lba, at_ns) {
             Source::Zeros => at_ns,
             Source::Controller { ready_ns } => at_ns.max(ready_ns),
             Source::Flash { loc, ready_ns } => {
@@ -361,6 +364,13 @@ impl Backend {
     /// Where the data of `lba` is at `at_ns`. A TL_opened zone's blocks at or
     /// above the write pointer are in its original block group.
     pub(crate) fn source_of(&self, lba: u64, at_ns: Nanos) -> Source {
+        self.source_in_line(lba, at_ns)
+    }
+
+    /// [`Backend::source_of`], in line in the fetch that every read makes,
+    /// where the source need not be built only to be taken apart.
+    #[inline(always)]
+    fn source_in_line(&self, lba: u64, at_ns: Nanos) -> Source {
         if self.translation.conventional.is_some() {
             return self.ftl_source(lba, at_ns);
         }
@@ -370,22 +380,34 @@ impl Backend {
         let per_chunk = self.layout.lbas_per_chunk;
         let conventional = self.zones.zone_type(zone) == ZoneType::Conventional;
         if !conventional && offset >= io.filled_lbas() {
-            return match self.translation.tl.get(&zone) {
-                Some(tl) if offset < tl.original_lbas => Source::Flash {
-                    loc: self.translation.mapping.locate_in(zone, tl.original_fbg, offset / per_chunk),
-                    ready_ns: 0,
-                },
-                _ => Source::Zeros, // never written: the mapping says zeros
-            };
+            return self.unfilled_source(zone, offset);
         }
         let ready_ns = io.gate_ns(offset);
         let chunk = offset / per_chunk;
         let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(per_chunk) } else { chunk };
-        let unit = self.translation.mapping.unit_of_chunk(chunk);
+        // The location is worked out with the unit, whose divisions it shares,
+        // though a chunk still in the buffer does not need it.
+        let mapping = &self.translation.mapping;
+        let (unit, loc) = mapping.place_in(zone, mapping.fbg_of_zone(zone), chunk);
         if io.buffered(unit, at_ns) {
             return Source::Controller { ready_ns }; // still in the write buffer
         }
-        Source::Flash { loc: self.translation.mapping.locate(zone, chunk), ready_ns }
+        Source::Flash { loc, ready_ns }
+    }
+
+    /// Where the data of `offset` of sequential `zone`, at or past its fill
+    /// point, is: zeros, or, TL_opened, the original block group. Out of
+    /// line: reads mostly find written data.
+    #[cold]
+    #[inline(never)]
+    fn unfilled_source(&self, zone: u32, offset: u64) -> Source {
+        match self.translation.tl.get(&zone) {
+            Some(tl) if offset < tl.original_lbas => Source::Flash {
+                loc: self.translation.mapping.locate_in(zone, tl.original_fbg, offset / self.layout.lbas_per_chunk),
+                ready_ns: 0,
+            },
+            _ => Source::Zeros, // never written: the mapping says zeros
+        }
     }
 
     /// Erases, from `at_ns` on, every block of the zone's group that holds data.

@@ -19,28 +19,34 @@ use zonelab_sim::Nanos;
 /// concurrent sequential reader the controller can follow.
 const STREAMS_MAX: usize = 32;
 
-/// Buckets of the filter over the stream ends: with 32 ends in 256 buckets a
-/// random read, the common case, mostly finds its bucket empty and skips
-/// the search.
-const END_BUCKETS: usize = 256;
+/// Buckets of the filter over the stream ends, a power of two: with 32 ends
+/// in 4096 buckets a random read, the common case, finds its bucket empty
+/// and skips the search but once in about 128 reads (once in 8 with 256).
+const END_BUCKETS_LOG2: u32 = 12;
+const END_BUCKETS: usize = 1 << END_BUCKETS_LOG2;
 
 /// The filter bucket of stream end `lba` (Fibonacci hashing: the top bits
 /// of a multiplication spread strided LBAs too).
 #[inline]
 fn end_bucket(lba: u64) -> usize {
-    (lba.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
+    (lba.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - END_BUCKETS_LOG2)) as usize
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct ReadAhead {
     /// Chunks to read ahead of a sequential stream; 0 turns read-ahead off.
     window_chunks: u64,
     capacity_chunks: usize,
-    /// Where recent reads ended (LBA), newest last.
-    stream_ends: VecDeque<u64>,
+    /// Where recent reads ended (LBA): a ring of `ends_len` from
+    /// `ends_head` on, oldest first. A fixed array: every read adds one and,
+    /// once there are `STREAMS_MAX`, drops the oldest.
+    stream_ends: [u64; STREAMS_MAX],
+    ends_head: usize,
+    ends_len: usize,
     /// How many of `stream_ends` fall in each bucket (`end_bucket`): a read
-    /// whose start has an empty bucket continues no stream.
-    end_counts: Vec<u8>,
+    /// whose start has an empty bucket continues no stream. An array, so
+    /// that a bucket needs no bounds check.
+    end_counts: Box<[u8; END_BUCKETS]>,
     /// Buffered chunks, keyed by (zone, chunk of the zone): when their data
     /// is in. Ordered, not hashed: every read looks here.
     chunks: BTreeMap<(u32, u64), Nanos>,
@@ -52,7 +58,16 @@ impl ReadAhead {
     pub(crate) fn new(window_chunks: u64, capacity_chunks: u64) -> Self {
         assert!(window_chunks <= capacity_chunks, "the window must fit the buffer");
         let capacity_chunks = usize::try_from(capacity_chunks).expect("the buffer's chunks fit memory");
-        Self { window_chunks, capacity_chunks, end_counts: vec![0; END_BUCKETS], ..Self::default() }
+        Self {
+            window_chunks,
+            capacity_chunks,
+            stream_ends: [0; STREAMS_MAX],
+            ends_head: 0,
+            ends_len: 0,
+            end_counts: Box::new([0; END_BUCKETS]),
+            chunks: BTreeMap::new(),
+            order: VecDeque::new(),
+        }
     }
 
     pub(crate) fn window_chunks(&self) -> u64 {
@@ -60,26 +75,40 @@ impl ReadAhead {
     }
 
     /// Notes a read of LBAs `slba..end`; true when it continues a stream.
+    /// In line in the read (the search after a bucket hit is not): it is a
+    /// few instructions once the ring and the bucket counts are arrays.
+    #[inline(always)]
     pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> bool {
         if self.window_chunks == 0 {
             return false;
         }
         let continues = self.end_counts[end_bucket(slba)] > 0 && self.take_end(slba);
-        if self.stream_ends.len() == STREAMS_MAX {
-            let oldest = self.stream_ends.pop_front().expect("a full list");
+        if self.ends_len == STREAMS_MAX {
+            // Full: the newest end takes the oldest's place, and the ring turns.
+            let oldest = std::mem::replace(&mut self.stream_ends[self.ends_head], end);
             self.end_counts[end_bucket(oldest)] -= 1;
+            self.ends_head = (self.ends_head + 1) % STREAMS_MAX;
+        } else {
+            self.stream_ends[(self.ends_head + self.ends_len) % STREAMS_MAX] = end;
+            self.ends_len += 1;
         }
-        self.stream_ends.push_back(end);
         self.end_counts[end_bucket(end)] += 1;
-        debug_assert!(self.stream_ends.len() <= STREAMS_MAX);
+        debug_assert!(self.ends_len <= STREAMS_MAX);
         continues
     }
 
-    /// Removes the newest stream end at `lba`, if there is one.
+    /// Removes the newest stream end at `lba`, if there is one. Out of line:
+    /// only a read whose bucket holds an end searches.
+    #[inline(never)]
     fn take_end(&mut self, lba: u64) -> bool {
+        let at = |ra: &Self, k: usize| (ra.ends_head + k) % STREAMS_MAX;
         // Newest first: a stream's last read is usually among the latest.
-        let Some(i) = self.stream_ends.iter().rposition(|&e| e == lba) else { return false };
-        self.stream_ends.remove(i);
+        let Some(k) = (0..self.ends_len).rev().find(|&k| self.stream_ends[at(self, k)] == lba) else { return false };
+        // The newer ends move back over it, oldest first kept.
+        for j in k..self.ends_len - 1 {
+            self.stream_ends[at(self, j)] = self.stream_ends[at(self, j + 1)];
+        }
+        self.ends_len -= 1;
         self.end_counts[end_bucket(lba)] -= 1;
         true
     }

@@ -19,6 +19,7 @@
 
 use crate::config::{Layout, StartDie};
 use std::collections::VecDeque;
+use std::num::NonZeroU32;
 use zonelab_flash::{BlockAddr, Geometry};
 
 /// Where a chunk (one flash page of zone data) lives.
@@ -54,6 +55,39 @@ pub struct Mapping {
     next_first_die: u32,
     /// Block groups no zone uses, per FCG, oldest released first.
     free_fbgs: Vec<VecDeque<u32>>,
+    /// The divisors of a chunk's place, for [`Mapping::place_in`].
+    div: Divisors,
+}
+
+/// The layout's divisors of a chunk's place, checked nonzero once and in
+/// u32 (a zone's chunks, as a rule, number fewer than 2^32): a division by
+/// one is then a single machine instruction, where a u64 division by a
+/// field also tests for zero and for operands that fit 32 bits.
+#[derive(Debug, Clone, Copy)]
+struct Divisors {
+    stripe_chunks: NonZeroU32,
+    d_zone: NonZeroU32,
+    planes: NonZeroU32,
+    /// Chunks of one program unit (planes × one-shot pages).
+    unit_chunks: NonZeroU32,
+    pages_per_block: NonZeroU32,
+    fcgs: NonZeroU32,
+}
+
+impl Divisors {
+    fn new(stripe_chunks: u64, d_zone: u32, planes: u32, oneshot_pages: u32, pages_per_block: u32, fcgs: u32) -> Self {
+        let nonzero = |n: u64| {
+            NonZeroU32::new(u32::try_from(n).expect("a layout divisor fits u32")).expect("a layout divisor is nonzero")
+        };
+        Self {
+            stripe_chunks: nonzero(stripe_chunks),
+            d_zone: nonzero(u64::from(d_zone)),
+            planes: nonzero(u64::from(planes)),
+            unit_chunks: nonzero(u64::from(planes) * u64::from(oneshot_pages)),
+            pages_per_block: nonzero(u64::from(pages_per_block)),
+            fcgs: nonzero(u64::from(fcgs)),
+        }
+    }
 }
 
 impl Mapping {
@@ -86,6 +120,14 @@ impl Mapping {
             free_fbgs,
             start_die: layout.start_die,
             next_first_die: 0,
+            div: Divisors::new(
+                layout.stripe_chunks,
+                layout.d_zone,
+                geometry.planes_per_die,
+                geometry.oneshot_pages,
+                geometry.pages_per_block,
+                layout.fcgs,
+            ),
         }
     }
 
@@ -208,14 +250,49 @@ impl Mapping {
     /// Where `chunk` of `zone` lies in block group `fbg` of the zone's FCG.
     #[inline]
     pub fn locate_in(&self, zone: u32, fbg: u32, chunk: u64) -> ChunkLocation {
+        self.place_in(zone, fbg, chunk).1
+    }
+
+    /// The program unit holding `chunk` of `zone` and where the chunk lies in
+    /// block group `fbg` of the zone's FCG ([`Mapping::unit_of_chunk`] and
+    /// [`Mapping::locate_in`] together): a read needs both, and they share
+    /// their divisions, each done once here in u32.
+    #[inline]
+    pub fn place_in(&self, zone: u32, fbg: u32, chunk: u64) -> (u64, ChunkLocation) {
+        let Ok(c) = u32::try_from(chunk) else { return self.place_wide(zone, fbg, chunk) };
+        let v = self.div;
+        let (stripe, in_stripe) = (c / v.stripe_chunks, c % v.stripe_chunks);
+        let (row, die_in_group) = (stripe / v.d_zone, stripe % v.d_zone);
+        // Position among the zone's chunks on its die: at most `c`, so no overflow.
+        let index = row * v.stripe_chunks.get() + in_stripe;
+        let unit = u64::from(index / v.unit_chunks) * u64::from(self.d_zone) + u64::from(die_in_group);
+        // Both below D_zone: one subtraction wraps the rotation.
+        let rotated = die_in_group + self.zone_first_die[zone as usize];
+        let die_in_fcg = if rotated >= self.d_zone { rotated - self.d_zone } else { rotated };
+        let page_in_fbg = index / v.planes;
+        let loc = ChunkLocation {
+            die: (zone % v.fcgs) * self.d_zone + die_in_fcg,
+            plane: index % v.planes,
+            block: fbg * self.fbg_blocks + page_in_fbg / v.pages_per_block,
+            page: page_in_fbg % v.pages_per_block,
+        };
+        debug_assert_eq!((unit, loc), self.place_wide(zone, fbg, chunk), "chunk {chunk} of zone {zone}");
+        (unit, loc)
+    }
+
+    /// [`Mapping::place_in`] in u64, for a chunk past 2^32 (and its reference).
+    #[cold]
+    #[inline(never)]
+    fn place_wide(&self, zone: u32, fbg: u32, chunk: u64) -> (u64, ChunkLocation) {
         let index = self.index_on_die(chunk);
         let page_in_fbg = index / u64::from(self.planes);
-        ChunkLocation {
+        let loc = ChunkLocation {
             die: self.die_of_chunk(zone, chunk),
             plane: u32::try_from(index % u64::from(self.planes)).expect("below planes_per_die, a u32"),
             block: fbg * self.fbg_blocks + self.block_in_fbg(page_in_fbg),
             page: u32::try_from(page_in_fbg % u64::from(self.pages_per_block)).expect("below pages_per_block, a u32"),
-        }
+        };
+        (self.unit_of_chunk(chunk), loc)
     }
 
     /// Program unit holding `chunk`. Units are numbered super word line by
@@ -307,6 +384,7 @@ mod tests {
             zone_first_die: vec![0; 8],
             start_die: StartDie::First,
             next_first_die: 0,
+            div: Divisors::new(1, 4, 1, 1, 8, 2),
         }
     }
 
@@ -334,6 +412,7 @@ mod tests {
             zone_first_die: vec![0],
             start_die: StartDie::First,
             next_first_die: 0,
+            div: Divisors::new(stripe_chunks, 2, 2, 3, 6, 1),
         }
     }
 
@@ -365,6 +444,37 @@ mod tests {
             // Unit 4: third super row, the zone's first die, page 6 = block 1 page 0.
             let first_die = u32::from(start_die == StartDie::Rotate);
             assert_eq!(m.unit_target(0, 4), (BlockAddr { die: first_die, block: 1 }, 0));
+        }
+    }
+
+    #[test]
+    fn a_chunk_placed_in_u32_lands_where_the_u64_arithmetic_puts_it() {
+        // Three dies a group (not a power of two), two groups, rotated start dies, two block groups.
+        for stripe in [1, 2, 3, 6] {
+            let mut m = Mapping {
+                d_zone: 3,
+                stripe_chunks: stripe,
+                fcgs: 2,
+                planes: 2,
+                oneshot_pages: 3,
+                pages_per_block: 6,
+                fbg_blocks: 2,
+                zone_fbg: vec![0, 0, 1, 1],
+                free_fbgs: vec![VecDeque::new(); 2],
+                zone_first_die: vec![0; 4],
+                start_die: StartDie::Rotate,
+                next_first_die: 0,
+                div: Divisors::new(stripe, 3, 2, 3, 6, 2),
+            };
+            for zone in 0..4 {
+                m.start_zone(zone);
+                for chunk in 0..3 * 2 * 6 * 2 {
+                    let fbg = m.fbg_of_zone(zone);
+                    let wide = m.place_wide(zone, fbg, chunk);
+                    assert_eq!(m.place_in(zone, fbg, chunk), wide, "stripe {stripe} zone {zone} chunk {chunk}");
+                    assert_eq!((m.unit_of_chunk(chunk), m.locate(zone, chunk)), wide);
+                }
+            }
         }
     }
 
