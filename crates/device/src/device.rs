@@ -235,7 +235,15 @@ impl Device {
             }
             Command::Append { zslba, nlb, payload, fua } => self.append(ready_ns, zslba, nlb, payload, fua),
             Command::Flush => power::flush(&mut self.core, ready_ns),
-            Command::Read { slba, nlb } => self.read(ready_ns, slba, nlb, read_out),
+            Command::Read { slba, nlb } => {
+                let (status, done_ns) = self.read(ready_ns, slba, nlb);
+                // Only data mode reads the blocks' contents, and only a read that succeeded.
+                let result = match self.core.data.as_ref() {
+                    Some(d) if status.is_success() => CmdResult::Read(d.read(slba, u64::from(nlb), read_out)),
+                    _ => CmdResult::None,
+                };
+                return self.complete(submit_ns, status, done_ns, result);
+            }
             Command::ZoneMgmtSend { action, slba, select_all } => self.zone_mgmt(ready_ns, action, slba, select_all),
             Command::ReportZones { slba, filter, max_zones, partial } => {
                 self.report(ready_ns, slba, filter, max_zones, partial)
@@ -532,9 +540,9 @@ impl Device {
     /// bookkeeping, the fetch) is inlined into one function of its own
     /// without crowding the command dispatch out of `Device::start`.
     #[inline(never)]
-    fn read(&mut self, ready_ns: Nanos, slba: u64, nlb: u32, out: Option<&mut [u8]>) -> (Status, Nanos, CmdResult) {
+    fn read(&mut self, ready_ns: Nanos, slba: u64, nlb: u32) -> (Status, Nanos) {
         if let Err(status) = self.check_read(slba, nlb) {
-            return self.core.fail(ready_ns, status);
+            return (status, self.core.fail_ns(ready_ns));
         }
         let fw_end = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.read_ns);
         let mut data_ready = fw_end;
@@ -553,11 +561,7 @@ impl Device {
         let bytes = u64::from(nlb) * self.core.layout.lba_bytes;
         self.core.counters.host_read_bytes += bytes;
         let done = self.core.controller.link_reserve_to_host(data_ready, bytes);
-        let result = match self.core.data.as_ref() {
-            Some(d) => CmdResult::Read(d.read(slba, u64::from(nlb), out)),
-            None => CmdResult::None,
-        };
-        (Status::Success, done, result)
+        (Status::Success, done)
     }
 
     fn check_read(&self, slba: u64, nlb: u32) -> Result<(), Status> {
