@@ -627,6 +627,9 @@ pub struct Layout {
     pub zcap_lbas: u64,
     /// Zones in the namespace.
     pub zones: u32,
+    /// Namespace size in logical blocks (NSZE): `zones` × `zone_lbas`, which
+    /// every data command's range check compares with.
+    pub nsze_lbas: u64,
     /// Conventional zones at its start.
     pub conventional_zones: u32,
     /// Logical blocks per chunk (one flash page of data).
@@ -899,10 +902,9 @@ impl DeviceConfig {
             return err(format!("flash.page_bytes = {page} is smaller than namespace.lba_bytes = {lba}"));
         }
         let zone_lbas = ns.zone_size_bytes / lba;
-        let total_lbas = zone_lbas.checked_mul(u64::from(ns.zones));
-        if total_lbas.is_none_or(|t| t > 1 << 48) {
+        let Some(nsze_lbas) = zone_lbas.checked_mul(u64::from(ns.zones)).filter(|&t| t <= 1 << 48) else {
             return err("namespace.zones × zone size exceeds 2^48 LBAs");
-        }
+        };
         let g = &self.flash;
         Ok(Layout {
             lba_bytes: lba,
@@ -910,6 +912,7 @@ impl DeviceConfig {
             zone_lbas_log2: zone_lbas.trailing_zeros(),
             zcap_lbas: ns.zone_capacity_bytes / lba,
             zones: ns.zones,
+            nsze_lbas,
             conventional_zones: ns.conventional_zones,
             lbas_per_chunk: page / lba,
             d_zone: self.mapping.d_zone,

@@ -566,7 +566,8 @@ impl Device {
 
     fn check_read(&self, slba: u64, nlb: u32) -> Result<(), Status> {
         front::check_range(&self.core.layout, slba, nlb, true)?;
-        let cross_zone_ok = self.core.config.namespace.cross_zone_read || self.core.translation.conventional.is_some();
+        let cross_zone_ok =
+            || self.core.config.namespace.cross_zone_read || self.core.translation.conventional.is_some();
         front::check_read(&self.core.zones, slba, nlb, cross_zone_ok)
     }
 

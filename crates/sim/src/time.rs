@@ -216,7 +216,7 @@ impl SlotTimeline {
 
 /// Spans a [`SlotTimeline`] looks back over from its latest before it
 /// searches the rest by halves.
-const SLOT_BACK_STEPS_MAX: usize = 8;
+const SLOT_BACK_STEPS_MAX: usize = 16;
 
 /// Index of the first of `spans` (sorted, disjoint) that ends after `t_ns`.
 /// A request is mostly ready near the latest reservations (data comes back

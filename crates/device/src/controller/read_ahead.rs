@@ -85,7 +85,8 @@ impl ReadAhead {
         let continues = self.end_counts[end_bucket(slba)] > 0 && self.take_end(slba);
         if self.ends_len == STREAMS_MAX {
             // Full: the newest end takes the oldest's place, and the ring turns.
-            let oldest = std::mem::replace(&mut self.stream_ends[self.ends_head], end);
+            // (The head is below STREAMS_MAX; the remainder says so without a bounds check.)
+            let oldest = std::mem::replace(&mut self.stream_ends[self.ends_head % STREAMS_MAX], end);
             self.end_counts[end_bucket(oldest)] -= 1;
             self.ends_head = (self.ends_head + 1) % STREAMS_MAX;
         } else {

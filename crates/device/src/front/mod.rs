@@ -23,8 +23,10 @@ pub(crate) const ZONE_DESCRIPTOR_BYTES: u64 = 64;
 pub(crate) const IDENTIFY_BYTES: u64 = 4096;
 
 /// Namespace size in logical blocks.
+#[inline]
 pub(crate) fn nsze(layout: &Layout) -> u64 {
-    u64::from(layout.zones) * layout.zone_lbas
+    debug_assert_eq!(layout.nsze_lbas, u64::from(layout.zones) * layout.zone_lbas);
+    layout.nsze_lbas
 }
 
 /// Checks shared by every data command: NLB and MDTS, then the LBA range.
@@ -123,7 +125,13 @@ pub(crate) fn report_bytes(report: &ZoneReport) -> u64 {
 /// Read checks after the range: an offline first zone, then a read across
 /// zones where the namespace forbids it, then any offline zone it touches.
 #[inline]
-pub(crate) fn check_read(zones: &ZoneTable, slba: u64, nlb: u32, cross_zone_ok: bool) -> Result<(), Status> {
+/// `cross_zone_ok` is asked only of a read that does cross zones.
+pub(crate) fn check_read(
+    zones: &ZoneTable,
+    slba: u64,
+    nlb: u32,
+    cross_zone_ok: impl FnOnce() -> bool,
+) -> Result<(), Status> {
     let first = zones.zone_of(slba);
     if zones.state(first) == ZoneState::Offline {
         return Err(Status::ZoneIsOffline);
@@ -135,7 +143,7 @@ pub(crate) fn check_read(zones: &ZoneTable, slba: u64, nlb: u32, cross_zone_ok: 
         return Ok(());
     }
     let last = zones.zone_of(end - 1);
-    if !cross_zone_ok {
+    if !cross_zone_ok() {
         return Err(Status::ZoneBoundaryError);
     }
     if (first + 1..=last).any(|z| zones.state(z) == ZoneState::Offline) {

@@ -122,7 +122,7 @@ impl IdealDevice {
 
     fn read(&mut self, slba: u64, nlb: u32, out: Option<&mut [u8]>) -> Result<CmdResult, Status> {
         front::check_range(&self.layout, slba, nlb, true)?;
-        front::check_read(&self.zones, slba, nlb, self.config.namespace.cross_zone_read)?;
+        front::check_read(&self.zones, slba, nlb, || self.config.namespace.cross_zone_read)?;
         self.counters.host_read_bytes += u64::from(nlb) * self.layout.lba_bytes;
         Ok(match self.data.as_ref() {
             Some(d) => CmdResult::Read(d.read(slba, u64::from(nlb), out)),
