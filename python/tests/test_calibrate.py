@@ -19,13 +19,10 @@ def test_calibrate_reruns_selected_rows_and_reports_them(tmp_path):
 
 
 def _files(directory):
-    """Every file under ``directory`` by relative path, with its bytes; not the
-    marker with which the CLI claims its ``--out`` directories."""
+    """Every file under ``directory`` by relative path, with its bytes."""
     out = {}
     for root, _, names in os.walk(directory):
         for name in names:
-            if name == ".zonelab-out":
-                continue
             path = os.path.join(root, name)
             with open(path, "rb") as f:
                 out[os.path.relpath(path, directory)] = f.read()
@@ -62,3 +59,18 @@ def test_calibrate_writes_what_the_cli_writes(tmp_path):
         args = [cli, "calibrate", MEASUREMENTS, "--only", "C2 Fig 3a reset side,T14", "--runtime-ms", "50"]
         subprocess.run(args + ["--out", str(tmp_path / "cli")], check=True, capture_output=True)
         assert _files(tmp_path / "py") == _files(tmp_path / "cli")
+
+
+def test_an_out_directory_with_files_needs_force(tmp_path):
+    out = tmp_path / "cal"
+    zonelab.calibrate(MEASUREMENTS, only="T0002", out=out, runtime_ms=50, threads=1)
+    assert (out / ".zonelab-out").exists()
+    with pytest.raises(zonelab.ZonelabError, match="already holds"):
+        zonelab.calibrate(MEASUREMENTS, only="T0002", out=out, runtime_ms=50, threads=1)
+    zonelab.calibrate(MEASUREMENTS, only="T0002", out=out, runtime_ms=50, threads=1, force=True)
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep")
+    with pytest.raises(zonelab.ZonelabError, match="did not write"):
+        zonelab.calibrate(MEASUREMENTS, only="T0002", out=foreign, runtime_ms=50, threads=1, force=True)
+    assert (foreign / "notes.txt").read_text() == "keep"

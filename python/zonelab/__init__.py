@@ -255,6 +255,7 @@ def calibrate(
     *,
     only: str = "",
     out: Union[None, str, "os.PathLike[str]"] = None,
+    force: bool = False,
     runtime_ms: int = 1000,
     threads: Optional[int] = None,
     fit: Union[None, str, Sequence[str]] = None,
@@ -266,7 +267,9 @@ def calibrate(
     (``summary``: error per group; ``rows``: predicted vs measured per row;
     :func:`to_frame` of ``report["rows"]`` tabulates them). ``only`` selects
     rows as ``--only`` does; rows.csv, report.md, the plots and the job files
-    (``jobs/``) go to ``out`` (a temporary directory when absent).
+    (``jobs/``) go to ``out`` (a temporary directory when absent). As with
+    ``--out``, a directory that holds files is refused unless ``force``,
+    which replaces only an earlier zonelab run's results.
 
     ``fit`` fits device parameters as ``--fit`` does (``--set`` paths, a list
     or a comma-separated string, e.g. ``["controller.write_ns"]``), with
@@ -294,7 +297,7 @@ def calibrate(
 
     def native(directory: str) -> str:
         return _native.calibrate(
-            os.fspath(measurements), spec, only, directory, runtime_ms, threads, params, folds, max_evals
+            os.fspath(measurements), spec, only, directory, bool(force), runtime_ms, threads, params, folds, max_evals
         )
 
     if out is None:

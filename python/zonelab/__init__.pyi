@@ -54,6 +54,7 @@ def calibrate(
     *,
     only: str = "",
     out: Union[None, str, os.PathLike[str]] = None,
+    force: bool = False,
     runtime_ms: int = 1000,
     threads: Optional[int] = None,
     fit: Union[None, str, Sequence[str]] = None,

@@ -231,11 +231,12 @@ def characterization_plan(quick: bool = True, only: str = "") -> List[Dict[str, 
     return [json.loads(s) for s in _native.characterization_plan(bool(quick), only)]
 
 
-def render_characterization(results: Sequence[Any], out: "os.PathLike[str] | str") -> str:
+def render_characterization(results: Sequence[Any], out: "os.PathLike[str] | str", *, force: bool = False) -> str:
     """Writes the characterization's CSVs, plots and summary into ``out`` from
-    stored runs (plan order): the summary table, as the CLI prints it."""
+    stored runs (plan order): the summary table, as the CLI prints it. ``out``
+    must be new or empty unless ``force`` (as ``--out`` and ``--force``)."""
     lines = [r if isinstance(r, str) else json.dumps(r) for r in results]
-    return _native.characterization_render(lines, os.fspath(out))
+    return _native.characterization_render(lines, os.fspath(out), bool(force))
 
 
 def _lines(results: Sequence[Any]) -> List[str]:
@@ -265,14 +266,16 @@ def render_calibrate(
     *,
     only: str = "",
     runtime_ms: int = 1000,
+    force: bool = False,
 ) -> Dict[str, Any]:
     """Writes what ``zonelab calibrate`` writes into ``out`` from the stored
-    runs of :func:`calibrate_plan` (same arguments, plan order): report.json as a dict."""
+    runs of :func:`calibrate_plan` (same arguments, plan order): report.json as
+    a dict. ``out`` must be new or empty unless ``force``."""
     from . import _resolve_device
 
     spec = json.dumps(_resolve_device(device))
     text = _native.calibrate_render(
-        os.fspath(measurements), spec, only, int(runtime_ms), _lines(results), os.fspath(out)
+        os.fspath(measurements), spec, only, int(runtime_ms), _lines(results), os.fspath(out), bool(force)
     )
     return json.loads(text)
 

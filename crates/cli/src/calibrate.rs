@@ -62,7 +62,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
     if rows.is_empty() {
         return Err(UserError(format!("--only '{}' selects none of the {} rows", args.only, all.len())));
     }
-    crate::out_dir::check(&args.out, args.force)?;
+    zonelab_experiments::out_dir::check(&args.out, args.force)?;
     let threads = args.jobs.unwrap_or_else(|| Settings::default().threads).max(1);
     let settings = Settings { runtime_ms: args.runtime_ms.max(1), threads, window_ms_min: 0 };
     let bar = progress_bar();
@@ -85,7 +85,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
         bar.finish_and_clear();
         let Some(stored) = stored? else { return Ok(()) };
         let (results, jobs) = plan.results(&rows, &stored)?;
-        crate::out_dir::claim(&args.out, args.force)?;
+        zonelab_experiments::out_dir::claim(&args.out, args.force)?;
         cal::write(&args.out, &title, &results, &jobs, None, &mut warn)?
     } else {
         if args.plan.shard.is_some() || args.plan.store.is_some() {
@@ -99,7 +99,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
                 .map_err(UserError::from);
         bar.finish_and_clear();
         let outcome = outcome?;
-        crate::out_dir::claim(&args.out, args.force)?;
+        zonelab_experiments::out_dir::claim(&args.out, args.force)?;
         cal::write(&args.out, &title, &outcome.results, &[], Some(&outcome), &mut warn)?
     };
     print!("{head}");

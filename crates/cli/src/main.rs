@@ -6,7 +6,6 @@ mod calibrate;
 mod docs;
 mod fs_bench;
 mod image;
-mod out_dir;
 mod plan;
 mod progress;
 mod reproduce_znsplus;

@@ -93,11 +93,11 @@ pub fn reproduce_characterization(
 ) -> Result<(), UserError> {
     let started = std::time::Instant::now();
     let specs = plan::characterization::plan(quick, only)?;
-    crate::out_dir::check(out, force)?;
+    zonelab_experiments::out_dir::check(out, force)?;
     let Some(results) = run_plan_steps(&specs, args, 1)? else {
         return Ok(());
     };
-    crate::out_dir::claim(out, force)?;
+    zonelab_experiments::out_dir::claim(out, force)?;
     let summary = plan::characterization::render(&results, out, &mut |w| eprintln!("zonelab: {w}"))?;
     print!("{summary}");
     eprintln!("zonelab: wrote {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());

@@ -40,11 +40,11 @@ pub fn run(a: &ZnsplusArgs) -> Result<(), UserError> {
     if jobs == 0 || jobs > 256 {
         return Err(UserError(format!("--jobs {jobs} must be within 1 ..= 256")));
     }
-    crate::out_dir::check(&a.out, a.force)?;
+    zonelab_experiments::out_dir::check(&a.out, a.force)?;
     let Some(outputs) = crate::plan::reproduce_znsplus(scale, jobs, &a.plan)? else {
         return Ok(());
     };
-    crate::out_dir::claim(&a.out, a.force)?;
+    zonelab_experiments::out_dir::claim(&a.out, a.force)?;
     write(&a.out, scale, &outputs)?;
     println!("Wrote {} figures and tables to {}", outputs.len(), a.out.display());
     Ok(())

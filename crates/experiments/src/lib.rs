@@ -15,6 +15,7 @@ pub mod calibrate;
 pub mod characterization;
 pub mod copy_offload;
 pub mod error;
+pub mod out_dir;
 pub mod plan;
 pub mod plot;
 mod serde_float;

@@ -101,6 +101,7 @@ fn calibrate(
     device_json: String,
     only: String,
     out: String,
+    force: bool,
     runtime_ms: u64,
     threads: usize,
     fit: Vec<String>,
@@ -108,7 +109,7 @@ fn calibrate(
     max_evals: u64,
 ) -> PyResult<String> {
     let options = glue::CalibrateOptions { only, runtime_ms, threads, fit, folds, max_evals };
-    simulate(py, || glue::calibrate(&measurements, &device_json, &out, &options))
+    simulate(py, || glue::calibrate(&measurements, &device_json, &out, force, &options))
 }
 
 fn plan_options(only: String, runtime_ms: u64) -> glue::CalibrateOptions {
@@ -128,6 +129,7 @@ fn calibrate_plan(
 }
 
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 fn calibrate_render(
     py: Python<'_>,
     measurements: String,
@@ -136,9 +138,10 @@ fn calibrate_render(
     runtime_ms: u64,
     lines: Vec<String>,
     out: String,
+    force: bool,
 ) -> PyResult<String> {
     let options = plan_options(only, runtime_ms);
-    simulate(py, || glue::calibrate_render(&measurements, &device_json, &options, &lines, &out))
+    simulate(py, || glue::calibrate_render(&measurements, &device_json, &options, &lines, &out, force))
 }
 
 #[pyfunction]
@@ -186,8 +189,8 @@ fn characterization_plan(py: Python<'_>, quick: bool, only: String) -> PyResult<
 }
 
 #[pyfunction]
-fn characterization_render(py: Python<'_>, lines: Vec<String>, out: String) -> PyResult<String> {
-    simulate(py, || glue::characterization_render(&lines, &out))
+fn characterization_render(py: Python<'_>, lines: Vec<String>, out: String, force: bool) -> PyResult<String> {
+    simulate(py, || glue::characterization_render(&lines, &out, force))
 }
 
 #[pymodule]

@@ -298,19 +298,23 @@ pub fn calibrate(
     measurements: &str,
     device_json: &str,
     out: &str,
+    force: bool,
     options: &CalibrateOptions,
 ) -> Result<String, GlueError> {
     let (rows, config, settings) = calibration(measurements, device_json, options)?;
     let out = std::path::Path::new(out);
+    zonelab_experiments::out_dir::check(out, force)?;
     let title = format!("zonelab calibrate: {measurements} on {}", config.name);
     let mut warn = |w: &str| eprintln!("zonelab: {w}");
     if options.fit.is_empty() {
         let (results, jobs) = cal::evaluate_with_jobs(&config, &rows, settings, &|_, _| {});
+        zonelab_experiments::out_dir::claim(out, force)?;
         cal::write(out, &title, &results, &jobs, None, &mut warn)?;
     } else {
         let request =
             cal::fit::Request { params: options.fit.clone(), folds: options.folds, max_evals: options.max_evals };
         let outcome = cal::fit::fit(&config, &rows, &request, settings, &|_| {}, &|_, _| {})?;
+        zonelab_experiments::out_dir::claim(out, force)?;
         cal::write(out, &title, &outcome.results, &[], Some(&outcome), &mut warn)?;
     }
     zonelab_sim::input::read_text(&out.join("report.json"), zonelab_sim::input::TEXT_BYTES_MAX).map_err(GlueError::from)
@@ -334,6 +338,7 @@ pub fn calibrate_render(
     options: &CalibrateOptions,
     lines: &[String],
     out: &str,
+    force: bool,
 ) -> Result<String, GlueError> {
     let (rows, config, settings) = calibration(measurements, device_json, options)?;
     let p = cal::Plan::new(&config, &rows, settings);
@@ -343,6 +348,7 @@ pub fn calibrate_render(
     }
     let (results, jobs) = p.results(&rows, &results)?;
     let out = std::path::Path::new(out);
+    zonelab_experiments::out_dir::claim(out, force)?;
     let title = format!("zonelab calibrate: {measurements} on {}", config.name);
     cal::write(out, &title, &results, &jobs, None, &mut |w| eprintln!("zonelab: {w}"))?;
     zonelab_sim::input::read_text(&out.join("report.json"), zonelab_sim::input::TEXT_BYTES_MAX).map_err(GlueError::from)
@@ -438,9 +444,11 @@ pub fn characterization_plan(quick: bool, only: &str) -> Result<Vec<String>, Glu
 }
 
 /// Renders `reproduce characterization` from stored lines (plan order) into `out`: the summary.
-pub fn characterization_render(lines: &[String], out: &str) -> Result<String, GlueError> {
+pub fn characterization_render(lines: &[String], out: &str, force: bool) -> Result<String, GlueError> {
     let results = stored_results(lines)?;
-    Ok(plan::characterization::render(&results, std::path::Path::new(out), &mut |w| eprintln!("zonelab: {w}"))?)
+    let out = std::path::Path::new(out);
+    zonelab_experiments::out_dir::claim(out, force)?;
+    Ok(plan::characterization::render(&results, out, &mut |w| eprintln!("zonelab: {w}"))?)
 }
 
 #[cfg(test)]

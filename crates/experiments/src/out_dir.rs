@@ -1,5 +1,6 @@
-//! Result directories (`--out`): a run's files never mix with an earlier
-//! run's, and zonelab never deletes files it did not write.
+//! Result directories (the CLI's `--out`, the Python package's `out=`): a
+//! run's files never mix with an earlier run's, and zonelab never deletes
+//! files it did not write.
 //!
 //! A run claims its directory before it starts: an absent or empty one is
 //! taken (and marked with [`MARKER`]); one that holds files is refused,
@@ -7,7 +8,7 @@
 //! it. A run that fails half way leaves its marker, so the next one must say
 //! `--force` to replace what is there.
 
-use crate::UserError;
+use crate::error::Error;
 use std::path::Path;
 
 /// The file that marks a directory zonelab wrote (its content never varies,
@@ -31,16 +32,15 @@ enum Claim {
 /// Checks, without touching anything, that a run may write into `dir`: a
 /// command calls it before its runs, so that a refusal comes at once, not
 /// after them.
-pub fn check(dir: &Path, force: bool) -> Result<(), UserError> {
+pub fn check(dir: &Path, force: bool) -> Result<(), Error> {
     plan(dir, force).map(drop)
 }
 
 /// Makes `dir` ready for a run's files, just before they are written (see
 /// the module comment): a run that writes nothing (one shard of several)
 /// leaves no directory behind.
-pub fn claim(dir: &Path, force: bool) -> Result<(), UserError> {
-    let shown = dir.display();
-    let io = |e: std::io::Error| UserError(format!("--out {shown}: {e}"));
+pub fn claim(dir: &Path, force: bool) -> Result<(), Error> {
+    let io = |source: std::io::Error| Error::Io { path: dir.to_path_buf(), source };
     match plan(dir, force)? {
         Claim::Create => std::fs::create_dir_all(dir).map_err(io)?,
         Claim::Take => {}
@@ -49,9 +49,9 @@ pub fn claim(dir: &Path, force: bool) -> Result<(), UserError> {
     std::fs::write(dir.join(MARKER), MARKER_TEXT).map_err(io)
 }
 
-fn plan(dir: &Path, force: bool) -> Result<Claim, UserError> {
+fn plan(dir: &Path, force: bool) -> Result<Claim, Error> {
     let shown = dir.display();
-    let io = |e: std::io::Error| UserError(format!("--out {shown}: {e}"));
+    let io = |source: std::io::Error| Error::Io { path: dir.to_path_buf(), source };
     let link = match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Claim::Create),
         Err(e) => return Err(io(e)),
@@ -59,22 +59,22 @@ fn plan(dir: &Path, force: bool) -> Result<Claim, UserError> {
     };
     if !std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
         let what = if link { "a link to something other than a directory" } else { "not a directory" };
-        return Err(UserError(format!("--out {shown} is {what}")));
+        return Err(Error::Invalid(format!("output directory {shown} is {what}")));
     }
     let others = entries_besides_marker(dir).map_err(io)?;
     if others == 0 {
         return Ok(Claim::Take);
     }
     if !force {
-        return Err(UserError(format!(
-            "--out {shown} already holds {others} files or directories: name a new directory, or add --force to \
-             replace the results of an earlier zonelab run there"
+        return Err(Error::Invalid(format!(
+            "output directory {shown} already holds {others} files or directories: name a new one, or replace the \
+             results of an earlier zonelab run there (--force; force=True in Python)"
         )));
     }
     if !dir.join(MARKER).is_file() {
-        return Err(UserError(format!(
-            "--out {shown} holds files zonelab did not write (it has no {MARKER}): --force replaces only an \
-             earlier run's results; name a new directory"
+        return Err(Error::Invalid(format!(
+            "output directory {shown} holds files zonelab did not write (it has no {MARKER}): forcing (--force, \
+             force=True) replaces only an earlier run's results; name a new directory"
         )));
     }
     Ok(Claim::Replace)
@@ -92,9 +92,8 @@ fn entries_besides_marker(dir: &Path) -> std::io::Result<usize> {
 }
 
 /// Removes what an earlier run wrote into `dir` (the directory stays).
-fn empty(dir: &Path) -> Result<(), UserError> {
-    let shown = dir.display();
-    let io = |e: std::io::Error| UserError(format!("--out {shown}: emptying it for --force: {e}"));
+fn empty(dir: &Path) -> Result<(), Error> {
+    let io = |source: std::io::Error| Error::Io { path: dir.to_path_buf(), source };
     for entry in std::fs::read_dir(dir).map_err(io)?.take(ENTRIES_MAX) {
         let entry = entry.map_err(io)?;
         // Links are removed, never followed.
@@ -136,9 +135,9 @@ mod tests {
         std::fs::create_dir(dir.join("jobs")).unwrap();
         std::fs::write(dir.join("jobs/a.fio"), "x").unwrap();
         std::fs::write(dir.join("old.csv"), "x").unwrap();
-        let refused = claim(&dir, false).unwrap_err().0;
+        let refused = claim(&dir, false).unwrap_err().to_string();
         assert!(refused.contains("already holds 2") && refused.contains("--force"), "{refused}");
-        assert_eq!(check(&dir, false).unwrap_err().0, refused, "the early check says the same");
+        assert_eq!(check(&dir, false).unwrap_err().to_string(), refused, "the early check says the same");
         assert!(check(&dir, true).is_ok());
         assert!(dir.join("old.csv").exists(), "checking touches nothing");
         assert!(claim(&dir, true).is_ok());
@@ -152,11 +151,11 @@ mod tests {
         let dir = scratch("foreign");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("thesis.tex"), "mine").unwrap();
-        let refused = claim(&dir, true).unwrap_err().0;
+        let refused = claim(&dir, true).unwrap_err().to_string();
         assert!(refused.contains("did not write"), "{refused}");
         assert_eq!(std::fs::read_to_string(dir.join("thesis.tex")).unwrap(), "mine");
         let file = dir.join("thesis.tex");
-        assert!(claim(&file, true).unwrap_err().0.contains("not a directory"));
+        assert!(claim(&file, true).unwrap_err().to_string().contains("not a directory"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
