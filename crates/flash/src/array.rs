@@ -4,7 +4,7 @@
 use crate::{Geometry, Timing};
 use std::collections::{BTreeMap, VecDeque};
 use std::num::NonZeroU32;
-use zonelab_sim::{transfer_ns, Nanos, TimeSeries, Timeline, MS};
+use zonelab_sim::{transfer_ns, Bandwidth, Nanos, TimeSeries, Timeline, MS};
 
 /// Interval of the chip utilization series: 100 ms of simulated time.
 pub const UTILIZATION_INTERVAL_NS: Nanos = 100 * MS;
@@ -160,9 +160,8 @@ pub struct FlashArray {
     /// The geometry's divisors of a read (one-shot pages, planes per die,
     /// channels), nonzero by validation: their divisions need no zero test.
     read_divisors: [NonZeroU32; 3],
-    /// The latest read's channel transfer: (bytes, time). Reads mostly move
-    /// the same size again, whose time then needs no division.
-    read_transfer: (u32, Nanos),
+    /// A channel's bandwidth for reads, which mostly move the same size again.
+    read_channel: Bandwidth,
     /// Copybacks the data of a page went through since it last crossed the
     /// controller (which checks ECC), by (die, plane, block, page); absent = 0.
     /// Bit errors accumulate along such chains, so the device bounds them.
@@ -259,7 +258,7 @@ impl FlashArray {
             read_ns_by_page: (0..geometry.oneshot_pages)
                 .map(|p| timing.read_ns_of(p, geometry.oneshot_pages))
                 .collect(),
-            read_transfer: (geometry.page_bytes, page_transfer_ns),
+            read_channel: Bandwidth::new(timing.channel_bytes_per_s),
             read_divisors: [geometry.oneshot_pages, geometry.planes_per_die, geometry.channels]
                 .map(|n| NonZeroU32::new(n).expect("validate checks the geometry's counts are nonzero")),
             copyback_chains: BTreeMap::new(),
@@ -454,15 +453,7 @@ impl FlashArray {
     fn transfer_read(&mut self, sensed_ns: Nanos, die: u32, bytes: u32) -> Nanos {
         let channel = (die % self.read_divisors[2]) as usize;
         debug_assert_eq!(channel, self.geometry.channel_of_die(die) as usize);
-        let xfer_ns = match self.read_transfer {
-            (last_bytes, last_ns) if last_bytes == bytes => last_ns,
-            _ => {
-                let ns = transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s);
-                self.read_transfer = (bytes, ns);
-                ns
-            }
-        };
-        debug_assert_eq!(xfer_ns, transfer_ns(u64::from(bytes), self.timing.channel_bytes_per_s));
+        let xfer_ns = self.read_channel.transfer_ns(u64::from(bytes));
         let done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
         self.counters.page_reads += 1;
         self.counters.channel_bytes += u64::from(bytes);

@@ -16,4 +16,4 @@ pub mod time;
 pub use event::EventQueue;
 pub use metrics::{Counter, LatencyHistogram, TimeSeries};
 pub use rng::SimRng;
-pub use time::{transfer_ns, Nanos, ServerPool, SlotTimeline, Timeline, MS, SEC, TIME_NS_MAX, US};
+pub use time::{transfer_ns, Bandwidth, Nanos, ServerPool, SlotTimeline, Timeline, MS, SEC, TIME_NS_MAX, US};

@@ -33,6 +33,37 @@ pub fn transfer_ns(bytes: u64, bytes_per_s: u64) -> Nanos {
     Nanos::try_from(ns).expect("transfer time overflows u64 nanoseconds")
 }
 
+/// A bandwidth that remembers its latest transfer's time: a link or channel
+/// mostly moves the same size again (a page, a 4 KiB block), whose time then
+/// needs no division.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bandwidth {
+    bytes_per_s: u64,
+    /// The latest transfer: (bytes, [`transfer_ns`] of them).
+    last: (u64, Nanos),
+}
+
+impl Bandwidth {
+    /// `bytes_per_s` (positive).
+    pub fn new(bytes_per_s: u64) -> Self {
+        assert!(bytes_per_s > 0, "bandwidth must be positive");
+        Self { bytes_per_s, last: (0, 0) }
+    }
+
+    /// [`transfer_ns`] of `bytes` at this bandwidth.
+    #[inline(always)]
+    pub fn transfer_ns(&mut self, bytes: u64) -> Nanos {
+        let (last_bytes, last_ns) = self.last;
+        if bytes == last_bytes {
+            debug_assert_eq!(last_ns, transfer_ns(bytes, self.bytes_per_s));
+            return last_ns;
+        }
+        let ns = transfer_ns(bytes, self.bytes_per_s);
+        self.last = (bytes, ns);
+        ns
+    }
+}
+
 /// A resource that serves one request at a time, in reservation order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Timeline {
@@ -277,6 +308,14 @@ impl ServerPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bandwidth_gives_transfer_ns_whatever_sizes_follow() {
+        let mut link = Bandwidth::new(3_000_000_001);
+        for bytes in [4096, 4096, 512, 0, 4096, 131_072, 131_072, 1] {
+            assert_eq!(link.transfer_ns(bytes), transfer_ns(bytes, 3_000_000_001), "{bytes} B");
+        }
+    }
 
     #[test]
     fn timeline_queues_back_to_back() {

@@ -15,7 +15,7 @@ use read_ahead::ReadAhead;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use write_cache::{WriteCache, ZoneDurability};
-use zonelab_sim::{transfer_ns, Nanos, ServerPool, SlotTimeline, Timeline};
+use zonelab_sim::{Bandwidth, Nanos, ServerPool, SlotTimeline, Timeline};
 
 /// Firmware, link and write buffers of one device.
 #[derive(Debug, Clone)]
@@ -26,7 +26,6 @@ pub(crate) struct Controller {
     ftl: ServerPool,
     link_to_device: Timeline,
     link_to_host: SlotTimeline,
-    link_bytes_per_s: u64,
     zone_io: Vec<ZoneIo>,
     /// Memory the zones' buffers share (`write_buffer.device_buffer_bytes`).
     pool: DevicePool,
@@ -36,8 +35,8 @@ pub(crate) struct Controller {
     /// Ends of the programs whose unit commits (`controller.unit_commit_ns`)
     /// are not on the FTL core yet, earliest first.
     unit_commits: BinaryHeap<Reverse<Nanos>>,
-    /// The last transfer's size and its time on the link (`link_ns`).
-    link_last: (u64, Nanos),
+    /// The link's bandwidth (both directions).
+    link: Bandwidth,
 }
 
 impl Controller {
@@ -53,13 +52,12 @@ impl Controller {
             ftl: ServerPool::new(1),
             link_to_device: Timeline::new(),
             link_to_host: SlotTimeline::new(),
-            link_bytes_per_s,
             zone_io: vec![ZoneIo::default(); zones as usize],
             pool: DevicePool::new(pool_bytes, zones),
             read_ahead,
             write_cache: WriteCache::new(zones),
             unit_commits: BinaryHeap::new(),
-            link_last: (0, 0),
+            link: Bandwidth::new(link_bytes_per_s),
         }
     }
 
@@ -268,28 +266,15 @@ impl Controller {
     /// Host data crossing the PCIe link into the device; returns when it is in.
     #[inline]
     pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
-        let ns = self.link_ns(bytes);
+        let ns = self.link.transfer_ns(bytes);
         self.link_to_device.reserve(ready_ns, ns)
     }
 
     /// Data crossing the PCIe link to the host; returns when it is there.
     #[inline]
     pub(crate) fn link_reserve_to_host(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
-        let ns = self.link_ns(bytes);
+        let ns = self.link.transfer_ns(bytes);
         self.link_to_host.reserve(ready_ns, ns)
-    }
-
-    /// Time `bytes` take on the link: most transfers are the size of the one
-    /// before, whose time is kept rather than divided out again.
-    #[inline(always)]
-    fn link_ns(&mut self, bytes: u64) -> Nanos {
-        let (last_bytes, last_ns) = self.link_last;
-        if bytes == last_bytes {
-            return last_ns;
-        }
-        let ns = transfer_ns(bytes, self.link_bytes_per_s);
-        self.link_last = (bytes, ns);
-        ns
     }
 }
 

@@ -272,32 +272,24 @@ impl ZoneTable {
     /// range, write pointer and boundary).
     #[inline(always)]
     pub fn admit_write(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
-        // Most writes go to a zone that is open already.
         match self.state(zone) {
-            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::NotWritePointer => {
                 Ok(WriteAdmission { implicitly_opened: false, auto_closed: None })
             }
-            _ => self.admit_write_to_unopened(zone),
-        }
-    }
-
-    /// [`ZoneTable::admit_write`] for a zone that is not open.
-    #[inline(never)]
-    fn admit_write_to_unopened(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
-        match self.state(zone) {
-            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
-                unreachable!("admit_write takes open zones itself")
-            }
-            ZoneState::Empty | ZoneState::Closed => {
-                let auto_closed = self.make_room_to_open(zone)?;
-                self.set_state(zone, ZoneState::ImplicitlyOpened);
-                Ok(WriteAdmission { implicitly_opened: true, auto_closed })
-            }
+            ZoneState::Empty | ZoneState::Closed => self.open_for_write(zone),
             ZoneState::Full => Err(Status::ZoneIsFull),
             ZoneState::ReadOnly => Err(Status::ZoneIsReadOnly),
             ZoneState::Offline => Err(Status::ZoneIsOffline),
-            ZoneState::NotWritePointer => Ok(WriteAdmission { implicitly_opened: false, auto_closed: None }),
         }
+    }
+
+    /// A write implicitly opens empty or closed `zone`. Out of line: most
+    /// writes go to a zone that is open already.
+    #[inline(never)]
+    fn open_for_write(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
+        let auto_closed = self.make_room_to_open(zone)?;
+        self.set_state(zone, ZoneState::ImplicitlyOpened);
+        Ok(WriteAdmission { implicitly_opened: true, auto_closed })
     }
 
     /// Takes `zone` for a write of LBAs `slba..end` that must start at the
