@@ -103,7 +103,7 @@ impl Backend {
                 ),
             ),
             translation: Translation { mapping, tl: BTreeMap::new(), conventional },
-            scheduler: Scheduler { flash, background: Management::default() },
+            scheduler: Scheduler { flash, background: Management::new(&config) },
             data,
             counters: DeviceCounters::default(),
             last_submit_ns: 0,

@@ -11,7 +11,9 @@
 //! takes throughput from writers and appenders but not from readers (seed
 //! 003). Padding and erases are reserved on the same dies as host I/O. One
 //! task runs at a time (the firmware's management thread), in submission
-//! order.
+//! order or, with `management.order = "rounds"`, in rounds: the tasks
+//! waiting when a round starts, in an order drawn from the device's seed
+//! ([`crate::scheduler::Rounds`]).
 //!
 //! A step is only reserved once simulated time has reached its start
 //! ([`Device::advance`](crate::Device::advance) runs before every host
@@ -110,7 +112,9 @@ fn management_steps_left_max(core: &Backend) -> u64 {
         core.scheduler.background.queue.iter().map(|t| 1 + t.phases.iter().map(phase_steps).sum::<u64>()).sum();
     // A plug programs a unit of a TL_opened zone: at most a chunk's worth each.
     let plugs = core.translation.tl.len() as u64 * core.layout.zcap_lbas.div_ceil(core.layout.lbas_per_chunk);
-    tasks + core.scheduler.background.pending_erase.len() as u64 + plugs
+    // With rounds, each task may start a round of its own.
+    let rounds = if core.scheduler.background.in_rounds() { core.scheduler.background.queue.len() } else { 0 };
+    tasks + rounds as u64 + core.scheduler.background.pending_erase.len() as u64 + plugs
 }
 
 /// Completions of pending commands, in the order they completed.
@@ -129,8 +133,8 @@ pub(crate) fn run_until_completed(core: &mut Backend, tag: Tag) -> Completion {
         if let Some(i) = core.scheduler.background.completed.iter().position(|&(t, _)| t == tag) {
             return core.scheduler.background.completed.remove(i).1;
         }
-        let start_ns = head_start_ns(core).expect("a pending command has a task");
-        take_step(core, Next::Head(start_ns));
+        let next = head_next(core).expect("a pending command has a task");
+        take_step(core, next);
     }
     panic!("management task {tag} did not complete within the {steps_max} steps it can take");
 }
@@ -147,11 +151,12 @@ pub(crate) fn queue_task(core: &mut Backend, ready_ns: Nanos, phases: Vec<Phase>
     let end_ns = ready_ns.max(core.op_done_max_ns);
     let task = Task { tag, submit_ns, phases: phases.into(), next_ns: ready_ns, end_ns, host_priority };
     m.queue.push_back(task);
+    m.note_queued();
     m.queued = Some(tag);
 }
 
 fn next_step(core: &Backend) -> Option<Next> {
-    let head = head_start_ns(core).map(Next::Head);
+    let head = head_next(core);
     let erase = background_erase(core);
     let first = match (head, erase) {
         (Some(h), Some(e)) => Some(if e.start_ns() < h.start_ns() { e } else { h }),
@@ -160,6 +165,15 @@ fn next_step(core: &Backend) -> Option<Next> {
     match (first, crate::znsplus::threaded_logging::background_plug(core)) {
         (Some(f), Some(p)) => Some(if p.start_ns() < f.start_ns() { p } else { f }),
         (f, p) => f.or(p),
+    }
+}
+
+/// The management thread's next step: starting its next round, or the head
+/// task's next step.
+fn head_next(core: &Backend) -> Option<Next> {
+    match core.scheduler.background.round_due_ns() {
+        Some(start_ns) => Some(Next::Round(start_ns)),
+        None => head_start_ns(core).map(Next::Head),
     }
 }
 
@@ -200,9 +214,11 @@ fn head_start_ns(core: &Backend) -> Option<Nanos> {
 pub(crate) fn take_pad_turns(core: &mut Backend) {
     let due = std::mem::take(&mut core.scheduler.background.pad_turns_due);
     for at_ns in due {
-        let padding = core.scheduler.background.queue.front().is_some_and(|task| {
-            task.host_priority && task.next_ns <= at_ns && matches!(task.phases.front(), Some(Phase::Pad { .. }))
-        });
+        let background = &core.scheduler.background;
+        let padding = background.round_due_ns().is_none()
+            && background.queue.front().is_some_and(|task| {
+                task.host_priority && task.next_ns <= at_ns && matches!(task.phases.front(), Some(Phase::Pad { .. }))
+            });
         if padding {
             head_step(core, at_ns);
         }
@@ -228,6 +244,7 @@ fn background_erase(core: &Backend) -> Option<Next> {
 
 fn take_step(core: &mut Backend, next: Next) {
     match next {
+        Next::Round(start_ns) => core.scheduler.background.start_round(start_ns),
         Next::Erase { key: (die, fbg), start_ns } => {
             core.erase_pending(die, fbg, start_ns);
         }
@@ -291,6 +308,7 @@ fn head_step(core: &mut Backend, start_ns: Nanos) {
 
 fn complete_head(core: &mut Backend) {
     let task = core.scheduler.background.queue.pop_front().expect("a head task");
+    core.scheduler.background.note_completed(task.end_ns);
     let complete_ns = task.end_ns + core.config.controller.complete_ns;
     assert!(complete_ns > task.submit_ns, "a task completes after it was sent");
     let completion =
@@ -330,15 +348,23 @@ pub(crate) fn ftl_turn(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> N
 #[inline(never)]
 fn ftl_turn_beside_tasks(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
     let slice_max_ns = core.config.management.slice_ns;
+    // A round due by now starts before its first task takes a turn; one due
+    // later leaves the core to the write.
+    let round_due_ns = core.scheduler.background.round_due_ns();
+    if let Some(start_ns) = round_due_ns.filter(|&t| t <= ready_ns) {
+        core.scheduler.background.start_round(start_ns);
+    }
     let turn_ns = match core.scheduler.background.queue.front_mut() {
-        Some(task) if task.submit_ns <= ready_ns => match task.phases.front_mut() {
-            Some(Phase::Firmware { left_ns }) => {
-                let slice = (*left_ns).min(slice_max_ns);
-                *left_ns -= slice;
-                slice
+        Some(task) if task.submit_ns <= ready_ns && round_due_ns.is_none_or(|t| t <= ready_ns) => {
+            match task.phases.front_mut() {
+                Some(Phase::Firmware { left_ns }) => {
+                    let slice = (*left_ns).min(slice_max_ns);
+                    *left_ns -= slice;
+                    slice
+                }
+                _ => 0,
             }
-            _ => 0,
-        },
+        }
         _ => 0,
     };
     let end_ns = core.controller.reserve_ftl(ready_ns, turn_ns + work_ns, core.config.controller.unit_commit_ns);

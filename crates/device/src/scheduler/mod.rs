@@ -7,10 +7,11 @@
 //! ([`crate::management`]) over this state; program/erase suspend belongs
 //! here.
 
+use crate::config::{DeviceConfig, ServiceOrder};
 use crate::front::command::{Completion, Tag};
 use std::collections::{BTreeMap, VecDeque};
 use zonelab_flash::FlashArray;
-use zonelab_sim::Nanos;
+use zonelab_sim::{Nanos, SimRng};
 
 /// The flash array and the background work queued on it.
 pub(crate) struct Scheduler {
@@ -42,11 +43,13 @@ pub(crate) struct Task {
     pub(crate) host_priority: bool,
 }
 
-/// The queue of background work: management tasks in submission order and
-/// erases deferred to idle time.
+/// The queue of background work: management tasks (in submission order,
+/// but for the current round's) and erases deferred to idle time.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Management {
     pub(crate) queue: VecDeque<Task>,
+    /// With `management.order = "rounds"`: the management thread's rounds.
+    rounds: Option<Rounds>,
     /// Blocks groups (die, fbg) to erase before they are programmed again,
     /// with the earliest time the erase may start.
     pub(crate) pending_erase: BTreeMap<(u32, u32), Nanos>,
@@ -63,17 +66,100 @@ pub(crate) struct Management {
     pub(crate) pad_turns_due: Vec<Nanos>,
 }
 
+/// The management thread's rounds (`ServiceOrder::Rounds`): the tasks
+/// waiting when a round starts are the round, taken in an order unrelated to
+/// their arrival; later ones wait for the next round.
+#[derive(Debug, Clone)]
+pub(crate) struct Rounds {
+    /// Draws each round's order; `None` (`spread.on = false`): arrival order.
+    order: Option<SimRng>,
+    /// Tasks of the current round still queued, at the queue's front.
+    left: usize,
+    /// When the last round ended with tasks waiting: the next round starts
+    /// then (or when its first task arrives), with the tasks sent by then.
+    due_ns: Option<Nanos>,
+}
+
+/// The stream of the device's randomness that orders management rounds.
+const STREAM_MANAGEMENT_ORDER: u64 = 1;
+
 impl Management {
+    /// An empty queue for the management design of `config`.
+    pub(crate) fn new(config: &DeviceConfig) -> Self {
+        let rounds = (config.management.order == ServiceOrder::Rounds).then(|| Rounds {
+            order: config.spread.on.then(|| SimRng::fork(config.spread.seed, STREAM_MANAGEMENT_ORDER)),
+            left: 0,
+            due_ns: None,
+        });
+        Self { rounds, ..Self::default() }
+    }
+
+    /// Whether the management thread works in rounds.
+    pub(crate) fn in_rounds(&self) -> bool {
+        self.rounds.is_some()
+    }
+
+    /// A task was queued: one that finds the thread idle is a round alone.
+    pub(crate) fn note_queued(&mut self) {
+        if let Some(r) = &mut self.rounds {
+            if self.queue.len() == 1 {
+                debug_assert!(r.left == 0 && r.due_ns.is_none());
+                r.left = 1;
+            }
+        }
+    }
+
+    /// The head task completed at `end_ns` (it is off the queue): the end of
+    /// its round makes the next one due.
+    pub(crate) fn note_completed(&mut self, end_ns: Nanos) {
+        if let Some(r) = &mut self.rounds {
+            r.left -= 1;
+            if r.left == 0 && !self.queue.is_empty() {
+                r.due_ns = Some(end_ns);
+            }
+        }
+    }
+
+    /// When the next round starts, if one is due: its first task's arrival
+    /// at the earliest.
+    pub(crate) fn round_due_ns(&self) -> Option<Nanos> {
+        let due = self.rounds.as_ref()?.due_ns?;
+        Some(due.max(self.queue.front()?.submit_ns))
+    }
+
+    /// Starts the due round at `start_ns`: the tasks sent by then, in the
+    /// round's order, at the front of the queue.
+    pub(crate) fn start_round(&mut self, start_ns: Nanos) {
+        let r = self.rounds.as_mut().expect("rounds");
+        debug_assert!(r.due_ns.is_some_and(|due| due <= start_ns));
+        r.due_ns = None;
+        // The queue is in submission order beyond the round: the round is a prefix.
+        let count = self.queue.iter().take_while(|t| t.submit_ns <= start_ns).count();
+        assert!(count > 0, "a round starts once a task is waiting");
+        if let Some(rng) = &mut r.order {
+            // Fisher-Yates over the prefix.
+            for i in (1..count).rev() {
+                let j = usize::try_from(rng.below(i as u64 + 1)).expect("below count");
+                self.queue.swap(i, j);
+            }
+        }
+        r.left = count;
+        let head = self.queue.front_mut().expect("a round's first task");
+        head.next_ns = head.next_ns.max(start_ns);
+        head.end_ns = head.end_ns.max(start_ns);
+    }
+
     /// A unit of `zone` goes to program at `at_ns` (`finish.pad_turns`).
     /// The flusher serves zones in rounds and a finishing zone always has a
     /// unit ready: if `zone` already had its turn this round, the head
     /// task's padding is due first.
     pub(crate) fn unit_turn(&mut self, zone: u32, at_ns: Nanos) {
-        let padding = self.queue.front().is_some_and(|task| {
-            task.host_priority
-                && task.next_ns <= at_ns
-                && matches!(task.phases.front(), Some(&Phase::Pad { zone: z, .. }) if z != zone)
-        });
+        let padding = self.round_due_ns().is_none()
+            && self.queue.front().is_some_and(|task| {
+                task.host_priority
+                    && task.next_ns <= at_ns
+                    && matches!(task.phases.front(), Some(&Phase::Pad { zone: z, .. }) if z != zone)
+            });
         if !padding {
             self.round_zones.clear();
             return;
@@ -92,15 +178,24 @@ impl Management {
 /// PPA-ordered plug of a TL_opened zone's `unit` into its LogFBG (ZNS+).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Next {
+    /// The management thread starts its next round (`ServiceOrder::Rounds`).
+    Round(Nanos),
     Head(Nanos),
-    Erase { key: (u32, u32), start_ns: Nanos },
-    Plug { zone: u32, unit: u64, start_ns: Nanos },
+    Erase {
+        key: (u32, u32),
+        start_ns: Nanos,
+    },
+    Plug {
+        zone: u32,
+        unit: u64,
+        start_ns: Nanos,
+    },
 }
 
 impl Next {
     pub(crate) fn start_ns(self) -> Nanos {
         match self {
-            Next::Head(t) | Next::Erase { start_ns: t, .. } | Next::Plug { start_ns: t, .. } => t,
+            Next::Round(t) | Next::Head(t) | Next::Erase { start_ns: t, .. } | Next::Plug { start_ns: t, .. } => t,
         }
     }
 }
