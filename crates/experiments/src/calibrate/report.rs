@@ -36,10 +36,46 @@ pub struct Summary {
     pub median_abs_error: Option<f64>,
     /// Share of compared rows within ±25%.
     pub within_25_pct: Option<f64>,
+    /// The tail rows (a percentile of 90 or more, [`is_tail`]) alone.
+    pub tails: Share,
+    /// The other rows (means, medians, throughputs, rates) alone.
+    pub others: Share,
     /// Each group's errors.
     pub groups: Vec<GroupStats>,
     /// Skip reason → row ids.
     pub skipped_reasons: BTreeMap<String, Vec<String>>,
+}
+
+/// How close one kind of rows came: tails and the rest are reported apart,
+/// since a model can get means right and tails wrong.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Share {
+    /// Rows compared.
+    pub compared: usize,
+    /// Median |relative error|.
+    pub median_abs_error: Option<f64>,
+    /// Share within ±25%.
+    pub within_25_pct: Option<f64>,
+}
+
+impl Share {
+    fn of(mut errors: Vec<f64>) -> Self {
+        let compared = errors.len();
+        let within = errors.iter().filter(|e| **e <= CLOSE).count();
+        Self {
+            compared,
+            median_abs_error: median(&mut errors),
+            within_25_pct: (compared > 0).then(|| within as f64 / compared as f64),
+        }
+    }
+}
+
+/// Whether `metric` is a tail: a latency percentile of 90 or more
+/// (`lat_p95_us`, `ms_p99`, `lat_p99.9_us`), not a median nor a mean.
+pub fn is_tail(metric: &str) -> bool {
+    metric.split('_').any(|part| {
+        part.strip_prefix('p').and_then(|n| n.parse::<f64>().ok()).is_some_and(|percentile| percentile >= 90.0)
+    })
 }
 
 /// The median (mean of the middle two for an even count); sorts `values`.
@@ -57,6 +93,10 @@ pub fn summarize(results: &[RowResult]) -> Summary {
     let mut errors: Vec<f64> = results.iter().filter_map(|r| r.error).map(f64::abs).collect();
     let compared = errors.len();
     let within = errors.iter().filter(|e| **e <= CLOSE).count();
+    let errors_where = |tail: bool| {
+        results.iter().filter(|r| is_tail(r.metric) == tail).filter_map(|r| r.error).map(f64::abs).collect()
+    };
+    let (tails, others) = (Share::of(errors_where(true)), Share::of(errors_where(false)));
     let mut by_group: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut skipped_reasons: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in results {
@@ -81,6 +121,8 @@ pub fn summarize(results: &[RowResult]) -> Summary {
         skipped: results.len() - compared,
         median_abs_error: median(&mut errors),
         within_25_pct: (compared > 0).then(|| within as f64 / compared as f64),
+        tails,
+        others,
         groups,
         skipped_reasons,
     }
@@ -125,6 +167,16 @@ pub fn markdown(title: &str, summary: &Summary, extra: &str) -> String {
         pct(summary.median_abs_error),
         pct(summary.within_25_pct)
     );
+    for (name, share) in [("tail rows (p90 and above)", &summary.tails), ("other rows", &summary.others)] {
+        let _ = writeln!(
+            s,
+            "- {name}: {} within ±25% of {}, median |error| {}",
+            pct(share.within_25_pct),
+            share.compared,
+            pct(share.median_abs_error)
+        );
+    }
+    s.push('\n');
     s.push_str(extra);
     s.push_str("\n## Groups (source / figure / metric), worst median first\n\n| group | rows | median abs error | max abs error |\n|---|---|---|---|\n");
     let mut groups: Vec<&GroupStats> = summary.groups.iter().collect();
@@ -198,9 +250,35 @@ mod tests {
         assert_eq!(s.within_25_pct, Some(2.0 / 3.0));
         assert_eq!(s.groups[0], GroupStats { group: "g1".into(), count: 2, median_abs_error: 0.3, max_abs_error: 0.5 });
         assert_eq!(s.skipped_reasons["why"], vec!["d".to_string()]);
+        assert_eq!((s.tails.compared, s.others.compared), (0, 3), "every row here is kiops");
         let md = markdown("t", &s, "");
         assert!(md.find("| g1 |").unwrap() < md.find("| g2 |").unwrap(), "worst group first:\n{md}");
         let csv = String::from_utf8(rows_csv(&results).unwrap()).unwrap();
         assert!(csv.lines().nth(4).unwrap().contains(",why,"), "{csv}");
+    }
+
+    #[test]
+    fn tails_are_high_percentiles_and_are_summarised_apart() {
+        for (metric, tail) in [
+            ("lat_p95_us", true),
+            ("ms_p95", true),
+            ("lat_p99_us", true),
+            ("lat_p99.9_us", true),
+            ("lat_p90_us", true),
+            ("lat_p50_us", false),
+            ("lat_mean_us", false),
+            ("kiops", false),
+            ("per_s", false),
+        ] {
+            assert_eq!(is_tail(metric), tail, "{metric}");
+        }
+        let mut results = vec![result("a", "g", Some(0.1), None), result("b", "g", Some(0.4), None)];
+        results[1].metric = "lat_p99_us";
+        results.push(RowResult { metric: "ms_p95", ..result("c", "g", Some(-0.2), None) });
+        let s = summarize(&results);
+        assert_eq!(s.tails, Share { compared: 2, median_abs_error: Some((0.4 + 0.2) / 2.0), within_25_pct: Some(0.5) });
+        assert_eq!(s.others, Share { compared: 1, median_abs_error: Some(0.1), within_25_pct: Some(1.0) });
+        let md = markdown("t", &s, "");
+        assert!(md.contains("- tail rows (p90 and above): 50.0% within ±25% of 2, median |error| 30.0%"), "{md}");
     }
 }
