@@ -456,6 +456,14 @@ pub struct ManagementConfig {
     /// writes: the turn a write waits for while management runs.
     #[serde(default = "default_slice_ns")]
     pub slice_ns: Nanos,
+    /// Management's turn on the FTL core beside busy writers: its share
+    /// stays one `slice_ns` per write, taken as `turn_ns` of work once every
+    /// `turn_ns / slice_ns` writes, so that most writes pass untouched and a
+    /// few wait the whole turn (CLUSTER'23 Fig 7: beside resets a QD-1
+    /// writer's mean doubles while its median and p99 stay). 0: `slice_ns`,
+    /// a slice before every write.
+    #[serde(default)]
+    pub turn_ns: Nanos,
     /// The order in which the management thread takes queued finish and
     /// reset commands.
     #[serde(default)]

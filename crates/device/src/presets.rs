@@ -212,6 +212,7 @@ fn zn540() -> DeviceConfig {
             offline_ns: 10 * US,
             host_priority: true,
             slice_ns: 9_800,
+            turn_ns: 0,
             // k reset jobs kept queued: p95 2.0, 4.0, 7.9 and 13.7 services
             // at k = 2, 3, 5 and 9 (ConfZNS++ C3), what rounds in a random
             // order give (2, 4, 8, 14); arrival order would give k.
@@ -344,6 +345,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             offline_ns: 10 * US,
             host_priority: true,
             slice_ns: 5 * US,
+            turn_ns: 0,
             order: ServiceOrder::Arrival,
             finish: FinishConfig::default(),
             reset: ResetConfig::default(),

@@ -193,7 +193,12 @@ fn dynamic_mapping_spreads_erases_over_block_groups() {
 /// Obs 12-13 and CLUSTER'23 Fig 7: a full-zone reset alone and with QD-1 4 KiB writes to another zone;
 /// returns the reset's latency (ms) and the writes' latencies (µs), sorted.
 fn reset_with_writes(writes: bool) -> (f64, Vec<f64>) {
-    let mut dev = device("zn540", &[("namespace.zones", "4")]);
+    reset_with_writes_set(writes, &[])
+}
+
+/// [`reset_with_writes`] on a zn540 with `sets` applied.
+fn reset_with_writes_set(writes: bool, sets: &[(&str, &str)]) -> (f64, Vec<f64>) {
+    let mut dev = device("zn540", &[&[("namespace.zones", "4")], sets].concat());
     let zcap = dev.layout().zcap_lbas;
     let zl = dev.layout().zone_lbas;
     let mut t = fill(&mut dev, 0, zcap, 0) + 1_000 * MS;
@@ -248,6 +253,34 @@ fn writes_and_a_reset_take_turns_on_the_write_paths_core() {
     let median_us = write_us[write_us.len() / 2];
     let median_alone_us = writes_alone_us(write_us.len());
     assert_close("write latency during the reset", median_us, median_alone_us + slice_us, 0.1);
+}
+
+#[test]
+fn management_turns_beside_writers_keep_its_share_and_spare_most_writes() {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (reset_sliced, sliced_us) = reset_with_writes_set(true, &[]);
+    let (reset_turns, turns_us) = reset_with_writes_set(true, &[("management.turn_ns", "1ms")]);
+    // The same share of the core: the reset and the writes' mean take about as long either way.
+    assert_close("reset with 1 ms turns", reset_turns, reset_sliced, 0.05);
+    assert_close("mean write with 1 ms turns", mean(&turns_us), mean(&sliced_us), 0.15);
+    // But a turn every hundred writes spares the others: only the slices the
+    // reset runs in the core's idle time (up to `slice_ns`) still delay them.
+    let (median_us, median_sliced_us) = (turns_us[turns_us.len() / 2], sliced_us[sliced_us.len() / 2]);
+    let median_alone_us = writes_alone_us(turns_us.len());
+    let slice_us = preset("zn540").unwrap().management.slice_ns as f64 / US as f64;
+    let pct = |v: &[f64], p: usize| v[v.len() * p / 100];
+    eprintln!(
+        "p90/p95/p98/p99: turns {:?}, slices {:?}",
+        [90, 95, 98, 99].map(|p| pct(&turns_us, p)),
+        [90, 95, 98, 99].map(|p| pct(&sliced_us, p))
+    );
+    eprintln!("median write: alone {median_alone_us:.1} µs, beside the reset {median_sliced_us:.1} (a slice each), {median_us:.1} (1 ms turns)");
+    assert!(median_us < median_alone_us + slice_us / 2.0 && median_sliced_us > median_alone_us + slice_us * 0.9);
+    let (p95_us, p95_sliced_us) = (pct(&turns_us, 95), pct(&sliced_us, 95));
+    assert!(p95_us < median_alone_us + slice_us / 2.0, "p95 {p95_us:.1} µs: few writes wait a turn");
+    assert!(p95_sliced_us > median_alone_us + slice_us * 0.9, "p95 {p95_sliced_us:.1} µs: every write waits a slice");
+    let max_us = turns_us[turns_us.len() - 1];
+    assert!(max_us > 900.0, "a write that meets a turn waits for all of it: {max_us:.1} µs");
 }
 
 #[test]

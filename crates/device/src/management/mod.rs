@@ -354,18 +354,11 @@ fn ftl_turn_beside_tasks(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) ->
     if let Some(start_ns) = round_due_ns.filter(|&t| t <= ready_ns) {
         core.scheduler.background.start_round(start_ns);
     }
-    let turn_ns = match core.scheduler.background.queue.front_mut() {
-        Some(task) if task.submit_ns <= ready_ns && round_due_ns.is_none_or(|t| t <= ready_ns) => {
-            match task.phases.front_mut() {
-                Some(Phase::Firmware { left_ns }) => {
-                    let slice = (*left_ns).min(slice_max_ns);
-                    *left_ns -= slice;
-                    slice
-                }
-                _ => 0,
-            }
-        }
-        _ => 0,
+    let turn_ns = if round_due_ns.is_none_or(|t| t <= ready_ns) {
+        let turn_max_ns = core.config.management.turn_ns;
+        core.scheduler.background.firmware_turn_ns(ready_ns, slice_max_ns, turn_max_ns)
+    } else {
+        0
     };
     let end_ns = core.controller.reserve_ftl(ready_ns, turn_ns + work_ns, core.config.controller.unit_commit_ns);
     if turn_ns > 0 {

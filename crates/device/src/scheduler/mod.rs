@@ -50,6 +50,9 @@ pub(crate) struct Management {
     pub(crate) queue: VecDeque<Task>,
     /// With `management.order = "rounds"`: the management thread's rounds.
     rounds: Option<Rounds>,
+    /// Management firmware work writes have owed the FTL core since its
+    /// last turn beside them (`management.turn_ns`).
+    turn_credit_ns: Nanos,
     /// Blocks groups (die, fbg) to erase before they are programmed again,
     /// with the earliest time the erase may start.
     pub(crate) pending_erase: BTreeMap<(u32, u32), Nanos>,
@@ -94,6 +97,23 @@ impl Management {
         Self { rounds, ..Self::default() }
     }
 
+    /// The head task's firmware work that runs before a write whose FTL
+    /// work is ready at `ready_ns`: each write owes it `slice_ns`, paid in
+    /// turns of `turn_ns` (or the phase's rest, if less). 0 when no task's
+    /// firmware phase is under way or its turn has not come.
+    pub(crate) fn firmware_turn_ns(&mut self, ready_ns: Nanos, slice_ns: Nanos, turn_ns: Nanos) -> Nanos {
+        let Some(task) = self.queue.front_mut().filter(|task| task.submit_ns <= ready_ns) else { return 0 };
+        let Some(Phase::Firmware { left_ns }) = task.phases.front_mut() else { return 0 };
+        self.turn_credit_ns += slice_ns;
+        if self.turn_credit_ns < turn_ns.max(slice_ns) && self.turn_credit_ns < *left_ns {
+            return 0;
+        }
+        let turn = (*left_ns).min(self.turn_credit_ns);
+        *left_ns -= turn;
+        self.turn_credit_ns = 0;
+        turn
+    }
+
     /// Whether the management thread works in rounds.
     pub(crate) fn in_rounds(&self) -> bool {
         self.rounds.is_some()
@@ -106,6 +126,10 @@ impl Management {
                 debug_assert!(r.left == 0 && r.due_ns.is_none());
                 r.left = 1;
             }
+        }
+        if self.queue.len() == 1 {
+            // Writes owe nothing to work that was not there.
+            self.turn_credit_ns = 0;
         }
     }
 
