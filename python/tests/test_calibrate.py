@@ -49,6 +49,11 @@ def test_calibrate_fits_parameters_as_the_cli_does(tmp_path):
         zonelab.calibrate(MEASUREMENTS, only="T0002", runtime_ms=50, fit=[])
     with pytest.raises(zonelab.ZonelabError, match="folds"):
         zonelab.calibrate(MEASUREMENTS, only="T0002", fit="controller.write_ns", folds=-1)
+    for weight in (0, -2.0, float("nan"), True, "2"):
+        with pytest.raises(zonelab.ZonelabError, match="fit_tail_weight"):
+            zonelab.calibrate(MEASUREMENTS, only="T0002", fit="controller.write_ns", fit_tail_weight=weight)
+    weighed = zonelab.calibrate(MEASUREMENTS, out=tmp_path / "weighed", fit_tail_weight=3, **options)
+    assert weighed["extra"]["tail_weight"] == 3.0
 
 
 def test_calibrate_writes_what_the_cli_writes(tmp_path):

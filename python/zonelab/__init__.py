@@ -261,6 +261,7 @@ def calibrate(
     fit: Union[None, str, Sequence[str]] = None,
     folds: int = 5,
     max_evals: int = 60,
+    fit_tail_weight: float = 1.0,
 ) -> Dict[str, Any]:
     """``zonelab calibrate``: reruns the rows of a measurements file
     (docs/measurements.md) on the device and returns report.json as a dict
@@ -274,7 +275,8 @@ def calibrate(
     ``fit`` fits device parameters as ``--fit`` does (``--set`` paths, a list
     or a comma-separated string, e.g. ``["controller.write_ns"]``), with
     ``folds``-fold cross-validation (0 or 1: none) and at most ``max_evals``
-    loss evaluations per fit: report.json's ``extra`` is then the fit's
+    loss evaluations per fit, the tail rows (p90 and above) weighing
+    ``fit_tail_weight`` in its loss against 1 for the rest: report.json's ``extra`` is then the fit's
     summary (``params`` with ``start`` and ``fitted``, losses, ``cv_loss``),
     and ``out`` holds ``fitted.toml`` (load it with ``Device(preset=...)``
     or ``--device``).
@@ -294,10 +296,23 @@ def calibrate(
     for name, value in (("folds", folds), ("max_evals", max_evals), ("runtime_ms", runtime_ms), ("threads", threads)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ZonelabError(f"{name}: expected a non-negative integer, got {value!r}")
+    weight_ok = isinstance(fit_tail_weight, (int, float)) and not isinstance(fit_tail_weight, bool)
+    if not weight_ok or not 0 < fit_tail_weight < float("inf"):
+        raise ZonelabError(f"fit_tail_weight: expected a positive number, got {fit_tail_weight!r}")
 
     def native(directory: str) -> str:
         return _native.calibrate(
-            os.fspath(measurements), spec, only, directory, bool(force), runtime_ms, threads, params, folds, max_evals
+            os.fspath(measurements),
+            spec,
+            only,
+            directory,
+            bool(force),
+            runtime_ms,
+            threads,
+            params,
+            folds,
+            max_evals,
+            float(fit_tail_weight),
         )
 
     if out is None:

@@ -60,4 +60,5 @@ def calibrate(
     fit: Union[None, str, Sequence[str]] = None,
     folds: int = 5,
     max_evals: int = 60,
+    fit_tail_weight: float = 1.0,
 ) -> Dict[str, Any]: ...

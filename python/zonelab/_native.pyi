@@ -28,6 +28,7 @@ def calibrate(
     fit: List[str],
     folds: int,
     max_evals: int,
+    fit_tail_weight: float,
 ) -> str: ...
 def calibrate_plan(measurements: str, device_json: str, only: str, runtime_ms: int) -> List[str]: ...
 def calibrate_render(

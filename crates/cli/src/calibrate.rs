@@ -38,6 +38,9 @@ pub struct CalibrateArgs {
     /// Most loss evaluations of one fit.
     #[arg(long, default_value_t = 60)]
     pub max_evals: u64,
+    /// Weight of the tail rows (p90 and above) in the fit's loss; the other rows weigh 1.
+    #[arg(long, default_value_t = 1.0)]
+    pub fit_tail_weight: f64,
     #[command(flatten)]
     pub plan: crate::plan::PlanArgs,
 }
@@ -61,6 +64,9 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
     let rows = cal::select(&all, &args.only);
     if rows.is_empty() {
         return Err(UserError(format!("--only '{}' selects none of the {} rows", args.only, all.len())));
+    }
+    if args.fit.is_empty() && args.fit_tail_weight != 1.0 {
+        return Err(UserError("--fit-tail-weight weighs the rows of a fit: give --fit PARAMETERS with it".into()));
     }
     zonelab_experiments::out_dir::check(&args.out, args.force)?;
     let threads = args.jobs.unwrap_or_else(|| Settings::default().threads).max(1);
@@ -93,7 +99,10 @@ pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
                 "--shard and --store do not apply to --fit: each evaluation of a fit depends on the one before".into(),
             ));
         }
-        let request = fit::Request { params: args.fit.clone(), folds: args.folds, max_evals: args.max_evals };
+        let request = fit::Request {
+            tail_weight: args.fit_tail_weight,
+            ..fit::Request::new(args.fit.clone(), args.folds, args.max_evals)
+        };
         let outcome =
             fit::fit(&config, &rows, &request, settings, &|stage: &str| bar.set_prefix(stage.to_string()), &progress)
                 .map_err(UserError::from);

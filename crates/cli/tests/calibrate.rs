@@ -73,6 +73,29 @@ fn a_fit_writes_the_report_and_a_preset_the_device_option_loads() {
     assert!(text(&show.stdout).contains("name = \"zn540-fitted\""));
 }
 
+#[test]
+fn a_tail_weight_without_a_fit_or_not_positive_exits_2() {
+    let dir = scratch("weight");
+    let out_dir = dir.join("out");
+    let out = zonelab(&[
+        "calibrate",
+        &shipped(),
+        "--only",
+        "T0017",
+        "--fit-tail-weight",
+        "3",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--fit-tail-weight weighs the rows of a fit"), "{}", text(&out.stderr));
+    let args = ["calibrate", &shipped(), "--only", "T0017", "--fit", "controller.write_ns", "--fit-tail-weight", "0"];
+    let out = zonelab(&[&args[..], &["--out", out_dir.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("must be a positive number"), "{}", text(&out.stderr));
+    assert!(!out_dir.exists(), "nothing written");
+}
+
 /// `calibrate /dev/zero` read the device for ever (7 GB in 30 s); every input file is now opened as the other
 /// commands open theirs: a device node or directory exits 2 at once, saying what it is.
 #[cfg(unix)]

@@ -79,7 +79,7 @@ fn generated(path: &str, value: &str, settings: Settings) -> Vec<cal::Row> {
 fn the_fit_recovers_a_parameter_from_data_the_model_made() {
     let settings = Settings { runtime_ms: 60, threads: 2, window_ms_min: 0 };
     let rows = generated("controller.write_ns", "9000ns", settings);
-    let request = fit::Request { params: vec!["controller.write_ns".into()], folds: 0, max_evals: 40 };
+    let request = fit::Request::new(vec!["controller.write_ns".into()], 0, 40);
     let base = preset("zn540").unwrap();
     let out = fit::fit(&base, &rows, &request, settings, &|_| {}, &|_, _| {}).unwrap();
     let p = &out.summary.params[0];
@@ -99,7 +99,7 @@ fn the_fit_recovers_a_parameter_from_data_the_model_made() {
 fn cross_validation_scores_every_fold() {
     let settings = Settings { runtime_ms: 40, threads: 2, window_ms_min: 0 };
     let rows = generated("controller.write_ns", "7000ns", settings);
-    let request = fit::Request { params: vec!["controller.write_ns".into()], folds: 3, max_evals: 12 };
+    let request = fit::Request::new(vec!["controller.write_ns".into()], 3, 12);
     let out = fit::fit(&preset("zn540").unwrap(), &rows, &request, settings, &|_| {}, &|_, _| {}).unwrap();
     assert_eq!(out.summary.fold_losses.len(), 3);
     assert!(out.summary.cv_loss.unwrap().is_finite());
@@ -109,7 +109,7 @@ fn cross_validation_scores_every_fold() {
 #[test]
 fn a_parameter_that_is_not_a_number_is_refused() {
     let rows = generated("controller.write_ns", "5400ns", Settings { runtime_ms: 20, threads: 1, window_ms_min: 0 });
-    let request = fit::Request { params: vec!["controller.nope".into()], folds: 0, max_evals: 5 };
+    let request = fit::Request::new(vec!["controller.nope".into()], 0, 5);
     let err =
         fit::fit(&preset("zn540").unwrap(), &rows, &request, Settings::default(), &|_| {}, &|_, _| {}).err().unwrap();
     assert!(err.to_string().contains("controller.nope"), "{err}");

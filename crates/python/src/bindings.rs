@@ -107,13 +107,22 @@ fn calibrate(
     fit: Vec<String>,
     folds: usize,
     max_evals: u64,
+    fit_tail_weight: f64,
 ) -> PyResult<String> {
-    let options = glue::CalibrateOptions { only, runtime_ms, threads, fit, folds, max_evals };
+    let options = glue::CalibrateOptions { only, runtime_ms, threads, fit, folds, max_evals, fit_tail_weight };
     simulate(py, || glue::calibrate(&measurements, &device_json, &out, force, &options))
 }
 
 fn plan_options(only: String, runtime_ms: u64) -> glue::CalibrateOptions {
-    glue::CalibrateOptions { only, runtime_ms, threads: 1, fit: Vec::new(), folds: 0, max_evals: 0 }
+    glue::CalibrateOptions {
+        only,
+        runtime_ms,
+        threads: 1,
+        fit: Vec::new(),
+        folds: 0,
+        max_evals: 0,
+        fit_tail_weight: 1.0,
+    }
 }
 
 #[pyfunction]

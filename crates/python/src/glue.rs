@@ -272,6 +272,8 @@ pub struct CalibrateOptions {
     pub folds: usize,
     /// Most loss evaluations of one fit.
     pub max_evals: u64,
+    /// Weight of the tail rows in the fit's loss (`--fit-tail-weight`).
+    pub fit_tail_weight: f64,
 }
 
 /// The selected rows of a measurements file, the device and the settings.
@@ -311,8 +313,10 @@ pub fn calibrate(
         zonelab_experiments::out_dir::claim(out, force)?;
         cal::write(out, &title, &results, &jobs, None, &mut warn)?;
     } else {
-        let request =
-            cal::fit::Request { params: options.fit.clone(), folds: options.folds, max_evals: options.max_evals };
+        let request = cal::fit::Request {
+            tail_weight: options.fit_tail_weight,
+            ..cal::fit::Request::new(options.fit.clone(), options.folds, options.max_evals)
+        };
         let outcome = cal::fit::fit(&config, &rows, &request, settings, &|_| {}, &|_, _| {})?;
         zonelab_experiments::out_dir::claim(out, force)?;
         cal::write(out, &title, &outcome.results, &[], Some(&outcome), &mut warn)?;

@@ -4,6 +4,9 @@
 //! from its starting value), by Nelder-Mead (argmin). The loss is the mean
 //! |ln(predicted / measured)| over the rows that run: symmetric in over-
 //! and under-prediction, and robust (a row 10× off weighs ln 10, not 9).
+//! `--fit-tail-weight` weighs the tail rows (p90 and above,
+//! [`super::report::is_tail`]) against the rest, so a fit can favour the
+//! distribution's tail or its body.
 //! Cross-validation splits the runs (not the rows: rows of one run share
 //! it) into k folds by the hash of the run, fits on k-1 and scores the rest.
 
@@ -30,6 +33,15 @@ pub struct Request {
     pub folds: usize,
     /// Most simulations of the whole row set the fit may spend.
     pub max_evals: u64,
+    /// Weight of a tail row's term in the loss (the other rows weigh 1).
+    pub tail_weight: f64,
+}
+
+impl Request {
+    /// `params` with `folds` and `max_evals`, tails weighed as the rest.
+    pub fn new(params: Vec<String>, folds: usize, max_evals: u64) -> Self {
+        Self { params, folds, max_evals, tail_weight: 1.0 }
+    }
 }
 
 /// One fitted parameter.
@@ -50,7 +62,9 @@ pub struct FitSummary {
     pub params: Vec<Param>,
     /// Rows that map to a run and so take part.
     pub rows_fitted: usize,
-    /// Loss (mean squared log error) with the starting values.
+    /// Weight of a tail row in the loss (the rest weigh 1).
+    pub tail_weight: f64,
+    /// Loss (weighted mean |ln(predicted/measured)|) with the starting values.
     pub loss_start: f64,
     /// Loss with the fitted values.
     pub loss_fitted: f64,
@@ -134,23 +148,39 @@ impl Space {
     }
 }
 
-/// Mean |ln(predicted/measured)| of `rows` on `config`.
-pub fn loss(config: &DeviceConfig, rows: &[Row], settings: Settings) -> f64 {
-    let results = evaluate(config, rows, settings, &|_, _| {});
-    let terms: Vec<f64> = results
-        .iter()
-        .map(|r| match (r.predicted, r.measured > 0.0) {
+/// Mean |ln(predicted/measured)| of `rows` on `config`, tail rows weighing
+/// `tail_weight`.
+pub fn loss(config: &DeviceConfig, rows: &[Row], settings: Settings, tail_weight: f64) -> f64 {
+    weighted_loss(&evaluate(config, rows, settings, &|_, _| {}), tail_weight)
+}
+
+/// The weighted mean |ln(predicted/measured)| of `results`: a tail row's
+/// term weighs `tail_weight`, any other 1; a row without a prediction counts
+/// as [`FAILED_ROW_LOSS`].
+pub fn weighted_loss(results: &[RowResult], tail_weight: f64) -> f64 {
+    assert!(tail_weight.is_finite() && tail_weight > 0.0, "a positive tail weight");
+    let (mut sum, mut weights) = (0.0, 0.0);
+    for r in results {
+        let term = match (r.predicted, r.measured > 0.0) {
             (Some(p), true) => (p / r.measured).ln().abs(),
             _ => FAILED_ROW_LOSS,
-        })
-        .collect();
-    terms.iter().sum::<f64>() / terms.len().max(1) as f64
+        };
+        let weight = if super::report::is_tail(r.metric) { tail_weight } else { 1.0 };
+        sum += weight * term;
+        weights += weight;
+    }
+    if weights > 0.0 {
+        sum / weights
+    } else {
+        0.0
+    }
 }
 
 struct Problem<'a> {
     space: &'a Space,
     rows: &'a [Row],
     settings: Settings,
+    tail_weight: f64,
     evals: RefCell<u64>,
     progress: &'a (dyn Fn(usize, usize) + Sync),
     max_evals: u64,
@@ -163,7 +193,7 @@ impl CostFunction for Problem<'_> {
         *self.evals.borrow_mut() += 1;
         (self.progress)(*self.evals.borrow() as usize, self.max_evals as usize);
         Ok(match self.space.config(x) {
-            Ok(config) => loss(&config, self.rows, self.settings),
+            Ok(config) => loss(&config, self.rows, self.settings, self.tail_weight),
             Err(_) => FAILED_ROW_LOSS * 10.0,
         })
     }
@@ -174,9 +204,10 @@ fn minimize(
     space: &Space,
     rows: &[Row],
     settings: Settings,
-    max_evals: u64,
+    request: &Request,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Vec<f64>, f64, u64)> {
+    let (max_evals, tail_weight) = (request.max_evals, request.tail_weight);
     let n = space.params.len();
     let mut simplex = vec![vec![0.0; n]];
     for i in 0..n {
@@ -185,7 +216,7 @@ fn minimize(
         simplex.push(v);
     }
     let solver = NelderMead::new(simplex).with_sd_tolerance(1e-4).map_err(|e| Error::Failed(e.to_string()))?;
-    let problem = Problem { space, rows, settings, evals: RefCell::new(0), progress, max_evals };
+    let problem = Problem { space, rows, settings, tail_weight, evals: RefCell::new(0), progress, max_evals };
     // Nelder-Mead spends one to two evaluations per iteration once the simplex is built.
     let iters = max_evals.saturating_sub(n as u64 + 1).div_ceil(2).max(1);
     let result = Executor::new(problem, solver)
@@ -215,6 +246,12 @@ pub fn fit(
     if request.params.is_empty() {
         return Err(Error::Invalid("--fit needs at least one parameter".into()));
     }
+    if !(request.tail_weight.is_finite() && request.tail_weight > 0.0) {
+        return Err(Error::Invalid(format!(
+            "--fit-tail-weight {}: the tail rows' weight must be a positive number (1 weighs them as the rest)",
+            request.tail_weight
+        )));
+    }
     let mut params = Vec::new();
     for path in &request.params {
         let (start, int) = get_parameter(base, path)?;
@@ -230,8 +267,8 @@ pub fn fit(
         return Err(Error::Invalid("none of the selected rows maps to a run: nothing to fit".into()));
     }
     stage("fit");
-    let loss_start = loss(base, &fittable, settings);
-    let (x, loss_fitted, evaluations) = minimize(&space, &fittable, settings, request.max_evals, progress)?;
+    let loss_start = loss(base, &fittable, settings, request.tail_weight);
+    let (x, loss_fitted, evaluations) = minimize(&space, &fittable, settings, request, progress)?;
     let fold_losses = cross_validate(&space, rows, &runs, &fold_of, request, settings, stage, progress)?;
     let mut config = space.config(&x)?;
     config.name = format!("{}-fitted", base.name);
@@ -244,8 +281,16 @@ pub fn fit(
         .map(|((path, start, _), fitted)| Param { path: path.clone(), start: *start, fitted })
         .collect();
     let cv_loss = (!fold_losses.is_empty()).then(|| fold_losses.iter().sum::<f64>() / fold_losses.len() as f64);
-    let summary =
-        FitSummary { params, rows_fitted: fittable.len(), loss_start, loss_fitted, evaluations, fold_losses, cv_loss };
+    let summary = FitSummary {
+        params,
+        rows_fitted: fittable.len(),
+        tail_weight: request.tail_weight,
+        loss_start,
+        loss_fitted,
+        evaluations,
+        fold_losses,
+        cv_loss,
+    };
     Ok(Outcome { config, results, summary })
 }
 
@@ -282,8 +327,8 @@ fn cross_validate(
                 .collect()
         };
         let (train, test) = (pick(false), pick(true));
-        let (x, _, _) = minimize(space, &train, settings, request.max_evals, progress)?;
-        losses.push(loss(&space.config(&x)?, &test, settings));
+        let (x, _, _) = minimize(space, &train, settings, request, progress)?;
+        losses.push(loss(&space.config(&x)?, &test, settings, request.tail_weight));
     }
     Ok(losses)
 }
@@ -297,8 +342,9 @@ pub fn markdown(outcome: &Outcome) -> String {
     }
     let _ = writeln!(
         md,
-        "\nLoss (mean |ln(predicted/measured)|) over {} rows: {:.4} at the start, {:.4} fitted, after {} evaluations.",
-        s.rows_fitted, s.loss_start, s.loss_fitted, s.evaluations
+        "\nLoss (mean |ln(predicted/measured)|, tail rows weighing {}) over {} rows: {:.4} at the start, {:.4} fitted, \
+         after {} evaluations.",
+        s.tail_weight, s.rows_fitted, s.loss_start, s.loss_fitted, s.evaluations
     );
     match s.cv_loss {
         Some(cv) => {
@@ -314,4 +360,47 @@ pub fn markdown(outcome: &Outcome) -> String {
     }
     md.push_str("The fitted configuration is `fitted.toml` (load it with `--device fitted.toml`).\n");
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(metric: &'static str, measured: f64, predicted: Option<f64>) -> RowResult {
+        RowResult {
+            id: metric.into(),
+            group: "g".into(),
+            metric,
+            run: None,
+            measured,
+            predicted,
+            error: predicted.map(|p| p / measured - 1.0),
+            skipped: None,
+        }
+    }
+
+    #[test]
+    fn the_tail_weight_weighs_tail_rows_against_the_rest() {
+        // A p95 twice the drive's, a mean exactly right, a row that did not run.
+        let results =
+            [result("lat_p95_us", 10.0, Some(20.0)), result("lat_mean_us", 5.0, Some(5.0)), result("kiops", 1.0, None)];
+        let ln2 = 2f64.ln();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(weighted_loss(&results, 1.0), (ln2 + FAILED_ROW_LOSS) / 3.0));
+        assert!(close(weighted_loss(&results, 3.0), (3.0 * ln2 + FAILED_ROW_LOSS) / 5.0));
+        assert!(close(weighted_loss(&results[1..2], 7.0), 0.0), "no tail row: the weight changes nothing");
+        assert!(weighted_loss(&results[..2], 4.0) > weighted_loss(&results[..2], 1.0));
+        assert_eq!(weighted_loss(&[], 2.0), 0.0);
+    }
+
+    #[test]
+    fn a_tail_weight_that_is_not_positive_is_refused() {
+        let rows = Vec::new();
+        for weight in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let request = Request { tail_weight: weight, ..Request::new(vec!["controller.write_ns".into()], 0, 5) };
+            let base = zonelab_device::preset("zn540").unwrap();
+            let err = fit(&base, &rows, &request, Settings::default(), &|_| {}, &|_, _| {}).err().unwrap();
+            assert!(err.to_string().contains("--fit-tail-weight"), "{weight}: {err}");
+        }
+    }
 }
