@@ -371,6 +371,7 @@ mod tests {
             id: metric.into(),
             group: "g".into(),
             metric,
+            op: "write".into(),
             run: None,
             measured,
             predicted,

@@ -39,6 +39,9 @@ pub struct RowResult {
     pub group: String,
     /// The metric's name.
     pub metric: &'static str,
+    /// The operation the row measured (`write`, `reset`, ...): rows of one
+    /// run, figure and operation describe one job's latency distribution.
+    pub op: String,
     /// The run that measured it (rows with the same run shared one simulation).
     pub run: Option<String>,
     /// The measured number.
@@ -206,6 +209,7 @@ fn row_result(row: &Row, run: Option<String>, predicted: Result<f64>) -> RowResu
         id: row.id.clone(),
         group: row.group(),
         metric: row.metric.name(),
+        op: format!("{:?}", row.op).to_lowercase(),
         run,
         measured: row.value,
         predicted: predicted.as_ref().ok().copied(),

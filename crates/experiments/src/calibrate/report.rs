@@ -1,5 +1,6 @@
 //! The calibration report: per-row CSV, JSON and Markdown summaries.
 
+use super::rows::{Level, Metric};
 use super::RowResult;
 use crate::error::{io, json, Error, Result};
 use serde::Serialize;
@@ -40,6 +41,8 @@ pub struct Summary {
     pub tails: Share,
     /// The other rows (means, medians, throughputs, rates) alone.
     pub others: Share,
+    /// The latency rows as distributions: per level and per job.
+    pub distributions: Distributions,
     /// Each group's errors.
     pub groups: Vec<GroupStats>,
     /// Skip reason → row ids.
@@ -70,6 +73,137 @@ impl Share {
     }
 }
 
+/// The latency rows as distributions: how close each level came (mean,
+/// p50, p95, p99), and for each job whose rows give a body (median, or else
+/// mean) and a tail (its highest percentile of 90 or more) how close the
+/// shape came: the spread, tail over body, predicted against measured. A
+/// model with one service time per operation gets means right and spreads
+/// wrong; the spread shows it whatever the scale.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Distributions {
+    /// The rows of each latency level, mean first.
+    pub levels: Vec<LevelShare>,
+    /// Jobs (rows of one run, figure and operation) with a body and a tail.
+    pub jobs: usize,
+    /// Median over those jobs of the mean |ln(predicted / measured)| of
+    /// their latency rows: a distance between the two distributions.
+    pub median_distance: Option<f64>,
+    /// Median |spread error| over those jobs.
+    pub median_abs_spread_error: Option<f64>,
+    /// Share of those jobs whose spread is within ±25%.
+    pub spread_within_25_pct: Option<f64>,
+    /// The jobs whose spread is furthest off, worst first (at most [`WORST_JOBS`]).
+    pub worst: Vec<JobShape>,
+}
+
+/// The rows of one latency level.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LevelShare {
+    /// `mean`, `p50`, `p95`, `p99`.
+    pub level: String,
+    /// How close its rows came.
+    pub share: Share,
+}
+
+/// One job's latency distribution, measured and predicted.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct JobShape {
+    /// The run (`run-N`).
+    pub run: String,
+    /// Source / figure.
+    pub figure: String,
+    /// The operation.
+    pub op: String,
+    /// The body's and the tail's metric.
+    pub body: String,
+    /// The tail's metric.
+    pub tail: String,
+    /// Measured tail over body.
+    pub spread_measured: f64,
+    /// Predicted tail over body.
+    pub spread_predicted: f64,
+    /// Predicted spread over measured, minus 1.
+    pub spread_error: f64,
+    /// Mean |ln(predicted / measured)| over the job's latency rows.
+    pub distance: f64,
+}
+
+/// Jobs listed in [`Distributions::worst`].
+pub const WORST_JOBS: usize = 12;
+
+fn level_name(level: Level) -> String {
+    match level {
+        Level::Mean => "mean".into(),
+        Level::Percentile(p) => format!("p{p}"),
+    }
+}
+
+/// One job's latency rows: (level, measured µs, predicted µs, metric).
+type JobRows<'a> = Vec<(Level, f64, f64, &'a str)>;
+
+fn distributions(results: &[RowResult]) -> Distributions {
+    let mut by_level: Vec<(Level, Vec<f64>)> = Vec::new();
+    let mut jobs: BTreeMap<(&str, &str, &str), JobRows<'_>> = BTreeMap::new();
+    for r in results {
+        let (Some(metric), Some(predicted), Some(error)) = (Metric::named(r.metric), r.predicted, r.error) else {
+            continue;
+        };
+        let Some((level, unit_us)) = metric.latency() else { continue };
+        match by_level.iter_mut().find(|(l, _)| *l == level) {
+            Some((_, errors)) => errors.push(error.abs()),
+            None => by_level.push((level, vec![error.abs()])),
+        }
+        let (Some(run), Some((figure, _))) = (r.run.as_deref(), r.group.rsplit_once(" / ")) else { continue };
+        let run = run.split(':').next().unwrap_or(run);
+        jobs.entry((run, figure, &r.op)).or_default().push((
+            level,
+            r.measured * unit_us,
+            predicted * unit_us,
+            r.metric,
+        ));
+    }
+    by_level.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+    let levels = by_level.into_iter().map(|(l, e)| LevelShare { level: level_name(l), share: Share::of(e) }).collect();
+    let mut shapes: Vec<JobShape> =
+        jobs.into_iter().filter_map(|((run, figure, op), rows)| shape(run, figure, op, &rows)).collect();
+    let spread_errors: Vec<f64> = shapes.iter().map(|j| j.spread_error.abs()).collect();
+    let within = spread_errors.iter().filter(|e| **e <= CLOSE).count();
+    let mut distances: Vec<f64> = shapes.iter().map(|j| j.distance).collect();
+    let count = shapes.len();
+    shapes.sort_by(|a, b| b.spread_error.abs().total_cmp(&a.spread_error.abs()).then(a.run.cmp(&b.run)));
+    shapes.truncate(WORST_JOBS);
+    Distributions {
+        levels,
+        jobs: count,
+        median_distance: median(&mut distances),
+        median_abs_spread_error: median(&mut spread_errors.clone()),
+        spread_within_25_pct: (count > 0).then(|| within as f64 / count as f64),
+        worst: shapes,
+    }
+}
+
+/// The shape of one job's rows, if they give a body and a tail.
+fn shape(run: &str, figure: &str, op: &str, rows: &JobRows<'_>) -> Option<JobShape> {
+    let find = |pick: &dyn Fn(Level) -> bool| {
+        rows.iter().filter(|r| pick(r.0)).max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
+    };
+    let body = find(&|l| l == Level::Percentile(50.0)).or_else(|| find(&|l| l == Level::Mean))?;
+    let tail = find(&|l| matches!(l, Level::Percentile(p) if p >= 90.0))?;
+    let (spread_measured, spread_predicted) = (tail.1 / body.1, tail.2 / body.2);
+    let distance = rows.iter().map(|r| (r.2 / r.1).ln().abs()).sum::<f64>() / rows.len() as f64;
+    Some(JobShape {
+        run: run.into(),
+        figure: figure.into(),
+        op: op.into(),
+        body: body.3.into(),
+        tail: tail.3.into(),
+        spread_measured,
+        spread_predicted,
+        spread_error: spread_predicted / spread_measured - 1.0,
+        distance,
+    })
+}
+
 /// Whether `metric` is a tail: a latency percentile of 90 or more
 /// (`lat_p95_us`, `ms_p99`, `lat_p99.9_us`), not a median nor a mean.
 pub fn is_tail(metric: &str) -> bool {
@@ -97,6 +231,7 @@ pub fn summarize(results: &[RowResult]) -> Summary {
         results.iter().filter(|r| is_tail(r.metric) == tail).filter_map(|r| r.error).map(f64::abs).collect()
     };
     let (tails, others) = (Share::of(errors_where(true)), Share::of(errors_where(false)));
+    let distributions = distributions(results);
     let mut by_group: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut skipped_reasons: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in results {
@@ -123,6 +258,7 @@ pub fn summarize(results: &[RowResult]) -> Summary {
         within_25_pct: (compared > 0).then(|| within as f64 / compared as f64),
         tails,
         others,
+        distributions,
         groups,
         skipped_reasons,
     }
@@ -177,6 +313,7 @@ pub fn markdown(title: &str, summary: &Summary, extra: &str) -> String {
         );
     }
     s.push('\n');
+    distributions_markdown(&mut s, &summary.distributions);
     s.push_str(extra);
     s.push_str("\n## Groups (source / figure / metric), worst median first\n\n| group | rows | median abs error | max abs error |\n|---|---|---|---|\n");
     let mut groups: Vec<&GroupStats> = summary.groups.iter().collect();
@@ -199,6 +336,54 @@ pub fn markdown(title: &str, summary: &Summary, extra: &str) -> String {
         let _ = writeln!(s, "| {} | {} | {}{} |", reason.replace('|', "/"), ids.len(), shown.join(" "), more);
     }
     s
+}
+
+fn distributions_markdown(s: &mut String, d: &Distributions) {
+    if d.levels.is_empty() {
+        return;
+    }
+    s.push_str("## Latency distributions\n\n");
+    for l in &d.levels {
+        let _ = writeln!(
+            s,
+            "- {} rows: {} within ±25% of {}, median |error| {}",
+            l.level,
+            pct(l.share.within_25_pct),
+            l.share.compared,
+            pct(l.share.median_abs_error)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "- {} jobs give a body (median, or else mean) and a tail (p90 and above): their spread, tail over body, is \
+         within ±25% for {} (median |error| {}); the median distance between the distributions (mean \
+         |ln(predicted/measured)| over a job's latency rows) is {}\n",
+        d.jobs,
+        pct(d.spread_within_25_pct),
+        pct(d.median_abs_spread_error),
+        d.median_distance.map_or("—".into(), |v| format!("{v:.3}"))
+    );
+    if d.worst.is_empty() {
+        return;
+    }
+    s.push_str(
+        "| run | figure | op | tail / body | measured | predicted | spread error |\n|---|---|---|---|---|---|---|\n",
+    );
+    for j in &d.worst {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} / {} | {:.2} | {:.2} | {} |",
+            j.run,
+            j.figure,
+            j.op,
+            j.tail,
+            j.body,
+            j.spread_measured,
+            j.spread_predicted,
+            pct(Some(j.spread_error))
+        );
+    }
+    s.push('\n');
 }
 
 /// Writes rows.csv, report.json and report.md into `dir`.
@@ -228,6 +413,7 @@ mod tests {
             id: id.into(),
             group: group.into(),
             metric: "kiops",
+            op: "write".into(),
             run: None,
             measured: 10.0,
             predicted: error.map(|e| 10.0 * (1.0 + e)),
@@ -280,5 +466,46 @@ mod tests {
         assert_eq!(s.others, Share { compared: 1, median_abs_error: Some(0.1), within_25_pct: Some(1.0) });
         let md = markdown("t", &s, "");
         assert!(md.contains("- tail rows (p90 and above): 50.0% within ±25% of 2, median |error| 30.0%"), "{md}");
+    }
+
+    fn latency(id: &str, run: &str, metric: &'static str, measured: f64, predicted: f64) -> RowResult {
+        RowResult {
+            metric,
+            run: Some(format!("{run}: Fio(...)")),
+            predicted: Some(predicted),
+            error: Some(predicted / measured - 1.0),
+            measured,
+            group: format!("S / Fig 1 / {metric}"),
+            ..result(id, "g", None, None)
+        }
+    }
+
+    #[test]
+    fn distributions_compare_each_level_and_each_jobs_spread() {
+        let results = [
+            // run-1: the right median, a p99 at the median (the drive's is three times it).
+            latency("a", "run-1", "lat_p50_us", 10.0, 10.0),
+            latency("b", "run-1", "lat_p99_us", 30.0, 10.0),
+            latency("c", "run-1", "lat_mean_us", 14.0, 10.0),
+            // run-2: in ms and µs mixed, twice as slow throughout: the spread is right.
+            latency("d", "run-2", "ms_mean", 1.0, 2.0),
+            latency("e", "run-2", "lat_p95_us", 1500.0, 3000.0),
+            // run-3: a tail without a body.
+            latency("f", "run-3", "ms_p95", 5.0, 5.0),
+            result("g", "g", Some(0.1), None),
+        ];
+        let d = summarize(&results).distributions;
+        let levels: Vec<&str> = d.levels.iter().map(|l| l.level.as_str()).collect();
+        assert_eq!(levels, ["mean", "p50", "p95", "p99"]);
+        assert_eq!(d.levels[2].share.compared, 2, "p95 in µs and in ms");
+        assert_eq!(d.jobs, 2, "run-3 has no body");
+        assert_eq!(d.worst[0].run, "run-1");
+        assert_eq!((d.worst[0].tail.as_str(), d.worst[0].body.as_str()), ("lat_p99_us", "lat_p50_us"));
+        assert!((d.worst[0].spread_error - (1.0 / 3.0 - 1.0)).abs() < 1e-12);
+        assert!(d.worst[1].spread_error.abs() < 1e-12, "run-2: tail over mean 1.5 both");
+        assert_eq!(d.spread_within_25_pct, Some(0.5));
+        let md = markdown("t", &summarize(&results), "");
+        assert!(md.contains("- p99 rows: 0.0% within ±25% of 1"), "{md}");
+        assert!(md.contains("| run-1 | S / Fig 1 | write | lat_p99_us / lat_p50_us | 3.00 | 1.00 | -66.7% |"), "{md}");
     }
 }

@@ -136,7 +136,48 @@ pub enum Metric {
     PerS,
 }
 
+/// Where a latency metric sits in its distribution.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub enum Level {
+    /// The mean.
+    Mean,
+    /// A percentile (50: the median).
+    Percentile(f64),
+}
+
 impl Metric {
+    /// Every metric.
+    pub const ALL: [Metric; 9] = [
+        Metric::Kiops,
+        Metric::Mibs,
+        Metric::LatMeanUs,
+        Metric::LatP50Us,
+        Metric::LatP95Us,
+        Metric::LatP99Us,
+        Metric::MsMean,
+        Metric::MsP95,
+        Metric::PerS,
+    ];
+
+    /// The metric a file names `name`.
+    pub fn named(name: &str) -> Option<Metric> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// A latency metric's place in its distribution and its unit in µs;
+    /// `None` for throughputs and rates.
+    pub fn latency(self) -> Option<(Level, f64)> {
+        Some(match self {
+            Metric::LatMeanUs => (Level::Mean, 1.0),
+            Metric::LatP50Us => (Level::Percentile(50.0), 1.0),
+            Metric::LatP95Us => (Level::Percentile(95.0), 1.0),
+            Metric::LatP99Us => (Level::Percentile(99.0), 1.0),
+            Metric::MsMean => (Level::Mean, 1000.0),
+            Metric::MsP95 => (Level::Percentile(95.0), 1000.0),
+            Metric::Kiops | Metric::Mibs | Metric::PerS => return None,
+        })
+    }
+
     /// The metric's name as the file writes it.
     pub fn name(self) -> &'static str {
         match self {
