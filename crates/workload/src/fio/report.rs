@@ -5,7 +5,7 @@
 
 use super::job::*;
 use super::run::RunResult;
-use super::stats::{DirStats, JobStats, LatStat, RateSamples};
+use super::stats::{DirStats, JobStats, LatStat, RateSamples, LAT_MS_BUCKETS};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
@@ -132,31 +132,17 @@ fn options_json(options: &[(String, String)]) -> Value {
     Value::Object(map)
 }
 
-/// Shares of I/Os per fio latency bucket, in one unit (`scale_ns` = 1, 1000 or 1e6).
-fn latency_buckets(lat: &LatStat, scale_ns: u64, keys: &[&str]) -> Value {
-    let mut map = Map::new();
-    let mut low = 0u64;
-    for key in keys {
-        let share = if let Some(limit) = key.strip_prefix(">=") {
-            let limit: u64 = limit.parse().expect("bucket keys are numbers");
-            lat.share_between(limit * scale_ns, u64::MAX)
-        } else {
-            let high: u64 = key.parse().expect("bucket keys are numbers");
-            let s = lat.share_between(low * scale_ns, high * scale_ns);
-            low = high;
-            s
-        };
-        map.insert((*key).to_string(), json!(round6(share * 100.0)));
-    }
-    Value::Object(map)
+/// fio's bucket names of the latency distribution (`latency_ns`, `latency_us`: the first ten; `latency_ms`: all).
+const LAT_KEYS: [&str; LAT_MS_BUCKETS] =
+    ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"];
+
+fn shares_json(shares: &[f64]) -> Value {
+    let map = LAT_KEYS.iter().zip(shares).map(|(key, share)| ((*key).to_string(), json!(round6(*share))));
+    Value::Object(map.collect())
 }
 
-fn total_lat(stats: &JobStats) -> LatStat {
-    let mut lat = LatStat::default();
-    for dir in &stats.dirs {
-        lat.merge(&dir.lat);
-    }
-    lat
+fn total_ios(stats: &JobStats) -> u64 {
+    stats.dirs.iter().map(|d| d.total_ios).sum()
 }
 
 fn depth_json(stats: &JobStats) -> Value {
@@ -203,16 +189,14 @@ fn entry_json(entry: &Entry<'_>, all: &[Entry<'_>], plus: bool) -> Value {
     for key in ["ctx", "majf", "minf"] {
         job.insert(key.into(), json!(0));
     }
-    let ios: u64 = stats.dirs.iter().map(|d| d.total_ios).sum();
+    let ios = total_ios(stats);
     job.insert("iodepth_level".into(), depth_json(stats));
     job.insert("iodepth_submit".into(), batch_json(ios));
     job.insert("iodepth_complete".into(), batch_json(ios));
-    let lat = total_lat(stats);
-    let small = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
-    let ms = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"];
-    job.insert("latency_ns".into(), latency_buckets(&lat, 1, &small));
-    job.insert("latency_us".into(), latency_buckets(&lat, 1_000, &small));
-    job.insert("latency_ms".into(), latency_buckets(&lat, 1_000_000, &ms));
+    let shares = stats.lat_buckets.shares(total_ios(stats));
+    job.insert("latency_ns".into(), shares_json(&shares.ns));
+    job.insert("latency_us".into(), shares_json(&shares.us));
+    job.insert("latency_ms".into(), shares_json(&shares.ms));
     job.insert("latency_depth".into(), json!(entry.spec.iodepth));
     job.insert("latency_target".into(), json!(0));
     job.insert("latency_percentile".into(), json!(100.0));

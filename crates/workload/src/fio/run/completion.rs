@@ -86,6 +86,7 @@ fn account(thread: &mut Thread, io: &Io, now: Nanos, lba_bytes: u64) {
     let (slat_ns, clat_ns) =
         if thread.options.sync { (None, now - issue_ns) } else { (Some(submit_ns - issue_ns), now - submit_ns) };
     thread.stats.dirs[ddir].add_io(bytes, slat_ns, clat_ns, now - issue_ns);
+    thread.stats.lat_buckets.add(clat_ns);
 }
 
 /// Closes the statistics windows that ended by `now` (up to the deadline).
