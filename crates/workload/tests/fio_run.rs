@@ -1105,3 +1105,67 @@ fn a_job_over_the_work_cap_is_refused_at_the_option_that_asks_for_it() {
     let small = job_set("--name=w --rw=write --zonemode=zbd --direct=1 --size=2z --runtime=10 --time_based");
     assert!(Engine::new(&mut dev, &small, &RunOptions::default()).unwrap().warnings().is_empty());
 }
+
+// ---- percentiles and the normal report ----------------------------------
+
+#[test]
+fn percentile_options_choose_the_latencies_that_carry_percentiles() {
+    // libaio: a submission cost, so that total latencies exceed completion latencies.
+    let line = "--name=r --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine=libaio --size=1z --io_size=1m \
+                --percentile_list=50:99.5";
+    let report = |extra: &str| {
+        let (_, set, result) = run_line(&format!("{line} {extra}"));
+        json(&set, &result, true)["jobs"][0]["write"].clone()
+    };
+    let has = |dir: &Value, lat: &str| dir[lat].get("percentile").is_some();
+    let default = report("");
+    assert!(has(&default, "clat_ns") && !has(&default, "lat_ns") && !has(&default, "slat_ns"));
+    assert_eq!(keys(&default["clat_ns"]["percentile"]), ["50.000000", "99.500000"]);
+    assert!(default["clat_ns"].get("bins").is_some(), "json+ bins go with the percentiles");
+    let all = report("--lat_percentiles=1 --slat_percentiles=1");
+    assert!(has(&all, "clat_ns") && has(&all, "lat_ns") && has(&all, "slat_ns"));
+    assert!(all["lat_ns"]["percentile"]["50.000000"].as_u64() > all["clat_ns"]["percentile"]["50.000000"].as_u64());
+    let none = report("--clat_percentiles=0");
+    assert!(!has(&none, "clat_ns") && none["clat_ns"].get("bins").is_none());
+}
+
+#[test]
+fn the_normal_report_has_fio_3_33s_lines() {
+    let (_, set, result) = run_line(&format!(
+        "--name=w --rw=write --bs=128k {ZBD} --size=1z --time_based --runtime=1100ms --lat_percentiles=1 \
+         --percentile_list=50:99.5 --description=fill"
+    ));
+    let text = normal_report(&set, &result);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "w: (g=0): rw=write, bs=(R) 128KiB-128KiB, (W) 128KiB-128KiB, (T) 128KiB-128KiB, ioengine=spdk, iodepth=1"
+    );
+    assert_eq!(lines[3], "", "{text}");
+    assert_eq!(lines[4], "w: (groupid=0, jobs=1): err= 0: pid=0: Thu Jan  1 00:00:00 1970");
+    assert_eq!(lines[5], "  Description  : [fill]");
+    assert!(lines[6].starts_with("  write: IOPS=") && lines[6].ends_with(" zone resets"), "{text}");
+    let labels = [
+        "    slat (",
+        "    clat (",
+        "     lat (",
+        "    clat percentiles (",
+        "     | 50.0th=[",
+        "    lat percentiles (",
+        "     | 50.0th=[",
+        "   bw (",
+        "   iops        : min=",
+        "  lat (",
+    ];
+    for (line, label) in lines[7..].iter().zip(labels) {
+        assert!(line.starts_with(label), "{label:?} expected:\n{text}");
+    }
+    assert!(text.contains(", per=100.00%, avg="), "{text}");
+    for label in
+        ["     submit    : 0=0.0%, 4=100.0%,", "     complete  : 0=0.0%, 4=100.0%,", "     issued rwts: total=0,"]
+    {
+        assert!(text.contains(label), "{label}:\n{text}");
+    }
+    assert!(text.contains("\nRun status group 0 (all jobs):\n  WRITE: bw="), "{text}");
+    assert!(!text.contains("Disk stats"), "passthrough: no block layer to count");
+}

@@ -234,6 +234,25 @@ pub struct JobSpec {
     pub thinktime_ns: Nanos,
     /// Percentiles reported for completion latency, in (0, 100].
     pub percentile_list: Vec<f64>,
+    /// Decimals of the percentiles in the normal report: the most any entry
+    /// of `percentile_list` was written with (fio's `percentile_precision`).
+    pub percentile_precision: usize,
+    /// Report completion latency percentiles (`clat_percentiles`, on by default).
+    pub clat_percentiles: bool,
+    /// Report total latency percentiles (`lat_percentiles`).
+    pub lat_percentiles: bool,
+    /// Report submission latency percentiles (`slat_percentiles`).
+    pub slat_percentiles: bool,
+    /// fio's `significant_figures` (1..=10): digits of sizes and rates in the normal report.
+    pub sig_figs: u32,
+    /// `unit_base=1`: the normal report's rates in bits per second.
+    pub unit_bits: bool,
+    /// `description`, which the reports print.
+    pub description: Option<String>,
+    /// `thread`: fio runs the job as threads, not processes (its "Starting" line says which).
+    pub thread: bool,
+    /// `disk_util`: the reports carry the disk's statistics (on by default).
+    pub disk_util: bool,
     /// Report the jobs of a group as one entry.
     pub group_reporting: bool,
     /// Wait for every earlier job to finish before starting.
@@ -322,6 +341,15 @@ impl JobSpec {
             percentile_list: vec![
                 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
             ],
+            percentile_precision: 2,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            sig_figs: 4,
+            unit_bits: false,
+            description: None,
+            thread: false,
+            disk_util: true,
             group_reporting: false,
             stonewall: false,
             new_group: false,

@@ -331,7 +331,6 @@ const FLAGS: &[&str] = &[
 
 /// Host tuning, data contents and fio's own logs/output: no effect on a simulated result.
 const IGNORED: &[&str] = &[
-    "description",
     "directory",
     "filename_format",
     "unique_filename",
@@ -345,7 +344,6 @@ const IGNORED: &[&str] = &[
     "cpus_allowed_policy",
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "thread",
     "gtod_reduce",
     "gtod_cpu",
     "clocksource",
@@ -353,12 +351,7 @@ const IGNORED: &[&str] = &[
     "disable_clat",
     "disable_slat",
     "disable_bw_measurement",
-    "clat_percentiles",
-    "lat_percentiles",
-    "slat_percentiles",
-    "significant_figures",
     "block_error_percentiles",
-    "disk_util",
     "per_job_logs",
     "write_bw_log",
     "bwavgtime",
@@ -413,7 +406,6 @@ const IGNORED: &[&str] = &[
     "cgroup_weight",
     "uid",
     "gid",
-    "unit_base",
     "iodepth_batch",
     "iodepth_batch_complete_min",
     "iodepth_batch_complete_max",
@@ -664,6 +656,39 @@ const MODELLED: &[(&str, Apply)] = &[
     }),
     ("percentile_list", |j, v| {
         j.percentile_list = parse_percentile_list(v)?;
+        j.percentile_precision = percentile_precision(v);
+        Ok(())
+    }),
+    ("clat_percentiles", |j, v| {
+        j.clat_percentiles = parse_bool(v)?;
+        Ok(())
+    }),
+    ("lat_percentiles", |j, v| {
+        j.lat_percentiles = parse_bool(v)?;
+        Ok(())
+    }),
+    ("slat_percentiles", |j, v| {
+        j.slat_percentiles = parse_bool(v)?;
+        Ok(())
+    }),
+    ("significant_figures", |j, v| {
+        j.sig_figs = parse_u32_in(v, j.kb_base, 1, 10)?;
+        Ok(())
+    }),
+    ("unit_base", |j, v| {
+        j.unit_bits = one_of("unit_base", v, &[("0", false), ("8", false), ("1", true)])?;
+        Ok(())
+    }),
+    ("description", |j, v| {
+        j.description = Some(v.to_string());
+        Ok(())
+    }),
+    ("thread", |j, v| {
+        j.thread = parse_flag(v)?;
+        Ok(())
+    }),
+    ("disk_util", |j, v| {
+        j.disk_util = parse_bool(v)?;
         Ok(())
     }),
     ("group_reporting", |j, v| {
@@ -1134,6 +1159,11 @@ fn parse_percentile_list(value: &str) -> Result<Vec<f64>, ValueError> {
         return Err(ValueError::TooManyPercentiles { count: list.len() });
     }
     Ok(list)
+}
+
+/// fio's `percentile_precision`: the most decimals an entry of the list has.
+fn percentile_precision(value: &str) -> usize {
+    value.split(':').map(|p| p.trim().split_once('.').map_or(0, |(_, decimals)| decimals.len())).max().unwrap_or(0)
 }
 
 fn one_of<T: Copy>(option: &'static str, value: &str, table: &[(&'static str, T)]) -> Result<T, ValueError> {
