@@ -6,7 +6,7 @@ use zonelab_device::{preset, Command, Device, DeviceOptions, Payload, ZoneAction
 use zonelab_sim::MS;
 use zonelab_workload::fio::job::{JobError, JobSet, Scheduler, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 use zonelab_workload::fio::parse::{parse_job_file, parse_run};
-use zonelab_workload::fio::report::{entries, json_report, normal_report};
+use zonelab_workload::fio::report::{entries, json_report, normal_report, terse_report, TERSE_V3_FIELDS};
 use zonelab_workload::fio::run::{Engine, RunOptions, RunResult};
 use zonelab_workload::fio::stats::JobStats;
 
@@ -1168,4 +1168,52 @@ fn the_normal_report_has_fio_3_33s_lines() {
     }
     assert!(text.contains("\nRun status group 0 (all jobs):\n  WRITE: bw="), "{text}");
     assert!(!text.contains("Disk stats"), "passthrough: no block layer to count");
+}
+
+// ---- terse -----------------------------------------------------------------
+
+#[test]
+fn terse_lines_have_fio_3_33s_fields_in_its_order() {
+    let line = format!(
+        "--name=rw --rw=randrw --bs=4k {ZBD} --size=2z --io_size=4m --read_beyond_wp=1 --percentile_list=50:99 \
+         --lat_percentiles=1"
+    );
+    let (_, set, result) = run_line(&line);
+    no_errors(&result);
+    let terse = terse_report(&set, &result);
+    let report = json(&set, &result, false);
+    let job = &report["jobs"][0];
+    let fields: Vec<&str> = terse.trim_end().split(';').collect();
+    assert_eq!(fields.len(), TERSE_V3_FIELDS, "{terse}");
+    assert_eq!(fields[..5], ["3", "fio-3.33 (zonelab 0.1.0)", "rw", "0", "0"]);
+    // Each direction: KiB, KiB/s, IOPS, runtime, then slat, clat, 20 percentiles, lat, bw (41 fields).
+    for (ddir, name) in [(0, "read"), (1, "write")] {
+        let at = 5 + 41 * ddir;
+        let dir = &job[name];
+        assert_eq!(fields[at], dir["io_kbytes"].to_string(), "{name}");
+        assert_eq!(fields[at + 1], dir["bw"].to_string(), "{name}");
+        assert_eq!(fields[at + 3], dir["runtime"].to_string(), "{name}");
+        let clat_min_us = dir["clat_ns"]["min"].as_u64().unwrap() / 1000;
+        assert_eq!(fields[at + 8], clat_min_us.to_string(), "{name}: clat min in us");
+        // lat_percentiles=1: the total latency's percentiles, in us.
+        let p50 = dir["lat_ns"]["percentile"]["50.000000"].as_u64().unwrap() / 1000;
+        assert_eq!(fields[at + 12], format!("50.000000%={p50}"), "{name}");
+        assert!(fields[at + 13].starts_with("99.000000%="), "{name}");
+        assert!(fields[at + 14..at + 32].iter().all(|f| *f == "0%=0"), "{name}: unused slots");
+        assert_eq!(fields[at + 32], (dir["lat_ns"]["min"].as_u64().unwrap() / 1000).to_string());
+        assert_eq!(fields[at + 36], dir["bw_min"].to_string(), "{name}");
+        assert!(fields[at + 38].ends_with('%'), "{name}: bw share of the group");
+    }
+    assert_eq!(fields[87..92], ["0.000000%", "0.000000%", "0", "0", "0"], "cpu");
+    assert!(fields[92..99].iter().all(|f| f.ends_with('%') && f.split('.').nth(1).unwrap().len() == 2), "depths");
+    let buckets: f64 = fields[99..121].iter().map(|f| f.trim_end_matches('%').parse::<f64>().unwrap()).sum();
+    assert!((buckets - 100.0).abs() < 0.1, "latency buckets sum to 100%: {buckets}");
+    // A description is the last field; a job through the block layer adds the disk's nine.
+    let (_, set, result) = run_line(
+        "--name=d --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine=libaio --size=1z --io_size=1m --description=dd",
+    );
+    let terse = terse_report(&set, &result);
+    let fields: Vec<&str> = terse.trim_end().split(';').collect();
+    assert_eq!(fields.len(), TERSE_V3_FIELDS + 10, "{terse}");
+    assert_eq!((fields[121], fields[130]), ("nvme0n1", "dd"));
 }

@@ -11,8 +11,10 @@ use zonelab_sim::Nanos;
 
 mod normal;
 mod num;
+mod terse;
 
 pub use normal::{normal_header, normal_report, normal_stats};
+pub use terse::{terse_report, TERSE_V3_FIELDS, TERSE_VERSION};
 
 /// The version string reports carry (`fio-3.33`, so tools that parse fio's output accept it).
 pub const FIO_VERSION: &str = concat!("fio-3.33 (zonelab ", env!("CARGO_PKG_VERSION"), ")");

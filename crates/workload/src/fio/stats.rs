@@ -419,6 +419,11 @@ impl LatencyBuckets {
         }
     }
 
+    /// Completions below 1 µs: the terse report (version 3) counts them in its first microsecond bucket.
+    pub fn below_1us(&self) -> u64 {
+        self.counts[..LAT_NS_BUCKETS].iter().sum()
+    }
+
     /// Shares of `total_ios` per bucket; fio shows a non-empty bucket below
     /// 0.01% as 0.01% (`stat_calc_lat`).
     pub fn shares(&self, total_ios: u64) -> LatencyShares {
