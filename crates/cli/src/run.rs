@@ -299,6 +299,9 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     progress.finish();
     let mut failed = false;
     for thread in &result.threads {
+        for line in &thread.verify_log {
+            eprintln!("{line}");
+        }
         if let Some((errno, message)) = &thread.stats.error {
             eprintln!("fio: io_u error on job {}: {message} (errno {errno})", set.jobs[thread.spec].name);
             failed = true;

@@ -1217,3 +1217,105 @@ fn terse_lines_have_fio_3_33s_fields_in_its_order() {
     assert_eq!(fields.len(), TERSE_V3_FIELDS + 10, "{terse}");
     assert_eq!((fields[121], fields[130]), ("nvme0n1", "dd"));
 }
+
+// ---- do_verify, verify_fatal, exitall ---------------------------------------
+
+#[test]
+fn do_verify_0_writes_the_pattern_and_reads_nothing_back() {
+    for (do_verify, read_bytes) in [("1", MIB), ("0", 0)] {
+        let mut dev = device_with(DeviceOptions { data: true, ..Default::default() });
+        let set = job_set(&format!(
+            "--name=v --rw=write --bs=16k {ZBD} --size=1z --io_size=1m --verify=crc32c --do_verify={do_verify}"
+        ));
+        let result = run(&mut dev, &set);
+        no_errors(&result);
+        assert_eq!(only(&result).dirs[DDIR_READ].io_bytes, read_bytes, "do_verify={do_verify}");
+        assert_eq!(dev.counters().host_read_bytes, read_bytes, "do_verify={do_verify}");
+    }
+}
+
+#[test]
+fn a_failed_read_back_logs_its_bad_block_whatever_verify_fatal_says() {
+    // Two clones write the same small zones and reset them when full: the
+    // first bad block found is stale or another's, a bad header, where fio's
+    // verify stops with or without verify_fatal.
+    for fatal in ["0", "1"] {
+        let small = DeviceOptions {
+            zones: Some(16),
+            zone_size_bytes: Some(MIB),
+            zone_capacity_bytes: Some(MIB / 2),
+            data: true,
+            ..Default::default()
+        };
+        let mut dev = Device::new(small.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+        let line = format!(
+            "--name=w --rw=write --bs=4k {ZBD} --size=4z --iodepth=4 --numjobs=2 --thinktime=10 --verify=crc32c \
+             --runtime=20ms --verify_fatal={fatal}"
+        );
+        let result = run(&mut dev, &job_set(&line));
+        let failed: Vec<_> = result.threads.iter().filter(|t| t.stats.error.is_some()).collect();
+        assert!(!failed.is_empty(), "verify_fatal={fatal}: the clones overwrite each other");
+        for thread in failed {
+            assert_eq!(thread.stats.error.as_ref().unwrap().0, 84, "EILSEQ, as fio");
+            assert_eq!(thread.verify_log.len(), 1, "{:?}", thread.verify_log);
+            let line = &thread.verify_log[0];
+            assert!(line.starts_with("verify: ") && line.contains("requested block: offset="), "{line}");
+        }
+        assert!(result.threads.iter().filter(|t| t.stats.error.is_none()).all(|t| t.verify_log.is_empty()));
+    }
+}
+
+/// A short job and a long one in one group (a third, stonewalled, in the next):
+/// the end of the short one stops what `exit_what` names.
+fn exitall_run(options: &str) -> Vec<JobStats> {
+    let text = format!(
+        "[global]\nzonemode=zbd\ndirect=1\nioengine=spdk\nbs=4k\n{options}\n\
+         [short]\nrw=write\nsize=1z\nio_size=1m\n\
+         [long]\nrw=write\noffset=2z\nsize=1z\ntime_based\nruntime=100ms\n\
+         [next]\nstonewall\nrw=write\noffset=4z\nsize=1z\ntime_based\nruntime=20ms\n"
+    );
+    let mut dev = device();
+    let result = run(&mut dev, &file_set(&text));
+    no_errors(&result);
+    result.threads.into_iter().map(|t| t.stats).collect()
+}
+
+#[test]
+fn exitall_stops_the_jobs_exit_what_names() {
+    let ms = |stats: &JobStats| stats.job_runtime_ns / MS;
+    let alone = exitall_run("");
+    let short_ms = ms(&alone[0]);
+    assert!(short_ms < 20, "{short_ms}");
+    assert_eq!((ms(&alone[1]), ms(&alone[2])), (100, 20));
+    // Group (the default): the long job stops when the short one ends; the next group runs.
+    let group = exitall_run("exitall");
+    assert!(ms(&group[1]) <= short_ms + 1 && group[1].dirs[DDIR_WRITE].total_ios > 0, "{}", ms(&group[1]));
+    assert_eq!(ms(&group[2]), 20);
+    // Stonewall: the jobs running then stop; the stonewalled one starts afterwards.
+    let stonewall = exitall_run("exitall\nexit_what=stonewall");
+    assert!(ms(&stonewall[1]) <= short_ms + 1);
+    assert_eq!(ms(&stonewall[2]), 20);
+    // All: the next job never starts.
+    let all = exitall_run("exitall\nexit_what=all");
+    assert!(ms(&all[1]) <= short_ms + 1);
+    assert_eq!((all[2].dirs[DDIR_WRITE].total_ios, all[2].elapsed_ns), (0, 0));
+    // exitall_on_error: only a failed job stops the others.
+    let quiet = exitall_run("exitall_on_error");
+    assert_eq!((ms(&quiet[1]), ms(&quiet[2])), (100, 20));
+}
+
+#[test]
+fn exitall_on_error_stops_the_group_when_a_job_fails() {
+    // The first job writes past its zone's capacity without zonemode=zbd and fails.
+    let text = "[global]\ndirect=1\nioengine=spdk\nbs=128k\n\
+                [bad]\nrw=write\nsize=1z\nio_size=60m\n\
+                [long]\nzonemode=zbd\nrw=write\noffset=2z\nsize=1z\ntime_based\nruntime=100ms\n";
+    let plain = run(&mut device(), &file_set(text));
+    assert!(plain.threads[0].stats.error.is_some());
+    assert_eq!(plain.threads[1].stats.job_runtime_ns / MS, 100);
+    let text = text.replace("[global]\n", "[global]\nexitall_on_error\n");
+    let stopped = run(&mut device(), &file_set(&text));
+    let failed_at = stopped.threads[0].stats.elapsed_ns;
+    assert!(stopped.threads[1].stats.job_runtime_ns <= failed_at + MS, "{failed_at}");
+    assert_eq!(stopped.threads[1].stats.error, None, "stopped, not failed");
+}

@@ -166,6 +166,17 @@ pub enum Verify {
     Md5,
 }
 
+/// fio's `exit_what`: which jobs a job that ends stops, with `exitall`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's default).
+    Group,
+    /// The jobs running now (past their ramp time); later stonewalled jobs still run.
+    Stonewall,
+    /// Every job, those not started yet included.
+    All,
+}
+
 /// One job section as fio sees it after `[global]` and the command line are
 /// applied. `numjobs` clones are made by the runner, not here.
 #[derive(Debug, Clone, PartialEq)]
@@ -273,6 +284,18 @@ pub struct JobSpec {
     pub scheduler: Option<Scheduler>,
     /// Checksum written into blocks and checked when read back.
     pub verify: Verify,
+    /// `do_verify`: read back what was written once the job is done (on by default; needs `verify`).
+    pub do_verify: bool,
+    /// `verify_fatal`: a read back stops at its first bad block; otherwise it
+    /// reports every block whose checksum fails (it stops at a bad header either way).
+    pub verify_fatal: bool,
+    /// `exitall`: when a job ends, stop the others (`exit_what`). fio keeps
+    /// one switch for the run: any job that sets it sets it for all.
+    pub exitall: bool,
+    /// Which jobs `exitall` and `exitall_on_error` stop.
+    pub exit_what: ExitWhat,
+    /// `exitall_on_error`: when this job ends with an error, stop the others (`exit_what`).
+    pub exitall_on_error: bool,
     /// ConfZNS++ fio patch (seed 003): writes become Zone Appends.
     pub zone_append: bool,
     /// `end_fsync`: once its I/O is done a job that wrote issues a Flush and
@@ -360,6 +383,11 @@ impl JobSpec {
             ioengine: IoEngine::Psync,
             scheduler: None,
             verify: Verify::None,
+            do_verify: true,
+            verify_fatal: false,
+            exitall: false,
+            exit_what: ExitWhat::Group,
+            exitall_on_error: false,
             zone_append: false,
             end_fsync: false,
             finish: false,

@@ -12,7 +12,7 @@
 //! suffixes, fractions, negative sizes): zonelab refuses those instead.
 
 use super::job::{
-    BlockSize, Distribution, IoEngine, JobSpec, RateProcess, RwKind, Scheduler, Size, Verify, ZoneMode, DDIRS,
+    BlockSize, Distribution, ExitWhat, IoEngine, JobSpec, RateProcess, RwKind, Scheduler, Size, Verify, ZoneMode, DDIRS,
 };
 use zonelab_sim::Nanos;
 
@@ -397,9 +397,6 @@ const IGNORED: &[&str] = &[
     "lockmem",
     "mem",
     "hugepage-size",
-    "exitall",
-    "exit_what",
-    "exitall_on_error",
     "error_dump",
     "cgroup",
     "cgroup_nodelete",
@@ -410,7 +407,6 @@ const IGNORED: &[&str] = &[
     "iodepth_batch_complete_min",
     "iodepth_batch_complete_max",
     "io_submit_mode",
-    "verify_fatal",
     "verify_dump",
     "verify_async",
     "verify_state_load",
@@ -480,7 +476,6 @@ const UNMODELLED: &[&str] = &[
     "atomic",
     "loops",
     "verify_only",
-    "do_verify",
     "verify_interval",
     "verify_offset",
     "verify_pattern",
@@ -737,6 +732,27 @@ const MODELLED: &[(&str, Apply)] = &[
     }),
     ("verify", |j, v| {
         j.verify = parse_verify(v)?;
+        Ok(())
+    }),
+    ("do_verify", |j, v| {
+        j.do_verify = parse_bool(v)?;
+        Ok(())
+    }),
+    ("verify_fatal", |j, v| {
+        j.verify_fatal = parse_bool(v)?;
+        Ok(())
+    }),
+    ("exitall", |j, v| {
+        j.exitall = parse_flag(v)?;
+        Ok(())
+    }),
+    ("exit_what", |j, v| {
+        let table = [("group", ExitWhat::Group), ("stonewall", ExitWhat::Stonewall), ("all", ExitWhat::All)];
+        j.exit_what = one_of("exit_what", v, &table)?;
+        Ok(())
+    }),
+    ("exitall_on_error", |j, v| {
+        j.exitall_on_error = parse_flag(v)?;
         Ok(())
     }),
     ("end_fsync", |j, v| {

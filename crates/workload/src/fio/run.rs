@@ -76,6 +76,9 @@ pub struct ThreadResult {
     pub groupid: u32,
     /// The thread's statistics.
     pub stats: JobStats,
+    /// What its failed read back found, a line per bad block, as fio's
+    /// verify logs it (empty unless verify failed).
+    pub verify_log: Vec<String>,
 }
 
 /// What a whole run produced.
@@ -193,6 +196,10 @@ struct IoOptions {
     write_op: RequestOp,
     write_kind: IoKind,
     verify: Verify,
+    /// `do_verify` with a `verify`: written ranges are kept to be read back.
+    read_back: bool,
+    /// `verify_fatal`.
+    verify_fatal: bool,
     /// A synchronous engine (psync and its kin): no submission latency.
     sync: bool,
     thinktime_ns: Nanos,
@@ -239,6 +246,8 @@ impl IoOptions {
             write_op: if job.zone_append && !management { RequestOp::Append } else { RequestOp::Write },
             write_kind: if management { IoKind::OpenBlock } else { IoKind::Data },
             verify: job.verify,
+            read_back: job.verify != Verify::None && job.do_verify,
+            verify_fatal: job.verify_fatal,
             sync: job.ioengine.is_sync(),
             thinktime_ns: job.thinktime_ns,
             rate_limited: rated(&job.rate_bytes_per_s) || rated(&job.rate_iops),
@@ -295,6 +304,11 @@ struct Thread {
     verify_ranges: Vec<(u64, u32)>,
     window_next_ns: Nanos,
     stats: JobStats,
+    /// The thread started (its Start event came).
+    started: bool,
+    /// Another thread's `exitall` stopped it: no new I/O, no read back.
+    terminated: bool,
+    verify_log: Vec<String>,
 }
 
 /// Where a thread is in its life: issuing I/O, waiting for what is in flight
@@ -399,4 +413,8 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
     wake_at_ns: Option<Nanos>,
     /// Jobs whose estimated work deserves a word ([`Engine::warnings`]).
     warnings: Vec<String>,
+    /// What the verify reads in flight found wrong, by tag.
+    verify_failures: BTreeMap<u32, Vec<super::verify::VerifyError>>,
+    /// fio's `exitall` is one switch for the run: set by any job.
+    exitall: bool,
 }

@@ -42,9 +42,12 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     fn fail(&mut self, tag: u32, io: &Io) {
         self.free_ios.push(tag);
         let t = io.thread;
+        let log = self.verify_log_of(tag, io);
         if self.threads[t as usize].stats.error.is_none() {
             let error = self.error_of(io);
-            self.threads[t as usize].stats.error = Some(error);
+            let thread = &mut self.threads[t as usize];
+            thread.stats.error = Some(error);
+            thread.verify_log = log;
         }
         let thread = &mut self.threads[t as usize];
         thread.stop_issuing();
@@ -53,10 +56,15 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// fio's errno and message for a failed request.
     fn error_of(&self, io: &Io) -> (i32, String) {
-        let (errno, what) = if io.verify_error { (84, "verify failed") } else { errno_of(io.status) };
+        // EILSEQ, as fio's verify returns it.
+        let (errno, what) = if io.verify_error {
+            (84, "Invalid or incomplete multibyte or wide character")
+        } else {
+            errno_of(io.status)
+        };
+        let cause = if io.verify_error { "verify failed" } else { io.status.name() };
         let message = format!(
-            "{what} ({}): {} offset={}, buflen={}",
-            io.status.name(),
+            "{what} ({cause}): {} offset={}, buflen={}",
             op_name(io.op),
             io.slba * self.lba_bytes,
             u64::from(io.nlb) * self.lba_bytes

@@ -51,6 +51,8 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             device_pending: BTreeMap::new(),
             wake_at_ns: None,
             warnings: Vec::new(),
+            verify_failures: BTreeMap::new(),
+            exitall: set.jobs.iter().any(|j| j.exitall),
             device,
             set,
         };
@@ -270,6 +272,9 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             verify_ranges: Vec::new(),
             window_next_ns: 0,
             stats: JobStats::default(),
+            started: false,
+            terminated: false,
+            verify_log: Vec::new(),
         })
     }
 }
