@@ -4,7 +4,7 @@
 //! outputs are compared; without fio those checks are skipped, unless
 //! ZONELAB_REQUIRE_FIO=1 (scripts/test) makes a missing fio a failure.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn zonelab_in(dir: &Path, args: &[&str]) -> Output {
@@ -34,6 +34,28 @@ fn fio_in(dir: &Path, args: &[&str]) -> Option<Output> {
             None
         }
     }
+}
+
+/// A fresh scratch directory under the target directory, emptied if a
+/// previous run of the same test left it.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+/// Each line of a log file as its fields but the value and the time, which differ between fio and zonelab.
+fn log_shape(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| l.split(", ").skip(2).map(str::to_string).collect()).collect()
 }
 
 /// What kind of value a terse field holds, so that fio's and zonelab's lines
@@ -110,5 +132,47 @@ fn output_formats_select_and_order_the_reports_as_fio_does() {
         let out = zonelab(&[&job[..], args].concat());
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(text(&out.stderr).contains(message), "{}", text(&out.stderr));
+    }
+}
+
+/// Sequential 4 KiB reads and writes of 1 MiB: 256 I/Os for fio (null engine) and zonelab alike.
+const LOG_JOB: [&str; 9] = [
+    "--name=l",
+    "--rw=write",
+    "--bs=4k",
+    "--size=1m",
+    "--write_lat_log=l",
+    "--write_bw_log=l",
+    "--write_iops_log=l",
+    "--log_offset=1",
+    "--thread",
+];
+
+#[test]
+fn log_files_have_fios_names_and_lines() {
+    let ours = scratch("fio-formats-logs-zonelab");
+    ok(&zonelab_in(&ours, &[&["run", "--ioengine=spdk", "--quiet"], &LOG_JOB[..]].concat()));
+    let names = file_names(&ours);
+    assert_eq!(names, ["l_bw.1.log", "l_clat.1.log", "l_iops.1.log", "l_lat.1.log", "l_slat.1.log"]);
+    for name in ["l_lat.1.log", "l_clat.1.log", "l_bw.1.log", "l_iops.1.log"] {
+        let lines = log_shape(&ours.join(name));
+        assert_eq!(lines.len(), 256, "{name}: a line per I/O");
+        // ddir, block size, offset, priority.
+        assert_eq!(lines[1], ["1", "4096", "4096", "0"], "{name}");
+    }
+    // A second run finds the files and writes nothing.
+    let again = zonelab_in(&ours, &[&["run", "--ioengine=spdk", "--quiet"], &LOG_JOB[..]].concat());
+    assert_eq!(again.status.code(), Some(2));
+    let stderr = text(&again.stderr);
+    assert!(stderr.contains("command line: option 'write_lat_log': log file 'l_lat.1.log' exists"), "{stderr}");
+    assert_eq!(log_shape(&ours.join("l_lat.1.log")).len(), 256);
+    let theirs = scratch("fio-formats-logs-fio");
+    let Some(out) = fio_in(&theirs, &[&["--ioengine=null", "--output=/dev/null"], &LOG_JOB[..]].concat()) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(file_names(&theirs), names);
+    for name in ["l_lat.1.log", "l_clat.1.log", "l_bw.1.log", "l_iops.1.log"] {
+        assert_eq!(log_shape(&theirs.join(name)), log_shape(&ours.join(name)), "{name}");
     }
 }

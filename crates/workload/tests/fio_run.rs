@@ -1319,3 +1319,142 @@ fn exitall_on_error_stops_the_group_when_a_job_fails() {
     assert!(stopped.threads[1].stats.job_runtime_ns <= failed_at + MS, "{failed_at}");
     assert_eq!(stopped.threads[1].stats.error, None, "stopped, not failed");
 }
+
+// ---- log files -------------------------------------------------------------
+
+/// A fresh directory for a test's files, under the target directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn log_lines(path: &std::path::Path) -> Vec<Vec<u64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| l.split(", ").map(|f| f.parse().unwrap_or_else(|_| panic!("{l}"))).collect()).collect()
+}
+
+fn file_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn logs_are_named_numbered_and_written_line_for_line_as_fio_does() {
+    let dir = scratch("fio-logs");
+    let p = dir.join("p").display().to_string();
+    let q = dir.join("q").display().to_string();
+    let line = format!(
+        "--name=l --rw=write --bs=4k {ZBD} --size=1z --io_size=1m --numjobs=2 --offset_increment=2z \
+         --write_lat_log={p} --write_bw_log={p} --write_iops_log={p} \
+         --name=m --rw=write --bs=4k {ZBD} --offset=6z --size=1z --io_size=1m --write_iops_log={q} --log_offset=1"
+    );
+    let (_, set, result) = run_line(&line);
+    no_errors(&result);
+    let mut want: Vec<String> = ["bw", "clat", "iops", "lat", "slat"]
+        .iter()
+        .flat_map(|kind| [format!("p_{kind}.1.log"), format!("p_{kind}.2.log")])
+        .collect();
+    want.push("q_iops.3.log".into());
+    want.sort();
+    assert_eq!(file_names(&dir), want, "fio numbers threads over the run, clones included");
+    let lat = log_lines(&dir.join("p_lat.1.log"));
+    let clat = log_lines(&dir.join("p_clat.1.log"));
+    assert_eq!((lat.len(), clat.len()), (256, 256), "a line per I/O without log_avg_msec");
+    for (l, c) in lat.iter().zip(&clat) {
+        // time (ms), latency (ns), ddir, block size, priority.
+        assert_eq!((l.len(), l[2], l[3], l[4]), (5, 1, 4096, 0), "{l:?}");
+        assert!(l[1] >= c[1] && l[0] == c[0]);
+    }
+    assert!(lat.windows(2).all(|w| w[0][0] <= w[1][0]), "times in completion order");
+    // Per-unit bandwidth and IOPS logs: a sample per I/O, in the statistics too (fio's add_bw_sample).
+    let bw = log_lines(&dir.join("p_bw.1.log"));
+    assert!(bw.iter().zip(&clat).all(|(b, c)| b[1] == 4096 * 1_000_000 / c[1]), "bytes per ms of clat");
+    assert!(log_lines(&dir.join("p_iops.2.log")).iter().all(|l| l[1] == 1));
+    let write = &json(&set, &result, false)["jobs"][0]["write"];
+    assert_eq!((write["bw_samples"].as_u64(), write["iops_samples"].as_u64()), (Some(256), Some(256)));
+    assert_eq!((write["iops_min"].as_u64(), write["iops_max"].as_u64()), (Some(1), Some(1)));
+    // log_offset: the I/O's offset before the priority.
+    let iops = log_lines(&dir.join("q_iops.3.log"));
+    assert_eq!(iops[1], [iops[1][0], 1, 1, 4096, 6 * ZONE_BYTES + 4096, 0]);
+    // The same run writes the same bytes.
+    let first = std::fs::read(dir.join("p_lat.2.log")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    run_line(&line);
+    assert_eq!(std::fs::read(dir.join("p_lat.2.log")).unwrap(), first);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn averaged_logs_have_a_line_per_direction_and_window() {
+    let dir = scratch("fio-logs-avg");
+    let p = dir.join("a").display().to_string();
+    let (_, set, result) = run_line(&format!(
+        "--name=a --rw=write --bs=4k {ZBD} --size=1z --time_based --runtime=1200ms --ramp_time=100ms \
+         --rate_iops=2000 --write_lat_log={p} --write_bw_log={p} --log_avg_msec=500"
+    ));
+    no_errors(&result);
+    // Windows end at 500 and 1000 ms after the ramp; the lat log's last one at the job's end.
+    let bw = log_lines(&dir.join("a_bw.1.log"));
+    assert_eq!(bw, [vec![500, 8000, 1, 0, 0], vec![1000, 8000, 1, 0, 0]]);
+    let lat = log_lines(&dir.join("a_lat.1.log"));
+    assert_eq!(lat.iter().map(|l| (l[0], l[2], l[3])).collect::<Vec<_>>(), [(500, 1, 0), (1000, 1, 0), (1200, 1, 0)]);
+    // bwavgtime follows log_avg_msec with a bandwidth log: 500 ms windows, two samples.
+    assert_eq!(json(&set, &result, false)["jobs"][0]["write"]["bw_samples"], 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_existing_log_file_refuses_the_run_and_is_left_as_it_was() {
+    let dir = scratch("fio-logs-exclusive");
+    let p = dir.join("p").display().to_string();
+    std::fs::write(dir.join("p_clat.2.log"), "not ours\n").unwrap();
+    let set =
+        job_set(&format!("--name=l --rw=write --bs=4k {ZBD} --size=1z --io_size=64k --numjobs=2 --write_lat_log={p}"));
+    let error = engine_error(&mut device(), &set);
+    assert_eq!(error.option.as_deref(), Some("write_lat_log"));
+    assert!(error.message.contains("p_clat.2.log' exists"), "{error}");
+    assert_eq!(std::fs::read_to_string(dir.join("p_clat.2.log")).unwrap(), "not ours\n");
+    assert_eq!(file_names(&dir), ["p_clat.2.log"], "the files made before it are removed");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gtod_reduce_and_the_disable_options_drop_their_statistics_and_logs() {
+    let dir = scratch("fio-logs-gtod");
+    let p = dir.join("g").display().to_string();
+    let base = format!("--name=g --rw=write --bs=4k {ZBD} --size=1z --io_size=1m --write_lat_log={p}");
+    let (_, set, result) = run_line(&format!("{base} --disable_slat=1"));
+    let job = &json(&set, &result, false)["jobs"][0];
+    assert_eq!((job["write"]["slat_ns"]["N"].as_u64(), job["write"]["clat_ns"]["N"].as_u64()), (Some(0), Some(256)));
+    assert_eq!(file_names(&dir), ["g_clat.1.log", "g_lat.1.log"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_, set, result) = run_line(&format!("{base} --gtod_reduce=1"));
+    let job = &json(&set, &result, false)["jobs"][0];
+    for lat in ["slat_ns", "clat_ns", "lat_ns"] {
+        assert_eq!(job["write"][lat]["N"], 0, "{lat}");
+        assert!(job["write"][lat].get("percentile").is_none(), "{lat}");
+    }
+    assert!(job["latency_us"].as_object().unwrap().values().all(|v| v.as_f64() == Some(0.0)));
+    assert_eq!(job["write"]["total_ios"], 256);
+    assert!(file_names(&dir).is_empty(), "no latency statistics, no latency logs");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bwavgtime_and_iopsavgtime_set_the_sampling_windows() {
+    let line = format!("--name=w --rw=write --bs=4k {ZBD} --size=1z --time_based --runtime=2s --rate_iops=1000");
+    let samples = |extra: &str| {
+        let (_, set, result) = run_line(&format!("{line} {extra}"));
+        let write = json(&set, &result, false)["jobs"][0]["write"].clone();
+        (write["bw_samples"].as_u64().unwrap(), write["iops_samples"].as_u64().unwrap())
+    };
+    // Windows that end before the job's last completion: 500, 1000 and 1500 ms (fio takes three too).
+    assert_eq!(samples(""), (3, 3));
+    assert_eq!(samples("--bwavgtime=1000 --iopsavgtime=250"), (1, 7));
+}

@@ -264,6 +264,22 @@ pub struct JobSpec {
     pub thread: bool,
     /// `disk_util`: the reports carry the disk's statistics (on by default).
     pub disk_util: bool,
+    /// fio's log files (`write_lat_log`, `write_bw_log`, `write_iops_log`) and how they are written.
+    pub logs: LogOptions,
+    /// `bwavgtime` in ms, if set: the bandwidth sampling window (500 ms by default).
+    pub bwavgtime_ms: Option<u32>,
+    /// `iopsavgtime` in ms, if set: the IOPS sampling window (500 ms by default).
+    pub iopsavgtime_ms: Option<u32>,
+    /// `disable_lat`: no total latency statistics.
+    pub disable_lat: bool,
+    /// `disable_clat`: no completion latency statistics nor latency distribution.
+    pub disable_clat: bool,
+    /// `disable_slat`: no submission latency statistics.
+    pub disable_slat: bool,
+    /// `disable_bw_measurement`: no per-I/O bandwidth samples (fio still samples its windows).
+    pub disable_bw: bool,
+    /// `gtod_reduce`: all four of the above, and no per-I/O IOPS samples.
+    pub gtod_reduce: bool,
     /// Report the jobs of a group as one entry.
     pub group_reporting: bool,
     /// Wait for every earlier job to finish before starting.
@@ -373,6 +389,14 @@ impl JobSpec {
             description: None,
             thread: false,
             disk_util: true,
+            logs: LogOptions::default(),
+            bwavgtime_ms: None,
+            iopsavgtime_ms: None,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            gtod_reduce: false,
             group_reporting: false,
             stonewall: false,
             new_group: false,
@@ -400,6 +424,34 @@ impl JobSpec {
             ignored: Vec::new(),
             kb_base: 1024,
         }
+    }
+}
+
+/// fio's log files of a job: `<prefix>_lat.N.log` (with `_slat`, `_clat`),
+/// `<prefix>_bw.N.log`, `<prefix>_iops.N.log`, N the thread's number in the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogOptions {
+    /// `write_lat_log=prefix`.
+    pub lat_prefix: Option<String>,
+    /// `write_bw_log=prefix`.
+    pub bw_prefix: Option<String>,
+    /// `write_iops_log=prefix`.
+    pub iops_prefix: Option<String>,
+    /// `log_avg_msec`: one averaged line per direction and window of this
+    /// many ms; 0, a line per I/O.
+    pub avg_msec: u32,
+    /// `log_max_value`: a window's largest value rather than its mean.
+    pub max_value: bool,
+    /// `log_offset`: lines carry the I/O's offset.
+    pub offset: bool,
+}
+
+impl JobSpec {
+    /// fio's `fixup_options`: a disabled statistic reports no percentiles.
+    pub fn fixup(&mut self) {
+        self.lat_percentiles &= !self.disable_lat;
+        self.clat_percentiles &= !self.disable_clat;
+        self.slat_percentiles &= !self.disable_slat;
     }
 }
 

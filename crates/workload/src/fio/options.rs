@@ -344,27 +344,13 @@ const IGNORED: &[&str] = &[
     "cpus_allowed_policy",
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "gtod_reduce",
     "gtod_cpu",
     "clocksource",
-    "disable_lat",
-    "disable_clat",
-    "disable_slat",
-    "disable_bw_measurement",
     "block_error_percentiles",
-    "per_job_logs",
-    "write_bw_log",
-    "bwavgtime",
-    "write_lat_log",
-    "write_iops_log",
-    "iopsavgtime",
     "log_entries",
-    "log_avg_msec",
     "log_hist_msec",
     "log_hist_coarseness",
     "write_hist_log",
-    "log_max_value",
-    "log_offset",
     "log_prio",
     "log_compression",
     "log_compression_cpus",
@@ -753,6 +739,68 @@ const MODELLED: &[(&str, Apply)] = &[
     }),
     ("exitall_on_error", |j, v| {
         j.exitall_on_error = parse_flag(v)?;
+        Ok(())
+    }),
+    ("write_lat_log", |j, v| {
+        j.logs.lat_prefix = Some(v.to_string());
+        Ok(())
+    }),
+    ("write_bw_log", |j, v| {
+        j.logs.bw_prefix = Some(v.to_string());
+        Ok(())
+    }),
+    ("write_iops_log", |j, v| {
+        j.logs.iops_prefix = Some(v.to_string());
+        Ok(())
+    }),
+    ("log_avg_msec", |j, v| {
+        j.logs.avg_msec = parse_u32_in(v, j.kb_base, 0, u32::MAX)?;
+        Ok(())
+    }),
+    ("log_max_value", |j, v| {
+        j.logs.max_value = parse_bool(v)?;
+        Ok(())
+    }),
+    ("log_offset", |j, v| {
+        j.logs.offset = parse_bool(v)?;
+        Ok(())
+    }),
+    ("per_job_logs", |_, v| match parse_bool(v)? {
+        true => Ok(()),
+        // One file for all of a job's threads, which fio appends to: zonelab writes a file per thread only.
+        false => Err(ValueError::ValueNotModelled { option: "per_job_logs", value: v.trim().to_string() }),
+    }),
+    ("bwavgtime", |j, v| {
+        j.bwavgtime_ms = Some(parse_u32_in(v, j.kb_base, 1, u32::MAX)?);
+        Ok(())
+    }),
+    ("iopsavgtime", |j, v| {
+        j.iopsavgtime_ms = Some(parse_u32_in(v, j.kb_base, 1, u32::MAX)?);
+        Ok(())
+    }),
+    ("disable_lat", |j, v| {
+        j.disable_lat = parse_bool(v)?;
+        Ok(())
+    }),
+    ("disable_clat", |j, v| {
+        j.disable_clat = parse_bool(v)?;
+        Ok(())
+    }),
+    ("disable_slat", |j, v| {
+        j.disable_slat = parse_bool(v)?;
+        Ok(())
+    }),
+    ("disable_bw_measurement", |j, v| {
+        j.disable_bw = parse_bool(v)?;
+        Ok(())
+    }),
+    // fio's str_gtod_reduce_cb: sets the four and clears the percentiles; 0 changes nothing.
+    ("gtod_reduce", |j, v| {
+        if parse_bool(v)? {
+            (j.gtod_reduce, j.disable_lat, j.disable_clat, j.disable_slat, j.disable_bw) =
+                (true, true, true, true, true);
+            (j.clat_percentiles, j.lat_percentiles, j.slat_percentiles) = (false, false, false);
+        }
         Ok(())
     }),
     ("end_fsync", |j, v| {

@@ -284,24 +284,37 @@ impl DirStats {
         self.lat.add(lat_ns);
     }
 
-    /// Closes an averaging window of `window_ns`.
-    pub fn sample_window(&mut self, window_ns: Nanos) {
+    /// Closes a bandwidth window of `window_ns`: a sample of the KiB/s
+    /// over it. Returns the window's bytes and that sample.
+    pub fn sample_bw_window(&mut self, window_ns: Nanos) -> (u64, u64) {
         assert!(window_ns > 0);
         let bytes = self.io_bytes - self.window_bytes;
-        let ios = self.total_ios - self.window_ios;
         self.window_bytes = self.io_bytes;
-        self.window_ios = self.total_ios;
-        let per_s = |n: u64| (n as u128 * 1_000_000_000 / window_ns as u128) as u64;
-        self.bw_kib.add(per_s(bytes) / 1024);
-        self.iops.add(per_s(ios));
+        let kib_per_s = per_second(bytes, window_ns) / 1024;
+        self.bw_kib.add(kib_per_s);
+        (bytes, kib_per_s)
     }
 
-    /// Closes `windows` more averaging windows in which nothing completed
-    /// (after [`Self::sample_window`] took what had): zero samples, as fio
-    /// reports idle windows.
-    pub fn sample_idle_windows(&mut self, windows: u64) {
-        debug_assert_eq!((self.window_bytes, self.window_ios), (self.io_bytes, self.total_ios));
+    /// Closes an IOPS window of `window_ns`. Returns the window's I/Os and the sample.
+    pub fn sample_iops_window(&mut self, window_ns: Nanos) -> (u64, u64) {
+        assert!(window_ns > 0);
+        let ios = self.total_ios - self.window_ios;
+        self.window_ios = self.total_ios;
+        let iops = per_second(ios, window_ns);
+        self.iops.add(iops);
+        (ios, iops)
+    }
+
+    /// Closes `windows` more bandwidth windows in which nothing completed
+    /// (after [`Self::sample_bw_window`] took what had): zero samples.
+    pub fn sample_idle_bw_windows(&mut self, windows: u64) {
+        debug_assert_eq!(self.window_bytes, self.io_bytes);
         self.bw_kib.add_repeated(0, windows);
+    }
+
+    /// Closes `windows` more IOPS windows in which nothing completed: zero samples.
+    pub fn sample_idle_iops_windows(&mut self, windows: u64) {
+        debug_assert_eq!(self.window_ios, self.total_ios);
         self.iops.add_repeated(0, windows);
     }
 
@@ -332,6 +345,11 @@ impl DirStats {
         }
         self.total_ios as f64 * 1e9 / self.runtime_ns as f64
     }
+}
+
+/// `n` per `window_ns`, per second.
+fn per_second(n: u64, window_ns: Nanos) -> u64 {
+    (n as u128 * 1_000_000_000 / window_ns as u128) as u64
 }
 
 /// Distribution of the number of I/Os in flight when one was submitted,

@@ -3,6 +3,7 @@
 //! ends, and the next phase starts when all of this one's threads ended.
 
 use super::*;
+use crate::fio::stats::{LatStat, LatencyBuckets};
 
 impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// Runs every thread to its end; `progress` sees the simulated time now and then.
@@ -15,6 +16,10 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                 progress(now);
             }
             self.handle(now, event);
+        }
+        if let Some((spec, option, message)) = self.log_errors.first().cloned() {
+            let location = self.set.jobs[spec].location_of(option).to_string();
+            return Err(JobError { location, option: Some(option.to_string()), message });
         }
         let end_ns = self.events.now_ns();
         let disk = self.layers.disk_counters();
@@ -96,7 +101,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         thread.started = true;
         thread.start_ns = now;
         thread.stats_start_ns = now + job.ramp_time_ns;
-        thread.window_next_ns = thread.stats_start_ns + WINDOW_NS;
+        thread.windows.start(thread.stats_start_ns);
         thread.rate_next_ns = [now; DDIRS];
         if let Some(runtime) = job.runtime_ns {
             thread.deadline_ns = (thread.stats_start_ns + runtime).min(RUN_NS_MAX);
@@ -220,6 +225,11 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         }
         thread.stats.job_runtime_ns = runtime;
         thread.stats.elapsed_ns = now - thread.start_ns;
+        let job = &self.set.jobs[thread.spec];
+        disable_stats(&mut thread.stats, job);
+        if let Some((option, error)) = thread.logs.as_deref_mut().and_then(|logs| logs.finish(runtime / MS)) {
+            self.log_errors.push((thread.spec, option, error));
+        }
         let phase = thread.phase;
         self.exit_others(now, t);
         let phase_done = self.threads.iter().filter(|t| t.phase == phase).all(|t| matches!(t.stage, Stage::Ended));
@@ -269,5 +279,24 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         thread.deadline_ns = thread.deadline_ns.min(now);
         thread.verify_ranges.clear();
         self.schedule(now, Event::Pump(t));
+    }
+}
+
+/// fio's `disable_lat`, `disable_clat` and `disable_slat` (and `gtod_reduce`):
+/// the statistics are not kept (the latency distribution goes with clat).
+fn disable_stats(stats: &mut JobStats, job: &JobSpec) {
+    for dir in stats.dirs.iter_mut() {
+        if job.disable_lat {
+            dir.lat = LatStat::default();
+        }
+        if job.disable_clat {
+            dir.clat = LatStat::default();
+        }
+        if job.disable_slat {
+            dir.slat = LatStat::default();
+        }
+    }
+    if job.disable_clat {
+        stats.lat_buckets = LatencyBuckets::default();
     }
 }
