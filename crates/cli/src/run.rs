@@ -297,6 +297,9 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     let mut progress = Progress::new(opts.quiet);
     let result = engine.run(&mut |now_ns| progress.update(now_ns)).map_err(job_error)?;
     progress.finish();
+    for warning in &result.warnings {
+        eprintln!("zonelab: {warning}");
+    }
     let mut failed = false;
     for thread in &result.threads {
         for line in &thread.verify_log {

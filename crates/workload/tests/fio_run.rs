@@ -1458,3 +1458,26 @@ fn bwavgtime_and_iopsavgtime_set_the_sampling_windows() {
     assert_eq!(samples(""), (3, 3));
     assert_eq!(samples("--bwavgtime=1000 --iopsavgtime=250"), (1, 7));
 }
+
+// ---- empty zones -------------------------------------------------------------
+
+#[test]
+fn a_reader_of_empty_zones_is_warned_about() {
+    let (_, _, result) =
+        run_line(&format!("--name=r --rw=read --bs=4k {ZBD} --size=2z --numjobs=2 --offset_increment=2z"));
+    no_errors(&result);
+    assert!(result.threads.iter().all(|t| t.stats.dirs[DDIR_READ].total_ios == 0));
+    assert_eq!(result.warnings.len(), 1, "{:?}", result.warnings);
+    let warning = &result.warnings[0];
+    assert!(warning.starts_with("job 'r' (command line): read nothing"), "{warning}");
+    assert!(warning.contains("2 of its 2 threads did no I/O") && warning.contains("read_beyond_wp=1"), "{warning}");
+    // Reading beyond the write pointer, or after a writer: I/O, no warning.
+    let (_, _, beyond) =
+        run_line(&format!("--name=r --rw=read --bs=4k {ZBD} --size=1z --io_size=1m --read_beyond_wp=1"));
+    assert!(beyond.warnings.is_empty());
+    let text = "[global]\nzonemode=zbd\ndirect=1\nioengine=spdk\nbs=4k\nsize=1z\n[w]\nrw=write\nio_size=1m\n\
+                [r]\nstonewall\nrw=read\n";
+    let written = run(&mut device(), &file_set(text));
+    assert!(written.warnings.is_empty(), "{:?}", written.warnings);
+    assert!(written.threads[1].stats.dirs[DDIR_READ].io_bytes > 0);
+}

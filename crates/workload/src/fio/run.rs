@@ -90,6 +90,9 @@ pub struct RunResult {
     pub disk_busy_ns: Nanos,
     /// Simulated time when the last thread finished.
     pub end_ns: Nanos,
+    /// What the run did that deserves a word: jobs that read nothing
+    /// because their zones were empty.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +315,8 @@ struct Thread {
     started: bool,
     /// Another thread's `exitall` stopped it: no new I/O, no read back.
     terminated: bool,
+    /// zonemode=zbd reads found no written block in the thread's range.
+    found_no_data: bool,
     verify_log: Vec<String>,
 }
 

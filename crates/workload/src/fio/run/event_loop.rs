@@ -22,6 +22,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             return Err(JobError { location, option: Some(option.to_string()), message });
         }
         let end_ns = self.events.now_ns();
+        let warnings = self.empty_readers();
         let disk = self.layers.disk_counters();
         let threads = self
             .threads
@@ -34,7 +35,30 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                 verify_log: t.verify_log,
             })
             .collect();
-        Ok(RunResult { threads, disk, disk_busy_ns: self.busy.busy_ns(), end_ns })
+        Ok(RunResult { threads, disk, disk_busy_ns: self.busy.busy_ns(), end_ns, warnings })
+    }
+
+    /// A warning per job whose threads did no I/O because every zone of
+    /// their range was empty: fio ends such a job silently, with zeros in
+    /// its report, which reads like a broken device rather than an empty one.
+    fn empty_readers(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for (spec, job) in self.set.jobs.iter().enumerate() {
+            let threads: Vec<&Thread> = self.threads.iter().filter(|t| t.spec == spec).collect();
+            let idle = |t: &Thread| t.found_no_data && t.stats.dirs.iter().all(|d| d.total_ios == 0);
+            let empty = threads.iter().filter(|t| idle(t)).count();
+            if empty == 0 {
+                continue;
+            }
+            let who =
+                if threads.len() == 1 { "it".to_string() } else { format!("{empty} of its {} threads", threads.len()) };
+            warnings.push(format!(
+                "job '{}' ({}): read nothing: every zone of its range was empty, and zonemode=zbd reads stay below \
+                 the write pointer, so {who} did no I/O (write the zones first, or set read_beyond_wp=1)",
+                job.name, job.origin
+            ));
+        }
+        warnings
     }
 
     pub(super) fn schedule(&mut self, at_ns: Nanos, event: Event) {

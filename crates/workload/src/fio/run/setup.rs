@@ -302,6 +302,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             stats: JobStats::default(),
             started: false,
             terminated: false,
+            found_no_data: false,
             verify_log: Vec::new(),
         })
     }
