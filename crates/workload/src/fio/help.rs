@@ -80,6 +80,15 @@ const MODELLED_HELP: &[(&str, &str)] = &[
     ("disable_slat", "No submission latency statistics"),
     ("disable_bw_measurement", "No per-I/O bandwidth samples"),
     ("gtod_reduce", "No latency statistics (disable_lat, _clat, _slat, _bw_measurement)"),
+    ("log_prio", "Log I/O priorities (0 only: simulated I/Os have none)"),
+    ("log_store_compressed", "Store logs compressed (0 only)"),
+    ("log_unix_epoch", "Log times since the Unix epoch (0 only: times are simulated)"),
+    ("log_alternate_epoch", "Log times since another epoch (0 only: times are simulated)"),
+    ("iodepth_batch", "Requests submitted at once (1 only: one call per request)"),
+    ("iodepth_batch_complete_min", "Completions waited for at once (1 only)"),
+    ("io_submit_mode", "How requests are submitted (inline only)"),
+    ("verify_dump", "Dump bad blocks to files (0 only)"),
+    ("verify_state_load", "Load a saved verify state (0 only)"),
     ("end_fsync", "Issue a Flush when the job is done writing; its run time includes it"),
     ("zone_append", "Write with Zone Append instead of Write"),
     ("finish", "Finish each zone once it has been written (ConfZNS++)"),
@@ -128,7 +137,7 @@ pub fn cmdhelp(query: Option<&str>) -> Result<String, UnknownOption> {
 fn description(info: &OptionInfo) -> &'static str {
     match info.class {
         Class::Modelled(_) => MODELLED_HELP.iter().find(|(n, _)| *n == info.name).map_or("Modelled", |(_, h)| h),
-        Class::Ignored => "Accepted; no effect on a simulated run",
+        Class::Ignored => "Accepted: host tuning with no counterpart in a simulation (the reports are unchanged)",
         Class::Unmodelled => "Refused: changes the result and zonelab does not model it",
     }
 }

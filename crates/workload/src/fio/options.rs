@@ -3,8 +3,9 @@
 //! Every fio 3.33 option (`fio --cmdhelp=all`, plus the io_uring, libaio and
 //! SPDK engine options) is in exactly one class:
 //! - modelled: applied to `JobSpec`;
-//! - ignored: tunes the host or fio's own output, no effect on a simulated
-//!   result, accepted so published command lines run as printed;
+//! - ignored: tunes the host (CPUs, memory, files, engine knobs), which a
+//!   simulation has no counterpart of: fio's reports and files would be the
+//!   same, so published command lines run as printed;
 //! - unmodelled: changes the result and zonelab does not simulate it, refused.
 //!
 //! Value syntax follows fio's `parse.c` (`str_to_decimal`, `get_mult_bytes`,
@@ -229,8 +230,20 @@ pub enum ValueError {
         /// The value as written.
         value: String,
     },
+    /// A value other than fio's default of an option zonelab takes at its default only.
+    #[error("{option}={value} is not modelled: {why}; only {default} (fio's default) is accepted")]
+    DefaultOnly {
+        /// The option's canonical name.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// fio's default, the one value accepted.
+        default: &'static str,
+        /// What zonelab does instead.
+        why: &'static str,
+    },
     /// An option fio has whose effect zonelab does not simulate.
-    #[error("fio option '{option}' changes the result and zonelab does not model it")]
+    #[error("fio option '{option}' changes the result and zonelab does not model it: remove it (--cmdhelp lists what is modelled)")]
     Unmodelled {
         /// The option's name.
         option: String,
@@ -329,7 +342,11 @@ const FLAGS: &[&str] = &[
     "softfinish",
 ];
 
-/// Host tuning, data contents and fio's own logs/output: no effect on a simulated result.
+/// Host tuning with no counterpart in a simulation (CPUs, NUMA, memory,
+/// files and their creation, buffer contents, engine and SPDK knobs):
+/// fio's reports and files are the same whatever they say, so they are
+/// accepted. Options that change what fio reports or writes are modelled
+/// or refused, never here.
 const IGNORED: &[&str] = &[
     "directory",
     "filename_format",
@@ -346,19 +363,9 @@ const IGNORED: &[&str] = &[
     "numa_mem_policy",
     "gtod_cpu",
     "clocksource",
-    "block_error_percentiles",
     "log_entries",
-    "log_hist_msec",
-    "log_hist_coarseness",
-    "write_hist_log",
-    "log_prio",
     "log_compression",
     "log_compression_cpus",
-    "log_store_compressed",
-    "log_unix_epoch",
-    "log_alternate_epoch",
-    "log_alternate_epoch_clock_id",
-    "write_iolog",
     "zero_buffers",
     "refill_buffers",
     "scramble_buffers",
@@ -389,20 +396,11 @@ const IGNORED: &[&str] = &[
     "cgroup_weight",
     "uid",
     "gid",
-    "iodepth_batch",
-    "iodepth_batch_complete_min",
     "iodepth_batch_complete_max",
-    "io_submit_mode",
-    "verify_dump",
     "verify_async",
-    "verify_state_load",
     "verify_state_save",
     // io_uring / io_uring_cmd / libaio engine options
     "hipri",
-    "cmdprio_percentage",
-    "cmdprio_class",
-    "cmdprio",
-    "cmdprio_bssplit",
     "fixedbufs",
     "registerfiles",
     "sqthread_poll_cpu",
@@ -515,6 +513,16 @@ const UNMODELLED: &[&str] = &[
     "steadystate",
     "steadystate_duration",
     "steadystate_ramp_time",
+    "block_error_percentiles",
+    "log_hist_msec",
+    "log_hist_coarseness",
+    "write_hist_log",
+    "log_alternate_epoch_clock_id",
+    "write_iolog",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
 ];
 
 /// Options zonelab applies to `JobSpec`.
@@ -803,6 +811,30 @@ const MODELLED: &[(&str, Apply)] = &[
         }
         Ok(())
     }),
+    // At fio's default only: other values change what fio does or writes.
+    ("log_prio", |_, v| default_only("log_prio", v, !parse_bool(v)?, "0", "simulated I/Os have no priority")),
+    ("log_store_compressed", |_, v| {
+        default_only("log_store_compressed", v, !parse_bool(v)?, "0", "log files are written uncompressed")
+    }),
+    ("log_unix_epoch", |_, v| default_only("log_unix_epoch", v, !parse_bool(v)?, "0", LOG_TIME)),
+    ("log_alternate_epoch", |_, v| default_only("log_alternate_epoch", v, !parse_bool(v)?, "0", LOG_TIME)),
+    ("iodepth_batch", |j, v| {
+        // fio reads 0 as 1.
+        let one = parse_u64(v, j.kb_base)? <= 1;
+        default_only("iodepth_batch", v, one, "1", "each request is submitted by a call of its own")
+    }),
+    ("iodepth_batch_complete_min", |j, v| {
+        let one = parse_u64(v, j.kb_base)? == 1;
+        default_only("iodepth_batch_complete_min", v, one, "1", "a thread waits for each completion")
+    }),
+    ("io_submit_mode", |_, v| {
+        let inline = one_of("io_submit_mode", v, &[("inline", true), ("offload", false)])?;
+        default_only("io_submit_mode", v, inline, "inline", "the job's thread submits its requests")
+    }),
+    ("verify_dump", |_, v| default_only("verify_dump", v, !parse_bool(v)?, "0", "bad blocks are reported, not dumped")),
+    ("verify_state_load", |_, v| {
+        default_only("verify_state_load", v, !parse_bool(v)?, "0", "no verify state is kept between runs")
+    }),
     ("end_fsync", |j, v| {
         j.end_fsync = parse_bool(v)?;
         Ok(())
@@ -845,19 +877,19 @@ const CLI_IGNORED: &[(&str, bool)] = &[
     ("eta", true),
     ("eta-newline", true),
     ("eta-interval", true),
-    ("status-interval", true),
     ("minimal", false),
     ("terse-version", true),
     ("append-terse", false),
     ("warnings-fatal", false),
     ("max-jobs", true),
     ("alloc-size", true),
-    ("bandwidth-log", false),
     ("debug", true),
 ];
 
 /// fio command-line switches that change what runs; refused. (name, takes a value).
 const CLI_UNMODELLED: &[(&str, bool)] = &[
+    ("status-interval", true),
+    ("bandwidth-log", false),
     ("parse-only", false),
     ("showcmd", false),
     ("readonly", false),
@@ -1223,6 +1255,24 @@ fn parse_percentile_list(value: &str) -> Result<Vec<f64>, ValueError> {
         return Err(ValueError::TooManyPercentiles { count: list.len() });
     }
     Ok(list)
+}
+
+/// Why log time options other than fio's default are refused.
+const LOG_TIME: &str = "log times are simulated ms since the job started";
+
+/// An option zonelab accepts at fio's default `default` only (`value`, as
+/// written, `is_default` or not): `why` says what zonelab does instead.
+fn default_only(
+    option: &'static str,
+    value: &str,
+    is_default: bool,
+    default: &'static str,
+    why: &'static str,
+) -> Result<(), ValueError> {
+    if is_default {
+        return Ok(());
+    }
+    Err(ValueError::DefaultOnly { option, value: value.trim().to_string(), default, why })
 }
 
 /// fio's `percentile_precision`: the most decimals an entry of the list has.
