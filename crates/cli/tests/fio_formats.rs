@@ -176,3 +176,167 @@ fn log_files_have_fios_names_and_lines() {
         assert_eq!(log_shape(&theirs.join(name)), log_shape(&ours.join(name)), "{name}");
     }
 }
+
+/// The JSON paths of every key under `value`, `skip` subtrees left out.
+fn key_paths(value: &serde_json::Value, path: &str, skip: &[&str], out: &mut std::collections::BTreeSet<String>) {
+    let Some(object) = value.as_object() else { return };
+    for (key, inner) in object {
+        let inner_path = format!("{path}/{key}");
+        if !skip.contains(&key.as_str()) {
+            key_paths(inner, &inner_path, skip, out);
+            out.insert(inner_path);
+        }
+    }
+}
+
+/// An example job file as zonelab runs it here: shorter than the papers'
+/// runs, everything else as printed (as `every_example_job_file_runs` does).
+fn short_for_zonelab(text: &str) -> String {
+    let short = text.replace("runtime=30", "runtime=10ms").replace("ramp_time=10", "ramp_time=2ms");
+    short.replace("runtime=10\n", "runtime=10ms\n").replace("runtime=5\n", "runtime=10ms\n")
+}
+
+/// The same job file as real fio runs it on its null engine: no device, no
+/// zonemode=zbd (fio would need a zoned block device), zones as 16 MiB, short
+/// runs, and none of the ConfZNS++ options (`zone_append`, `finish`,
+/// `softfinish`) or zonelab's `scheduler`, which fio does not know. A file
+/// without a size (the namespace) gets 16 MiB in each section.
+fn for_fio(text: &str) -> String {
+    let sized = text.lines().any(|l| l.trim_start().starts_with("size="));
+    let dropped = ["filename", "zonemode", "zone_append", "finish", "softfinish", "softfinish_chunk", "scheduler"];
+    let mut out = String::new();
+    for line in text.lines() {
+        let body = line.split([';', '#']).next().unwrap_or_default().trim();
+        let (name, value) = body.split_once('=').map_or((body, None), |(n, v)| (n.trim(), Some(v.trim())));
+        let line = match (name, value) {
+            _ if body.is_empty() || body.starts_with('[') => body.to_string(),
+            (name, _) if dropped.contains(&name) => continue,
+            ("ioengine", _) => "ioengine=null".into(),
+            ("runtime", _) => "runtime=200ms".into(),
+            ("ramp_time", _) => "ramp_time=0".into(),
+            (name, Some(zones)) if zones.ends_with('z') => {
+                let zones: u64 = zones.trim_end_matches('z').parse().expect("a count of zones");
+                format!("{name}={}m", zones * 16)
+            }
+            _ => body.to_string(),
+        };
+        out.push_str(&line);
+        out.push('\n');
+        if body.starts_with('[') && !sized {
+            out.push_str("size=16m\n");
+        }
+    }
+    out
+}
+
+/// Every example job file runs under zonelab and under fio (on its null
+/// engine) and the two JSON reports have the same keys, job by job, but for
+/// what zonelab adds on purpose: `zone_resets` (zonemode=zbd), the disk
+/// statistics of a block layer (fio's null engine has no disk), and the
+/// trim statistics of ConfZNS++'s finish operations, which fio has not.
+#[test]
+fn every_example_job_file_has_fios_json_keys() {
+    let dir = scratch("fio-formats-examples");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/fio");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    assert!(paths.len() >= 7, "{paths:?}");
+    for path in paths {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let job = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(dir.join(&name), short_for_zonelab(&job)).unwrap();
+        let args = ["run", &name, "--zones", "40", "--conventional-zones", "8", "--output-format=json", "--quiet"];
+        let ours: serde_json::Value = serde_json::from_str(&ok(&zonelab_in(&dir, &args))).unwrap();
+        let fio_name = format!("fio-{name}");
+        std::fs::write(dir.join(&fio_name), for_fio(&job)).unwrap();
+        let Some(out) = fio_in(&dir, &["--output-format=json", &fio_name]) else { return };
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        compare_keys(&name, &ours, &theirs, job.contains("finish=1"));
+    }
+}
+
+fn compare_keys(name: &str, ours: &serde_json::Value, theirs: &serde_json::Value, finishes: bool) {
+    let top = |v: &serde_json::Value| -> Vec<String> {
+        v.as_object().unwrap().keys().filter(|k| *k != "disk_util").cloned().collect()
+    };
+    assert_eq!(top(ours), top(theirs), "{name}: top-level keys");
+    let (our_jobs, their_jobs) = (ours["jobs"].as_array().unwrap(), theirs["jobs"].as_array().unwrap());
+    assert_eq!(our_jobs.len(), their_jobs.len(), "{name}: jobs");
+    for (our, their) in our_jobs.iter().zip(their_jobs) {
+        let (mut a, mut b) = (Default::default(), Default::default());
+        // A job's options are as written, and the two files differ there.
+        key_paths(our, "", &["job options"], &mut a);
+        key_paths(their, "", &["job options"], &mut b);
+        let fio_only: Vec<&String> = b.difference(&a).collect();
+        assert!(fio_only.is_empty(), "{name}, job {}: fio's keys zonelab lacks: {fio_only:?}", our["jobname"]);
+        let extra = a.difference(&b).filter(|k| *k != "/zone_resets" && !(finishes && k.starts_with("/trim/")));
+        let extra: Vec<&String> = extra.collect();
+        assert!(extra.is_empty(), "{name}, job {}: keys fio has not: {extra:?}", our["jobname"]);
+    }
+}
+
+/// The kind of a line of fio's normal report, whatever its numbers and units;
+/// repeated kinds (percentile rows, latency distribution lines) count once.
+fn line_kinds(report: &str) -> Vec<&'static str> {
+    const KINDS: [(&str, &str); 22] = [
+        ("Starting ", "starting"),
+        ("fio-3.33", "version"),
+        ("Run status group ", "group"),
+        ("   READ: bw=", "group read"),
+        ("  WRITE: bw=", "group write"),
+        ("Disk stats (read/write):", "disk stats"),
+        ("  read: IOPS=", "read"),
+        ("  write: IOPS=", "write"),
+        ("    slat (", "slat"),
+        ("    clat (", "clat"),
+        ("     lat (", "lat"),
+        ("    clat percentiles (", "clat percentiles"),
+        ("     |", "percentile row"),
+        ("   bw (", "bw"),
+        ("   iops        : min=", "iops"),
+        ("  lat (", "latency distribution"),
+        ("  cpu          : usr=", "cpu"),
+        ("  IO depths    : 1=", "depths"),
+        ("     submit    : 0=", "submit"),
+        ("     complete  : 0=", "complete"),
+        ("     issued rwts: total=", "issued"),
+        ("     latency   : target=", "latency target"),
+    ];
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for line in report.lines() {
+        let kind = KINDS.iter().find(|(prefix, _)| line.starts_with(prefix)).map(|(_, kind)| *kind);
+        let kind = kind.unwrap_or_else(|| {
+            if line.is_empty() {
+                "blank"
+            } else if line.contains(": (g=") {
+                "job"
+            } else if line.contains(": (groupid=") {
+                "entry"
+            } else if line.contains(": ios=") {
+                "disk"
+            } else {
+                panic!("a line of no known kind: {line:?}\n{report}")
+            }
+        });
+        if kinds.last() != Some(&kind) || kind == "blank" {
+            kinds.push(kind);
+        }
+    }
+    kinds
+}
+
+#[test]
+fn the_normal_report_has_fios_lines_in_fios_order() {
+    let job = ["--name=r", "--rw=read", "--bs=4k", "--ioengine=psync", "--size=16m", "--runtime=1", "--time_based"];
+    let ours = ok(&zonelab(&[&["run", "--quiet"], &job[..]].concat()));
+    let kinds = line_kinds(&ours);
+    for kind in ["read", "clat", "lat", "clat percentiles", "bw", "iops", "latency distribution", "submit", "disk"] {
+        assert!(kinds.contains(&kind), "{kind}: {ours}");
+    }
+    let dir = scratch("fio-formats-normal");
+    std::fs::write(dir.join("f"), vec![0u8; 16 << 20]).unwrap();
+    let Some(out) = fio_in(&dir, &[&["--filename=f"], &job[..]].concat()) else { return };
+    let theirs = text(&out.stdout);
+    assert_eq!(line_kinds(&theirs), kinds, "fio's report:\n{theirs}\nzonelab's:\n{ours}");
+}
