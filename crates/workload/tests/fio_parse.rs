@@ -627,11 +627,17 @@ proptest! {
 #[test]
 fn percentile_options_and_their_precision() {
     let job = cli_job("");
-    assert_eq!((job.clat_percentiles, job.lat_percentiles, job.slat_percentiles), (true, false, false));
+    assert_eq!(
+        (job.report.clat_percentiles, job.report.lat_percentiles, job.report.slat_percentiles),
+        (true, false, false)
+    );
     assert_eq!(job.percentile_precision, 2, "fio's default list has two decimals (99.95)");
     let job = cli_job("--percentile_list=50:99.5 --lat_percentiles=1 --clat_percentiles=0 --slat_percentiles=1");
     assert_eq!((job.percentile_list.clone(), job.percentile_precision), (vec![50.0, 99.5], 1));
-    assert_eq!((job.clat_percentiles, job.lat_percentiles, job.slat_percentiles), (false, true, true));
+    assert_eq!(
+        (job.report.clat_percentiles, job.report.lat_percentiles, job.report.slat_percentiles),
+        (false, true, true)
+    );
     assert_eq!(cli_job("--percentile_list=50:95").percentile_precision, 0);
     assert_eq!(cli_job("--percentile_list=99.999:1").percentile_precision, 3);
     assert!(cli_err("--lat_percentiles=yes").message.contains("not a boolean"));
@@ -641,8 +647,11 @@ fn percentile_options_and_their_precision() {
 #[test]
 fn report_options_are_applied() {
     let job = cli_job("--significant_figures=6 --unit_base=1 --description=hello --thread --disk_util=0");
-    assert_eq!((job.sig_figs, job.unit_bits, job.description.as_deref()), (6, true, Some("hello")));
-    assert!(job.thread && !job.disk_util);
+    assert_eq!(
+        (job.report.sig_figs, job.report.unit_bits, job.report.description.as_deref()),
+        (6, true, Some("hello"))
+    );
+    assert!(job.report.thread && !job.report.disk_util);
     assert!(cli_err("--significant_figures=11").message.contains("out of range"));
     assert!(cli_err("--unit_base=2").message.contains("not one of 0, 8, 1"));
 }

@@ -248,38 +248,11 @@ pub struct JobSpec {
     /// Decimals of the percentiles in the normal report: the most any entry
     /// of `percentile_list` was written with (fio's `percentile_precision`).
     pub percentile_precision: usize,
-    /// Report completion latency percentiles (`clat_percentiles`, on by default).
-    pub clat_percentiles: bool,
-    /// Report total latency percentiles (`lat_percentiles`).
-    pub lat_percentiles: bool,
-    /// Report submission latency percentiles (`slat_percentiles`).
-    pub slat_percentiles: bool,
-    /// fio's `significant_figures` (1..=10): digits of sizes and rates in the normal report.
-    pub sig_figs: u32,
-    /// `unit_base=1`: the normal report's rates in bits per second.
-    pub unit_bits: bool,
-    /// `description`, which the reports print.
-    pub description: Option<String>,
-    /// `thread`: fio runs the job as threads, not processes (its "Starting" line says which).
-    pub thread: bool,
-    /// `disk_util`: the reports carry the disk's statistics (on by default).
-    pub disk_util: bool,
+    /// What fio keeps and reports of the job: percentiles, disabled
+    /// statistics, sampling windows, the text reports' units.
+    pub report: ReportOptions,
     /// fio's log files (`write_lat_log`, `write_bw_log`, `write_iops_log`) and how they are written.
     pub logs: LogOptions,
-    /// `bwavgtime` in ms, if set: the bandwidth sampling window (500 ms by default).
-    pub bwavgtime_ms: Option<u32>,
-    /// `iopsavgtime` in ms, if set: the IOPS sampling window (500 ms by default).
-    pub iopsavgtime_ms: Option<u32>,
-    /// `disable_lat`: no total latency statistics.
-    pub disable_lat: bool,
-    /// `disable_clat`: no completion latency statistics nor latency distribution.
-    pub disable_clat: bool,
-    /// `disable_slat`: no submission latency statistics.
-    pub disable_slat: bool,
-    /// `disable_bw_measurement`: no per-I/O bandwidth samples (fio still samples its windows).
-    pub disable_bw: bool,
-    /// `gtod_reduce`: all four of the above, and no per-I/O IOPS samples.
-    pub gtod_reduce: bool,
     /// Report the jobs of a group as one entry.
     pub group_reporting: bool,
     /// Wait for every earlier job to finish before starting.
@@ -381,22 +354,8 @@ impl JobSpec {
                 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
             ],
             percentile_precision: 2,
-            clat_percentiles: true,
-            lat_percentiles: false,
-            slat_percentiles: false,
-            sig_figs: 4,
-            unit_bits: false,
-            description: None,
-            thread: false,
-            disk_util: true,
+            report: ReportOptions::default(),
             logs: LogOptions::default(),
-            bwavgtime_ms: None,
-            iopsavgtime_ms: None,
-            disable_lat: false,
-            disable_clat: false,
-            disable_slat: false,
-            disable_bw: false,
-            gtod_reduce: false,
             group_reporting: false,
             stonewall: false,
             new_group: false,
@@ -427,6 +386,66 @@ impl JobSpec {
     }
 }
 
+/// What fio keeps and reports of a job beyond its I/O: which latencies
+/// carry percentiles, which statistics are not kept, how often bandwidth and
+/// IOPS are sampled, and the text reports' digits and units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    /// Report completion latency percentiles (`clat_percentiles`, on by default).
+    pub clat_percentiles: bool,
+    /// Report total latency percentiles (`lat_percentiles`).
+    pub lat_percentiles: bool,
+    /// Report submission latency percentiles (`slat_percentiles`).
+    pub slat_percentiles: bool,
+    /// fio's `significant_figures` (1..=10): digits of sizes and rates in the normal report.
+    pub sig_figs: u32,
+    /// `unit_base=1`: the normal report's rates in bits per second.
+    pub unit_bits: bool,
+    /// `description`, which the reports print.
+    pub description: Option<String>,
+    /// `thread`: fio runs the job as threads, not processes (its "Starting" line says which).
+    pub thread: bool,
+    /// `disk_util`: the reports carry the disk's statistics (on by default).
+    pub disk_util: bool,
+    /// `bwavgtime` in ms, if set: the bandwidth sampling window (500 ms by default).
+    pub bwavgtime_ms: Option<u32>,
+    /// `iopsavgtime` in ms, if set: the IOPS sampling window (500 ms by default).
+    pub iopsavgtime_ms: Option<u32>,
+    /// `disable_lat`: no total latency statistics.
+    pub disable_lat: bool,
+    /// `disable_clat`: no completion latency statistics nor latency distribution.
+    pub disable_clat: bool,
+    /// `disable_slat`: no submission latency statistics.
+    pub disable_slat: bool,
+    /// `disable_bw_measurement`: no per-I/O bandwidth samples (fio still samples its windows).
+    pub disable_bw: bool,
+    /// `gtod_reduce`: all four of the above, and no per-I/O IOPS samples.
+    pub gtod_reduce: bool,
+}
+
+impl Default for ReportOptions {
+    /// fio's defaults: completion latency percentiles, 4 significant figures, disk statistics.
+    fn default() -> Self {
+        ReportOptions {
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            sig_figs: 4,
+            unit_bits: false,
+            description: None,
+            thread: false,
+            disk_util: true,
+            bwavgtime_ms: None,
+            iopsavgtime_ms: None,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            gtod_reduce: false,
+        }
+    }
+}
+
 /// fio's log files of a job: `<prefix>_lat.N.log` (with `_slat`, `_clat`),
 /// `<prefix>_bw.N.log`, `<prefix>_iops.N.log`, N the thread's number in the run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -449,9 +468,10 @@ pub struct LogOptions {
 impl JobSpec {
     /// fio's `fixup_options`: a disabled statistic reports no percentiles.
     pub fn fixup(&mut self) {
-        self.lat_percentiles &= !self.disable_lat;
-        self.clat_percentiles &= !self.disable_clat;
-        self.slat_percentiles &= !self.disable_slat;
+        let r = &mut self.report;
+        r.lat_percentiles &= !r.disable_lat;
+        r.clat_percentiles &= !r.disable_clat;
+        r.slat_percentiles &= !r.disable_slat;
     }
 }
 

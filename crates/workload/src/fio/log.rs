@@ -189,7 +189,11 @@ impl ThreadLogs {
         };
         let created = (|| {
             if let Some(prefix) = &logs.lat_prefix {
-                let kinds = [("lat", job.disable_lat), ("clat", job.disable_clat), ("slat", job.disable_slat)];
+                let kinds = [
+                    ("lat", job.report.disable_lat),
+                    ("clat", job.report.disable_clat),
+                    ("slat", job.report.disable_slat),
+                ];
                 for (slot, (kind, disabled)) in out.lat.iter_mut().zip(kinds) {
                     if !disabled {
                         let file = file(prefix, kind, "write_lat_log")?;

@@ -649,35 +649,35 @@ const MODELLED: &[(&str, Apply)] = &[
         Ok(())
     }),
     ("clat_percentiles", |j, v| {
-        j.clat_percentiles = parse_bool(v)?;
+        j.report.clat_percentiles = parse_bool(v)?;
         Ok(())
     }),
     ("lat_percentiles", |j, v| {
-        j.lat_percentiles = parse_bool(v)?;
+        j.report.lat_percentiles = parse_bool(v)?;
         Ok(())
     }),
     ("slat_percentiles", |j, v| {
-        j.slat_percentiles = parse_bool(v)?;
+        j.report.slat_percentiles = parse_bool(v)?;
         Ok(())
     }),
     ("significant_figures", |j, v| {
-        j.sig_figs = parse_u32_in(v, j.kb_base, 1, 10)?;
+        j.report.sig_figs = parse_u32_in(v, j.kb_base, 1, 10)?;
         Ok(())
     }),
     ("unit_base", |j, v| {
-        j.unit_bits = one_of("unit_base", v, &[("0", false), ("8", false), ("1", true)])?;
+        j.report.unit_bits = one_of("unit_base", v, &[("0", false), ("8", false), ("1", true)])?;
         Ok(())
     }),
     ("description", |j, v| {
-        j.description = Some(v.to_string());
+        j.report.description = Some(v.to_string());
         Ok(())
     }),
     ("thread", |j, v| {
-        j.thread = parse_flag(v)?;
+        j.report.thread = parse_flag(v)?;
         Ok(())
     }),
     ("disk_util", |j, v| {
-        j.disk_util = parse_bool(v)?;
+        j.report.disk_util = parse_bool(v)?;
         Ok(())
     }),
     ("group_reporting", |j, v| {
@@ -779,35 +779,40 @@ const MODELLED: &[(&str, Apply)] = &[
         false => Err(ValueError::ValueNotModelled { option: "per_job_logs", value: v.trim().to_string() }),
     }),
     ("bwavgtime", |j, v| {
-        j.bwavgtime_ms = Some(parse_u32_in(v, j.kb_base, 1, u32::MAX)?);
+        j.report.bwavgtime_ms = Some(parse_u32_in(v, j.kb_base, 1, u32::MAX)?);
         Ok(())
     }),
     ("iopsavgtime", |j, v| {
-        j.iopsavgtime_ms = Some(parse_u32_in(v, j.kb_base, 1, u32::MAX)?);
+        j.report.iopsavgtime_ms = Some(parse_u32_in(v, j.kb_base, 1, u32::MAX)?);
         Ok(())
     }),
     ("disable_lat", |j, v| {
-        j.disable_lat = parse_bool(v)?;
+        j.report.disable_lat = parse_bool(v)?;
         Ok(())
     }),
     ("disable_clat", |j, v| {
-        j.disable_clat = parse_bool(v)?;
+        j.report.disable_clat = parse_bool(v)?;
         Ok(())
     }),
     ("disable_slat", |j, v| {
-        j.disable_slat = parse_bool(v)?;
+        j.report.disable_slat = parse_bool(v)?;
         Ok(())
     }),
     ("disable_bw_measurement", |j, v| {
-        j.disable_bw = parse_bool(v)?;
+        j.report.disable_bw = parse_bool(v)?;
         Ok(())
     }),
     // fio's str_gtod_reduce_cb: sets the four and clears the percentiles; 0 changes nothing.
     ("gtod_reduce", |j, v| {
         if parse_bool(v)? {
-            (j.gtod_reduce, j.disable_lat, j.disable_clat, j.disable_slat, j.disable_bw) =
-                (true, true, true, true, true);
-            (j.clat_percentiles, j.lat_percentiles, j.slat_percentiles) = (false, false, false);
+            (
+                j.report.gtod_reduce,
+                j.report.disable_lat,
+                j.report.disable_clat,
+                j.report.disable_slat,
+                j.report.disable_bw,
+            ) = (true, true, true, true, true);
+            (j.report.clat_percentiles, j.report.lat_percentiles, j.report.slat_percentiles) = (false, false, false);
         }
         Ok(())
     }),

@@ -115,9 +115,9 @@ fn dir_json(dir: &DirStats, group_bw_bytes: u64, spec: &JobSpec, plus: bool) -> 
         "total_ios": dir.total_ios,
         "short_ios": 0,
         "drop_ios": 0,
-        "slat_ns": lat_json(&dir.slat, spec.slat_percentiles.then_some(list), plus),
-        "clat_ns": lat_json(&dir.clat, spec.clat_percentiles.then_some(list), plus),
-        "lat_ns": lat_json(&dir.lat, spec.lat_percentiles.then_some(list), plus),
+        "slat_ns": lat_json(&dir.slat, spec.report.slat_percentiles.then_some(list), plus),
+        "clat_ns": lat_json(&dir.clat, spec.report.clat_percentiles.then_some(list), plus),
+        "lat_ns": lat_json(&dir.lat, spec.report.lat_percentiles.then_some(list), plus),
         "bw_min": dir.bw_kib.min,
         "bw_max": dir.bw_kib.max,
         "bw_agg": round6(if dir.bw_kib.count > 0 { agg } else { 0.0 }),
@@ -214,7 +214,7 @@ fn entry_json(entry: &Entry<'_>, all: &[Entry<'_>], plus: bool) -> Value {
     job.insert("latency_target".into(), json!(0));
     job.insert("latency_percentile".into(), json!(100.0));
     job.insert("latency_window".into(), json!(0));
-    if let Some(description) = &entry.spec.description {
+    if let Some(description) = &entry.spec.report.description {
         job.insert("desc".into(), json!(description));
     }
     if stats.zone_resets > 0 || entry.spec.zonemode == ZoneMode::Zbd {
@@ -263,7 +263,7 @@ const DISK_NAME: &str = "nvme0n1";
 /// The disk statistics fio prints: the block layer's requests, when a job
 /// passes it and asks for them (`disk_util`, on by default).
 fn shows_disk_util(set: &JobSet) -> bool {
-    set.jobs.iter().any(|j| !j.ioengine.is_passthrough() && j.disk_util)
+    set.jobs.iter().any(|j| !j.ioengine.is_passthrough() && j.report.disk_util)
 }
 
 /// Share of the run the device was busy, as /proc/diskstats' io_ticks give it.
@@ -317,7 +317,13 @@ fn group_runs(all: &[Entry<'_>]) -> Vec<GroupRun> {
                 io_bytes,
             }
         });
-        out.push(GroupRun { groupid, dirs, kb_base: last.kb_base, sig_figs: last.sig_figs, unit_bits: last.unit_bits });
+        out.push(GroupRun {
+            groupid,
+            dirs,
+            kb_base: last.kb_base,
+            sig_figs: last.report.sig_figs,
+            unit_bits: last.report.unit_bits,
+        });
     }
     out
 }

@@ -311,12 +311,8 @@ struct Thread {
     /// bandwidth or IOPS samples (one test on every completion).
     io_hooks: bool,
     stats: JobStats,
-    /// The thread started (its Start event came).
-    started: bool,
-    /// Another thread's `exitall` stopped it: no new I/O, no read back.
-    terminated: bool,
-    /// zonemode=zbd reads found no written block in the thread's range.
-    found_no_data: bool,
+    /// How its life went: started, stopped by another, without data to read.
+    life: Life,
     verify_log: Vec<String>,
 }
 
@@ -341,17 +337,18 @@ struct Windows {
 impl Windows {
     fn of(job: &JobSpec) -> Self {
         let logs = &job.logs;
-        let bw_ms = log::sampling_ms(logs.bw_prefix.is_some(), job.bwavgtime_ms, logs.avg_msec);
-        let iops_ms = log::sampling_ms(logs.iops_prefix.is_some(), job.iopsavgtime_ms, logs.avg_msec);
+        let bw_ms = log::sampling_ms(logs.bw_prefix.is_some(), job.report.bwavgtime_ms, logs.avg_msec);
+        let iops_ms = log::sampling_ms(logs.iops_prefix.is_some(), job.report.iopsavgtime_ms, logs.avg_msec);
         // fio's gtod_reduce(): no per-I/O IOPS samples.
-        let reduced = job.gtod_reduce || (job.disable_clat && job.disable_slat && job.disable_bw);
+        let reduced =
+            job.report.gtod_reduce || (job.report.disable_clat && job.report.disable_slat && job.report.disable_bw);
         Windows {
             bw_ns: bw_ms * MS,
             iops_ns: iops_ms * MS,
             bw_next_ns: Nanos::MAX,
             iops_next_ns: Nanos::MAX,
             next_ns: Nanos::MAX,
-            bw_per_io: bw_ms == 0 && !job.disable_bw,
+            bw_per_io: bw_ms == 0 && !job.report.disable_bw,
             iops_per_io: iops_ms == 0 && !reduced,
         }
     }
@@ -362,6 +359,18 @@ impl Windows {
         (self.bw_next_ns, self.iops_next_ns) = (end(self.bw_ns), end(self.iops_ns));
         self.next_ns = self.bw_next_ns.min(self.iops_next_ns);
     }
+}
+
+/// What happened to a thread beyond its I/O, which its end and the run's
+/// warnings look at.
+#[derive(Debug, Clone, Copy, Default)]
+struct Life {
+    /// The thread started (its Start event came).
+    started: bool,
+    /// Another thread's `exitall` stopped it: no new I/O, no read back.
+    terminated: bool,
+    /// zonemode=zbd reads found no written block in the thread's range.
+    found_no_data: bool,
 }
 
 /// Where a thread is in its life: issuing I/O, waiting for what is in flight

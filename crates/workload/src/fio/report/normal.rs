@@ -14,7 +14,7 @@ pub fn normal_header(set: &JobSet, result: &RunResult) -> String {
     for (index, job) in set.jobs.iter().enumerate() {
         let groupid = result.threads.iter().find(|t| t.spec == index).map_or(0, |t| t.groupid);
         let i2p = job.kb_base == 1024;
-        let size = |bytes: u64| num2str(bytes, job.sig_figs as usize, i2p, Unit::Bytes);
+        let size = |bytes: u64| num2str(bytes, job.report.sig_figs as usize, i2p, Unit::Bytes);
         let bs: Vec<String> = job.bs.iter().map(|b| format!("{}-{}", size(b.min_bytes), size(b.max_bytes))).collect();
         let _ = writeln!(
             out,
@@ -31,7 +31,7 @@ pub fn normal_header(set: &JobSet, result: &RunResult) -> String {
             out.push_str("...\n");
         }
     }
-    let count = |thread: bool| set.jobs.iter().filter(|j| j.thread == thread).map(|j| j.numjobs).sum::<u32>();
+    let count = |thread: bool| set.jobs.iter().filter(|j| j.report.thread == thread).map(|j| j.numjobs).sum::<u32>();
     let (threads, processes) = (count(true), count(false));
     let mut starting = Vec::new();
     if threads > 0 {
@@ -93,7 +93,7 @@ fn normal_entry(out: &mut String, entry: &Entry<'_>, group: &GroupRun) {
         "{}: (groupid={}, jobs={}): err={err}: pid=0: {SIMULATED_TIME}",
         spec.name, entry.groupid, entry.threads
     );
-    if let Some(description) = &spec.description {
+    if let Some(description) = &spec.report.description {
         let _ = writeln!(out, "  Description  : [{description}]");
     }
     for (ddir, name) in DDIR_NAMES.iter().enumerate() {
@@ -133,8 +133,8 @@ fn normal_dir(out: &mut String, name: &str, dir: &DirStats, entry: &Entry<'_>, g
     if dir.runtime_ns == 0 {
         return;
     }
-    let (digits, i2p) = (spec.sig_figs as usize, spec.kb_base == 1024);
-    let rate = if spec.unit_bits { Unit::BitsPerSec } else { Unit::BytesPerSec };
+    let (digits, i2p) = (spec.report.sig_figs as usize, spec.kb_base == 1024);
+    let rate = if spec.report.unit_bits { Unit::BitsPerSec } else { Unit::BytesPerSec };
     let bw = dir.bw_bytes_per_s();
     // fio adds the zone resets to every write line (`zbd_write_status`).
     let resets = if name == "write" { format!("; {} zone resets", entry.stats.zone_resets) } else { String::new() };
@@ -151,8 +151,8 @@ fn normal_dir(out: &mut String, name: &str, dir: &DirStats, entry: &Entry<'_>, g
     lat_line(out, "clat", &dir.clat);
     lat_line(out, " lat", &dir.lat);
     let precision = spec.percentile_precision;
-    let shown = [(spec.slat_percentiles, "slat", &dir.slat), (spec.clat_percentiles, "clat", &dir.clat)];
-    for (on, label, stat) in shown.into_iter().chain([(spec.lat_percentiles, "lat", &dir.lat)]) {
+    let shown = [(spec.report.slat_percentiles, "slat", &dir.slat), (spec.report.clat_percentiles, "clat", &dir.clat)];
+    for (on, label, stat) in shown.into_iter().chain([(spec.report.lat_percentiles, "lat", &dir.lat)]) {
         if on {
             percentile_lines(out, label, stat, &spec.percentile_list, precision);
         }
@@ -238,7 +238,7 @@ fn bw_line(out: &mut String, samples: &RateSamples, group_agg_bytes_per_s: u64, 
         return;
     }
     let (i2p, kb) = (spec.kb_base == 1024, f64::from(spec.kb_base));
-    let mut label = match (spec.unit_bits, i2p) {
+    let mut label = match (spec.report.unit_bits, i2p) {
         (true, true) => "Kibit",
         (true, false) => "kbit",
         (false, true) => "KiB",
@@ -249,13 +249,13 @@ fn bw_line(out: &mut String, samples: &RateSamples, group_agg_bytes_per_s: u64, 
         agg if agg > 1024 => (samples.mean() as i64 as f64 * 100.0 / (agg as f64 / 1024.0)).min(100.0),
         _ => 100.0,
     };
-    let bits = if spec.unit_bits { 8 } else { 1 };
+    let bits = if spec.report.unit_bits { 8 } else { 1 };
     let (mut min, mut max) = (samples.min * bits, samples.max * bits);
     let (mut mean, mut dev) = (samples.mean() * bits as f64, samples.stddev() * bits as f64);
     if mean > kb * kb {
         (min, max) = ((min as f64 / kb) as u64, (max as f64 / kb) as u64);
         (mean, dev) = (mean / kb, dev / kb);
-        label = if spec.unit_bits { "Mibit" } else { "MiB" };
+        label = if spec.report.unit_bits { "Mibit" } else { "MiB" };
     }
     let _ = writeln!(
         out,

@@ -54,7 +54,7 @@ fn terse_entry(out: &mut String, entry: &Entry<'_>, group: &GroupRun, set: &JobS
         let (reads, writes, read_merges, write_merges) = (d.read_ios, d.write_ios, d.read_merges, d.write_merges);
         let _ = write!(out, ";{DISK_NAME};{reads};{writes};{read_merges};{write_merges};0;0;0;{util:3.2}%");
     }
-    if let Some(description) = &entry.spec.description {
+    if let Some(description) = &entry.spec.report.description {
         let _ = write!(out, ";{description}");
     }
     out.push('\n');
@@ -68,9 +68,9 @@ fn terse_dir(out: &mut String, dir: &DirStats, spec: &JobSpec, group_agg_bytes_p
     let _ = write!(out, ";{};{bw_kib};{iops};{runtime_ms}", dir.io_bytes >> 10);
     lat_fields(out, &dir.slat);
     lat_fields(out, &dir.clat);
-    let percentiles = if spec.lat_percentiles {
+    let percentiles = if spec.report.lat_percentiles {
         percentiles_of(&dir.lat, &spec.percentile_list)
-    } else if spec.clat_percentiles {
+    } else if spec.report.clat_percentiles {
         percentiles_of(&dir.clat, &spec.percentile_list)
     } else {
         Vec::new()

@@ -45,7 +45,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let mut warnings = Vec::new();
         for (spec, job) in self.set.jobs.iter().enumerate() {
             let threads: Vec<&Thread> = self.threads.iter().filter(|t| t.spec == spec).collect();
-            let idle = |t: &Thread| t.found_no_data && t.stats.dirs.iter().all(|d| d.total_ios == 0);
+            let idle = |t: &Thread| t.life.found_no_data && t.stats.dirs.iter().all(|d| d.total_ios == 0);
             let empty = threads.iter().filter(|t| idle(t)).count();
             if empty == 0 {
                 continue;
@@ -80,7 +80,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                 let job = &self.set.jobs[thread.spec];
                 let (low, high) = job.startdelay_ns;
                 // fio drops a stopped job's start delay.
-                let delay = match (thread.terminated, high > low) {
+                let delay = match (thread.life.terminated, high > low) {
                     (true, _) => 0,
                     (false, true) => low + thread.rng.below(high - low + 1),
                     (false, false) => low,
@@ -118,11 +118,11 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     fn start_thread(&mut self, now: Nanos, t: u32) {
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];
-        if matches!(thread.stage, Stage::Ended) || thread.started {
+        if matches!(thread.stage, Stage::Ended) || thread.life.started {
             // A start delay's event after `exitall` ended the thread, or started it at once.
             return;
         }
-        thread.started = true;
+        thread.life.started = true;
         thread.start_ns = now;
         thread.stats_start_ns = now + job.ramp_time_ns;
         thread.windows.start(thread.stats_start_ns);
@@ -130,7 +130,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         if let Some(runtime) = job.runtime_ns {
             thread.deadline_ns = (thread.stats_start_ns + runtime).min(RUN_NS_MAX);
         }
-        if thread.terminated {
+        if thread.life.terminated {
             // fio: "never got a chance to start, killed by other thread".
             thread.stats_start_ns = now;
             thread.stop_issuing();
@@ -212,7 +212,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let thread = &mut self.threads[t as usize];
         assert!(matches!(thread.stage, Stage::Draining { reset: None } | Stage::Verifying), "{:?}", thread.stage);
         if thread.options.read_back
-            && !thread.terminated
+            && !thread.life.terminated
             && matches!(thread.stage, Stage::Draining { reset: None })
             && thread.stats.error.is_none()
         {
@@ -278,10 +278,10 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             let thread = &self.threads[other];
             let named = match what {
                 ExitWhat::Group => thread.groupid == groupid,
-                ExitWhat::Stonewall => thread.started && now >= thread.stats_start_ns,
+                ExitWhat::Stonewall => thread.life.started && now >= thread.stats_start_ns,
                 ExitWhat::All => true,
             };
-            if named && !thread.terminated && !matches!(thread.stage, Stage::Ended) {
+            if named && !thread.life.terminated && !matches!(thread.stage, Stage::Ended) {
                 self.terminate(now, other as u32);
             }
         }
@@ -293,8 +293,8 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     fn terminate(&mut self, now: Nanos, t: u32) {
         let running_phase = self.phase_running;
         let thread = &mut self.threads[t as usize];
-        thread.terminated = true;
-        if !thread.started {
+        thread.life.terminated = true;
+        if !thread.life.started {
             if thread.phase == running_phase {
                 self.schedule(now, Event::Start(t));
             }
@@ -310,17 +310,17 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 /// the statistics are not kept (the latency distribution goes with clat).
 fn disable_stats(stats: &mut JobStats, job: &JobSpec) {
     for dir in stats.dirs.iter_mut() {
-        if job.disable_lat {
+        if job.report.disable_lat {
             dir.lat = LatStat::default();
         }
-        if job.disable_clat {
+        if job.report.disable_clat {
             dir.clat = LatStat::default();
         }
-        if job.disable_slat {
+        if job.report.disable_slat {
             dir.slat = LatStat::default();
         }
     }
-    if job.disable_clat {
+    if job.report.disable_clat {
         stats.lat_buckets = LatencyBuckets::default();
     }
 }

@@ -248,11 +248,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         let blocks = ((end - start) / unit_lbas).max(1);
         let offsets = OffsetGenerator::new(job.random_distribution, blocks, &mut rng);
         let path = host_path(job, options);
-        let cost = self.host.cost(match job.ioengine {
-            IoEngine::Spdk => zonelab_host::StackKind::Passthrough,
-            IoEngine::IoUringCmd => zonelab_host::StackKind::UringPassthrough,
-            _ => zonelab_host::StackKind::Kernel,
-        });
+        let cost = self.host.cost(stack_kind(job.ioengine));
         let first_zone = self.zones.zone_of(start);
         Ok(Thread {
             spec,
@@ -300,11 +296,18 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             logs: None,
             io_hooks: false,
             stats: JobStats::default(),
-            started: false,
-            terminated: false,
-            found_no_data: false,
+            life: Life::default(),
             verify_log: Vec::new(),
         })
+    }
+}
+
+/// The host stack whose costs a job's engine pays.
+fn stack_kind(engine: IoEngine) -> zonelab_host::StackKind {
+    match engine {
+        IoEngine::Spdk => zonelab_host::StackKind::Passthrough,
+        IoEngine::IoUringCmd => zonelab_host::StackKind::UringPassthrough,
+        _ => zonelab_host::StackKind::Kernel,
     }
 }
 
