@@ -19,6 +19,18 @@ use zonelab_workload::fio::report::{json_report, normal_header, normal_stats, te
 use zonelab_workload::fio::run::{Engine, RunOptions, RunResult};
 use zonelab_workload::fio::{job::JobError, parse::parse_run};
 
+/// Report formats of `--output-format` (fio's names; `minimal` and `csv` are terse).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    Normal,
+    Json,
+    #[value(name = "json+")]
+    JsonPlus,
+    Terse,
+    Minimal,
+    Csv,
+}
+
 /// The reports to print, as fio's `--output-format`, `--minimal` and
 /// `--append-terse` select them; printed terse first, then JSON, then the
 /// normal report's statistics (its job lines come before all of them).
@@ -31,20 +43,18 @@ struct Formats {
 }
 
 impl Formats {
-    const NAMES: &'static str = "normal, json, json+, terse (also minimal, csv), comma-separated";
-
     /// fio's `parse_output_format`: a comma-separated list replaces the formats.
     fn parse(list: &str) -> Result<Self, UserError> {
         let mut formats = Formats::default();
         for name in list.split(',') {
-            match name {
-                "normal" => formats.normal = true,
-                "json" => formats.json = true,
-                "json+" => (formats.json, formats.json_plus) = (true, true),
-                "terse" | "minimal" | "csv" => formats.terse = true,
-                _ => {
-                    let message = format!("--output-format: '{name}' is not a format (valid: {})", Self::NAMES);
-                    return Err(UserError(message));
+            match FormatArg::from_str(name, false) {
+                Ok(FormatArg::Normal) => formats.normal = true,
+                Ok(FormatArg::Json) => formats.json = true,
+                Ok(FormatArg::JsonPlus) => (formats.json, formats.json_plus) = (true, true),
+                Ok(FormatArg::Terse | FormatArg::Minimal | FormatArg::Csv) => formats.terse = true,
+                Err(_) => {
+                    let valid = "normal, json, json+, terse (also minimal, csv), comma-separated";
+                    return Err(UserError(format!("--output-format: '{name}' is not a format (valid: {valid})")));
                 }
             }
         }
@@ -118,8 +128,8 @@ struct RunArgs {
     #[command(flatten)]
     device: DeviceArgs,
     /// Report formats, comma-separated: normal (default), json, json+, terse (fio's minimal, csv).
-    #[arg(long = "output-format", value_name = "FORMATS", action = clap::ArgAction::Append)]
-    output_format: Vec<String>,
+    #[arg(long = "output-format", value_enum, value_delimiter = ',', action = clap::ArgAction::Append)]
+    output_format: Vec<FormatArg>,
     /// Terse report only (fio's terse version 3), as --output-format=terse.
     #[arg(long, action = clap::ArgAction::Count)]
     minimal: u8,

@@ -127,7 +127,7 @@ fn output_formats_select_and_order_the_reports_as_fio_does() {
     assert_eq!(json["jobs"][0]["jobname"], "t");
     for (args, message) in [
         (&["--terse-version=4", "--minimal"][..], "terse version 3 only"),
-        (&["--output-format=xml"][..], "'xml' is not a format"),
+        (&["--output-format=json,xml"][..], "invalid value 'xml' for '--output-format"),
     ] {
         let out = zonelab(&[&job[..], args].concat());
         assert_eq!(out.status.code(), Some(2), "{args:?}");
