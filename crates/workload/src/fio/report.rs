@@ -29,15 +29,18 @@ pub enum OutputFormat {
     Json,
     /// JSON with the latency histogram bins (`json+`).
     JsonPlus,
+    /// The terse report, version 3 (`terse`, `minimal`, `csv`).
+    Terse,
 }
 
 impl OutputFormat {
-    /// The format named `normal`, `json` or `json+`, as fio spells it.
+    /// The format named `normal`, `json`, `json+` or `terse` (`minimal`, `csv`), as fio spells it.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "normal" => Some(OutputFormat::Normal),
             "json" => Some(OutputFormat::Json),
             "json+" => Some(OutputFormat::JsonPlus),
+            "terse" | "minimal" | "csv" => Some(OutputFormat::Terse),
             _ => None,
         }
     }
