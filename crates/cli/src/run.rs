@@ -12,19 +12,87 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use zonelab_workload::fio::help as fio_help;
+use zonelab_workload::fio::job::JobSet;
 use zonelab_workload::fio::job::Scheduler;
 use zonelab_workload::fio::options as fio_options;
-use zonelab_workload::fio::report::{json_report, normal_report};
-use zonelab_workload::fio::run::{Engine, RunOptions};
+use zonelab_workload::fio::report::{json_report, normal_header, normal_stats, terse_report, TERSE_VERSION};
+use zonelab_workload::fio::run::{Engine, RunOptions, RunResult};
 use zonelab_workload::fio::{job::JobError, parse::parse_run};
 
-/// Report formats of `--output-format` (fio's names).
+/// Report formats of `--output-format` (fio's names; `minimal` and `csv` are terse).
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum FormatArg {
     Normal,
     Json,
     #[value(name = "json+")]
     JsonPlus,
+    Terse,
+    Minimal,
+    Csv,
+}
+
+/// The reports to print, as fio's `--output-format`, `--minimal` and
+/// `--append-terse` select them; printed terse first, then JSON, then the
+/// normal report's statistics (its job lines come before all of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Formats {
+    normal: bool,
+    terse: bool,
+    json: bool,
+    json_plus: bool,
+}
+
+impl Formats {
+    /// fio's `parse_output_format`: a comma-separated list replaces the formats.
+    fn parse(list: &str) -> Result<Self, UserError> {
+        let mut formats = Formats::default();
+        for name in list.split(',') {
+            match FormatArg::from_str(name, false) {
+                Ok(FormatArg::Normal) => formats.normal = true,
+                Ok(FormatArg::Json) => formats.json = true,
+                Ok(FormatArg::JsonPlus) => (formats.json, formats.json_plus) = (true, true),
+                Ok(FormatArg::Terse | FormatArg::Minimal | FormatArg::Csv) => formats.terse = true,
+                Err(_) => {
+                    let valid = "normal, json, json+, terse (also minimal, csv), comma-separated";
+                    return Err(UserError(format!("--output-format: '{name}' is not a format (valid: {valid})")));
+                }
+            }
+        }
+        Ok(formats)
+    }
+
+    /// The formats `own` (zonelab's arguments, in order) select: each
+    /// `--output-format` and `--minimal` replaces the earlier ones,
+    /// `--append-terse` adds terse; normal when none is given.
+    fn of(own: &[String]) -> Result<Self, UserError> {
+        let mut formats = Formats { normal: true, ..Formats::default() };
+        let mut args = own.iter();
+        while let Some(arg) = args.next() {
+            match arg.split_once('=').map_or((arg.as_str(), None), |(name, value)| (name, Some(value))) {
+                ("--output-format", value) => {
+                    formats = Self::parse(value.or_else(|| args.next().map(|v| v.as_str())).unwrap_or(""))?
+                }
+                ("--terse-version", value) => {
+                    check_terse_version(value.or_else(|| args.next().map(|v| v.as_str())).unwrap_or(""))?
+                }
+                ("--minimal", _) => formats = Formats { terse: true, ..Formats::default() },
+                ("--append-terse", _) => formats.terse = true,
+                _ => {}
+            }
+        }
+        Ok(formats)
+    }
+}
+
+/// zonelab writes fio's terse version 3 only (fio also knows 2, 4 and 5).
+fn check_terse_version(value: &str) -> Result<(), UserError> {
+    if value.trim() == TERSE_VERSION.to_string() {
+        return Ok(());
+    }
+    Err(UserError(format!(
+        "--terse-version={value}: zonelab writes terse version {TERSE_VERSION} only (fio's default); versions 2, 4 and 5 \
+         are not supported"
+    )))
 }
 
 /// I/O schedulers of `--scheduler`.
@@ -59,9 +127,18 @@ pub struct RunCommand {
 struct RunArgs {
     #[command(flatten)]
     device: DeviceArgs,
-    /// Report format.
-    #[arg(long = "output-format", value_enum, default_value_t = FormatArg::Normal)]
-    output_format: FormatArg,
+    /// Report formats, comma-separated: normal (default), json, json+, terse (fio's minimal, csv).
+    #[arg(long = "output-format", value_enum, value_delimiter = ',', action = clap::ArgAction::Append)]
+    output_format: Vec<FormatArg>,
+    /// Terse report only (fio's terse version 3), as --output-format=terse.
+    #[arg(long, action = clap::ArgAction::Count)]
+    minimal: u8,
+    /// Add the terse report to the selected formats.
+    #[arg(long = "append-terse", action = clap::ArgAction::Count)]
+    append_terse: u8,
+    /// Version of the terse report: 3 (the only one zonelab writes, fio's default).
+    #[arg(long = "terse-version", value_name = "VERSION", action = clap::ArgAction::Append)]
+    terse_version: Vec<String>,
     /// Write the report to FILE instead of stdout.
     #[arg(long)]
     output: Option<String>,
@@ -94,7 +171,7 @@ struct RunArgs {
     allow_long_runs: bool,
 }
 
-const VALUE_FLAGS: [&str; 18] = [
+const VALUE_FLAGS: [&str; 19] = [
     "device",
     "set",
     "zones",
@@ -113,8 +190,9 @@ const VALUE_FLAGS: [&str; 18] = [
     "zinc-budget",
     "zinc-held-epochs",
     "host-machine",
+    "terse-version",
 ];
-const BARE_FLAGS: [&str; 5] = ["data", "quiet", "allow-long-runs", "help", "h"];
+const BARE_FLAGS: [&str; 7] = ["data", "quiet", "allow-long-runs", "help", "h", "minimal", "append-terse"];
 
 /// `run`'s arguments sorted into zonelab's, fio's options, and job files.
 #[derive(Debug, PartialEq)]
@@ -201,6 +279,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     }
     let Split { own, fio: fio_args, files } = split(args);
     let opts = RunArgs::try_parse_from(&own).unwrap_or_else(|e| e.exit());
+    let formats = Formats::of(&own)?;
     let scheduler = match opts.scheduler {
         SchedulerArg::None => Scheduler::None,
         SchedulerArg::MqDeadline => Scheduler::MqDeadline,
@@ -228,22 +307,41 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     let mut progress = Progress::new(opts.quiet);
     let result = engine.run(&mut |now_ns| progress.update(now_ns)).map_err(job_error)?;
     progress.finish();
+    for warning in &result.warnings {
+        eprintln!("zonelab: {warning}");
+    }
     let mut failed = false;
     for thread in &result.threads {
+        for line in &thread.verify_log {
+            eprintln!("{line}");
+        }
         if let Some((errno, message)) = &thread.stats.error {
             eprintln!("fio: io_u error on job {}: {message} (errno {errno})", set.jobs[thread.spec].name);
             failed = true;
         }
     }
-    let text = match opts.output_format {
-        FormatArg::Normal => normal_report(&set, &result),
-        format => {
-            let value = json_report(&set, &result, matches!(format, FormatArg::JsonPlus));
-            serde_json::to_string_pretty(&value).expect("reports serialise") + "\n"
-        }
-    };
-    write_report(opts.output.as_deref(), &text)?;
+    write_report(opts.output.as_deref(), &report(&formats, &set, &result))?;
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// The selected reports in fio's order: the normal report's job lines, the
+/// terse lines, the JSON, the normal report's statistics.
+fn report(formats: &Formats, set: &JobSet, result: &RunResult) -> String {
+    let mut text = String::new();
+    if formats.normal {
+        text += &normal_header(set, result);
+    }
+    if formats.terse {
+        text += &terse_report(set, result);
+    }
+    if formats.json {
+        let value = json_report(set, result, formats.json_plus);
+        text += &(serde_json::to_string_pretty(&value).expect("reports serialise") + "\n");
+    }
+    if formats.normal {
+        text += &normal_stats(set, result);
+    }
+    text
 }
 
 fn write_report(path: Option<&str>, text: &str) -> Result<(), UserError> {
@@ -300,6 +398,28 @@ mod tests {
 
     fn strings(args: &[&str]) -> Vec<String> {
         args.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn output_formats_combine_as_fios_switches_do() {
+        let of = |args: &[&str]| Formats::of(&strings(args)).map_err(|e| e.0);
+        let normal = Formats { normal: true, ..Formats::default() };
+        let terse = Formats { terse: true, ..Formats::default() };
+        assert_eq!(of(&[]).unwrap(), normal);
+        assert_eq!(of(&["--minimal"]).unwrap(), terse);
+        assert_eq!(of(&["--output-format=terse"]).unwrap(), terse);
+        assert_eq!(of(&["--output-format", "csv"]).unwrap(), terse);
+        assert_eq!(of(&["--append-terse"]).unwrap(), Formats { normal: true, terse: true, ..Formats::default() });
+        let json_plus = Formats { json: true, json_plus: true, terse: true, ..Formats::default() };
+        assert_eq!(of(&["--output-format=json+,terse"]).unwrap(), json_plus);
+        // The last of --minimal and --output-format wins; --append-terse adds.
+        assert_eq!(of(&["--minimal", "--output-format=json"]).unwrap(), Formats { json: true, ..Formats::default() });
+        assert_eq!(of(&["--output-format=json", "--minimal"]).unwrap(), terse);
+        let json_terse = Formats { json: true, terse: true, ..Formats::default() };
+        assert_eq!(of(&["--output-format=json", "--append-terse"]).unwrap(), json_terse);
+        assert_eq!(of(&["--terse-version=3", "--minimal"]).unwrap(), terse);
+        assert!(of(&["--terse-version", "5"]).unwrap_err().contains("terse version 3 only"));
+        assert!(of(&["--output-format=json,xml"]).unwrap_err().contains("'xml' is not a format"));
     }
 
     #[test]

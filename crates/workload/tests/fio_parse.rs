@@ -504,15 +504,15 @@ fn host_and_output_options_are_ignored_and_listed() {
     let job = cli_job(
         "--numa_cpu_nodes=0 --cpus_allowed=0-3 --hipri --sqthread_poll=1 --fixedbufs --registerfiles \
          --gtod_reduce=1 --thread --norandommap --refill_buffers --log_avg_msec=1000 --write_lat_log=x \
-         --iodepth_batch_submit=8 --nice=-5 --invalidate=0 --exitall --buffer_compress_percentage=50",
+         --iomem=malloc --nice=-5 --invalidate=0 --exitall --buffer_compress_percentage=50",
     );
-    for name in ["numa_cpu_nodes", "cpus_allowed", "hipri", "gtod_reduce", "norandommap"] {
+    for name in ["numa_cpu_nodes", "cpus_allowed", "hipri", "norandommap"] {
         assert!(job.ignored.iter().any(|n| n == name), "{name} not in {:?}", job.ignored);
     }
     // A polled ring's thread sleeps when idle, which the latency shows: modelled, not ignored.
     assert!(job.sqthread_poll && !job.ignored.iter().any(|n| n == "sqthread_poll"));
     // Aliases are listed under fio's canonical name.
-    assert!(job.ignored.iter().any(|n| n == "iodepth_batch"));
+    assert!(job.ignored.iter().any(|n| n == "mem"));
     // Still part of the job options fio prints.
     assert!(job.options.iter().any(|(n, v)| n == "numa_cpu_nodes" && v == "0"));
 }
@@ -622,4 +622,78 @@ proptest! {
     ], 0..10)) {
         let _ = parse_run(&args, &[]);
     }
+}
+
+#[test]
+fn percentile_options_and_their_precision() {
+    let job = cli_job("");
+    assert_eq!(
+        (job.report.clat_percentiles, job.report.lat_percentiles, job.report.slat_percentiles),
+        (true, false, false)
+    );
+    assert_eq!(job.percentile_precision, 2, "fio's default list has two decimals (99.95)");
+    let job = cli_job("--percentile_list=50:99.5 --lat_percentiles=1 --clat_percentiles=0 --slat_percentiles=1");
+    assert_eq!((job.percentile_list.clone(), job.percentile_precision), (vec![50.0, 99.5], 1));
+    assert_eq!(
+        (job.report.clat_percentiles, job.report.lat_percentiles, job.report.slat_percentiles),
+        (false, true, true)
+    );
+    assert_eq!(cli_job("--percentile_list=50:95").percentile_precision, 0);
+    assert_eq!(cli_job("--percentile_list=99.999:1").percentile_precision, 3);
+    assert!(cli_err("--lat_percentiles=yes").message.contains("not a boolean"));
+    assert!(cli_err("--percentile_list=0:50").message.contains("not a percentile"));
+}
+
+#[test]
+fn report_options_are_applied() {
+    let job = cli_job("--significant_figures=6 --unit_base=1 --description=hello --thread --disk_util=0");
+    assert_eq!(
+        (job.report.sig_figs, job.report.unit_bits, job.report.description.as_deref()),
+        (6, true, Some("hello"))
+    );
+    assert!(job.report.thread && !job.report.disk_util);
+    assert!(cli_err("--significant_figures=11").message.contains("out of range"));
+    assert!(cli_err("--unit_base=2").message.contains("not one of 0, 8, 1"));
+}
+
+#[test]
+fn options_that_change_fios_output_are_modelled_or_refused_never_ignored() {
+    // Refused: they change what fio reports or writes, and zonelab does not model that.
+    for option in [
+        "--block_error_percentiles=1",
+        "--write_hist_log=h",
+        "--log_hist_msec=100",
+        "--write_iolog=x",
+        "--cmdprio_percentage=10",
+        "--cmdprio_class=1",
+    ] {
+        let err = cli_err(option);
+        assert!(err.message.contains("does not model it: remove it"), "{option}: {err}");
+        assert_eq!(err.location, "command line", "{option}");
+    }
+    for switch in ["--status-interval=1", "--bandwidth-log"] {
+        assert!(cli(&format!("--name=a {switch}")).unwrap_err().message.contains("does not model"), "{switch}");
+    }
+    // At fio's default only.
+    for (option, fine) in [
+        ("--log_unix_epoch=1", "--log_unix_epoch=0"),
+        ("--log_prio=1", "--log_prio=0"),
+        ("--iodepth_batch_submit=8", "--iodepth_batch=1"),
+        ("--iodepth_batch_complete_min=4", "--iodepth_batch_complete_min=1"),
+        ("--io_submit_mode=offload", "--io_submit_mode=inline"),
+        ("--verify_dump=1", "--verify_dump=0"),
+    ] {
+        let err = cli_err(option);
+        assert!(
+            err.message.contains("is not modelled") && err.message.contains("(fio's default) is accepted"),
+            "{err}"
+        );
+        cli_job(fine);
+    }
+    let err = file_err("[j]\nrw=read\nlog_store_compressed=1\n");
+    assert_eq!((err.location.as_str(), err.option.as_deref()), ("t.fio:3", Some("log_store_compressed")));
+    assert!(err.to_string().contains("only 0 (fio's default) is accepted"), "{err}");
+    // Accepted host tuning: the reports are what fio's would be.
+    let job = cli_job("--cpus_allowed=1 --iodepth_batch_complete_max=16 --verify_async=2 --log_compression=1m");
+    assert_eq!(job.ignored.len(), 4, "{:?}", job.ignored);
 }

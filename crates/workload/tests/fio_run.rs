@@ -6,7 +6,7 @@ use zonelab_device::{preset, Command, Device, DeviceOptions, Payload, ZoneAction
 use zonelab_sim::MS;
 use zonelab_workload::fio::job::{JobError, JobSet, Scheduler, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 use zonelab_workload::fio::parse::{parse_job_file, parse_run};
-use zonelab_workload::fio::report::{entries, json_report, normal_report};
+use zonelab_workload::fio::report::{entries, json_report, normal_report, terse_report, TERSE_V3_FIELDS};
 use zonelab_workload::fio::run::{Engine, RunOptions, RunResult};
 use zonelab_workload::fio::stats::JobStats;
 
@@ -1104,4 +1104,380 @@ fn a_job_over_the_work_cap_is_refused_at_the_option_that_asks_for_it() {
     let mut dev = device();
     let small = job_set("--name=w --rw=write --zonemode=zbd --direct=1 --size=2z --runtime=10 --time_based");
     assert!(Engine::new(&mut dev, &small, &RunOptions::default()).unwrap().warnings().is_empty());
+}
+
+// ---- percentiles and the normal report ----------------------------------
+
+#[test]
+fn percentile_options_choose_the_latencies_that_carry_percentiles() {
+    // libaio: a submission cost, so that total latencies exceed completion latencies.
+    let line = "--name=r --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine=libaio --size=1z --io_size=1m \
+                --percentile_list=50:99.5";
+    let report = |extra: &str| {
+        let (_, set, result) = run_line(&format!("{line} {extra}"));
+        json(&set, &result, true)["jobs"][0]["write"].clone()
+    };
+    let has = |dir: &Value, lat: &str| dir[lat].get("percentile").is_some();
+    let default = report("");
+    assert!(has(&default, "clat_ns") && !has(&default, "lat_ns") && !has(&default, "slat_ns"));
+    assert_eq!(keys(&default["clat_ns"]["percentile"]), ["50.000000", "99.500000"]);
+    assert!(default["clat_ns"].get("bins").is_some(), "json+ bins go with the percentiles");
+    let all = report("--lat_percentiles=1 --slat_percentiles=1");
+    assert!(has(&all, "clat_ns") && has(&all, "lat_ns") && has(&all, "slat_ns"));
+    assert!(all["lat_ns"]["percentile"]["50.000000"].as_u64() > all["clat_ns"]["percentile"]["50.000000"].as_u64());
+    let none = report("--clat_percentiles=0");
+    assert!(!has(&none, "clat_ns") && none["clat_ns"].get("bins").is_none());
+}
+
+#[test]
+fn the_normal_report_has_fio_3_33s_lines() {
+    let (_, set, result) = run_line(&format!(
+        "--name=w --rw=write --bs=128k {ZBD} --size=1z --time_based --runtime=1100ms --lat_percentiles=1 \
+         --percentile_list=50:99.5 --description=fill"
+    ));
+    let text = normal_report(&set, &result);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "w: (g=0): rw=write, bs=(R) 128KiB-128KiB, (W) 128KiB-128KiB, (T) 128KiB-128KiB, ioengine=spdk, iodepth=1"
+    );
+    assert_eq!(lines[3], "", "{text}");
+    assert_eq!(lines[4], "w: (groupid=0, jobs=1): err= 0: pid=0: Thu Jan  1 00:00:00 1970");
+    assert_eq!(lines[5], "  Description  : [fill]");
+    assert!(lines[6].starts_with("  write: IOPS=") && lines[6].ends_with(" zone resets"), "{text}");
+    let labels = [
+        "    slat (",
+        "    clat (",
+        "     lat (",
+        "    clat percentiles (",
+        "     | 50.0th=[",
+        "    lat percentiles (",
+        "     | 50.0th=[",
+        "   bw (",
+        "   iops        : min=",
+        "  lat (",
+    ];
+    for (line, label) in lines[7..].iter().zip(labels) {
+        assert!(line.starts_with(label), "{label:?} expected:\n{text}");
+    }
+    assert!(text.contains(", per=100.00%, avg="), "{text}");
+    for label in
+        ["     submit    : 0=0.0%, 4=100.0%,", "     complete  : 0=0.0%, 4=100.0%,", "     issued rwts: total=0,"]
+    {
+        assert!(text.contains(label), "{label}:\n{text}");
+    }
+    assert!(text.contains("\nRun status group 0 (all jobs):\n  WRITE: bw="), "{text}");
+    assert!(!text.contains("Disk stats"), "passthrough: no block layer to count");
+}
+
+// ---- terse -----------------------------------------------------------------
+
+#[test]
+fn terse_lines_have_fio_3_33s_fields_in_its_order() {
+    let line = format!(
+        "--name=rw --rw=randrw --bs=4k {ZBD} --size=2z --io_size=4m --read_beyond_wp=1 --percentile_list=50:99 \
+         --lat_percentiles=1"
+    );
+    let (_, set, result) = run_line(&line);
+    no_errors(&result);
+    let terse = terse_report(&set, &result);
+    let report = json(&set, &result, false);
+    let job = &report["jobs"][0];
+    let fields: Vec<&str> = terse.trim_end().split(';').collect();
+    assert_eq!(fields.len(), TERSE_V3_FIELDS, "{terse}");
+    assert_eq!(fields[..5], ["3", "fio-3.33 (zonelab 0.1.0)", "rw", "0", "0"]);
+    // Each direction: KiB, KiB/s, IOPS, runtime, then slat, clat, 20 percentiles, lat, bw (41 fields).
+    for (ddir, name) in [(0, "read"), (1, "write")] {
+        let at = 5 + 41 * ddir;
+        let dir = &job[name];
+        assert_eq!(fields[at], dir["io_kbytes"].to_string(), "{name}");
+        assert_eq!(fields[at + 1], dir["bw"].to_string(), "{name}");
+        assert_eq!(fields[at + 3], dir["runtime"].to_string(), "{name}");
+        let clat_min_us = dir["clat_ns"]["min"].as_u64().unwrap() / 1000;
+        assert_eq!(fields[at + 8], clat_min_us.to_string(), "{name}: clat min in us");
+        // lat_percentiles=1: the total latency's percentiles, in us.
+        let p50 = dir["lat_ns"]["percentile"]["50.000000"].as_u64().unwrap() / 1000;
+        assert_eq!(fields[at + 12], format!("50.000000%={p50}"), "{name}");
+        assert!(fields[at + 13].starts_with("99.000000%="), "{name}");
+        assert!(fields[at + 14..at + 32].iter().all(|f| *f == "0%=0"), "{name}: unused slots");
+        assert_eq!(fields[at + 32], (dir["lat_ns"]["min"].as_u64().unwrap() / 1000).to_string());
+        assert_eq!(fields[at + 36], dir["bw_min"].to_string(), "{name}");
+        assert!(fields[at + 38].ends_with('%'), "{name}: bw share of the group");
+    }
+    assert_eq!(fields[87..92], ["0.000000%", "0.000000%", "0", "0", "0"], "cpu");
+    assert!(fields[92..99].iter().all(|f| f.ends_with('%') && f.split('.').nth(1).unwrap().len() == 2), "depths");
+    let buckets: f64 = fields[99..121].iter().map(|f| f.trim_end_matches('%').parse::<f64>().unwrap()).sum();
+    assert!((buckets - 100.0).abs() < 0.1, "latency buckets sum to 100%: {buckets}");
+    // A description is the last field; a job through the block layer adds the disk's nine.
+    let (_, set, result) = run_line(
+        "--name=d --rw=write --bs=4k --zonemode=zbd --direct=1 --ioengine=libaio --size=1z --io_size=1m --description=dd",
+    );
+    let terse = terse_report(&set, &result);
+    let fields: Vec<&str> = terse.trim_end().split(';').collect();
+    assert_eq!(fields.len(), TERSE_V3_FIELDS + 10, "{terse}");
+    assert_eq!((fields[121], fields[130]), ("nvme0n1", "dd"));
+}
+
+// ---- do_verify, verify_fatal, exitall ---------------------------------------
+
+#[test]
+fn do_verify_0_writes_the_pattern_and_reads_nothing_back() {
+    for (do_verify, read_bytes) in [("1", MIB), ("0", 0)] {
+        let mut dev = device_with(DeviceOptions { data: true, ..Default::default() });
+        let set = job_set(&format!(
+            "--name=v --rw=write --bs=16k {ZBD} --size=1z --io_size=1m --verify=crc32c --do_verify={do_verify}"
+        ));
+        let result = run(&mut dev, &set);
+        no_errors(&result);
+        assert_eq!(only(&result).dirs[DDIR_READ].io_bytes, read_bytes, "do_verify={do_verify}");
+        assert_eq!(dev.counters().host_read_bytes, read_bytes, "do_verify={do_verify}");
+    }
+}
+
+#[test]
+fn a_failed_read_back_logs_its_bad_block_whatever_verify_fatal_says() {
+    // Two clones write the same small zones and reset them when full: the
+    // first bad block found is stale or another's, a bad header, where fio's
+    // verify stops with or without verify_fatal.
+    for fatal in ["0", "1"] {
+        let small = DeviceOptions {
+            zones: Some(16),
+            zone_size_bytes: Some(MIB),
+            zone_capacity_bytes: Some(MIB / 2),
+            data: true,
+            ..Default::default()
+        };
+        let mut dev = Device::new(small.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+        let line = format!(
+            "--name=w --rw=write --bs=4k {ZBD} --size=4z --iodepth=4 --numjobs=2 --thinktime=10 --verify=crc32c \
+             --runtime=20ms --verify_fatal={fatal}"
+        );
+        let result = run(&mut dev, &job_set(&line));
+        let failed: Vec<_> = result.threads.iter().filter(|t| t.stats.error.is_some()).collect();
+        assert!(!failed.is_empty(), "verify_fatal={fatal}: the clones overwrite each other");
+        for thread in failed {
+            assert_eq!(thread.stats.error.as_ref().unwrap().0, 84, "EILSEQ, as fio");
+            assert_eq!(thread.verify_log.len(), 1, "{:?}", thread.verify_log);
+            let line = &thread.verify_log[0];
+            assert!(line.starts_with("verify: ") && line.contains("requested block: offset="), "{line}");
+        }
+        assert!(result.threads.iter().filter(|t| t.stats.error.is_none()).all(|t| t.verify_log.is_empty()));
+    }
+}
+
+/// A short job and a long one in one group (a third, stonewalled, in the next):
+/// the end of the short one stops what `exit_what` names.
+fn exitall_run(options: &str) -> Vec<JobStats> {
+    let text = format!(
+        "[global]\nzonemode=zbd\ndirect=1\nioengine=spdk\nbs=4k\n{options}\n\
+         [short]\nrw=write\nsize=1z\nio_size=1m\n\
+         [long]\nrw=write\noffset=2z\nsize=1z\ntime_based\nruntime=100ms\n\
+         [next]\nstonewall\nrw=write\noffset=4z\nsize=1z\ntime_based\nruntime=20ms\n"
+    );
+    let mut dev = device();
+    let result = run(&mut dev, &file_set(&text));
+    no_errors(&result);
+    result.threads.into_iter().map(|t| t.stats).collect()
+}
+
+#[test]
+fn exitall_stops_the_jobs_exit_what_names() {
+    let ms = |stats: &JobStats| stats.job_runtime_ns / MS;
+    let alone = exitall_run("");
+    let short_ms = ms(&alone[0]);
+    assert!(short_ms < 20, "{short_ms}");
+    assert_eq!((ms(&alone[1]), ms(&alone[2])), (100, 20));
+    // Group (the default): the long job stops when the short one ends; the next group runs.
+    let group = exitall_run("exitall");
+    assert!(ms(&group[1]) <= short_ms + 1 && group[1].dirs[DDIR_WRITE].total_ios > 0, "{}", ms(&group[1]));
+    assert_eq!(ms(&group[2]), 20);
+    // Stonewall: the jobs running then stop; the stonewalled one starts afterwards.
+    let stonewall = exitall_run("exitall\nexit_what=stonewall");
+    assert!(ms(&stonewall[1]) <= short_ms + 1);
+    assert_eq!(ms(&stonewall[2]), 20);
+    // All: the next job never starts.
+    let all = exitall_run("exitall\nexit_what=all");
+    assert!(ms(&all[1]) <= short_ms + 1);
+    assert_eq!((all[2].dirs[DDIR_WRITE].total_ios, all[2].elapsed_ns), (0, 0));
+    // exitall_on_error: only a failed job stops the others.
+    let quiet = exitall_run("exitall_on_error");
+    assert_eq!((ms(&quiet[1]), ms(&quiet[2])), (100, 20));
+}
+
+#[test]
+fn exitall_on_error_stops_the_group_when_a_job_fails() {
+    // The first job writes past its zone's capacity without zonemode=zbd and fails.
+    let text = "[global]\ndirect=1\nioengine=spdk\nbs=128k\n\
+                [bad]\nrw=write\nsize=1z\nio_size=60m\n\
+                [long]\nzonemode=zbd\nrw=write\noffset=2z\nsize=1z\ntime_based\nruntime=100ms\n";
+    let plain = run(&mut device(), &file_set(text));
+    assert!(plain.threads[0].stats.error.is_some());
+    assert_eq!(plain.threads[1].stats.job_runtime_ns / MS, 100);
+    let text = text.replace("[global]\n", "[global]\nexitall_on_error\n");
+    let stopped = run(&mut device(), &file_set(&text));
+    let failed_at = stopped.threads[0].stats.elapsed_ns;
+    assert!(stopped.threads[1].stats.job_runtime_ns <= failed_at + MS, "{failed_at}");
+    assert_eq!(stopped.threads[1].stats.error, None, "stopped, not failed");
+}
+
+// ---- log files -------------------------------------------------------------
+
+/// A fresh directory for a test's files, under the target directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn log_lines(path: &std::path::Path) -> Vec<Vec<u64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| l.split(", ").map(|f| f.parse().unwrap_or_else(|_| panic!("{l}"))).collect()).collect()
+}
+
+fn file_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn logs_are_named_numbered_and_written_line_for_line_as_fio_does() {
+    let dir = scratch("fio-logs");
+    let p = dir.join("p").display().to_string();
+    let q = dir.join("q").display().to_string();
+    let line = format!(
+        "--name=l --rw=write --bs=4k {ZBD} --size=1z --io_size=1m --numjobs=2 --offset_increment=2z \
+         --write_lat_log={p} --write_bw_log={p} --write_iops_log={p} \
+         --name=m --rw=write --bs=4k {ZBD} --offset=6z --size=1z --io_size=1m --write_iops_log={q} --log_offset=1"
+    );
+    let (_, set, result) = run_line(&line);
+    no_errors(&result);
+    let mut want: Vec<String> = ["bw", "clat", "iops", "lat", "slat"]
+        .iter()
+        .flat_map(|kind| [format!("p_{kind}.1.log"), format!("p_{kind}.2.log")])
+        .collect();
+    want.push("q_iops.3.log".into());
+    want.sort();
+    assert_eq!(file_names(&dir), want, "fio numbers threads over the run, clones included");
+    let lat = log_lines(&dir.join("p_lat.1.log"));
+    let clat = log_lines(&dir.join("p_clat.1.log"));
+    assert_eq!((lat.len(), clat.len()), (256, 256), "a line per I/O without log_avg_msec");
+    for (l, c) in lat.iter().zip(&clat) {
+        // time (ms), latency (ns), ddir, block size, priority.
+        assert_eq!((l.len(), l[2], l[3], l[4]), (5, 1, 4096, 0), "{l:?}");
+        assert!(l[1] >= c[1] && l[0] == c[0]);
+    }
+    assert!(lat.windows(2).all(|w| w[0][0] <= w[1][0]), "times in completion order");
+    // Per-unit bandwidth and IOPS logs: a sample per I/O, in the statistics too (fio's add_bw_sample).
+    let bw = log_lines(&dir.join("p_bw.1.log"));
+    assert!(bw.iter().zip(&clat).all(|(b, c)| b[1] == 4096 * 1_000_000 / c[1]), "bytes per ms of clat");
+    assert!(log_lines(&dir.join("p_iops.2.log")).iter().all(|l| l[1] == 1));
+    let write = &json(&set, &result, false)["jobs"][0]["write"];
+    assert_eq!((write["bw_samples"].as_u64(), write["iops_samples"].as_u64()), (Some(256), Some(256)));
+    assert_eq!((write["iops_min"].as_u64(), write["iops_max"].as_u64()), (Some(1), Some(1)));
+    // log_offset: the I/O's offset before the priority.
+    let iops = log_lines(&dir.join("q_iops.3.log"));
+    assert_eq!(iops[1], [iops[1][0], 1, 1, 4096, 6 * ZONE_BYTES + 4096, 0]);
+    // The same run writes the same bytes.
+    let first = std::fs::read(dir.join("p_lat.2.log")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    run_line(&line);
+    assert_eq!(std::fs::read(dir.join("p_lat.2.log")).unwrap(), first);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn averaged_logs_have_a_line_per_direction_and_window() {
+    let dir = scratch("fio-logs-avg");
+    let p = dir.join("a").display().to_string();
+    let (_, set, result) = run_line(&format!(
+        "--name=a --rw=write --bs=4k {ZBD} --size=1z --time_based --runtime=1200ms --ramp_time=100ms \
+         --rate_iops=2000 --write_lat_log={p} --write_bw_log={p} --log_avg_msec=500"
+    ));
+    no_errors(&result);
+    // Windows end at 500 and 1000 ms after the ramp; the lat log's last one at the job's end.
+    let bw = log_lines(&dir.join("a_bw.1.log"));
+    assert_eq!(bw, [vec![500, 8000, 1, 0, 0], vec![1000, 8000, 1, 0, 0]]);
+    let lat = log_lines(&dir.join("a_lat.1.log"));
+    assert_eq!(lat.iter().map(|l| (l[0], l[2], l[3])).collect::<Vec<_>>(), [(500, 1, 0), (1000, 1, 0), (1200, 1, 0)]);
+    // bwavgtime follows log_avg_msec with a bandwidth log: 500 ms windows, two samples.
+    assert_eq!(json(&set, &result, false)["jobs"][0]["write"]["bw_samples"], 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_existing_log_file_refuses_the_run_and_is_left_as_it_was() {
+    let dir = scratch("fio-logs-exclusive");
+    let p = dir.join("p").display().to_string();
+    std::fs::write(dir.join("p_clat.2.log"), "not ours\n").unwrap();
+    let set =
+        job_set(&format!("--name=l --rw=write --bs=4k {ZBD} --size=1z --io_size=64k --numjobs=2 --write_lat_log={p}"));
+    let error = engine_error(&mut device(), &set);
+    assert_eq!(error.option.as_deref(), Some("write_lat_log"));
+    assert!(error.message.contains("p_clat.2.log' exists"), "{error}");
+    assert_eq!(std::fs::read_to_string(dir.join("p_clat.2.log")).unwrap(), "not ours\n");
+    assert_eq!(file_names(&dir), ["p_clat.2.log"], "the files made before it are removed");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gtod_reduce_and_the_disable_options_drop_their_statistics_and_logs() {
+    let dir = scratch("fio-logs-gtod");
+    let p = dir.join("g").display().to_string();
+    let base = format!("--name=g --rw=write --bs=4k {ZBD} --size=1z --io_size=1m --write_lat_log={p}");
+    let (_, set, result) = run_line(&format!("{base} --disable_slat=1"));
+    let job = &json(&set, &result, false)["jobs"][0];
+    assert_eq!((job["write"]["slat_ns"]["N"].as_u64(), job["write"]["clat_ns"]["N"].as_u64()), (Some(0), Some(256)));
+    assert_eq!(file_names(&dir), ["g_clat.1.log", "g_lat.1.log"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_, set, result) = run_line(&format!("{base} --gtod_reduce=1"));
+    let job = &json(&set, &result, false)["jobs"][0];
+    for lat in ["slat_ns", "clat_ns", "lat_ns"] {
+        assert_eq!(job["write"][lat]["N"], 0, "{lat}");
+        assert!(job["write"][lat].get("percentile").is_none(), "{lat}");
+    }
+    assert!(job["latency_us"].as_object().unwrap().values().all(|v| v.as_f64() == Some(0.0)));
+    assert_eq!(job["write"]["total_ios"], 256);
+    assert!(file_names(&dir).is_empty(), "no latency statistics, no latency logs");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bwavgtime_and_iopsavgtime_set_the_sampling_windows() {
+    let line = format!("--name=w --rw=write --bs=4k {ZBD} --size=1z --time_based --runtime=2s --rate_iops=1000");
+    let samples = |extra: &str| {
+        let (_, set, result) = run_line(&format!("{line} {extra}"));
+        let write = json(&set, &result, false)["jobs"][0]["write"].clone();
+        (write["bw_samples"].as_u64().unwrap(), write["iops_samples"].as_u64().unwrap())
+    };
+    // Windows that end before the job's last completion: 500, 1000 and 1500 ms (fio takes three too).
+    assert_eq!(samples(""), (3, 3));
+    assert_eq!(samples("--bwavgtime=1000 --iopsavgtime=250"), (1, 7));
+}
+
+// ---- empty zones -------------------------------------------------------------
+
+#[test]
+fn a_reader_of_empty_zones_is_warned_about() {
+    let (_, _, result) =
+        run_line(&format!("--name=r --rw=read --bs=4k {ZBD} --size=2z --numjobs=2 --offset_increment=2z"));
+    no_errors(&result);
+    assert!(result.threads.iter().all(|t| t.stats.dirs[DDIR_READ].total_ios == 0));
+    assert_eq!(result.warnings.len(), 1, "{:?}", result.warnings);
+    let warning = &result.warnings[0];
+    assert!(warning.starts_with("job 'r' (command line): read nothing"), "{warning}");
+    assert!(warning.contains("2 of its 2 threads did no I/O") && warning.contains("read_beyond_wp=1"), "{warning}");
+    // Reading beyond the write pointer, or after a writer: I/O, no warning.
+    let (_, _, beyond) =
+        run_line(&format!("--name=r --rw=read --bs=4k {ZBD} --size=1z --io_size=1m --read_beyond_wp=1"));
+    assert!(beyond.warnings.is_empty());
+    let text = "[global]\nzonemode=zbd\ndirect=1\nioengine=spdk\nbs=4k\nsize=1z\n[w]\nrw=write\nio_size=1m\n\
+                [r]\nstonewall\nrw=read\n";
+    let written = run(&mut device(), &file_set(text));
+    assert!(written.warnings.is_empty(), "{:?}", written.warnings);
+    assert!(written.threads[1].stats.dirs[DDIR_READ].io_bytes > 0);
 }

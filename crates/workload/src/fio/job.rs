@@ -166,6 +166,17 @@ pub enum Verify {
     Md5,
 }
 
+/// fio's `exit_what`: which jobs a job that ends stops, with `exitall`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's default).
+    Group,
+    /// The jobs running now (past their ramp time); later stonewalled jobs still run.
+    Stonewall,
+    /// Every job, those not started yet included.
+    All,
+}
+
 /// One job section as fio sees it after `[global]` and the command line are
 /// applied. `numjobs` clones are made by the runner, not here.
 #[derive(Debug, Clone, PartialEq)]
@@ -234,6 +245,14 @@ pub struct JobSpec {
     pub thinktime_ns: Nanos,
     /// Percentiles reported for completion latency, in (0, 100].
     pub percentile_list: Vec<f64>,
+    /// Decimals of the percentiles in the normal report: the most any entry
+    /// of `percentile_list` was written with (fio's `percentile_precision`).
+    pub percentile_precision: usize,
+    /// What fio keeps and reports of the job: percentiles, disabled
+    /// statistics, sampling windows, the text reports' units.
+    pub report: ReportOptions,
+    /// fio's log files (`write_lat_log`, `write_bw_log`, `write_iops_log`) and how they are written.
+    pub logs: LogOptions,
     /// Report the jobs of a group as one entry.
     pub group_reporting: bool,
     /// Wait for every earlier job to finish before starting.
@@ -254,6 +273,18 @@ pub struct JobSpec {
     pub scheduler: Option<Scheduler>,
     /// Checksum written into blocks and checked when read back.
     pub verify: Verify,
+    /// `do_verify`: read back what was written once the job is done (on by default; needs `verify`).
+    pub do_verify: bool,
+    /// `verify_fatal`: a read back stops at its first bad block; otherwise it
+    /// reports every block whose checksum fails (it stops at a bad header either way).
+    pub verify_fatal: bool,
+    /// `exitall`: when a job ends, stop the others (`exit_what`). fio keeps
+    /// one switch for the run: any job that sets it sets it for all.
+    pub exitall: bool,
+    /// Which jobs `exitall` and `exitall_on_error` stop.
+    pub exit_what: ExitWhat,
+    /// `exitall_on_error`: when this job ends with an error, stop the others (`exit_what`).
+    pub exitall_on_error: bool,
     /// ConfZNS++ fio patch (seed 003): writes become Zone Appends.
     pub zone_append: bool,
     /// `end_fsync`: once its I/O is done a job that wrote issues a Flush and
@@ -322,6 +353,9 @@ impl JobSpec {
             percentile_list: vec![
                 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
             ],
+            percentile_precision: 2,
+            report: ReportOptions::default(),
+            logs: LogOptions::default(),
             group_reporting: false,
             stonewall: false,
             new_group: false,
@@ -332,6 +366,11 @@ impl JobSpec {
             ioengine: IoEngine::Psync,
             scheduler: None,
             verify: Verify::None,
+            do_verify: true,
+            verify_fatal: false,
+            exitall: false,
+            exit_what: ExitWhat::Group,
+            exitall_on_error: false,
             zone_append: false,
             end_fsync: false,
             finish: false,
@@ -344,6 +383,95 @@ impl JobSpec {
             ignored: Vec::new(),
             kb_base: 1024,
         }
+    }
+}
+
+/// What fio keeps and reports of a job beyond its I/O: which latencies
+/// carry percentiles, which statistics are not kept, how often bandwidth and
+/// IOPS are sampled, and the text reports' digits and units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    /// Report completion latency percentiles (`clat_percentiles`, on by default).
+    pub clat_percentiles: bool,
+    /// Report total latency percentiles (`lat_percentiles`).
+    pub lat_percentiles: bool,
+    /// Report submission latency percentiles (`slat_percentiles`).
+    pub slat_percentiles: bool,
+    /// fio's `significant_figures` (1..=10): digits of sizes and rates in the normal report.
+    pub sig_figs: u32,
+    /// `unit_base=1`: the normal report's rates in bits per second.
+    pub unit_bits: bool,
+    /// `description`, which the reports print.
+    pub description: Option<String>,
+    /// `thread`: fio runs the job as threads, not processes (its "Starting" line says which).
+    pub thread: bool,
+    /// `disk_util`: the reports carry the disk's statistics (on by default).
+    pub disk_util: bool,
+    /// `bwavgtime` in ms, if set: the bandwidth sampling window (500 ms by default).
+    pub bwavgtime_ms: Option<u32>,
+    /// `iopsavgtime` in ms, if set: the IOPS sampling window (500 ms by default).
+    pub iopsavgtime_ms: Option<u32>,
+    /// `disable_lat`: no total latency statistics.
+    pub disable_lat: bool,
+    /// `disable_clat`: no completion latency statistics nor latency distribution.
+    pub disable_clat: bool,
+    /// `disable_slat`: no submission latency statistics.
+    pub disable_slat: bool,
+    /// `disable_bw_measurement`: no per-I/O bandwidth samples (fio still samples its windows).
+    pub disable_bw: bool,
+    /// `gtod_reduce`: all four of the above, and no per-I/O IOPS samples.
+    pub gtod_reduce: bool,
+}
+
+impl Default for ReportOptions {
+    /// fio's defaults: completion latency percentiles, 4 significant figures, disk statistics.
+    fn default() -> Self {
+        ReportOptions {
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            sig_figs: 4,
+            unit_bits: false,
+            description: None,
+            thread: false,
+            disk_util: true,
+            bwavgtime_ms: None,
+            iopsavgtime_ms: None,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            gtod_reduce: false,
+        }
+    }
+}
+
+/// fio's log files of a job: `<prefix>_lat.N.log` (with `_slat`, `_clat`),
+/// `<prefix>_bw.N.log`, `<prefix>_iops.N.log`, N the thread's number in the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogOptions {
+    /// `write_lat_log=prefix`.
+    pub lat_prefix: Option<String>,
+    /// `write_bw_log=prefix`.
+    pub bw_prefix: Option<String>,
+    /// `write_iops_log=prefix`.
+    pub iops_prefix: Option<String>,
+    /// `log_avg_msec`: one averaged line per direction and window of this
+    /// many ms; 0, a line per I/O.
+    pub avg_msec: u32,
+    /// `log_max_value`: a window's largest value rather than its mean.
+    pub max_value: bool,
+    /// `log_offset`: lines carry the I/O's offset.
+    pub offset: bool,
+}
+
+impl JobSpec {
+    /// fio's `fixup_options`: a disabled statistic reports no percentiles.
+    pub fn fixup(&mut self) {
+        let r = &mut self.report;
+        r.lat_percentiles &= !r.disable_lat;
+        r.clat_percentiles &= !r.disable_clat;
+        r.slat_percentiles &= !r.disable_slat;
     }
 }
 

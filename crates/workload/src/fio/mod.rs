@@ -7,6 +7,7 @@
 pub(crate) mod distribution;
 pub mod help;
 pub mod job;
+mod log;
 pub mod options;
 pub mod parse;
 pub mod report;

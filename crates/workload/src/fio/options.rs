@@ -3,8 +3,9 @@
 //! Every fio 3.33 option (`fio --cmdhelp=all`, plus the io_uring, libaio and
 //! SPDK engine options) is in exactly one class:
 //! - modelled: applied to `JobSpec`;
-//! - ignored: tunes the host or fio's own output, no effect on a simulated
-//!   result, accepted so published command lines run as printed;
+//! - ignored: tunes the host (CPUs, memory, files, engine knobs), which a
+//!   simulation has no counterpart of: fio's reports and files would be the
+//!   same, so published command lines run as printed;
 //! - unmodelled: changes the result and zonelab does not simulate it, refused.
 //!
 //! Value syntax follows fio's `parse.c` (`str_to_decimal`, `get_mult_bytes`,
@@ -12,7 +13,7 @@
 //! suffixes, fractions, negative sizes): zonelab refuses those instead.
 
 use super::job::{
-    BlockSize, Distribution, IoEngine, JobSpec, RateProcess, RwKind, Scheduler, Size, Verify, ZoneMode, DDIRS,
+    BlockSize, Distribution, ExitWhat, IoEngine, JobSpec, RateProcess, RwKind, Scheduler, Size, Verify, ZoneMode, DDIRS,
 };
 use zonelab_sim::Nanos;
 
@@ -229,8 +230,20 @@ pub enum ValueError {
         /// The value as written.
         value: String,
     },
+    /// A value other than fio's default of an option zonelab takes at its default only.
+    #[error("{option}={value} is not modelled: {why}; only {default} (fio's default) is accepted")]
+    DefaultOnly {
+        /// The option's canonical name.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// fio's default, the one value accepted.
+        default: &'static str,
+        /// What zonelab does instead.
+        why: &'static str,
+    },
     /// An option fio has whose effect zonelab does not simulate.
-    #[error("fio option '{option}' changes the result and zonelab does not model it")]
+    #[error("fio option '{option}' changes the result and zonelab does not model it: remove it (--cmdhelp lists what is modelled)")]
     Unmodelled {
         /// The option's name.
         option: String,
@@ -329,9 +342,12 @@ const FLAGS: &[&str] = &[
     "softfinish",
 ];
 
-/// Host tuning, data contents and fio's own logs/output: no effect on a simulated result.
+/// Host tuning with no counterpart in a simulation (CPUs, NUMA, memory,
+/// files and their creation, buffer contents, engine and SPDK knobs):
+/// fio's reports and files are the same whatever they say, so they are
+/// accepted. Options that change what fio reports or writes are modelled
+/// or refused, never here.
 const IGNORED: &[&str] = &[
-    "description",
     "directory",
     "filename_format",
     "unique_filename",
@@ -345,41 +361,11 @@ const IGNORED: &[&str] = &[
     "cpus_allowed_policy",
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "thread",
-    "gtod_reduce",
     "gtod_cpu",
     "clocksource",
-    "disable_lat",
-    "disable_clat",
-    "disable_slat",
-    "disable_bw_measurement",
-    "clat_percentiles",
-    "lat_percentiles",
-    "slat_percentiles",
-    "significant_figures",
-    "block_error_percentiles",
-    "disk_util",
-    "per_job_logs",
-    "write_bw_log",
-    "bwavgtime",
-    "write_lat_log",
-    "write_iops_log",
-    "iopsavgtime",
     "log_entries",
-    "log_avg_msec",
-    "log_hist_msec",
-    "log_hist_coarseness",
-    "write_hist_log",
-    "log_max_value",
-    "log_offset",
-    "log_prio",
     "log_compression",
     "log_compression_cpus",
-    "log_store_compressed",
-    "log_unix_epoch",
-    "log_alternate_epoch",
-    "log_alternate_epoch_clock_id",
-    "write_iolog",
     "zero_buffers",
     "refill_buffers",
     "scramble_buffers",
@@ -404,31 +390,17 @@ const IGNORED: &[&str] = &[
     "lockmem",
     "mem",
     "hugepage-size",
-    "exitall",
-    "exit_what",
-    "exitall_on_error",
     "error_dump",
     "cgroup",
     "cgroup_nodelete",
     "cgroup_weight",
     "uid",
     "gid",
-    "unit_base",
-    "iodepth_batch",
-    "iodepth_batch_complete_min",
     "iodepth_batch_complete_max",
-    "io_submit_mode",
-    "verify_fatal",
-    "verify_dump",
     "verify_async",
-    "verify_state_load",
     "verify_state_save",
     // io_uring / io_uring_cmd / libaio engine options
     "hipri",
-    "cmdprio_percentage",
-    "cmdprio_class",
-    "cmdprio",
-    "cmdprio_bssplit",
     "fixedbufs",
     "registerfiles",
     "sqthread_poll_cpu",
@@ -488,7 +460,6 @@ const UNMODELLED: &[&str] = &[
     "atomic",
     "loops",
     "verify_only",
-    "do_verify",
     "verify_interval",
     "verify_offset",
     "verify_pattern",
@@ -542,6 +513,16 @@ const UNMODELLED: &[&str] = &[
     "steadystate",
     "steadystate_duration",
     "steadystate_ramp_time",
+    "block_error_percentiles",
+    "log_hist_msec",
+    "log_hist_coarseness",
+    "write_hist_log",
+    "log_alternate_epoch_clock_id",
+    "write_iolog",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
 ];
 
 /// Options zonelab applies to `JobSpec`.
@@ -664,6 +645,39 @@ const MODELLED: &[(&str, Apply)] = &[
     }),
     ("percentile_list", |j, v| {
         j.percentile_list = parse_percentile_list(v)?;
+        j.percentile_precision = percentile_precision(v);
+        Ok(())
+    }),
+    ("clat_percentiles", |j, v| {
+        j.report.clat_percentiles = parse_bool(v)?;
+        Ok(())
+    }),
+    ("lat_percentiles", |j, v| {
+        j.report.lat_percentiles = parse_bool(v)?;
+        Ok(())
+    }),
+    ("slat_percentiles", |j, v| {
+        j.report.slat_percentiles = parse_bool(v)?;
+        Ok(())
+    }),
+    ("significant_figures", |j, v| {
+        j.report.sig_figs = parse_u32_in(v, j.kb_base, 1, 10)?;
+        Ok(())
+    }),
+    ("unit_base", |j, v| {
+        j.report.unit_bits = one_of("unit_base", v, &[("0", false), ("8", false), ("1", true)])?;
+        Ok(())
+    }),
+    ("description", |j, v| {
+        j.report.description = Some(v.to_string());
+        Ok(())
+    }),
+    ("thread", |j, v| {
+        j.report.thread = parse_flag(v)?;
+        Ok(())
+    }),
+    ("disk_util", |j, v| {
+        j.report.disk_util = parse_bool(v)?;
         Ok(())
     }),
     ("group_reporting", |j, v| {
@@ -714,6 +728,118 @@ const MODELLED: &[(&str, Apply)] = &[
         j.verify = parse_verify(v)?;
         Ok(())
     }),
+    ("do_verify", |j, v| {
+        j.do_verify = parse_bool(v)?;
+        Ok(())
+    }),
+    ("verify_fatal", |j, v| {
+        j.verify_fatal = parse_bool(v)?;
+        Ok(())
+    }),
+    ("exitall", |j, v| {
+        j.exitall = parse_flag(v)?;
+        Ok(())
+    }),
+    ("exit_what", |j, v| {
+        let table = [("group", ExitWhat::Group), ("stonewall", ExitWhat::Stonewall), ("all", ExitWhat::All)];
+        j.exit_what = one_of("exit_what", v, &table)?;
+        Ok(())
+    }),
+    ("exitall_on_error", |j, v| {
+        j.exitall_on_error = parse_flag(v)?;
+        Ok(())
+    }),
+    ("write_lat_log", |j, v| {
+        j.logs.lat_prefix = Some(v.to_string());
+        Ok(())
+    }),
+    ("write_bw_log", |j, v| {
+        j.logs.bw_prefix = Some(v.to_string());
+        Ok(())
+    }),
+    ("write_iops_log", |j, v| {
+        j.logs.iops_prefix = Some(v.to_string());
+        Ok(())
+    }),
+    ("log_avg_msec", |j, v| {
+        j.logs.avg_msec = parse_u32_in(v, j.kb_base, 0, u32::MAX)?;
+        Ok(())
+    }),
+    ("log_max_value", |j, v| {
+        j.logs.max_value = parse_bool(v)?;
+        Ok(())
+    }),
+    ("log_offset", |j, v| {
+        j.logs.offset = parse_bool(v)?;
+        Ok(())
+    }),
+    ("per_job_logs", |_, v| match parse_bool(v)? {
+        true => Ok(()),
+        // One file for all of a job's threads, which fio appends to: zonelab writes a file per thread only.
+        false => Err(ValueError::ValueNotModelled { option: "per_job_logs", value: v.trim().to_string() }),
+    }),
+    ("bwavgtime", |j, v| {
+        j.report.bwavgtime_ms = Some(parse_u32_in(v, j.kb_base, 1, u32::MAX)?);
+        Ok(())
+    }),
+    ("iopsavgtime", |j, v| {
+        j.report.iopsavgtime_ms = Some(parse_u32_in(v, j.kb_base, 1, u32::MAX)?);
+        Ok(())
+    }),
+    ("disable_lat", |j, v| {
+        j.report.disable_lat = parse_bool(v)?;
+        Ok(())
+    }),
+    ("disable_clat", |j, v| {
+        j.report.disable_clat = parse_bool(v)?;
+        Ok(())
+    }),
+    ("disable_slat", |j, v| {
+        j.report.disable_slat = parse_bool(v)?;
+        Ok(())
+    }),
+    ("disable_bw_measurement", |j, v| {
+        j.report.disable_bw = parse_bool(v)?;
+        Ok(())
+    }),
+    // fio's str_gtod_reduce_cb: sets the four and clears the percentiles; 0 changes nothing.
+    ("gtod_reduce", |j, v| {
+        if parse_bool(v)? {
+            (
+                j.report.gtod_reduce,
+                j.report.disable_lat,
+                j.report.disable_clat,
+                j.report.disable_slat,
+                j.report.disable_bw,
+            ) = (true, true, true, true, true);
+            (j.report.clat_percentiles, j.report.lat_percentiles, j.report.slat_percentiles) = (false, false, false);
+        }
+        Ok(())
+    }),
+    // At fio's default only: other values change what fio does or writes.
+    ("log_prio", |_, v| default_only("log_prio", v, !parse_bool(v)?, "0", "simulated I/Os have no priority")),
+    ("log_store_compressed", |_, v| {
+        default_only("log_store_compressed", v, !parse_bool(v)?, "0", "log files are written uncompressed")
+    }),
+    ("log_unix_epoch", |_, v| default_only("log_unix_epoch", v, !parse_bool(v)?, "0", LOG_TIME)),
+    ("log_alternate_epoch", |_, v| default_only("log_alternate_epoch", v, !parse_bool(v)?, "0", LOG_TIME)),
+    ("iodepth_batch", |j, v| {
+        // fio reads 0 as 1.
+        let one = parse_u64(v, j.kb_base)? <= 1;
+        default_only("iodepth_batch", v, one, "1", "each request is submitted by a call of its own")
+    }),
+    ("iodepth_batch_complete_min", |j, v| {
+        let one = parse_u64(v, j.kb_base)? == 1;
+        default_only("iodepth_batch_complete_min", v, one, "1", "a thread waits for each completion")
+    }),
+    ("io_submit_mode", |_, v| {
+        let inline = one_of("io_submit_mode", v, &[("inline", true), ("offload", false)])?;
+        default_only("io_submit_mode", v, inline, "inline", "the job's thread submits its requests")
+    }),
+    ("verify_dump", |_, v| default_only("verify_dump", v, !parse_bool(v)?, "0", "bad blocks are reported, not dumped")),
+    ("verify_state_load", |_, v| {
+        default_only("verify_state_load", v, !parse_bool(v)?, "0", "no verify state is kept between runs")
+    }),
     ("end_fsync", |j, v| {
         j.end_fsync = parse_bool(v)?;
         Ok(())
@@ -756,19 +882,19 @@ const CLI_IGNORED: &[(&str, bool)] = &[
     ("eta", true),
     ("eta-newline", true),
     ("eta-interval", true),
-    ("status-interval", true),
     ("minimal", false),
     ("terse-version", true),
     ("append-terse", false),
     ("warnings-fatal", false),
     ("max-jobs", true),
     ("alloc-size", true),
-    ("bandwidth-log", false),
     ("debug", true),
 ];
 
 /// fio command-line switches that change what runs; refused. (name, takes a value).
 const CLI_UNMODELLED: &[(&str, bool)] = &[
+    ("status-interval", true),
+    ("bandwidth-log", false),
     ("parse-only", false),
     ("showcmd", false),
     ("readonly", false),
@@ -1134,6 +1260,29 @@ fn parse_percentile_list(value: &str) -> Result<Vec<f64>, ValueError> {
         return Err(ValueError::TooManyPercentiles { count: list.len() });
     }
     Ok(list)
+}
+
+/// Why log time options other than fio's default are refused.
+const LOG_TIME: &str = "log times are simulated ms since the job started";
+
+/// An option zonelab accepts at fio's default `default` only (`value`, as
+/// written, `is_default` or not): `why` says what zonelab does instead.
+fn default_only(
+    option: &'static str,
+    value: &str,
+    is_default: bool,
+    default: &'static str,
+    why: &'static str,
+) -> Result<(), ValueError> {
+    if is_default {
+        return Ok(());
+    }
+    Err(ValueError::DefaultOnly { option, value: value.trim().to_string(), default, why })
+}
+
+/// fio's `percentile_precision`: the most decimals an entry of the list has.
+fn percentile_precision(value: &str) -> usize {
+    value.split(':').map(|p| p.trim().split_once('.').map_or(0, |(_, decimals)| decimals.len())).max().unwrap_or(0)
 }
 
 fn one_of<T: Copy>(option: &'static str, value: &str, table: &[(&'static str, T)]) -> Result<T, ValueError> {

@@ -216,7 +216,8 @@ fn parse_command_line(args: &[String]) -> Result<CommandLine, JobError> {
     Ok(cli)
 }
 
-fn finish_cli_job(job: JobSpec) -> Result<JobSpec, JobError> {
+fn finish_cli_job(mut job: JobSpec) -> Result<JobSpec, JobError> {
+    job.fixup();
     validate(&job)?;
     Ok(job)
 }
@@ -365,6 +366,7 @@ fn parse_file(path: &str, text: &str, mut defaults: Defaults) -> Result<(Vec<Job
         let mut list = Vec::new();
         apply_entries(&mut job, &mut list, &section.entries)?;
         job.options = list;
+        job.fixup();
         validate(&job)?;
         jobs.push(job);
     }

@@ -18,6 +18,7 @@
 
 use super::distribution::OffsetGenerator;
 use super::job::*;
+use super::log::{self, ThreadLogs};
 use super::stats::JobStats;
 use super::work;
 use super::zbd::ZoneView;
@@ -36,8 +37,6 @@ mod pacing;
 mod readback;
 mod setup;
 
-/// fio's bwavgtime and iopsavgtime defaults.
-const WINDOW_NS: Nanos = 500 * MS;
 /// How long a thread that cannot open a zone waits before trying again.
 const OPEN_RETRY_NS: Nanos = 10 * US;
 const OPEN_RETRIES_MAX: u32 = 1_000_000;
@@ -76,6 +75,9 @@ pub struct ThreadResult {
     pub groupid: u32,
     /// The thread's statistics.
     pub stats: JobStats,
+    /// What its failed read back found, a line per bad block, as fio's
+    /// verify logs it (empty unless verify failed).
+    pub verify_log: Vec<String>,
 }
 
 /// What a whole run produced.
@@ -88,6 +90,9 @@ pub struct RunResult {
     pub disk_busy_ns: Nanos,
     /// Simulated time when the last thread finished.
     pub end_ns: Nanos,
+    /// What the run did that deserves a word: jobs that read nothing
+    /// because their zones were empty.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,6 +198,10 @@ struct IoOptions {
     write_op: RequestOp,
     write_kind: IoKind,
     verify: Verify,
+    /// `do_verify` with a `verify`: written ranges are kept to be read back.
+    read_back: bool,
+    /// `verify_fatal`.
+    verify_fatal: bool,
     /// A synchronous engine (psync and its kin): no submission latency.
     sync: bool,
     thinktime_ns: Nanos,
@@ -239,6 +248,8 @@ impl IoOptions {
             write_op: if job.zone_append && !management { RequestOp::Append } else { RequestOp::Write },
             write_kind: if management { IoKind::OpenBlock } else { IoKind::Data },
             verify: job.verify,
+            read_back: job.verify != Verify::None && job.do_verify,
+            verify_fatal: job.verify_fatal,
             sync: job.ioengine.is_sync(),
             thinktime_ns: job.thinktime_ns,
             rate_limited: rated(&job.rate_bytes_per_s) || rated(&job.rate_iops),
@@ -293,8 +304,73 @@ struct Thread {
     chain: Option<Chain>,
     stage: Stage,
     verify_ranges: Vec<(u64, u32)>,
-    window_next_ns: Nanos,
+    windows: Windows,
+    /// Its log files, if its job writes any.
+    logs: Option<Box<ThreadLogs>>,
+    /// Something to do per I/O beyond the statistics: logs, or per-I/O
+    /// bandwidth or IOPS samples (one test on every completion).
+    io_hooks: bool,
     stats: JobStats,
+    /// How its life went: started, stopped by another, without data to read.
+    life: Life,
+    verify_log: Vec<String>,
+}
+
+/// When a thread samples its bandwidth and IOPS: fio's `bwavgtime` and
+/// `iopsavgtime` windows, or a sample per I/O (fio's per-unit logs).
+#[derive(Debug, Clone, Copy)]
+struct Windows {
+    /// Window lengths; 0: no windows.
+    bw_ns: Nanos,
+    iops_ns: Nanos,
+    /// Ends of the current windows (`Nanos::MAX` without windows).
+    bw_next_ns: Nanos,
+    iops_next_ns: Nanos,
+    /// The earlier of the two: the one test on every completion.
+    next_ns: Nanos,
+    /// A bandwidth sample per I/O (unless `disable_bw_measurement`).
+    bw_per_io: bool,
+    /// An IOPS sample per I/O (unless `gtod_reduce`).
+    iops_per_io: bool,
+}
+
+impl Windows {
+    fn of(job: &JobSpec) -> Self {
+        let logs = &job.logs;
+        let bw_ms = log::sampling_ms(logs.bw_prefix.is_some(), job.report.bwavgtime_ms, logs.avg_msec);
+        let iops_ms = log::sampling_ms(logs.iops_prefix.is_some(), job.report.iopsavgtime_ms, logs.avg_msec);
+        // fio's gtod_reduce(): no per-I/O IOPS samples.
+        let reduced =
+            job.report.gtod_reduce || (job.report.disable_clat && job.report.disable_slat && job.report.disable_bw);
+        Windows {
+            bw_ns: bw_ms * MS,
+            iops_ns: iops_ms * MS,
+            bw_next_ns: Nanos::MAX,
+            iops_next_ns: Nanos::MAX,
+            next_ns: Nanos::MAX,
+            bw_per_io: bw_ms == 0 && !job.report.disable_bw,
+            iops_per_io: iops_ms == 0 && !reduced,
+        }
+    }
+
+    /// Statistics start at `start_ns`: the first windows end a window later.
+    fn start(&mut self, start_ns: Nanos) {
+        let end = |window_ns: Nanos| if window_ns > 0 { start_ns + window_ns } else { Nanos::MAX };
+        (self.bw_next_ns, self.iops_next_ns) = (end(self.bw_ns), end(self.iops_ns));
+        self.next_ns = self.bw_next_ns.min(self.iops_next_ns);
+    }
+}
+
+/// What happened to a thread beyond its I/O, which its end and the run's
+/// warnings look at.
+#[derive(Debug, Clone, Copy, Default)]
+struct Life {
+    /// The thread started (its Start event came).
+    started: bool,
+    /// Another thread's `exitall` stopped it: no new I/O, no read back.
+    terminated: bool,
+    /// zonemode=zbd reads found no written block in the thread's range.
+    found_no_data: bool,
 }
 
 /// Where a thread is in its life: issuing I/O, waiting for what is in flight
@@ -399,4 +475,10 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
     wake_at_ns: Option<Nanos>,
     /// Jobs whose estimated work deserves a word ([`Engine::warnings`]).
     warnings: Vec<String>,
+    /// What the verify reads in flight found wrong, by tag.
+    verify_failures: BTreeMap<u32, Vec<super::verify::VerifyError>>,
+    /// fio's `exitall` is one switch for the run: set by any job.
+    exitall: bool,
+    /// The first error writing each job's log files: (job, option, message).
+    log_errors: Vec<(usize, &'static str, String)>,
 }

@@ -163,15 +163,6 @@ impl LatStat {
     pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.plat.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, c)| (plat_value(i), *c))
     }
-
-    /// Share of samples in [low, high) ns, from the histogram.
-    pub fn share_between(&self, low_ns: u64, high_ns: u64) -> f64 {
-        if self.samples == 0 {
-            return 0.0;
-        }
-        let hits: u64 = self.bins().filter(|(v, _)| *v >= low_ns && *v < high_ns).map(|(_, c)| c).sum();
-        hits as f64 / self.samples as f64
-    }
 }
 
 /// Repeated samples added one by one up to this many (see `add_repeated`).
@@ -293,24 +284,37 @@ impl DirStats {
         self.lat.add(lat_ns);
     }
 
-    /// Closes an averaging window of `window_ns`.
-    pub fn sample_window(&mut self, window_ns: Nanos) {
+    /// Closes a bandwidth window of `window_ns`: a sample of the KiB/s
+    /// over it. Returns the window's bytes and that sample.
+    pub fn sample_bw_window(&mut self, window_ns: Nanos) -> (u64, u64) {
         assert!(window_ns > 0);
         let bytes = self.io_bytes - self.window_bytes;
-        let ios = self.total_ios - self.window_ios;
         self.window_bytes = self.io_bytes;
-        self.window_ios = self.total_ios;
-        let per_s = |n: u64| (n as u128 * 1_000_000_000 / window_ns as u128) as u64;
-        self.bw_kib.add(per_s(bytes) / 1024);
-        self.iops.add(per_s(ios));
+        let kib_per_s = per_second(bytes, window_ns) / 1024;
+        self.bw_kib.add(kib_per_s);
+        (bytes, kib_per_s)
     }
 
-    /// Closes `windows` more averaging windows in which nothing completed
-    /// (after [`Self::sample_window`] took what had): zero samples, as fio
-    /// reports idle windows.
-    pub fn sample_idle_windows(&mut self, windows: u64) {
-        debug_assert_eq!((self.window_bytes, self.window_ios), (self.io_bytes, self.total_ios));
+    /// Closes an IOPS window of `window_ns`. Returns the window's I/Os and the sample.
+    pub fn sample_iops_window(&mut self, window_ns: Nanos) -> (u64, u64) {
+        assert!(window_ns > 0);
+        let ios = self.total_ios - self.window_ios;
+        self.window_ios = self.total_ios;
+        let iops = per_second(ios, window_ns);
+        self.iops.add(iops);
+        (ios, iops)
+    }
+
+    /// Closes `windows` more bandwidth windows in which nothing completed
+    /// (after [`Self::sample_bw_window`] took what had): zero samples.
+    pub fn sample_idle_bw_windows(&mut self, windows: u64) {
+        debug_assert_eq!(self.window_bytes, self.io_bytes);
         self.bw_kib.add_repeated(0, windows);
+    }
+
+    /// Closes `windows` more IOPS windows in which nothing completed: zero samples.
+    pub fn sample_idle_iops_windows(&mut self, windows: u64) {
+        debug_assert_eq!(self.window_ios, self.total_ios);
         self.iops.add_repeated(0, windows);
     }
 
@@ -343,6 +347,11 @@ impl DirStats {
     }
 }
 
+/// `n` per `window_ns`, per second.
+fn per_second(n: u64, window_ns: Nanos) -> u64 {
+    (n as u128 * 1_000_000_000 / window_ns as u128) as u64
+}
+
 /// Distribution of the number of I/Os in flight when one was submitted,
 /// in fio's buckets 1, 2, 4, 8, 16, 32, >=64.
 #[derive(Debug, Clone, Default)]
@@ -373,6 +382,90 @@ impl DepthStats {
     }
 }
 
+/// Upper edges of fio's latency distribution buckets within one unit
+/// (`io_u_mark_lat_nsec`/`_usec`/`_msec`): a value below 2 is in the first
+/// bucket, one of 2 or 3 in the second, ..., and the millisecond scale
+/// adds 1000-1999 and >= 2000.
+const LAT_EDGES: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+/// Buckets per scale: nanoseconds and microseconds end at 1000, milliseconds go on.
+pub const LAT_NS_BUCKETS: usize = 10;
+/// See [`LAT_NS_BUCKETS`].
+pub const LAT_US_BUCKETS: usize = 10;
+/// See [`LAT_NS_BUCKETS`].
+pub const LAT_MS_BUCKETS: usize = 12;
+
+/// fio's `io_u_lat_n`, `io_u_lat_u` and `io_u_lat_m`: completion latencies
+/// counted in the scale they fall in, so that each scale covers only its own
+/// range (below 1 µs, 1 µs to 1 ms, 1 ms and more) and the three add up to
+/// every I/O.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyBuckets {
+    /// Counts per bucket: nanosecond buckets, then microsecond, then millisecond.
+    counts: [u64; LAT_NS_BUCKETS + LAT_US_BUCKETS + LAT_MS_BUCKETS],
+}
+
+/// Shares of I/Os per bucket in percent, per scale, as fio's `stat_calc_lat_*` give them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyShares {
+    /// Below 1 µs, by nanoseconds.
+    pub ns: [f64; LAT_NS_BUCKETS],
+    /// 1 µs to 1 ms, by microseconds.
+    pub us: [f64; LAT_US_BUCKETS],
+    /// 1 ms and more, by milliseconds.
+    pub ms: [f64; LAT_MS_BUCKETS],
+}
+
+impl LatencyBuckets {
+    /// Counts one completion latency (fio's `io_u_mark_latency`).
+    #[inline]
+    pub fn add(&mut self, clat_ns: Nanos) {
+        let (offset, value) = if clat_ns < 1_000 {
+            (0, clat_ns)
+        } else if clat_ns < 1_000_000 {
+            (LAT_NS_BUCKETS, clat_ns / 1_000)
+        } else {
+            (LAT_NS_BUCKETS + LAT_US_BUCKETS, clat_ns / 1_000_000)
+        };
+        let bucket = LAT_EDGES.iter().take_while(|&&edge| value >= edge).count();
+        self.counts[offset + bucket] += 1;
+    }
+
+    /// Adds another job's counts (group reporting).
+    pub fn merge(&mut self, other: &LatencyBuckets) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts) {
+            *mine += theirs;
+        }
+    }
+
+    /// Completions below 1 µs: the terse report (version 3) counts them in its first microsecond bucket.
+    pub fn below_1us(&self) -> u64 {
+        self.counts[..LAT_NS_BUCKETS].iter().sum()
+    }
+
+    /// Shares of `total_ios` per bucket; fio shows a non-empty bucket below
+    /// 0.01% as 0.01% (`stat_calc_lat`).
+    pub fn shares(&self, total_ios: u64) -> LatencyShares {
+        let share = |count: u64| match total_ios {
+            0 => 0.0,
+            total => {
+                let percent = 100.0 * count as f64 / total as f64;
+                if count > 0 && percent < 0.01 {
+                    0.01
+                } else {
+                    percent
+                }
+            }
+        };
+        let (ns, rest) = self.counts.split_at(LAT_NS_BUCKETS);
+        let (us, ms) = rest.split_at(LAT_US_BUCKETS);
+        LatencyShares {
+            ns: std::array::from_fn(|i| share(ns[i])),
+            us: std::array::from_fn(|i| share(us[i])),
+            ms: std::array::from_fn(|i| share(ms[i])),
+        }
+    }
+}
+
 /// Everything reported of one job.
 #[derive(Debug, Clone, Default)]
 pub struct JobStats {
@@ -380,6 +473,8 @@ pub struct JobStats {
     pub dirs: [DirStats; 3],
     /// I/O depth distribution.
     pub depth: DepthStats,
+    /// Completion latencies by fio's distribution buckets, all directions.
+    pub lat_buckets: LatencyBuckets,
     /// Zone resets the job issued (fio's "N zone resets").
     pub zone_resets: u64,
     /// First error (errno, as fio reports it) and its message.
@@ -397,6 +492,7 @@ impl JobStats {
             mine.merge(theirs);
         }
         self.depth.merge(&other.depth);
+        self.lat_buckets.merge(&other.lat_buckets);
         self.zone_resets += other.zone_resets;
         if self.error.is_none() {
             self.error.clone_from(&other.error);
@@ -428,6 +524,50 @@ mod tests {
         let mut empty = RateSamples::default();
         empty.add_repeated(7, 1 << 40);
         assert_eq!((empty.min, empty.max, empty.count, empty.mean(), empty.stddev()), (7, 7, 1 << 40, 7.0, 0.0));
+    }
+
+    #[test]
+    fn latency_buckets_cover_each_scale_once_and_sum_to_100_percent() {
+        let mut buckets = LatencyBuckets::default();
+        // (latency, scale, bucket): each value lands in exactly one bucket of one scale.
+        let cases = [
+            (0, 0, 0),
+            (1, 0, 0),
+            (2, 0, 1),
+            (999, 0, 9),
+            (1_000, 1, 0),
+            (1_999, 1, 0),
+            (2_000, 1, 1),
+            (18_000, 1, 3),
+            (20_000, 1, 4),
+            (999_999, 1, 9),
+            (1_000_000, 2, 0),
+            (1_999_999_999, 2, 10),
+            (2_000_000_000, 2, 11),
+        ];
+        for (value, scale, bucket) in cases {
+            let mut one = LatencyBuckets::default();
+            one.add(value);
+            let shares = one.shares(1);
+            let scales: [&[f64]; 3] = [&shares.ns, &shares.us, &shares.ms];
+            for (s, values) in scales.iter().enumerate() {
+                for (b, share) in values.iter().enumerate() {
+                    let want = if (s, b) == (scale, bucket) { 100.0 } else { 0.0 };
+                    assert_eq!(*share, want, "{value} ns: scale {s} bucket {b}");
+                }
+            }
+            buckets.add(value);
+        }
+        // Many I/Os at ~18 us and one outlier: shares add up to 100% within the 0.01% floor.
+        for _ in 0..100_000 {
+            buckets.add(18_500);
+        }
+        let total = 100_000 + cases.len() as u64;
+        let shares = buckets.shares(total);
+        let sum: f64 = shares.ns.iter().chain(&shares.us).chain(&shares.ms).sum();
+        assert!((sum - 100.0).abs() < 0.01 * cases.len() as f64, "{sum}");
+        assert_eq!(shares.ms[0], 0.01, "a non-empty bucket shows at least 0.01%, as fio");
+        assert!(shares.us[3] > 99.9, "18.5 us is in the \"20\" bucket (10-19 us): {shares:?}");
     }
 
     #[test]

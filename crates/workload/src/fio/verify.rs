@@ -83,6 +83,48 @@ pub fn check_block(block: &[u8], kind: Verify, lba: u64, generation: u32) -> Res
     Ok(())
 }
 
+impl VerifyError {
+    /// The LBA whose block is bad.
+    pub fn lba(&self) -> u64 {
+        match *self {
+            VerifyError::BadMagic { lba }
+            | VerifyError::Misplaced { lba, .. }
+            | VerifyError::Stale { lba, .. }
+            | VerifyError::BadChecksum { lba, .. } => lba,
+        }
+    }
+
+    /// A bad header (fio's `verify_header`): fio stops checking the read there.
+    fn is_header(&self) -> bool {
+        !matches!(self, VerifyError::BadChecksum { .. })
+    }
+}
+
+/// Checks the `lba_bytes` blocks of a read from `slba` as fio's `verify_io_u`
+/// does: it stops at a bad header; at a bad checksum it stops only when
+/// `fatal` (`verify_fatal`), else it goes on and reports every bad block.
+/// `generation` gives each LBA's expected zone generation.
+pub fn check_blocks(
+    data: &[u8],
+    lba_bytes: usize,
+    kind: Verify,
+    slba: u64,
+    generation: impl Fn(u64) -> u32,
+    fatal: bool,
+) -> Vec<VerifyError> {
+    let mut failures = Vec::new();
+    for (i, block) in data.chunks(lba_bytes).enumerate() {
+        let lba = slba + i as u64;
+        if let Err(error) = check_block(block, kind, lba, generation(lba)) {
+            failures.push(error);
+            if fatal || error.is_header() {
+                break;
+            }
+        }
+    }
+    failures
+}
+
 fn kind_name(kind: Verify) -> &'static str {
     match kind {
         Verify::Crc32c => "crc32c",
@@ -122,5 +164,35 @@ mod tests {
             assert!(check_block(&block, kind, 1234, 2).unwrap_err().to_string().contains("bad"));
             assert!(check_block(&[0u8; 4096], kind, 1, 0).unwrap_err().to_string().contains("magic"));
         }
+    }
+
+    /// Four blocks from LBA 10: `damage` flips a payload byte (a bad checksum)
+    /// or clears the magic (a bad header) of the blocks it names.
+    fn read_with(damage: &[(usize, bool)]) -> Vec<u8> {
+        let mut data = vec![0u8; 4 * 512];
+        for (i, block) in data.chunks_mut(512).enumerate() {
+            fill_block(block, Verify::Crc32c, 3, 10 + i as u64, 0);
+        }
+        for &(i, header) in damage {
+            let at = if header { 0 } else { 100 };
+            data[i * 512 + at] ^= 0xff;
+        }
+        data
+    }
+
+    #[test]
+    fn verify_fatal_stops_at_the_first_bad_block_and_a_bad_header_always_stops() {
+        let check = |data: &[u8], fatal| check_blocks(data, 512, Verify::Crc32c, 10, |_| 0, fatal);
+        assert_eq!(check(&read_with(&[]), false), []);
+        let sums = read_with(&[(1, false), (3, false)]);
+        let bad = |lba| VerifyError::BadChecksum { kind: Verify::Crc32c, lba };
+        // fio's verify_fatal=0 checks the whole read and reports each bad block.
+        assert_eq!(check(&sums, false), [bad(11), bad(13)]);
+        assert_eq!(check(&sums, true), [bad(11)]);
+        // A bad header ends the check whatever verify_fatal says.
+        let header = read_with(&[(0, true), (2, false)]);
+        assert_eq!(check(&header, false), [VerifyError::BadMagic { lba: 10 }]);
+        let after = read_with(&[(1, false), (2, true), (3, false)]);
+        assert_eq!(check(&after, false), [bad(11), VerifyError::BadMagic { lba: 12 }]);
     }
 }

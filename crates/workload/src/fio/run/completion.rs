@@ -3,6 +3,7 @@
 //! at the first error as fio does, and then issues again.
 
 use super::*;
+use crate::fio::log::{Latencies, LoggedIo};
 
 impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// The thread sees its request complete.
@@ -42,9 +43,12 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     fn fail(&mut self, tag: u32, io: &Io) {
         self.free_ios.push(tag);
         let t = io.thread;
+        let log = self.verify_log_of(tag, io);
         if self.threads[t as usize].stats.error.is_none() {
             let error = self.error_of(io);
-            self.threads[t as usize].stats.error = Some(error);
+            let thread = &mut self.threads[t as usize];
+            thread.stats.error = Some(error);
+            thread.verify_log = log;
         }
         let thread = &mut self.threads[t as usize];
         thread.stop_issuing();
@@ -53,10 +57,15 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// fio's errno and message for a failed request.
     fn error_of(&self, io: &Io) -> (i32, String) {
-        let (errno, what) = if io.verify_error { (84, "verify failed") } else { errno_of(io.status) };
+        // EILSEQ, as fio's verify returns it.
+        let (errno, what) = if io.verify_error {
+            (84, "Invalid or incomplete multibyte or wide character")
+        } else {
+            errno_of(io.status)
+        };
+        let cause = if io.verify_error { "verify failed" } else { io.status.name() };
         let message = format!(
-            "{what} ({}): {} offset={}, buflen={}",
-            io.status.name(),
+            "{what} ({cause}): {} offset={}, buflen={}",
             op_name(io.op),
             io.slba * self.lba_bytes,
             u64::from(io.nlb) * self.lba_bytes
@@ -86,24 +95,80 @@ fn account(thread: &mut Thread, io: &Io, now: Nanos, lba_bytes: u64) {
     let (slat_ns, clat_ns) =
         if thread.options.sync { (None, now - issue_ns) } else { (Some(submit_ns - issue_ns), now - submit_ns) };
     thread.stats.dirs[ddir].add_io(bytes, slat_ns, clat_ns, now - issue_ns);
+    thread.stats.lat_buckets.add(clat_ns);
+    if thread.io_hooks {
+        let io = LoggedIo { time_ms: (now - thread.stats_start_ns) / MS, ddir, bytes, offset: io.slba * lba_bytes };
+        per_io_samples(thread, &io, &Latencies { slat_ns, clat_ns, lat_ns: now - issue_ns });
+    }
+}
+
+/// What fio does per I/O beyond its statistics, when asked: the latency
+/// logs' lines, and bandwidth and IOPS samples per I/O (per-unit logs: the
+/// bandwidth of an I/O is its bytes per ms of completion latency, fio's
+/// `add_bw_sample`; its IOPS sample is 1).
+#[inline(never)]
+fn per_io_samples(thread: &mut Thread, io: &LoggedIo, latencies: &Latencies) {
+    let windows = thread.windows;
+    let dir = &mut thread.stats.dirs[io.ddir];
+    let rate = match latencies.clat_ns {
+        0 => 0,
+        clat_ns => io.bytes * 1_000_000 / clat_ns,
+    };
+    if windows.bw_per_io {
+        dir.bw_kib.add(rate);
+    }
+    if windows.iops_per_io {
+        dir.iops.add(1);
+    }
+    let Some(logs) = thread.logs.as_deref_mut() else { return };
+    logs.latencies(io, latencies);
+    if windows.bw_per_io {
+        logs.bw_of_io(io, rate);
+    }
+    if windows.iops_per_io {
+        logs.iops_of_io(io);
+    }
 }
 
 /// Closes the statistics windows that ended by `now` (up to the deadline).
-/// All but the first lie in idle time, as nothing completed since the last
-/// call: they are zero samples, added at once (a long thinktime spans
-/// millions of windows).
 #[inline]
 fn close_windows(thread: &mut Thread, now: Nanos) {
     let last = now.min(thread.deadline_ns);
-    if last < thread.window_next_ns {
-        return;
+    if last >= thread.windows.next_ns {
+        sample_windows(thread, last);
     }
-    let idle = (last - thread.window_next_ns) / WINDOW_NS;
-    for dir in thread.stats.dirs.iter_mut() {
-        dir.sample_window(WINDOW_NS);
-        dir.sample_idle_windows(idle);
+}
+
+/// Takes the bandwidth and IOPS samples of the windows that ended by
+/// `last`. All but the first of each lie in idle time, as nothing completed
+/// since the last call: they are zero samples, added at once (a long
+/// thinktime spans millions of windows). A log gets a line per direction
+/// that did I/O in the window, at its end, as fio's `__add_samples`.
+fn sample_windows(thread: &mut Thread, last: Nanos) {
+    let (w, start_ns) = (thread.windows, thread.stats_start_ns);
+    if last >= w.bw_next_ns {
+        let idle = (last - w.bw_next_ns) / w.bw_ns;
+        for (ddir, dir) in thread.stats.dirs.iter_mut().enumerate() {
+            let (bytes, kib_per_s) = dir.sample_bw_window(w.bw_ns);
+            dir.sample_idle_bw_windows(idle);
+            if let (true, Some(logs)) = (bytes > 0, thread.logs.as_deref_mut()) {
+                logs.bw_window((w.bw_next_ns - start_ns) / MS, ddir, kib_per_s);
+            }
+        }
+        thread.windows.bw_next_ns += (idle + 1) * w.bw_ns;
     }
-    thread.window_next_ns += (idle + 1) * WINDOW_NS;
+    if last >= w.iops_next_ns {
+        let idle = (last - w.iops_next_ns) / w.iops_ns;
+        for (ddir, dir) in thread.stats.dirs.iter_mut().enumerate() {
+            let (ios, iops) = dir.sample_iops_window(w.iops_ns);
+            dir.sample_idle_iops_windows(idle);
+            if let (true, Some(logs)) = (ios > 0, thread.logs.as_deref_mut()) {
+                logs.iops_window((w.iops_next_ns - start_ns) / MS, ddir, iops);
+            }
+        }
+        thread.windows.iops_next_ns += (idle + 1) * w.iops_ns;
+    }
+    thread.windows.next_ns = thread.windows.bw_next_ns.min(thread.windows.iops_next_ns);
 }
 
 /// The errno Linux returns for an NVMe status, as fio prints it.

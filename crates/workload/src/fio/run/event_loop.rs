@@ -3,6 +3,7 @@
 //! ends, and the next phase starts when all of this one's threads ended.
 
 use super::*;
+use crate::fio::stats::{LatStat, LatencyBuckets};
 
 impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// Runs every thread to its end; `progress` sees the simulated time now and then.
@@ -16,31 +17,80 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             }
             self.handle(now, event);
         }
+        if let Some((spec, option, message)) = self.log_errors.first().cloned() {
+            let location = self.set.jobs[spec].location_of(option).to_string();
+            return Err(JobError { location, option: Some(option.to_string()), message });
+        }
         let end_ns = self.events.now_ns();
+        let warnings = self.empty_readers();
         let disk = self.layers.disk_counters();
         let threads = self
             .threads
             .into_iter()
-            .map(|t| ThreadResult { spec: t.spec, clone: t.clone, groupid: t.groupid, stats: t.stats })
+            .map(|t| ThreadResult {
+                spec: t.spec,
+                clone: t.clone,
+                groupid: t.groupid,
+                stats: t.stats,
+                verify_log: t.verify_log,
+            })
             .collect();
-        Ok(RunResult { threads, disk, disk_busy_ns: self.busy.busy_ns(), end_ns })
+        Ok(RunResult { threads, disk, disk_busy_ns: self.busy.busy_ns(), end_ns, warnings })
+    }
+
+    /// A warning per job whose threads did no I/O because every zone of
+    /// their range was empty: fio ends such a job silently, with zeros in
+    /// its report, which reads like a broken device rather than an empty one.
+    fn empty_readers(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for (spec, job) in self.set.jobs.iter().enumerate() {
+            let threads: Vec<&Thread> = self.threads.iter().filter(|t| t.spec == spec).collect();
+            let idle = |t: &Thread| t.life.found_no_data && t.stats.dirs.iter().all(|d| d.total_ios == 0);
+            let empty = threads.iter().filter(|t| idle(t)).count();
+            if empty == 0 {
+                continue;
+            }
+            let who =
+                if threads.len() == 1 { "it".to_string() } else { format!("{empty} of its {} threads", threads.len()) };
+            warnings.push(format!(
+                "job '{}' ({}): read nothing: every zone of its range was empty, and zonemode=zbd reads stay below \
+                 the write pointer, so {who} did no I/O (write the zones first, or set read_beyond_wp=1)",
+                job.name, job.origin
+            ));
+        }
+        warnings
     }
 
     pub(super) fn schedule(&mut self, at_ns: Nanos, event: Event) {
         self.events.schedule(at_ns, event).expect("event queue bounded by threads times iodepth");
     }
 
-    fn start_phase(&mut self, phase: u32, now: Nanos) {
-        self.phase_running = phase;
-        for index in 0..self.threads.len() {
-            let thread = &mut self.threads[index];
-            if thread.phase != phase {
-                continue;
+    /// Starts the threads of `phase`, and of the phases after it whose
+    /// threads all ended already (stopped by `exitall` before they started).
+    fn start_phase(&mut self, mut phase: u32, now: Nanos) {
+        loop {
+            self.phase_running = phase;
+            let mut waiting = false;
+            for index in 0..self.threads.len() {
+                let thread = &mut self.threads[index];
+                if thread.phase != phase || matches!(thread.stage, Stage::Ended) {
+                    continue;
+                }
+                waiting = true;
+                let job = &self.set.jobs[thread.spec];
+                let (low, high) = job.startdelay_ns;
+                // fio drops a stopped job's start delay.
+                let delay = match (thread.life.terminated, high > low) {
+                    (true, _) => 0,
+                    (false, true) => low + thread.rng.below(high - low + 1),
+                    (false, false) => low,
+                };
+                self.schedule(now + delay, Event::Start(index as u32));
             }
-            let job = &self.set.jobs[thread.spec];
-            let (low, high) = job.startdelay_ns;
-            let delay = if high > low { low + thread.rng.below(high - low + 1) } else { low };
-            self.schedule(now + delay, Event::Start(index as u32));
+            if waiting || phase + 1 >= self.phases {
+                return;
+            }
+            phase += 1;
         }
     }
 
@@ -68,12 +118,23 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     fn start_thread(&mut self, now: Nanos, t: u32) {
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];
+        if matches!(thread.stage, Stage::Ended) || thread.life.started {
+            // A start delay's event after `exitall` ended the thread, or started it at once.
+            return;
+        }
+        thread.life.started = true;
         thread.start_ns = now;
         thread.stats_start_ns = now + job.ramp_time_ns;
-        thread.window_next_ns = thread.stats_start_ns + WINDOW_NS;
+        thread.windows.start(thread.stats_start_ns);
         thread.rate_next_ns = [now; DDIRS];
         if let Some(runtime) = job.runtime_ns {
             thread.deadline_ns = (thread.stats_start_ns + runtime).min(RUN_NS_MAX);
+        }
+        if thread.life.terminated {
+            // fio: "never got a chance to start, killed by other thread".
+            thread.stats_start_ns = now;
+            thread.stop_issuing();
+            return self.end_thread(now, t);
         }
         self.pump(now, t);
     }
@@ -148,10 +209,10 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// No more I/O from the thread: verify what it wrote, or end it.
     fn finish_issuing(&mut self, now: Nanos, t: u32) {
-        let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];
         assert!(matches!(thread.stage, Stage::Draining { reset: None } | Stage::Verifying), "{:?}", thread.stage);
-        if job.verify != Verify::None
+        if thread.options.read_back
+            && !thread.life.terminated
             && matches!(thread.stage, Stage::Draining { reset: None })
             && thread.stats.error.is_none()
         {
@@ -188,10 +249,78 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         }
         thread.stats.job_runtime_ns = runtime;
         thread.stats.elapsed_ns = now - thread.start_ns;
+        let job = &self.set.jobs[thread.spec];
+        disable_stats(&mut thread.stats, job);
+        if let Some((option, error)) = thread.logs.as_deref_mut().and_then(|logs| logs.finish(runtime / MS)) {
+            self.log_errors.push((thread.spec, option, error));
+        }
         let phase = thread.phase;
+        self.exit_others(now, t);
         let phase_done = self.threads.iter().filter(|t| t.phase == phase).all(|t| matches!(t.stage, Stage::Ended));
-        if phase_done && phase + 1 < self.phases {
+        if phase_done && phase == self.phase_running && phase + 1 < self.phases {
             self.start_phase(phase + 1, now);
         }
+    }
+
+    /// fio's `exitall` (any job's) and `exitall_on_error` (the ending
+    /// job's, when it failed): thread `t` ended, so the threads its
+    /// `exit_what` names stop: its group's, those running now (past their
+    /// ramp time: fio's `runstate >= TD_RUNNING`), or all.
+    fn exit_others(&mut self, now: Nanos, t: u32) {
+        let ended = &self.threads[t as usize];
+        let job = &self.set.jobs[ended.spec];
+        let failed = job.exitall_on_error && ended.stats.error.is_some();
+        if !(self.exitall || failed) {
+            return;
+        }
+        let (groupid, what) = (ended.groupid, job.exit_what);
+        for other in 0..self.threads.len() {
+            let thread = &self.threads[other];
+            let named = match what {
+                ExitWhat::Group => thread.groupid == groupid,
+                ExitWhat::Stonewall => thread.life.started && now >= thread.stats_start_ns,
+                ExitWhat::All => true,
+            };
+            if named && !thread.life.terminated && !matches!(thread.stage, Stage::Ended) {
+                self.terminate(now, other as u32);
+            }
+        }
+    }
+
+    /// Stops thread `t` as fio's `fio_terminate_threads` does: no new I/O
+    /// and no read back; what it has in flight completes. One not started
+    /// yet ends without I/O when it would start (at once in the running phase).
+    fn terminate(&mut self, now: Nanos, t: u32) {
+        let running_phase = self.phase_running;
+        let thread = &mut self.threads[t as usize];
+        thread.life.terminated = true;
+        if !thread.life.started {
+            if thread.phase == running_phase {
+                self.schedule(now, Event::Start(t));
+            }
+            return;
+        }
+        thread.deadline_ns = thread.deadline_ns.min(now);
+        thread.verify_ranges.clear();
+        self.schedule(now, Event::Pump(t));
+    }
+}
+
+/// fio's `disable_lat`, `disable_clat` and `disable_slat` (and `gtod_reduce`):
+/// the statistics are not kept (the latency distribution goes with clat).
+fn disable_stats(stats: &mut JobStats, job: &JobSpec) {
+    for dir in stats.dirs.iter_mut() {
+        if job.report.disable_lat {
+            dir.lat = LatStat::default();
+        }
+        if job.report.disable_clat {
+            dir.clat = LatStat::default();
+        }
+        if job.report.disable_slat {
+            dir.slat = LatStat::default();
+        }
+    }
+    if job.report.disable_clat {
+        stats.lat_buckets = LatencyBuckets::default();
     }
 }

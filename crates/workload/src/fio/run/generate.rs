@@ -237,6 +237,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             let next = if zone + 1 >= end { first } else { zone + 1 };
             thread.seq_next[DDIR_READ] = self.zones.zslba(next);
         }
+        self.threads[t as usize].life.found_no_data = true;
         Next::End
     }
 

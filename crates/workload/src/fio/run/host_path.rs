@@ -85,7 +85,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             }
         }
         let written = op == RequestOp::Write || op == RequestOp::Append;
-        if written && thread.options.verify != Verify::None {
+        if written && thread.options.read_back {
             thread.verify_ranges.push((slba, nlb));
         }
         if rate_charged {

@@ -59,12 +59,32 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         }
     }
 
-    /// Checks the blocks read back from `slba` by verify read `tag`.
+    /// Checks the blocks read back from `slba` by verify read `tag`; what
+    /// is wrong waits for the read's completion, which may make it the
+    /// thread's error ([`Self::verify_log_of`]).
     pub(super) fn check_read_back(&mut self, tag: u32, data: &[u8], verify: Verify, slba: u64) {
         let generation = |lba: u64| self.zone_generation[(lba / self.zones.zone_lbas) as usize];
-        let bad = data.chunks(self.lba_bytes as usize).enumerate().any(|(i, block)| {
-            verify::check_block(block, verify, slba + i as u64, generation(slba + i as u64)).is_err()
-        });
-        self.ios[tag as usize].verify_error = bad;
+        let fatal = self.threads[self.ios[tag as usize].thread as usize].options.verify_fatal;
+        let failures = verify::check_blocks(data, self.lba_bytes as usize, verify, slba, generation, fatal);
+        self.ios[tag as usize].verify_error = !failures.is_empty();
+        if !failures.is_empty() {
+            self.verify_failures.insert(tag, failures);
+        }
+    }
+
+    /// fio's verify messages for the failed read `io` (tag `tag`), a line per bad block.
+    pub(super) fn verify_log_of(&mut self, tag: u32, io: &Io) -> Vec<String> {
+        let failures = self.verify_failures.remove(&tag).unwrap_or_default();
+        let (offset, length) = (io.slba * self.lba_bytes, u64::from(io.nlb) * self.lba_bytes);
+        failures
+            .iter()
+            .map(|failure| {
+                let at = failure.lba() * self.lba_bytes;
+                format!(
+                    "verify: {failure} (offset {at}, length {}; requested block: offset={offset}, length={length})",
+                    self.lba_bytes
+                )
+            })
+            .collect()
     }
 }

@@ -51,11 +51,39 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             device_pending: BTreeMap::new(),
             wake_at_ns: None,
             warnings: Vec::new(),
+            verify_failures: BTreeMap::new(),
+            exitall: set.jobs.iter().any(|j| j.exitall),
+            log_errors: Vec::new(),
             device,
             set,
         };
         engine.build_threads(options)?;
+        engine.create_logs()?;
         Ok(engine)
+    }
+
+    /// Creates the threads' log files, once every job is accepted; a file
+    /// that exists refuses the run, and the files made before it are removed.
+    fn create_logs(&mut self) -> Result<(), JobError> {
+        for index in 0..self.threads.len() {
+            let job = &self.set.jobs[self.threads[index].spec];
+            // fio numbers logs by thread, from 1 over the whole run.
+            match ThreadLogs::create(job, index + 1) {
+                Ok(logs) => {
+                    let thread = &mut self.threads[index];
+                    thread.logs = logs.map(Box::new);
+                    thread.io_hooks = thread.logs.is_some() || thread.windows.bw_per_io || thread.windows.iops_per_io;
+                }
+                Err((option, message)) => {
+                    for thread in &mut self.threads[..index] {
+                        thread.logs.take().into_iter().for_each(|logs| logs.remove());
+                    }
+                    let location = job.location_of(option).to_string();
+                    return Err(JobError { location, option: Some(option.to_string()), message });
+                }
+            }
+        }
+        Ok(())
     }
 
     fn build_threads(&mut self, options: &RunOptions) -> Result<(), JobError> {
@@ -220,11 +248,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         let blocks = ((end - start) / unit_lbas).max(1);
         let offsets = OffsetGenerator::new(job.random_distribution, blocks, &mut rng);
         let path = host_path(job, options);
-        let cost = self.host.cost(match job.ioengine {
-            IoEngine::Spdk => zonelab_host::StackKind::Passthrough,
-            IoEngine::IoUringCmd => zonelab_host::StackKind::UringPassthrough,
-            _ => zonelab_host::StackKind::Kernel,
-        });
+        let cost = self.host.cost(stack_kind(job.ioengine));
         let first_zone = self.zones.zone_of(start);
         Ok(Thread {
             spec,
@@ -268,9 +292,22 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             chain: None,
             stage: Stage::Issuing(Hold::Free),
             verify_ranges: Vec::new(),
-            window_next_ns: 0,
+            windows: Windows::of(job),
+            logs: None,
+            io_hooks: false,
             stats: JobStats::default(),
+            life: Life::default(),
+            verify_log: Vec::new(),
         })
+    }
+}
+
+/// The host stack whose costs a job's engine pays.
+fn stack_kind(engine: IoEngine) -> zonelab_host::StackKind {
+    match engine {
+        IoEngine::Spdk => zonelab_host::StackKind::Passthrough,
+        IoEngine::IoUringCmd => zonelab_host::StackKind::UringPassthrough,
+        _ => zonelab_host::StackKind::Kernel,
     }
 }
 
