@@ -274,7 +274,7 @@ fn host_config(opts: &RunArgs) -> Result<zonelab_host::HostConfig, UserError> {
 /// keeps 1 so that 2 stays "usage or job file error").
 pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     if let Some(help) = cmdhelp(args) {
-        write_report(None, &help?)?;
+        write_stdout(&help?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let Split { own, fio: fio_args, files } = split(args);
@@ -296,6 +296,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
         return Err(UserError("no job: give job files or fio options such as --name=a --rw=write".into()));
     }
     let set = parse_run(&fio_args, &sources).map_err(job_error)?;
+    let mut output = opts.output.as_deref().map(ReportFile::open).transpose()?;
     // A fio job never cuts the power nor reports chip utilization.
     let mut device = crate::device_from(&opts.device, zonelab_device::Tracking::NONE)?;
     let work_cap_ios = if opts.allow_long_runs { f64::INFINITY } else { RunOptions::default().work_cap_ios };
@@ -320,8 +321,63 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
             failed = true;
         }
     }
-    write_report(opts.output.as_deref(), &report(&formats, &set, &result))?;
+    let text = report(&formats, &set, &result);
+    match output.as_mut() {
+        Some(file) => file.write(&text)?,
+        None => write_stdout(&text)?,
+    }
+    if let Some(file) = output.take() {
+        file.keep();
+    }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// `--output FILE`, opened before the run: a new file (removed again if the
+/// run fails), or an existing device or pipe such as /dev/null. An existing
+/// regular file is refused: fio would overwrite it, zonelab never writes
+/// over data it did not create.
+struct ReportFile {
+    path: String,
+    file: std::fs::File,
+    created: bool,
+}
+
+impl ReportFile {
+    fn open(path: &str) -> Result<Self, UserError> {
+        let error = |e: std::io::Error| UserError(format!("--output {path}: {e}"));
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.file_type().is_file() || meta.is_dir() || meta.is_symlink() => Err(UserError(format!(
+                "--output {path}: it exists; zonelab writes its report to a new file and never over one it did not \
+                 create: remove it or name another"
+            ))),
+            Ok(_) => {
+                let file = std::fs::OpenOptions::new().write(true).open(path).map_err(error)?;
+                Ok(Self { path: path.into(), file, created: false })
+            }
+            Err(_) => {
+                let file = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(error)?;
+                Ok(Self { path: path.into(), file, created: true })
+            }
+        }
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), UserError> {
+        self.file.write_all(text.as_bytes()).map_err(|e| UserError(format!("--output {}: {e}", self.path)))
+    }
+
+    /// The run succeeded: the report stays.
+    fn keep(mut self) {
+        self.created = false;
+    }
+}
+
+impl Drop for ReportFile {
+    fn drop(&mut self) {
+        // A run that failed leaves no half-written report behind (only one this run created).
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// The selected reports in fio's order: the normal report's job lines, the
@@ -344,16 +400,11 @@ fn report(formats: &Formats, set: &JobSet, result: &RunResult) -> String {
     text
 }
 
-fn write_report(path: Option<&str>, text: &str) -> Result<(), UserError> {
-    match path {
-        Some(path) => std::fs::write(path, text).map_err(|e| UserError(format!("{path}: {e}"))),
-        None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(UserError(format!("stdout: {e}"))),
-                _ => Ok(()),
-            }
-        }
+fn write_stdout(text: &str) -> Result<(), UserError> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(UserError(format!("stdout: {e}"))),
+        _ => Ok(()),
     }
 }
 

@@ -541,3 +541,63 @@ fn an_unknown_host_machine_names_the_known_ones_and_exits_2() {
     let out = zonelab(&args, "");
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// `--output FILE` writes a new file and never over an existing one (fio would), nor leaves a file behind when the run
+/// fails; a device such as /dev/null is written to as it is.
+#[test]
+fn run_output_is_a_new_file_and_an_existing_one_is_refused() {
+    let dir = std::env::temp_dir().join(format!("zonelab-output-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("report.json");
+    let job = [
+        "run",
+        "--zones",
+        "8",
+        "--zone-size",
+        "1m",
+        "--name=w",
+        "--rw=write",
+        "--bs=4k",
+        "--size=1m",
+        "--zonemode=zbd",
+        "--direct=1",
+        "--output-format=json",
+    ];
+    let output = format!("--output={}", report.display());
+    let out = zonelab(&[&job[..], &[output.as_str()]].concat(), "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&report).unwrap();
+    assert!(written.contains("\"jobs\""), "{written}");
+    assert!(out.stdout.is_empty(), "the report went to the file");
+    // Again: the file exists now and is kept as it is.
+    let out = zonelab(&[&job[..], &[output.as_str()]].concat(), "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("it exists"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), written);
+    // A job that fails leaves no report file.
+    let failed = dir.join("failed.json");
+    // The device is known only once the job runs: half a zone is refused then, after the file was opened.
+    let bad = [
+        "run",
+        "--zones",
+        "8",
+        "--zone-size",
+        "1m",
+        "--name=w",
+        "--rw=write",
+        "--bs=4k",
+        "--size=512k",
+        "--zonemode=zbd",
+        "--direct=1",
+    ];
+    let out = zonelab(&[&bad[..], &[format!("--output={}", failed.display()).as_str()]].concat(), "");
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!failed.exists());
+    #[cfg(unix)]
+    {
+        let out = zonelab(&[&job[..], &["--output=/dev/null"]].concat(), "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
