@@ -173,6 +173,8 @@ struct Step {
     line: usize,
     command: String,
     expected: Vec<String>,
+    /// The line number of the first expected line.
+    output_line: usize,
 }
 
 /// A console block's commands and expected output; a block that does not start with `$ ` is an error.
@@ -183,7 +185,12 @@ fn transcript(block: &Block) -> Result<Vec<Step>, String> {
         let number = block.line + 1 + index;
         let Some(first) = line.strip_prefix("$ ") else {
             match steps.last_mut() {
-                Some(step) => step.expected.push(line.trim_end().to_string()),
+                Some(step) => {
+                    if step.expected.is_empty() {
+                        step.output_line = number;
+                    }
+                    step.expected.push(line.trim_end().to_string())
+                }
                 None => return Err(format!("{}: a console block starts with a `$ ` command", block.place)),
             }
             continue;
@@ -207,7 +214,7 @@ fn transcript(block: &Block) -> Result<Vec<Step>, String> {
                 }
             }
         }
-        steps.push(Step { line: number, command, expected: Vec::new() });
+        steps.push(Step { line: number, command, expected: Vec::new(), output_line: number + 1 });
     }
     Ok(steps)
 }
@@ -353,7 +360,8 @@ fn run_block(block: &Block, label: &str) -> Option<String> {
             Err(e) => Some(e),
             Ok(steps) => steps.iter().find_map(|step| {
                 let (status, output) = run_bash(&step.command, &dir, false);
-                let place = format!("{}:{}", block.place.split(':').next().unwrap(), step.line);
+                let file = block.place.split(':').next().unwrap();
+                let place = format!("{file}:{}", step.line);
                 let actual = trimmed_lines(&output);
                 let mut expected = step.expected.clone();
                 while expected.last().is_some_and(|l| l.is_empty()) {
@@ -369,13 +377,23 @@ fn run_block(block: &Block, label: &str) -> Option<String> {
                 };
                 if status != Some(0) {
                     Some(format!(
-                        "{place}: `{}` exited with {status:?} (show a failure's status with `; echo \"exit \
+                        "{place}: `{}` exited with {status:?} (show a failure's status with `|| echo \"exit \
                          status: $?\"`); it printed:\n{output}",
                         step.command
                     ))
                 } else if !lines_match(&e, &a) {
+                    // Where the first difference is, when no `...` line comes before it.
+                    let first = (0..e.len().max(a.len())).find(|&i| {
+                        e.get(i).is_none_or(|l| l == "...") || !a.get(i).is_some_and(|l| line_matches(&e[i], l))
+                    });
+                    let at = match first {
+                        Some(i) if e.get(i).is_none_or(|l| l != "...") => {
+                            format!(" (first at {file}:{})", step.output_line + i.min(e.len()))
+                        }
+                        _ => String::new(),
+                    };
                     Some(format!(
-                        "{place}: the output of `{}` differs from the document's\n--- document\n{}\n--- now\n{}",
+                        "{place}: the output of `{}` differs from the document's{at}\n--- document\n{}\n--- now\n{}",
                         step.command,
                         expected.join("\n"),
                         actual.join("\n")
