@@ -1,6 +1,6 @@
 """The Python examples of the documentation run (the convention is docs/README.md's "Examples are tested").
 
-Every ```python block of docs/python.md and README.md runs as a script, and every block marked
+Every ```python block of README.md and docs/*.md runs as a script, and every block marked
 <!-- doc-test: python --> as a bash script with this environment's python first on PATH, each in a scratch
 directory holding links to the repository's examples/ and data/; a block marked <!-- doc-test: skip (REASON) -->
 does not. crates/cli/tests/docs.rs runs the command blocks that need no Python package.
@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DOCUMENTS = ["README.md", os.path.join("docs", "python.md")]
+DOCUMENTS = ["README.md"] + sorted(
+    os.path.join("docs", name) for name in os.listdir(os.path.join(ROOT, "docs")) if name.endswith(".md")
+)
 MARKER = re.compile(r"^\s*<!-- doc-test: (.*) -->\s*$")
 
 
