@@ -13,7 +13,7 @@
 //! task runs at a time (the firmware's management thread), in submission
 //! order or, with `management.order = "rounds"`, in rounds: the tasks
 //! waiting when a round starts, in an order drawn from the device's seed
-//! ([`crate::scheduler::Rounds`]).
+//! (`scheduler::Rounds`).
 //!
 //! A step is only reserved once simulated time has reached its start
 //! ([`Device::advance`](crate::Device::advance) runs before every host

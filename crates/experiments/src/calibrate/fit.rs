@@ -156,7 +156,7 @@ pub fn loss(config: &DeviceConfig, rows: &[Row], settings: Settings, tail_weight
 
 /// The weighted mean |ln(predicted/measured)| of `results`: a tail row's
 /// term weighs `tail_weight`, any other 1; a row without a prediction counts
-/// as [`FAILED_ROW_LOSS`].
+/// as a run that failed (about a 20× error).
 pub fn weighted_loss(results: &[RowResult], tail_weight: f64) -> f64 {
     assert!(tail_weight.is_finite() && tail_weight > 0.0, "a positive tail weight");
     let (mut sum, mut weights) = (0.0, 0.0);
