@@ -550,53 +550,36 @@ fn run_output_is_a_new_file_and_an_existing_one_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let report = dir.join("report.json");
-    let job = [
-        "run",
-        "--zones",
-        "8",
-        "--zone-size",
-        "1m",
-        "--name=w",
-        "--rw=write",
-        "--bs=4k",
-        "--size=1m",
-        "--zonemode=zbd",
-        "--direct=1",
-        "--output-format=json",
-    ];
+    // A sequential writer over `size` of a device with 1 MiB zones.
+    let job = |size: &str| -> Vec<String> {
+        let args = ["run", "--zones", "8", "--zone-size", "1m", "--name=w", "--rw=write", "--bs=4k", "--zonemode=zbd"];
+        let more = ["--direct=1", "--output-format=json"];
+        args.iter().chain(&more).map(|a| a.to_string()).chain([format!("--size={size}")]).collect()
+    };
+    let run = |args: Vec<String>, output: &str| {
+        let args: Vec<&str> = args.iter().map(String::as_str).chain([output]).collect();
+        zonelab(&args, "")
+    };
     let output = format!("--output={}", report.display());
-    let out = zonelab(&[&job[..], &[output.as_str()]].concat(), "");
+    let out = run(job("1m"), &output);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let written = std::fs::read_to_string(&report).unwrap();
     assert!(written.contains("\"jobs\""), "{written}");
     assert!(out.stdout.is_empty(), "the report went to the file");
     // Again: the file exists now and is kept as it is.
-    let out = zonelab(&[&job[..], &[output.as_str()]].concat(), "");
+    let out = run(job("1m"), &output);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("it exists"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(&report).unwrap(), written);
     // A job that fails leaves no report file.
     let failed = dir.join("failed.json");
     // The device is known only once the job runs: half a zone is refused then, after the file was opened.
-    let bad = [
-        "run",
-        "--zones",
-        "8",
-        "--zone-size",
-        "1m",
-        "--name=w",
-        "--rw=write",
-        "--bs=4k",
-        "--size=512k",
-        "--zonemode=zbd",
-        "--direct=1",
-    ];
-    let out = zonelab(&[&bad[..], &[format!("--output={}", failed.display()).as_str()]].concat(), "");
+    let out = run(job("512k"), &format!("--output={}", failed.display()));
     assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(!failed.exists());
     #[cfg(unix)]
     {
-        let out = zonelab(&[&job[..], &["--output=/dev/null"]].concat(), "");
+        let out = run(job("1m"), "--output=/dev/null");
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
     let _ = std::fs::remove_dir_all(&dir);

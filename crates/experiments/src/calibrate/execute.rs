@@ -391,18 +391,6 @@ pub struct Measured {
     pub values: Vec<(super::plan::Source, Metric, Number)>,
 }
 
-/// Every metric a row can name.
-const METRICS: [Metric; 9] = [
-    Metric::Kiops,
-    Metric::Mibs,
-    Metric::PerS,
-    Metric::LatMeanUs,
-    Metric::LatP50Us,
-    Metric::LatP95Us,
-    Metric::LatP99Us,
-    Metric::MsMean,
-    Metric::MsP95,
-];
 /// Latency lists of a command-sequence run stored at least (rows read lists 0 and 1).
 const LISTS_MIN: usize = 2;
 
@@ -420,7 +408,7 @@ impl Measured {
         };
         let values = sources
             .into_iter()
-            .flat_map(|source| METRICS.map(|metric| (source, metric, value(outcome, source, metric).into())))
+            .flat_map(|source| Metric::ALL.map(|metric| (source, metric, value(outcome, source, metric).into())))
             .collect();
         Measured { job_file, values }
     }

@@ -146,17 +146,17 @@ pub enum Level {
 }
 
 impl Metric {
-    /// Every metric.
+    /// Every metric a row can name, in the order a run's numbers are kept.
     pub const ALL: [Metric; 9] = [
         Metric::Kiops,
         Metric::Mibs,
+        Metric::PerS,
         Metric::LatMeanUs,
         Metric::LatP50Us,
         Metric::LatP95Us,
         Metric::LatP99Us,
         Metric::MsMean,
         Metric::MsP95,
-        Metric::PerS,
     ];
 
     /// The metric a file names `name`.
