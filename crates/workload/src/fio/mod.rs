@@ -6,6 +6,7 @@
 
 pub(crate) mod distribution;
 pub mod help;
+pub mod iolog;
 pub mod job;
 mod log;
 pub mod options;
