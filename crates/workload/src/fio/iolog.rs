@@ -70,8 +70,7 @@ pub struct IoLog {
 }
 
 /// A log zonelab cannot replay: where and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}:{line}: {message}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IologError {
     /// The log's path as given.
     pub path: String,
@@ -80,6 +79,18 @@ pub struct IologError {
     /// What is wrong and what would be valid.
     pub message: String,
 }
+
+impl std::fmt::Display for IologError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            // The message of an unreadable file names it already.
+            0 => write!(f, "{}", self.message),
+            line => write!(f, "{}:{line}: {}", self.path, self.message),
+        }
+    }
+}
+
+impl std::error::Error for IologError {}
 
 /// Reads and parses the log at `path` (at most [`IOLOG_BYTES_MAX`] bytes).
 pub fn read(path: &str) -> Result<IoLog, IologError> {
