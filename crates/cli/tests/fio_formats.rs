@@ -340,3 +340,37 @@ fn the_normal_report_has_fios_lines_in_fios_order() {
     let theirs = text(&out.stdout);
     assert_eq!(line_kinds(&theirs), kinds, "fio's report:\n{theirs}\nzonelab's:\n{ours}");
 }
+
+/// fio 3.33 writes a version 3 iolog of a file target (`write_iolog`); zonelab
+/// replays it (`read_iolog`) with the same I/O counts and bytes.
+#[test]
+fn iologs_fio_writes_replay_in_zonelab() {
+    let dir = scratch("iolog_from_fio");
+    let common = ["--filename=data", "--size=1M", "--bs=64k", "--output-format=terse"];
+    for (rw, engine, log) in [("write", "psync", "w.log"), ("read", "null", "r.log")] {
+        let args = [
+            &[
+                format!("--name={rw}"),
+                format!("--rw={rw}"),
+                format!("--ioengine={engine}"),
+                format!("--write_iolog={log}"),
+            ][..],
+            &common.map(String::from),
+        ]
+        .concat();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let Some(out) = fio_in(&dir, &args) else { return };
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    assert!(std::fs::read_to_string(dir.join("w.log")).unwrap().starts_with("fio version 3 iolog\n"));
+    let job = "[global]\nioengine=psync\n[w]\nread_iolog=w.log\n[r]\nstonewall\nread_iolog=r.log\n";
+    std::fs::write(dir.join("replay.fio"), job).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&ok(&zonelab_in(&dir, &["run", "--output-format=json", "replay.fio"]))).unwrap();
+    let jobs = report["jobs"].as_array().unwrap();
+    for (job, ddir) in jobs.iter().zip(["write", "read"]) {
+        assert_eq!(job["error"], 0, "{job}");
+        assert_eq!(job[ddir]["io_bytes"], 1 << 20, "{ddir}");
+        assert_eq!(job[ddir]["total_ios"], 16, "{ddir}");
+    }
+}

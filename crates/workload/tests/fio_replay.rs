@@ -155,3 +155,14 @@ fn entries_the_device_cannot_take_are_refused_before_the_run() {
     let e = engine_run(&mut device(), "[r]\nread_iolog=/surely/missing.log\n").err().unwrap();
     assert!(e.to_string().starts_with("t.fio:2: option 'read_iolog': /surely/missing.log"), "{e}");
 }
+
+#[test]
+fn a_read_waits_for_the_write_in_flight_it_overlaps() {
+    let log = log_file("raw.log", "fio version 2 iolog\ndev write 0 65536\ndev read 0 65536\ndev read 1048576 65536\n");
+    let result = replay(&log, "replay_no_stall=1\nioengine=libaio\niodepth=16\n");
+    let stats = &result.threads[0].stats;
+    let (write_ns, read_ns) = (stats.dirs[DDIR_WRITE].lat.mean(), stats.dirs[DDIR_READ].lat.mean());
+    // The read of the written block starts once the write completed; the other read does not wait.
+    assert!(stats.elapsed_ns as f64 >= write_ns + read_ns * 0.9, "{} {write_ns} {read_ns}", stats.elapsed_ns);
+    assert_eq!(stats.dirs[DDIR_READ].total_ios, 2);
+}

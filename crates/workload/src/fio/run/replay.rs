@@ -4,7 +4,10 @@
 //! (a version 3 log's timestamp gap, scaled by `replay_time_scale`) has
 //! passed since the thread last issued, and a version 2 `wait` holds the
 //! thread until its time from the job's start; `replay_no_stall` drops
-//! both, so the log runs as fast as `iodepth` lets it. The log's offsets
+//! both, so the log runs as fast as `iodepth` lets it. Unlike fio, an I/O
+//! also waits for the earlier ones in flight it overlaps when either writes
+//! (a read of data still being written, a reset of a zone being written),
+//! and a sync for all of them. The log's offsets
 //! are the device's: a write that is not at its zone's write pointer fails
 //! as on a real zoned drive, and the run says which line it was.
 
@@ -23,13 +26,31 @@ pub(super) struct ReplayState {
     no_stall: bool,
     time_scale_percent: u32,
     skip_mask: u8,
-    /// The line of the I/O `next_replay` just planned, until `issue` gives it a tag.
-    pending_line: Option<u32>,
-    /// The log line of each I/O in flight, by tag.
-    in_flight: BTreeMap<u32, u32>,
+    /// The I/O `next_replay` just planned, until `issue` gives it a tag.
+    pending: Option<InFlight>,
+    /// The I/Os in flight, by tag.
+    in_flight: BTreeMap<u32, InFlight>,
     failed_ios: u64,
     /// The first failed I/O's line and error.
     first_failure: Option<(u32, String)>,
+}
+
+/// A replayed I/O in flight: its line and the LBAs it touches.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    line: u32,
+    ddir: usize,
+    slba: u64,
+    end_lba: u64,
+}
+
+impl InFlight {
+    /// Whether `self` must complete before `other` is issued: they overlap
+    /// and one of them changes the data (a write, or a trim's reset).
+    fn orders(&self, other: &InFlight) -> bool {
+        let overlap = self.slba < other.end_lba && other.slba < self.end_lba;
+        overlap && (self.ddir != DDIR_READ || other.ddir != DDIR_READ)
+    }
 }
 
 impl ReplayState {
@@ -42,7 +63,7 @@ impl ReplayState {
             no_stall: replay.no_stall,
             time_scale_percent: replay.time_scale_percent.max(1),
             skip_mask: replay.skip_mask,
-            pending_line: None,
+            pending: None,
             in_flight: BTreeMap::new(),
             failed_ios: 0,
             first_failure: None,
@@ -69,14 +90,14 @@ impl ReplayState {
 
     /// The I/O `next_replay` just planned was issued as `tag`.
     pub(super) fn note_tag(&mut self, tag: u32) {
-        if let Some(line) = self.pending_line.take() {
-            self.in_flight.insert(tag, line);
+        if let Some(io) = self.pending.take() {
+            self.in_flight.insert(tag, io);
         }
     }
 
     /// The I/O of tag `tag` completed: its line, and whether it failed is counted.
     pub(super) fn completed(&mut self, tag: u32, error: Option<&str>) -> Option<u32> {
-        let line = self.in_flight.remove(&tag)?;
+        let line = self.in_flight.remove(&tag)?.line;
         if let Some(error) = error {
             self.failed_ios += 1;
             self.first_failure.get_or_insert_with(|| (line, error.to_string()));
@@ -177,15 +198,21 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             if matches!(entry.action, Action::Sync) && inflight > 0 {
                 return Next::Blocked;
             }
-            state.next += 1;
             let Action::Io { ddir, offset_bytes, len_bytes } = entry.action else {
                 // fio's file actions and syncs take their delay, then count as an issue.
+                state.next += 1;
                 state.last_issue_ns = now;
                 continue;
             };
-            state.last_issue_ns = now;
-            state.pending_line = Some(entry.line);
             let (slba, nlb) = (offset_bytes / lba_bytes, (u64::from(len_bytes) / lba_bytes) as u32);
+            let io = InFlight { line: entry.line, ddir, slba, end_lba: slba + u64::from(nlb) };
+            if state.in_flight.values().any(|earlier| earlier.orders(&io)) {
+                // Not in fio: an I/O waits for the earlier ones it depends on (data it reads, a zone it resets).
+                return Next::Blocked;
+            }
+            state.next += 1;
+            state.last_issue_ns = now;
+            state.pending = Some(io);
             let zone = Some(self.zones.zone_of(slba));
             let (op, kind) = match ddir {
                 DDIR_READ => (RequestOp::Read, IoKind::Data),
