@@ -374,3 +374,29 @@ fn iologs_fio_writes_replay_in_zonelab() {
         assert_eq!(job[ddir]["total_ios"], 16, "{ddir}");
     }
 }
+
+/// `zonelab replay` runs a recording as one `read_iolog` job and prints fio's JSON.
+#[test]
+fn replay_runs_a_recording_open_or_closed_loop() {
+    let dir = scratch("replay_command");
+    let mut log = String::from("fio version 3 iolog\n0 dev add\n");
+    for block in 0..8u64 {
+        log.push_str(&format!("{} dev write {} 65536\n", (block + 1) * 1000, block * 65536));
+    }
+    std::fs::write(dir.join("w.log"), log).unwrap();
+    let runtime_ms = |args: &[&str]| {
+        let report: serde_json::Value = serde_json::from_str(&ok(&zonelab_in(&dir, args))).unwrap();
+        let job = &report["jobs"][0];
+        assert_eq!((job["error"].as_u64(), job["write"]["total_ios"].as_u64()), (Some(0), Some(8)), "{job}");
+        job["write"]["runtime"].as_u64().unwrap()
+    };
+    // Open loop keeps the log's 1 ms gaps, 100 times longer at --time-scale 1 (percent); closed loop drops them.
+    assert_eq!(runtime_ms(&["replay", "w.log"]), 8);
+    assert_eq!(runtime_ms(&["replay", "w.log", "--time-scale", "1"]), 800);
+    assert_eq!(runtime_ms(&["replay", "--loop=closed", "--iodepth", "4", "--zones", "8", "w.log"]), 0);
+    let out = zonelab_in(&dir, &["replay", "w.log", "--loop", "sideways"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "zonelab: --loop 'sideways': use open or closed\n");
+    let out = zonelab_in(&dir, &["replay", "missing.log"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
