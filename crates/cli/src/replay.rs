@@ -15,7 +15,7 @@ use std::process::ExitCode;
                         its zone's write pointer names its line), 2 for a usage error or a bad recording."
 )]
 pub(crate) struct ReplayCommand {
-    /// The recording: a fio iolog, version 2 or 3 (what fio's write_iolog writes).
+    /// The recording: a fio iolog, version 2 or 3 (what fio's write_iolog writes), or a blktrace capture.
     file: String,
     /// open: the log's timestamps and waits pace it (fio's replay_no_stall=0); closed: each I/O as soon as
     /// --iodepth and the I/Os it depends on allow (replay_no_stall=1).

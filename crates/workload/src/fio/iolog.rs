@@ -14,12 +14,13 @@
 //! the line: a replay that silently drops lines measures something else.
 
 use super::job::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use std::io::Read;
 use std::path::Path;
 
-/// Largest iolog read (256 MiB): about 8 million lines of fio's writing.
+/// Largest log read (256 MiB): about 8 million lines of fio's writing.
 pub const IOLOG_BYTES_MAX: u64 = 256 << 20;
-/// Most entries of one log: bounds the memory a replay holds (24 B each).
-pub const IOLOG_ENTRIES_MAX: usize = 16 << 20;
+/// Most entries of one log: bounds the memory a replay holds (40 B each, 320 MiB).
+pub const IOLOG_ENTRIES_MAX: usize = 8 << 20;
 
 /// What one line of a log asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +62,7 @@ pub struct Entry {
 /// A parsed log: its version, the one file it names, its entries in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoLog {
-    /// 2 or 3.
+    /// 2 or 3; 0 for a blktrace capture.
     pub version: u8,
     /// The file name its lines use (zonelab replays it onto the device).
     pub file: Option<String>,
@@ -92,13 +93,21 @@ impl std::fmt::Display for IologError {
 
 impl std::error::Error for IologError {}
 
-/// Reads and parses the log at `path` (at most [`IOLOG_BYTES_MAX`] bytes).
+/// Reads and parses the log at `path` (at most [`IOLOG_BYTES_MAX`] bytes):
+/// an iolog, or a blktrace capture (told apart by its magic, as fio does).
 pub fn read(path: &str) -> Result<IoLog, IologError> {
-    let text = zonelab_sim::input::read_text(Path::new(path), IOLOG_BYTES_MAX).map_err(|e| IologError {
-        path: path.to_string(),
-        line: 0,
-        message: e.to_string(),
-    })?;
+    let error = |message: String| IologError { path: path.to_string(), line: 0, message };
+    let mut bytes = Vec::new();
+    let file = zonelab_sim::input::open_input(Path::new(path)).map_err(|e| error(e.to_string()))?;
+    file.take(IOLOG_BYTES_MAX + 1).read_to_end(&mut bytes).map_err(|e| error(format!("{path}: {e}")))?;
+    if bytes.len() as u64 > IOLOG_BYTES_MAX {
+        return Err(error(format!("{path} is larger than {IOLOG_BYTES_MAX} bytes, the most read as a replay log")));
+    }
+    if super::blktrace::is_blktrace(&bytes) {
+        return super::blktrace::parse(path, &bytes);
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| error(format!("{path} is neither a fio iolog (UTF-8 text) nor a blktrace capture")))?;
     parse(path, &text)
 }
 
@@ -113,7 +122,7 @@ pub fn parse(path: &str, text: &str) -> Result<IoLog, IologError> {
         _ => {
             let message = format!(
                 "not a fio iolog: the first line is '{}', expected 'fio version 2 iolog' or 'fio version 3 iolog' \
-                 (version 1 logs and blktrace captures are not read)",
+                 or a binary blktrace capture (version 1 logs are not read)",
                 shorten(header)
             );
             return Err(error(1, message));
@@ -281,7 +290,7 @@ mod tests {
 
     #[test]
     fn bad_lines_are_located_and_say_what_is_valid() {
-        assert_eq!(err(""), "1: not a fio iolog: the first line is '', expected 'fio version 2 iolog' or 'fio version 3 iolog' (version 1 logs and blktrace captures are not read)");
+        assert_eq!(err(""), "1: not a fio iolog: the first line is '', expected 'fio version 2 iolog' or 'fio version 3 iolog' or a binary blktrace capture (version 1 logs are not read)");
         assert!(err("fio version 2 iolog\nf write 0\n").starts_with("2: 3 fields; a version 2 line is"));
         assert!(err("fio version 2 iolog\nf write x 1\n").starts_with("2: offset 'x' is not a byte count"));
         assert!(err("fio version 2 iolog\nf write 0 4294967296\n").starts_with("2: length '4294967296'"));
@@ -294,6 +303,11 @@ mod tests {
         assert!(err("fio version 3 iolog\nx f add\n").starts_with("2: 'x' is not a timestamp"));
         assert!(err("fio version 3 iolog\n1 f wait 1 0\n").starts_with("2: 'wait' is not part of version 3"));
         assert!(err("fio version 3 iolog\nf write 0 1\n").starts_with("2: 'f' is not a timestamp"));
+    }
+
+    #[test]
+    fn entries_stay_small() {
+        assert!(std::mem::size_of::<Entry>() <= 40, "{}", std::mem::size_of::<Entry>());
     }
 
     proptest::proptest! {

@@ -4,6 +4,7 @@
 //! statistics and `report` prints them as fio does; `work` estimates
 //! what a job asks the simulator to do before it runs.
 
+pub mod blktrace;
 pub(crate) mod distribution;
 pub mod help;
 pub mod iolog;
