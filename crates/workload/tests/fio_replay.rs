@@ -207,3 +207,17 @@ fn blktrace_captures_replay_their_queue_events() {
         assert!(result.threads[0].stats.elapsed_ns >= 7 * MS);
     }
 }
+
+#[test]
+fn a_zbd_job_after_a_replay_writes_after_it() {
+    let log = log_file("before-zbd.log", &write_then_read_v2());
+    let job = format!(
+        "[r]\nread_iolog={log}\n[w]\nstonewall\nrw=write\nzonemode=zbd\ndirect=1\nsize=1z\nbs=64k\nio_size=1m\n"
+    );
+    let result = engine_run(&mut device(), &job).unwrap_or_else(|e| panic!("{e}"));
+    for thread in &result.threads {
+        assert!(thread.stats.error.is_none(), "{:?}", thread.stats.error);
+    }
+    assert_eq!(ios_and_bytes(&result, DDIR_WRITE), (16, 16 * 64 * KIB));
+    assert_eq!(result.threads[1].stats.dirs[DDIR_WRITE].total_ios, 16);
+}

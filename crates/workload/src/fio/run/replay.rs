@@ -213,15 +213,29 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             state.next += 1;
             state.last_issue_ns = now;
             state.pending = Some(io);
-            let zone = Some(self.zones.zone_of(slba));
+            let zone = self.zones.zone_of(slba);
             let (op, kind) = match ddir {
                 DDIR_READ => (RequestOp::Read, IoKind::Data),
-                DDIR_WRITE => (RequestOp::Write, IoKind::Data),
+                DDIR_WRITE => {
+                    self.track_write(zone, slba, nlb);
+                    (RequestOp::Write, IoKind::Data)
+                }
                 _ => (RequestOp::ZoneReset, IoKind::TrimReset),
             };
-            return Next::Io(Planned { ddir, op, slba, nlb, zone, kind });
+            return Next::Io(Planned { ddir, op, slba, nlb, zone: Some(zone), kind });
         }
         Next::End
+    }
+
+    /// A replayed write at its zone's write pointer moves the pointer the
+    /// zbd jobs plan with (a job after the replay writes after it); one
+    /// elsewhere will fail and moves nothing.
+    fn track_write(&mut self, zone: u32, slba: u64, nlb: u32) {
+        let (room, sequential, _) = self.zones.state_of(zone);
+        let planned_wp = self.zones.zslba(zone) + (self.zones.zcap_lbas - room);
+        if sequential && slba == planned_wp && u64::from(nlb) <= room {
+            self.zones.reserve(zone, u64::from(nlb));
+        }
     }
 
     /// Warnings of the replaying threads whose I/O failed.
