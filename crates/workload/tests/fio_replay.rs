@@ -43,8 +43,13 @@ fn replay(log: &str, options: &str) -> RunResult {
 
 /// Version 2: 16 sequential 64 KiB writes, then 16 reads of the same blocks.
 fn write_then_read_v2() -> String {
+    sequential_v2(&["write", "read"])
+}
+
+/// Version 2: a pass of 16 sequential 64 KiB I/Os per action of `ddirs`.
+fn sequential_v2(ddirs: &[&str]) -> String {
     let mut text = String::from("fio version 2 iolog\ndev add\ndev open\n");
-    for ddir in ["write", "read"] {
+    for ddir in ddirs {
         for block in 0..16 {
             text.push_str(&format!("dev {ddir} {} 65536\n", block * 65536));
         }
@@ -220,4 +225,20 @@ fn a_zbd_job_after_a_replay_writes_after_it() {
     }
     assert_eq!(ios_and_bytes(&result, DDIR_WRITE), (16, 16 * 64 * KIB));
     assert_eq!(result.threads[1].stats.dirs[DDIR_WRITE].total_ios, 16);
+}
+
+/// A closed-loop replay of the I/O a job generates is that job: same
+/// requests, same latencies, same run time.
+#[test]
+fn a_closed_loop_replay_of_a_jobs_ios_matches_the_job() {
+    let live = engine_run(&mut device(), "[w]\nrw=write\nbs=64k\nsize=1m\nioengine=psync\n").unwrap();
+    let log = log_file("live.log", &sequential_v2(&["write"]));
+    let replayed = replay(&log, "ioengine=psync\nreplay_no_stall=1\n");
+    let (a, b) = (&live.threads[0].stats, &replayed.threads[0].stats);
+    let clat = |s: &zonelab_workload::fio::stats::JobStats| {
+        let c = &s.dirs[DDIR_WRITE].clat;
+        (s.dirs[DDIR_WRITE].total_ios, c.min(), c.max_ns, c.mean())
+    };
+    assert_eq!(clat(a), clat(b));
+    assert_eq!(a.elapsed_ns, b.elapsed_ns);
 }
