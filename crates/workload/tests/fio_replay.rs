@@ -242,3 +242,16 @@ fn a_closed_loop_replay_of_a_jobs_ios_matches_the_job() {
     assert_eq!(clat(a), clat(b));
     assert_eq!(a.elapsed_ns, b.elapsed_ns);
 }
+
+#[test]
+fn replay_options_are_checked_where_they_are_set() {
+    let err = |job: &str| parse_job_file("t.fio", job).unwrap_err().to_string();
+    assert_eq!(
+        err("[r]\nreplay_time_scale=0\n"),
+        "t.fio:2: option 'replay_time_scale': 0 is out of range 1..=4294967295"
+    );
+    assert!(err("[r]\nreplay_skip=read,flush\n").contains("'flush' is not one of read, write, trim, sync"));
+    assert!(err("[r]\nreplay_no_stall=2\n").contains("not a boolean"));
+    let e = engine_run(&mut device(), "[r]\nrw=write\nreplay_skip=write\n").err().unwrap();
+    assert_eq!(e.to_string(), "t.fio:3: option 'replay_skip': has no effect without read_iolog (the log to replay)");
+}
