@@ -8,6 +8,7 @@ mod fs_bench;
 mod image;
 mod plan;
 mod progress;
+mod replay;
 mod reproduce_znsplus;
 mod run;
 mod serve;
@@ -55,6 +56,8 @@ enum Cmd {
     },
     /// Run fio job files or a fio command line (`zonelab run --help`).
     Run(run::RunCommand),
+    /// Replay a recording (a fio iolog or a blktrace capture) on a device, open or closed loop, with fio's report.
+    Replay(replay::ReplayCommand),
     /// Rerun an experiment of the seed papers and print its table.
     Reproduce {
         #[command(subcommand)]
@@ -132,11 +135,19 @@ impl<E: std::error::Error> From<E> for UserError {
     }
 }
 
+/// A subcommand that reads its own arguments (fio's options among them).
+type OwnParser = fn(&[String]) -> Result<ExitCode, UserError>;
+
 fn main() -> ExitCode {
-    // `run` takes fio's own options, which clap cannot know: it parses its part itself.
+    // `run` and `replay` take fio's own options, which clap cannot know: they parse their part themselves.
     let argv: Vec<String> = std::env::args().collect();
-    if argv.get(1).map(String::as_str) == Some("run") {
-        return match run::run(&argv[2..]) {
+    let own_parser: Option<OwnParser> = match argv.get(1).map(String::as_str) {
+        Some("run") => Some(run::run),
+        Some("replay") => Some(replay::run),
+        _ => None,
+    };
+    if let Some(parser) = own_parser {
+        return match parser(&argv[2..]) {
             Ok(code) => code,
             Err(UserError(message)) => {
                 eprintln!("zonelab: {message}");
@@ -220,6 +231,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
         // main() hands `run` to run::run before clap (fio's options are not
         // clap's); clap knows it for `help run`, completions and the man page.
         Cmd::Run(_) => run::run(&std::env::args().skip(2).collect::<Vec<_>>()).map(drop),
+        Cmd::Replay(_) => replay::run(&std::env::args().skip(2).collect::<Vec<_>>()).map(drop),
         Cmd::Completions { shell } => docs::completions(shell),
         Cmd::Man(args) => docs::man(&args),
         Cmd::Reproduce { experiment: Experiment::Characterization { out, force, quick, only, plan } } => {

@@ -234,6 +234,12 @@ fn split(args: &[String]) -> Split {
     out
 }
 
+/// Whether `--name` (zonelab's or fio's) takes a value: the next argument when not written `--name=value`.
+pub(crate) fn takes_value(name: &str) -> bool {
+    VALUE_FLAGS.contains(&name)
+        || (!BARE_FLAGS.contains(&name) && fio_options::takes_value_on_cli(name).unwrap_or(false))
+}
+
 fn job_error(e: JobError) -> UserError {
     UserError(e.to_string())
 }
@@ -400,7 +406,7 @@ fn report(formats: &Formats, set: &JobSet, result: &RunResult) -> String {
     text
 }
 
-fn write_stdout(text: &str) -> Result<(), UserError> {
+pub(crate) fn write_stdout(text: &str) -> Result<(), UserError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(UserError(format!("stdout: {e}"))),

@@ -340,3 +340,63 @@ fn the_normal_report_has_fios_lines_in_fios_order() {
     let theirs = text(&out.stdout);
     assert_eq!(line_kinds(&theirs), kinds, "fio's report:\n{theirs}\nzonelab's:\n{ours}");
 }
+
+/// fio 3.33 writes a version 3 iolog of a file target (`write_iolog`); zonelab
+/// replays it (`read_iolog`) with the same I/O counts and bytes.
+#[test]
+fn iologs_fio_writes_replay_in_zonelab() {
+    let dir = scratch("iolog_from_fio");
+    let common = ["--filename=data", "--size=1M", "--bs=64k", "--output-format=terse"];
+    for (rw, engine, log) in [("write", "psync", "w.log"), ("read", "null", "r.log")] {
+        let args = [
+            &[
+                format!("--name={rw}"),
+                format!("--rw={rw}"),
+                format!("--ioengine={engine}"),
+                format!("--write_iolog={log}"),
+            ][..],
+            &common.map(String::from),
+        ]
+        .concat();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let Some(out) = fio_in(&dir, &args) else { return };
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    assert!(std::fs::read_to_string(dir.join("w.log")).unwrap().starts_with("fio version 3 iolog\n"));
+    let job = "[global]\nioengine=psync\n[w]\nread_iolog=w.log\n[r]\nstonewall\nread_iolog=r.log\n";
+    std::fs::write(dir.join("replay.fio"), job).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&ok(&zonelab_in(&dir, &["run", "--output-format=json", "replay.fio"]))).unwrap();
+    let jobs = report["jobs"].as_array().unwrap();
+    for (job, ddir) in jobs.iter().zip(["write", "read"]) {
+        assert_eq!(job["error"], 0, "{job}");
+        assert_eq!(job[ddir]["io_bytes"], 1 << 20, "{ddir}");
+        assert_eq!(job[ddir]["total_ios"], 16, "{ddir}");
+    }
+}
+
+/// `zonelab replay` runs a recording as one `read_iolog` job and prints fio's JSON.
+#[test]
+fn replay_runs_a_recording_open_or_closed_loop() {
+    let dir = scratch("replay_command");
+    let mut log = String::from("fio version 3 iolog\n0 dev add\n");
+    for block in 0..8u64 {
+        log.push_str(&format!("{} dev write {} 65536\n", (block + 1) * 1000, block * 65536));
+    }
+    std::fs::write(dir.join("w.log"), log).unwrap();
+    let runtime_ms = |args: &[&str]| {
+        let report: serde_json::Value = serde_json::from_str(&ok(&zonelab_in(&dir, args))).unwrap();
+        let job = &report["jobs"][0];
+        assert_eq!((job["error"].as_u64(), job["write"]["total_ios"].as_u64()), (Some(0), Some(8)), "{job}");
+        job["write"]["runtime"].as_u64().unwrap()
+    };
+    // Open loop keeps the log's 1 ms gaps, 100 times longer at --time-scale 1 (percent); closed loop drops them.
+    assert_eq!(runtime_ms(&["replay", "w.log"]), 8);
+    assert_eq!(runtime_ms(&["replay", "w.log", "--time-scale", "1"]), 800);
+    assert_eq!(runtime_ms(&["replay", "--loop=closed", "--iodepth", "4", "--zones", "8", "w.log"]), 0);
+    let out = zonelab_in(&dir, &["replay", "w.log", "--loop", "sideways"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "zonelab: --loop 'sideways': use open or closed\n");
+    let out = zonelab_in(&dir, &["replay", "missing.log"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

@@ -81,6 +81,33 @@ pub fn fio(input: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The iolog parser, then a replay of what parses (`read_iolog`, open and
+/// closed loop, 20 ms of simulated time at most) on a small device. The log
+/// goes through a file of this process's own, removed afterwards.
+pub fn iolog(input: &str) -> Result<(), Failure> {
+    if zonelab_workload::fio::iolog::parse("fuzz.log", input).is_err() {
+        return Ok(());
+    }
+    let name = format!("zonelab-fuzz-iolog-{}-{:?}.log", std::process::id(), std::thread::current().id());
+    let path = std::env::temp_dir().join(name.replace(['(', ')'], ""));
+    if std::fs::write(&path, input).is_err() {
+        return Ok(());
+    }
+    for no_stall in [0, 1] {
+        let job = format!(
+            "[r]\nread_iolog={}\nreplay_no_stall={no_stall}\nioengine=libaio\niodepth=4\nruntime=20ms\n",
+            path.display()
+        );
+        let Ok(set) = parse_job_file("fuzz.fio", &job) else { continue };
+        let mut device = small_device(16);
+        if let Ok(engine) = Engine::new(&mut device, &set, &RunOptions::default()) {
+            let _ = engine.run(&mut |_| {});
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(())
+}
+
 /// The configuration loader: TOML text (or `#preset NAME`) and `#set
 /// PATH=VALUE` lines (TOML comments) → validate → `Device::new` → identify
 /// and a few commands.

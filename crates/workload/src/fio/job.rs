@@ -243,6 +243,9 @@ pub struct JobSpec {
     pub rate_process: RateProcess,
     /// Time a thread waits between completing one I/O and issuing the next.
     pub thinktime_ns: Nanos,
+    /// `read_iolog` and its `replay_*` options: the job replays a log
+    /// instead of generating I/O.
+    pub replay: Option<Replay>,
     /// Percentiles reported for completion latency, in (0, 100].
     pub percentile_list: Vec<f64>,
     /// Decimals of the percentiles in the normal report: the most any entry
@@ -350,6 +353,7 @@ impl JobSpec {
             rate_iops: [None; DDIRS],
             rate_process: RateProcess::Linear,
             thinktime_ns: 0,
+            replay: None,
             percentile_list: vec![
                 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
             ],
@@ -506,6 +510,28 @@ pub struct JobSet {
     pub jobs: Vec<JobSpec>,
     /// The `[global]` options as written.
     pub global_options: Vec<(String, String)>,
+}
+
+/// fio's `read_iolog` with `replay_no_stall`, `replay_time_scale` and `replay_skip`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    /// The log's path, as written (relative to the working directory, as in fio).
+    pub path: String,
+    /// `replay_no_stall`: no delays nor waits, I/O as fast as `iodepth` allows (closed loop).
+    pub no_stall: bool,
+    /// `replay_time_scale`: a version 3 log's delays are scaled by 100 / this (100: as recorded).
+    pub time_scale_percent: u32,
+    /// `replay_skip`: directions not replayed, `1 << DDIR_*`, and [`REPLAY_SKIP_SYNC`].
+    pub skip_mask: u8,
+}
+
+/// `replay_skip=sync`'s bit in [`Replay::skip_mask`].
+pub const REPLAY_SKIP_SYNC: u8 = 1 << 3;
+
+impl Default for Replay {
+    fn default() -> Self {
+        Replay { path: String::new(), no_stall: false, time_scale_percent: 100, skip_mask: 0 }
+    }
 }
 
 /// A job file or command line zonelab cannot run. Exit status 2.

@@ -4,8 +4,10 @@
 //! statistics and `report` prints them as fio does; `work` estimates
 //! what a job asks the simulator to do before it runs.
 
+pub mod blktrace;
 pub(crate) mod distribution;
 pub mod help;
+pub mod iolog;
 pub mod job;
 mod log;
 pub mod options;

@@ -13,7 +13,8 @@
 //! suffixes, fractions, negative sizes): zonelab refuses those instead.
 
 use super::job::{
-    BlockSize, Distribution, ExitWhat, IoEngine, JobSpec, RateProcess, RwKind, Scheduler, Size, Verify, ZoneMode, DDIRS,
+    BlockSize, Distribution, ExitWhat, IoEngine, JobSpec, RateProcess, RwKind, Scheduler, Size, Verify, ZoneMode,
+    DDIRS, DDIR_READ, DDIR_TRIM, DDIR_WRITE, REPLAY_SKIP_SYNC,
 };
 use zonelab_sim::Nanos;
 
@@ -399,6 +400,8 @@ const IGNORED: &[&str] = &[
     "iodepth_batch_complete_max",
     "verify_async",
     "verify_state_save",
+    // Reads the log in pieces to save the host's memory; zonelab holds it whole.
+    "read_iolog_chunked",
     // io_uring / io_uring_cmd / libaio engine options
     "hipri",
     "fixedbufs",
@@ -470,14 +473,9 @@ const UNMODELLED: &[&str] = &[
     "trim_verify_zero",
     "trim_backlog",
     "trim_backlog_batch",
-    "read_iolog",
-    "read_iolog_chunked",
-    "replay_no_stall",
     "replay_redirect",
     "replay_scale",
     "replay_align",
-    "replay_time_scale",
-    "replay_skip",
     "merge_blktrace_file",
     "merge_blktrace_scalars",
     "merge_blktrace_iters",
@@ -637,6 +635,22 @@ const MODELLED: &[(&str, Apply)] = &[
     ("rate_iops", |j, v| per_ddir(v, &mut j.rate_iops, |s| Ok(Some(parse_u64(s, j.kb_base)?).filter(|&r| r > 0)))),
     ("rate_process", |j, v| {
         j.rate_process = parse_rate_process(v)?;
+        Ok(())
+    }),
+    ("read_iolog", |j, v| {
+        j.replay.get_or_insert_with(Default::default).path = v.to_string();
+        Ok(())
+    }),
+    ("replay_no_stall", |j, v| {
+        j.replay.get_or_insert_with(Default::default).no_stall = parse_bool(v)?;
+        Ok(())
+    }),
+    ("replay_time_scale", |j, v| {
+        j.replay.get_or_insert_with(Default::default).time_scale_percent = parse_u32_in(v, j.kb_base, 1, u32::MAX)?;
+        Ok(())
+    }),
+    ("replay_skip", |j, v| {
+        j.replay.get_or_insert_with(Default::default).skip_mask = parse_replay_skip(v)?;
         Ok(())
     }),
     ("thinktime", |j, v| {
@@ -1173,6 +1187,13 @@ fn parse_bool(value: &str) -> Result<bool, ValueError> {
 /// fio's `FIO_OPT_STR_SET`: any integer, non-zero = set.
 fn parse_flag(value: &str) -> Result<bool, ValueError> {
     parse_u64(value, 1024).map(|n| n != 0).map_err(|e| ValueError::NotFlag(Box::new(e)))
+}
+
+/// fio's `str_replay_skip_cb`: a comma-separated list of read, write, trim, sync.
+fn parse_replay_skip(value: &str) -> Result<u8, ValueError> {
+    let table =
+        [("read", 1u8 << DDIR_READ), ("write", 1 << DDIR_WRITE), ("trim", 1 << DDIR_TRIM), ("sync", REPLAY_SKIP_SYNC)];
+    value.trim().split(',').try_fold(0, |mask, kind| Ok(mask | one_of("replay_skip", kind, &table)?))
 }
 
 fn parse_fraction(value: &str) -> Result<f64, ValueError> {

@@ -35,6 +35,7 @@ mod host_path;
 mod management;
 mod pacing;
 mod readback;
+mod replay;
 mod setup;
 
 /// How long a thread that cannot open a zone waits before trying again.
@@ -168,6 +169,8 @@ enum Next {
     Wait(Nanos),
     /// Quiesce, then reset this zone (fio's reset of a full zone before writing it).
     Reset(u32),
+    /// Nothing until a request completes (a replayed sync waits for those before it).
+    Blocked,
     End,
 }
 
@@ -314,6 +317,8 @@ struct Thread {
     /// How its life went: started, stopped by another, without data to read.
     life: Life,
     verify_log: Vec<String>,
+    /// `read_iolog`: the log it replays instead of generating I/O.
+    replay: Option<Box<replay::ReplayState>>,
 }
 
 /// When a thread samples its bandwidth and IOPS: fio's `bwavgtime` and

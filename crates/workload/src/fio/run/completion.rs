@@ -20,6 +20,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             // Read in place: the slot is freed below, before a chain's next
             // request may take it.
             account(thread, io, now, self.lba_bytes);
+            if let Some(state) = thread.replay.as_deref_mut() {
+                state.completed(tag, None);
+            }
             if matches!(io.kind, IoKind::OpenBlock | IoKind::SoftFill | IoKind::Finish) {
                 let io = *io;
                 self.free_ios.push(tag);
@@ -44,8 +47,14 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         self.free_ios.push(tag);
         let t = io.thread;
         let log = self.verify_log_of(tag, io);
+        let (errno, message) = self.error_of(io);
+        let line = self.threads[t as usize].replay.as_deref_mut().and_then(|r| r.completed(tag, Some(&message)));
         if self.threads[t as usize].stats.error.is_none() {
-            let error = self.error_of(io);
+            let message = match line {
+                Some(line) => format!("{message} (iolog line {line})"),
+                None => message,
+            };
+            let error = (errno, message);
             let thread = &mut self.threads[t as usize];
             thread.stats.error = Some(error);
             thread.verify_log = log;

@@ -22,7 +22,8 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             return Err(JobError { location, option: Some(option.to_string()), message });
         }
         let end_ns = self.events.now_ns();
-        let warnings = self.empty_readers();
+        let mut warnings = self.empty_readers();
+        warnings.extend(self.replay_warnings());
         let disk = self.layers.disk_counters();
         let threads = self
             .threads
@@ -165,6 +166,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                     self.wake_at(t, at);
                     return;
                 }
+                Next::Blocked => return,
                 Next::Reset(zone) => self.threads[t as usize].enter(Stage::Issuing(Hold::Reset(zone))),
                 Next::End => self.threads[t as usize].stop_issuing(),
             }

@@ -5,6 +5,9 @@ use super::*;
 
 impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     pub(super) fn next_io(&mut self, now: Nanos, t: u32) -> Next {
+        if self.threads[t as usize].replay.is_some() {
+            return self.next_replay(now, t);
+        }
         let thread = &mut self.threads[t as usize];
         let options = &thread.options;
         let bytes_left = thread.limit_bytes.saturating_sub(thread.issued_bytes);

@@ -53,6 +53,10 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let io =
             Io { thread: t, ddir, kind, op, slba, nlb, zone, issue_ns: now, submit_ns, status, verify_error: false };
         let tag = self.new_io(io);
+        if let Some(state) = self.threads[t as usize].replay.as_deref_mut() {
+            // Before the request can complete: a failure names its line.
+            state.note_tag(tag);
+        }
         if submit_ns == now {
             self.insert(now, tag);
         } else {

@@ -96,12 +96,18 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                 groupid += 1;
             }
             self.check_job(job)?;
+            let log = self.load_replay(job)?;
             let first = self.threads.len();
             for clone in 0..job.numjobs {
                 if self.threads.len() >= THREADS_MAX {
                     return Err(job_error(job, "numjobs", format!("more than {THREADS_MAX} threads in one run")));
                 }
-                let thread = self.make_thread(index, job, clone, phase, groupid, options)?;
+                let mut thread = self.make_thread(index, job, clone, phase, groupid, options)?;
+                if let Some(log) = &log {
+                    // fio sizes a replaying job by its log.
+                    thread.limit_bytes = replayed_bytes(log);
+                    thread.replay = Self::replay_state(job, Some(log));
+                }
                 self.threads.push(thread);
             }
             self.check_work(job, first, options.work_cap_ios)?;
@@ -298,8 +304,18 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             stats: JobStats::default(),
             life: Life::default(),
             verify_log: Vec::new(),
+            replay: None,
         })
     }
+}
+
+/// The bytes a log reads, writes and trims.
+fn replayed_bytes(log: &crate::fio::iolog::IoLog) -> u64 {
+    let bytes = log.entries.iter().map(|e| match e.action {
+        crate::fio::iolog::Action::Io { len_bytes, .. } => u64::from(len_bytes),
+        _ => 0,
+    });
+    bytes.sum()
 }
 
 /// The host stack whose costs a job's engine pays.
