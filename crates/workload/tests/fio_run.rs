@@ -696,11 +696,8 @@ fn long_thinktime_skips_idle_windows_at_once() {
     assert!(dir.iops.mean() < 1e-3 && dir.iops.max >= 2, "{} {}", dir.iops.mean(), dir.iops.max);
 }
 
-/// Found by zonelab-fuzz: a verify read failing while others were in flight
-/// ended the thread at once ("!thread.ended && thread.inflight == 0" panic).
-/// Two clones writing the same zone make the verify fail.
-#[test]
-fn a_failed_verify_waits_for_the_reads_in_flight() {
+/// A zn540 of 16 zones of 1 MiB (512 KiB capacity) that keeps its data, for verify.
+fn small_data_device() -> Device {
     let small = DeviceOptions {
         zones: Some(16),
         zone_size_bytes: Some(MIB),
@@ -708,7 +705,15 @@ fn a_failed_verify_waits_for_the_reads_in_flight() {
         data: true,
         ..Default::default()
     };
-    let mut dev = Device::new(small.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+    Device::new(small.apply(preset("zn540").unwrap()).unwrap()).unwrap()
+}
+
+/// Found by zonelab-fuzz: a verify read failing while others were in flight
+/// ended the thread at once ("!thread.ended && thread.inflight == 0" panic).
+/// Two clones writing the same zone make the verify fail.
+#[test]
+fn a_failed_verify_waits_for_the_reads_in_flight() {
+    let mut dev = small_data_device();
     let line = format!(
         "--name=w --rw=write --bs=4k {ZBD} --size=4z --iodepth=4 --numjobs=2 --thinktime=10 --verify=crc32c --runtime=20ms"
     );
@@ -1240,14 +1245,7 @@ fn a_failed_read_back_logs_its_bad_block_whatever_verify_fatal_says() {
     // first bad block found is stale or another's, a bad header, where fio's
     // verify stops with or without verify_fatal.
     for fatal in ["0", "1"] {
-        let small = DeviceOptions {
-            zones: Some(16),
-            zone_size_bytes: Some(MIB),
-            zone_capacity_bytes: Some(MIB / 2),
-            data: true,
-            ..Default::default()
-        };
-        let mut dev = Device::new(small.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+        let mut dev = small_data_device();
         let line = format!(
             "--name=w --rw=write --bs=4k {ZBD} --size=4z --iodepth=4 --numjobs=2 --thinktime=10 --verify=crc32c \
              --runtime=20ms --verify_fatal={fatal}"

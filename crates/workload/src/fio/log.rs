@@ -10,6 +10,7 @@
 //! cost no memory.
 
 use super::job::{JobSpec, DDIRS};
+use super::stats::Sampled;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::PathBuf;
@@ -243,17 +244,14 @@ impl ThreadLogs {
         }
     }
 
-    /// A direction's bandwidth over a window that ended at `time_ms`, in KiB/s.
-    pub fn bw_window(&mut self, time_ms: u64, ddir: usize, kib_per_s: u64) {
-        if let Some(file) = &mut self.bw {
-            file.line(time_ms, kib_per_s, ddir, 0, 0);
-        }
-    }
-
-    /// A direction's IOPS over a window that ended at `time_ms`.
-    pub fn iops_window(&mut self, time_ms: u64, ddir: usize, iops: u64) {
-        if let Some(file) = &mut self.iops {
-            file.line(time_ms, iops, ddir, 0, 0);
+    /// A direction's bandwidth (KiB/s) or IOPS over a window that ended at `time_ms`.
+    pub fn window(&mut self, what: Sampled, time_ms: u64, ddir: usize, value: u64) {
+        let file = match what {
+            Sampled::Bandwidth => &mut self.bw,
+            Sampled::Iops => &mut self.iops,
+        };
+        if let Some(file) = file {
+            file.line(time_ms, value, ddir, 0, 0);
         }
     }
 

@@ -325,12 +325,10 @@ struct Thread {
 /// `iopsavgtime` windows, or a sample per I/O (fio's per-unit logs).
 #[derive(Debug, Clone, Copy)]
 struct Windows {
-    /// Window lengths; 0: no windows.
-    bw_ns: Nanos,
-    iops_ns: Nanos,
+    /// Window lengths by [`Sampled`]; 0: no windows.
+    len_ns: [Nanos; 2],
     /// Ends of the current windows (`Nanos::MAX` without windows).
-    bw_next_ns: Nanos,
-    iops_next_ns: Nanos,
+    end_ns: [Nanos; 2],
     /// The earlier of the two: the one test on every completion.
     next_ns: Nanos,
     /// A bandwidth sample per I/O (unless `disable_bw_measurement`).
@@ -348,10 +346,8 @@ impl Windows {
         let reduced =
             job.report.gtod_reduce || (job.report.disable_clat && job.report.disable_slat && job.report.disable_bw);
         Windows {
-            bw_ns: bw_ms * MS,
-            iops_ns: iops_ms * MS,
-            bw_next_ns: Nanos::MAX,
-            iops_next_ns: Nanos::MAX,
+            len_ns: [bw_ms * MS, iops_ms * MS],
+            end_ns: [Nanos::MAX; 2],
             next_ns: Nanos::MAX,
             bw_per_io: bw_ms == 0 && !job.report.disable_bw,
             iops_per_io: iops_ms == 0 && !reduced,
@@ -361,8 +357,8 @@ impl Windows {
     /// Statistics start at `start_ns`: the first windows end a window later.
     fn start(&mut self, start_ns: Nanos) {
         let end = |window_ns: Nanos| if window_ns > 0 { start_ns + window_ns } else { Nanos::MAX };
-        (self.bw_next_ns, self.iops_next_ns) = (end(self.bw_ns), end(self.iops_ns));
-        self.next_ns = self.bw_next_ns.min(self.iops_next_ns);
+        self.end_ns = self.len_ns.map(end);
+        self.next_ns = self.end_ns[0].min(self.end_ns[1]);
     }
 }
 

@@ -244,6 +244,20 @@ impl RateSamples {
     }
 }
 
+/// What a sampling window measures (fio's `bwavgtime` and `iopsavgtime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampled {
+    /// KiB per second.
+    Bandwidth,
+    /// I/Os per second.
+    Iops,
+}
+
+impl Sampled {
+    /// Both, in the order fio samples them.
+    pub const BOTH: [Sampled; 2] = [Sampled::Bandwidth, Sampled::Iops];
+}
+
 /// One data direction of one job (or of a reporting group).
 #[derive(Debug, Clone, Default)]
 pub struct DirStats {
@@ -284,38 +298,41 @@ impl DirStats {
         self.lat.add(lat_ns);
     }
 
-    /// Closes a bandwidth window of `window_ns`: a sample of the KiB/s
-    /// over it. Returns the window's bytes and that sample.
-    pub fn sample_bw_window(&mut self, window_ns: Nanos) -> (u64, u64) {
+    /// Closes a window of `window_ns` of `what`: a sample of the KiB/s or
+    /// the IOPS over it. Returns the window's bytes or I/Os and that sample.
+    pub fn sample_window(&mut self, what: Sampled, window_ns: Nanos) -> (u64, u64) {
         assert!(window_ns > 0);
-        let bytes = self.io_bytes - self.window_bytes;
-        self.window_bytes = self.io_bytes;
-        let kib_per_s = per_second(bytes, window_ns) / 1024;
-        self.bw_kib.add(kib_per_s);
-        (bytes, kib_per_s)
+        match what {
+            Sampled::Bandwidth => {
+                let bytes = self.io_bytes - self.window_bytes;
+                self.window_bytes = self.io_bytes;
+                let kib_per_s = per_second(bytes, window_ns) / 1024;
+                self.bw_kib.add(kib_per_s);
+                (bytes, kib_per_s)
+            }
+            Sampled::Iops => {
+                let ios = self.total_ios - self.window_ios;
+                self.window_ios = self.total_ios;
+                let iops = per_second(ios, window_ns);
+                self.iops.add(iops);
+                (ios, iops)
+            }
+        }
     }
 
-    /// Closes an IOPS window of `window_ns`. Returns the window's I/Os and the sample.
-    pub fn sample_iops_window(&mut self, window_ns: Nanos) -> (u64, u64) {
-        assert!(window_ns > 0);
-        let ios = self.total_ios - self.window_ios;
-        self.window_ios = self.total_ios;
-        let iops = per_second(ios, window_ns);
-        self.iops.add(iops);
-        (ios, iops)
-    }
-
-    /// Closes `windows` more bandwidth windows in which nothing completed
-    /// (after [`Self::sample_bw_window`] took what had): zero samples.
-    pub fn sample_idle_bw_windows(&mut self, windows: u64) {
-        debug_assert_eq!(self.window_bytes, self.io_bytes);
-        self.bw_kib.add_repeated(0, windows);
-    }
-
-    /// Closes `windows` more IOPS windows in which nothing completed: zero samples.
-    pub fn sample_idle_iops_windows(&mut self, windows: u64) {
-        debug_assert_eq!(self.window_ios, self.total_ios);
-        self.iops.add_repeated(0, windows);
+    /// Closes `windows` more windows of `what` in which nothing completed
+    /// (after [`Self::sample_window`] took what had): zero samples.
+    pub fn sample_idle_windows(&mut self, what: Sampled, windows: u64) {
+        match what {
+            Sampled::Bandwidth => {
+                debug_assert_eq!(self.window_bytes, self.io_bytes);
+                self.bw_kib.add_repeated(0, windows);
+            }
+            Sampled::Iops => {
+                debug_assert_eq!(self.window_ios, self.total_ios);
+                self.iops.add_repeated(0, windows);
+            }
+        }
     }
 
     /// Adds another job's direction into this one (group reporting).

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::fio::log::{Latencies, LoggedIo};
+use crate::fio::stats::Sampled;
 
 impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// The thread sees its request complete.
@@ -154,30 +155,24 @@ fn close_windows(thread: &mut Thread, now: Nanos) {
 /// thinktime spans millions of windows). A log gets a line per direction
 /// that did I/O in the window, at its end, as fio's `__add_samples`.
 fn sample_windows(thread: &mut Thread, last: Nanos) {
-    let (w, start_ns) = (thread.windows, thread.stats_start_ns);
-    if last >= w.bw_next_ns {
-        let idle = (last - w.bw_next_ns) / w.bw_ns;
+    let start_ns = thread.stats_start_ns;
+    for what in Sampled::BOTH {
+        let (len_ns, end_ns) = (thread.windows.len_ns[what as usize], thread.windows.end_ns[what as usize]);
+        if last < end_ns {
+            continue;
+        }
+        let idle = (last - end_ns) / len_ns;
         for (ddir, dir) in thread.stats.dirs.iter_mut().enumerate() {
-            let (bytes, kib_per_s) = dir.sample_bw_window(w.bw_ns);
-            dir.sample_idle_bw_windows(idle);
-            if let (true, Some(logs)) = (bytes > 0, thread.logs.as_deref_mut()) {
-                logs.bw_window((w.bw_next_ns - start_ns) / MS, ddir, kib_per_s);
+            let (amount, sample) = dir.sample_window(what, len_ns);
+            dir.sample_idle_windows(what, idle);
+            if let (true, Some(logs)) = (amount > 0, thread.logs.as_deref_mut()) {
+                logs.window(what, (end_ns - start_ns) / MS, ddir, sample);
             }
         }
-        thread.windows.bw_next_ns += (idle + 1) * w.bw_ns;
+        thread.windows.end_ns[what as usize] += (idle + 1) * len_ns;
     }
-    if last >= w.iops_next_ns {
-        let idle = (last - w.iops_next_ns) / w.iops_ns;
-        for (ddir, dir) in thread.stats.dirs.iter_mut().enumerate() {
-            let (ios, iops) = dir.sample_iops_window(w.iops_ns);
-            dir.sample_idle_iops_windows(idle);
-            if let (true, Some(logs)) = (ios > 0, thread.logs.as_deref_mut()) {
-                logs.iops_window((w.iops_next_ns - start_ns) / MS, ddir, iops);
-            }
-        }
-        thread.windows.iops_next_ns += (idle + 1) * w.iops_ns;
-    }
-    thread.windows.next_ns = thread.windows.bw_next_ns.min(thread.windows.iops_next_ns);
+    let ends = thread.windows.end_ns;
+    thread.windows.next_ns = ends[0].min(ends[1]);
 }
 
 /// The errno Linux returns for an NVMe status, as fio prints it.
