@@ -21,6 +21,7 @@ use crate::front::{self, IDENTIFY_BYTES};
 use crate::management;
 use crate::power::{self, PowerCutReport};
 use crate::scheduler::Phase;
+use crate::ssd::{Partition, Ssd};
 use crate::status::Status;
 use crate::tracking::Tracking;
 use crate::translation::mapping::{ChunkLocation, Mapping};
@@ -29,11 +30,49 @@ use crate::zone::{WriteAdmission, ZoneState, ZoneTable, ZoneType};
 use zonelab_flash::{FlashArray, FlashCounters};
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
-/// One zoned namespace of a ZNS SSD model: the NVMe front over the layers
-/// (`Backend`: the zone state machine, the controller, the flash
-/// translation and the flash), in simulated time.
+/// A ZNS SSD model with one namespace, in simulated time: the drive's
+/// shared hardware (`Ssd`: firmware cores, link, flash array) and the
+/// namespace's NVMe front over its layers.
 pub struct Device {
+    front: Front,
+    ssd: Ssd,
+}
+
+/// One namespace's NVMe front over its layers (`Backend`: the zone state
+/// machine, the namespace's side of the controller, the flash translation
+/// and the background work): every command borrows the drive's `Ssd` for
+/// as long as it runs. A [`Device`] owns one; the namespaces of a shared
+/// drive ([`crate::namespaces`]) take turns on theirs.
+pub(crate) struct Front {
     pub(crate) core: Backend,
+}
+
+/// What a write puts in its blocks.
+#[derive(Debug, Clone, Copy)]
+enum WriteData<'a> {
+    /// The host's payload, which crosses the link.
+    Host(Payload<'a>),
+    /// Zeroes the controller makes (Write Zeroes): nothing crosses the link.
+    Zeroes,
+}
+
+impl<'a> WriteData<'a> {
+    #[inline(always)]
+    fn is_zeroes(self) -> bool {
+        matches!(self, WriteData::Zeroes)
+    }
+    #[inline(always)]
+    fn crosses_link(self) -> bool {
+        !self.is_zeroes()
+    }
+    /// What data mode keeps.
+    #[inline(always)]
+    fn payload(self) -> Payload<'a> {
+        match self {
+            WriteData::Host(payload) => payload,
+            WriteData::Zeroes => Payload::Pattern(0),
+        }
+    }
 }
 
 /// A write's or append's firmware work and how it uses the cores.
@@ -46,7 +85,6 @@ struct Firmware {
     /// FTL-core work left behind once the command is done.
     ftl_after_ns: Nanos,
 }
-
 impl Device {
     /// A device for `config`, validated first (the error names the field to
     /// change), that tracks everything ([`Tracking::ALL`]).
@@ -62,75 +100,159 @@ impl Device {
             return Err(crate::config::namespaces::one_namespace_only(&config));
         }
         let layout = config.validate()?;
-        Ok(Self::with_layout(config, layout, tracking))
-    }
-
-    /// A device over `layout`, which `config` was validated into (a namespace
-    /// of a shared device: `namespaces`).
-    pub(crate) fn with_layout(config: DeviceConfig, layout: Layout, tracking: Tracking) -> Self {
-        Self { core: Backend::new(config, layout, tracking) }
+        let ssd = Ssd::new(&config, tracking);
+        let partition = Partition::new(0, config.flash.blocks_per_plane);
+        Ok(Self { front: Front::new(config, layout, tracking, partition), ssd })
     }
 
     /// The configuration the device was built from.
     pub fn config(&self) -> &DeviceConfig {
-        &self.core.config
+        &self.front.core.config
     }
     /// The namespace's shape as derived from the configuration.
     pub fn layout(&self) -> &Layout {
-        &self.core.layout
+        &self.front.core.layout
     }
     /// The static zone-to-flash mapping (ZNS+ §2.2).
     pub fn mapping(&self) -> &Mapping {
-        &self.core.translation.mapping
+        &self.front.core.translation.mapping
     }
     /// Zone states, write pointers and resources.
     pub fn zones(&self) -> &ZoneTable {
-        &self.core.zones
+        &self.front.core.zones
     }
     /// The flash array and its timelines.
     pub fn flash(&self) -> &FlashArray {
-        &self.core.scheduler.flash
+        self.ssd.flash()
     }
     /// Host command counts and bytes.
     pub fn counters(&self) -> DeviceCounters {
-        self.core.counters
+        self.front.core.counters
     }
     /// Flash operation counts.
     pub fn flash_counters(&self) -> FlashCounters {
-        self.core.scheduler.flash.counters()
+        self.ssd.flash().counters()
     }
     /// What the ZNS+ commands did.
     pub fn znsplus_counters(&self) -> ZnsPlusCounters {
-        self.core.znsplus
+        self.front.core.znsplus
     }
     /// Chip utilization per 100 ms of simulated time (interval start, busy
     /// share); empty for a device built without [`Tracking::chip_utilization`].
     pub fn chip_utilization(&self) -> Vec<(Nanos, f64)> {
-        self.core.scheduler.flash.chip_utilization()
+        self.ssd.flash().chip_utilization()
     }
     /// Whether `zone` is TL_opened.
     pub fn is_tl_opened(&self, zone: u32) -> bool {
-        self.core.translation.tl.contains_key(&zone)
+        self.front.core.translation.tl.contains_key(&zone)
     }
     /// Namespace size in logical blocks (NSZE).
     pub fn nsze(&self) -> u64 {
-        front::nsze(&self.core.layout)
+        front::nsze(&self.front.core.layout)
     }
-
     /// Bytes of data kept in data mode.
     pub fn data_bytes(&self) -> usize {
-        self.core.data.as_ref().map_or(0, DataStore::bytes)
+        self.front.core.data.as_ref().map_or(0, DataStore::bytes)
     }
 
     /// Starts `cmd` at `submit_ns`: a finish or reset may complete later.
     #[inline]
     pub fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
-        management::advance(&mut self.core, submit_ns);
-        let completion = self.execute(submit_ns, cmd, read_out);
+        self.front.start(&mut self.ssd, submit_ns, cmd, read_out)
+    }
+    /// Submits `cmd` and waits for it: a pending finish or reset runs to its
+    /// end as if no other command arrived meanwhile.
+    #[inline]
+    pub fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        self.front.submit(&mut self.ssd, submit_ns, cmd, read_out)
+    }
+    /// When the next management step could start if no host command came
+    /// first; `None` when there is no management work.
+    pub fn next_event_ns(&self) -> Option<Nanos> {
+        self.front.next_event_ns(&self.ssd)
+    }
+    /// Reserves every management step that starts before `until_ns`.
+    pub fn advance(&mut self, until_ns: Nanos) {
+        self.front.advance(&mut self.ssd, until_ns);
+    }
+    /// Completions of pending commands, in the order they completed.
+    pub fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
+        self.front.take_completed()
+    }
+    /// Management tasks accepted but not completed.
+    pub fn pending_tasks(&self) -> usize {
+        self.front.pending_tasks()
+    }
+    /// Reserves all management work, as if the device were left alone.
+    pub fn drain(&mut self) {
+        self.front.drain(&mut self.ssd);
+    }
+    /// Power fails at `at_ns` (not before the last submitted command) and
+    /// comes back: every zone keeps what survives, as [`crate::power`] describes.
+    /// The device must have been built with [`Tracking::power_cuts`] (as
+    /// [`Device::new`] builds it).
+    pub fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
+        self.front.power_cut(at_ns)
+    }
+    /// Where a read of `lba` would find its data in flash now: `None` when
+    /// it is in the controller or reads as zeros. During threaded logging
+    /// this is the LogFBG below the write pointer and the original above it.
+    pub fn flash_location(&self, lba: u64) -> Option<ChunkLocation> {
+        self.front.flash_location(lba)
+    }
+    /// The chip and FCG id fields of a chunk address, if the mapping has them
+    /// (ZNS+ identify_mapping).
+    pub fn identify_mapping(&self) -> Option<MappingInfo> {
+        self.front.identify_mapping()
+    }
+    /// Garbage collection so far; `None` for a zoned device.
+    pub fn ftl_counters(&self) -> Option<FtlCounters> {
+        self.front.ftl_counters()
+    }
+    /// Whether a conventional device holds data for `lba` (in flash or in its buffer).
+    pub fn ftl_holds(&self, lba: u64) -> bool {
+        self.front.ftl_holds(lba)
+    }
+    /// Checks the page mapping (a test aid); panics on a breach.
+    pub fn check_ftl(&self) {
+        self.front.check_ftl();
+    }
+    /// Fault injection (not an NVMe command): the zone turns read-only or offline.
+    pub fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
+        self.front.set_zone_state(&mut self.ssd, slba, state)
+    }
+    /// The Identify Namespace data the device reports.
+    pub fn identify(&self) -> IdentifyData {
+        self.front.identify()
+    }
+    /// The Zone Descriptor of `zone`, as a report would return it.
+    pub fn descriptor(&self, zone: u32) -> ZoneDescriptor {
+        self.front.descriptor(zone)
+    }
+}
+
+impl Front {
+    /// The front of a namespace over `layout`, which `config` was validated
+    /// into, on `partition` of the drive's blocks.
+    pub(crate) fn new(config: DeviceConfig, layout: Layout, tracking: Tracking, partition: Partition) -> Self {
+        Self { core: Backend::new(config, layout, tracking, partition) }
+    }
+
+    /// Starts `cmd` at `submit_ns`: a finish or reset may complete later.
+    #[inline]
+    pub(crate) fn start(
+        &mut self,
+        ssd: &mut Ssd,
+        submit_ns: Nanos,
+        cmd: &Command<'_>,
+        read_out: Option<&mut [u8]>,
+    ) -> Started {
+        management::advance(&mut self.core, ssd, submit_ns);
+        let completion = self.execute(ssd, submit_ns, cmd, read_out);
         match self.core.scheduler.background.queued.take() {
             Some(tag) => {
                 debug_assert!(completion.status.is_success());
-                management::advance(&mut self.core, submit_ns);
+                management::advance(&mut self.core, ssd, submit_ns);
                 Started::Pending(tag)
             }
             None => Started::Done(completion),
@@ -140,72 +262,78 @@ impl Device {
     /// Submits `cmd` and waits for it: a pending finish or reset runs to its
     /// end as if no other command arrived meanwhile.
     #[inline]
-    pub fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
-        match self.start(submit_ns, cmd, read_out) {
+    pub(crate) fn submit(
+        &mut self,
+        ssd: &mut Ssd,
+        submit_ns: Nanos,
+        cmd: &Command<'_>,
+        read_out: Option<&mut [u8]>,
+    ) -> Completion {
+        match self.start(ssd, submit_ns, cmd, read_out) {
             Started::Done(c) => c,
-            Started::Pending(tag) => management::run_until_completed(&mut self.core, tag),
+            Started::Pending(tag) => management::run_until_completed(&mut self.core, ssd, tag),
         }
     }
 
     /// When the next management step could start if no host command came
     /// first; `None` when there is no management work.
-    pub fn next_event_ns(&self) -> Option<Nanos> {
-        management::next_event_ns(&self.core)
+    pub(crate) fn next_event_ns(&self, ssd: &Ssd) -> Option<Nanos> {
+        management::next_event_ns(&self.core, ssd)
     }
 
     /// Reserves every management step that starts before `until_ns`.
-    pub fn advance(&mut self, until_ns: Nanos) {
-        management::advance(&mut self.core, until_ns);
+    pub(crate) fn advance(&mut self, ssd: &mut Ssd, until_ns: Nanos) {
+        management::advance(&mut self.core, ssd, until_ns);
     }
 
     /// Completions of pending commands, in the order they completed.
-    pub fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
+    pub(crate) fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
         management::take_completed(&mut self.core)
     }
 
     /// Management tasks accepted but not completed.
-    pub fn pending_tasks(&self) -> usize {
+    pub(crate) fn pending_tasks(&self) -> usize {
         management::pending_tasks(&self.core)
     }
 
     /// Reserves all management work, as if the device were left alone.
-    pub fn drain(&mut self) {
-        management::drain(&mut self.core);
+    pub(crate) fn drain(&mut self, ssd: &mut Ssd) {
+        management::drain(&mut self.core, ssd);
     }
 
     /// Power fails at `at_ns` (not before the last submitted command) and
     /// comes back: every zone keeps what survives, as [`crate::power`] describes.
     /// The device must have been built with [`Tracking::power_cuts`] (as
     /// [`Device::new`] builds it).
-    pub fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
+    pub(crate) fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
         power::power_cut(&mut self.core, at_ns)
     }
 
     /// Where a read of `lba` would find its data in flash now: `None` when
     /// it is in the controller or reads as zeros. During threaded logging
     /// this is the LogFBG below the write pointer and the original above it.
-    pub fn flash_location(&self, lba: u64) -> Option<ChunkLocation> {
+    pub(crate) fn flash_location(&self, lba: u64) -> Option<ChunkLocation> {
         znsplus::flash_location(&self.core, lba)
     }
 
     /// The chip and FCG id fields of a chunk address, if the mapping has them
     /// (ZNS+ identify_mapping).
-    pub fn identify_mapping(&self) -> Option<MappingInfo> {
+    pub(crate) fn identify_mapping(&self) -> Option<MappingInfo> {
         znsplus::identify_mapping::identify_mapping(&self.core)
     }
 
     /// Garbage collection so far; `None` for a zoned device.
-    pub fn ftl_counters(&self) -> Option<FtlCounters> {
+    pub(crate) fn ftl_counters(&self) -> Option<FtlCounters> {
         conventional::ftl_counters(&self.core)
     }
 
     /// Whether a conventional device holds data for `lba` (in flash or in its buffer).
-    pub fn ftl_holds(&self, lba: u64) -> bool {
+    pub(crate) fn ftl_holds(&self, lba: u64) -> bool {
         conventional::ftl_holds(&self.core, lba)
     }
 
     /// Checks the page mapping (a test aid); panics on a breach.
-    pub fn check_ftl(&self) {
+    pub(crate) fn check_ftl(&self) {
         conventional::check_ftl(&self.core);
     }
 
@@ -213,12 +341,18 @@ impl Device {
     /// data of a read. A finish or reset queues its work instead of
     /// completing (see [`crate::management`]).
     #[inline(always)]
-    pub(crate) fn execute(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+    pub(crate) fn execute(
+        &mut self,
+        ssd: &mut Ssd,
+        submit_ns: Nanos,
+        cmd: &Command<'_>,
+        read_out: Option<&mut [u8]>,
+    ) -> Completion {
         assert!(submit_ns >= self.core.last_submit_ns, "commands must be submitted in time order");
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.core.last_submit_ns = submit_ns;
         // Nothing from now on reaches the link before this command is submitted.
-        self.core.controller.forget_link_to_host_until(submit_ns);
+        ssd.forget_link_to_host_until(submit_ns);
         self.core.counters.commands += 1;
         self.core.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.core.config.controller.submit_ns;
@@ -226,17 +360,17 @@ impl Device {
             // Writes, the most frequent commands, return no result: their
             // completion is made in place.
             Command::Write { slba, nlb, payload, fua } => {
-                let (status, done_ns) = self.write(ready_ns, slba, nlb, payload, false, fua);
+                let (status, done_ns) = self.write(ssd, ready_ns, slba, nlb, WriteData::Host(payload), fua);
                 return self.complete(submit_ns, status, done_ns, CmdResult::None);
             }
             Command::WriteZeroes { slba, nlb } => {
-                let (status, done_ns) = self.write(ready_ns, slba, nlb, Payload::None, true, false);
+                let (status, done_ns) = self.write(ssd, ready_ns, slba, nlb, WriteData::Zeroes, false);
                 return self.complete(submit_ns, status, done_ns, CmdResult::None);
             }
-            Command::Append { zslba, nlb, payload, fua } => self.append(ready_ns, zslba, nlb, payload, fua),
-            Command::Flush => power::flush(&mut self.core, ready_ns),
+            Command::Append { zslba, nlb, payload, fua } => self.append(ssd, ready_ns, zslba, nlb, payload, fua),
+            Command::Flush => power::flush(&mut self.core, ssd, ready_ns),
             Command::Read { slba, nlb } => {
-                let (status, done_ns) = self.read(ready_ns, slba, nlb);
+                let (status, done_ns) = self.read(ssd, ready_ns, slba, nlb);
                 // Only data mode reads the blocks' contents, and only a read that succeeded.
                 let result = match self.core.data.as_ref() {
                     Some(d) if status.is_success() => CmdResult::Read(d.read(slba, u64::from(nlb), read_out)),
@@ -244,25 +378,29 @@ impl Device {
                 };
                 return self.complete(submit_ns, status, done_ns, result);
             }
-            Command::ZoneMgmtSend { action, slba, select_all } => self.zone_mgmt(ready_ns, action, slba, select_all),
+            Command::ZoneMgmtSend { action, slba, select_all } => {
+                self.zone_mgmt(ssd, ready_ns, action, slba, select_all)
+            }
             Command::ReportZones { slba, filter, max_zones, partial } => {
-                self.report(ready_ns, slba, filter, max_zones, partial)
+                self.report(ssd, ready_ns, slba, filter, max_zones, partial)
             }
             Command::Identify => {
-                let fw_end = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.identify_ns);
-                let done = self.core.controller.link_reserve_to_host(fw_end, IDENTIFY_BYTES);
+                let fw_end = ssd.reserve_firmware(ready_ns, self.core.config.controller.identify_ns);
+                let done = ssd.link_reserve_to_host(fw_end, IDENTIFY_BYTES);
                 (Status::Success, done, CmdResult::Identify(Box::new(self.identify())))
             }
             Command::ZoneCompaction { src, dst } => {
-                znsplus::compaction::zone_compaction(&mut self.core, ready_ns, src, dst)
+                znsplus::compaction::zone_compaction(&mut self.core, ssd, ready_ns, src, dst)
             }
             Command::SimpleCopy { ranges, sdlba } => {
-                znsplus::compaction::simple_copy(&mut self.core, ready_ns, ranges, sdlba)
+                znsplus::compaction::simple_copy(&mut self.core, ssd, ready_ns, ranges, sdlba)
             }
             Command::TlOpen { zslba, valid } => {
-                znsplus::threaded_logging::tl_open(&mut self.core, ready_ns, zslba, valid)
+                znsplus::threaded_logging::tl_open(&mut self.core, ssd, ready_ns, zslba, valid)
             }
-            Command::IdentifyMapping => znsplus::identify_mapping::identify_mapping_command(&mut self.core, ready_ns),
+            Command::IdentifyMapping => {
+                znsplus::identify_mapping::identify_mapping_command(&mut self.core, ssd, ready_ns)
+            }
         };
         self.complete(submit_ns, status, complete_ns, result)
     }
@@ -280,39 +418,39 @@ impl Device {
     }
 
     /// Fault injection (not an NVMe command): the zone turns read-only or offline.
-    pub fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
+    pub(crate) fn set_zone_state(&mut self, ssd: &mut Ssd, slba: u64, state: ZoneState) -> Result<(), Status> {
         let Some(zone) = front::fault_target(&self.core.layout, &self.core.zones, slba, state)? else { return Ok(()) };
         // A failed zone is no longer TL_opened: its LogFBG holds what was written.
         let now_ns = self.core.last_submit_ns;
-        znsplus::threaded_logging::tl_drop(&mut self.core, zone, now_ns);
+        znsplus::threaded_logging::tl_drop(&mut self.core, ssd, zone, now_ns);
         self.core.zones.inject_fault(zone, state);
         if state == ZoneState::Offline {
-            self.discard_zone(zone);
+            self.discard_zone(ssd, zone);
         }
         Ok(())
     }
 
     /// The Identify Namespace data the device reports.
-    pub fn identify(&self) -> IdentifyData {
+    pub(crate) fn identify(&self) -> IdentifyData {
         front::identify(&self.core.config, &self.core.layout)
     }
 
     fn write(
         &mut self,
+        ssd: &mut Ssd,
         ready_ns: Nanos,
         slba: u64,
         nlb: u32,
-        payload: Payload<'_>,
-        zeroes: bool,
+        data: WriteData<'_>,
         fua: bool,
     ) -> (Status, Nanos) {
-        match self.accept_write(slba, nlb, zeroes) {
-            Err(status) => (status, self.core.fail_ns(ready_ns)),
+        match self.accept_write(slba, nlb, data.is_zeroes()) {
+            Err(status) => (status, self.core.fail_ns(ssd, ready_ns)),
             Ok(firmware_ns) => {
                 let firmware = Firmware { ns: firmware_ns, pipelined_ftl_ns: 0, ftl_after_ns: 0 };
-                let mut done = self.write_data(ready_ns, firmware, slba, nlb, payload, zeroes);
+                let mut done = self.write_data(ssd, ready_ns, firmware, slba, nlb, data);
                 if fua {
-                    done = power::fua_done(&mut self.core, slba, nlb, done);
+                    done = power::fua_done(&mut self.core, ssd, slba, nlb, done);
                 }
                 self.core.cache_write_issued(slba, done);
                 (Status::Success, done)
@@ -374,6 +512,7 @@ impl Device {
 
     fn append(
         &mut self,
+        ssd: &mut Ssd,
         ready_ns: Nanos,
         zslba: u64,
         nlb: u32,
@@ -381,12 +520,12 @@ impl Device {
         fua: bool,
     ) -> (Status, Nanos, CmdResult) {
         match self.accept_append(zslba, nlb) {
-            Err(status) => self.core.fail(ready_ns, status),
+            Err(status) => self.core.fail(ssd, ready_ns, status),
             Ok((accepted, lba)) => {
                 let firmware = self.append_firmware(accepted.firmware_ns, zslba, lba, nlb);
-                let mut done = self.write_data(ready_ns, firmware, lba, nlb, payload, false);
+                let mut done = self.write_data(ssd, ready_ns, firmware, lba, nlb, WriteData::Host(payload));
                 if fua {
-                    done = power::fua_done(&mut self.core, lba, nlb, done);
+                    done = power::fua_done(&mut self.core, ssd, lba, nlb, done);
                 }
                 self.core.cache_write_issued(lba, done);
                 (Status::Success, done, accepted.result)
@@ -438,12 +577,12 @@ impl Device {
     #[inline(always)]
     fn write_data(
         &mut self,
+        ssd: &mut Ssd,
         ready_ns: Nanos,
         firmware: Firmware,
         slba: u64,
         nlb: u32,
-        payload: Payload<'_>,
-        zeroes: bool,
+        data: WriteData<'_>,
     ) -> Nanos {
         let zone = self.core.zones.zone_of(slba);
         let nlb = u64::from(nlb);
@@ -452,11 +591,11 @@ impl Device {
         // not hold the firmware core.
         let fw_end = if firmware.pipelined_ftl_ns > 0 {
             let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
-            let core_end = self.core.controller.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
+            let core_end = ssd.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
             management::ftl_turn(&mut self.core, core_end, ftl_ns)
         } else {
             let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
-            let fw_end = self.core.controller.reserve_firmware(ready_ns, firmware.ns);
+            let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
             management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
         };
         // Work after the command (merging a partly filled mapping unit): it
@@ -469,7 +608,7 @@ impl Device {
         let sequential = self.core.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         let mut data_ready_ns = fw_end;
         if sequential {
-            data_ready_ns = self.gap_filled_ns(zone, slba, fw_end);
+            data_ready_ns = self.gap_filled_ns(ssd, zone, slba, fw_end);
             let wp = self.core.zones.wp(zone);
             if wp == self.core.zones.zslba(zone) && !self.core.zone_holds_data(zone) {
                 self.core.translation.mapping.start_zone(zone);
@@ -477,19 +616,19 @@ impl Device {
             self.core.zones.advance_wp(zone, slba + nlb - wp);
         }
         if let Some(d) = self.core.data.as_mut() {
-            d.write(slba, nlb, if zeroes { Payload::Pattern(0) } else { payload });
+            d.write(slba, nlb, data.payload());
         }
         self.core.counters.host_write_bytes += nlb * self.core.layout.lba_bytes;
         // Write Zeroes moves no data over the link.
         if self.core.translation.conventional.is_some() {
-            return conventional::ftl_take_in(&mut self.core, slba, nlb, data_ready_ns, !zeroes);
+            return conventional::ftl_take_in(&mut self.core, ssd, slba, nlb, data_ready_ns, data.crosses_link());
         }
-        let t = self.core.take_in(zone, nlb, data_ready_ns, !zeroes);
+        let t = self.core.take_in(ssd, zone, nlb, data_ready_ns, data.crosses_link());
         if !self.core.scheduler.background.pad_turns_due.is_empty() {
-            management::take_pad_turns(&mut self.core);
+            management::take_pad_turns(&mut self.core, ssd);
         }
         if sequential {
-            self.after_wp_moved(zone, t);
+            self.after_wp_moved(ssd, zone, t);
         }
         t
     }
@@ -500,7 +639,7 @@ impl Device {
     /// are plugged first. Without threaded logging and with the fill at the
     /// write, nothing waits.
     #[inline]
-    fn gap_filled_ns(&mut self, zone: u32, slba: u64, fw_end: Nanos) -> Nanos {
+    fn gap_filled_ns(&mut self, ssd: &mut Ssd, zone: u32, slba: u64, fw_end: Nanos) -> Nanos {
         let gap_end = slba - self.core.zones.zslba(zone);
         let no_gap = gap_end <= self.core.controller.filled_lbas(zone);
         if no_gap && self.core.translation.tl.is_empty() {
@@ -509,18 +648,18 @@ impl Device {
         // A TL_opened zone's write is handled once the LBA-ordered plugs
         // before it are in and the blocks it skips are plugged.
         let handled_ns = znsplus::threaded_logging::wp_ready_ns(&self.core, zone, fw_end);
-        let plugged_ns = znsplus::threaded_logging::fill_gap(&mut self.core, zone, gap_end, handled_ns);
+        let plugged_ns = znsplus::threaded_logging::fill_gap(&mut self.core, ssd, zone, gap_end, handled_ns);
         handled_ns.max(plugged_ns)
     }
 
     /// After a write moved a sequential zone's write pointer: threaded
     /// logging's plugs, or, for a zone that became full, its partial units.
     #[inline]
-    fn after_wp_moved(&mut self, zone: u32, at_ns: Nanos) {
+    fn after_wp_moved(&mut self, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
         if !self.core.translation.tl.is_empty() {
-            znsplus::threaded_logging::after_wp_moved(&mut self.core, zone, at_ns);
+            znsplus::threaded_logging::after_wp_moved(&mut self.core, ssd, zone, at_ns);
         } else if self.core.zones.state(zone) == ZoneState::Full {
-            self.core.flush_partial_units(zone, at_ns);
+            self.core.flush_partial_units(ssd, zone, at_ns);
         }
     }
 
@@ -540,11 +679,11 @@ impl Device {
     /// bookkeeping, the fetch) is inlined into one function of its own
     /// without crowding the command dispatch out of `Device::start`.
     #[inline(never)]
-    fn read(&mut self, ready_ns: Nanos, slba: u64, nlb: u32) -> (Status, Nanos) {
+    fn read(&mut self, ssd: &mut Ssd, ready_ns: Nanos, slba: u64, nlb: u32) -> (Status, Nanos) {
         if let Err(status) = self.check_read(slba, nlb) {
-            return (status, self.core.fail_ns(ready_ns));
+            return (status, self.core.fail_ns(ssd, ready_ns));
         }
-        let fw_end = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.read_ns);
+        let fw_end = ssd.reserve_firmware(ready_ns, self.core.config.controller.read_ns);
         let mut data_ready = fw_end;
         let per_chunk = self.core.layout.lbas_per_chunk;
         let (mut lba, end) = (slba, slba + u64::from(nlb));
@@ -552,15 +691,15 @@ impl Device {
         while lba < end {
             let offset_lbas = lba % per_chunk;
             let piece_end = end.min(lba - offset_lbas + per_chunk);
-            data_ready = data_ready.max(self.read_piece(fw_end, lba, offset_lbas, piece_end - lba, sequential));
+            data_ready = data_ready.max(self.read_piece(ssd, fw_end, lba, offset_lbas, piece_end - lba, sequential));
             lba = piece_end;
         }
         if sequential {
-            self.read_ahead(end, fw_end);
+            self.read_ahead(ssd, end, fw_end);
         }
         let bytes = u64::from(nlb) * self.core.layout.lba_bytes;
         self.core.counters.host_read_bytes += bytes;
-        let done = self.core.controller.link_reserve_to_host(data_ready, bytes);
+        let done = ssd.link_reserve_to_host(data_ready, bytes);
         (Status::Success, done)
     }
 
@@ -575,7 +714,15 @@ impl Device {
     /// `offset_lbas` into it: nothing for unwritten blocks, controller memory
     /// for data not yet programmed or read ahead for a stream this read
     /// continues, else flash.
-    fn read_piece(&mut self, at_ns: Nanos, lba: u64, offset_lbas: u64, lbas: u64, sequential: bool) -> Nanos {
+    fn read_piece(
+        &mut self,
+        ssd: &mut Ssd,
+        at_ns: Nanos,
+        lba: u64,
+        offset_lbas: u64,
+        lbas: u64,
+        sequential: bool,
+    ) -> Nanos {
         // Only a stream's reads look in the read buffer: random reads, the
         // common case, skip the lookup.
         let buffered = sequential
@@ -586,7 +733,7 @@ impl Device {
             return at_ns.max(ready_ns);
         }
         let bytes = u32::try_from(lbas * self.core.layout.lba_bytes).expect("a piece is within one page");
-        self.core.fetch(lba, offset_lbas, at_ns, bytes)
+        self.core.fetch(ssd, lba, offset_lbas, at_ns, bytes)
     }
 
     /// The (zone, chunk) the read buffer would hold `lba` under: read-ahead
@@ -604,7 +751,7 @@ impl Device {
 
     /// Reads the pages of the read-ahead window after `end` that are in
     /// flash and not buffered yet into the read buffer, from `at_ns` on.
-    fn read_ahead(&mut self, end: u64, at_ns: Nanos) {
+    fn read_ahead(&mut self, ssd: &mut Ssd, end: u64, at_ns: Nanos) {
         let per_chunk = self.core.layout.lbas_per_chunk;
         let page_bytes = self.core.config.flash.page_bytes;
         let window_end = end.saturating_add(self.core.controller.read_ahead_window_chunks() * per_chunk);
@@ -626,7 +773,7 @@ impl Device {
                         offset_bytes: 0,
                         bytes: page_bytes,
                     };
-                    let in_ns = self.core.scheduler.flash.read_chunk(at_ns.max(ready_ns), read);
+                    let in_ns = ssd.flash_mut().read_chunk(at_ns.max(ready_ns), self.core.partition.read(read));
                     self.core.controller.read_buffer_insert(zone, chunk, in_ns);
                 }
             }
@@ -636,25 +783,26 @@ impl Device {
 
     fn zone_mgmt(
         &mut self,
+        ssd: &mut Ssd,
         ready_ns: Nanos,
         action: ZoneAction,
         slba: u64,
         select_all: bool,
     ) -> (Status, Nanos, CmdResult) {
         if select_all {
-            return self.zone_mgmt_all(ready_ns, action);
+            return self.zone_mgmt_all(ssd, ready_ns, action);
         }
         let zone = match front::addressed_zone(&self.core.layout, &self.core.zones, slba) {
             Ok(zone) => zone,
-            Err(status) => return self.core.fail(ready_ns, status),
+            Err(status) => return self.core.fail(ssd, ready_ns, status),
         };
         let mut phases = Vec::new();
-        match self.apply_action(ready_ns, action, zone, &mut phases) {
+        match self.apply_action(ssd, ready_ns, action, zone, &mut phases) {
             Ok(done) => {
                 self.queue_management(done, action, phases);
                 (Status::Success, done, CmdResult::None)
             }
-            Err(status) => self.core.fail(ready_ns, status),
+            Err(status) => self.core.fail(ssd, ready_ns, status),
         }
     }
 
@@ -670,14 +818,14 @@ impl Device {
     /// Select All: the action on every zone in a state it applies to
     /// ([`front::select_all_applies`]), in zone order, stopping at the first
     /// error without undoing earlier zones.
-    fn zone_mgmt_all(&mut self, ready_ns: Nanos, action: ZoneAction) -> (Status, Nanos, CmdResult) {
-        let mut done = self.core.controller.reserve_firmware(ready_ns, self.core.config.controller.error_ns);
+    fn zone_mgmt_all(&mut self, ssd: &mut Ssd, ready_ns: Nanos, action: ZoneAction) -> (Status, Nanos, CmdResult) {
+        let mut done = ssd.reserve_firmware(ready_ns, self.core.config.controller.error_ns);
         let mut phases = Vec::new();
         for zone in self.core.layout.conventional_zones..self.core.layout.zones {
             if !front::select_all_applies(action, self.core.zones.state(zone)) {
                 continue;
             }
-            match self.apply_action(done, action, zone, &mut phases) {
+            match self.apply_action(ssd, done, action, zone, &mut phases) {
                 Ok(t) => done = t,
                 Err(status) => {
                     assert!(phases.is_empty(), "finish and reset apply to every state Select All picks");
@@ -694,6 +842,7 @@ impl Device {
     /// `phases` and returns `ready_ns`.
     fn apply_action(
         &mut self,
+        ssd: &mut Ssd,
         ready_ns: Nanos,
         action: ZoneAction,
         zone: u32,
@@ -707,8 +856,8 @@ impl Device {
             }
             ZoneAction::Close => m.close_ns,
             ZoneAction::Offline => m.offline_ns,
-            ZoneAction::Finish => return self.finish_zone(ready_ns, zone, phases),
-            ZoneAction::Reset => return self.reset_zone(ready_ns, zone, phases),
+            ZoneAction::Finish => return self.finish_zone(ssd, ready_ns, zone, phases),
+            ZoneAction::Reset => return self.reset_zone(ssd, ready_ns, zone, phases),
         };
         match action {
             ZoneAction::Open => {
@@ -717,53 +866,65 @@ impl Device {
             }
             // A TL_opened zone is always open, so closing it succeeds.
             ZoneAction::Close if self.core.translation.tl.contains_key(&zone) => {
-                znsplus::threaded_logging::tl_close(&mut self.core, zone, ready_ns)
+                znsplus::threaded_logging::tl_close(&mut self.core, ssd, zone, ready_ns)
             }
             ZoneAction::Close => self.core.zones.close(zone)?,
             _ => {
                 self.core.zones.offline(zone)?;
-                self.discard_zone(zone);
+                self.discard_zone(ssd, zone);
             }
         }
-        Ok(self.core.controller.reserve_firmware(ready_ns, cost_ns))
+        Ok(ssd.reserve_firmware(ready_ns, cost_ns))
     }
 
-    fn finish_zone(&mut self, ready_ns: Nanos, zone: u32, phases: &mut Vec<Phase>) -> Result<Nanos, Status> {
+    fn finish_zone(
+        &mut self,
+        ssd: &mut Ssd,
+        ready_ns: Nanos,
+        zone: u32,
+        phases: &mut Vec<Phase>,
+    ) -> Result<Nanos, Status> {
         let was_full = self.core.zones.state(zone) == ZoneState::Full;
         if self.core.translation.tl.contains_key(&zone) {
-            znsplus::threaded_logging::tl_plug_all(&mut self.core, zone, ready_ns);
+            znsplus::threaded_logging::tl_plug_all(&mut self.core, ssd, zone, ready_ns);
         }
         let old_wp = self.core.zones.finish(zone)?;
         if self.core.translation.tl.contains_key(&zone) {
-            znsplus::threaded_logging::tl_finalize(&mut self.core, zone, ready_ns);
+            znsplus::threaded_logging::tl_finalize(&mut self.core, ssd, zone, ready_ns);
         }
         if !was_full {
             self.core.counters.finishes += 1;
             let written_lbas = old_wp - self.core.zones.zslba(zone);
-            phases.extend(management::finish::finish_phases(&mut self.core, zone, ready_ns, written_lbas));
+            phases.extend(management::finish::finish_phases(&mut self.core, ssd, zone, ready_ns, written_lbas));
         }
         Ok(ready_ns)
     }
 
-    fn reset_zone(&mut self, ready_ns: Nanos, zone: u32, phases: &mut Vec<Phase>) -> Result<Nanos, Status> {
+    fn reset_zone(
+        &mut self,
+        ssd: &mut Ssd,
+        ready_ns: Nanos,
+        zone: u32,
+        phases: &mut Vec<Phase>,
+    ) -> Result<Nanos, Status> {
         let old_state = self.core.zones.state(zone);
         self.core.zones.reset(zone)?;
         if old_state != ZoneState::Empty {
             self.core.counters.resets += 1;
         }
-        znsplus::threaded_logging::tl_drop(&mut self.core, zone, ready_ns);
+        znsplus::threaded_logging::tl_drop(&mut self.core, ssd, zone, ready_ns);
         // What the host wrote is mapped; a finish's padding is not.
         let written_lbas = self.core.controller.filled_lbas(zone);
-        phases.extend(management::reset::reset_phases(&mut self.core, zone, ready_ns, old_state, written_lbas));
+        phases.extend(management::reset::reset_phases(&mut self.core, ssd, zone, ready_ns, old_state, written_lbas));
         self.core.controller.read_buffer_drop_zone(zone);
-        self.discard_zone(zone);
+        self.discard_zone(ssd, zone);
         Ok(ready_ns)
     }
 
-    fn discard_zone(&mut self, zone: u32) {
+    fn discard_zone(&mut self, ssd: &mut Ssd, zone: u32) {
         management::cancel_padding(&mut self.core, zone);
         let now_ns = self.core.last_submit_ns;
-        znsplus::threaded_logging::tl_drop(&mut self.core, zone, now_ns);
+        znsplus::threaded_logging::tl_drop(&mut self.core, ssd, zone, now_ns);
         self.core.controller.discard_zone_io(zone);
         self.core.cache_discard(zone);
         if let Some(d) = self.core.data.as_mut() {
@@ -773,6 +934,7 @@ impl Device {
 
     fn report(
         &mut self,
+        ssd: &mut Ssd,
         ready_ns: Nanos,
         slba: u64,
         filter: ReportFilter,
@@ -781,17 +943,17 @@ impl Device {
     ) -> (Status, Nanos, CmdResult) {
         let report = match front::report(&self.core.layout, &self.core.zones, slba, filter, max_zones, partial) {
             Ok(report) => report,
-            Err(status) => return self.core.fail(ready_ns, status),
+            Err(status) => return self.core.fail(ssd, ready_ns, status),
         };
         let c = &self.core.config.controller;
         let fw_ns = c.report_ns + c.report_per_zone_ns * report.zones.len() as u64;
-        let fw_end = self.core.controller.reserve_firmware(ready_ns, fw_ns);
-        let done = self.core.controller.link_reserve_to_host(fw_end, front::report_bytes(&report));
+        let fw_end = ssd.reserve_firmware(ready_ns, fw_ns);
+        let done = ssd.link_reserve_to_host(fw_end, front::report_bytes(&report));
         (Status::Success, done, CmdResult::Report(Box::new(report)))
     }
 
     /// The Zone Descriptor of `zone`, as a report would return it.
-    pub fn descriptor(&self, zone: u32) -> ZoneDescriptor {
+    pub(crate) fn descriptor(&self, zone: u32) -> ZoneDescriptor {
         front::descriptor(&self.core.layout, &self.core.zones, zone)
     }
 }
@@ -813,7 +975,7 @@ mod tests {
         config.management.finish.design = crate::config::FinishDesign::Metadata;
         let mut dev = Device::new(config).unwrap();
         let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false }, None);
-        assert_eq!(dev.core.controller.zone_io(0).buffer_occupied_bytes(), 4096);
+        assert_eq!(dev.front.core.controller.zone_io(0).buffer_occupied_bytes(), 4096);
         let f = dev.submit(
             c.complete_ns,
             &Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: false },
@@ -823,11 +985,11 @@ mod tests {
         // One LBA lives in die 0's first unit (4 planes × 3 pages × 16 KiB): the rest is padding.
         assert_eq!(dev.counters().pad_bytes, 192 * 1024 - 4096);
         assert_eq!(dev.flash_counters().programs, 1);
-        assert_eq!(dev.core.scheduler.flash.pages_written(0, 0, 0), 3);
-        assert_eq!(dev.core.scheduler.flash.pages_written(1, 0, 0), 0, "dies without data are not programmed");
+        assert_eq!(dev.flash().pages_written(0, 0, 0), 3);
+        assert_eq!(dev.flash().pages_written(1, 0, 0), 0, "dies without data are not programmed");
         // The buffer frees exactly what it held once the program is done.
-        dev.core.controller.zone_io_mut(0).reclaim_buffer_until(u64::MAX / 2);
-        assert_eq!(dev.core.controller.zone_io(0).buffer_occupied_bytes(), 0);
+        dev.front.core.controller.zone_io_mut(0).reclaim_buffer_until(u64::MAX / 2);
+        assert_eq!(dev.front.core.controller.zone_io(0).buffer_occupied_bytes(), 0);
     }
 
     #[test]
@@ -842,7 +1004,7 @@ mod tests {
         }
         assert_eq!(dev.flash_counters().programs, 16);
         assert_eq!(dev.counters().pad_bytes, 0);
-        assert!((0..16).all(|die| dev.core.scheduler.flash.pages_written(die, 3, 0) == 3));
+        assert!((0..16).all(|die| dev.flash().pages_written(die, 3, 0) == 3));
     }
 
     #[test]

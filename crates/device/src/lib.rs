@@ -31,6 +31,7 @@ pub mod options;
 pub mod power;
 pub mod presets;
 pub mod scheduler;
+pub(crate) mod ssd;
 pub mod status;
 pub mod tracking;
 pub mod translation;

@@ -2,48 +2,40 @@
 //! device's flash, controller and link interfere).
 //!
 //! `[[namespaces]]` in the device configuration lists them, NSID 1, 2, ...
-//! Each entry overrides the zone geometry of `[namespace]` and becomes a
-//! [`Device`] of its own (zone table, write buffers, mapping) over its share
-//! of every plane's blocks, so that the namespaces' zones never share a
-//! block. What they share is time: the firmware cores, the PCIe link and the
-//! channel and plane timelines move into a namespace's device
-//! for each of its commands and back out after it, so a namespace's command
-//! queues behind the other namespaces' reads, programs and erases.
+//! Each entry overrides the zone geometry of `[namespace]` and gets layers
+//! of its own (zone table, write buffers, mapping: a `Front` over its
+//! `Backend`) over its partition (`Partition`) of every plane's blocks, so that the
+//! namespaces' zones never share a block. What they share is the drive
+//! (`Ssd`: the firmware cores, the PCIe link, the flash array's dies,
+//! planes and channels), owned once: each command borrows it for as long
+//! as it runs, so a namespace's command queues behind the other
+//! namespaces' reads, programs and erases.
 //!
 //! [`Namespace`] is one namespace (a [`ZonedDevice`], one per NVMe/TCP
-//! namespace); [`Namespaces`] routes commands by NSID and keeps the
+//! namespace, each served on its own thread: the drive is behind a mutex
+//! they take in turn); [`Namespaces`] routes commands by NSID and keeps the
 //! namespaces' background work (finish padding, reset erases) in time order.
 
 use crate::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
 use crate::config::namespaces::{namespace_configs, NAMESPACES_MAX};
 use crate::config::{ConfigError, DeviceConfig, Layout};
-use crate::controller::SharedTime as ControllerTime;
 use crate::counters::DeviceCounters;
-use crate::device::Device;
+use crate::device::Front;
 use crate::power::PowerCutReport;
+use crate::ssd::{Partition, Ssd};
 use crate::status::Status;
 use crate::zone::{ZoneState, ZoneTable};
 use crate::zoned::{invalid_namespace, ZonedDevice};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use zonelab_flash::{FlashCounters, SharedTime};
+use zonelab_flash::FlashCounters;
 use zonelab_sim::Nanos;
 
-/// What the namespaces of one device share: the firmware cores, the link
-/// and the flash time.
-struct Shared {
-    /// The latest submission to any namespace: commands enter the device in
-    /// arrival order, one that comes with an earlier time enters at this.
-    last_submit_ns: Nanos,
-    controller: ControllerTime,
-    flash: SharedTime,
-}
-
-/// One namespace of a device: a [`ZonedDevice`] whose commands take the
-/// shared resources in turn with the device's other namespaces.
+/// One namespace of a device: a [`ZonedDevice`] whose commands borrow the
+/// drive they share with the device's other namespaces.
 pub struct Namespace {
     nsid: u32,
-    device: Device,
-    shared: Arc<Mutex<Shared>>,
+    front: Front,
+    ssd: Arc<Mutex<Ssd>>,
 }
 
 impl Namespace {
@@ -52,82 +44,67 @@ impl Namespace {
         self.nsid
     }
 
-    /// The namespace's own model (its config shows its share of the blocks).
-    pub fn device(&self) -> &Device {
-        &self.device
+    /// The drive, for one command (a namespace that panicked while holding
+    /// it leaves its timelines as they were: they stay consistent).
+    fn ssd(&self) -> MutexGuard<'_, Ssd> {
+        self.ssd.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    /// Runs `f` on the device with the shared resources in it. Afterwards
-    /// the device keeps a copy of the timelines, so that what it reads
-    /// between commands (when is a die or a core idle) is the latest state.
-    /// `f` gets the device clock's time for a submission at `submit_ns`.
-    fn with_shared<T>(&mut self, submit_ns: Nanos, f: impl FnOnce(&mut Device, Nanos) -> T) -> T {
-        let mut guard: MutexGuard<'_, Shared> = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        let shared = &mut *guard;
-        let submit_ns = submit_ns.max(shared.last_submit_ns);
-        shared.last_submit_ns = submit_ns;
-        exchange(&mut self.device, shared);
-        let out = f(&mut self.device, submit_ns);
-        exchange(&mut self.device, shared);
-        self.device.core.controller.copy_shared_time_from(&shared.controller);
-        self.device.core.scheduler.flash.copy_timelines_from(&shared.flash);
-        out
-    }
-}
-
-/// Moves the shared resources into `device` (or back out).
-fn exchange(device: &mut Device, shared: &mut Shared) {
-    device.core.controller.swap_shared_time(&mut shared.controller);
-    device.core.scheduler.flash.swap_shared_time(&mut shared.flash);
 }
 
 impl ZonedDevice for Namespace {
     fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
-        self.with_shared(submit_ns, |d, t| d.start(t, cmd, read_out))
+        let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
+        let submit_ns = ssd.enter_in_order(submit_ns);
+        self.front.start(&mut ssd, submit_ns, cmd, read_out)
     }
     fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
-        self.with_shared(submit_ns, |d, t| d.submit(t, cmd, read_out))
+        let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
+        let submit_ns = ssd.enter_in_order(submit_ns);
+        self.front.submit(&mut ssd, submit_ns, cmd, read_out)
     }
     fn advance(&mut self, until_ns: Nanos) {
-        if self.device.next_event_ns().is_some() {
-            self.with_shared(0, |d, _| d.advance(until_ns));
+        let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.front.next_event_ns(&ssd).is_some() {
+            self.front.advance(&mut ssd, until_ns);
         }
     }
     fn next_event_ns(&self) -> Option<Nanos> {
-        self.device.next_event_ns()
+        self.front.next_event_ns(&self.ssd())
     }
     fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
-        self.device.take_completed()
+        self.front.take_completed()
     }
     fn pending_tasks(&self) -> usize {
-        self.device.pending_tasks()
+        self.front.pending_tasks()
     }
     fn identify(&self) -> IdentifyData {
-        self.device.identify()
+        self.front.identify()
     }
     fn descriptor(&self, zone: u32) -> ZoneDescriptor {
-        self.device.descriptor(zone)
+        self.front.descriptor(zone)
     }
     fn zones(&self) -> &ZoneTable {
-        self.device.zones()
+        &self.front.core.zones
     }
     fn layout(&self) -> &Layout {
-        self.device.layout()
+        &self.front.core.layout
     }
     fn config(&self) -> &DeviceConfig {
-        self.device.config()
+        &self.front.core.config
     }
     fn counters(&self) -> DeviceCounters {
-        self.device.counters()
+        self.front.core.counters
     }
+    /// The drive's flash: every namespace's work (the array is one).
     fn flash_counters(&self) -> FlashCounters {
-        self.device.flash_counters()
+        self.ssd().flash().counters()
     }
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
-        self.device.set_zone_state(slba, state)
+        let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
+        self.front.set_zone_state(&mut ssd, slba, state)
     }
     fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
-        self.device.power_cut(at_ns)
+        self.front.power_cut(at_ns)
     }
 }
 
@@ -142,16 +119,17 @@ impl Namespaces {
     /// The namespaces of `config` (one without `[[namespaces]]`).
     pub fn new(config: DeviceConfig) -> Result<Self, ConfigError> {
         let configs = namespace_configs(&config)?;
-        let devices: Vec<Device> =
-            configs.into_iter().map(|(c, layout)| Device::with_layout(c, layout, crate::Tracking::ALL)).collect();
-        let first = &devices[0];
-        let shared = Arc::new(Mutex::new(Shared {
-            last_submit_ns: 0,
-            controller: first.core.controller.shared_time(),
-            flash: first.core.scheduler.flash.shared_time(),
-        }));
-        let list =
-            (1..).zip(devices).map(|(nsid, device)| Namespace { nsid, device, shared: Arc::clone(&shared) }).collect();
+        let ssd = Arc::new(Mutex::new(Ssd::new(&config, crate::Tracking::ALL)));
+        let mut first_block = 0;
+        let mut list = Vec::with_capacity(configs.len());
+        for (nsid, (c, layout)) in (1..).zip(configs) {
+            // Each namespace's share of every plane follows the one before it.
+            let partition = Partition::new(first_block, c.flash.blocks_per_plane);
+            first_block += c.flash.blocks_per_plane;
+            let front = Front::new(c, layout, crate::Tracking::ALL, partition);
+            list.push(Namespace { nsid, front, ssd: Arc::clone(&ssd) });
+        }
+        assert!(first_block <= config.flash.blocks_per_plane, "validation keeps the namespaces within the flash");
         Ok(Self { config, list })
     }
 
@@ -239,14 +217,7 @@ impl ZonedDevice for Namespaces {
     }
     /// The device's flash: every namespace's work.
     fn flash_counters(&self) -> FlashCounters {
-        self.list.iter().map(Namespace::flash_counters).fold(FlashCounters::default(), |a, b| FlashCounters {
-            page_reads: a.page_reads + b.page_reads,
-            programs: a.programs + b.programs,
-            pages_programmed: a.pages_programmed + b.pages_programmed,
-            erases: a.erases + b.erases,
-            channel_bytes: a.channel_bytes + b.channel_bytes,
-            copybacks: a.copybacks + b.copybacks,
-        })
+        self.list[0].flash_counters()
     }
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
         self.list[0].set_zone_state(slba, state)
@@ -344,6 +315,34 @@ mod tests {
         assert_eq!(dev.pending_tasks(), 0);
         assert!(tags.iter().all(|tag| done.contains(tag)), "{tags:?} {done:?}");
         assert!(tags.iter().enumerate().all(|(i, tag)| tag % Tag::from(NAMESPACES_MAX) == i as Tag || tags.len() < 2));
+    }
+
+    #[test]
+    fn the_namespaces_program_their_own_blocks_of_one_array() {
+        let mut dev = Namespaces::new(two_namespaces()).unwrap();
+        let shares: Vec<u32> = dev.list.iter().map(|ns| ns.front.core.config.flash.blocks_per_plane).collect();
+        assert_eq!(dev.list[1].front.core.partition, Partition::new(shares[0], shares[1]));
+        // A whole program unit of zone 0 in each namespace: 192 KiB, on the zone's first die.
+        let mut t = 0;
+        for (nsid, lbas) in [(1, 4u32), (2, 32)] {
+            for piece in 0..12 {
+                let c = dev.submit_in(nsid, t, &write(piece * u64::from(lbas), lbas), None);
+                assert_eq!(c.status, Status::Success);
+                t = c.complete_ns;
+            }
+        }
+        dev.advance(t + 1_000_000_000);
+        let ssd = dev.list[0].ssd();
+        let written = |block: u32| {
+            (0..ssd.flash().geometry().dies_total()).any(|die| ssd.flash().pages_written(die, 0, block) > 0)
+        };
+        assert!(written(0), "namespace 1's zone 0 is in its first block");
+        assert!(written(shares[0]), "namespace 2's zone 0 is in the first block after namespace 1's");
+        assert!(!(1..shares[0]).any(written), "nothing else of namespace 1's share is written");
+        let counters = ssd.flash().counters();
+        drop(ssd);
+        assert_eq!(counters.programs, 2, "one array counts both namespaces' programs");
+        assert_eq!(dev.flash_counters(), counters);
     }
 
     /// Mean latency of 4 KiB reads at queue depth 1 over namespace 1's

@@ -26,6 +26,7 @@
 use crate::backend::Backend;
 use crate::config::InFlight;
 use crate::front::command::CmdResult;
+use crate::ssd::Ssd;
 use crate::status::Status;
 use crate::zone::ZoneState;
 use zonelab_sim::Nanos;
@@ -40,8 +41,8 @@ pub struct PowerCutReport {
 }
 
 /// NVMe Flush: completes once the data of every completed write is durable.
-pub(crate) fn flush(core: &mut Backend, ready_ns: Nanos) -> (Status, Nanos, CmdResult) {
-    let fw_end = core.controller.reserve_firmware(ready_ns, core.config.write_buffer.flush_ns);
+pub(crate) fn flush(core: &mut Backend, ssd: &mut Ssd, ready_ns: Nanos) -> (Status, Nanos, CmdResult) {
+    let fw_end = ssd.reserve_firmware(ready_ns, core.config.write_buffer.flush_ns);
     core.counters.flushes += 1;
     if !core.volatile_cache() {
         return (Status::Success, fw_end, CmdResult::None);
@@ -57,13 +58,13 @@ pub(crate) fn flush(core: &mut Backend, ready_ns: Nanos) -> (Status, Nanos, CmdR
 
 /// A FUA write of `zone` up to zone offset `end` was in at `done_ns`:
 /// when it is durable.
-pub(crate) fn fua_done(core: &mut Backend, slba: u64, nlb: u32, done_ns: Nanos) -> Nanos {
+pub(crate) fn fua_done(core: &mut Backend, ssd: &mut Ssd, slba: u64, nlb: u32, done_ns: Nanos) -> Nanos {
     let zone = core.zones.zone_of(slba);
     if !core.volatile_cache() || !core.tracked(zone) {
         return done_ns;
     }
     let end = slba + u64::from(nlb) - core.zones.zslba(zone);
-    let fw_end = core.controller.reserve_firmware(done_ns, core.config.write_buffer.flush_ns);
+    let fw_end = ssd.reserve_firmware(done_ns, core.config.write_buffer.flush_ns);
     save_zone(core, zone, fw_end, Some(end))
 }
 

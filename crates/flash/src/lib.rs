@@ -16,8 +16,7 @@ pub mod geometry;
 pub mod timing;
 
 pub use array::{
-    BlockAddr, ChunkRead, CopybackDone, FlashArray, FlashCounters, FlashError, ProgramDone, SharedTime,
-    UTILIZATION_INTERVAL_NS,
+    BlockAddr, ChunkRead, CopybackDone, FlashArray, FlashCounters, FlashError, ProgramDone, UTILIZATION_INTERVAL_NS,
 };
 pub use geometry::{Geometry, GeometryError};
 pub use timing::{Suspend, Timing, TimingError};

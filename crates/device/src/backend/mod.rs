@@ -1,10 +1,14 @@
-//! The device's layers assembled: [`Backend`] owns the zone layer, the
-//! controller, the flash translation and the flash scheduler (and the data
-//! kept in data mode, the counters), and holds the data path every command
-//! shares: taking data into a zone's write buffer, programming complete
-//! units, finding where a block's data is, erasing block groups.
+//! A namespace's layers assembled: [`Backend`] owns the zone layer, the
+//! namespace's side of the controller, the flash translation and the
+//! background work queue (and the data kept in data mode, the counters),
+//! and holds the data path every command shares: taking data into a zone's
+//! write buffer, programming complete units, finding where a block's data
+//! is, erasing block groups. What the drive's namespaces share (firmware
+//! cores, link, flash array) is the [`Ssd`], which each command borrows:
+//! the methods that reserve it take it as their first argument.
 //!
-//! The clients above it are modules of functions over a `&mut Backend`:
+//! The clients above it are modules of functions over a `&mut Backend` and
+//! the `&mut Ssd`:
 //! [`crate::management`] (finish and reset tasks), [`crate::znsplus`] (the
 //! ZNS+ commands), [`crate::conventional`] (the conventional FTL's garbage
 //! collection) and [`crate::power`] (flush, FUA, power loss); the NVMe front
@@ -24,6 +28,7 @@ use crate::counters::{DeviceCounters, ZnsPlusCounters};
 use crate::data::DataStore;
 use crate::front::command::CmdResult;
 use crate::scheduler::{Management, Scheduler};
+use crate::ssd::{Partition, Ssd};
 use crate::status::Status;
 use crate::tracking::Tracking;
 use crate::translation::conventional::Conventional;
@@ -31,7 +36,7 @@ use crate::translation::mapping::{ChunkLocation, Mapping};
 use crate::translation::Translation;
 use crate::zone::{ZoneTable, ZoneType};
 use std::collections::BTreeMap;
-use zonelab_flash::{BlockAddr, ChunkRead, FlashArray};
+use zonelab_flash::{BlockAddr, ChunkRead};
 use zonelab_sim::Nanos;
 
 /// Where the data of a block is, for a read or an internal copy.
@@ -51,7 +56,9 @@ pub(crate) struct Accepted {
     pub(crate) result: CmdResult,
 }
 
-/// The state of one zoned namespace's layers, in simulated time.
+/// The state of one zoned namespace's layers, in simulated time. The
+/// drive's firmware cores, link and flash are not here: every method that
+/// reserves them borrows the drive's [`Ssd`] for the command.
 pub(crate) struct Backend {
     pub(crate) config: DeviceConfig,
     pub(crate) layout: Layout,
@@ -61,8 +68,10 @@ pub(crate) struct Backend {
     pub(crate) controller: Controller,
     /// Zone-to-block-group mapping, LogFBGs, the conventional FTL.
     pub(crate) translation: Translation,
-    /// The flash timelines and the background work queued on them.
+    /// The background work queued on the drive's flash.
     pub(crate) scheduler: Scheduler,
+    /// The namespace's blocks of the drive's flash array.
+    pub(crate) partition: Partition,
     pub(crate) data: Option<DataStore>,
     pub(crate) counters: DeviceCounters,
     pub(crate) last_submit_ns: Nanos,
@@ -78,11 +87,10 @@ pub(crate) struct Backend {
 
 impl Backend {
     /// The layers of a namespace over `layout`, which `config` was validated
-    /// into, keeping what `tracking` asks for.
-    pub(crate) fn new(config: DeviceConfig, layout: Layout, tracking: Tracking) -> Self {
+    /// into, on `partition` of the drive's blocks, keeping what `tracking`
+    /// asks for.
+    pub(crate) fn new(config: DeviceConfig, layout: Layout, tracking: Tracking, partition: Partition) -> Self {
         let durability_kept = tracking.power_cuts || config.write_buffer.cache == crate::config::WriteCache::Volatile;
-        let mut flash = FlashArray::new(config.flash.clone(), config.flash_timing.clone());
-        flash.keep_utilization(tracking.chip_utilization);
         let mapping = Mapping::new(&layout, &config.flash);
         let zones = ZoneTable::of(&config, &layout);
         let data = (config.mode == Mode::Data).then(|| DataStore::of(&layout));
@@ -93,8 +101,6 @@ impl Backend {
         Self {
             zones,
             controller: Controller::new(
-                config.controller.firmware_cores,
-                config.link.bytes_per_s(),
                 layout.zones,
                 config.write_buffer.device_buffer_bytes,
                 ReadAhead::new(
@@ -103,7 +109,8 @@ impl Backend {
                 ),
             ),
             translation: Translation { mapping, tl: BTreeMap::new(), conventional },
-            scheduler: Scheduler { flash, background: Management::new(&config) },
+            scheduler: Scheduler { background: Management::new(&config) },
+            partition,
             data,
             counters: DeviceCounters::default(),
             last_submit_ns: 0,
@@ -127,13 +134,13 @@ impl Backend {
         crate::front::nsze(&self.layout)
     }
 
-    pub(crate) fn fail(&mut self, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
-        (status, self.fail_ns(ready_ns), CmdResult::None)
+    pub(crate) fn fail(&mut self, ssd: &mut Ssd, ready_ns: Nanos, status: Status) -> (Status, Nanos, CmdResult) {
+        (status, self.fail_ns(ssd, ready_ns), CmdResult::None)
     }
 
     /// When a failed command's firmware work, from `ready_ns` on, is done.
-    pub(crate) fn fail_ns(&mut self, ready_ns: Nanos) -> Nanos {
-        self.controller.reserve_firmware(ready_ns, self.config.controller.error_ns)
+    pub(crate) fn fail_ns(&mut self, ssd: &mut Ssd, ready_ns: Nanos) -> Nanos {
+        ssd.reserve_firmware(ready_ns, self.config.controller.error_ns)
     }
 
     pub(crate) fn note_auto_close(&mut self, auto_closed: Option<u32>) {
@@ -146,30 +153,30 @@ impl Backend {
     /// buffer at its fill point, piece by piece; host data (`link`) also
     /// crosses the link. Returns when the last piece is in.
     #[inline(always)]
-    pub(crate) fn take_in(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
-        let (piece, unit) = self.next_piece(zone, lbas, ready_ns);
+    pub(crate) fn take_in(&mut self, ssd: &mut Ssd, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
+        let (piece, unit) = self.next_piece(ssd, zone, lbas, ready_ns);
         // Data within one chunk (most small writes) is one piece.
         if piece == lbas {
             let filled_before = self.controller.filled_lbas(zone);
-            let t = self.take_piece(zone, unit, piece, ready_ns, link);
+            let t = self.take_piece(ssd, zone, unit, piece, ready_ns, link);
             debug_assert!(t >= ready_ns);
             debug_assert!(self.controller.filled_lbas(zone) >= filled_before + lbas || self.is_conventional(zone));
             return t;
         }
-        self.take_in_pieces(zone, lbas, ready_ns, link)
+        self.take_in_pieces(ssd, zone, lbas, ready_ns, link)
     }
 
     /// [`Backend::take_in`] of data that spans chunks.
     #[inline(never)]
-    fn take_in_pieces(&mut self, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
+    fn take_in_pieces(&mut self, ssd: &mut Ssd, zone: u32, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
         let filled_before = self.controller.filled_lbas(zone);
         let conventional = self.is_conventional(zone);
         debug_assert!(conventional || filled_before + lbas <= self.layout.zcap_lbas, "data beyond the zone's capacity");
         let mut t = ready_ns;
         let mut remaining = lbas;
         while remaining > 0 {
-            let (piece, unit) = self.next_piece(zone, remaining, t);
-            t = self.take_piece(zone, unit, piece, t, link);
+            let (piece, unit) = self.next_piece(ssd, zone, remaining, t);
+            t = self.take_piece(ssd, zone, unit, piece, t, link);
             remaining -= piece;
         }
         // Everything is in, in order, no earlier than it was ready (a
@@ -182,13 +189,13 @@ impl Backend {
     /// One piece of `piece` LBAs for `unit`, ready from `ready_ns` on: room
     /// in the buffers, the link for host data, then the fill; returns when it is in.
     #[inline(always)]
-    fn take_piece(&mut self, zone: u32, unit: u64, piece: u64, ready_ns: Nanos, link: bool) -> Nanos {
+    fn take_piece(&mut self, ssd: &mut Ssd, zone: u32, unit: u64, piece: u64, ready_ns: Nanos, link: bool) -> Nanos {
         let bytes = piece * self.layout.lba_bytes;
         let admitted = self.controller.admit_piece(zone, ready_ns, bytes, self.layout.zone_buffer_bytes);
-        let t = if link { self.controller.link_reserve_to_device(admitted, bytes) } else { admitted };
+        let t = if link { ssd.link_reserve_to_device(admitted, bytes) } else { admitted };
         // A copy's source stays on flash: it counts from its command's submission.
         self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
-        self.fill_unit(zone, unit, piece, t);
+        self.fill_unit(ssd, zone, unit, piece, t);
         t
     }
 
@@ -200,11 +207,11 @@ impl Backend {
     /// LBAs of the next piece, up to the end of the current chunk so that a
     /// piece never spans two program units, and the unit it goes to.
     #[inline(always)]
-    fn next_piece(&mut self, zone: u32, remaining: u64, at_ns: Nanos) -> (u64, u64) {
+    fn next_piece(&mut self, ssd: &mut Ssd, zone: u32, remaining: u64, at_ns: Nanos) -> (u64, u64) {
         if self.is_conventional(zone) && self.controller.filled_lbas(zone) >= self.layout.zcap_lbas {
             // The conventional zone's log wrapped: start over on freshly erased blocks.
-            self.flush_partial_units(zone, at_ns);
-            self.erase_zone_blocks(zone, at_ns);
+            self.flush_partial_units(ssd, zone, at_ns);
+            self.erase_zone_blocks(ssd, zone, at_ns);
             self.controller.zone_io_mut(zone).start_lap();
         }
         let (unit, chunk_end) = self.fill_point(zone);
@@ -232,37 +239,37 @@ impl Backend {
 
     /// `lbas` more LBAs of the zone are in the buffer at `at_ns`: program
     /// every unit they complete.
-    pub(crate) fn fill(&mut self, zone: u32, lbas: u64, at_ns: Nanos) {
+    pub(crate) fn fill(&mut self, ssd: &mut Ssd, zone: u32, lbas: u64, at_ns: Nanos) {
         let (unit, _) = self.fill_point(zone);
-        self.fill_unit(zone, unit, lbas, at_ns);
+        self.fill_unit(ssd, zone, unit, lbas, at_ns);
     }
 
     /// [`Backend::fill`] with the unit of the fill point known (`fill_point`).
     #[inline(always)]
-    fn fill_unit(&mut self, zone: u32, unit: u64, lbas: u64, at_ns: Nanos) {
+    fn fill_unit(&mut self, ssd: &mut Ssd, zone: u32, unit: u64, lbas: u64, at_ns: Nanos) {
         debug_assert_eq!(unit, self.fill_point(zone).0, "the unit of the fill point");
         self.controller.zone_io_mut(zone).note_filled(unit, lbas, at_ns);
         // The next unit is complete once the fill passes its last chunk.
         if self.controller.filled_lbas(zone) >= self.flush_end_lbas(zone) {
-            self.program_complete_units(zone, at_ns);
+            self.program_complete_units(ssd, zone, at_ns);
         }
     }
 
     /// Programs every unit the fill has completed.
     #[inline(never)]
-    fn program_complete_units(&mut self, zone: u32, at_ns: Nanos) {
+    fn program_complete_units(&mut self, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
         // Bound: each pass programs one unit, and units end below the fill point.
         while self.controller.filled_lbas(zone) >= self.flush_end_lbas(zone) {
             if self.config.management.finish.pad_turns {
                 self.scheduler.background.unit_turn(zone, at_ns);
             }
-            self.program_unit(zone, at_ns, self.program_unit_bytes);
+            self.program_unit(ssd, zone, at_ns, self.program_unit_bytes);
         }
     }
 
     /// Programs the zone's next unit once its data is in (or skips it if it
     /// was programmed without the buffer).
-    pub(crate) fn program_unit(&mut self, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
+    pub(crate) fn program_unit(&mut self, ssd: &mut Ssd, zone: u32, at_ns: Nanos, data_bytes: u64) -> Nanos {
         debug_assert!(data_bytes <= self.program_unit_bytes, "a unit holds at most one unit of data");
         let (unit, ready_ns, preprogrammed) = self.controller.zone_io_mut(zone).issue_next_unit(at_ns);
         if preprogrammed {
@@ -270,11 +277,10 @@ impl Backend {
             return ready_ns;
         }
         let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
-        self.erase_before_program(addr, ready_ns);
-        let done = self
-            .scheduler
-            .flash
-            .program(ready_ns, addr, first_page)
+        self.erase_before_program(ssd, addr, ready_ns);
+        let done = ssd
+            .flash_mut()
+            .program(ready_ns, self.partition.addr(addr), first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         self.op_done_max_ns = self.op_done_max_ns.max(done.done_ns);
         self.cache_programmed(zone, unit, done.done_ns);
@@ -304,7 +310,7 @@ impl Backend {
 
     /// Programs the units that hold buffered data but are not complete,
     /// padding them (a zone that became full or was finished).
-    pub(crate) fn flush_partial_units(&mut self, zone: u32, at_ns: Nanos) {
+    pub(crate) fn flush_partial_units(&mut self, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
         let per_chunk = self.layout.lbas_per_chunk;
         let filled_lbas = self.controller.filled_lbas(zone);
         // Bound: a zone has fewer program units than LBAs of capacity.
@@ -325,30 +331,30 @@ impl Backend {
             if !self.controller.is_preprogrammed(zone, unit) {
                 self.counters.pad_bytes += self.program_unit_bytes - data_bytes;
             }
-            self.program_unit(zone, at_ns, data_bytes);
+            self.program_unit(ssd, zone, at_ns, data_bytes);
         }
     }
 
     /// Brings `bytes` of `lba`'s chunk, from `lba` on, into the controller;
     /// returns when they are there. `lba` is `offset_lbas` into its chunk
     /// (the caller split its range at chunk ends, so it knows).
-    pub(crate) fn fetch(&mut self, lba: u64, offset_lbas: u64, at_ns: Nanos, bytes: u32) -> Nanos {
+    pub(crate) fn fetch(&mut self, ssd: &mut Ssd, lba: u64, offset_lbas: u64, at_ns: Nanos, bytes: u32) -> Nanos {
         debug_assert_eq!(offset_lbas, lba % self.layout.lbas_per_chunk);
         let offset_bytes = u32::try_from(offset_lbas * self.layout.lba_bytes).expect("within one page");
-        self.fetch_span(lba, at_ns, offset_bytes, bytes)
+        self.fetch_span(ssd, lba, at_ns, offset_bytes, bytes)
     }
 
     /// Brings the whole chunk that holds `lba` into the controller, from the
     /// place `lba`'s data is at: copies and plugs read a source chunk once
     /// for all the blocks they take from it, whichever of them comes first.
-    pub(crate) fn fetch_chunk(&mut self, lba: u64, at_ns: Nanos) -> Nanos {
-        self.fetch_span(lba, at_ns, 0, self.chunk_bytes())
+    pub(crate) fn fetch_chunk(&mut self, ssd: &mut Ssd, lba: u64, at_ns: Nanos) -> Nanos {
+        self.fetch_span(ssd, lba, at_ns, 0, self.chunk_bytes())
     }
 
     /// `bytes` from `offset_bytes` of the chunk that holds `lba`. In line in
     /// both fetches: out of line, it was a call per host read.
     #[inline(always)]
-    fn fetch_span(&mut self, lba: u64, at_ns: Nanos, offset_bytes: u32, bytes: u32) -> Nanos {
+    fn fetch_span(&mut self, ssd: &mut Ssd, lba: u64, at_ns: Nanos, offset_bytes: u32, bytes: u32) -> Nanos {
         debug_assert!(offset_bytes + bytes <= self.chunk_bytes(), "a fetch stays within its chunk");
         match self.source_in_line(lba, at_ns) {
             Source::Zeros => at_ns,
@@ -356,7 +362,7 @@ impl Backend {
             Source::Flash { loc, ready_ns } => {
                 let read =
                     ChunkRead { die: loc.die, plane: loc.plane, block: loc.block, page: loc.page, offset_bytes, bytes };
-                self.scheduler.flash.read_chunk(at_ns.max(ready_ns), read)
+                ssd.flash_mut().read_chunk(at_ns.max(ready_ns), self.partition.read(read))
             }
         }
     }
@@ -411,16 +417,16 @@ impl Backend {
     }
 
     /// Erases, from `at_ns` on, every block of the zone's group that holds data.
-    fn erase_zone_blocks(&mut self, zone: u32, at_ns: Nanos) {
-        self.erase_fbg(zone, self.translation.mapping.fbg_of_zone(zone), at_ns);
+    fn erase_zone_blocks(&mut self, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
+        self.erase_fbg(ssd, zone, self.translation.mapping.fbg_of_zone(zone), at_ns);
     }
 
     /// Erases the blocks of block group `fbg` of `zone`'s FCG that hold data.
-    pub(crate) fn erase_fbg(&mut self, zone: u32, fbg: u32, at_ns: Nanos) {
+    pub(crate) fn erase_fbg(&mut self, ssd: &mut Ssd, zone: u32, fbg: u32, at_ns: Nanos) {
         for die in self.translation.mapping.fcg_dies(zone) {
             for block in self.translation.mapping.fbg_blocks(fbg) {
-                if self.scheduler.flash.pages_written(die, 0, block) > 0 {
-                    self.scheduler.flash.erase(at_ns, zonelab_flash::BlockAddr { die, block });
+                if self.pages_written(ssd, die, block) > 0 {
+                    ssd.flash_mut().erase(at_ns, self.partition.addr(BlockAddr { die, block }));
                 }
             }
         }
@@ -429,23 +435,24 @@ impl Backend {
     /// Before a program into `addr`: erases its block group on that die if a
     /// reset left it to erase (deferred erase, or a dynamically mapped group
     /// taken before the idle-time erase reached it).
-    pub(crate) fn erase_before_program(&mut self, addr: BlockAddr, at_ns: Nanos) {
+    pub(crate) fn erase_before_program(&mut self, ssd: &mut Ssd, addr: BlockAddr, at_ns: Nanos) {
         let fbg = addr.block / self.layout.fbg_blocks;
         if self.scheduler.background.pending_erase.contains_key(&(addr.die, fbg)) {
-            self.erase_pending(addr.die, fbg, at_ns);
+            self.erase_pending(ssd, addr.die, fbg, at_ns);
         }
     }
 
     /// Erases block group `fbg` on `die` if it is pending; returns when done.
-    pub(crate) fn erase_pending(&mut self, die: u32, fbg: u32, at_ns: Nanos) -> Nanos {
+    pub(crate) fn erase_pending(&mut self, ssd: &mut Ssd, die: u32, fbg: u32, at_ns: Nanos) -> Nanos {
         let Some(ready_ns) = self.scheduler.background.pending_erase.remove(&(die, fbg)) else {
             return at_ns;
         };
         let all = self.config.management.reset.erase == crate::config::EraseScope::All;
         let mut end = at_ns;
         for block in self.translation.mapping.fbg_blocks(fbg) {
-            if all || self.scheduler.flash.pages_written(die, 0, block) > 0 {
-                end = end.max(self.scheduler.flash.erase(at_ns.max(ready_ns), BlockAddr { die, block }));
+            if all || self.pages_written(ssd, die, block) > 0 {
+                let addr = self.partition.addr(BlockAddr { die, block });
+                end = end.max(ssd.flash_mut().erase(at_ns.max(ready_ns), addr));
             }
         }
         end
@@ -468,7 +475,7 @@ impl Backend {
             return Source::Controller { ready_ns: at_ns };
         }
         let Some(slot) = c.ftl.lookup(lba) else { return Source::Zeros };
-        let g = self.scheduler.flash.geometry();
+        let g = &self.config.flash;
         let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
         let per_unit = c.ftl.lbas_per_block() / c.ftl.units_per_block();
         let unit = slot.offset / per_unit;
@@ -490,6 +497,16 @@ impl Backend {
                 .expect("a page of the block, below pages_per_block"),
         };
         Source::Flash { loc, ready_ns: done }
+    }
+
+    /// Pages written in the namespace's block `block` of `die` (plane 0).
+    pub(crate) fn pages_written(&self, ssd: &Ssd, die: u32, block: u32) -> u32 {
+        ssd.flash().pages_written(die, 0, self.partition.block(block))
+    }
+
+    /// Copybacks the data at `loc` went through since it last crossed the controller.
+    pub(crate) fn copyback_chain(&self, ssd: &Ssd, loc: ChunkLocation) -> u32 {
+        ssd.flash().copyback_chain(loc.die, loc.plane, self.partition.block(loc.block), loc.page)
     }
 
     /// Bytes of one chunk (a flash page).

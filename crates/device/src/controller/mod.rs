@@ -1,8 +1,10 @@
-//! The controller: firmware cores, the PCIe link in both directions and each
-//! zone's write buffer with its progress towards flash (`ZoneIo`).
+//! A namespace's side of the controller: each zone's write buffer with its
+//! progress towards flash (`ZoneIo`), the read-ahead buffer, the write
+//! cache's durability and the write path's FTL core. The firmware cores and
+//! the link every namespace shares are the drive's (`ssd::Ssd`).
 //!
-//! Every command reserves a firmware core; host data crosses the link into a
-//! zone's buffer, which is released as its program units finish. Writes also
+//! Host data crosses the link into a zone's buffer, which is released as
+//! its program units finish. Writes also
 //! take the write path's FTL core, which zone management's firmware work
 //! shares (readers never wait for it).
 
@@ -15,17 +17,14 @@ use read_ahead::ReadAhead;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use write_cache::{WriteCache, ZoneDurability};
-use zonelab_sim::{Bandwidth, Nanos, ServerPool, SlotTimeline, Timeline};
+use zonelab_sim::{Nanos, ServerPool};
 
-/// Firmware, link and write buffers of one device.
+/// Write buffers, read-ahead and the FTL core of one namespace.
 #[derive(Debug, Clone)]
 pub(crate) struct Controller {
-    firmware: ServerPool,
     /// The write path's FTL core: mapping updates of writes, unit commits and
     /// management firmware work; reserved through `reserve_ftl`.
     ftl: ServerPool,
-    link_to_device: Timeline,
-    link_to_host: SlotTimeline,
     zone_io: Vec<ZoneIo>,
     /// Memory the zones' buffers share (`write_buffer.device_buffer_bytes`).
     pool: DevicePool,
@@ -35,76 +34,24 @@ pub(crate) struct Controller {
     /// Ends of the programs whose unit commits (`controller.unit_commit_ns`)
     /// are not on the FTL core yet, earliest first.
     unit_commits: BinaryHeap<Reverse<Nanos>>,
-    /// The link's bandwidth (both directions).
-    link: Bandwidth,
 }
 
 impl Controller {
-    pub(crate) fn new(
-        firmware_cores: u32,
-        link_bytes_per_s: u64,
-        zones: u32,
-        pool_bytes: u64,
-        read_ahead: ReadAhead,
-    ) -> Self {
+    pub(crate) fn new(zones: u32, pool_bytes: u64, read_ahead: ReadAhead) -> Self {
         Self {
-            firmware: ServerPool::new(firmware_cores as usize),
             ftl: ServerPool::new(1),
-            link_to_device: Timeline::new(),
-            link_to_host: SlotTimeline::new(),
             zone_io: vec![ZoneIo::default(); zones as usize],
             pool: DevicePool::new(pool_bytes, zones),
             read_ahead,
             write_cache: WriteCache::new(zones),
             unit_commits: BinaryHeap::new(),
-            link: Bandwidth::new(link_bytes_per_s),
         }
-    }
-
-    /// Reserves a firmware core for `work_ns` from `ready_ns` on; returns
-    /// when the work is done.
-    #[inline]
-    pub(crate) fn reserve_firmware(&mut self, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
-        self.firmware.reserve(ready_ns, work_ns)
     }
 
     /// When the FTL core is next idle (unit commits not yet on it aside).
     #[inline]
     pub(crate) fn ftl_free_at_ns(&self) -> Nanos {
         self.ftl.free_at_ns()
-    }
-
-    /// Nothing from `now_ns` on reaches the link to the host before it: the
-    /// link's spans that end by then can go.
-    #[inline]
-    pub(crate) fn forget_link_to_host_until(&mut self, now_ns: Nanos) {
-        self.link_to_host.forget_until(now_ns);
-    }
-
-    /// A copy of what this controller shares with other namespaces of its
-    /// device: the firmware cores and the link.
-    pub(crate) fn shared_time(&self) -> SharedTime {
-        SharedTime {
-            firmware: self.firmware.clone(),
-            link_to_device: self.link_to_device.clone(),
-            link_to_host: self.link_to_host.clone(),
-        }
-    }
-
-    /// Swaps the shared resources with `shared` (moves them in, or back out).
-    #[inline]
-    pub(crate) fn swap_shared_time(&mut self, shared: &mut SharedTime) {
-        std::mem::swap(&mut self.firmware, &mut shared.firmware);
-        std::mem::swap(&mut self.link_to_device, &mut shared.link_to_device);
-        std::mem::swap(&mut self.link_to_host, &mut shared.link_to_host);
-    }
-
-    /// Makes this controller's copy of the shared resources `shared`'s state.
-    #[inline]
-    pub(crate) fn copy_shared_time_from(&mut self, shared: &SharedTime) {
-        self.firmware.clone_from(&shared.firmware);
-        self.link_to_device.clone_from(&shared.link_to_device);
-        self.link_to_host.clone_from(&shared.link_to_host);
     }
 
     /// How many chunks past a stream's read the controller reads ahead (0: it
@@ -262,29 +209,6 @@ impl Controller {
             self.ftl.reserve(done_ns, commit_ns);
         }
     }
-
-    /// Host data crossing the PCIe link into the device; returns when it is in.
-    #[inline]
-    pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
-        let ns = self.link.transfer_ns(bytes);
-        self.link_to_device.reserve(ready_ns, ns)
-    }
-
-    /// Data crossing the PCIe link to the host; returns when it is there.
-    #[inline]
-    pub(crate) fn link_reserve_to_host(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
-        let ns = self.link.transfer_ns(bytes);
-        self.link_to_host.reserve(ready_ns, ns)
-    }
-}
-
-/// What the namespaces of one device share of its controller: the firmware
-/// cores and the PCIe link in both directions (`Controller::shared_time`).
-#[derive(Debug, Clone)]
-pub(crate) struct SharedTime {
-    firmware: ServerPool,
-    link_to_device: Timeline,
-    link_to_host: SlotTimeline,
 }
 
 /// Flash-side progress of one zone since its last reset.

@@ -14,6 +14,7 @@
 pub use crate::translation::ftl;
 
 use crate::backend::Backend;
+use crate::ssd::Ssd;
 use crate::translation::conventional::Victim;
 use ftl::UnitSlot;
 use zonelab_flash::BlockAddr;
@@ -70,7 +71,14 @@ pub(crate) fn check_ftl(core: &Backend) {
 /// Takes `lbas` host LBAs from `slba` into the shared write buffer
 /// (crossing the link if `link`); full units go to flash. Returns when
 /// the last piece is in.
-pub(crate) fn ftl_take_in(core: &mut Backend, slba: u64, lbas: u64, ready_ns: Nanos, link: bool) -> Nanos {
+pub(crate) fn ftl_take_in(
+    core: &mut Backend,
+    ssd: &mut Ssd,
+    slba: u64,
+    lbas: u64,
+    ready_ns: Nanos,
+    link: bool,
+) -> Nanos {
     let lba_bytes = core.layout.lba_bytes;
     let capacity = core.layout.zone_buffer_bytes;
     let per_unit = core.program_unit_bytes() / lba_bytes;
@@ -80,7 +88,7 @@ pub(crate) fn ftl_take_in(core: &mut Backend, slba: u64, lbas: u64, ready_ns: Na
     while lba < end {
         let piece = (end - lba).min(per_unit - core.conventional_mut().pending.len() as u64).max(1);
         let admitted = core.conventional_mut().buffer.admit(t, piece * lba_bytes, capacity);
-        t = if link { core.controller.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
+        t = if link { ssd.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
         for l in lba..lba + piece {
             let c = core.conventional_mut();
             if !c.pending_pos.contains_key(&l) {
@@ -91,20 +99,20 @@ pub(crate) fn ftl_take_in(core: &mut Backend, slba: u64, lbas: u64, ready_ns: Na
         }
         lba += piece;
         if core.conventional_mut().pending.len() as u64 >= per_unit {
-            program_host_unit(core, t);
+            program_host_unit(core, ssd, t);
         }
     }
     t
 }
 
-fn program_host_unit(core: &mut Backend, at_ns: Nanos) {
+fn program_host_unit(core: &mut Backend, ssd: &mut Ssd, at_ns: Nanos) {
     let dies = core.conventional_mut().ftl.dies();
     let die = core.conventional_mut().cursor;
     core.conventional_mut().cursor = (die + 1) % dies;
     let gc_units_before = core.conventional_mut().ftl.gc_units;
-    collect_in_background(core, die, at_ns);
+    collect_in_background(core, ssd, die, at_ns);
     if core.conventional_mut().ftl.needs_block(die, false) {
-        collect_in_foreground(core, die, at_ns);
+        collect_in_foreground(core, ssd, die, at_ns);
     }
     let c = core.conventional_mut();
     let moved = c.ftl.gc_units - gc_units_before;
@@ -112,23 +120,22 @@ fn program_host_unit(core: &mut Backend, at_ns: Nanos) {
     let lbas = std::mem::take(&mut c.pending);
     c.pending_pos.clear();
     let slot = c.ftl.place(die, false, &lbas);
-    let done = program_slot(core, slot, at_ns);
+    let done = program_slot(core, ssd, slot, at_ns);
     let bytes = lbas.len() as u64 * core.layout.lba_bytes;
     let c = core.conventional_mut();
     c.buffer.programmed(c.units_buffered, bytes, done);
     c.units_buffered += 1;
 }
 
-fn program_slot(core: &mut Backend, slot: UnitSlot, at_ns: Nanos) -> Nanos {
-    let oneshot = core.scheduler.flash.geometry().oneshot_pages;
+fn program_slot(core: &mut Backend, ssd: &mut Ssd, slot: UnitSlot, at_ns: Nanos) -> Nanos {
+    let oneshot = core.config.flash.oneshot_pages;
     let addr = BlockAddr { die: slot.die, block: slot.block };
-    let done = core
-        .scheduler
-        .flash
-        .program(at_ns, addr, slot.unit * oneshot)
+    let done = ssd
+        .flash_mut()
+        .program(at_ns, core.partition.addr(addr), slot.unit * oneshot)
         .unwrap_or_else(|e| panic!("conventional unit {slot:?}: {e}"))
         .done_ns;
-    let blocks = core.scheduler.flash.geometry().blocks_per_plane;
+    let blocks = core.config.flash.blocks_per_plane;
     let units = core.conventional_mut().ftl.units_per_block() as usize;
     let c = core.conventional_mut();
     let done_by_unit =
@@ -143,7 +150,7 @@ fn program_slot(core: &mut Backend, slot: UnitSlot, at_ns: Nanos) -> Nanos {
 /// data (the victim's pace, at most the configured maximum), so no host
 /// unit waits for a whole victim, and the die's reads queue behind
 /// these copies.
-fn collect_in_background(core: &mut Backend, die: u32, at_ns: Nanos) {
+fn collect_in_background(core: &mut Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) {
     let (start, units_max) = {
         let c = core.conventional_mut();
         (c.gc_start, c.gc_units_max)
@@ -158,26 +165,26 @@ fn collect_in_background(core: &mut Backend, die: u32, at_ns: Nanos) {
         if moved >= victim.units_per_host_unit {
             return;
         }
-        moved += collect_unit(core, die, at_ns);
+        moved += collect_unit(core, ssd, die, at_ns);
     }
 }
 
 /// Foreground collection: the die has no block for the host unit and
 /// is at the floor, so the host unit waits while victims are freed
 /// (greedy) until the die has the target number of free blocks.
-fn collect_in_foreground(core: &mut Backend, die: u32, at_ns: Nanos) {
+fn collect_in_foreground(core: &mut Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) {
     let (min, target) = (core.conventional_mut().gc_min, core.conventional_mut().gc_target);
     if core.conventional_mut().ftl.free_blocks(die) > min {
         return;
     }
     let gc_units_before = core.conventional_mut().ftl.gc_units;
-    let g = core.scheduler.flash.geometry();
+    let g = &core.config.flash;
     let steps_max = u64::from(g.blocks_per_plane) * u64::from(g.pages_per_block + 1);
     for _ in 0..steps_max {
         if core.conventional_mut().ftl.free_blocks(die) >= target || victim_of(core, die).is_none() {
             break;
         }
-        collect_unit(core, die, at_ns);
+        collect_unit(core, ssd, die, at_ns);
     }
     let c = core.conventional_mut();
     c.gc_foreground_units += c.ftl.gc_units - gc_units_before;
@@ -201,7 +208,7 @@ fn victim_of(core: &mut Backend, die: u32) -> Option<Victim> {
 /// Moves the next unit of valid data of `die`'s victim to the die's GC
 /// block (read the pages, program them), and erases and frees the
 /// victim once no valid data is left in it. Returns the units moved.
-fn collect_unit(core: &mut Backend, die: u32, at_ns: Nanos) -> u32 {
+fn collect_unit(core: &mut Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) -> u32 {
     let victim = core.conventional_mut().victims[die as usize].expect("a victim under way");
     let c = core.conventional_mut();
     let per_unit = c.ftl.lbas_per_unit() as usize;
@@ -210,40 +217,39 @@ fn collect_unit(core: &mut Backend, die: u32, at_ns: Nanos) -> u32 {
     assert!(next > victim.offset || victim.offset == lbas_per_block);
     let mut read_done = at_ns;
     if !valid.is_empty() {
-        read_done = read_victim_pages(core, die, &valid, at_ns);
+        read_done = read_victim_pages(core, ssd, die, &valid, at_ns);
         let lbas: Vec<u64> = valid.iter().map(|&(_, l)| l).collect();
         for &l in &lbas {
             core.conventional_mut().ftl.invalidate(l);
         }
         let slot = core.conventional_mut().ftl.place(die, true, &lbas);
-        program_slot(core, slot, read_done);
+        program_slot(core, ssd, slot, read_done);
     }
-    let blocks = core.scheduler.flash.geometry().blocks_per_plane;
+    let blocks = core.config.flash.blocks_per_plane;
     let c = core.conventional_mut();
     c.victims[die as usize] = Some(Victim { offset: next, ..victim });
     if next >= lbas_per_block {
         c.victims[die as usize] = None;
         c.ftl.release(die, victim.block);
         c.unit_done[(die * blocks + victim.block) as usize] = None;
-        core.scheduler.flash.erase(read_done, BlockAddr { die, block: victim.block });
+        ssd.flash_mut().erase(read_done, core.partition.addr(BlockAddr { die, block: victim.block }));
     }
     u32::from(!valid.is_empty())
 }
 
 /// Reads the flash pages holding `valid` (offsets in a block of `die`),
 /// each page once; returns when the last read is done.
-fn read_victim_pages(core: &mut Backend, die: u32, valid: &[(u32, u64)], at_ns: Nanos) -> Nanos {
-    let g = core.scheduler.flash.geometry().clone();
-    let lbas_per_page = u64::from(g.page_bytes) / core.layout.lba_bytes;
+fn read_victim_pages(core: &mut Backend, ssd: &mut Ssd, die: u32, valid: &[(u32, u64)], at_ns: Nanos) -> Nanos {
+    let (page_bytes, planes) = (core.config.flash.page_bytes, core.config.flash.planes_per_die);
+    let lbas_per_page = u64::from(page_bytes) / core.layout.lba_bytes;
     let mut read_done = at_ns;
     let mut last_page = u64::MAX;
     for &(offset, _) in valid {
         let page_in_block = u64::from(offset) / lbas_per_page;
         if page_in_block != last_page {
             last_page = page_in_block;
-            let plane =
-                u32::try_from(page_in_block % u64::from(g.planes_per_die)).expect("below planes_per_die, a u32");
-            read_done = read_done.max(core.scheduler.flash.read(at_ns, die, plane, g.page_bytes));
+            let plane = u32::try_from(page_in_block % u64::from(planes)).expect("below planes_per_die, a u32");
+            read_done = read_done.max(ssd.flash_mut().read(at_ns, die, plane, page_bytes));
         }
     }
     read_done

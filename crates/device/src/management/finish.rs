@@ -11,14 +11,21 @@
 use super::Phase;
 use crate::backend::Backend;
 use crate::config::FinishDesign;
+use crate::ssd::Ssd;
 use zonelab_sim::Nanos;
 
 /// The work of finishing `zone`, accepted at `ready_ns` with `written_lbas`
 /// written. The host data of partly filled program units is programmed
 /// now (padding those units); the rest is queued.
-pub(crate) fn finish_phases(core: &mut Backend, zone: u32, ready_ns: Nanos, written_lbas: u64) -> Vec<Phase> {
+pub(crate) fn finish_phases(
+    core: &mut Backend,
+    ssd: &mut Ssd,
+    zone: u32,
+    ready_ns: Nanos,
+    written_lbas: u64,
+) -> Vec<Phase> {
     assert!(written_lbas <= core.layout.zcap_lbas);
-    core.flush_partial_units(zone, ready_ns);
+    core.flush_partial_units(ssd, zone, ready_ns);
     let m = &core.config.management;
     if written_lbas == 0 && !m.finish.pad_empty {
         return vec![Phase::Firmware { left_ns: m.close_ns }];
@@ -39,7 +46,14 @@ pub(crate) fn finish_phases(core: &mut Backend, zone: u32, ready_ns: Nanos, writ
 
 /// One padding request from `start_ns`: up to `per_request` of the zone's
 /// next units, each on its die. Returns when the last program ends.
-pub(crate) fn pad_request(core: &mut Backend, zone: u32, units_end: u64, per_request: u64, start_ns: Nanos) -> Nanos {
+pub(crate) fn pad_request(
+    core: &mut Backend,
+    ssd: &mut Ssd,
+    zone: u32,
+    units_end: u64,
+    per_request: u64,
+    start_ns: Nanos,
+) -> Nanos {
     let mut end_ns = start_ns;
     for _ in 0..per_request {
         let unit = core.controller.flushed_units(zone);
@@ -49,7 +63,7 @@ pub(crate) fn pad_request(core: &mut Backend, zone: u32, units_end: u64, per_req
         if !core.controller.is_preprogrammed(zone, unit) {
             core.count_pad_bytes(core.program_unit_bytes());
         }
-        end_ns = end_ns.max(core.program_unit(zone, start_ns, 0));
+        end_ns = end_ns.max(core.program_unit(ssd, zone, start_ns, 0));
     }
     debug_assert!(core.controller.flushed_units(zone) <= units_end);
     end_ns

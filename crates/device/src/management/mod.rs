@@ -45,17 +45,18 @@ pub mod reset;
 use crate::backend::Backend;
 use crate::front::command::{CmdResult, Completion, Tag};
 use crate::scheduler::{Next, Phase, Task};
+use crate::ssd::Ssd;
 use crate::status::Status;
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
 /// When the next management step could start if no host command came
 /// first; `None` when there is no management work.
 #[inline]
-pub(crate) fn next_event_ns(core: &Backend) -> Option<Nanos> {
+pub(crate) fn next_event_ns(core: &Backend, ssd: &Ssd) -> Option<Nanos> {
     if idle(core) {
         return None;
     }
-    next_step(core).map(Next::start_ns)
+    next_step(core, ssd).map(Next::start_ns)
 }
 
 /// No management work of any kind: no task queued, no erase pending, no
@@ -69,28 +70,28 @@ fn idle(core: &Backend) -> bool {
 
 /// Reserves every management step that starts before `until_ns`.
 #[inline(always)]
-pub(crate) fn advance(core: &mut Backend, until_ns: Nanos) {
+pub(crate) fn advance(core: &mut Backend, ssd: &mut Ssd, until_ns: Nanos) {
     if !core.scheduler.background.pad_turns_due.is_empty() {
-        take_pad_turns(core);
+        take_pad_turns(core, ssd);
     }
     if !idle(core) {
-        advance_busy(core, until_ns);
+        advance_busy(core, ssd, until_ns);
     }
 }
 
 /// [`advance`] with management work queued.
-fn advance_busy(core: &mut Backend, until_ns: Nanos) {
+fn advance_busy(core: &mut Backend, ssd: &mut Ssd, until_ns: Nanos) {
     // Runs before every host command: with nothing due, leave before sizing the bound.
-    if next_step(core).is_none_or(|next| next.start_ns() >= until_ns) {
+    if next_step(core, ssd).is_none_or(|next| next.start_ns() >= until_ns) {
         return;
     }
     let steps_max = management_steps_left_max(core);
     for _ in 0..=steps_max {
-        let Some(next) = next_step(core) else { return };
+        let Some(next) = next_step(core, ssd) else { return };
         if next.start_ns() >= until_ns {
             return;
         }
-        take_step(core, next);
+        take_step(core, ssd, next);
     }
     panic!("management work did not settle within the {steps_max} steps it can take");
 }
@@ -127,14 +128,14 @@ pub(crate) fn pending_tasks(core: &Backend) -> usize {
     core.scheduler.background.queue.len()
 }
 
-pub(crate) fn run_until_completed(core: &mut Backend, tag: Tag) -> Completion {
+pub(crate) fn run_until_completed(core: &mut Backend, ssd: &mut Ssd, tag: Tag) -> Completion {
     let steps_max = management_steps_left_max(core);
     for _ in 0..=steps_max {
         if let Some(i) = core.scheduler.background.completed.iter().position(|&(t, _)| t == tag) {
             return core.scheduler.background.completed.remove(i).1;
         }
-        let next = head_next(core).expect("a pending command has a task");
-        take_step(core, next);
+        let next = head_next(core, ssd).expect("a pending command has a task");
+        take_step(core, ssd, next);
     }
     panic!("management task {tag} did not complete within the {steps_max} steps it can take");
 }
@@ -155,14 +156,14 @@ pub(crate) fn queue_task(core: &mut Backend, ready_ns: Nanos, phases: Vec<Phase>
     m.queued = Some(tag);
 }
 
-fn next_step(core: &Backend) -> Option<Next> {
-    let head = head_next(core);
-    let erase = background_erase(core);
+fn next_step(core: &Backend, ssd: &Ssd) -> Option<Next> {
+    let head = head_next(core, ssd);
+    let erase = background_erase(core, ssd);
     let first = match (head, erase) {
         (Some(h), Some(e)) => Some(if e.start_ns() < h.start_ns() { e } else { h }),
         (h, e) => h.or(e),
     };
-    match (first, crate::znsplus::threaded_logging::background_plug(core)) {
+    match (first, crate::znsplus::threaded_logging::background_plug(core, ssd)) {
         (Some(f), Some(p)) => Some(if p.start_ns() < f.start_ns() { p } else { f }),
         (f, p) => f.or(p),
     }
@@ -170,15 +171,15 @@ fn next_step(core: &Backend) -> Option<Next> {
 
 /// The management thread's next step: starting its next round, or the head
 /// task's next step.
-fn head_next(core: &Backend) -> Option<Next> {
+fn head_next(core: &Backend, ssd: &Ssd) -> Option<Next> {
     match core.scheduler.background.round_due_ns() {
         Some(start_ns) => Some(Next::Round(start_ns)),
-        None => head_start_ns(core).map(Next::Head),
+        None => head_start_ns(core, ssd).map(Next::Head),
     }
 }
 
 /// When the head task's next step can start.
-fn head_start_ns(core: &Backend) -> Option<Nanos> {
+fn head_start_ns(core: &Backend, ssd: &Ssd) -> Option<Nanos> {
     let task = core.scheduler.background.queue.front()?;
     if !task.host_priority {
         // Without priority a step is issued at its time and queues with host work.
@@ -198,7 +199,7 @@ fn head_start_ns(core: &Backend) -> Option<Nanos> {
             let last = units_end.min(first + per_request).max(first + 1);
             let d_zone = u64::from(core.translation.mapping.d_zone());
             let idle_ns = (first..last.min(first + d_zone))
-                .map(|unit| core.scheduler.flash.die_free_at_ns(core.translation.mapping.unit_target(zone, unit).0.die))
+                .map(|unit| ssd.flash().die_free_at_ns(core.translation.mapping.unit_target(zone, unit).0.die))
                 .max()
                 .unwrap_or(0);
             task.next_ns.max(idle_ns)
@@ -211,7 +212,7 @@ fn head_start_ns(core: &Backend) -> Option<Nanos> {
 /// Takes the padding turns that host units' programs left due
 /// ([`Management::unit_turn`](crate::scheduler::Management::unit_turn)),
 /// each a request queued on its die at the time its turn came.
-pub(crate) fn take_pad_turns(core: &mut Backend) {
+pub(crate) fn take_pad_turns(core: &mut Backend, ssd: &mut Ssd) {
     let due = std::mem::take(&mut core.scheduler.background.pad_turns_due);
     for at_ns in due {
         let background = &core.scheduler.background;
@@ -220,13 +221,13 @@ pub(crate) fn take_pad_turns(core: &mut Backend) {
                 task.host_priority && task.next_ns <= at_ns && matches!(task.phases.front(), Some(Phase::Pad { .. }))
             });
         if padding {
-            head_step(core, at_ns);
+            head_step(core, ssd, at_ns);
         }
     }
 }
 
 /// The pending erase that could start first, if erases run in idle time.
-fn background_erase(core: &Backend) -> Option<Next> {
+fn background_erase(core: &Backend, ssd: &Ssd) -> Option<Next> {
     if core.config.management.reset.erase_at != crate::config::EraseAt::Async {
         return None;
     }
@@ -236,17 +237,17 @@ fn background_erase(core: &Backend) -> Option<Next> {
         .pending_erase
         .iter()
         .map(|(&key, &ready)| {
-            let start_ns = if preempt { ready.max(core.scheduler.flash.die_free_at_ns(key.0)) } else { ready };
+            let start_ns = if preempt { ready.max(ssd.flash().die_free_at_ns(key.0)) } else { ready };
             Next::Erase { key, start_ns }
         })
         .min_by_key(|n| n.start_ns())
 }
 
-fn take_step(core: &mut Backend, next: Next) {
+fn take_step(core: &mut Backend, ssd: &mut Ssd, next: Next) {
     match next {
         Next::Round(start_ns) => core.scheduler.background.start_round(start_ns),
         Next::Erase { key: (die, fbg), start_ns } => {
-            core.erase_pending(die, fbg, start_ns);
+            core.erase_pending(ssd, die, fbg, start_ns);
         }
         Next::Head(start_ns) => {
             // Padding in idle die time counts as its turn of the round.
@@ -254,17 +255,17 @@ fn take_step(core: &mut Backend, next: Next) {
             {
                 core.scheduler.background.round_zones.clear();
             }
-            head_step(core, start_ns)
+            head_step(core, ssd, start_ns)
         }
         Next::Plug { zone, unit, start_ns } => {
-            crate::znsplus::threaded_logging::plug_unit_ahead(core, zone, unit, start_ns)
+            crate::znsplus::threaded_logging::plug_unit_ahead(core, ssd, zone, unit, start_ns)
         }
     }
 }
 
 /// Runs one step of the head task from `start_ns`; completes the task
 /// when it has no phase left.
-fn head_step(core: &mut Backend, start_ns: Nanos) {
+fn head_step(core: &mut Backend, ssd: &mut Ssd, start_ns: Nanos) {
     let slice_ns = core.config.management.slice_ns;
     let task = core.scheduler.background.queue.front_mut().expect("a head task");
     let Some(phase) = task.phases.front_mut() else {
@@ -280,14 +281,14 @@ fn head_step(core: &mut Backend, start_ns: Nanos) {
         }
         &mut Phase::Pad { zone, units_end, per_request, pause_ns } => {
             // The next request may go `pause_ns` after this one.
-            let end = finish::pad_request(core, zone, units_end, per_request, start_ns);
+            let end = finish::pad_request(core, ssd, zone, units_end, per_request, start_ns);
             let done = core.controller.flushed_units(zone) >= units_end;
             (end, if done { end } else { start_ns + pause_ns }, done)
         }
         &mut Phase::Erase { zone, fbg } => {
             let mut end = start_ns;
             for die in core.translation.mapping.fcg_dies(zone) {
-                end = end.max(core.erase_pending(die, fbg, start_ns));
+                end = end.max(core.erase_pending(ssd, die, fbg, start_ns));
             }
             (end, end, true)
         }
@@ -386,6 +387,6 @@ fn after_turn(core: &mut Backend, slice_end_ns: Nanos) {
 }
 
 /// Reserves all management work, as if the device were left alone.
-pub(crate) fn drain(core: &mut Backend) {
-    advance(core, TIME_NS_MAX);
+pub(crate) fn drain(core: &mut Backend, ssd: &mut Ssd) {
+    advance(core, ssd, TIME_NS_MAX);
 }

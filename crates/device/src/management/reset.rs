@@ -13,6 +13,7 @@
 use super::Phase;
 use crate::backend::Backend;
 use crate::config::{EraseAt, EraseScope, ZoneMapping};
+use crate::ssd::Ssd;
 use crate::zone::ZoneState;
 use zonelab_sim::Nanos;
 
@@ -21,6 +22,7 @@ use zonelab_sim::Nanos;
 /// with dynamic mapping, moves it to another block group.
 pub(crate) fn reset_phases(
     core: &mut Backend,
+    ssd: &mut Ssd,
     zone: u32,
     ready_ns: Nanos,
     old_state: ZoneState,
@@ -38,7 +40,7 @@ pub(crate) fn reset_phases(
         left_ns += m.reset.active_ns;
     }
     let sync = m.reset.erase_at == EraseAt::Sync;
-    let fbg = release_blocks(core, zone, ready_ns);
+    let fbg = release_blocks(core, ssd, zone, ready_ns);
     let mut phases = vec![Phase::Firmware { left_ns }];
     if sync {
         phases.push(Phase::Erase { zone, fbg });
@@ -49,12 +51,11 @@ pub(crate) fn reset_phases(
 /// Marks the zone's block group to erase on every die where it holds data
 /// (or on all, with `erase = "all"`); with dynamic mapping, gives the
 /// group back and takes the longest-free one. Returns the old group.
-fn release_blocks(core: &mut Backend, zone: u32, ready_ns: Nanos) -> u32 {
+fn release_blocks(core: &mut Backend, ssd: &mut Ssd, zone: u32, ready_ns: Nanos) -> u32 {
     let fbg = core.translation.mapping.fbg_of_zone(zone);
     let all = core.config.management.reset.erase == EraseScope::All;
     for die in core.translation.mapping.fcg_dies(zone) {
-        let written =
-            core.translation.mapping.fbg_blocks(fbg).any(|b| core.scheduler.flash.pages_written(die, 0, b) > 0);
+        let written = core.translation.mapping.fbg_blocks(fbg).any(|b| core.pages_written(ssd, die, b) > 0);
         if all || written {
             let ready = core.scheduler.background.pending_erase.entry((die, fbg)).or_insert(ready_ns);
             *ready = (*ready).min(ready_ns);

@@ -1,6 +1,6 @@
-//! The flash scheduler: the dies' and channels' timelines ([`FlashArray`])
-//! and the queue of background work (finish and reset tasks, deferred
-//! erases) that shares them with host I/O.
+//! The flash scheduler's namespace side: the queue of background work
+//! (finish and reset tasks, deferred erases) that shares the drive's dies
+//! and channels (the flash array of `ssd::Ssd`) with host I/O.
 //!
 //! Which step runs next and whether it yields to host commands
 //! (`management.host_priority`) is decided by the management client
@@ -10,12 +10,10 @@
 use crate::config::{DeviceConfig, ServiceOrder};
 use crate::front::command::{Completion, Tag};
 use std::collections::{BTreeMap, VecDeque};
-use zonelab_flash::FlashArray;
 use zonelab_sim::{Nanos, SimRng};
 
-/// The flash array and the background work queued on it.
+/// The background work a namespace queued on the drive's flash.
 pub(crate) struct Scheduler {
-    pub(crate) flash: FlashArray,
     pub(crate) background: Management,
 }
 

@@ -21,28 +21,31 @@
 
 use crate::backend::{Accepted, Backend};
 use crate::front::command::{CmdResult, SourceRange};
+use crate::ssd::Ssd;
 use crate::status::Status;
 use crate::zone::{ZoneState, ZoneType};
 use zonelab_sim::Nanos;
 
 pub(crate) fn zone_compaction(
     core: &mut Backend,
+    ssd: &mut Ssd,
     ready_ns: Nanos,
     src: &[u64],
     dst: &[u64],
 ) -> (Status, Nanos, CmdResult) {
     match accept_copy(core, src, dst, false) {
-        Err(status) => core.fail(ready_ns, status),
+        Err(status) => core.fail(ssd, ready_ns, status),
         Ok(accepted) => {
             core.znsplus.compactions += 1;
-            let fw_end = core.controller.reserve_firmware(ready_ns, accepted.firmware_ns);
-            (Status::Success, run_copy(core, fw_end, src, dst), accepted.result)
+            let fw_end = ssd.reserve_firmware(ready_ns, accepted.firmware_ns);
+            (Status::Success, run_copy(core, ssd, fw_end, src, dst), accepted.result)
         }
     }
 }
 
 pub(crate) fn simple_copy(
     core: &mut Backend,
+    ssd: &mut Ssd,
     ready_ns: Nanos,
     ranges: &[SourceRange],
     sdlba: u64,
@@ -54,21 +57,21 @@ pub(crate) fn simple_copy(
         || ranges.iter().any(|r| r.nlb == 0)
         || blocks > u64::from(z.copy_blocks_max)
     {
-        return core.fail(ready_ns, Status::InvalidField);
+        return core.fail(ssd, ready_ns, Status::InvalidField);
     }
     let nsze = core.nsze();
     let in_range = |slba: u64, n: u64| slba.checked_add(n).is_some_and(|end| end <= nsze);
     if !ranges.iter().all(|r| in_range(r.slba, u64::from(r.nlb))) || !in_range(sdlba, blocks) {
-        return core.fail(ready_ns, Status::LbaOutOfRange);
+        return core.fail(ssd, ready_ns, Status::LbaOutOfRange);
     }
     let src: Vec<u64> = ranges.iter().flat_map(|r| r.slba..r.slba + u64::from(r.nlb)).collect();
     let dst: Vec<u64> = (sdlba..sdlba + blocks).collect();
     match accept_copy(core, &src, &dst, true) {
-        Err(status) => core.fail(ready_ns, status),
+        Err(status) => core.fail(ssd, ready_ns, status),
         Ok(accepted) => {
             core.znsplus.simple_copies += 1;
-            let fw_end = core.controller.reserve_firmware(ready_ns, accepted.firmware_ns);
-            (Status::Success, run_copy(core, fw_end, &src, &dst), accepted.result)
+            let fw_end = ssd.reserve_firmware(ready_ns, accepted.firmware_ns);
+            (Status::Success, run_copy(core, ssd, fw_end, &src, &dst), accepted.result)
         }
     }
 }
@@ -117,7 +120,7 @@ fn accept_copy(core: &mut Backend, src: &[u64], dst: &[u64], simple: bool) -> Re
 
 /// Runs an accepted copy from `at_ns`: destination chunk by destination
 /// chunk, a copyback where the rule allows, else through the controller.
-fn run_copy(core: &mut Backend, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos {
+fn run_copy(core: &mut Backend, ssd: &mut Ssd, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos {
     let zone = core.zones.zone_of(dst[0]);
     // Into a TL_opened zone, after the LBA-ordered plugs before the copy.
     let at_ns = super::threaded_logging::wp_ready_ns(core, zone, at_ns);
@@ -141,12 +144,12 @@ fn run_copy(core: &mut Backend, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos
         usize::try_from((core.layout.zone_buffer_bytes / u64::from(core.chunk_bytes())).max(1)).unwrap_or(usize::MAX);
     let mut done_ns = at_ns;
     for part in groups.chunks(window) {
-        let fetched = prefetch_sources(core, zone, src, dst, part, at_ns);
+        let fetched = prefetch_sources(core, ssd, zone, src, dst, part, at_ns);
         for &(i, j) in part {
-            done_ns = done_ns.max(super::threaded_logging::fill_gap(core, zone, dst[i] - zslba, at_ns));
+            done_ns = done_ns.max(super::threaded_logging::fill_gap(core, ssd, zone, dst[i] - zslba, at_ns));
             let blocks = snapshot.get(i..j);
             match if whole_chunk(src, i, j, per_chunk) {
-                super::try_copyback(core, zone, src[i], at_ns).map(|(_, done)| done)
+                super::try_copyback(core, ssd, zone, src[i], at_ns).map(|(_, done)| done)
             } else {
                 None
             } {
@@ -157,7 +160,7 @@ fn run_copy(core: &mut Backend, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos
                     }
                 }
                 None => {
-                    let t = copy_through_controller(core, zone, &src[i..j], &dst[i..j], blocks, &fetched, at_ns);
+                    let t = copy_through_controller(core, ssd, &src[i..j], &dst[i..j], blocks, &fetched, at_ns);
                     done_ns = done_ns.max(t);
                 }
             }
@@ -165,7 +168,7 @@ fn run_copy(core: &mut Backend, at_ns: Nanos, src: &[u64], dst: &[u64]) -> Nanos
     }
     let wp = core.zones.wp(zone);
     core.zones.advance_wp(zone, dst[dst.len() - 1] + 1 - wp);
-    super::threaded_logging::after_wp_moved(core, zone, at_ns);
+    super::threaded_logging::after_wp_moved(core, ssd, zone, at_ns);
     done_ns.max(core.op_done_max_ns)
 }
 
@@ -184,6 +187,7 @@ fn whole_chunk(src: &[u64], i: usize, j: usize, per_chunk: u64) -> bool {
 /// it turns down after all is read then.
 fn prefetch_sources(
     core: &mut Backend,
+    ssd: &mut Ssd,
     zone: u32,
     src: &[u64],
     dst: &[u64],
@@ -195,12 +199,14 @@ fn prefetch_sources(
     let mut fetched: Vec<(u64, Nanos)> = Vec::with_capacity(part.len() * 2);
     for &(i, j) in part {
         let dst_chunk = (dst[i] - zslba) / per_chunk;
-        if whole_chunk(src, i, j, per_chunk) && super::copyback_source(core, zone, dst_chunk, src[i], at_ns).is_some() {
+        if whole_chunk(src, i, j, per_chunk)
+            && super::copyback_source(core, ssd, zone, dst_chunk, src[i], at_ns).is_some()
+        {
             continue;
         }
         for &s in &src[i..j] {
             if !fetched.iter().any(|&(c, _)| c == s / per_chunk) {
-                fetched.push((s / per_chunk, core.fetch_chunk(s, at_ns)));
+                fetched.push((s / per_chunk, core.fetch_chunk(ssd, s, at_ns)));
             }
         }
     }
@@ -212,13 +218,14 @@ fn prefetch_sources(
 /// skipped blocks between destinations are zero-filled or plugged.
 fn copy_through_controller(
     core: &mut Backend,
-    zone: u32,
+    ssd: &mut Ssd,
     src: &[u64],
     dst: &[u64],
     blocks: Option<&[Vec<u8>]>,
     fetched: &[(u64, Nanos)],
     at_ns: Nanos,
 ) -> Nanos {
+    let zone = core.zones.zone_of(dst[0]);
     let per_chunk = core.layout.lbas_per_chunk;
     let zslba = core.zones.zslba(zone);
     let mut reads: Vec<(u64, Nanos)> = Vec::with_capacity(src.len());
@@ -227,7 +234,7 @@ fn copy_through_controller(
         if !reads.iter().any(|&(r, _)| r == c) {
             let ready = match fetched.iter().find(|&&(f, _)| f == c) {
                 Some(&(_, t)) => t,
-                None => core.fetch_chunk(s, at_ns),
+                None => core.fetch_chunk(ssd, s, at_ns),
             };
             reads.push((c, ready));
         }
@@ -235,8 +242,8 @@ fn copy_through_controller(
     let ready_ns = reads.iter().map(|&(_, t)| t).fold(at_ns, Nanos::max);
     let mut done_ns = ready_ns;
     for (k, &d) in dst.iter().enumerate() {
-        super::threaded_logging::fill_gap(core, zone, d - zslba, at_ns);
-        done_ns = done_ns.max(super::take_in_copy(core, zone, 1, ready_ns, at_ns));
+        super::threaded_logging::fill_gap(core, ssd, zone, d - zslba, at_ns);
+        done_ns = done_ns.max(super::take_in_copy(core, ssd, zone, 1, ready_ns, at_ns));
         store_copy(core, d, blocks.map(|b| &b[k][..]));
     }
     core.znsplus.read_program_blocks += dst.len() as u64;

@@ -11,6 +11,7 @@
 
 use crate::backend::Backend;
 use crate::front::command::{CmdResult, MappingInfo};
+use crate::ssd::Ssd;
 use crate::status::Status;
 use zonelab_sim::Nanos;
 
@@ -33,12 +34,16 @@ pub(crate) fn identify_mapping(core: &Backend) -> Option<MappingInfo> {
     })
 }
 
-pub(crate) fn identify_mapping_command(core: &mut Backend, ready_ns: Nanos) -> (Status, Nanos, CmdResult) {
+pub(crate) fn identify_mapping_command(
+    core: &mut Backend,
+    ssd: &mut Ssd,
+    ready_ns: Nanos,
+) -> (Status, Nanos, CmdResult) {
     let Some(info) = identify_mapping(core) else {
-        return core.fail(ready_ns, Status::InvalidField);
+        return core.fail(ssd, ready_ns, Status::InvalidField);
     };
-    let fw_end = core.controller.reserve_firmware(ready_ns, core.config.controller.identify_ns);
-    let done = core.controller.link_reserve_to_host(fw_end, IDENTIFY_MAPPING_BYTES);
+    let fw_end = ssd.reserve_firmware(ready_ns, core.config.controller.identify_ns);
+    let done = ssd.link_reserve_to_host(fw_end, IDENTIFY_MAPPING_BYTES);
     (Status::Success, done, CmdResult::Mapping(Box::new(info)))
 }
 

@@ -24,6 +24,7 @@ pub use crate::counters::ZnsPlusCounters;
 pub use crate::translation::log_fbg::TlZone;
 
 use crate::backend::{Backend, Source};
+use crate::ssd::Ssd;
 use crate::translation::mapping::ChunkLocation;
 use zonelab_sim::Nanos;
 
@@ -36,12 +37,18 @@ pub const TL_ZONE_BLOCKS_MAX: u64 = 1 << 24;
 /// below the limit. Returns when the source is sensed into the die's
 /// page register (the data is in, as a read into the controller would
 /// be) and when the copy is programmed.
-pub(crate) fn try_copyback(core: &mut Backend, zone: u32, src_lba: u64, at_ns: Nanos) -> Option<(Nanos, Nanos)> {
+pub(crate) fn try_copyback(
+    core: &mut Backend,
+    ssd: &mut Ssd,
+    zone: u32,
+    src_lba: u64,
+    at_ns: Nanos,
+) -> Option<(Nanos, Nanos)> {
     let per_chunk = core.layout.lbas_per_chunk;
     let filled_lbas = core.controller.filled_lbas(zone);
     assert!(filled_lbas.is_multiple_of(per_chunk), "copyback fills a whole chunk");
     let dst_chunk = filled_lbas / per_chunk;
-    let (loc, ready_ns) = copyback_source(core, zone, dst_chunk, src_lba, at_ns)?;
+    let (loc, ready_ns) = copyback_source(core, ssd, zone, dst_chunk, src_lba, at_ns)?;
     let unit = core.translation.mapping.unit_of_chunk(dst_chunk);
     if unit < core.controller.flushed_units(zone) {
         // Issued before a power cut and lost with it: no copyback into it.
@@ -49,16 +56,22 @@ pub(crate) fn try_copyback(core: &mut Backend, zone: u32, src_lba: u64, at_ns: N
     }
     assert_eq!(unit, core.controller.flushed_units(zone), "one-page units are programmed as they fill");
     let (addr, first_page) = core.translation.mapping.unit_target(zone, unit);
-    core.erase_before_program(addr, at_ns);
-    let zonelab_flash::CopybackDone { sensed_ns, done_ns } = core
-        .scheduler
-        .flash
-        .copyback(at_ns.max(ready_ns), loc.die, loc.block, loc.page, addr, first_page)
+    core.erase_before_program(ssd, addr, at_ns);
+    let zonelab_flash::CopybackDone { sensed_ns, done_ns } = ssd
+        .flash_mut()
+        .copyback(
+            at_ns.max(ready_ns),
+            loc.die,
+            core.partition.block(loc.block),
+            loc.page,
+            core.partition.addr(addr),
+            first_page,
+        )
         .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
     core.op_done_max_ns = core.op_done_max_ns.max(done_ns);
     core.controller.note_preprogrammed(zone, unit);
     core.cache_fill(zone, per_chunk, core.last_submit_ns);
-    core.fill(zone, per_chunk, done_ns);
+    core.fill(ssd, zone, per_chunk, done_ns);
     core.controller.push_gate(zone, done_ns, at_ns);
     core.znsplus.copyback_blocks += per_chunk;
     Some((sensed_ns, done_ns))
@@ -68,13 +81,14 @@ pub(crate) fn try_copyback(core: &mut Backend, zone: u32, src_lba: u64, at_ns: N
 /// `dst_chunk` of `zone`, if the copyback rule allows it.
 pub(crate) fn copyback_source(
     core: &Backend,
+    ssd: &Ssd,
     zone: u32,
     dst_chunk: u64,
     src_lba: u64,
     at_ns: Nanos,
 ) -> Option<(ChunkLocation, Nanos)> {
     let chain_max = core.config.znsplus.copyback_chain_max;
-    let g = core.scheduler.flash.geometry();
+    let g = &core.config.flash;
     if chain_max == 0 || g.planes_per_die != 1 || g.oneshot_pages != 1 {
         return None;
     }
@@ -83,14 +97,21 @@ pub(crate) fn copyback_source(
         return None;
     };
     let (addr, _) = core.translation.mapping.unit_target(zone, core.translation.mapping.unit_of_chunk(dst_chunk));
-    let chained = core.scheduler.flash.copyback_chain(loc.die, loc.plane, loc.block, loc.page);
+    let chained = core.copyback_chain(ssd, loc);
     (addr.die == loc.die && chained < chain_max).then_some((loc, ready_ns))
 }
 
 /// Takes `lbas` copied blocks, in the controller from `ready_ns` on, into
 /// the zone at its fill point; reads wait until they are in.
-pub(crate) fn take_in_copy(core: &mut Backend, zone: u32, lbas: u64, ready_ns: Nanos, at_ns: Nanos) -> Nanos {
-    let t = core.take_in(zone, lbas, ready_ns, false);
+pub(crate) fn take_in_copy(
+    core: &mut Backend,
+    ssd: &mut Ssd,
+    zone: u32,
+    lbas: u64,
+    ready_ns: Nanos,
+    at_ns: Nanos,
+) -> Nanos {
+    let t = core.take_in(ssd, zone, lbas, ready_ns, false);
     core.controller.push_gate(zone, ready_ns, at_ns);
     t
 }

@@ -35,6 +35,7 @@ use crate::backend::Backend;
 use crate::config::Plugging;
 use crate::front::command::CmdResult;
 use crate::scheduler::Next;
+use crate::ssd::Ssd;
 
 use crate::status::Status;
 use crate::znsplus::{TlZone, TL_ZONE_BLOCKS_MAX};
@@ -45,22 +46,28 @@ use zonelab_sim::Nanos;
 /// LBA-ordered plugging plugs the valid blocks that follow; a zone that
 /// became full programs its partial units (and a TL_opened one swaps
 /// its LogFBG in).
-pub(crate) fn after_wp_moved(core: &mut Backend, zone: u32, at_ns: Nanos) {
-    plug_following(core, zone, at_ns);
+pub(crate) fn after_wp_moved(core: &mut Backend, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
+    plug_following(core, ssd, zone, at_ns);
     if core.zones.state(zone) == ZoneState::Full {
         if core.translation.tl.contains_key(&zone) {
-            tl_finalize(core, zone, at_ns);
+            tl_finalize(core, ssd, zone, at_ns);
         }
-        core.flush_partial_units(zone, at_ns);
+        core.flush_partial_units(ssd, zone, at_ns);
     }
 }
 
-pub(crate) fn tl_open(core: &mut Backend, ready_ns: Nanos, zslba: u64, valid: &[u64]) -> (Status, Nanos, CmdResult) {
+pub(crate) fn tl_open(
+    core: &mut Backend,
+    ssd: &mut Ssd,
+    ready_ns: Nanos,
+    zslba: u64,
+    valid: &[u64],
+) -> (Status, Nanos, CmdResult) {
     match accept_tl_open(core, zslba, valid) {
-        Err(status) => core.fail(ready_ns, status),
+        Err(status) => core.fail(ssd, ready_ns, status),
         Ok(zone) => {
-            let fw_end = core.controller.reserve_firmware(ready_ns, core.config.znsplus.tl_open_ns);
-            start_threaded_logging(core, zone, valid, fw_end);
+            let fw_end = ssd.reserve_firmware(ready_ns, core.config.znsplus.tl_open_ns);
+            start_threaded_logging(core, ssd, zone, valid, fw_end);
             (Status::Success, fw_end, CmdResult::None)
         }
     }
@@ -106,15 +113,15 @@ fn accept_tl_open(core: &mut Backend, zslba: u64, valid: &[u64]) -> Result<u32, 
 }
 
 /// Moves the zone to a LogFBG: the original keeps what the zone held.
-fn start_threaded_logging(core: &mut Backend, zone: u32, valid: &[u64], at_ns: Nanos) {
-    core.flush_partial_units(zone, at_ns);
+fn start_threaded_logging(core: &mut Backend, ssd: &mut Ssd, zone: u32, valid: &[u64], at_ns: Nanos) {
+    core.flush_partial_units(ssd, zone, at_ns);
     let original_fbg = core.translation.mapping.fbg_of_zone(zone);
     let log_fbg = core.translation.mapping.take_free_fbg(zone).expect("checked when accepted");
     debug_assert!(core.translation.mapping.fcg_dies(zone).all(|die| core
         .translation
         .mapping
         .fbg_blocks(log_fbg)
-        .all(|b| core.scheduler.flash.pages_written(die, 0, b) == 0)));
+        .all(|b| core.pages_written(ssd, die, b) == 0)));
     core.translation.mapping.set_zone_fbg(zone, log_fbg);
     // The LogFBG starts empty; the original's programs are on the flash timelines.
     let original_lbas = core.controller.zone_io_mut(zone).take_filled_lbas();
@@ -125,7 +132,7 @@ fn start_threaded_logging(core: &mut Backend, zone: u32, valid: &[u64], at_ns: N
     let tl = TlZone::new(original_fbg, original_lbas, valid, at_ns, core.layout.zcap_lbas);
     core.translation.tl.insert(zone, tl);
     core.znsplus.tl_opens += 1;
-    after_wp_moved(core, zone, at_ns);
+    after_wp_moved(core, ssd, zone, at_ns);
 }
 
 /// Brings the zone's data up to zone offset `to` from its fill point:
@@ -134,7 +141,7 @@ fn start_threaded_logging(core: &mut Backend, zone: u32, valid: &[u64], at_ns: N
 /// zeros. Returns when the plugged data is in, or, for PPA-ordered
 /// plugging of a TL_opened zone, `at_ns`: the plugs are issued and the
 /// data that follows need not wait for them.
-pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> Nanos {
+pub(crate) fn fill_gap(core: &mut Backend, ssd: &mut Ssd, zone: u32, to: u64, at_ns: Nanos) -> Nanos {
     let per_chunk = core.layout.lbas_per_chunk;
     let zslba = core.zones.zslba(zone);
     let mut done_ns = at_ns;
@@ -155,15 +162,15 @@ pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> 
         };
         let valid_lbas = valid.iter().filter(|&&v| v).count() as u64;
         let t = if valid_lbas == per_chunk {
-            plug_whole_chunk(core, zone, from, at_ns)
+            plug_whole_chunk(core, ssd, zone, from, at_ns)
         } else if valid_lbas > 0 {
-            let ready_ns = core.fetch_chunk(zslba + from, at_ns);
-            super::take_in_copy(core, zone, end - from, ready_ns, at_ns);
+            let ready_ns = core.fetch_chunk(ssd, zslba + from, at_ns);
+            super::take_in_copy(core, ssd, zone, end - from, ready_ns, at_ns);
             core.znsplus.read_program_blocks += valid_lbas;
             core.znsplus.plugged_blocks_foreground += valid_lbas;
             ready_ns
         } else {
-            core.take_in(zone, end - from, at_ns, false)
+            core.take_in(ssd, zone, end - from, at_ns, false)
         };
         if waits_for_plugs {
             done_ns = done_ns.max(t);
@@ -179,21 +186,21 @@ pub(crate) fn fill_gap(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> 
 
 /// Plugs the fully valid chunk at zone offset `from` (the fill point),
 /// unless it was plugged ahead already; returns when its data is in.
-fn plug_whole_chunk(core: &mut Backend, zone: u32, from: u64, at_ns: Nanos) -> Nanos {
+fn plug_whole_chunk(core: &mut Backend, ssd: &mut Ssd, zone: u32, from: u64, at_ns: Nanos) -> Nanos {
     let per_chunk = core.layout.lbas_per_chunk;
     let unit = core.translation.mapping.unit_of_chunk(from / per_chunk);
     if core.controller.is_preprogrammed(zone, unit) {
         core.cache_fill(zone, per_chunk, core.last_submit_ns);
-        core.fill(zone, per_chunk, at_ns);
+        core.fill(ssd, zone, per_chunk, at_ns);
         return at_ns;
     }
     core.znsplus.plugged_blocks_foreground += per_chunk;
     let src_lba = core.zones.zslba(zone) + from;
-    if let Some((sensed_ns, _)) = super::try_copyback(core, zone, src_lba, at_ns) {
+    if let Some((sensed_ns, _)) = super::try_copyback(core, ssd, zone, src_lba, at_ns) {
         return sensed_ns;
     }
-    let ready_ns = core.fetch_chunk(src_lba, at_ns);
-    super::take_in_copy(core, zone, per_chunk, ready_ns, at_ns);
+    let ready_ns = core.fetch_chunk(ssd, src_lba, at_ns);
+    super::take_in_copy(core, ssd, zone, per_chunk, ready_ns, at_ns);
     core.znsplus.read_program_blocks += per_chunk;
     ready_ns
 }
@@ -201,7 +208,7 @@ fn plug_whole_chunk(core: &mut Backend, zone: u32, from: u64, at_ns: Nanos) -> N
 /// LBA-ordered plugging: the write pointer of an open TL_opened zone moves
 /// over the valid blocks that follow it, once they are plugged; the next
 /// write to the zone waits for that (`wp_ready_ns`).
-pub(crate) fn plug_following(core: &mut Backend, zone: u32, at_ns: Nanos) {
+pub(crate) fn plug_following(core: &mut Backend, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
     if core.config.znsplus.plugging != Plugging::Lba || !core.zones.state(zone).is_open() {
         return;
     }
@@ -211,7 +218,7 @@ pub(crate) fn plug_following(core: &mut Backend, zone: u32, at_ns: Nanos) {
     let zslba = core.zones.zslba(zone);
     let wp = core.zones.wp(zone);
     let to = tl.next_invalid(wp - zslba);
-    let done_ns = move_wp_to(core, zone, to, at_ns);
+    let done_ns = move_wp_to(core, ssd, zone, to, at_ns);
     if let Some(tl) = core.translation.tl.get_mut(&zone) {
         tl.wp_ready_ns = tl.wp_ready_ns.max(done_ns);
     }
@@ -225,42 +232,42 @@ pub(crate) fn wp_ready_ns(core: &Backend, zone: u32, at_ns: Nanos) -> Nanos {
 
 /// Plugs the zone's data and moves its write pointer up to zone offset
 /// `to`; returns when the plugged data is in.
-fn move_wp_to(core: &mut Backend, zone: u32, to: u64, at_ns: Nanos) -> Nanos {
+fn move_wp_to(core: &mut Backend, ssd: &mut Ssd, zone: u32, to: u64, at_ns: Nanos) -> Nanos {
     let wp = core.zones.wp(zone);
     let target = core.zones.zslba(zone) + to;
     if target <= wp {
         return at_ns;
     }
-    let done_ns = fill_gap(core, zone, to, at_ns);
+    let done_ns = fill_gap(core, ssd, zone, to, at_ns);
     core.zones.advance_wp(zone, target - wp);
     done_ns
 }
 
 /// Plugs every valid block left (Close and Finish).
-pub(crate) fn tl_plug_all(core: &mut Backend, zone: u32, at_ns: Nanos) {
+pub(crate) fn tl_plug_all(core: &mut Backend, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
     let tl = core.translation.tl.get(&zone).expect("a TL_opened zone");
     debug_assert!(core.zones.state(zone).is_open(), "TL_opened zones stay open");
     let to = tl.valid_end();
-    move_wp_to(core, zone, to, at_ns);
+    move_wp_to(core, ssd, zone, to, at_ns);
 }
 
 /// Close of a TL_opened zone: plug the rest, then the LogFBG takes over.
-pub(crate) fn tl_close(core: &mut Backend, zone: u32, at_ns: Nanos) {
-    tl_plug_all(core, zone, at_ns);
+pub(crate) fn tl_close(core: &mut Backend, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
+    tl_plug_all(core, ssd, zone, at_ns);
     if core.zones.state(zone) == ZoneState::Full {
-        after_wp_moved(core, zone, at_ns);
+        after_wp_moved(core, ssd, zone, at_ns);
     } else {
         core.zones.close(zone).expect("an open zone closes");
-        tl_finalize(core, zone, at_ns);
+        tl_finalize(core, ssd, zone, at_ns);
     }
 }
 
 /// The LogFBG replaces the original block group, which is erased and spared.
-pub(crate) fn tl_finalize(core: &mut Backend, zone: u32, at_ns: Nanos) {
+pub(crate) fn tl_finalize(core: &mut Backend, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
     let tl = core.translation.tl.remove(&zone).expect("a TL_opened zone");
     // The original is dropped only once the LogFBG's data is durable.
     core.cache_persist(zone);
-    core.erase_fbg(zone, tl.original_fbg, at_ns);
+    core.erase_fbg(ssd, zone, tl.original_fbg, at_ns);
     core.translation.mapping.release_fbg(zone, tl.original_fbg);
     if let Some(d) = core.data.as_mut() {
         d.tl_close(zone);
@@ -268,9 +275,9 @@ pub(crate) fn tl_finalize(core: &mut Backend, zone: u32, at_ns: Nanos) {
 }
 
 /// Reset or offline: the original block group goes back to the spares.
-pub(crate) fn tl_drop(core: &mut Backend, zone: u32, at_ns: Nanos) {
+pub(crate) fn tl_drop(core: &mut Backend, ssd: &mut Ssd, zone: u32, at_ns: Nanos) {
     if core.translation.tl.contains_key(&zone) {
-        tl_finalize(core, zone, at_ns);
+        tl_finalize(core, ssd, zone, at_ns);
     }
 }
 
@@ -279,18 +286,18 @@ pub(crate) fn tl_drop(core: &mut Backend, zone: u32, at_ns: Nanos) {
 /// zones, the unit next in page order in the die's LogFBG block when it
 /// is fully valid and still ahead of the fill, from the moment the die is
 /// idle. Ties go to the lowest zone, then die.
-pub(crate) fn background_plug(core: &Backend) -> Option<Next> {
+pub(crate) fn background_plug(core: &Backend, ssd: &Ssd) -> Option<Next> {
     if core.config.znsplus.plugging != Plugging::Ppa || core.translation.tl.is_empty() {
         return None;
     }
     let mut first: Option<Next> = None;
     for (&zone, tl) in &core.translation.tl {
         for die in core.translation.mapping.fcg_dies(zone) {
-            let start_ns = core.scheduler.flash.die_free_at_ns(die).max(tl.opened_ns);
+            let start_ns = ssd.flash().die_free_at_ns(die).max(tl.opened_ns);
             if first.is_some_and(|f| f.start_ns() <= start_ns) {
                 continue;
             }
-            let Some(unit) = next_unit_on_die(core, zone, die) else { continue };
+            let Some(unit) = next_unit_on_die(core, ssd, zone, die) else { continue };
             if pluggable_ahead(core, zone, unit) {
                 first = Some(Next::Plug { zone, unit, start_ns });
             }
@@ -300,14 +307,14 @@ pub(crate) fn background_plug(core: &Backend) -> Option<Next> {
 }
 
 /// The LogFBG unit that is next to program on `die` (in page order).
-fn next_unit_on_die(core: &Backend, zone: u32, die: u32) -> Option<u64> {
-    let g = core.scheduler.flash.geometry();
+fn next_unit_on_die(core: &Backend, ssd: &Ssd, zone: u32, die: u32) -> Option<u64> {
+    let g = &core.config.flash;
     let rows_per_block = u64::from(g.pages_per_block / g.oneshot_pages);
     let fbg = core.translation.mapping.fbg_of_zone(zone);
     let die_in_fcg = u64::from(die - core.translation.mapping.fcg_dies(zone).start);
     let d = u64::from(core.translation.mapping.d_zone());
     core.translation.mapping.fbg_blocks(fbg).enumerate().find_map(|(b, block)| {
-        let written = core.scheduler.flash.pages_written(die, 0, block);
+        let written = core.pages_written(ssd, die, block);
         (written < g.pages_per_block)
             .then(|| (b as u64 * rows_per_block + u64::from(written / g.oneshot_pages)) * d + die_in_fcg)
     })
@@ -326,23 +333,22 @@ fn pluggable_ahead(core: &Backend, zone: u32, unit: u64) -> bool {
 }
 
 /// Copies `unit` from the original block group to the LogFBG from `start_ns`.
-pub(crate) fn plug_unit_ahead(core: &mut Backend, zone: u32, unit: u64, start_ns: Nanos) {
+pub(crate) fn plug_unit_ahead(core: &mut Backend, ssd: &mut Ssd, zone: u32, unit: u64, start_ns: Nanos) {
     let per_chunk = core.layout.lbas_per_chunk;
     let original_fbg = core.translation.tl[&zone].original_fbg;
     let chunks: Vec<u64> = core.translation.mapping.unit_chunks(unit).collect();
     let first = chunks[0];
     let (addr, first_page) = core.translation.mapping.unit_target(zone, unit);
     let src = core.translation.mapping.locate_in(zone, original_fbg, first);
-    core.erase_before_program(addr, start_ns);
+    core.erase_before_program(ssd, addr, start_ns);
     let blocks = chunks.len() as u64 * per_chunk;
-    let g = core.scheduler.flash.geometry();
+    let g = &core.config.flash;
     let one_page_units = g.planes_per_die == 1 && g.oneshot_pages == 1;
-    let chain_ok = core.scheduler.flash.copyback_chain(src.die, src.plane, src.block, src.page)
-        < core.config.znsplus.copyback_chain_max;
+    let chain_ok = core.copyback_chain(ssd, src) < core.config.znsplus.copyback_chain_max;
     if one_page_units && chain_ok {
-        core.scheduler
-            .flash
-            .copyback(start_ns, src.die, src.block, src.page, addr, first_page)
+        let (src_block, dst) = (core.partition.block(src.block), core.partition.addr(addr));
+        ssd.flash_mut()
+            .copyback(start_ns, src.die, src_block, src.page, dst, first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         core.znsplus.copyback_blocks += blocks;
     } else {
@@ -350,11 +356,10 @@ pub(crate) fn plug_unit_ahead(core: &mut Backend, zone: u32, unit: u64, start_ns
         let mut ready_ns = start_ns;
         for &c in &chunks {
             let loc = core.translation.mapping.locate_in(zone, original_fbg, c);
-            ready_ns = ready_ns.max(core.scheduler.flash.read(start_ns, loc.die, loc.plane, chunk_bytes));
+            ready_ns = ready_ns.max(ssd.flash_mut().read(start_ns, loc.die, loc.plane, chunk_bytes));
         }
-        core.scheduler
-            .flash
-            .program(ready_ns, addr, first_page)
+        ssd.flash_mut()
+            .program(ready_ns, core.partition.addr(addr), first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         core.znsplus.read_program_blocks += blocks;
     }
