@@ -239,7 +239,7 @@ impl Front {
     }
 
     /// Starts `cmd` at `submit_ns`: a finish or reset may complete later.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn start(
         &mut self,
         ssd: &mut Ssd,
@@ -689,7 +689,7 @@ impl Front {
         let (mut lba, end) = (slba, slba + u64::from(nlb));
         let sequential = self.core.controller.note_read(slba, end);
         while lba < end {
-            let offset_lbas = lba % per_chunk;
+            let offset_lbas = self.core.layout.offset_in_chunk(lba);
             let piece_end = end.min(lba - offset_lbas + per_chunk);
             data_ready = data_ready.max(self.read_piece(ssd, fw_end, lba, offset_lbas, piece_end - lba, sequential));
             lba = piece_end;

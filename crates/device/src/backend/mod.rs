@@ -360,9 +360,9 @@ impl Backend {
             Source::Zeros => at_ns,
             Source::Controller { ready_ns } => at_ns.max(ready_ns),
             Source::Flash { loc, ready_ns } => {
-                let read =
-                    ChunkRead { die: loc.die, plane: loc.plane, block: loc.block, page: loc.page, offset_bytes, bytes };
-                ssd.flash_mut().read_chunk(at_ns.max(ready_ns), self.partition.read(read))
+                let block = self.partition.block(loc.block);
+                let read = ChunkRead { die: loc.die, plane: loc.plane, block, page: loc.page, offset_bytes, bytes };
+                ssd.flash_mut().read_chunk(at_ns.max(ready_ns), read)
             }
         }
     }
@@ -389,7 +389,7 @@ impl Backend {
             return self.unfilled_source(zone, offset);
         }
         let ready_ns = io.gate_ns(offset);
-        let chunk = offset / per_chunk;
+        let chunk = self.layout.chunk_of(offset);
         let chunk = if conventional { chunk % self.layout.zcap_lbas.div_ceil(per_chunk) } else { chunk };
         // The location is worked out with the unit, whose divisions it shares,
         // though a chunk still in the buffer does not need it.
