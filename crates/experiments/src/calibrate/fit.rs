@@ -89,7 +89,7 @@ pub struct Outcome {
 /// `config` with the number at `path` set to `value`. The fit works on the
 /// configuration tree's numbers (nanoseconds, bytes, counts) directly rather
 /// than through `--set` text, whose grammar asks for units.
-fn set_parameter(config: &DeviceConfig, path: &str, value: f64, int: bool) -> Result<DeviceConfig> {
+pub(crate) fn set_parameter(config: &DeviceConfig, path: &str, value: f64, int: bool) -> Result<DeviceConfig> {
     let mut tree = serde_json::to_value(config).map_err(json("the device configuration"))?;
     let mut node = &mut tree;
     for key in path.split('.') {
