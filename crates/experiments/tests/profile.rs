@@ -98,5 +98,159 @@ fn a_fit_from_the_profile_recovers_a_hidden_drive_on_jobs_it_did_not_see() {
     eprintln!("after: median |error| {:.2}% ({:.1} s)", after * 100.0, started.elapsed().as_secs_f64());
     assert!(before > 0.10, "the hidden drive must differ from the zn540 on the held-out jobs: {before}");
     assert!(after <= 0.05, "held-out median |error| {after} after the fit (before: {before})");
+    // What calibrate writes as fitted.toml loads back as the fitted device.
+    let preset = dir.join("fitted.toml");
+    std::fs::write(&preset, out.config.to_toml()).unwrap();
+    assert_eq!(zonelab_device::load_device(preset.to_str().unwrap()).unwrap(), out.config);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The fitted preset is a whole device file: loaded with `--device`, it is the configuration the fit found.
+#[test]
+fn the_fitted_preset_is_a_complete_device_file() {
+    let dir = scratch("preset");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fitted.toml");
+    std::fs::write(&path, hidden_drive().to_toml()).unwrap();
+    let loaded = zonelab_device::load_device(path.to_str().unwrap()).unwrap();
+    assert_eq!(loaded, hidden_drive());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A measured job's section as fio 3.33 writes it (only the fields read, plus some it does not).
+fn fio_output(main: &str) -> String {
+    format!(
+        r#"{{"fio version": "fio-3.33", "timestamp": 1700000000, "jobs": [
+  {{"jobname": "prefill-reads", "groupid": 0, "error": 0, "read": {{"total_ios": 0}}}},
+  {{"jobname": "main", "groupid": 1, "error": 0, {main}}}]}}"#
+    )
+}
+
+const READ: &str = r#""read": {"io_bytes": 409600, "bw_bytes": 409600000, "iops": 100000.5, "total_ios": 100,
+  "clat_ns": {"min": 1, "mean": 9000.0, "percentile": {"1.000000": 7000, "50.000000": 8960, "95.000000": 12032,
+  "99.000000": 15104}}, "lat_ns": {"mean": 10000.0}}"#;
+
+fn read_job() -> profile::PlanJob {
+    profile::plan_jobs(true).into_iter().find(|j| j.name == "read-4k-qd1-j1").unwrap()
+}
+
+#[test]
+fn fio_json_becomes_the_rows_of_its_job() {
+    let values = fio_results::job_values("r.json", &fio_output(READ), &read_job()).unwrap();
+    let got: Vec<(String, f64)> = values.into_iter().map(|(id, v)| (id, (v * 1e3).round() / 1e3)).collect();
+    let want = [
+        ("read-4k-qd1-j1:kiops", 100.001),
+        ("read-4k-qd1-j1:lat_mean_us", 10.0),
+        ("read-4k-qd1-j1:lat_p50_us", 8.96),
+        ("read-4k-qd1-j1:lat_p95_us", 12.032),
+        ("read-4k-qd1-j1:lat_p99_us", 15.104),
+    ];
+    assert_eq!(got, want.map(|(id, v)| (id.to_string(), v)));
+}
+
+#[test]
+fn bad_fio_json_is_an_error_naming_the_file_and_what_is_wrong() {
+    let job = read_job();
+    let cases = [
+        ("{\"jobs\": [", "r.json: line 1 column 10: not fio's JSON output"),
+        ("{\"fio version\": \"fio-3.33\"}", "r.json: no 'jobs' array"),
+        (
+            &fio_output(READ).replace("\"main\"", "\"other\"") as &str,
+            "no job 'main' in 'jobs' (found: prefill-reads, other)",
+        ),
+        (
+            &fio_output(READ).replace("\"error\": 0, \"read\"", "\"error\": 5, \"read\""),
+            "job 'main' ended with error 5",
+        ),
+        (&fio_output(READ).replace("\"95.000000\": 12032,", ""), "job 'main': no 'read.clat_ns.percentile.95.000000'"),
+        (
+            &fio_output(READ).replace("\"iops\": 100000.5", "\"iops\": \"fast\""),
+            "'read.iops' is \"fast\", not a number",
+        ),
+        (&fio_output(READ).replace("\"total_ios\": 100", "\"total_ios\": 0"), "job 'main': no 'read' I/O completed"),
+        (&fio_output(&READ.replace("\"read\"", "\"write\"")), "job 'main': no 'read' section"),
+    ];
+    for (text, needle) in cases {
+        let err = fio_results::job_values("r.json", text, &job).unwrap_err().to_string();
+        assert!(err.starts_with("r.json: ") && err.contains(needle), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn timed_commands_lose_the_median_process_start_and_bad_lines_are_located() {
+    let options = profile::Options {
+        device_path: "/dev/nvme0n2".into(),
+        quick: true,
+        runtime_ms: 100,
+        device: preset("zn540").unwrap(),
+    };
+    let (m, _) = profile::build(&options).unwrap();
+    let lbas = m.timed[0].lbas;
+    let text = format!(
+        "kind,op,lbas,zone,ns\nbaseline,report,0,9,1000000\nbaseline,report,0,9,5000000\nbaseline,report,0,9,1100000\n\
+         sample,finish,{lbas},9,301000000\nsample,finish,{lbas},10,303000000\n"
+    );
+    let values = fio_results::timed_values("t.csv", &text, &m).unwrap();
+    // Mean 302 ms less the median start of 1.1 ms.
+    assert_eq!(values, [(m.timed[0].row.id.clone(), 300_900.0)]);
+    let cases = [
+        ("kind,op\n", "t.csv:1: the header"),
+        ("kind,op,lbas,zone,ns\nbaseline,report,0,9\n", "t.csv:2: 5 fields expected"),
+        ("kind,op,lbas,zone,ns\nbaseline,report,0,9,1.5ms\n", "t.csv:2: 'ns' is not a whole number"),
+        ("kind,op,lbas,zone,ns\nsample,open,0,9,100\n", "t.csv:2: kind must be"),
+        ("kind,op,lbas,zone,ns\nsample,finish,0,9,100\n", "t.csv: no baseline lines"),
+    ];
+    for (text, needle) in cases {
+        let err = fio_results::timed_values("t.csv", text, &m).unwrap_err().to_string();
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn a_profile_directory_without_results_or_with_a_bad_plan_says_so() {
+    let dir = scratch("empty");
+    let options = profile::Options {
+        device_path: "/dev/ng1n1".into(),
+        quick: true,
+        runtime_ms: 100,
+        device: preset("zn540").unwrap(),
+    };
+    profile::write(&dir, &options, false).unwrap();
+    let err = fio_results::read_dir(&dir).err().unwrap().to_string();
+    assert!(err.contains("no results yet"), "{err}");
+    // One job's result: its rows, and the rest listed as missing.
+    let job = &profile::plan_jobs(true)[0];
+    let text = std::fs::read_to_string(dir.join("jobs").join(format!("{}.fio", job.name))).unwrap();
+    std::fs::create_dir_all(dir.join("results")).unwrap();
+    let json = standin::fio_json(&preset("zn540").unwrap(), &job.name, &text, 0).unwrap();
+    std::fs::write(dir.join("results").join(format!("{}.json", job.name)), json).unwrap();
+    let got = fio_results::read_dir(&dir).unwrap();
+    assert_eq!(got.rows.len(), job.rows.len());
+    assert_eq!(got.missing.len(), 18 + 1, "{:?}", got.missing);
+    std::fs::write(dir.join("plan.json"), "{\"version\": 1,\n \"jobs\": 3}").unwrap();
+    let err = fio_results::read_dir(&dir).err().unwrap().to_string();
+    assert!(err.contains("plan.json:2:") && err.contains("not a zonelab profile plan"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_plan_is_the_same_every_time_and_every_row_maps_to_a_calibrate_run() {
+    let options = profile::Options {
+        device_path: "/dev/ng0n2".into(),
+        quick: false,
+        runtime_ms: 5000,
+        device: preset("zn540").unwrap(),
+    };
+    let (a, files_a) = profile::build(&options).unwrap();
+    let (b, files_b) = profile::build(&options).unwrap();
+    assert_eq!((&a, &files_a), (&b, &files_b));
+    assert_eq!(a.jobs.len(), 67);
+    // Every row of the plan maps to a run of calibrate's (none is skipped).
+    let rows = a.rows(|_| Some(1.0));
+    let (_, planned) = cal::plan_rows(&rows);
+    for (row, p) in rows.iter().zip(&planned) {
+        assert!(p.is_ok(), "{}: {:?}", row.id, p.as_ref().err());
+    }
+    let ids: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids.len(), rows.len(), "row ids are unique");
 }
