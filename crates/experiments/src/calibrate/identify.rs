@@ -149,16 +149,14 @@ fn eigen_symmetric(a: &[Vec<f64>]) -> (Vec<f64>, Vec<Vec<f64>>) {
                 let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
                 let t = if theta == 0.0 { 1.0 } else { t };
                 let (c, s) = (1.0 / (t * t + 1.0).sqrt(), t / (t * t + 1.0).sqrt());
-                for k in 0..n {
-                    let (akp, akq) = (a[k][p], a[k][q]);
-                    a[k][p] = c * akp - s * akq;
-                    a[k][q] = s * akp + c * akq;
+                for row in a.iter_mut() {
+                    let (akp, akq) = (row[p], row[q]);
+                    row[p] = c * akp - s * akq;
+                    row[q] = s * akp + c * akq;
                 }
-                for k in 0..n {
-                    let (apk, aqk) = (a[p][k], a[q][k]);
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
-                }
+                let (rp, rq) = (a[p].clone(), a[q].clone());
+                a[p] = rp.iter().zip(&rq).map(|(x, y)| c * x - s * y).collect();
+                a[q] = rp.iter().zip(&rq).map(|(x, y)| s * x + c * y).collect();
                 for row in v.iter_mut() {
                     let (vp, vq) = (row[p], row[q]);
                     row[p] = c * vp - s * vq;

@@ -236,7 +236,7 @@ fn occupancies(quick: bool, op: Op) -> Vec<u32> {
 }
 
 fn short_size(bytes: u64) -> String {
-    if bytes % KI == 0 {
+    if bytes.is_multiple_of(KI) {
         format!("{}k", bytes / KI)
     } else {
         bytes.to_string()
