@@ -3,7 +3,7 @@
 //! The plan is a list of measured jobs, each written as the rows of the
 //! measurements format it yields (`docs/measurements.md`). Each fio job
 //! file is the one `zonelab calibrate` simulates for those rows
-//! ([`super::fio_job::job_file`] with the same frame), so the drive runs
+//! (`fio_job::job_file` with the same frame), so the drive runs
 //! exactly what the model is later asked to predict. Finish and reset at
 //! several occupancies cannot be fio jobs (fio issues no Zone Finish): the
 //! script times them with nvme-cli ([`TimedPoint`], `docs/profile.md`).
