@@ -8,7 +8,7 @@
 //! several occupancies cannot be fio jobs (fio issues no Zone Finish): the
 //! script times them with nvme-cli ([`TimedPoint`], `docs/profile.md`).
 //!
-//! [`write`] puts `jobs/*.fio`, `plan.json` (the [`Manifest`]) and `run.sh`
+//! [`write()`] puts `jobs/*.fio`, `plan.json` (the [`Manifest`]) and `run.sh`
 //! in a directory; [`super::fio_results`] reads the results back as rows.
 
 use super::execute::{self, Settings};
