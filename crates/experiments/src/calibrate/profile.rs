@@ -284,7 +284,7 @@ pub fn plan_jobs(quick: bool) -> Vec<PlanJob> {
             "" => String::new(),
             b => format!("-beside-{}", b.split_whitespace().take(1).collect::<String>()),
         };
-        let x = if bg.contains("x3") { "x3" } else { "" };
+        let x = if bg.contains("x3") { "-x3" } else { "" };
         let name = format!("reset-j{jobs}{beside}{x}");
         let rows = templates(&name, Op::Reset, None, 1, jobs, bg, &RESET_METRICS);
         out.push(PlanJob { name, measured: "main".into(), dir: "trim".into(), needs: None, rows });
@@ -458,3 +458,34 @@ pub const FIT_CANDIDATES: [&str; 10] = [
     "management.reset.unmap_per_lba_ns",
     "management.reset.active_ns",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_device_path_picks_the_stack() {
+        assert_eq!(stack_of("/dev/ng0n2"), Stack::IoUringCmd);
+        assert_eq!(stack_of("/dev/nvme0n2"), Stack::IoUringNone);
+        assert_eq!(stack_of("ng1n1"), Stack::IoUringCmd);
+    }
+
+    #[test]
+    fn a_job_file_for_real_fio_names_fios_scheduler_option_or_none() {
+        let text =
+            "; zonelab calibrate: x\n; rerun: y\n[global]\nioengine=io_uring\nscheduler=none\n\n[main]\nrw=read\n";
+        let block = for_real_fio("j", text, Stack::IoUringNone, 4096);
+        assert!(block.starts_with("; zonelab profile: job j.") && !block.contains("calibrate"), "{block}");
+        assert!(block.contains("\nioscheduler=none\n") && !block.contains("\nscheduler="), "{block}");
+        let passthrough = for_real_fio("j", text, Stack::IoUringCmd, 4096);
+        assert!(!passthrough.contains("scheduler"), "{passthrough}");
+    }
+
+    #[test]
+    fn the_zones_a_job_file_reaches_count_every_clone() {
+        let text = "[global]\nzonemode=zbd\n\n[prefill]\noffset=200z\nsize=4z\n\n[main]\noffset=0z\nsize=4z\n\
+                    offset_increment=4z\nnumjobs=3\n";
+        assert_eq!(zones_reached(text), 204);
+        assert_eq!(zones_reached("[main]\noffset=210z\nsize=6z\nnumjobs=60\noffset_increment=6z\n"), 210 + 6 * 60);
+    }
+}
