@@ -29,6 +29,8 @@ pub const SOURCE: &str = "profile";
 pub const TIMED_NOTE: &str = "timed command";
 /// Samples of each timed management point (as calibrate's command sequences take).
 pub const TIMED_SAMPLES: u32 = 6;
+/// The script's writes that fill a zone before a timed command.
+const FILL_BYTES: u64 = 128 * 1024;
 /// Timings of a cheap command (Report Zones of one zone) that measure what
 /// starting nvme-cli costs; their median is taken off every timed command.
 pub const BASELINE_SAMPLES: u32 = 15;
@@ -292,12 +294,14 @@ pub fn plan_jobs(quick: bool) -> Vec<PlanJob> {
     out
 }
 
-/// The timed finishes and resets at occupancies of a zone of `zcap_lbas`.
-pub fn timed_points(quick: bool, zcap_lbas: u64) -> Vec<TimedPoint> {
+/// The timed finishes and resets at occupancies of a zone of `zcap_lbas`,
+/// each a whole number of the script's 128 KiB fill writes (or the whole zone).
+pub fn timed_points(quick: bool, zcap_lbas: u64, lba_bytes: u64) -> Vec<TimedPoint> {
+    let step = (FILL_BYTES / lba_bytes).max(1);
     let mut out = Vec::new();
     for op in [Op::Finish, Op::Reset] {
         for c in occupancies(quick, op) {
-            let lbas = zcap_lbas * u64::from(c) / 10_000;
+            let lbas = if c >= 10_000 { zcap_lbas } else { zcap_lbas * u64::from(c) / 10_000 / step * step };
             let opname = format!("{op:?}").to_lowercase();
             let pct = f64::from(c) / 100.0;
             let row = RowTemplate {
@@ -332,7 +336,7 @@ pub fn build(options: &Options) -> Result<(Manifest, Vec<(String, String)>)> {
         runtime_ms: options.runtime_ms,
         device: options.device.name.clone(),
         jobs: plan_jobs(options.quick),
-        timed: timed_points(options.quick, layout.zcap_lbas),
+        timed: timed_points(options.quick, layout.zcap_lbas, layout.lba_bytes),
     };
     let settings = Settings { runtime_ms: options.runtime_ms, threads: 1, window_ms_min: 0 };
     let mut files = Vec::new();

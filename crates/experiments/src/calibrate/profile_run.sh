@@ -100,7 +100,7 @@ now_ns() { date +%s%N; }
 timed_ns() {
     local t0 t1
     t0=$(now_ns)
-    "$@" >/dev/null
+    "$@" >/dev/null || die "'$*' failed: the timings so far are in $csv.part"
     t1=$(now_ns)
     echo $((t1 - t0))
 }
@@ -118,7 +118,8 @@ if [ "$timed" = 1 ] && [ -z "$only" ]; then
     zone_lbas=$((ZONE_BYTES / LBA_BYTES)) zcap_lbas=$((ZCAP_BYTES / LBA_BYTES))
     echo "kind,op,lbas,zone,ns" >"$csv.part"
     for i in $(seq 1 "$BASELINE_SAMPLES"); do
-        echo "baseline,report,0,$first,$(timed_ns nvme zns report-zones "$dev" -s $((first * zone_lbas)) -d 1)" >>"$csv.part"
+        ns=$(timed_ns nvme zns report-zones "$dev" -s $((first * zone_lbas)) -d 1)
+        echo "baseline,report,0,$first,$ns" >>"$csv.part"
     done
     for point in "${TIMED[@]}"; do
         op=${point%%:*} lbas=${point#*:}
@@ -129,7 +130,8 @@ if [ "$timed" = 1 ] && [ -z "$only" ]; then
             if [ "$lbas" -lt "$zcap_lbas" ]; then nvme zns open-zone "$dev" -s "$slba" >/dev/null; fi
             fill "$zone" "$lbas"
             sleep 1
-            echo "sample,$op,$lbas,$zone,$(timed_ns nvme zns "$op-zone" "$dev" -s "$slba")" >>"$csv.part"
+            ns=$(timed_ns nvme zns "$op-zone" "$dev" -s "$slba")
+            echo "sample,$op,$lbas,$zone,$ns" >>"$csv.part"
         done
     done
     mv "$csv.part" "$csv"
