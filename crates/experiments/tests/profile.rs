@@ -177,7 +177,7 @@ fn bad_fio_json_is_an_error_naming_the_file_and_what_is_wrong() {
 }
 
 #[test]
-fn timed_commands_lose_the_median_process_start_and_bad_lines_are_located() {
+fn timed_commands_are_medians_less_the_median_process_start_and_bad_lines_are_located() {
     let options = profile::Options {
         device_path: "/dev/nvme0n2".into(),
         quick: true,
@@ -191,7 +191,7 @@ fn timed_commands_lose_the_median_process_start_and_bad_lines_are_located() {
          sample,finish,{lbas},9,301000000\nsample,finish,{lbas},10,303000000\n"
     );
     let values = fio_results::timed_values("t.csv", &text, &m).unwrap();
-    // Mean 302 ms less the median start of 1.1 ms.
+    // The median of 301 and 303 ms less the median start of 1.1 ms.
     assert_eq!(values, [(m.timed[0].row.id.clone(), 300_900.0)]);
     let cases = [
         ("kind,op\n", "t.csv:1: the header"),

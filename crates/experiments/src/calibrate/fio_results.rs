@@ -102,8 +102,8 @@ fn metric(num: &dyn Fn(&[&str]) -> Result<f64>, m: Metric) -> Result<f64> {
     })
 }
 
-/// The timed commands' rows: each point's mean time less the median of the
-/// baseline (what starting nvme-cli costs), in µs.
+/// The timed commands' rows: each point's median time less the median of
+/// the baseline (what starting nvme-cli costs), in µs.
 pub fn timed_values(name: &str, text: &str, m: &Manifest) -> Result<Vec<(String, f64)>> {
     let mut lines = text.lines().enumerate();
     match lines.next() {
@@ -127,15 +127,25 @@ pub fn timed_values(name: &str, text: &str, m: &Manifest) -> Result<Vec<(String,
     if baseline.is_empty() {
         return Err(Error::Invalid(format!("{name}: no baseline lines: nvme-cli's own time is unknown")));
     }
-    baseline.sort_by(f64::total_cmp);
-    let base = baseline[baseline.len() / 2];
+    let base = median(&mut baseline);
     let mut out = Vec::new();
     for t in &m.timed {
         let op = if t.op == Op::Finish { "finish" } else { "reset" };
-        let Some(s) = samples.get(&(op.to_string(), t.lbas)) else { continue };
-        let mean = s.iter().sum::<f64>() / s.len() as f64;
-        // A command faster than the baseline's median measured as nothing (below the method's precision).
-        out.push((t.row.id.clone(), ((mean - base) / 1e3).max(0.0)));
+        let Some(s) = samples.get_mut(&(op.to_string(), t.lbas)) else { continue };
+        // Medians: a process start that took long (a busy host) does not count.
+        // A command faster than the baseline measured as nothing (below the method's precision).
+        out.push((t.row.id.clone(), ((median(s) - base) / 1e3).max(0.0)));
     }
     Ok(out)
+}
+
+/// The median of a non-empty list (the mean of the middle two of an even one).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }

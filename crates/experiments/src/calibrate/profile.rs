@@ -94,7 +94,7 @@ pub struct TimedPoint {
     pub op: Op,
     /// LBAs written into the zone first.
     pub lbas: u64,
-    /// The row it yields (mean latency of the samples, nvme-cli's start taken off).
+    /// The row it yields (median latency of the samples, nvme-cli's start taken off).
     pub row: RowTemplate,
 }
 
@@ -305,13 +305,13 @@ pub fn timed_points(quick: bool, zcap_lbas: u64, lba_bytes: u64) -> Vec<TimedPoi
             let opname = format!("{op:?}").to_lowercase();
             let pct = f64::from(c) / 100.0;
             let row = RowTemplate {
-                id: format!("{opname}-at-{pct}pct:lat_mean_us"),
+                id: format!("{opname}-at-{pct}pct:lat_p50_us"),
                 op,
                 bs: None,
                 qd: Some(1),
                 jobs: Some(1),
                 background: String::new(),
-                metric: Metric::LatMeanUs,
+                metric: Metric::LatP50Us,
                 notes: format!("occupancy {lbas} LBAs ({pct}%); {TIMED_NOTE} (run.sh, nvme-cli)"),
             };
             out.push(TimedPoint { op, lbas, row });
