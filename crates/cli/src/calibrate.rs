@@ -60,12 +60,16 @@ fn progress_bar() -> ProgressBar {
 }
 
 pub fn run(args: &CalibrateArgs) -> Result<(), UserError> {
-    if args.measurements.is_dir() {
+    let dir = args.measurements.is_dir();
+    if dir && args.measurements.join("plan.json").exists() {
         return run_profile(args);
     }
     let started = std::time::Instant::now();
     let config = args.device.config().map_err(|e| UserError(e.0))?;
-    let all = cal::read_file(&args.measurements)?;
+    let all = cal::read_file(&args.measurements).map_err(|e| match dir {
+        true => UserError(format!("{e} (nor a `zonelab profile` directory: it holds no plan.json)")),
+        false => e.into(),
+    })?;
     let rows = cal::select(&all, &args.only);
     if rows.is_empty() {
         return Err(UserError(format!("--only '{}' selects none of the {} rows", args.only, all.len())));

@@ -120,6 +120,16 @@ fn calibrate_reads_a_job_zonelab_run_ran_and_names_a_bad_result_file() {
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("## Identifiability") && report.contains("| controller.read_ns |"), "{report}");
     assert!(out.join("fitted.toml").is_file());
+    let report = std::fs::read_to_string(out.join("report.json")).unwrap();
+    assert!(report.contains("\"identifiability\"") && report.contains("\"rms_elasticity\""), "{report}");
+    // A directory that is not a profile's is refused as before, saying what it lacks.
+    let plain = zonelab(&["calibrate", out.to_str().unwrap(), "--out", scratch("plain-out").to_str().unwrap()]);
+    assert_eq!(plain.status.code(), Some(2));
+    assert!(
+        text(&plain.stderr).contains("is a directory, not a file (nor a `zonelab profile` directory"),
+        "{}",
+        text(&plain.stderr)
+    );
     // A result fio cut short: exit 2, the file and what is wrong.
     std::fs::write(&json, "{\"fio version\": \"fio-3.33\", \"jobs\": [{\"jobname\": \"main\"").unwrap();
     let bad = zonelab(&["calibrate", dir.to_str().unwrap(), "--out", scratch("bad-out").to_str().unwrap()]);
