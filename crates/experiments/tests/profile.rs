@@ -227,6 +227,14 @@ fn a_profile_directory_without_results_or_with_a_bad_plan_says_so() {
     let got = fio_results::read_dir(&dir).unwrap();
     assert_eq!(got.rows.len(), job.rows.len());
     assert_eq!(got.missing.len(), 18 + 1, "{:?}", got.missing);
+    // One timed point of six: its row, and the other five listed.
+    let point = &got.manifest.timed[2];
+    let csv = format!("kind,op,lbas,zone,ns\nbaseline,report,0,1,2000\nsample,finish,{},1,9000\n", point.lbas);
+    std::fs::write(dir.join("results/timed.csv"), csv).unwrap();
+    let got = fio_results::read_dir(&dir).unwrap();
+    assert_eq!(got.rows.len(), job.rows.len() + 1);
+    assert_eq!(got.rows.last().unwrap().value, 7.0, "9 µs less the 2 µs start");
+    assert_eq!(got.missing.len(), 18 + 5, "{:?}", got.missing);
     std::fs::write(dir.join("plan.json"), "{\"version\": 1,\n \"jobs\": 3}").unwrap();
     let err = fio_results::read_dir(&dir).err().unwrap().to_string();
     assert!(err.contains("plan.json:2:") && err.contains("not a zonelab profile plan"), "{err}");

@@ -41,6 +41,9 @@ pub fn read_dir(dir: &Path) -> Result<Converted> {
     if timed.exists() {
         let text = read_text(&timed, TEXT_BYTES_MAX).map_err(|e| Error::Input(e).within("timed commands"))?;
         values.extend(timed_values(&timed.display().to_string(), &text, &manifest)?);
+        for t in manifest.timed.iter().filter(|t| !values.contains_key(&t.row.id)) {
+            missing.push(format!("{}: no samples in {}", t.row.id, timed.display()));
+        }
     } else if !manifest.timed.is_empty() {
         missing.push(format!("timed finishes and resets: no {}", timed.display()));
     }
