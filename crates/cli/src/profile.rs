@@ -17,7 +17,7 @@ pub struct ProfileArgs {
     /// The zoned namespace run.sh measures: /dev/ngXnY (NVMe passthrough) or /dev/nvmeXnY (io_uring).
     #[arg(long, value_name = "PATH")]
     pub device_path: String,
-    /// The smaller plan: 19 fio jobs and 6 timed points (about 10 minutes on a drive).
+    /// The smaller plan: 19 fio jobs and 6 timed points (estimated at 10 minutes on a drive).
     #[arg(long)]
     pub quick: bool,
     /// Measured window of each I/O job in ms [default: 5000, 1000 with --quick].

@@ -262,3 +262,11 @@ fn the_plan_is_the_same_every_time_and_every_row_maps_to_a_calibrate_run() {
     let ids: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids.len(), rows.len(), "row ids are unique");
 }
+
+#[test]
+fn a_plan_that_needs_more_zones_than_the_drive_has_is_refused() {
+    let small = DeviceOptions { zones: Some(100), ..Default::default() }.apply(preset("zn540").unwrap()).unwrap();
+    let options = profile::Options { device_path: "/dev/ng0n2".into(), quick: true, runtime_ms: 100, device: small };
+    let err = profile::build(&options).err().unwrap().to_string();
+    assert!(err.contains("reaches 222 zones and the device has 100"), "{err}");
+}
