@@ -6,7 +6,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use zonelab_experiments::calibrate::{self as cal, fio_results, fit, identify, profile, Settings};
+use zonelab_experiments::calibrate::{self as cal, fio_results, fit, identify, Settings};
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -151,31 +151,17 @@ fn run_profile(args: &CalibrateArgs) -> Result<(), UserError> {
     zonelab_experiments::out_dir::check(&args.out, args.force)?;
     let threads = args.jobs.unwrap_or_else(|| Settings::default().threads).max(1);
     let settings = Settings { runtime_ms: args.runtime_ms.unwrap_or(m.runtime_ms).max(1), threads, window_ms_min: 0 };
-    let asked: Vec<String> = if args.fit.is_empty() {
-        profile::FIT_CANDIDATES.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.fit.clone()
-    };
-    let bar = progress_bar();
-    bar.set_prefix("identifiability");
-    let id = identify::analyse(&config, &rows, &asked, settings);
-    let id = id.inspect_err(|_| bar.finish_and_clear())?;
-    let params = if args.fit.is_empty() { id.identifiable() } else { asked };
-    if params.is_empty() {
-        bar.finish_and_clear();
-        return Err(UserError("the rows constrain none of the parameters: nothing to fit (report: --fit)".into()));
-    }
     let request =
-        fit::Request { tail_weight: args.fit_tail_weight, ..fit::Request::new(params, args.folds, args.max_evals) };
+        fit::Request::new(args.fit.clone(), args.folds, args.max_evals).with_tail_weight(args.fit_tail_weight);
+    let bar = progress_bar();
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     };
-    let outcome =
-        fit::fit(&config, &rows, &request, settings, &|stage: &str| bar.set_prefix(stage.to_string()), &progress);
+    let stage = |stage: &str| bar.set_prefix(stage.to_string());
+    let outcome = identify::fit_identifiable(&config, &rows, &request, settings, &stage, &progress);
     bar.finish_and_clear();
-    let mut outcome = outcome?;
-    outcome.summary.identifiability = Some(id);
+    let outcome = outcome?;
     zonelab_experiments::out_dir::claim(&args.out, args.force)?;
     let csv = args.out.join("measurements.csv");
     std::fs::write(&csv, cal::rows::to_csv(&converted.rows)?)

@@ -42,6 +42,11 @@ impl Request {
     pub fn new(params: Vec<String>, folds: usize, max_evals: u64) -> Self {
         Self { params, folds, max_evals, tail_weight: 1.0 }
     }
+
+    /// The same request with tail rows weighing `tail_weight`.
+    pub fn with_tail_weight(self, tail_weight: f64) -> Self {
+        Self { tail_weight, ..self }
+    }
 }
 
 /// One fitted parameter.

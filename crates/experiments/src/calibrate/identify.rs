@@ -10,9 +10,10 @@
 //! singular value below [`SINGULAR_MIN`]; the weakest parameter of that
 //! direction is set aside and the rest analysed again).
 
-use super::fit::{get_parameter, set_parameter};
+use super::fit::{fit, get_parameter, set_parameter, Outcome, Request};
+use super::profile::FIT_CANDIDATES;
 use super::{evaluate, Row, Settings};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use serde::Serialize;
 use std::fmt::Write as _;
 use zonelab_device::DeviceConfig;
@@ -75,6 +76,35 @@ pub fn analyse(config: &DeviceConfig, rows: &[Row], params: &[String], settings:
     let keep: Vec<usize> = (0..base.len()).filter(|&i| columns.iter().all(|c| c[i].is_some())).collect();
     let j: Vec<Vec<f64>> = columns.iter().map(|c| keep.iter().map(|&i| c[i].unwrap_or(0.0)).collect()).collect();
     Ok(verdicts(params, &j, keep.len()))
+}
+
+/// `calibrate DIR`'s fit: of `request.params` (none: [`FIT_CANDIDATES`]),
+/// analyses which `rows` constrain and fits those (named ones: all of
+/// them, the analysis only reported); the outcome carries the analysis.
+pub fn fit_identifiable(
+    base: &DeviceConfig,
+    rows: &[Row],
+    request: &Request,
+    settings: Settings,
+    stage: &dyn Fn(&str),
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Outcome> {
+    let named = !request.params.is_empty();
+    let asked = if named { request.params.clone() } else { FIT_CANDIDATES.map(String::from).to_vec() };
+    stage("identifiability");
+    let id = analyse(base, rows, &asked, settings)?;
+    let params = if named { asked } else { id.identifiable() };
+    if params.is_empty() {
+        return Err(Error::Invalid(format!(
+            "the rows constrain none of {}: nothing to fit (--fit fits named parameters regardless)",
+            FIT_CANDIDATES.join(", ")
+        )));
+    }
+    let request = Request { params, ..Request::new(Vec::new(), request.folds, request.max_evals) }
+        .with_tail_weight(request.tail_weight);
+    let mut outcome = fit(base, rows, &request, settings, stage, progress)?;
+    outcome.summary.identifiability = Some(id);
+    Ok(outcome)
 }
 
 /// The verdicts from the Jacobian's columns `j` (one per parameter, `n` rows each).
