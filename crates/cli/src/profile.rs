@@ -14,7 +14,7 @@ pub struct ProfileArgs {
     /// Replace an earlier zonelab output in --out (never a directory zonelab did not write).
     #[arg(long)]
     pub force: bool,
-    /// The zoned namespace run.sh measures: /dev/ngXnY (NVMe passthrough) or /dev/nvmeXnY (io_uring).
+    /// The zoned namespace run.sh measures: /dev/ngXnY (NVMe passthrough) or /dev/nvmeXnY (libaio).
     #[arg(long, value_name = "PATH")]
     pub device_path: String,
     /// The smaller plan: 19 fio jobs and 6 timed points (estimated at 10 minutes on a drive).

@@ -163,13 +163,15 @@ impl Manifest {
 }
 
 /// The stack a device path takes: NVMe passthrough on a generic char
-/// device (`/dev/ngXnY`), io_uring without a scheduler on a block device.
+/// device (`/dev/ngXnY`); libaio without a scheduler on a block device
+/// (fio's zoned-device tests run libaio; its io_uring engine has had no
+/// zone hooks of its own for block devices, axboe/fio#2035).
 pub fn stack_of(device_path: &str) -> Stack {
     let name = device_path.rsplit('/').next().unwrap_or("");
     if name.starts_with("ng") {
         Stack::IoUringCmd
     } else {
-        Stack::IoUringNone
+        Stack::LibaioNone
     }
 }
 
@@ -470,7 +472,7 @@ mod tests {
     #[test]
     fn the_device_path_picks_the_stack() {
         assert_eq!(stack_of("/dev/ng0n2"), Stack::IoUringCmd);
-        assert_eq!(stack_of("/dev/nvme0n2"), Stack::IoUringNone);
+        assert_eq!(stack_of("/dev/nvme0n2"), Stack::LibaioNone);
         assert_eq!(stack_of("ng1n1"), Stack::IoUringCmd);
     }
 
@@ -478,7 +480,7 @@ mod tests {
     fn a_job_file_for_real_fio_names_fios_scheduler_option_or_none() {
         let text =
             "; zonelab calibrate: x\n; rerun: y\n[global]\nioengine=io_uring\nscheduler=none\n\n[main]\nrw=read\n";
-        let block = for_real_fio("j", text, Stack::IoUringNone, 4096);
+        let block = for_real_fio("j", text, Stack::LibaioNone, 4096);
         assert!(block.starts_with("; zonelab profile: job j.") && !block.contains("calibrate"), "{block}");
         assert!(block.contains("\nioscheduler=none\n") && !block.contains("\nscheduler="), "{block}");
         let passthrough = for_real_fio("j", text, Stack::IoUringCmd, 4096);

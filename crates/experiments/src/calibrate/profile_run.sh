@@ -35,7 +35,7 @@ if [ -c "$real" ] && [[ $name =~ ^ng[0-9]+n[0-9]+$ ]]; then
     fill_engine=io_uring_cmd
 elif [ -b "$real" ] && [[ $name =~ ^nvme[0-9]+n[0-9]+$ ]]; then
     blk=$name
-    fill_engine=io_uring
+    fill_engine=libaio
 else
     die "refusing to run: $dev is neither an NVMe namespace (/dev/nvmeXnY) nor its generic char device (/dev/ngXnY)"
 fi
