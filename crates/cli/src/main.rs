@@ -7,6 +7,7 @@ mod docs;
 mod fs_bench;
 mod image;
 mod plan;
+mod profile;
 mod progress;
 mod replay;
 mod reproduce_znsplus;
@@ -69,6 +70,8 @@ enum Cmd {
     Serve(serve::ServeArgs),
     /// Rerun a measurements file (docs/measurements.md) on a device: error per row and group; --fit fits parameters.
     Calibrate(calibrate::CalibrateArgs),
+    /// Write a measurement plan for a real zoned drive: fio jobs, a script that runs them, what calibrate reads back.
+    Profile(profile::ProfileArgs),
     /// Run a file-system workload (fileserver, varmail, tpcc, ycsb-a/f) on the ZNS+-aware file system.
     FsBench(fs_bench::FsBenchArgs),
     /// Check a --backing image (header, zone records, block checksums) or upgrade an old one.
@@ -228,6 +231,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Image(args) => image::run(&args),
         Cmd::FsBench(args) => fs_bench::run_cmd(&args),
         Cmd::Calibrate(args) => calibrate::run(&args),
+        Cmd::Profile(args) => profile::run(&args),
         // main() hands `run` to run::run before clap (fio's options are not
         // clap's); clap knows it for `help run`, completions and the man page.
         Cmd::Run(_) => run::run(&std::env::args().skip(2).collect::<Vec<_>>()).map(drop),

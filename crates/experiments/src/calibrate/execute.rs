@@ -231,19 +231,8 @@ fn with_lba(config: &DeviceConfig, run: &Run) -> Result<DeviceConfig> {
 
 fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], settings: Settings) -> Result<Outcome> {
     let layout = config.validate()?;
-    let base = settings.runtime_ms.max(1);
-    let window_ms = window_ms(run, rates, base).max(settings.window_ms_min);
-    let io_only = !matches!(run.main.work, Work::Mgmt { .. })
-        && !matches!(run.other, Some(FioJob { work: Work::Mgmt { .. }, .. }));
-    let frame = Frame {
-        zone_bytes: layout.zone_lbas * layout.lba_bytes,
-        zcap_bytes: layout.zcap_lbas * layout.lba_bytes,
-        window_ms,
-        // Steady state for I/O; management runs count from their first operation.
-        ramp_ms: if io_only { base / 5 } else { 0 },
-        writer_zones: ZONES_PER_WRITER,
-    };
-    let text = job_file(run, rates, &frame);
+    let zone_bytes = [layout.zone_lbas * layout.lba_bytes, layout.zcap_lbas * layout.lba_bytes];
+    let text = job_file(run, rates, &frame(zone_bytes, run, rates, settings));
     // The job file names its scheduler, so that it reruns as it ran.
     let mut host = HostConfig::machine(run.host.name()).expect("every Host names a known machine");
     if let Some(zinc) = run.zinc {
@@ -259,6 +248,23 @@ fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], setting
         _ => None,
     };
     Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), other, job_file: text, throttle })
+}
+
+/// The zones and windows of `run`'s job file: `zone_bytes` are the zone's
+/// size and capacity in bytes. `zonelab profile` writes its job files with
+/// the same frame, so that the drive runs what calibrate simulates.
+pub(super) fn frame(zone_bytes: [u64; 2], run: &FioRun, rates: [Option<f64>; 2], settings: Settings) -> Frame {
+    let base = settings.runtime_ms.max(1);
+    let io_only = !matches!(run.main.work, Work::Mgmt { .. })
+        && !matches!(run.other, Some(FioJob { work: Work::Mgmt { .. }, .. }));
+    Frame {
+        zone_bytes: zone_bytes[0],
+        zcap_bytes: zone_bytes[1],
+        window_ms: window_ms(run, rates, base).max(settings.window_ms_min),
+        // Steady state for I/O; management runs count from their first operation.
+        ramp_ms: if io_only { base / 5 } else { 0 },
+        writer_zones: ZONES_PER_WRITER,
+    }
 }
 
 /// Long enough for several operations of the slowest management job.

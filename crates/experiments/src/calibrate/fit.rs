@@ -42,6 +42,11 @@ impl Request {
     pub fn new(params: Vec<String>, folds: usize, max_evals: u64) -> Self {
         Self { params, folds, max_evals, tail_weight: 1.0 }
     }
+
+    /// The same request with tail rows weighing `tail_weight`.
+    pub fn with_tail_weight(self, tail_weight: f64) -> Self {
+        Self { tail_weight, ..self }
+    }
 }
 
 /// One fitted parameter.
@@ -74,6 +79,11 @@ pub struct FitSummary {
     pub fold_losses: Vec<f64>,
     /// Mean held-out loss over the folds.
     pub cv_loss: Option<f64>,
+    /// Median |predicted/measured - 1| of each fold's held-out rows.
+    pub fold_median_errors: Vec<f64>,
+    /// Which parameters the rows constrain, when it was analysed (`zonelab calibrate DIR`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identifiability: Option<super::identify::Identifiability>,
 }
 
 /// A fit's result: the fitted configuration and the rows under it.
@@ -89,7 +99,7 @@ pub struct Outcome {
 /// `config` with the number at `path` set to `value`. The fit works on the
 /// configuration tree's numbers (nanoseconds, bytes, counts) directly rather
 /// than through `--set` text, whose grammar asks for units.
-fn set_parameter(config: &DeviceConfig, path: &str, value: f64, int: bool) -> Result<DeviceConfig> {
+pub(crate) fn set_parameter(config: &DeviceConfig, path: &str, value: f64, int: bool) -> Result<DeviceConfig> {
     let mut tree = serde_json::to_value(config).map_err(json("the device configuration"))?;
     let mut node = &mut tree;
     for key in path.split('.') {
@@ -269,7 +279,8 @@ pub fn fit(
     stage("fit");
     let loss_start = loss(base, &fittable, settings, request.tail_weight);
     let (x, loss_fitted, evaluations) = minimize(&space, &fittable, settings, request, progress)?;
-    let fold_losses = cross_validate(&space, rows, &runs, &fold_of, request, settings, stage, progress)?;
+    let folds = cross_validate(&space, rows, &runs, &fold_of, request, settings, stage, progress)?;
+    let (fold_losses, fold_median_errors): (Vec<f64>, Vec<f64>) = folds.into_iter().unzip();
     let mut config = space.config(&x)?;
     config.name = format!("{}-fitted", base.name);
     stage("final run");
@@ -290,11 +301,14 @@ pub fn fit(
         evaluations,
         fold_losses,
         cv_loss,
+        fold_median_errors,
+        identifiability: None,
     };
     Ok(Outcome { config, results, summary })
 }
 
-/// Held-out loss per fold; folds of runs by their hash, so the split is the same on every machine.
+/// Held-out loss and median |error| per fold; folds of runs by their hash, so the split is the same on
+/// every machine.
 #[allow(clippy::too_many_arguments)]
 fn cross_validate(
     space: &Space,
@@ -305,7 +319,7 @@ fn cross_validate(
     settings: Settings,
     stage: &dyn Fn(&str),
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<f64>> {
+) -> Result<Vec<(f64, f64)>> {
     let k = request.folds;
     if k < 2 || runs.len() < k {
         return Ok(Vec::new());
@@ -328,9 +342,17 @@ fn cross_validate(
         };
         let (train, test) = (pick(false), pick(true));
         let (x, _, _) = minimize(space, &train, settings, request, progress)?;
-        losses.push(loss(&space.config(&x)?, &test, settings, request.tail_weight));
+        let results = evaluate(&space.config(&x)?, &test, settings, &|_, _| {});
+        losses.push((weighted_loss(&results, request.tail_weight), median_abs_error(&results)));
     }
     Ok(losses)
+}
+
+/// The median |predicted/measured - 1| of the rows that compare (0 for none).
+pub fn median_abs_error(results: &[RowResult]) -> f64 {
+    let mut e: Vec<f64> = results.iter().filter_map(|r| r.error.map(f64::abs)).collect();
+    e.sort_by(f64::total_cmp);
+    e.get(e.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// The fit's section of report.md.
@@ -349,16 +371,21 @@ pub fn markdown(outcome: &Outcome) -> String {
     match s.cv_loss {
         Some(cv) => {
             let folds: Vec<String> = s.fold_losses.iter().map(|l| format!("{l:.4}")).collect();
+            let medians: Vec<String> = s.fold_median_errors.iter().map(|e| format!("{:.1}%", e * 100.0)).collect();
             let _ = writeln!(
                 md,
-                "{}-fold cross-validation, held-out loss: {cv:.4} (folds: {}).",
+                "{}-fold cross-validation, held-out loss: {cv:.4} (folds: {}); held-out median |error| per fold: {}.",
                 folds.len(),
-                folds.join(", ")
+                folds.join(", "),
+                medians.join(", ")
             );
         }
         None => md.push_str("No cross-validation (fewer than 2 folds, or fewer runs than folds).\n"),
     }
     md.push_str("The fitted configuration is `fitted.toml` (load it with `--device fitted.toml`).\n");
+    if let Some(id) = &s.identifiability {
+        md.push_str(&super::identify::markdown(id));
+    }
     md
 }
 

@@ -8,16 +8,24 @@
 //! - [`execute`]: the runs on all cores, deterministic.
 //! - [`report`] and [`plots`]: `rows.csv`, `report.json`, `report.md`, plots.
 //! - [`fit`]: Nelder-Mead over `--set` parameters, with k-fold cross-validation.
+//! - [`profile`], [`fio_results`], [`identify`]: `zonelab profile`'s plan for
+//!   a drive, its fio results read back as rows, and which parameters the
+//!   rows constrain; [`standin`] is a simulated drive in place of real fio.
 
 pub mod background;
 pub mod execute;
 mod fio_job;
+pub mod fio_results;
 pub mod fit;
+pub mod identify;
 pub mod plan;
 pub mod plots;
+pub mod profile;
 mod programs;
 pub mod report;
 pub mod rows;
+mod script;
+pub mod standin;
 
 pub use execute::Settings;
 pub use rows::{read_file, Row};

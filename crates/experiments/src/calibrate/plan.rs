@@ -245,8 +245,9 @@ pub fn plan(row: &Row) -> Result<Plan> {
         ));
     }
     let bg = background::parse(&row.background)?;
-    let custom =
-        row.source == "CLUSTER23" && ["Fig 5", "Open/close", "Fig 7"].iter().any(|f| row.figure.starts_with(f));
+    // Zone commands a profile's script timed run as seed 000's Fig 5 programs did.
+    let custom = timed(row)
+        || (row.source == "CLUSTER23" && ["Fig 5", "Open/close", "Fig 7"].iter().any(|f| row.figure.starts_with(f)));
     if custom {
         return device_plan(row, &bg);
     }
@@ -341,7 +342,7 @@ fn concurrent_resets(notes: &str) -> Option<u32> {
 fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
     let list0 = |run| Ok(Plan { run: Run::Device(run), source: Source::List(0) });
     match row.op {
-        Op::Reset | Op::Finish | Op::ResetAfterFinish if row.figure.starts_with("Fig 5") => {
+        Op::Reset | Op::Finish | Op::ResetAfterFinish if row.figure.starts_with("Fig 5") || timed(row) => {
             let opened = !row.notes.contains("not opened");
             list0(DeviceRun::Occupancy { op: row.op, occupancy: occupancy(&row.notes)?, opened })
         }
@@ -386,6 +387,11 @@ fn device_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
             }
         }
     }
+}
+
+/// A zone command timed by a profile's script (`zonelab profile`).
+fn timed(row: &Row) -> bool {
+    row.notes.contains(super::profile::TIMED_NOTE)
 }
 
 /// Fig 5's occupancy from the notes: "occupancy 12.5% = 34464 LBAs",
