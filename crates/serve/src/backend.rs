@@ -3,12 +3,14 @@
 //! says what to answer and when. No ublk here, so it is tested on any host.
 
 use crate::image::Image;
+use crate::recording::{Arrival, Recorder};
 use crate::report::encode_report;
 use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
 use crate::ServeError;
 use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, ReportFilter, ZonedDevice};
 use zonelab_sim::Nanos;
+use std::sync::Arc;
 
 /// Refused requests described on stderr (then only counted).
 const REFUSALS_LOGGED_MAX: u64 = 20;
@@ -70,6 +72,12 @@ pub struct Backend<D: ZonedDevice = Device> {
     /// Device time at which serving began (after an image's replay): wall
     /// time 0 of the server is this simulated time.
     offset_ns: Nanos,
+    /// `serve --record`: the recording, and this namespace's NSID in it.
+    recording: Option<(Arc<Recorder>, u32)>,
+    /// The command being run, as the transport saw it arrive.
+    arrival: Arrival,
+    /// SEQ of the last command recorded since [`Backend::set_arrival`].
+    recorded: Option<u64>,
 }
 
 impl<D: ZonedDevice> Backend<D> {
@@ -95,7 +103,56 @@ impl<D: ZonedDevice> Backend<D> {
             failed: false,
             image: None,
             offset_ns: 0,
+            recording: None,
+            arrival: Arrival::default(),
+            recorded: None,
         })
+    }
+
+    /// Records every command the model runs into `recorder`, as namespace `nsid`.
+    pub fn record_to(&mut self, recorder: Arc<Recorder>, nsid: u32) {
+        self.recording = Some((recorder, nsid));
+    }
+
+    /// Whether commands are recorded (the transport then tells their arrival).
+    pub fn recording(&self) -> bool {
+        self.recording.is_some()
+    }
+
+    /// The transport's view of the commands run next: queue, arrival,
+    /// dependency.
+    pub fn set_arrival(&mut self, arrival: Arrival) {
+        self.arrival = arrival;
+        self.recorded = None;
+    }
+
+    /// SEQ of the last command recorded since [`Backend::set_arrival`].
+    pub fn take_recorded(&mut self) -> Option<u64> {
+        self.recorded.take()
+    }
+
+    /// Records `cmd`, answered with `completion` in device time.
+    fn note(&mut self, cmd: &Command<'_>, completion: &Completion) {
+        let Some((recorder, nsid)) = &self.recording else { return };
+        let server = Completion {
+            submit_ns: completion.submit_ns.saturating_sub(self.offset_ns),
+            complete_ns: completion.complete_ns.saturating_sub(self.offset_ns),
+            status: completion.status,
+            result: match completion.result {
+                CmdResult::Lba(lba) => CmdResult::Lba(lba),
+                _ => CmdResult::None,
+            },
+        };
+        self.recorded = Some(recorder.record(&self.arrival, *nsid, cmd, &server));
+    }
+
+    /// The model runs `cmd` (device time), recorded when recording.
+    fn device_submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        let completion = self.device.submit(submit_ns, cmd, read_out);
+        if self.recording.is_some() {
+            self.note(cmd, &completion);
+        }
+        completion
     }
 
     /// The namespace in the units request translation needs.
@@ -288,7 +345,7 @@ impl<D: ZonedDevice> Backend<D> {
         read_out: Option<&mut [u8]>,
     ) -> Option<Completion> {
         let submit_ns = self.submit_time_ns(wall_ns);
-        let completion = self.device.submit(submit_ns, cmd, read_out);
+        let completion = self.device_submit(submit_ns, cmd, read_out);
         self.last_submit_ns = submit_ns;
         if self.pace == Pace::Asap {
             self.asap_now_ns = self.asap_now_ns.max(completion.complete_ns);
@@ -369,17 +426,17 @@ impl<D: ZonedDevice> Backend<D> {
         let completion = match *action {
             Action::Flush => {
                 // The model's Flush: a volatile write cache makes what it holds durable, and that takes time.
-                let c = self.device.submit(submit_ns, &Command::Flush, None);
+                let c = self.device_submit(submit_ns, &Command::Flush, None);
                 return Outcome { result: -errno_of(c.status), append_sector: None, complete_ns: c.complete_ns };
             }
             Action::Read { slba, nlb } => {
                 data.clear();
                 data.resize(bytes, 0);
-                self.device.submit(submit_ns, &Command::Read { slba, nlb }, Some(data.as_mut_slice()))
+                self.device_submit(submit_ns, &Command::Read { slba, nlb }, Some(data.as_mut_slice()))
             }
             Action::Write { slba, nlb } => {
                 assert_eq!(data.len(), bytes, "a write carries its blocks");
-                self.device.submit(
+                self.device_submit(
                     submit_ns,
                     &Command::Write { slba, nlb, payload: Payload::Bytes(data), fua: false },
                     None,
@@ -387,18 +444,18 @@ impl<D: ZonedDevice> Backend<D> {
             }
             Action::Append { zslba, nlb } => {
                 assert_eq!(data.len(), bytes, "an append carries its blocks");
-                self.device.submit(
+                self.device_submit(
                     submit_ns,
                     &Command::Append { zslba, nlb, payload: Payload::Bytes(data), fua: false },
                     None,
                 )
             }
             Action::Zone { action, slba, select_all } => {
-                self.device.submit(submit_ns, &Command::ZoneMgmtSend { action, slba, select_all }, None)
+                self.device_submit(submit_ns, &Command::ZoneMgmtSend { action, slba, select_all }, None)
             }
             Action::Report { slba, max_zones } => {
                 let cmd = Command::ReportZones { slba, filter: ReportFilter::All, max_zones, partial: true };
-                self.device.submit(submit_ns, &cmd, None)
+                self.device_submit(submit_ns, &cmd, None)
             }
         };
         let errno = errno_of(completion.status);

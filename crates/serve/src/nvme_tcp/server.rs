@@ -252,6 +252,7 @@ fn send(stream: &mut &TcpStream, output: Output, target: &Target, connection: &C
     // response with a new command before this thread runs again.
     if output.completes {
         connection.outstanding.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        connection.note_sent(output.seq);
     }
     connection.set_writing(Some(target.wall_ns()));
     let written = stream.write_all(&output.bytes).is_ok();
