@@ -9,6 +9,7 @@ mod image;
 mod plan;
 mod progress;
 mod replay;
+mod replay_recording;
 mod reproduce_znsplus;
 mod run;
 mod serve;

@@ -67,12 +67,14 @@ pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), Ser
     for signal in signals.forever() {
         if signal == SIGUSR1 {
             write_stats(&stats, &target.stats_report());
+            target.flush_recording();
             continue;
         }
         break;
     }
     target.close_connections();
     write_stats(&stats, &target.stats_report());
+    target.flush_recording();
     let memory = target.memory();
     eprintln!("zonelab: nvme-tcp memory budget: peak {} of {} bytes", memory.peak(), memory.limit());
     target.sync_images()
