@@ -10,6 +10,7 @@
 //! cost no memory.
 
 use super::job::{JobSpec, DDIRS};
+use super::iolog_write::IologWriter;
 use super::stats::Sampled;
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -24,7 +25,7 @@ const AVG_TIME_MS: u64 = 500;
 
 /// One log file: its lines not yet written, and the first write error.
 #[derive(Debug)]
-struct LogFile {
+pub(super) struct LogFile {
     path: PathBuf,
     /// The option that asked for it, where errors point.
     option: &'static str,
@@ -36,7 +37,7 @@ struct LogFile {
 
 impl LogFile {
     /// Creates `path`, which must not exist.
-    fn create(path: PathBuf, option: &'static str, offsets: bool) -> Result<Self, String> {
+    pub(super) fn create(path: PathBuf, option: &'static str, offsets: bool) -> Result<Self, String> {
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(_) => Ok(LogFile { path, option, offsets, buffer: Vec::new(), error: None }),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(format!(
@@ -54,6 +55,14 @@ impl LogFile {
         } else {
             writeln!(self.buffer, "{time_ms}, {value}, {ddir}, {bs}, 0")
         };
+        if self.buffer.len() >= BUFFER_BYTES {
+            self.flush();
+        }
+    }
+
+    /// Adds text as it is (lines of another format: `write_iolog`).
+    pub(super) fn text(&mut self, text: std::fmt::Arguments<'_>) {
+        let _ = self.buffer.write_fmt(text);
         if self.buffer.len() >= BUFFER_BYTES {
             self.flush();
         }
@@ -166,15 +175,19 @@ pub struct ThreadLogs {
     lat: [Option<LatencyLog>; 3],
     bw: Option<LogFile>,
     iops: Option<LogFile>,
+    /// `write_iolog`.
+    iolog: Option<super::iolog_write::IologWriter>,
 }
 
 impl ThreadLogs {
     /// Creates the log files `job` asks for, numbered `number` (fio's thread
     /// number: 1 for the run's first thread, clones included). None: no logs.
     /// Err: (the option, the message); files created before the error are removed.
-    pub fn create(job: &JobSpec, number: usize) -> Result<Option<Self>, (&'static str, String)> {
+    /// `clone` is the thread's clone number in its job (the iolog's default file name).
+    pub fn create(job: &JobSpec, number: usize, clone: u32) -> Result<Option<Self>, (&'static str, String)> {
         let logs = &job.logs;
-        if logs.lat_prefix.is_none() && logs.bw_prefix.is_none() && logs.iops_prefix.is_none() {
+        let no_iolog = job.write_iolog.is_none();
+        if logs.lat_prefix.is_none() && logs.bw_prefix.is_none() && logs.iops_prefix.is_none() && no_iolog {
             return Ok(None);
         }
         let mut out = ThreadLogs {
@@ -183,6 +196,7 @@ impl ThreadLogs {
             lat: [None, None, None],
             bw: None,
             iops: None,
+            iolog: None,
         };
         let file = |prefix: &str, kind: &str, option: &'static str| {
             let path = PathBuf::from(format!("{prefix}_{kind}.{number}.log"));
@@ -207,6 +221,11 @@ impl ThreadLogs {
             }
             if let Some(prefix) = &logs.iops_prefix {
                 out.iops = Some(file(prefix, "iops", "write_iops_log")?);
+            }
+            if let Some(path) = &job.write_iolog {
+                // fio's default file name: `$jobname.$jobnum.$filenum`.
+                let name = job.filename.clone().unwrap_or_else(|| format!("{}.{clone}.0", job.name));
+                out.iolog = Some(IologWriter::create(path, name).map_err(|e| ("write_iolog", e))?);
             }
             Ok(())
         })();
@@ -275,7 +294,22 @@ impl ThreadLogs {
 
     fn files_mut(&mut self) -> impl Iterator<Item = &mut LogFile> {
         let lat = self.lat.iter_mut().flatten().map(|log| &mut log.file);
-        lat.chain(self.bw.iter_mut()).chain(self.iops.iter_mut())
+        let iolog = self.iolog.iter_mut().map(IologWriter::file_mut);
+        lat.chain(self.bw.iter_mut()).chain(self.iops.iter_mut()).chain(iolog)
+    }
+
+    /// `write_iolog`: the thread queued an I/O, `time_us` after it started.
+    pub fn issued(&mut self, time_us: u64, ddir: usize, offset: u64, len: u64) {
+        if let Some(iolog) = &mut self.iolog {
+            iolog.io(time_us, ddir, offset, len);
+        }
+    }
+
+    /// `write_iolog`: the thread ended, `time_us` after it started.
+    pub fn close_iolog(&mut self, time_us: u64) {
+        if let Some(iolog) = &mut self.iolog {
+            iolog.close(time_us);
+        }
     }
 
     /// Removes the files (the run was refused before it started).

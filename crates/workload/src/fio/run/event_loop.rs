@@ -234,13 +234,22 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     fn end_thread(&mut self, now: Nanos, t: u32) {
         let wrote = self.threads[t as usize].stats.dirs[DDIR_WRITE].total_ios > 0;
-        let now = if self.set.jobs[self.threads[t as usize].spec].end_fsync && wrote {
+        let end_fsync = self.set.jobs[self.threads[t as usize].spec].end_fsync && wrote;
+        let fsync_ns = now;
+        let now = if end_fsync {
             // Nothing of the thread is in flight: the Flush is its last command.
             self.device.submit(now, &zonelab_device::Command::Flush, None).complete_ns
         } else {
             now
         };
         let thread = &mut self.threads[t as usize];
+        if let Some(logs) = thread.logs.as_deref_mut() {
+            let us = |ns: Nanos| (ns - thread.start_ns) / 1000;
+            if end_fsync {
+                logs.issued(us(fsync_ns), crate::fio::iolog_write::DDIR_SYNC, 0, 0);
+            }
+            logs.close_iolog(us(now));
+        }
         assert!(thread.inflight == 0, "a thread ends with nothing in flight");
         thread.enter(Stage::Ended);
         let runtime = now.saturating_sub(thread.stats_start_ns);
