@@ -40,6 +40,9 @@ use zonelab_sim::Nanos;
 pub const HEADER: &str = "zonelab recording 1";
 /// Largest recording read (256 MiB, as fio's logs).
 pub const RECORDING_BYTES_MAX: u64 = 256 << 20;
+/// Latest time a recording may name: a replay stays within the model's
+/// horizon (`TIME_NS_MAX`, 2^62 ns) with room for the commands' own time.
+pub const TIME_NS_LAST: Nanos = zonelab_sim::TIME_NS_MAX / 4;
 /// Most commands one replay holds.
 pub const RECORDS_MAX: usize = 8 << 20;
 /// Most LBAs or words one command's list may carry (copy ranges,
@@ -305,6 +308,12 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<Record>, RecordingError> {
         let record = parse_line(raw).map_err(|(field, m)| error(number, field, m))?;
         if records.last().is_some_and(|last| record.seq <= last.seq) {
             return Err(error(number, "seq", format!("{} does not follow the line before's", record.seq)));
+        }
+        if let Some((field, _)) = [("at_ns", record.at_ns), ("vt_ns", record.vt_ns), ("vc_ns", record.vc_ns)]
+            .into_iter()
+            .find(|&(_, t)| t > TIME_NS_LAST)
+        {
+            return Err(error(number, field, format!("past {TIME_NS_LAST} ns, the last time a replay simulates")));
         }
         if record.vc_ns < record.vt_ns {
             return Err(error(number, "vc_ns", "earlier than vt_ns: a command completes after it starts".into()));

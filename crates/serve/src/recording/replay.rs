@@ -4,7 +4,7 @@
 //! the replay, after the recorded think time). The device runs each command
 //! to its end (`ZonedDevice::submit`), as the servers do.
 
-use super::Record;
+use super::{Record, TIME_NS_LAST};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use zonelab_device::{CmdResult, Mode, Payload, Status, ZonedDevice};
@@ -53,7 +53,8 @@ pub fn replay<D: ZonedDevice + ?Sized>(records: &[Record], device: &mut D, mode:
     let mut last_ns: Nanos = 0;
     let mut run = |index: usize, due_ns: Nanos, device: &mut D| {
         let record = &records[index];
-        let issue_ns = due_ns.max(last_ns);
+        // Think times add up: a replay that would pass the horizon stays at it.
+        let issue_ns = due_ns.max(last_ns).min(TIME_NS_LAST);
         last_ns = issue_ns;
         let completion = device.submit_in(record.nsid, issue_ns, &record.op.command(payload), None);
         let result_lba = match completion.result {
