@@ -234,7 +234,10 @@ fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
     let mut device_args = args.device.clone();
     device_args.data = true;
     let config = device_args.config().map_err(|e| UserError(e.0))?;
-    let backend = backend(config, args.pace.into(), args.backing.as_deref())?;
+    let mut backend = backend(config, args.pace.into(), args.backing.as_deref())?;
+    if let Some(recorder) = recorder(args)? {
+        backend.record_to(recorder, 1);
+    }
     let options = ServeOptions { stats_path: args.stats.clone() };
     zonelab_serve::serve(backend, options).map_err(|e| UserError(e.to_string()))
 }

@@ -131,6 +131,13 @@ impl<D: ZonedDevice> Backend<D> {
         self.recorded.take()
     }
 
+    /// Hands the recording's buffered lines to its file.
+    pub fn flush_recording(&self) {
+        if let Some((recorder, _)) = &self.recording {
+            recorder.flush();
+        }
+    }
+
     /// Records `cmd`, answered with `completion` in device time.
     fn note(&mut self, cmd: &Command<'_>, completion: &Completion) {
         let Some((recorder, nsid)) = &self.recording else { return };
@@ -805,5 +812,55 @@ mod submit_image_tests {
         assert_eq!(read(lba(5), 2), data[4096..3 * 4096]);
         assert!(read(lba(3) + 4, 2).iter().all(|&b| b == 0));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// `serve --record` on the block-request path (ublk's): the commands the
+/// requests become are recorded with the arrival the queue gave.
+#[cfg(test)]
+mod record_tests {
+    use super::tests::{backend, req, zone_sector};
+    use super::*;
+    use crate::recording::{self, Op, QueueId};
+    use crate::request::BlockOp;
+
+    #[test]
+    fn block_requests_are_recorded_as_the_commands_they_become() {
+        let path = std::env::temp_dir().join(format!("zonelab-{}-ublk-record", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let recorder = Arc::new(Recorder::create(&path, "ublk test").unwrap());
+        let mut b = backend(Pace::Realtime);
+        b.record_to(recorder, 1);
+        let queue = QueueId { controller: 0, qid: 0 };
+        let mut data = vec![7u8; 8192];
+        let requests = [
+            (req(BlockOp::Write, zone_sector(2), 16), None),
+            (req(BlockOp::ZoneAppend, zone_sector(2), 8), Some(1)),
+            (req(BlockOp::Read, zone_sector(2), 16), Some(2)),
+            (req(BlockOp::ZoneFinish, zone_sector(2), 0), Some(3)),
+            (req(BlockOp::Flush, 0, 0), Some(4)),
+        ];
+        let mut seqs = Vec::new();
+        for (at, (request, dep)) in requests.iter().enumerate() {
+            if matches!(request.op, BlockOp::Write | BlockOp::ZoneAppend) {
+                data = vec![7u8; request.count as usize * 512];
+            }
+            b.set_arrival(Arrival { queue, at_ns: at as u64 * 1000, dep: *dep, outstanding: 0 });
+            assert!(b.handle(at as u64 * 1000, request, &mut data).result >= 0, "{request:?}");
+            seqs.push(b.take_recorded());
+        }
+        assert_eq!(seqs, [Some(1), Some(2), Some(3), Some(4), Some(5)]);
+        b.flush_recording();
+        let records = recording::read(path.to_str().unwrap()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let lba = zone_sector(2) / 8;
+        let ops: Vec<&Op> = records.iter().map(|r| &r.op).collect();
+        assert_eq!(ops[0], &Op::Write { slba: lba, nlb: 2, fua: false });
+        assert_eq!(ops[1], &Op::Append { zslba: lba, nlb: 1, fua: false });
+        assert_eq!(ops[2], &Op::Read { slba: lba, nlb: 2 });
+        assert!(matches!(ops[3], Op::Zone { action: zonelab_device::ZoneAction::Finish, .. }));
+        assert_eq!(ops[4], &Op::Flush);
+        assert_eq!(records[1].result_lba, Some(lba + 2));
+        assert!(records.iter().all(|r| r.queue == queue && r.vt_ns == r.at_ns), "realtime: arrival is submission");
     }
 }
