@@ -41,8 +41,9 @@ impl LogFile {
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(_) => Ok(LogFile { path, option, offsets, buffer: Vec::new(), error: None }),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(format!(
-                "log file '{}' exists: zonelab never overwrites a file (fio would); remove it or choose another prefix",
-                path.display()
+                "log file '{}' exists: zonelab never overwrites a file (fio would); remove it or choose another {}",
+                path.display(),
+                if option == "write_iolog" { "file" } else { "prefix" }
             )),
             Err(e) => Err(format!("cannot create log file '{}': {e}", path.display())),
         }
