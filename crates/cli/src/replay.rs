@@ -61,7 +61,9 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     if args.iter().any(|a| !a.starts_with('-') && crate::replay_recording::is_recording(a)) {
         return crate::replay_recording::run(args);
     }
-    let own = |a: &String| RECORDING_ONLY.iter().any(|o| a.strip_prefix("--").is_some_and(|b| b.split('=').next() == Some(o)));
+    let own = |a: &String| {
+        RECORDING_ONLY.iter().any(|o| a.strip_prefix("--").is_some_and(|b| b.split('=').next() == Some(o)))
+    };
     if let Some(arg) = args.iter().find(|a| own(a)) {
         return Err(UserError(format!("{arg}: only a zonelab recording (serve --record) takes it")));
     }

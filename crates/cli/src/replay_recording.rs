@@ -8,8 +8,8 @@
 use crate::args::DeviceArgs;
 use crate::UserError;
 use clap::Parser;
-use std::collections::{BTreeMap, BinaryHeap};
 use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::process::ExitCode;
 use zonelab_device::{CmdResult, Completion};
 use zonelab_serve::recording::replay::{replay, Clock, Loop, Replayed};
@@ -96,19 +96,22 @@ fn as_recorded(index: usize, r: &Record) -> Replayed {
     Replayed { index, issue_ns: r.vt_ns, done_ns: r.vc_ns, status: r.status, result_lba: r.result_lba }
 }
 
+/// A queue of the replay as its host would see it: the commands in flight
+/// (completion time, SEQ), earliest first, and the last one completed.
+type QueueSeen = (BinaryHeap<Reverse<(Nanos, u64)>>, Option<u64>);
+
 /// `--record FILE`: the replay's command stream in the recording's format,
 /// its times the replay's, its SEQ the order the device saw, and each
 /// command's DEP and OUT what the replay's completions made them (the last
 /// of its queue completed when it was issued; those still in flight).
 fn record_replay(recorder: &Recorder, records: &[Record], replayed: &[Replayed]) {
-    let mut queues: BTreeMap<QueueId, (BinaryHeap<Reverse<(Nanos, u64)>>, Option<u64>)> = BTreeMap::new();
+    let mut queues: BTreeMap<QueueId, QueueSeen> = BTreeMap::new();
     for r in replayed {
         let record = &records[r.index];
         let (in_flight, last_done) = queues.entry(record.queue).or_default();
         // Bound: each command enters and leaves the heap once.
-        while let Some(&Reverse((done, seq))) = in_flight.peek().filter(|Reverse((done, _))| *done <= r.issue_ns) {
+        while let Some(&Reverse((_, seq))) = in_flight.peek().filter(|Reverse((done, _))| *done <= r.issue_ns) {
             in_flight.pop();
-            let _ = done;
             *last_done = Some(seq);
         }
         let outstanding = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);

@@ -8,9 +8,9 @@ use crate::report::encode_report;
 use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
 use crate::ServeError;
+use std::sync::Arc;
 use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, ReportFilter, ZonedDevice};
 use zonelab_sim::Nanos;
-use std::sync::Arc;
 
 /// Refused requests described on stderr (then only counted).
 const REFUSALS_LOGGED_MAX: u64 = 20;

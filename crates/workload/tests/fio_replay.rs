@@ -309,5 +309,8 @@ fn write_iolog_is_one_file_per_thread_and_not_beside_read_iolog() {
     let job = format!("[r]\nrw=randread\nbs=4k\nnumber_ios=2\nwrite_iolog={path}\n");
     engine_run(&mut device(), &job).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.starts_with("fio version 3 iolog\n0 r.0.0 add\n0 r.0.0 open\n0 r.0.0 read "), "fio's default name: {text}");
+    assert!(
+        text.starts_with("fio version 3 iolog\n0 r.0.0 add\n0 r.0.0 open\n0 r.0.0 read "),
+        "fio's default name: {text}"
+    );
 }

@@ -96,8 +96,19 @@ fn a_recording_replays_the_same_command_stream_and_times() {
     let records = record(&path, Pace::Asap, traffic);
     let names: Vec<&str> = records.iter().map(|r| r.op.name()).collect();
     let expected = [
-        "write", "write", "append", "read", "append", "report", "write", "zone", "zone", "copy", "write_zeroes",
-        "flush", "zone",
+        "write",
+        "write",
+        "append",
+        "read",
+        "append",
+        "report",
+        "write",
+        "zone",
+        "zone",
+        "copy",
+        "write_zeroes",
+        "flush",
+        "zone",
     ];
     assert_eq!(names, expected);
     // Each host waited for every answer: a command depends on the queue's previous one.

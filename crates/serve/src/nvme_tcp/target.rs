@@ -3,10 +3,10 @@
 //! subsystem's view of the port.
 
 use crate::backend::Backend;
-use crate::recording::Recorder;
 use crate::nvme_tcp::command::{sc, Reply, Sqe};
 use crate::nvme_tcp::connection::{Connection, Phase};
 use crate::nvme_tcp::limits::{ConnMemory, Limits, Memory, Use, CONNECTION_FIXED_BYTES, STEP_RESERVE};
+use crate::recording::Recorder;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -31,9 +31,9 @@ pub use writer::{Arrival, QueueId, Recorder};
 use std::fmt::Write as _;
 use std::io::Read;
 use std::path::Path;
-use zonelab_device::{Command, Payload, ReportFilter, SourceRange, Status, ZoneAction, ZoneState};
 #[cfg(test)]
 use zonelab_device::Completion;
+use zonelab_device::{Command, Payload, ReportFilter, SourceRange, Status, ZoneAction, ZoneState};
 use zonelab_sim::Nanos;
 
 /// The first line of a recording of this format.
@@ -427,7 +427,10 @@ fn parse_op(t: &mut Tokens<'_>) -> Result<Op, FieldError> {
             let zslba = number("zslba", t.next())?;
             let mut valid = Vec::new();
             for word in t.by_ref().take(LIST_MAX + 1) {
-                valid.push(u64::from_str_radix(word, 16).map_err(|_| ("bitmap", format!("'{}' is no hex word", shorten(word))))?);
+                valid.push(
+                    u64::from_str_radix(word, 16)
+                        .map_err(|_| ("bitmap", format!("'{}' is no hex word", shorten(word))))?,
+                );
             }
             if valid.is_empty() || valid.len() > LIST_MAX {
                 return Err(("bitmap", format!("1 to {LIST_MAX} words")));

@@ -61,7 +61,8 @@ pub fn replay<D: ZonedDevice + ?Sized>(records: &[Record], device: &mut D, mode:
             CmdResult::Lba(lba) => Some(lba),
             _ => None,
         };
-        let replayed = Replayed { index, issue_ns, done_ns: completion.complete_ns, status: completion.status, result_lba };
+        let replayed =
+            Replayed { index, issue_ns, done_ns: completion.complete_ns, status: completion.status, result_lba };
         out.push(replayed);
         replayed
     };

@@ -21,7 +21,10 @@ fn every_line_parses_and_prints_back_the_same() {
     assert_eq!(records[1].result_lba, Some(8));
     assert_eq!(records[2].queue, QueueId { controller: 1, qid: 2 });
     assert_eq!(records[2].status, Status::ZoneInvalidWrite);
-    assert_eq!(records[5].op, Op::Copy { sdlba: 256, ranges: vec![SourceRange { slba: 0, nlb: 2 }, SourceRange { slba: 8, nlb: 1 }] });
+    assert_eq!(
+        records[5].op,
+        Op::Copy { sdlba: 256, ranges: vec![SourceRange { slba: 0, nlb: 2 }, SourceRange { slba: 8, nlb: 1 }] }
+    );
     let lines: Vec<&str> = GOOD.lines().skip(2).collect();
     for (record, line) in records.iter().zip(lines) {
         assert_eq!(record.to_line(), line);
@@ -66,12 +69,8 @@ fn the_recorder_creates_its_file_exclusively() {
     let path = std::env::temp_dir().join(format!("zonelab-{}-recorder-exclusive", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let recorder = Recorder::create(&path, "first").unwrap();
-    let completion = Completion {
-        status: Status::Success,
-        submit_ns: 10,
-        complete_ns: 20,
-        result: zonelab_device::CmdResult::None,
-    };
+    let completion =
+        Completion { status: Status::Success, submit_ns: 10, complete_ns: 20, result: zonelab_device::CmdResult::None };
     let arrival = Arrival { queue: QueueId { controller: 1, qid: 1 }, at_ns: 5, dep: None, outstanding: 0 };
     assert_eq!(recorder.record(&arrival, 1, &Command::Read { slba: 3, nlb: 2 }, &completion), 1);
     assert_eq!(recorder.record(&arrival, 1, &Command::Flush, &completion), 2);
@@ -80,8 +79,8 @@ fn the_recorder_creates_its_file_exclusively() {
     assert!(again.contains("exists"), "{again}");
     let records = read(path.to_str().unwrap()).unwrap();
     std::fs::remove_file(&path).unwrap();
-    assert_eq!(records.iter().map(Record::to_line).collect::<Vec<_>>(), [
-        "1 5 10 20 1.1 1 - 0 success - read 3 2",
-        "2 5 10 20 1.1 1 - 0 success - flush"
-    ]);
+    assert_eq!(
+        records.iter().map(Record::to_line).collect::<Vec<_>>(),
+        ["1 5 10 20 1.1 1 - 0 success - read 3 2", "2 5 10 20 1.1 1 - 0 success - flush"]
+    );
 }

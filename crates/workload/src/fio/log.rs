@@ -9,8 +9,8 @@
 //! to [`BUFFER_BYTES`] per file, then appended, so that a long run's logs
 //! cost no memory.
 
-use super::job::{JobSpec, DDIRS};
 use super::iolog_write::IologWriter;
+use super::job::{JobSpec, DDIRS};
 use super::stats::Sampled;
 use std::fs::OpenOptions;
 use std::io::Write;
