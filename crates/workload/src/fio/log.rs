@@ -275,10 +275,14 @@ impl ThreadLogs {
         }
     }
 
-    /// The thread ended at `time_ms`: the latency windows are written (fio's
-    /// `finalize_logs`) and every file gets its last lines. Returns the
-    /// first write error, with the option of its file.
-    pub fn finish(&mut self, time_ms: u64) -> Option<(&'static str, String)> {
+    /// The thread ended at `time_ms` (`end_us` after it started): the
+    /// latency windows are written (fio's `finalize_logs`), the iolog's file
+    /// closes, and every file gets its last lines. Returns the first write
+    /// error, with the option of its file.
+    pub fn finish(&mut self, time_ms: u64, end_us: u64) -> Option<(&'static str, String)> {
+        if let Some(iolog) = &mut self.iolog {
+            iolog.close(end_us);
+        }
         let max_value = self.max_value;
         for log in self.lat.iter_mut().flatten() {
             for ddir in 0..DDIRS {
@@ -303,13 +307,6 @@ impl ThreadLogs {
     pub fn issued(&mut self, time_us: u64, ddir: usize, offset: u64, len: u64) {
         if let Some(iolog) = &mut self.iolog {
             iolog.io(time_us, ddir, offset, len);
-        }
-    }
-
-    /// `write_iolog`: the thread ended, `time_us` after it started.
-    pub fn close_iolog(&mut self, time_us: u64) {
-        if let Some(iolog) = &mut self.iolog {
-            iolog.close(time_us);
         }
     }
 

@@ -53,12 +53,8 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let io =
             Io { thread: t, ddir, kind, op, slba, nlb, zone, issue_ns: now, submit_ns, status, verify_error: false };
         let tag = self.new_io(io);
-        if self.threads[t as usize].logs.is_some() {
-            self.log_issued(now, t, tag);
-        }
-        if let Some(state) = self.threads[t as usize].replay.as_deref_mut() {
-            // Before the request can complete: a failure names its line.
-            state.note_tag(tag);
+        if self.threads[t as usize].issue_hooks {
+            self.issue_hooks(now, t, tag);
         }
         if submit_ns == now {
             self.insert(now, tag);
@@ -67,16 +63,20 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         }
     }
 
-    /// `write_iolog`: the I/O of `tag` is queued (what fio's `td_io_queue`
-    /// logs: data, trims and verify's reads; not the resets zonemode=zbd
-    /// issues itself). Out of line: most threads write no log.
+    /// A replaying thread notes the I/O's tag before it can complete (a
+    /// failure names its line); `write_iolog` logs what fio's `td_io_queue`
+    /// logs: data, trims and verify's reads, not the resets zonemode=zbd
+    /// issues itself. Out of line: most threads do neither.
     #[inline(never)]
-    fn log_issued(&mut self, now: Nanos, t: u32, tag: u32) {
+    fn issue_hooks(&mut self, now: Nanos, t: u32, tag: u32) {
         let io = self.ios[tag as usize];
+        let thread = &mut self.threads[t as usize];
+        if let Some(state) = thread.replay.as_deref_mut() {
+            state.note_tag(tag);
+        }
         if matches!(io.kind, IoKind::ResetForWrite | IoKind::Finish) {
             return;
         }
-        let thread = &mut self.threads[t as usize];
         let Some(logs) = thread.logs.as_deref_mut() else { return };
         let bytes = u64::from(io.nlb) * self.lba_bytes;
         logs.issued((now - thread.start_ns) / 1000, io.ddir, io.slba * self.lba_bytes, bytes);

@@ -77,6 +77,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                     let thread = &mut self.threads[index];
                     thread.logs = logs.map(Box::new);
                     thread.io_hooks = thread.logs.is_some() || thread.windows.bw_per_io || thread.windows.iops_per_io;
+                    thread.issue_hooks |= job.write_iolog.is_some();
                 }
                 Err((option, message)) => {
                     for thread in &mut self.threads[..index] {
@@ -131,6 +132,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                     // fio sizes a replaying job by its log.
                     thread.limit_bytes = replayed_bytes(log);
                     thread.replay = Self::replay_state(job, Some(log));
+                    thread.issue_hooks = true;
                 }
                 self.threads.push(thread);
             }
@@ -329,6 +331,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             life: Life::default(),
             verify_log: Vec::new(),
             replay: None,
+            issue_hooks: false,
         })
     }
 }
