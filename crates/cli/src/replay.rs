@@ -19,7 +19,8 @@ pub(crate) struct ReplayCommand {
     /// writes), or a blktrace capture.
     file: String,
     /// open: the log's timestamps and waits pace it (fio's replay_no_stall=0); closed: each I/O as soon as
-    /// --iodepth and the I/Os it depends on allow (replay_no_stall=1).
+    /// --iodepth and the I/Os it depends on allow (replay_no_stall=1). A recording's closed loop issues each command
+    /// once the completion it waited for is in, after its think time.
     #[arg(long = "loop", value_name = "open|closed", default_value = "open")]
     loop_mode: String,
     /// I/Os in flight at most.
