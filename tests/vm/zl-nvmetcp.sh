@@ -3,7 +3,8 @@
 # zoned block device and /dev/ng*, nvme-cli's zns commands, the differential
 # test against QEMU's ZNS namespace through nvme-cli on both, fio's
 # io_uring_cmd engine on /dev/ng*, t/zbd/test-zbd-support beside null_blk,
-# f2fs with the checksummed-file test, and two namespaces of one device.
+# f2fs with the checksummed-file test, two namespaces of one device, and (zl-record.sh, also a part of its own:
+# "record") fio and f2fs traffic recorded with serve --record and replayed with zonelab replay.
 ZL_NT_NQN=nqn.2026-11.io.zonelab:vmtest
 ZL_NT_HOST="--hostnqn nqn.2014-08.org.nvmexpress:uuid:5a1e0000-0000-4000-8000-00000000c0de --hostid 5a1e0000-0000-4000-8000-00000000c0de"
 
@@ -203,6 +204,7 @@ zl_part_nvmetcp() {
     fi
     zl_nt_zbd
     zl_nt_f2fs
+    zl_part_record # zl-record.sh: a recording of fio and f2fs traffic, replayed
 }
 
 # t/zbd/test-zbd-support on the nvme-tcp block device and on null_blk of the same geometry (no conventional

@@ -10,6 +10,7 @@ mod plan;
 mod profile;
 mod progress;
 mod replay;
+mod replay_recording;
 mod reproduce_znsplus;
 mod run;
 mod serve;
@@ -57,7 +58,8 @@ enum Cmd {
     },
     /// Run fio job files or a fio command line (`zonelab run --help`).
     Run(run::RunCommand),
-    /// Replay a recording (a fio iolog or a blktrace capture) on a device, open or closed loop, with fio's report.
+    /// Replay a recording (serve --record, a fio iolog or a blktrace capture) on a device, open or closed loop, with
+    /// fio's report.
     Replay(replay::ReplayCommand),
     /// Rerun an experiment of the seed papers and print its table.
     Reproduce {

@@ -15,10 +15,12 @@ use std::process::ExitCode;
                         its zone's write pointer names its line), 2 for a usage error or a bad recording."
 )]
 pub(crate) struct ReplayCommand {
-    /// The recording: a fio iolog, version 2 or 3 (what fio's write_iolog writes), or a blktrace capture.
+    /// The recording: a `zonelab serve --record` recording, a fio iolog, version 2 or 3 (what fio's write_iolog
+    /// writes), or a blktrace capture.
     file: String,
     /// open: the log's timestamps and waits pace it (fio's replay_no_stall=0); closed: each I/O as soon as
-    /// --iodepth and the I/Os it depends on allow (replay_no_stall=1).
+    /// --iodepth and the I/Os it depends on allow (replay_no_stall=1). A recording's closed loop issues each command
+    /// once the completion it waited for is in, after its think time.
     #[arg(long = "loop", value_name = "open|closed", default_value = "open")]
     loop_mode: String,
     /// I/Os in flight at most.
@@ -30,7 +32,20 @@ pub(crate) struct ReplayCommand {
     /// Percent: the log's delays are scaled by 100 / this (fio's replay_time_scale).
     #[arg(long = "time-scale", default_value_t = 100)]
     time_scale: u32,
+    /// Recordings only, open loop: issue at the model's submission times (device) or at the arrivals on the
+    /// server's wall clock (wall).
+    #[arg(long, value_name = "device|wall", default_value = "device")]
+    clock: String,
+    /// Recordings only: report the live run as recorded, without replaying it.
+    #[arg(long)]
+    recorded: bool,
+    /// Recordings only: write the replay's command stream to FILE (created), in the recording's format.
+    #[arg(long, value_name = "FILE")]
+    record: Option<String>,
 }
+
+/// Options of recordings only.
+const RECORDING_ONLY: [&str; 3] = ["clock", "recorded", "record"];
 
 /// `replay`'s own options, which take a value.
 const OWN: [&str; 4] = ["loop", "iodepth", "ioengine", "time-scale"];
@@ -43,6 +58,15 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
         let help = cli.find_subcommand_mut("replay").map(|c| c.render_long_help().to_string()).unwrap_or_default();
         crate::run::write_stdout(&help)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if args.iter().any(|a| !a.starts_with('-') && crate::replay_recording::is_recording(a)) {
+        return crate::replay_recording::run(args);
+    }
+    let own = |a: &String| {
+        RECORDING_ONLY.iter().any(|o| a.strip_prefix("--").is_some_and(|b| b.split('=').next() == Some(o)))
+    };
+    if let Some(arg) = args.iter().find(|a| own(a)) {
+        return Err(UserError(format!("{arg}: only a zonelab recording (serve --record) takes it")));
     }
     crate::run::run(&run_args(args)?)
 }

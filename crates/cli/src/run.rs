@@ -386,6 +386,11 @@ impl Drop for ReportFile {
     }
 }
 
+/// The reports zonelab's arguments `own` select (`--output-format`, ...), as `run` prints them.
+pub(crate) fn reports(own: &[String], set: &JobSet, result: &RunResult) -> Result<String, UserError> {
+    Ok(report(&Formats::of(own)?, set, result))
+}
+
 /// The selected reports in fio's order: the normal report's job lines, the
 /// terse lines, the JSON, the normal report's statistics.
 fn report(formats: &Formats, set: &JobSet, result: &RunResult) -> String {

@@ -66,6 +66,10 @@ pub struct ServeArgs {
     /// first, so what the server answered survives its restart or kill -9; flushes make it durable on disk.
     #[arg(long, value_name = "FILE")]
     pub backing: Option<PathBuf>,
+    /// Record every command the device model runs, with its arrival, simulated times and the completion it
+    /// waited for, into FILE (created; an existing file is refused), for `zonelab replay FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 /// `--nvme-tcp`'s limits on what clients may make the server hold (docs/nvme-tcp.md, "Limits"); each
@@ -172,9 +176,22 @@ fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
         let config = options.apply(config).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
         namespace_backends(config, args, &mut backends)?;
     }
-    let target = Target::new(args.nqn.clone(), backends).with_limits(limits);
+    let mut target = Target::new(args.nqn.clone(), backends).with_limits(limits);
+    if let Some(recorder) = recorder(args)? {
+        target = target.with_recorder(recorder);
+    }
     let options = NvmeTcpOptions { listen: args.listen, stats_path: args.stats.clone() };
     serve_nvme_tcp(target, options).map_err(|e| UserError(e.to_string()))
+}
+
+/// `--record FILE`: the recording, created before serving; its comment is
+/// the command line, which says what device to replay it on.
+fn recorder(args: &ServeArgs) -> Result<Option<std::sync::Arc<zonelab_serve::recording::Recorder>>, UserError> {
+    let Some(path) = &args.record else { return Ok(None) };
+    let command: Vec<String> = std::env::args().skip(1).collect();
+    let comment = format!("zonelab {}", command.join(" "));
+    let recorder = zonelab_serve::recording::Recorder::create(path, &comment).map_err(|e| UserError(e.to_string()))?;
+    Ok(Some(std::sync::Arc::new(recorder)))
 }
 
 /// A backend for each namespace of the device `config` describes (they share
@@ -217,7 +234,10 @@ fn serve_ublk(args: &ServeArgs) -> Result<(), UserError> {
     let mut device_args = args.device.clone();
     device_args.data = true;
     let config = device_args.config().map_err(|e| UserError(e.0))?;
-    let backend = backend(config, args.pace.into(), args.backing.as_deref())?;
+    let mut backend = backend(config, args.pace.into(), args.backing.as_deref())?;
+    if let Some(recorder) = recorder(args)? {
+        backend.record_to(recorder, 1);
+    }
     let options = ServeOptions { stats_path: args.stats.clone() };
     zonelab_serve::serve(backend, options).map_err(|e| UserError(e.to_string()))
 }

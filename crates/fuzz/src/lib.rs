@@ -31,10 +31,11 @@ pub struct Target {
 }
 
 /// Every target, in the order `all` fuzzes them.
-pub const TARGETS: [Target; 7] = [
+pub const TARGETS: [Target; 8] = [
     Target { name: "trace", run: targets::trace, generate: None },
     Target { name: "fio", run: targets::fio, generate: None },
     Target { name: "iolog", run: targets::iolog, generate: None },
+    Target { name: "recording", run: targets::recording, generate: None },
     Target { name: "config", run: targets::config, generate: None },
     Target { name: "ublk", run: targets::ublk, generate: None },
     Target { name: "nvme-tcp", run: targets::nvme_tcp, generate: Some(nvme_commands::generate) },

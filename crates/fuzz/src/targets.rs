@@ -73,6 +73,7 @@ pub fn fio(input: &str) -> Result<(), Failure> {
         job.startdelay_ns = (job.startdelay_ns.0.min(FIO_TIME_NS), job.startdelay_ns.1.min(FIO_TIME_NS));
         // A fuzzed job writes no log files wherever its input points.
         job.logs = Default::default();
+        job.write_iolog = None;
     }
     let mut device = small_device(16);
     if let Ok(engine) = Engine::new(&mut device, &set, &RunOptions::default()) {
@@ -105,6 +106,19 @@ pub fn iolog(input: &str) -> Result<(), Failure> {
         }
     }
     let _ = std::fs::remove_file(&path);
+    Ok(())
+}
+
+/// The recording parser (`serve --record`), then a replay of what parses,
+/// open and closed loop, on a small device.
+pub fn recording(input: &str) -> Result<(), Failure> {
+    let Ok(records) = zonelab_serve::recording::parse("fuzz.rec", input) else { return Ok(()) };
+    use zonelab_serve::recording::replay::{replay, Clock, Loop};
+    for (mode, clock) in [(Loop::Open, Clock::Device), (Loop::Open, Clock::Wall), (Loop::Closed, Clock::Device)] {
+        let mut device = small_device(16);
+        let replayed = replay(&records, &mut device, mode, clock);
+        assert_eq!(replayed.len(), records.len(), "every command replays once");
+    }
     Ok(())
 }
 

@@ -3,10 +3,12 @@
 //! says what to answer and when. No ublk here, so it is tested on any host.
 
 use crate::image::Image;
+use crate::recording::{Arrival, Recorder};
 use crate::report::encode_report;
 use crate::request::{errno, errno_of, translate, Action, BlockRequest, Geometry, IO_BYTES_MAX};
 use crate::stats::Stats;
 use crate::ServeError;
+use std::sync::Arc;
 use zonelab_device::{CmdResult, Command, Completion, Device, Mode, Payload, ReportFilter, ZonedDevice};
 use zonelab_sim::Nanos;
 
@@ -70,6 +72,12 @@ pub struct Backend<D: ZonedDevice = Device> {
     /// Device time at which serving began (after an image's replay): wall
     /// time 0 of the server is this simulated time.
     offset_ns: Nanos,
+    /// `serve --record`: the recording, and this namespace's NSID in it.
+    recording: Option<(Arc<Recorder>, u32)>,
+    /// The command being run, as the transport saw it arrive.
+    arrival: Arrival,
+    /// SEQ of the last command recorded since [`Backend::set_arrival`].
+    recorded: Option<u64>,
 }
 
 impl<D: ZonedDevice> Backend<D> {
@@ -95,7 +103,63 @@ impl<D: ZonedDevice> Backend<D> {
             failed: false,
             image: None,
             offset_ns: 0,
+            recording: None,
+            arrival: Arrival::default(),
+            recorded: None,
         })
+    }
+
+    /// Records every command the model runs into `recorder`, as namespace `nsid`.
+    pub fn record_to(&mut self, recorder: Arc<Recorder>, nsid: u32) {
+        self.recording = Some((recorder, nsid));
+    }
+
+    /// Whether commands are recorded (the transport then tells their arrival).
+    pub fn recording(&self) -> bool {
+        self.recording.is_some()
+    }
+
+    /// The transport's view of the commands run next: queue, arrival,
+    /// dependency.
+    pub fn set_arrival(&mut self, arrival: Arrival) {
+        self.arrival = arrival;
+        self.recorded = None;
+    }
+
+    /// SEQ of the last command recorded since [`Backend::set_arrival`].
+    pub fn take_recorded(&mut self) -> Option<u64> {
+        self.recorded.take()
+    }
+
+    /// Hands the recording's buffered lines to its file.
+    pub fn flush_recording(&self) {
+        if let Some((recorder, _)) = &self.recording {
+            recorder.flush();
+        }
+    }
+
+    /// Records `cmd`, answered with `completion` in device time.
+    fn note(&mut self, cmd: &Command<'_>, completion: &Completion) {
+        let Some((recorder, nsid)) = &self.recording else { return };
+        let server = Completion {
+            submit_ns: completion.submit_ns.saturating_sub(self.offset_ns),
+            complete_ns: completion.complete_ns.saturating_sub(self.offset_ns),
+            status: completion.status,
+            result: match completion.result {
+                CmdResult::Lba(lba) => CmdResult::Lba(lba),
+                _ => CmdResult::None,
+            },
+        };
+        self.recorded = Some(recorder.record(&self.arrival, *nsid, cmd, &server));
+    }
+
+    /// The model runs `cmd` (device time), recorded when recording.
+    fn device_submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
+        let completion = self.device.submit(submit_ns, cmd, read_out);
+        if self.recording.is_some() {
+            self.note(cmd, &completion);
+        }
+        completion
     }
 
     /// The namespace in the units request translation needs.
@@ -288,7 +352,7 @@ impl<D: ZonedDevice> Backend<D> {
         read_out: Option<&mut [u8]>,
     ) -> Option<Completion> {
         let submit_ns = self.submit_time_ns(wall_ns);
-        let completion = self.device.submit(submit_ns, cmd, read_out);
+        let completion = self.device_submit(submit_ns, cmd, read_out);
         self.last_submit_ns = submit_ns;
         if self.pace == Pace::Asap {
             self.asap_now_ns = self.asap_now_ns.max(completion.complete_ns);
@@ -369,17 +433,17 @@ impl<D: ZonedDevice> Backend<D> {
         let completion = match *action {
             Action::Flush => {
                 // The model's Flush: a volatile write cache makes what it holds durable, and that takes time.
-                let c = self.device.submit(submit_ns, &Command::Flush, None);
+                let c = self.device_submit(submit_ns, &Command::Flush, None);
                 return Outcome { result: -errno_of(c.status), append_sector: None, complete_ns: c.complete_ns };
             }
             Action::Read { slba, nlb } => {
                 data.clear();
                 data.resize(bytes, 0);
-                self.device.submit(submit_ns, &Command::Read { slba, nlb }, Some(data.as_mut_slice()))
+                self.device_submit(submit_ns, &Command::Read { slba, nlb }, Some(data.as_mut_slice()))
             }
             Action::Write { slba, nlb } => {
                 assert_eq!(data.len(), bytes, "a write carries its blocks");
-                self.device.submit(
+                self.device_submit(
                     submit_ns,
                     &Command::Write { slba, nlb, payload: Payload::Bytes(data), fua: false },
                     None,
@@ -387,18 +451,18 @@ impl<D: ZonedDevice> Backend<D> {
             }
             Action::Append { zslba, nlb } => {
                 assert_eq!(data.len(), bytes, "an append carries its blocks");
-                self.device.submit(
+                self.device_submit(
                     submit_ns,
                     &Command::Append { zslba, nlb, payload: Payload::Bytes(data), fua: false },
                     None,
                 )
             }
             Action::Zone { action, slba, select_all } => {
-                self.device.submit(submit_ns, &Command::ZoneMgmtSend { action, slba, select_all }, None)
+                self.device_submit(submit_ns, &Command::ZoneMgmtSend { action, slba, select_all }, None)
             }
             Action::Report { slba, max_zones } => {
                 let cmd = Command::ReportZones { slba, filter: ReportFilter::All, max_zones, partial: true };
-                self.device.submit(submit_ns, &cmd, None)
+                self.device_submit(submit_ns, &cmd, None)
             }
         };
         let errno = errno_of(completion.status);
@@ -748,5 +812,55 @@ mod submit_image_tests {
         assert_eq!(read(lba(5), 2), data[4096..3 * 4096]);
         assert!(read(lba(3) + 4, 2).iter().all(|&b| b == 0));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// `serve --record` on the block-request path (ublk's): the commands the
+/// requests become are recorded with the arrival the queue gave.
+#[cfg(test)]
+mod record_tests {
+    use super::tests::{backend, req, zone_sector};
+    use super::*;
+    use crate::recording::{self, Op, QueueId};
+    use crate::request::BlockOp;
+
+    #[test]
+    fn block_requests_are_recorded_as_the_commands_they_become() {
+        let path = std::env::temp_dir().join(format!("zonelab-{}-ublk-record", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let recorder = Arc::new(Recorder::create(&path, "ublk test").unwrap());
+        let mut b = backend(Pace::Realtime);
+        b.record_to(recorder, 1);
+        let queue = QueueId { controller: 0, qid: 0 };
+        let mut data = vec![7u8; 8192];
+        let requests = [
+            (req(BlockOp::Write, zone_sector(2), 16), None),
+            (req(BlockOp::ZoneAppend, zone_sector(2), 8), Some(1)),
+            (req(BlockOp::Read, zone_sector(2), 16), Some(2)),
+            (req(BlockOp::ZoneFinish, zone_sector(2), 0), Some(3)),
+            (req(BlockOp::Flush, 0, 0), Some(4)),
+        ];
+        let mut seqs = Vec::new();
+        for (at, (request, dep)) in requests.iter().enumerate() {
+            if matches!(request.op, BlockOp::Write | BlockOp::ZoneAppend) {
+                data = vec![7u8; request.count as usize * 512];
+            }
+            b.set_arrival(Arrival { queue, at_ns: at as u64 * 1000, dep: *dep, outstanding: 0 });
+            assert!(b.handle(at as u64 * 1000, request, &mut data).result >= 0, "{request:?}");
+            seqs.push(b.take_recorded());
+        }
+        assert_eq!(seqs, [Some(1), Some(2), Some(3), Some(4), Some(5)]);
+        b.flush_recording();
+        let records = recording::read(path.to_str().unwrap()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let lba = zone_sector(2) / 8;
+        let ops: Vec<&Op> = records.iter().map(|r| &r.op).collect();
+        assert_eq!(ops[0], &Op::Write { slba: lba, nlb: 2, fua: false });
+        assert_eq!(ops[1], &Op::Append { zslba: lba, nlb: 1, fua: false });
+        assert_eq!(ops[2], &Op::Read { slba: lba, nlb: 2 });
+        assert!(matches!(ops[3], Op::Zone { action: zonelab_device::ZoneAction::Finish, .. }));
+        assert_eq!(ops[4], &Op::Flush);
+        assert_eq!(records[1].result_lba, Some(lba + 2));
+        assert!(records.iter().all(|r| r.queue == queue && r.vt_ns == r.at_ns), "realtime: arrival is submission");
     }
 }

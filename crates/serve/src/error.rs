@@ -242,6 +242,18 @@ pub enum ServeError {
         /// The operating system's error.
         source: io::Error,
     },
+    /// `--record FILE` cannot be created (it exists, or the system refused).
+    #[error(
+        "--record {}: {source} (the server writes a recording only to a new file it creates; remove it or name \
+         another)",
+        path.display()
+    )]
+    RecordCreate {
+        /// The recording.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
     /// The NVMe/TCP listening address cannot be bound.
     #[error("cannot listen on {address}: {source}")]
     Listen {

@@ -13,6 +13,7 @@ pub mod backend;
 pub mod error;
 pub mod image;
 pub mod nvme_tcp;
+pub mod recording;
 pub mod report;
 pub mod request;
 pub mod stats;

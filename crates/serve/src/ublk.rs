@@ -4,6 +4,7 @@
 //! simulated completion time, and handles signals.
 
 use crate::backend::{Backend, Outcome, Pace};
+use crate::recording::{Arrival, QueueId};
 use crate::request::{BlockOp, BlockRequest, SECTOR_BYTES};
 use crate::stats_file::{write_stats, StatsFile};
 use crate::ServeError;
@@ -216,6 +217,8 @@ impl ZonedParams {
 struct Pending {
     tag: u16,
     outcome: Outcome,
+    /// `serve --record`: the request's SEQ (0: not recorded).
+    seq: u64,
 }
 
 /// State of one queue's thread.
@@ -232,6 +235,9 @@ struct QueueState {
     /// Armed timers by id: their timespec must live until they fire.
     timers: HashMap<u32, (Box<Timespec>, Nanos)>,
     next_timer_id: u32,
+    /// `serve --record`: the queue, and the last recorded request answered.
+    qid: u16,
+    last_sent: Option<u64>,
 }
 
 fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: Instant) {
@@ -258,6 +264,8 @@ fn run_queue(qid: u16, dev: &UblkDev, backend: &Arc<Mutex<Backend>>, started: In
         arrivals: 0,
         timers: HashMap::new(),
         next_timer_id: 1,
+        qid,
+        last_sent: None,
     };
     queue.wait_and_handle_io(|q, tag, ctx| state.on_event(q, tag, ctx));
 }
@@ -277,13 +285,14 @@ impl QueueState {
                 start_sector: iod.start_sector,
                 count: iod.nr_sectors,
             };
-            let (outcome, pace) = self.serve_request(q, tag, &req);
+            let (outcome, pace, seq) = self.serve_request(q, tag, &req);
             if pace == Pace::Asap {
                 complete(q, tag, &outcome);
+                self.note_sent(seq);
                 return;
             }
             self.arrivals += 1;
-            self.pending.insert((outcome.complete_ns, self.arrivals), Pending { tag, outcome });
+            self.pending.insert((outcome.complete_ns, self.arrivals), Pending { tag, outcome, seq });
         }
         self.complete_due(q);
         self.arm_timer(q);
@@ -291,25 +300,38 @@ impl QueueState {
 
     /// Runs one request: copies a write's data in, runs the model, copies a
     /// read's or a report's data out. A failed copy is answered at once.
-    fn serve_request(&mut self, q: &UblkQueue, tag: u16, req: &BlockRequest) -> (Outcome, Pace) {
+    fn serve_request(&mut self, q: &UblkQueue, tag: u16, req: &BlockRequest) -> (Outcome, Pace, u64) {
         let pos = UblkIOCtx::ublk_user_copy_pos(q.get_qid(), tag, 0) as libc::off_t;
         if let Err(errno) = self.copy_in(req, pos) {
-            return (Outcome { result: -errno, append_sector: None, complete_ns: 0 }, Pace::Asap);
+            return (Outcome { result: -errno, append_sector: None, complete_ns: 0 }, Pace::Asap, 0);
         }
         let wall_ns = self.wall_ns();
         // After a model failure the backend fails every request with EIO:
         // the device stays, offline as a drive whose firmware faulted, until
         // the operator stops the server (statistics and image are kept).
-        let (mut outcome, pace) = {
+        let (mut outcome, pace, seq) = {
             let mut backend = lock(&self.backend);
-            (backend.handle_guarded(wall_ns, req, &mut self.data), backend.pace())
+            if backend.recording() {
+                let outstanding = u32::try_from(self.pending.len()).unwrap_or(u32::MAX);
+                let queue = QueueId { controller: 0, qid: self.qid };
+                backend.set_arrival(Arrival { queue, at_ns: wall_ns, dep: self.last_sent, outstanding });
+            }
+            let outcome = backend.handle_guarded(wall_ns, req, &mut self.data);
+            (outcome, backend.pace(), backend.take_recorded().unwrap_or(0))
         };
         if outcome.result > 0 && matches!(req.op, BlockOp::Read | BlockOp::ReportZones) {
             if let Err(errno) = self.copy_out(outcome.result as usize, pos) {
                 outcome.result = -errno;
             }
         }
-        (outcome, pace)
+        (outcome, pace, seq)
+    }
+
+    /// `serve --record`: the answer of recorded request `seq` went to the driver.
+    fn note_sent(&mut self, seq: u64) {
+        if seq != 0 {
+            self.last_sent = Some(seq);
+        }
     }
 
     /// Reads a write's or an append's data from the driver into `data`.
@@ -355,6 +377,7 @@ impl QueueState {
             }
             let p = entry.remove();
             complete(q, p.tag, &p.outcome);
+            self.note_sent(p.seq);
         }
     }
 
@@ -424,11 +447,13 @@ fn wait_for_signals(ctrl: &UblkCtrl, backend: &Mutex<Backend>, stats: &Mutex<Opt
         if signal == SIGUSR1 {
             let report = lock(backend).stats_report();
             write_stats(stats, &report);
+            lock(backend).flush_recording();
             continue;
         }
         if let Err(e) = ctrl.kill_dev() {
             eprintln!("zonelab: stopping the device failed: {}", describe(&e));
         }
+        lock(backend).flush_recording();
         break;
     }
 }

@@ -663,7 +663,6 @@ fn options_that_change_fios_output_are_modelled_or_refused_never_ignored() {
         "--block_error_percentiles=1",
         "--write_hist_log=h",
         "--log_hist_msec=100",
-        "--write_iolog=x",
         "--cmdprio_percentage=10",
         "--cmdprio_class=1",
     ] {

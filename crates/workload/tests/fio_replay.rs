@@ -255,3 +255,62 @@ fn replay_options_are_checked_where_they_are_set() {
     let e = engine_run(&mut device(), "[r]\nrw=write\nreplay_skip=write\n").err().unwrap();
     assert_eq!(e.to_string(), "t.fio:3: option 'replay_skip': has no effect without read_iolog (the log to replay)");
 }
+
+/// A fresh path in this test binary's scratch directory (nothing there).
+fn fresh_path(name: &str) -> String {
+    let path = log_file(name, "");
+    std::fs::remove_file(&path).unwrap();
+    path
+}
+
+#[test]
+fn write_iolog_writes_fios_version_3_lines_and_replays_as_the_job() {
+    let path = fresh_path("written.log");
+    let job = format!(
+        "[w]\nrw=write\nbs=64k\nsize=64m\nio_size=256k\nzonemode=zbd\ndirect=1\nend_fsync=1\nfilename=/dev/nvme0n2\n\
+         write_iolog={path}\n"
+    );
+    let live = engine_run(&mut device(), &job).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[..3], ["fio version 3 iolog", "0 /dev/nvme0n2 add", "0 /dev/nvme0n2 open"]);
+    let ios: Vec<Vec<&str>> = lines[3..7].iter().map(|l| l.split(' ').collect()).collect();
+    for (i, io) in ios.iter().enumerate() {
+        assert_eq!(io[1..], ["/dev/nvme0n2", "write", &(i as u64 * 65536).to_string(), "65536"]);
+    }
+    let times: Vec<u64> = ios.iter().map(|io| io[0].parse().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "QD 1: each issued after the last completed: {times:?}");
+    assert!(lines[7].ends_with(" /dev/nvme0n2 sync 0 0") && lines[8].ends_with(" /dev/nvme0n2 close"));
+    assert_eq!(lines.len(), 9);
+    // Replayed closed loop at the job's queue depth, the log is the job again.
+    let replayed = replay(&path, "replay_no_stall=1\nend_fsync=1");
+    assert_eq!(ios_and_bytes(&replayed, DDIR_WRITE), ios_and_bytes(&live, DDIR_WRITE));
+    let lat = |r: &RunResult| r.threads[0].stats.dirs[DDIR_WRITE].clat.mean();
+    assert_eq!(lat(&replayed), lat(&live));
+    // The file exists now: a second run refuses it, as it refuses any existing file.
+    let err = engine_run(&mut device(), &job).err().unwrap();
+    assert_eq!(err.option.as_deref(), Some("write_iolog"));
+    assert!(err.message.contains("exists"), "{err}");
+}
+
+#[test]
+fn write_iolog_is_one_file_per_thread_and_not_beside_read_iolog() {
+    let path = fresh_path("shared.log");
+    let job = format!("[a]\nrw=read\nsize=64m\nnumjobs=2\nwrite_iolog={path}\n");
+    let err = engine_run(&mut device(), &job).err().unwrap();
+    assert!(err.message.contains("several threads"), "{err}");
+    let job = format!("[a]\nrw=read\nsize=64m\nwrite_iolog={path}\n[b]\nrw=read\nsize=64m\nwrite_iolog={path}\n");
+    assert!(engine_run(&mut device(), &job).err().unwrap().message.contains("several threads"));
+    let log = log_file("replayed.log", &write_then_read_v2());
+    let job = format!("[a]\nread_iolog={log}\nwrite_iolog={path}\n");
+    let err = engine_run(&mut device(), &job).err().unwrap();
+    assert!(err.message.contains("replays one"), "{err}");
+    assert!(!std::path::Path::new(&path).exists(), "nothing created for a refused run");
+    let job = format!("[r]\nrw=randread\nbs=4k\nnumber_ios=2\nwrite_iolog={path}\n");
+    engine_run(&mut device(), &job).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("fio version 3 iolog\n0 r.0.0 add\n0 r.0.0 open\n0 r.0.0 read "),
+        "fio's default name: {text}"
+    );
+}

@@ -39,6 +39,8 @@ pub struct Connection {
     last_rx_ns: AtomicU64,
     /// Commands received and not yet answered (sent or being sent).
     pub outstanding: AtomicUsize,
+    /// `serve --record`: SEQ of the last completion handed to the socket (0: none yet).
+    last_sent_seq: AtomicU64,
     /// When the writer started the write it is still in (0: not writing).
     writing_since_ns: AtomicU64,
     closing: AtomicBool,
@@ -65,6 +67,7 @@ impl Connection {
             phase_ns: AtomicU64::new(now_ns),
             last_rx_ns: AtomicU64::new(now_ns),
             outstanding: AtomicUsize::new(0),
+            last_sent_seq: AtomicU64::new(0),
             writing_since_ns: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             _fixed: fixed,
@@ -110,6 +113,18 @@ impl Connection {
     /// When the host last sent something.
     pub fn last_rx_ns(&self) -> Nanos {
         self.last_rx_ns.load(Ordering::Relaxed)
+    }
+
+    /// A response ends recorded command `seq` (0: none), as it is sent.
+    pub fn note_sent(&self, seq: u64) {
+        if seq != 0 {
+            self.last_sent_seq.store(seq, Ordering::Relaxed);
+        }
+    }
+
+    /// The last recorded command whose completion was sent to the host.
+    pub fn last_sent(&self) -> Option<u64> {
+        Some(self.last_sent_seq.load(Ordering::Relaxed)).filter(|&s| s != 0)
     }
 
     /// The writer starts (`Some(now)`) or ends (`None`) a write.

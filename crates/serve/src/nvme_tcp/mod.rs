@@ -15,6 +15,8 @@ mod hostile_tests;
 pub mod io;
 pub mod limits;
 pub mod pdu;
+#[cfg(test)]
+mod record_tests;
 pub mod server;
 pub mod session;
 pub mod target;

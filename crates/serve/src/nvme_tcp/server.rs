@@ -67,12 +67,14 @@ pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), Ser
     for signal in signals.forever() {
         if signal == SIGUSR1 {
             write_stats(&stats, &target.stats_report());
+            target.flush_recording();
             continue;
         }
         break;
     }
     target.close_connections();
     write_stats(&stats, &target.stats_report());
+    target.flush_recording();
     let memory = target.memory();
     eprintln!("zonelab: nvme-tcp memory budget: peak {} of {} bytes", memory.peak(), memory.limit());
     target.sync_images()
@@ -252,6 +254,7 @@ fn send(stream: &mut &TcpStream, output: Output, target: &Target, connection: &C
     // response with a new command before this thread runs again.
     if output.completes {
         connection.outstanding.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        connection.note_sent(output.seq);
     }
     connection.set_writing(Some(target.wall_ns()));
     let written = stream.write_all(&output.bytes).is_ok();

@@ -20,7 +20,8 @@ use crate::nvme_tcp::pdu::{
     read_body, read_header, read_sqe, term_req, DataLimits, Digests, Encoding, Fes, Pdu, PduError, ReadError,
     H2C_DATA_BYTES_MAX, IC_BYTES, IN_CAPSULE_BYTES_MAX, SQE_BYTES,
 };
-use crate::nvme_tcp::target::{lock, Controller, Target, QUEUE_ENTRIES_MAX};
+use crate::nvme_tcp::target::{lock, Controller, NamespaceBackend, Target, QUEUE_ENTRIES_MAX};
+use crate::recording::{Arrival, QueueId};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Read;
 use std::net::SocketAddr;
@@ -46,6 +47,8 @@ pub struct Output {
     pub charge: Option<Charge>,
     /// A termination request: nothing may follow it on the wire.
     pub closes: bool,
+    /// `serve --record`: the SEQ of the recorded command this response ends (0: none).
+    pub seq: u64,
 }
 
 /// The queue a Connect bound this connection to.
@@ -102,6 +105,8 @@ pub struct Session {
     aers_held: usize,
     /// The charge of the PDU being handled (its buffer and its answer).
     step: Option<Charge>,
+    /// `serve --record`: SEQ of the command just run, for its response.
+    recorded_seq: u64,
 }
 
 impl Session {
@@ -127,6 +132,7 @@ impl Session {
             transfer_bytes_max,
             aers_held: 0,
             step: None,
+            recorded_seq: 0,
         }
     }
 
@@ -223,7 +229,7 @@ impl Session {
     fn send_term_req(&self, e: &PduError, out: &mut Vec<Output>) {
         let encoding = self.encoding.unwrap_or_default();
         let bytes = encoding.encode(&term_req(e));
-        out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: true });
+        out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: true, seq: 0 });
     }
 
     /// Queues `output`; without a writer (no socket), a response leaves the
@@ -231,6 +237,7 @@ impl Session {
     fn emit(&self, output: Output, out: &mut Vec<Output>) {
         if output.completes && !self.conn.has_writer() {
             self.conn.outstanding.fetch_sub(1, Ordering::Relaxed);
+            self.conn.note_sent(output.seq);
         }
         out.push(output);
     }
@@ -255,7 +262,7 @@ impl Session {
                 let maxh2cdata = H2C_DATA_BYTES_MAX as u32;
                 let resp = Pdu::IcResp { pfv: 0, cpda: 0, digests, maxh2cdata };
                 let bytes = Encoding::default().encode(&resp);
-                out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: false });
+                out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: false, seq: 0 });
                 Ok(true)
             }
             _ if self.encoding.is_none() => {
@@ -366,7 +373,7 @@ impl Session {
             self.pending.insert(ttag, pending);
             let r2t = Pdu::R2T { cccid: Sqe(&raw).cid(), ttag, r2to: 0, r2tl: length as u32 };
             let bytes = self.encoding.unwrap_or_default().encode(&r2t);
-            out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: false });
+            out.push(Output { due_ns: 0, bytes, completes: false, charge: None, closes: false, seq: 0 });
         }
     }
 
@@ -472,7 +479,8 @@ impl Session {
         bytes.reserve_exact(response.len());
         bytes.extend_from_slice(&response);
         charge.shrink(bytes.capacity());
-        self.emit(Output { due_ns, bytes, completes: true, charge: Some(charge), closes: false }, out);
+        let seq = std::mem::take(&mut self.recorded_seq);
+        self.emit(Output { due_ns, bytes, completes: true, charge: Some(charge), closes: false, seq }, out);
         Ok(())
     }
 }
@@ -497,19 +505,49 @@ impl Session {
             return admin::admin_command(&self.target, &controller, &sqe);
         }
         let wall_ns = self.target.wall_ns();
-        let target = &self.target;
-        if sqe.opcode() == OPC_FLUSH && sqe.nsid() == 0xFFFF_FFFF {
+        let target = Arc::clone(&self.target);
+        let arrival = self.arrival(&controller, qid, wall_ns);
+        let mut recorded = 0;
+        let mut run = |ns: &mut NamespaceBackend| match arrival {
+            Some(arrival) => {
+                ns.set_arrival(arrival);
+                let reply = io::io_command(ns, wall_ns, &sqe, data);
+                recorded = recorded.max(ns.take_recorded().unwrap_or(0));
+                reply
+            }
+            None => io::io_command(ns, wall_ns, &sqe, data),
+        };
+        let reply = if sqe.opcode() == OPC_FLUSH && sqe.nsid() == 0xFFFF_FFFF {
             // Every namespace still online (an offline one holds nothing to flush).
             let mut reply = Reply::ok();
             for nsid in (1..=target.namespace_count()).filter(|&n| !target.namespace_offline(n)) {
-                let reply_ns = target.run_io(nsid, qid, &sqe, |ns| io::io_command(ns, wall_ns, &sqe, data));
+                let reply_ns = target.run_io(nsid, qid, &sqe, &mut run);
                 if reply_ns.status != sc::SUCCESS || reply.status == sc::SUCCESS {
                     reply = Reply { due_ns: reply.due_ns.max(reply_ns.due_ns), ..reply_ns };
                 }
             }
-            return Some(reply);
+            reply
+        } else {
+            target.run_io(sqe.nsid(), qid, &sqe, &mut run)
+        };
+        self.recorded_seq = recorded;
+        Some(reply)
+    }
+
+    /// `serve --record`: how an I/O command arrived (its queue, time and the
+    /// last completion sent before it); `None` when not recording.
+    fn arrival(&self, controller: &Controller, qid: u16, wall_ns: Nanos) -> Option<Arrival> {
+        if !self.target.recording() {
+            return None;
         }
-        Some(target.run_io(sqe.nsid(), qid, &sqe, |ns| io::io_command(ns, wall_ns, &sqe, data)))
+        // The admission counted this command already.
+        let outstanding = self.conn.outstanding.load(Ordering::Relaxed).saturating_sub(1);
+        Some(Arrival {
+            queue: QueueId { controller: controller.cntlid, qid },
+            at_ns: wall_ns,
+            dep: self.conn.last_sent(),
+            outstanding: u32::try_from(outstanding).unwrap_or(u32::MAX),
+        })
     }
 
     fn fabrics(&mut self, sqe: &Sqe<'_>, data: &[u8]) -> Reply {

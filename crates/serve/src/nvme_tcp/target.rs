@@ -6,6 +6,7 @@ use crate::backend::Backend;
 use crate::nvme_tcp::command::{sc, Reply, Sqe};
 use crate::nvme_tcp::connection::{Connection, Phase};
 use crate::nvme_tcp::limits::{ConnMemory, Limits, Memory, Use, CONNECTION_FIXED_BYTES, STEP_RESERVE};
+use crate::recording::Recorder;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -151,6 +152,8 @@ pub struct Target {
     faults: Faults,
     log: LogLimiter,
     stopping: AtomicBool,
+    /// `serve --record`: the recording every namespace writes to.
+    recorder: Option<Arc<Recorder>>,
 }
 
 impl Target {
@@ -174,6 +177,30 @@ impl Target {
             faults,
             log: LogLimiter { window: Mutex::new((Instant::now(), 0, 0)) },
             stopping: AtomicBool::new(false),
+            recorder: None,
+        }
+    }
+
+    /// The same target recording every I/O command its namespaces run
+    /// (call before serving).
+    pub fn with_recorder(mut self, recorder: Arc<Recorder>) -> Self {
+        for (i, ns) in self.namespaces.iter_mut().enumerate() {
+            let ns = ns.get_mut().unwrap_or_else(PoisonError::into_inner);
+            ns.record_to(Arc::clone(&recorder), i as u32 + 1);
+        }
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// Whether commands are recorded.
+    pub fn recording(&self) -> bool {
+        self.recorder.is_some()
+    }
+
+    /// Hands the recording's buffered lines to its file.
+    pub fn flush_recording(&self) {
+        if let Some(recorder) = &self.recorder {
+            recorder.flush();
         }
     }
 

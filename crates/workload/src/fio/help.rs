@@ -70,6 +70,7 @@ const MODELLED_HELP: &[(&str, &str)] = &[
     ("exitall", "Terminate all jobs when one exits (see exit_what)"),
     ("exit_what", "Jobs exitall stops: group, stonewall or all"),
     ("exitall_on_error", "Terminate all jobs when one exits in error (see exit_what)"),
+    ("write_iolog", "Write the job's I/Os as a fio version 3 iolog FILE (created; one per thread)"),
     ("write_lat_log", "Write latency logs: PREFIX_lat.N.log, _slat, _clat (simulated ms since the job's start)"),
     ("write_bw_log", "Write a bandwidth log: PREFIX_bw.N.log"),
     ("write_iops_log", "Write an IOPS log: PREFIX_iops.N.log"),

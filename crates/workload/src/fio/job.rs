@@ -256,6 +256,8 @@ pub struct JobSpec {
     pub report: ReportOptions,
     /// fio's log files (`write_lat_log`, `write_bw_log`, `write_iops_log`) and how they are written.
     pub logs: LogOptions,
+    /// `write_iolog=FILE`: the thread's I/Os as a version 3 iolog.
+    pub write_iolog: Option<String>,
     /// Report the jobs of a group as one entry.
     pub group_reporting: bool,
     /// Wait for every earlier job to finish before starting.
@@ -360,6 +362,7 @@ impl JobSpec {
             percentile_precision: 2,
             report: ReportOptions::default(),
             logs: LogOptions::default(),
+            write_iolog: None,
             group_reporting: false,
             stonewall: false,
             new_group: false,

@@ -9,6 +9,7 @@
 //! to [`BUFFER_BYTES`] per file, then appended, so that a long run's logs
 //! cost no memory.
 
+use super::iolog_write::IologWriter;
 use super::job::{JobSpec, DDIRS};
 use super::stats::Sampled;
 use std::fs::OpenOptions;
@@ -24,7 +25,7 @@ const AVG_TIME_MS: u64 = 500;
 
 /// One log file: its lines not yet written, and the first write error.
 #[derive(Debug)]
-struct LogFile {
+pub(super) struct LogFile {
     path: PathBuf,
     /// The option that asked for it, where errors point.
     option: &'static str,
@@ -36,12 +37,13 @@ struct LogFile {
 
 impl LogFile {
     /// Creates `path`, which must not exist.
-    fn create(path: PathBuf, option: &'static str, offsets: bool) -> Result<Self, String> {
+    pub(super) fn create(path: PathBuf, option: &'static str, offsets: bool) -> Result<Self, String> {
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(_) => Ok(LogFile { path, option, offsets, buffer: Vec::new(), error: None }),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(format!(
-                "log file '{}' exists: zonelab never overwrites a file (fio would); remove it or choose another prefix",
-                path.display()
+                "log file '{}' exists: zonelab never overwrites a file (fio would); remove it or choose another {}",
+                path.display(),
+                if option == "write_iolog" { "file" } else { "prefix" }
             )),
             Err(e) => Err(format!("cannot create log file '{}': {e}", path.display())),
         }
@@ -54,6 +56,14 @@ impl LogFile {
         } else {
             writeln!(self.buffer, "{time_ms}, {value}, {ddir}, {bs}, 0")
         };
+        if self.buffer.len() >= BUFFER_BYTES {
+            self.flush();
+        }
+    }
+
+    /// Adds text as it is (lines of another format: `write_iolog`).
+    pub(super) fn text(&mut self, text: std::fmt::Arguments<'_>) {
+        let _ = self.buffer.write_fmt(text);
         if self.buffer.len() >= BUFFER_BYTES {
             self.flush();
         }
@@ -166,15 +176,19 @@ pub struct ThreadLogs {
     lat: [Option<LatencyLog>; 3],
     bw: Option<LogFile>,
     iops: Option<LogFile>,
+    /// `write_iolog`.
+    iolog: Option<super::iolog_write::IologWriter>,
 }
 
 impl ThreadLogs {
     /// Creates the log files `job` asks for, numbered `number` (fio's thread
     /// number: 1 for the run's first thread, clones included). None: no logs.
     /// Err: (the option, the message); files created before the error are removed.
-    pub fn create(job: &JobSpec, number: usize) -> Result<Option<Self>, (&'static str, String)> {
+    /// `clone` is the thread's clone number in its job (the iolog's default file name).
+    pub fn create(job: &JobSpec, number: usize, clone: u32) -> Result<Option<Self>, (&'static str, String)> {
         let logs = &job.logs;
-        if logs.lat_prefix.is_none() && logs.bw_prefix.is_none() && logs.iops_prefix.is_none() {
+        let no_iolog = job.write_iolog.is_none();
+        if logs.lat_prefix.is_none() && logs.bw_prefix.is_none() && logs.iops_prefix.is_none() && no_iolog {
             return Ok(None);
         }
         let mut out = ThreadLogs {
@@ -183,6 +197,7 @@ impl ThreadLogs {
             lat: [None, None, None],
             bw: None,
             iops: None,
+            iolog: None,
         };
         let file = |prefix: &str, kind: &str, option: &'static str| {
             let path = PathBuf::from(format!("{prefix}_{kind}.{number}.log"));
@@ -207,6 +222,11 @@ impl ThreadLogs {
             }
             if let Some(prefix) = &logs.iops_prefix {
                 out.iops = Some(file(prefix, "iops", "write_iops_log")?);
+            }
+            if let Some(path) = &job.write_iolog {
+                // fio's default file name: `$jobname.$jobnum.$filenum`.
+                let name = job.filename.clone().unwrap_or_else(|| format!("{}.{clone}.0", job.name));
+                out.iolog = Some(IologWriter::create(path, name).map_err(|e| ("write_iolog", e))?);
             }
             Ok(())
         })();
@@ -255,10 +275,14 @@ impl ThreadLogs {
         }
     }
 
-    /// The thread ended at `time_ms`: the latency windows are written (fio's
-    /// `finalize_logs`) and every file gets its last lines. Returns the
-    /// first write error, with the option of its file.
-    pub fn finish(&mut self, time_ms: u64) -> Option<(&'static str, String)> {
+    /// The thread ended at `time_ms` (`end_us` after it started): the
+    /// latency windows are written (fio's `finalize_logs`), the iolog's file
+    /// closes, and every file gets its last lines. Returns the first write
+    /// error, with the option of its file.
+    pub fn finish(&mut self, time_ms: u64, end_us: u64) -> Option<(&'static str, String)> {
+        if let Some(iolog) = &mut self.iolog {
+            iolog.close(end_us);
+        }
         let max_value = self.max_value;
         for log in self.lat.iter_mut().flatten() {
             for ddir in 0..DDIRS {
@@ -275,7 +299,15 @@ impl ThreadLogs {
 
     fn files_mut(&mut self) -> impl Iterator<Item = &mut LogFile> {
         let lat = self.lat.iter_mut().flatten().map(|log| &mut log.file);
-        lat.chain(self.bw.iter_mut()).chain(self.iops.iter_mut())
+        let iolog = self.iolog.iter_mut().map(IologWriter::file_mut);
+        lat.chain(self.bw.iter_mut()).chain(self.iops.iter_mut()).chain(iolog)
+    }
+
+    /// `write_iolog`: the thread queued an I/O, `time_us` after it started.
+    pub fn issued(&mut self, time_us: u64, ddir: usize, offset: u64, len: u64) {
+        if let Some(iolog) = &mut self.iolog {
+            iolog.io(time_us, ddir, offset, len);
+        }
     }
 
     /// Removes the files (the run was refused before it started).

@@ -8,6 +8,7 @@ pub mod blktrace;
 pub(crate) mod distribution;
 pub mod help;
 pub mod iolog;
+pub mod iolog_write;
 pub mod job;
 mod log;
 pub mod options;

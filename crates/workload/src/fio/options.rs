@@ -516,7 +516,6 @@ const UNMODELLED: &[&str] = &[
     "log_hist_coarseness",
     "write_hist_log",
     "log_alternate_epoch_clock_id",
-    "write_iolog",
     "cmdprio_percentage",
     "cmdprio_class",
     "cmdprio",
@@ -761,6 +760,10 @@ const MODELLED: &[(&str, Apply)] = &[
     }),
     ("exitall_on_error", |j, v| {
         j.exitall_on_error = parse_flag(v)?;
+        Ok(())
+    }),
+    ("write_iolog", |j, v| {
+        j.write_iolog = Some(v.to_string());
         Ok(())
     }),
     ("write_lat_log", |j, v| {

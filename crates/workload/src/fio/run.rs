@@ -319,6 +319,9 @@ struct Thread {
     verify_log: Vec<String>,
     /// `read_iolog`: the log it replays instead of generating I/O.
     replay: Option<Box<replay::ReplayState>>,
+    /// Something to note as each I/O is issued: a replay's line, a
+    /// `write_iolog` line (one test on every issue).
+    issue_hooks: bool,
 }
 
 /// When a thread samples its bandwidth and IOPS: fio's `bwavgtime` and

@@ -232,10 +232,20 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         self.end_thread(now, t);
     }
 
+    /// `write_iolog`: fio logs `end_fsync`'s flush as an I/O (`sync`).
+    #[inline(never)]
+    fn log_end_fsync(&mut self, now: Nanos, t: u32) {
+        let thread = &mut self.threads[t as usize];
+        if let Some(logs) = thread.logs.as_deref_mut() {
+            logs.issued((now - thread.start_ns) / US, crate::fio::iolog_write::DDIR_SYNC, 0, 0);
+        }
+    }
+
     fn end_thread(&mut self, now: Nanos, t: u32) {
         let wrote = self.threads[t as usize].stats.dirs[DDIR_WRITE].total_ios > 0;
         let now = if self.set.jobs[self.threads[t as usize].spec].end_fsync && wrote {
             // Nothing of the thread is in flight: the Flush is its last command.
+            self.log_end_fsync(now, t);
             self.device.submit(now, &zonelab_device::Command::Flush, None).complete_ns
         } else {
             now
@@ -253,7 +263,8 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         thread.stats.elapsed_ns = now - thread.start_ns;
         let job = &self.set.jobs[thread.spec];
         disable_stats(&mut thread.stats, job);
-        if let Some((option, error)) = thread.logs.as_deref_mut().and_then(|logs| logs.finish(runtime / MS)) {
+        let end_us = (now - thread.start_ns) / US;
+        if let Some((option, error)) = thread.logs.as_deref_mut().and_then(|logs| logs.finish(runtime / MS, end_us)) {
             self.log_errors.push((thread.spec, option, error));
         }
         let phase = thread.phase;

@@ -65,14 +65,19 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
     /// Creates the threads' log files, once every job is accepted; a file
     /// that exists refuses the run, and the files made before it are removed.
     fn create_logs(&mut self) -> Result<(), JobError> {
+        self.check_iologs()?;
+        let mut clones = vec![0u32; self.set.jobs.len()];
         for index in 0..self.threads.len() {
             let job = &self.set.jobs[self.threads[index].spec];
+            let clone = clones[self.threads[index].spec];
+            clones[self.threads[index].spec] += 1;
             // fio numbers logs by thread, from 1 over the whole run.
-            match ThreadLogs::create(job, index + 1) {
+            match ThreadLogs::create(job, index + 1, clone) {
                 Ok(logs) => {
                     let thread = &mut self.threads[index];
                     thread.logs = logs.map(Box::new);
                     thread.io_hooks = thread.logs.is_some() || thread.windows.bw_per_io || thread.windows.iops_per_io;
+                    thread.issue_hooks |= job.write_iolog.is_some();
                 }
                 Err((option, message)) => {
                     for thread in &mut self.threads[..index] {
@@ -82,6 +87,26 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                     return Err(JobError { location, option: Some(option.to_string()), message });
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `write_iolog`: one file per thread (fio's threads would append to a
+    /// shared one in turns), and none for a job that replays a log (fio
+    /// then writes nothing).
+    fn check_iologs(&self) -> Result<(), JobError> {
+        let mut paths = BTreeMap::new();
+        for job in &self.set.jobs {
+            let Some(path) = &job.write_iolog else { continue };
+            let message = if job.replay.is_some() {
+                "fio writes no iolog for a job that replays one (read_iolog): drop one of them".to_string()
+            } else if job.numjobs > 1 || paths.insert(path.clone(), job.name.clone()).is_some() {
+                format!("'{path}' is written by several threads (numjobs, or another job): zonelab writes an iolog per thread; give each its own file")
+            } else {
+                continue;
+            };
+            let location = job.location_of("write_iolog").to_string();
+            return Err(JobError { location, option: Some("write_iolog".into()), message });
         }
         Ok(())
     }
@@ -107,6 +132,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                     // fio sizes a replaying job by its log.
                     thread.limit_bytes = replayed_bytes(log);
                     thread.replay = Self::replay_state(job, Some(log));
+                    thread.issue_hooks = true;
                 }
                 self.threads.push(thread);
             }
@@ -305,6 +331,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             life: Life::default(),
             verify_log: Vec::new(),
             replay: None,
+            issue_hooks: false,
         })
     }
 }
