@@ -345,6 +345,68 @@ mod tests {
         assert_eq!(dev.flash_counters(), counters);
     }
 
+    /// The zn540's flash with a zoned namespace of 4 zones beside an NVM
+    /// namespace of 1 GiB on the drive's page-mapped FTL (seed 001's
+    /// setup, smaller), over few blocks so that its garbage collection runs.
+    fn zoned_beside_page_mapped() -> DeviceConfig {
+        let opts = crate::DeviceOptions { zones: Some(4), ..Default::default() };
+        let mut config = opts.apply(crate::preset("zn540").unwrap()).unwrap();
+        let ftl = crate::ConventionalConfig {
+            gc_free_blocks_min: 2,
+            gc_free_blocks_target: 4,
+            gc_free_blocks_start: 5,
+            gc_units_per_host_unit_max: 8,
+        };
+        config.namespaces = vec![
+            crate::NamespaceEntry { zones: Some(4), ..Default::default() },
+            crate::NamespaceEntry {
+                zones: Some(4),
+                conventional_zones: Some(4),
+                zone_size_bytes: Some(256 << 20),
+                zone_capacity_bytes: Some(256 << 20),
+                max_open_zones: Some(0),
+                max_active_zones: Some(0),
+                conventional: Some(ftl),
+                ..Default::default()
+            },
+        ];
+        config.flash.blocks_per_plane = 11;
+        config
+    }
+
+    #[test]
+    fn a_page_mapped_namespace_collects_garbage_beside_a_zoned_one() {
+        let mut dev = Namespaces::new(zoned_beside_page_mapped()).unwrap();
+        assert!(dev.list[1].front.ftl_counters().is_some(), "NSID 2 is page-mapped");
+        assert!(dev.list[0].front.ftl_counters().is_none(), "NSID 1 is zoned");
+        let (zoned, nvm) = (dev.list[0].front.core.layout.zones, dev.list[1].front.core.layout.nsze_lbas);
+        assert_eq!(zoned, 4);
+        // Random 128 KiB overwrites of the whole NVM namespace, three times over.
+        let mut rng = zonelab_sim::SimRng::new(7);
+        let mut t = 0;
+        let units = nvm / 32;
+        for _ in 0..3 * units {
+            let c = dev.submit_in(2, t, &write(rng.below(units) * 32, 32), None);
+            assert_eq!(c.status, Status::Success);
+            t = c.complete_ns;
+        }
+        let gc = dev.list[1].front.ftl_counters().unwrap();
+        let shares: Vec<u32> = dev.list.iter().map(|ns| ns.front.core.config.flash.blocks_per_plane).collect();
+        eprintln!("blocks per plane {shares:?}; after 3 overwrites of NSID 2: {gc:?}");
+        assert!(gc.victims > 0 && gc.write_amplification > 1.05, "{gc:?} {shares:?}");
+        dev.list[1].front.check_ftl();
+        // Its zoned neighbour still takes sequential writes; its zone lives on its own blocks.
+        let c = dev.submit_in(1, t, &write(0, 32), None);
+        assert_eq!(c.status, Status::Success);
+        let c = dev.submit_in(
+            2,
+            c.complete_ns,
+            &Command::ZoneMgmtSend { action: crate::ZoneAction::Reset, slba: 0, select_all: false },
+            None,
+        );
+        assert_eq!(c.status, Status::InvalidZoneOperation, "an NVM namespace's zones are conventional");
+    }
+
     /// Mean latency of 4 KiB reads at queue depth 1 over namespace 1's
     /// zone 0 (written, in flash) for `window_ns`, while `writers` zones of
     /// `other`'s namespace 2 take 128 KiB writes back to back.

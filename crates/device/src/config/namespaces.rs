@@ -40,6 +40,11 @@ pub struct NamespaceEntry {
     /// Whether reads may cross zone boundaries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cross_zone_read: Option<bool>,
+    /// The drive's page-mapped FTL for this namespace (an NVM namespace
+    /// beside zoned ones, seed 001): its garbage collection, as the
+    /// device-wide `[conventional]`. Needs every zone conventional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conventional: Option<super::ConventionalConfig>,
 }
 
 impl NamespaceEntry {
@@ -93,6 +98,9 @@ pub fn namespace_configs(config: &DeviceConfig) -> Result<Vec<(DeviceConfig, Lay
         let mut ns = config.clone();
         ns.namespaces = Vec::new();
         ns.namespace = entry.resolve(&config.namespace);
+        if let Some(ftl) = &entry.conventional {
+            ns.conventional = Some(ftl.clone());
+        }
         needs.push(blocks_per_plane_needed(&ns).map_err(|e| in_namespace(i, e))?);
         configs.push(ns);
     }

@@ -5,26 +5,13 @@
 
 use super::command::{put_u16, put_u64, sc};
 use super::target::{NamespaceBackend as Backend, Target};
-use super::tests::{read, report, sqe, write, zone_mgmt, Host, NQN, ZCAP_LBAS, ZONE_LBAS};
+use super::tests::{config, read, report, sqe, write, zone_mgmt, Host, NQN, ZONE_LBAS};
 use crate::backend::Pace;
 use crate::recording::replay::{replay, Clock, Loop, Replayed};
 use crate::recording::{self, Op, Record, Recorder};
 use std::net::TcpListener;
 use std::sync::Arc;
-use zonelab_device::{preset, Device, DeviceConfig, DeviceOptions, Namespaces, Status};
-
-fn config(data: bool) -> DeviceConfig {
-    let opts = DeviceOptions {
-        zones: Some(8),
-        zone_size_bytes: Some(ZONE_LBAS << 12),
-        zone_capacity_bytes: Some(ZCAP_LBAS << 12),
-        max_open_zones: Some(4),
-        max_active_zones: Some(6),
-        data,
-        ..Default::default()
-    };
-    opts.apply(preset("zn540").unwrap()).unwrap()
-}
+use zonelab_device::{Device, Namespaces, Status};
 
 /// A new path in the temporary directory, removed when dropped.
 pub(super) struct TempPath(pub(super) std::path::PathBuf);

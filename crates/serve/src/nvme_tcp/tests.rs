@@ -17,17 +17,22 @@ pub(super) const HOSTNQN: &str = "nqn.2014-08.org.nvmexpress:uuid:test-host";
 pub(super) const ZONE_LBAS: u64 = 256;
 pub(super) const ZCAP_LBAS: u64 = 128;
 
-pub(super) fn backend() -> Backend {
+/// The tests' small zn540: 8 zones of `ZONE_LBAS`, `ZCAP_LBAS` of capacity.
+pub(super) fn config(data: bool) -> DeviceConfig {
     let opts = DeviceOptions {
         zones: Some(8),
         zone_size_bytes: Some(ZONE_LBAS << 12),
         zone_capacity_bytes: Some(ZCAP_LBAS << 12),
         max_open_zones: Some(4),
         max_active_zones: Some(6),
-        data: true,
+        data,
         ..Default::default()
     };
-    Backend::new(alone(opts.apply(preset("zn540").unwrap()).unwrap()), Pace::Asap).unwrap()
+    opts.apply(preset("zn540").unwrap()).unwrap()
+}
+
+pub(super) fn backend() -> Backend {
+    Backend::new(alone(config(true)), Pace::Asap).unwrap()
 }
 
 /// The one namespace of a device.
