@@ -71,3 +71,23 @@ impl ZnsPlusCounters {
         }
     }
 }
+
+/// What garbage collection did so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FtlCounters {
+    /// Program units of host data written.
+    pub host_units: u64,
+    /// Program units garbage collection wrote.
+    pub gc_units: u64,
+    /// LBAs garbage collection relocated.
+    pub gc_lbas: u64,
+    /// Victim blocks emptied and released.
+    pub victims: u64,
+    /// (host + GC) programs per host program.
+    pub write_amplification: f64,
+    /// GC units moved while a host unit waited for a free block
+    /// (foreground collection); the rest ran alongside host writes.
+    pub gc_foreground_units: u64,
+    /// The most GC units moved before one host unit.
+    pub gc_units_before_host_unit_max: u64,
+}

@@ -11,9 +11,9 @@
 //! conventional device's writes to [`crate::conventional`], Flush, FUA and
 //! power cuts to [`crate::power`]. None of them calls back into `Device`.
 
-use crate::backend::{Accepted, Backend};
+use crate::backend::{Accepted, Backend, DataPath, Zoned};
 use crate::config::{DeviceConfig, Layout};
-use crate::conventional::{self, FtlCounters};
+use crate::conventional::{Conventional, FtlCounters};
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
 use crate::data::DataStore;
 use crate::front::command::*;
@@ -34,7 +34,7 @@ use zonelab_sim::{Nanos, TIME_NS_MAX};
 /// shared hardware (`Ssd`: firmware cores, link, flash array) and the
 /// namespace's NVMe front over its layers.
 pub struct Device {
-    front: Front,
+    front: Fronts,
     ssd: Ssd,
 }
 
@@ -43,8 +43,61 @@ pub struct Device {
 /// and the background work): every command borrows the drive's `Ssd` for
 /// as long as it runs. A [`Device`] owns one; the namespaces of a shared
 /// drive ([`crate::namespaces`]) take turns on theirs.
-pub(crate) struct Front {
+// `repr(C)`: the layers come first in every front, so that reaching them
+// through `Fronts` is one address whatever the path (no branch).
+#[repr(C)]
+pub(crate) struct Front<P: DataPath> {
     pub(crate) core: Backend,
+    /// Where writes go and reads look: zone-mapped or page-mapped.
+    path: P,
+}
+
+/// A namespace's front with the data path its configuration chose when it
+/// was built: the one branch a command takes between the two.
+// Both variants hold a namespace's layers (about 2 KiB); the page-mapped FTL's
+// state adds a few hundred bytes. A namespace holds one `Fronts`, so a box
+// would save nothing and cost a pointer on every command.
+// `repr(u8)`: both fronts start at the same offset, so that reaching the
+// layers (`Fronts::core`) compiles to one address, not a branch.
+#[allow(clippy::large_enum_variant)]
+#[repr(u8)]
+pub(crate) enum Fronts {
+    Zoned(Front<Zoned>),
+    PageMapped(Front<Conventional>),
+}
+
+/// Runs `$body` with `$front` bound to the namespace's front, whichever path it has.
+macro_rules! with_front {
+    ($fronts:expr, $front:ident => $body:expr) => {
+        match $fronts {
+            $crate::device::Fronts::Zoned($front) => $body,
+            $crate::device::Fronts::PageMapped($front) => $body,
+        }
+    };
+}
+pub(crate) use with_front;
+
+impl Fronts {
+    /// The front of a namespace over `layout`, which `config` was validated
+    /// into, on `partition` of the drive's blocks: page-mapped when `config`
+    /// has `[conventional]`.
+    pub(crate) fn new(config: DeviceConfig, layout: Layout, tracking: Tracking, partition: Partition) -> Self {
+        let page_mapped = config
+            .conventional
+            .is_some()
+            .then(|| Conventional::new(&config, layout.zone_lbas * u64::from(layout.zones)));
+        let core = Backend::new(config, layout, tracking, partition);
+        match page_mapped {
+            None => Fronts::Zoned(Front { core, path: Zoned }),
+            Some(path) => Fronts::PageMapped(Front { core, path }),
+        }
+    }
+
+    /// The namespace's layers.
+    #[inline]
+    pub(crate) fn core(&self) -> &Backend {
+        with_front!(self, f => &f.core)
+    }
 }
 
 /// What a write puts in its blocks.
@@ -102,24 +155,24 @@ impl Device {
         let layout = config.validate()?;
         let ssd = Ssd::new(&config, tracking);
         let partition = Partition::new(0, config.flash.blocks_per_plane);
-        Ok(Self { front: Front::new(config, layout, tracking, partition), ssd })
+        Ok(Self { front: Fronts::new(config, layout, tracking, partition), ssd })
     }
 
     /// The configuration the device was built from.
     pub fn config(&self) -> &DeviceConfig {
-        &self.front.core.config
+        &self.front.core().config
     }
     /// The namespace's shape as derived from the configuration.
     pub fn layout(&self) -> &Layout {
-        &self.front.core.layout
+        &self.front.core().layout
     }
     /// The static zone-to-flash mapping (ZNS+ §2.2).
     pub fn mapping(&self) -> &Mapping {
-        &self.front.core.translation.mapping
+        &self.front.core().translation.mapping
     }
     /// Zone states, write pointers and resources.
     pub fn zones(&self) -> &ZoneTable {
-        &self.front.core.zones
+        &self.front.core().zones
     }
     /// The flash array and its timelines.
     pub fn flash(&self) -> &FlashArray {
@@ -127,7 +180,7 @@ impl Device {
     }
     /// Host command counts and bytes.
     pub fn counters(&self) -> DeviceCounters {
-        self.front.core.counters
+        self.front.core().counters
     }
     /// Flash operation counts.
     pub fn flash_counters(&self) -> FlashCounters {
@@ -135,7 +188,7 @@ impl Device {
     }
     /// What the ZNS+ commands did.
     pub fn znsplus_counters(&self) -> ZnsPlusCounters {
-        self.front.core.znsplus
+        self.front.core().znsplus
     }
     /// Chip utilization per 100 ms of simulated time (interval start, busy
     /// share); empty for a device built without [`Tracking::chip_utilization`].
@@ -144,100 +197,100 @@ impl Device {
     }
     /// Whether `zone` is TL_opened.
     pub fn is_tl_opened(&self, zone: u32) -> bool {
-        self.front.core.translation.tl.contains_key(&zone)
+        self.front.core().translation.tl.contains_key(&zone)
     }
     /// Namespace size in logical blocks (NSZE).
     pub fn nsze(&self) -> u64 {
-        front::nsze(&self.front.core.layout)
+        front::nsze(&self.front.core().layout)
     }
     /// Bytes of data kept in data mode.
     pub fn data_bytes(&self) -> usize {
-        self.front.core.data.as_ref().map_or(0, DataStore::bytes)
+        self.front.core().data.as_ref().map_or(0, DataStore::bytes)
     }
 
     /// Starts `cmd` at `submit_ns`: a finish or reset may complete later.
     #[inline]
     pub fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
-        self.front.start(&mut self.ssd, submit_ns, cmd, read_out)
+        match &mut self.front {
+            Fronts::Zoned(f) => f.start(&mut self.ssd, submit_ns, cmd, read_out),
+            Fronts::PageMapped(f) => f.start_out_of_line(&mut self.ssd, submit_ns, cmd, read_out),
+        }
     }
     /// Submits `cmd` and waits for it: a pending finish or reset runs to its
     /// end as if no other command arrived meanwhile.
     #[inline]
     pub fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
-        self.front.submit(&mut self.ssd, submit_ns, cmd, read_out)
+        match &mut self.front {
+            Fronts::Zoned(f) => f.submit(&mut self.ssd, submit_ns, cmd, read_out),
+            Fronts::PageMapped(f) => f.submit_out_of_line(&mut self.ssd, submit_ns, cmd, read_out),
+        }
     }
     /// When the next management step could start if no host command came
     /// first; `None` when there is no management work.
     pub fn next_event_ns(&self) -> Option<Nanos> {
-        self.front.next_event_ns(&self.ssd)
+        with_front!(&self.front, f => f.next_event_ns(&self.ssd))
     }
     /// Reserves every management step that starts before `until_ns`.
     pub fn advance(&mut self, until_ns: Nanos) {
-        self.front.advance(&mut self.ssd, until_ns);
+        with_front!(&mut self.front, f => f.advance(&mut self.ssd, until_ns));
     }
     /// Completions of pending commands, in the order they completed.
     pub fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
-        self.front.take_completed()
+        with_front!(&mut self.front, f => f.take_completed())
     }
     /// Management tasks accepted but not completed.
     pub fn pending_tasks(&self) -> usize {
-        self.front.pending_tasks()
+        with_front!(&self.front, f => f.pending_tasks())
     }
     /// Reserves all management work, as if the device were left alone.
     pub fn drain(&mut self) {
-        self.front.drain(&mut self.ssd);
+        with_front!(&mut self.front, f => f.drain(&mut self.ssd));
     }
     /// Power fails at `at_ns` (not before the last submitted command) and
     /// comes back: every zone keeps what survives, as [`crate::power`] describes.
     /// The device must have been built with [`Tracking::power_cuts`] (as
     /// [`Device::new`] builds it).
     pub fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
-        self.front.power_cut(at_ns)
+        with_front!(&mut self.front, f => f.power_cut(at_ns))
     }
     /// Where a read of `lba` would find its data in flash now: `None` when
     /// it is in the controller or reads as zeros. During threaded logging
     /// this is the LogFBG below the write pointer and the original above it.
     pub fn flash_location(&self, lba: u64) -> Option<ChunkLocation> {
-        self.front.flash_location(lba)
+        with_front!(&self.front, f => f.flash_location(lba))
     }
     /// The chip and FCG id fields of a chunk address, if the mapping has them
     /// (ZNS+ identify_mapping).
     pub fn identify_mapping(&self) -> Option<MappingInfo> {
-        self.front.identify_mapping()
+        with_front!(&self.front, f => f.identify_mapping())
     }
     /// Garbage collection so far; `None` for a zoned device.
     pub fn ftl_counters(&self) -> Option<FtlCounters> {
-        self.front.ftl_counters()
+        with_front!(&self.front, f => f.ftl_counters())
     }
     /// Whether a conventional device holds data for `lba` (in flash or in its buffer).
     pub fn ftl_holds(&self, lba: u64) -> bool {
-        self.front.ftl_holds(lba)
+        with_front!(&self.front, f => f.ftl_holds(lba))
     }
     /// Checks the page mapping (a test aid); panics on a breach.
     pub fn check_ftl(&self) {
-        self.front.check_ftl();
+        with_front!(&self.front, f => f.check_ftl());
     }
     /// Fault injection (not an NVMe command): the zone turns read-only or offline.
     pub fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
-        self.front.set_zone_state(&mut self.ssd, slba, state)
+        with_front!(&mut self.front, f => f.set_zone_state(&mut self.ssd, slba, state))
     }
     /// The Identify Namespace data the device reports.
     pub fn identify(&self) -> IdentifyData {
-        self.front.identify()
+        with_front!(&self.front, f => f.identify())
     }
     /// The Zone Descriptor of `zone`, as a report would return it.
     pub fn descriptor(&self, zone: u32) -> ZoneDescriptor {
-        self.front.descriptor(zone)
+        with_front!(&self.front, f => f.descriptor(zone))
     }
 }
 
-impl Front {
-    /// The front of a namespace over `layout`, which `config` was validated
-    /// into, on `partition` of the drive's blocks.
-    pub(crate) fn new(config: DeviceConfig, layout: Layout, tracking: Tracking, partition: Partition) -> Self {
-        Self { core: Backend::new(config, layout, tracking, partition) }
-    }
-
+impl<P: DataPath> Front<P> {
     /// Starts `cmd` at `submit_ns`: a finish or reset may complete later.
     #[inline(always)]
     pub(crate) fn start(
@@ -257,6 +310,31 @@ impl Front {
             }
             None => Started::Done(completion),
         }
+    }
+
+    /// [`Front::start`] in a function of its own: the zoned front is the one
+    /// the callers inline, so that the page-mapped one does not crowd it out.
+    #[inline(never)]
+    pub(crate) fn start_out_of_line(
+        &mut self,
+        ssd: &mut Ssd,
+        submit_ns: Nanos,
+        cmd: &Command<'_>,
+        read_out: Option<&mut [u8]>,
+    ) -> Started {
+        self.start(ssd, submit_ns, cmd, read_out)
+    }
+
+    /// [`Front::submit`] in a function of its own (see [`Front::start_out_of_line`]).
+    #[inline(never)]
+    pub(crate) fn submit_out_of_line(
+        &mut self,
+        ssd: &mut Ssd,
+        submit_ns: Nanos,
+        cmd: &Command<'_>,
+        read_out: Option<&mut [u8]>,
+    ) -> Completion {
+        self.submit(ssd, submit_ns, cmd, read_out)
     }
 
     /// Submits `cmd` and waits for it: a pending finish or reset runs to its
@@ -324,17 +402,17 @@ impl Front {
 
     /// Garbage collection so far; `None` for a zoned device.
     pub(crate) fn ftl_counters(&self) -> Option<FtlCounters> {
-        conventional::ftl_counters(&self.core)
+        self.path.ftl_counters()
     }
 
     /// Whether a conventional device holds data for `lba` (in flash or in its buffer).
     pub(crate) fn ftl_holds(&self, lba: u64) -> bool {
-        conventional::ftl_holds(&self.core, lba)
+        self.path.ftl_holds(lba)
     }
 
     /// Checks the page mapping (a test aid); panics on a breach.
     pub(crate) fn check_ftl(&self) {
-        conventional::check_ftl(&self.core);
+        self.path.check_ftl();
     }
 
     /// Handles `cmd` at `submit_ns`; `read_out`, in data mode, receives the
@@ -485,7 +563,7 @@ impl Front {
         self.core.zones.check_writable(zone)?;
         let zone_end = self.core.zones.zslba(zone) + self.core.layout.zone_lbas;
         // A conventional device's zones are only a report: its blocks are one space.
-        if slba + u64::from(nlb) > zone_end && self.core.translation.conventional.is_none() {
+        if slba + u64::from(nlb) > zone_end && !P::ONE_SPACE {
             return Err(Status::ZoneBoundaryError);
         }
         Ok(())
@@ -620,10 +698,7 @@ impl Front {
         }
         self.core.counters.host_write_bytes += nlb * self.core.layout.lba_bytes;
         // Write Zeroes moves no data over the link.
-        if self.core.translation.conventional.is_some() {
-            return conventional::ftl_take_in(&mut self.core, ssd, slba, nlb, data_ready_ns, data.crosses_link());
-        }
-        let t = self.core.take_in(ssd, zone, nlb, data_ready_ns, data.crosses_link());
+        let t = self.path.take_in(&mut self.core, ssd, zone, slba..slba + nlb, data_ready_ns, data.crosses_link());
         if !self.core.scheduler.background.pad_turns_due.is_empty() {
             management::take_pad_turns(&mut self.core, ssd);
         }
@@ -705,8 +780,7 @@ impl Front {
 
     fn check_read(&self, slba: u64, nlb: u32) -> Result<(), Status> {
         front::check_range(&self.core.layout, slba, nlb, true)?;
-        let cross_zone_ok =
-            || self.core.config.namespace.cross_zone_read || self.core.translation.conventional.is_some();
+        let cross_zone_ok = || self.core.config.namespace.cross_zone_read || P::ONE_SPACE;
         front::check_read(&self.core.zones, slba, nlb, cross_zone_ok)
     }
 
@@ -733,13 +807,13 @@ impl Front {
             return at_ns.max(ready_ns);
         }
         let bytes = u32::try_from(lbas * self.core.layout.lba_bytes).expect("a piece is within one page");
-        self.core.fetch(ssd, lba, offset_lbas, at_ns, bytes)
+        self.core.fetch(&self.path, ssd, lba, offset_lbas, at_ns, bytes)
     }
 
     /// The (zone, chunk) the read buffer would hold `lba` under: read-ahead
     /// follows sequential zones of a zoned namespace.
     fn read_ahead_chunk(&self, lba: u64) -> Option<(u32, u64)> {
-        if self.core.controller.read_ahead_window_chunks() == 0 || self.core.translation.conventional.is_some() {
+        if !P::READ_AHEAD || self.core.controller.read_ahead_window_chunks() == 0 {
             return None;
         }
         let zone = self.core.zones.zone_of(lba);
@@ -975,7 +1049,7 @@ mod tests {
         config.management.finish.design = crate::config::FinishDesign::Metadata;
         let mut dev = Device::new(config).unwrap();
         let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false }, None);
-        assert_eq!(dev.front.core.controller.zone_io(0).buffer_occupied_bytes(), 4096);
+        assert_eq!(dev.front.core().controller.zone_io(0).buffer_occupied_bytes(), 4096);
         let f = dev.submit(
             c.complete_ns,
             &Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: false },
@@ -988,8 +1062,8 @@ mod tests {
         assert_eq!(dev.flash().pages_written(0, 0, 0), 3);
         assert_eq!(dev.flash().pages_written(1, 0, 0), 0, "dies without data are not programmed");
         // The buffer frees exactly what it held once the program is done.
-        dev.front.core.controller.zone_io_mut(0).reclaim_buffer_until(u64::MAX / 2);
-        assert_eq!(dev.front.core.controller.zone_io(0).buffer_occupied_bytes(), 0);
+        with_front!(&mut dev.front, f => f.core.controller.zone_io_mut(0).reclaim_buffer_until(u64::MAX / 2));
+        assert_eq!(dev.front.core().controller.zone_io(0).buffer_occupied_bytes(), 0);
     }
 
     #[test]

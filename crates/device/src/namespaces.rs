@@ -20,7 +20,7 @@ use crate::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescri
 use crate::config::namespaces::{namespace_configs, NAMESPACES_MAX};
 use crate::config::{ConfigError, DeviceConfig, Layout};
 use crate::counters::DeviceCounters;
-use crate::device::Front;
+use crate::device::{with_front, Fronts};
 use crate::power::PowerCutReport;
 use crate::ssd::{Partition, Ssd};
 use crate::status::Status;
@@ -34,7 +34,7 @@ use zonelab_sim::Nanos;
 /// drive they share with the device's other namespaces.
 pub struct Namespace {
     nsid: u32,
-    front: Front,
+    front: Fronts,
     ssd: Arc<Mutex<Ssd>>,
 }
 
@@ -55,45 +55,47 @@ impl ZonedDevice for Namespace {
     fn start(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
         let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
         let submit_ns = ssd.enter_in_order(submit_ns);
-        self.front.start(&mut ssd, submit_ns, cmd, read_out)
+        with_front!(&mut self.front, f => f.start(&mut ssd, submit_ns, cmd, read_out))
     }
     fn submit(&mut self, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
         let submit_ns = ssd.enter_in_order(submit_ns);
-        self.front.submit(&mut ssd, submit_ns, cmd, read_out)
+        with_front!(&mut self.front, f => f.submit(&mut ssd, submit_ns, cmd, read_out))
     }
     fn advance(&mut self, until_ns: Nanos) {
         let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.front.next_event_ns(&ssd).is_some() {
-            self.front.advance(&mut ssd, until_ns);
-        }
+        with_front!(&mut self.front, f => {
+            if f.next_event_ns(&ssd).is_some() {
+                f.advance(&mut ssd, until_ns);
+            }
+        });
     }
     fn next_event_ns(&self) -> Option<Nanos> {
-        self.front.next_event_ns(&self.ssd())
+        with_front!(&self.front, f => f.next_event_ns(&self.ssd()))
     }
     fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
-        self.front.take_completed()
+        with_front!(&mut self.front, f => f.take_completed())
     }
     fn pending_tasks(&self) -> usize {
-        self.front.pending_tasks()
+        with_front!(&self.front, f => f.pending_tasks())
     }
     fn identify(&self) -> IdentifyData {
-        self.front.identify()
+        with_front!(&self.front, f => f.identify())
     }
     fn descriptor(&self, zone: u32) -> ZoneDescriptor {
-        self.front.descriptor(zone)
+        with_front!(&self.front, f => f.descriptor(zone))
     }
     fn zones(&self) -> &ZoneTable {
-        &self.front.core.zones
+        &self.front.core().zones
     }
     fn layout(&self) -> &Layout {
-        &self.front.core.layout
+        &self.front.core().layout
     }
     fn config(&self) -> &DeviceConfig {
-        &self.front.core.config
+        &self.front.core().config
     }
     fn counters(&self) -> DeviceCounters {
-        self.front.core.counters
+        self.front.core().counters
     }
     /// The drive's flash: every namespace's work (the array is one).
     fn flash_counters(&self) -> FlashCounters {
@@ -101,10 +103,10 @@ impl ZonedDevice for Namespace {
     }
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
         let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
-        self.front.set_zone_state(&mut ssd, slba, state)
+        with_front!(&mut self.front, f => f.set_zone_state(&mut ssd, slba, state))
     }
     fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
-        self.front.power_cut(at_ns)
+        with_front!(&mut self.front, f => f.power_cut(at_ns))
     }
 }
 
@@ -126,7 +128,7 @@ impl Namespaces {
             // Each namespace's share of every plane follows the one before it.
             let partition = Partition::new(first_block, c.flash.blocks_per_plane);
             first_block += c.flash.blocks_per_plane;
-            let front = Front::new(c, layout, crate::Tracking::ALL, partition);
+            let front = Fronts::new(c, layout, crate::Tracking::ALL, partition);
             list.push(Namespace { nsid, front, ssd: Arc::clone(&ssd) });
         }
         assert!(first_block <= config.flash.blocks_per_plane, "validation keeps the namespaces within the flash");
@@ -320,8 +322,8 @@ mod tests {
     #[test]
     fn the_namespaces_program_their_own_blocks_of_one_array() {
         let mut dev = Namespaces::new(two_namespaces()).unwrap();
-        let shares: Vec<u32> = dev.list.iter().map(|ns| ns.front.core.config.flash.blocks_per_plane).collect();
-        assert_eq!(dev.list[1].front.core.partition, Partition::new(shares[0], shares[1]));
+        let shares: Vec<u32> = dev.list.iter().map(|ns| ns.front.core().config.flash.blocks_per_plane).collect();
+        assert_eq!(dev.list[1].front.core().partition, Partition::new(shares[0], shares[1]));
         // A whole program unit of zone 0 in each namespace: 192 KiB, on the zone's first die.
         let mut t = 0;
         for (nsid, lbas) in [(1, 4u32), (2, 32)] {
@@ -377,9 +379,9 @@ mod tests {
     #[test]
     fn a_page_mapped_namespace_collects_garbage_beside_a_zoned_one() {
         let mut dev = Namespaces::new(zoned_beside_page_mapped()).unwrap();
-        assert!(dev.list[1].front.ftl_counters().is_some(), "NSID 2 is page-mapped");
-        assert!(dev.list[0].front.ftl_counters().is_none(), "NSID 1 is zoned");
-        let (zoned, nvm) = (dev.list[0].front.core.layout.zones, dev.list[1].front.core.layout.nsze_lbas);
+        assert!(with_front!(&dev.list[1].front, f => f.ftl_counters()).is_some(), "NSID 2 is page-mapped");
+        assert!(with_front!(&dev.list[0].front, f => f.ftl_counters()).is_none(), "NSID 1 is zoned");
+        let (zoned, nvm) = (dev.list[0].front.core().layout.zones, dev.list[1].front.core().layout.nsze_lbas);
         assert_eq!(zoned, 4);
         // Random 128 KiB overwrites of the whole NVM namespace, three times over.
         let mut rng = zonelab_sim::SimRng::new(7);
@@ -390,11 +392,11 @@ mod tests {
             assert_eq!(c.status, Status::Success);
             t = c.complete_ns;
         }
-        let gc = dev.list[1].front.ftl_counters().unwrap();
-        let shares: Vec<u32> = dev.list.iter().map(|ns| ns.front.core.config.flash.blocks_per_plane).collect();
+        let gc = with_front!(&dev.list[1].front, f => f.ftl_counters()).unwrap();
+        let shares: Vec<u32> = dev.list.iter().map(|ns| ns.front.core().config.flash.blocks_per_plane).collect();
         eprintln!("blocks per plane {shares:?}; after 3 overwrites of NSID 2: {gc:?}");
         assert!(gc.victims > 0 && gc.write_amplification > 1.05, "{gc:?} {shares:?}");
-        dev.list[1].front.check_ftl();
+        with_front!(&dev.list[1].front, f => f.check_ftl());
         // Its zoned neighbour still takes sequential writes; its zone lives on its own blocks.
         let c = dev.submit_in(1, t, &write(0, 32), None);
         assert_eq!(c.status, Status::Success);

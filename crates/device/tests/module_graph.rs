@@ -41,12 +41,12 @@ const STATE_MODULES: [&str; 6] = ["backend", "zone", "controller", "translation"
 /// FTL's counters, fields of a public type (`translation::ftl::Ftl`) that
 /// `conventional::ftl_counters` copies out.
 const PUB_FIELDS_ALLOWED: [&str; 4] = ["Ftl::host_units", "Ftl::gc_units", "Ftl::gc_lbas", "Ftl::victims"];
-/// `pub(crate)` fields of the layers' structs: 50 on 2026-11-28 (`Backend` 12
-/// of its 13, `Management` 7, `Task` 6,
-/// `Conventional` 14, `TlZone` 4, `Translation` 3, `Scheduler` 1,
-/// `Accepted` 2, `ZoneDurability` 1). A ratchet: the test
-/// fails above it, and below it until this number is lowered to the count.
-const CRATE_FIELDS: usize = 50;
+/// `pub(crate)` fields of the layers' structs: 35 on 2026-11-28 (`Backend` 12
+/// of its 13, `Management` 7, `Task` 6, `TlZone` 4, `Translation` 2,
+/// `Scheduler` 1, `Accepted` 2, `ZoneDurability` 1; the conventional FTL's
+/// state is its data path's, in the `conventional` client). A ratchet: the
+/// test fails above it, and below it until this number is lowered to the count.
+const CRATE_FIELDS: usize = 35;
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

@@ -17,9 +17,8 @@ impl Backend {
     /// namespace, on a device that keeps durability at all.
     #[inline]
     pub(crate) fn tracked(&self, zone: u32) -> bool {
-        self.durability_kept()
-            && self.zones.zone_type(zone) == ZoneType::SeqWriteRequired
-            && self.translation.conventional.is_none()
+        // A page-mapped namespace's zones are all conventional.
+        self.durability_kept() && self.zones.zone_type(zone) == ZoneType::SeqWriteRequired
     }
 
     /// Hook, before the fill: `lbas` more LBAs of `zone` are in the

@@ -31,11 +31,11 @@ use crate::scheduler::{Management, Scheduler};
 use crate::ssd::{Partition, Ssd};
 use crate::status::Status;
 use crate::tracking::Tracking;
-use crate::translation::conventional::Conventional;
 use crate::translation::mapping::{ChunkLocation, Mapping};
 use crate::translation::Translation;
 use crate::zone::{ZoneTable, ZoneType};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use zonelab_flash::{BlockAddr, ChunkRead};
 use zonelab_sim::Nanos;
 
@@ -48,6 +48,70 @@ pub(crate) enum Source {
     Controller { ready_ns: Nanos },
     /// In flash; readable from `ready_ns` on.
     Flash { loc: ChunkLocation, ready_ns: Nanos },
+}
+
+/// A namespace's data path, chosen when it is built: where a write's data
+/// goes and where a read finds it. [`Zoned`] is the zone-mapped path of a
+/// ZNS namespace (its conventional zones included); the page-mapped FTL of
+/// an NVM namespace implements it in [`crate::conventional`]. The front is
+/// generic over it, so neither path tests for the other's features.
+pub(crate) trait DataPath {
+    /// The namespace's LBAs are one space (its zones only a report): writes
+    /// and reads may cross zones.
+    const ONE_SPACE: bool;
+    /// The controller reads ahead of sequential streams.
+    const READ_AHEAD: bool;
+    /// Takes the LBAs `lbas` of an accepted write into `zone`, ready from
+    /// `ready_ns` (crossing the link if `link`); returns when they are in.
+    fn take_in(
+        &mut self,
+        core: &mut Backend,
+        ssd: &mut Ssd,
+        zone: u32,
+        lbas: Range<u64>,
+        ready_ns: Nanos,
+        link: bool,
+    ) -> Nanos;
+    /// Where the data of `lba` is at `at_ns`.
+    fn source(&self, core: &Backend, lba: u64, at_ns: Nanos) -> Source;
+    /// Garbage collection so far (a page-mapped path's).
+    fn ftl_counters(&self) -> Option<crate::counters::FtlCounters> {
+        None
+    }
+    /// Whether a page-mapped path holds data for `lba`.
+    fn ftl_holds(&self, _lba: u64) -> bool {
+        false
+    }
+    /// Checks a page-mapped path's map (a test aid).
+    fn check_ftl(&self) {}
+}
+
+/// The zone-mapped data path: each zone's data into its own write buffer
+/// and block group ([`Backend::take_in`], [`Backend::source_of`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Zoned;
+
+impl DataPath for Zoned {
+    const ONE_SPACE: bool = false;
+    const READ_AHEAD: bool = true;
+
+    #[inline(always)]
+    fn take_in(
+        &mut self,
+        core: &mut Backend,
+        ssd: &mut Ssd,
+        zone: u32,
+        lbas: Range<u64>,
+        ready_ns: Nanos,
+        link: bool,
+    ) -> Nanos {
+        core.take_in(ssd, zone, lbas.end - lbas.start, ready_ns, link)
+    }
+
+    #[inline(always)]
+    fn source(&self, core: &Backend, lba: u64, at_ns: Nanos) -> Source {
+        core.source_in_line(lba, at_ns)
+    }
 }
 
 /// The outcome of the checks and state change of a command, before timing.
@@ -94,10 +158,6 @@ impl Backend {
         let mapping = Mapping::new(&layout, &config.flash);
         let zones = ZoneTable::of(&config, &layout);
         let data = (config.mode == Mode::Data).then(|| DataStore::of(&layout));
-        let conventional = config
-            .conventional
-            .is_some()
-            .then(|| Conventional::new(&config, layout.zone_lbas * u64::from(layout.zones)));
         Self {
             zones,
             controller: Controller::new(
@@ -108,7 +168,7 @@ impl Backend {
                     config.controller.read_buffer_bytes / u64::from(config.flash.page_bytes),
                 ),
             ),
-            translation: Translation { mapping, tl: BTreeMap::new(), conventional },
+            translation: Translation { mapping, tl: BTreeMap::new() },
             scheduler: Scheduler { background: Management::new(&config) },
             partition,
             data,
@@ -338,25 +398,35 @@ impl Backend {
     /// Brings `bytes` of `lba`'s chunk, from `lba` on, into the controller;
     /// returns when they are there. `lba` is `offset_lbas` into its chunk
     /// (the caller split its range at chunk ends, so it knows).
-    pub(crate) fn fetch(&mut self, ssd: &mut Ssd, lba: u64, offset_lbas: u64, at_ns: Nanos, bytes: u32) -> Nanos {
+    pub(crate) fn fetch<P: DataPath>(
+        &mut self,
+        path: &P,
+        ssd: &mut Ssd,
+        lba: u64,
+        offset_lbas: u64,
+        at_ns: Nanos,
+        bytes: u32,
+    ) -> Nanos {
         debug_assert_eq!(offset_lbas, lba % self.layout.lbas_per_chunk);
         let offset_bytes = u32::try_from(offset_lbas * self.layout.lba_bytes).expect("within one page");
-        self.fetch_span(ssd, lba, at_ns, offset_bytes, bytes)
+        let source = path.source(self, lba, at_ns);
+        self.fetch_span(ssd, source, at_ns, offset_bytes, bytes)
     }
 
     /// Brings the whole chunk that holds `lba` into the controller, from the
     /// place `lba`'s data is at: copies and plugs read a source chunk once
     /// for all the blocks they take from it, whichever of them comes first.
     pub(crate) fn fetch_chunk(&mut self, ssd: &mut Ssd, lba: u64, at_ns: Nanos) -> Nanos {
-        self.fetch_span(ssd, lba, at_ns, 0, self.chunk_bytes())
+        let source = self.source_in_line(lba, at_ns);
+        self.fetch_span(ssd, source, at_ns, 0, self.chunk_bytes())
     }
 
-    /// `bytes` from `offset_bytes` of the chunk that holds `lba`. In line in
+    /// `bytes` from `offset_bytes` of the chunk at `source`. In line in
     /// both fetches: out of line, it was a call per host read.
     #[inline(always)]
-    fn fetch_span(&mut self, ssd: &mut Ssd, lba: u64, at_ns: Nanos, offset_bytes: u32, bytes: u32) -> Nanos {
+    fn fetch_span(&mut self, ssd: &mut Ssd, source: Source, at_ns: Nanos, offset_bytes: u32, bytes: u32) -> Nanos {
         debug_assert!(offset_bytes + bytes <= self.chunk_bytes(), "a fetch stays within its chunk");
-        match self.source_in_line(lba, at_ns) {
+        match source {
             Source::Zeros => at_ns,
             Source::Controller { ready_ns } => at_ns.max(ready_ns),
             Source::Flash { loc, ready_ns } => {
@@ -376,10 +446,7 @@ impl Backend {
     /// [`Backend::source_of`], in line in the fetch that every read makes,
     /// where the source need not be built only to be taken apart.
     #[inline(always)]
-    fn source_in_line(&self, lba: u64, at_ns: Nanos) -> Source {
-        if self.translation.conventional.is_some() {
-            return self.ftl_source(lba, at_ns);
-        }
+    pub(crate) fn source_in_line(&self, lba: u64, at_ns: Nanos) -> Source {
         let zone = self.zones.zone_of(lba);
         let offset = lba - self.zones.zslba(zone);
         let io = self.controller.zone_io(zone);
@@ -462,41 +529,6 @@ impl Backend {
     pub(crate) fn zone_units(&self) -> u64 {
         let chunks = self.layout.zcap_lbas.div_ceil(self.layout.lbas_per_chunk);
         self.translation.mapping.unit_of_chunk(chunks - 1) + 1
-    }
-
-    pub(crate) fn conventional_mut(&mut self) -> &mut Conventional {
-        self.translation.conventional.as_mut().expect("a conventional device")
-    }
-
-    /// Where `lba` of a conventional device is at `at_ns`.
-    pub(crate) fn ftl_source(&self, lba: u64, at_ns: Nanos) -> Source {
-        let c = self.translation.conventional.as_ref().expect("a conventional device");
-        if c.pending_pos.contains_key(&lba) {
-            return Source::Controller { ready_ns: at_ns };
-        }
-        let Some(slot) = c.ftl.lookup(lba) else { return Source::Zeros };
-        let g = &self.config.flash;
-        let lbas_per_page = u64::from(g.page_bytes) / self.layout.lba_bytes;
-        let per_unit = c.ftl.lbas_per_block() / c.ftl.units_per_block();
-        let unit = slot.offset / per_unit;
-        let done =
-            c.unit_done[(slot.die * g.blocks_per_plane + slot.block) as usize].as_ref().map_or(0, |d| d[unit as usize]);
-        // Host data waits in the write buffer until programmed; data garbage
-        // collection is moving is read once its new copy is programmed (its old
-        // copy sits on the same die, behind the same queue).
-        if done > at_ns && !c.ftl.is_gc_block(slot.die, slot.block) {
-            return Source::Controller { ready_ns: at_ns };
-        }
-        let page_in_unit = u64::from(slot.offset % per_unit) / lbas_per_page;
-        let planes = u64::from(g.planes_per_die);
-        let loc = ChunkLocation {
-            die: slot.die,
-            plane: u32::try_from(page_in_unit % planes).expect("below planes_per_die, a u32"),
-            block: slot.block,
-            page: u32::try_from(u64::from(unit) * u64::from(g.oneshot_pages) + page_in_unit / planes)
-                .expect("a page of the block, below pages_per_block"),
-        };
-        Source::Flash { loc, ready_ns: done }
     }
 
     /// Pages written in the namespace's block `block` of `die` (plane 0).

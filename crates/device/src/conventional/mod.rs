@@ -8,89 +8,141 @@
 //! host writes, a few units before each host unit on the die; only when a
 //! die is at `gc_free_blocks_min` does a host unit wait for whole victims.
 //!
-//! A device is conventional when its config has a `[conventional]` section;
-//! its namespace is then all conventional zones (the `sn640` preset).
+//! A namespace is conventional when its config has a `[conventional]`
+//! section (the `sn640` preset; or a `[[namespaces]]` entry's own, beside
+//! zoned namespaces); its zones are then all conventional. Its data path is
+//! the `DataPath` of `Conventional`, chosen when the namespace is built:
+//! the front's write and read go here, and nothing of it is on a zoned
+//! namespace's path.
 
 pub use crate::translation::ftl;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, DataPath, Source};
 use crate::ssd::Ssd;
-use crate::translation::conventional::Victim;
+mod state;
+
+pub use crate::counters::FtlCounters;
+use crate::translation::mapping::ChunkLocation;
 use ftl::UnitSlot;
+pub(crate) use state::Conventional;
+use state::Victim;
+use std::ops::Range;
 use zonelab_flash::BlockAddr;
 use zonelab_sim::Nanos;
 
-/// What garbage collection did so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct FtlCounters {
-    /// Program units of host data written.
-    pub host_units: u64,
-    /// Program units garbage collection wrote.
-    pub gc_units: u64,
-    /// LBAs garbage collection relocated.
-    pub gc_lbas: u64,
-    /// Victim blocks emptied and released.
-    pub victims: u64,
-    /// (host + GC) programs per host program.
-    pub write_amplification: f64,
-    /// GC units moved while a host unit waited for a free block
-    /// (foreground collection); the rest ran alongside host writes.
-    pub gc_foreground_units: u64,
-    /// The most GC units moved before one host unit.
-    pub gc_units_before_host_unit_max: u64,
-}
-
-/// Garbage collection so far; `None` for a zoned device.
-pub(crate) fn ftl_counters(core: &Backend) -> Option<FtlCounters> {
-    core.translation.conventional.as_ref().map(|c| FtlCounters {
-        host_units: c.ftl.host_units,
-        gc_units: c.ftl.gc_units,
-        gc_lbas: c.ftl.gc_lbas,
-        victims: c.ftl.victims,
-        write_amplification: c.ftl.write_amplification(),
-        gc_foreground_units: c.gc_foreground_units,
-        gc_units_before_host_unit_max: c.gc_units_before_host_unit_max,
-    })
-}
-
-/// Whether a conventional device holds data for `lba` (in flash or in its buffer).
-pub(crate) fn ftl_holds(core: &Backend, lba: u64) -> bool {
-    core.translation
-        .conventional
-        .as_ref()
-        .is_some_and(|c| c.pending_pos.contains_key(&lba) || c.ftl.lookup(lba).is_some())
-}
-
-/// Checks the page mapping (a test aid); panics on a breach.
-pub(crate) fn check_ftl(core: &Backend) {
-    if let Some(c) = &core.translation.conventional {
-        c.ftl.check();
+impl Conventional {
+    /// Garbage collection so far.
+    pub(crate) fn counters(&self) -> FtlCounters {
+        FtlCounters {
+            host_units: self.ftl.host_units,
+            gc_units: self.ftl.gc_units,
+            gc_lbas: self.ftl.gc_lbas,
+            victims: self.ftl.victims,
+            write_amplification: self.ftl.write_amplification(),
+            gc_foreground_units: self.gc_foreground_units,
+            gc_units_before_host_unit_max: self.gc_units_before_host_unit_max,
+        }
     }
+
+    /// Whether the namespace holds data for `lba` (in flash or in its buffer).
+    pub(crate) fn holds(&self, lba: u64) -> bool {
+        self.pending_pos.contains_key(&lba) || self.ftl.lookup(lba).is_some()
+    }
+
+    /// Checks the page mapping (a test aid); panics on a breach.
+    pub(crate) fn check(&self) {
+        self.ftl.check();
+    }
+}
+
+/// The page-mapped data path: one LBA space over the namespace's zones (they
+/// are only a report), no read-ahead, writes into one shared buffer whose
+/// full units go to the die the FTL's cursor is on.
+impl DataPath for Conventional {
+    const ONE_SPACE: bool = true;
+    const READ_AHEAD: bool = false;
+
+    #[inline]
+    fn take_in(
+        &mut self,
+        core: &mut Backend,
+        ssd: &mut Ssd,
+        _zone: u32,
+        lbas: Range<u64>,
+        ready_ns: Nanos,
+        link: bool,
+    ) -> Nanos {
+        ftl_take_in(self, core, ssd, lbas, ready_ns, link)
+    }
+
+    #[inline]
+    fn source(&self, core: &Backend, lba: u64, at_ns: Nanos) -> Source {
+        ftl_source(self, core, lba, at_ns)
+    }
+
+    fn ftl_counters(&self) -> Option<FtlCounters> {
+        Some(self.counters())
+    }
+    fn ftl_holds(&self, lba: u64) -> bool {
+        self.holds(lba)
+    }
+    fn check_ftl(&self) {
+        self.check();
+    }
+}
+
+/// Where `lba` is at `at_ns`.
+fn ftl_source(c: &Conventional, core: &Backend, lba: u64, at_ns: Nanos) -> Source {
+    if c.pending_pos.contains_key(&lba) {
+        return Source::Controller { ready_ns: at_ns };
+    }
+    let Some(slot) = c.ftl.lookup(lba) else { return Source::Zeros };
+    let g = &core.config.flash;
+    let lbas_per_page = u64::from(g.page_bytes) / core.layout.lba_bytes;
+    let per_unit = c.ftl.lbas_per_block() / c.ftl.units_per_block();
+    let unit = slot.offset / per_unit;
+    let done =
+        c.unit_done[(slot.die * g.blocks_per_plane + slot.block) as usize].as_ref().map_or(0, |d| d[unit as usize]);
+    // Host data waits in the write buffer until programmed; data garbage
+    // collection is moving is read once its new copy is programmed (its old
+    // copy sits on the same die, behind the same queue).
+    if done > at_ns && !c.ftl.is_gc_block(slot.die, slot.block) {
+        return Source::Controller { ready_ns: at_ns };
+    }
+    let page_in_unit = u64::from(slot.offset % per_unit) / lbas_per_page;
+    let planes = u64::from(g.planes_per_die);
+    let loc = ChunkLocation {
+        die: slot.die,
+        plane: u32::try_from(page_in_unit % planes).expect("below planes_per_die, a u32"),
+        block: slot.block,
+        page: u32::try_from(u64::from(unit) * u64::from(g.oneshot_pages) + page_in_unit / planes)
+            .expect("a page of the block, below pages_per_block"),
+    };
+    Source::Flash { loc, ready_ns: done }
 }
 
 /// Takes `lbas` host LBAs from `slba` into the shared write buffer
 /// (crossing the link if `link`); full units go to flash. Returns when
 /// the last piece is in.
-pub(crate) fn ftl_take_in(
-    core: &mut Backend,
+fn ftl_take_in(
+    c: &mut Conventional,
+    core: &Backend,
     ssd: &mut Ssd,
-    slba: u64,
-    lbas: u64,
+    lbas: Range<u64>,
     ready_ns: Nanos,
     link: bool,
 ) -> Nanos {
+    let (slba, end) = (lbas.start, lbas.end);
     let lba_bytes = core.layout.lba_bytes;
     let capacity = core.layout.zone_buffer_bytes;
     let per_unit = core.program_unit_bytes() / lba_bytes;
     let mut t = ready_ns;
     let mut lba = slba;
-    let end = slba + lbas;
     while lba < end {
-        let piece = (end - lba).min(per_unit - core.conventional_mut().pending.len() as u64).max(1);
-        let admitted = core.conventional_mut().buffer.admit(t, piece * lba_bytes, capacity);
+        let piece = (end - lba).min(per_unit - c.pending.len() as u64).max(1);
+        let admitted = c.buffer.admit(t, piece * lba_bytes, capacity);
         t = if link { ssd.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
         for l in lba..lba + piece {
-            let c = core.conventional_mut();
             if !c.pending_pos.contains_key(&l) {
                 c.ftl.invalidate(l);
                 c.pending_pos.insert(l, c.pending.len());
@@ -98,36 +150,34 @@ pub(crate) fn ftl_take_in(
             }
         }
         lba += piece;
-        if core.conventional_mut().pending.len() as u64 >= per_unit {
-            program_host_unit(core, ssd, t);
+        if c.pending.len() as u64 >= per_unit {
+            program_host_unit(c, core, ssd, t);
         }
     }
     t
 }
 
-fn program_host_unit(core: &mut Backend, ssd: &mut Ssd, at_ns: Nanos) {
-    let dies = core.conventional_mut().ftl.dies();
-    let die = core.conventional_mut().cursor;
-    core.conventional_mut().cursor = (die + 1) % dies;
-    let gc_units_before = core.conventional_mut().ftl.gc_units;
-    collect_in_background(core, ssd, die, at_ns);
-    if core.conventional_mut().ftl.needs_block(die, false) {
-        collect_in_foreground(core, ssd, die, at_ns);
+fn program_host_unit(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, at_ns: Nanos) {
+    let dies = c.ftl.dies();
+    let die = c.cursor;
+    c.cursor = (die + 1) % dies;
+    let gc_units_before = c.ftl.gc_units;
+    collect_in_background(c, core, ssd, die, at_ns);
+    if c.ftl.needs_block(die, false) {
+        collect_in_foreground(c, core, ssd, die, at_ns);
     }
-    let c = core.conventional_mut();
     let moved = c.ftl.gc_units - gc_units_before;
     c.gc_units_before_host_unit_max = c.gc_units_before_host_unit_max.max(moved);
     let lbas = std::mem::take(&mut c.pending);
     c.pending_pos.clear();
     let slot = c.ftl.place(die, false, &lbas);
-    let done = program_slot(core, ssd, slot, at_ns);
+    let done = program_slot(c, core, ssd, slot, at_ns);
     let bytes = lbas.len() as u64 * core.layout.lba_bytes;
-    let c = core.conventional_mut();
     c.buffer.programmed(c.units_buffered, bytes, done);
     c.units_buffered += 1;
 }
 
-fn program_slot(core: &mut Backend, ssd: &mut Ssd, slot: UnitSlot, at_ns: Nanos) -> Nanos {
+fn program_slot(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, slot: UnitSlot, at_ns: Nanos) -> Nanos {
     let oneshot = core.config.flash.oneshot_pages;
     let addr = BlockAddr { die: slot.die, block: slot.block };
     let done = ssd
@@ -136,8 +186,7 @@ fn program_slot(core: &mut Backend, ssd: &mut Ssd, slot: UnitSlot, at_ns: Nanos)
         .unwrap_or_else(|e| panic!("conventional unit {slot:?}: {e}"))
         .done_ns;
     let blocks = core.config.flash.blocks_per_plane;
-    let units = core.conventional_mut().ftl.units_per_block() as usize;
-    let c = core.conventional_mut();
+    let units = c.ftl.units_per_block() as usize;
     let done_by_unit =
         c.unit_done[(slot.die * blocks + slot.block) as usize].get_or_insert_with(|| vec![0; units].into_boxed_slice());
     done_by_unit[slot.unit as usize] = done;
@@ -150,50 +199,45 @@ fn program_slot(core: &mut Backend, ssd: &mut Ssd, slot: UnitSlot, at_ns: Nanos)
 /// data (the victim's pace, at most the configured maximum), so no host
 /// unit waits for a whole victim, and the die's reads queue behind
 /// these copies.
-fn collect_in_background(core: &mut Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) {
-    let (start, units_max) = {
-        let c = core.conventional_mut();
-        (c.gc_start, c.gc_units_max)
-    };
+fn collect_in_background(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) {
+    let (start, units_max) = (c.gc_start, c.gc_units_max);
     let mut moved = 0;
     // A step moves at most one unit or frees an emptied victim.
     for _ in 0..2 * units_max + 2 {
-        if core.conventional_mut().ftl.free_blocks(die) >= start {
+        if c.ftl.free_blocks(die) >= start {
             return;
         }
-        let Some(victim) = victim_of(core, die) else { return };
+        let Some(victim) = victim_of(c, die) else { return };
         if moved >= victim.units_per_host_unit {
             return;
         }
-        moved += collect_unit(core, ssd, die, at_ns);
+        moved += collect_unit(c, core, ssd, die, at_ns);
     }
 }
 
 /// Foreground collection: the die has no block for the host unit and
 /// is at the floor, so the host unit waits while victims are freed
 /// (greedy) until the die has the target number of free blocks.
-fn collect_in_foreground(core: &mut Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) {
-    let (min, target) = (core.conventional_mut().gc_min, core.conventional_mut().gc_target);
-    if core.conventional_mut().ftl.free_blocks(die) > min {
+fn collect_in_foreground(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) {
+    let (min, target) = (c.gc_min, c.gc_target);
+    if c.ftl.free_blocks(die) > min {
         return;
     }
-    let gc_units_before = core.conventional_mut().ftl.gc_units;
+    let gc_units_before = c.ftl.gc_units;
     let g = &core.config.flash;
     let steps_max = u64::from(g.blocks_per_plane) * u64::from(g.pages_per_block + 1);
     for _ in 0..steps_max {
-        if core.conventional_mut().ftl.free_blocks(die) >= target || victim_of(core, die).is_none() {
+        if c.ftl.free_blocks(die) >= target || victim_of(c, die).is_none() {
             break;
         }
-        collect_unit(core, ssd, die, at_ns);
+        collect_unit(c, core, ssd, die, at_ns);
     }
-    let c = core.conventional_mut();
     c.gc_foreground_units += c.ftl.gc_units - gc_units_before;
 }
 
 /// The victim `die` is collecting, choosing one (greedy: fewest valid
 /// LBAs) if none is under way; `None` if no full block holds garbage.
-fn victim_of(core: &mut Backend, die: u32) -> Option<Victim> {
-    let c = core.conventional_mut();
+fn victim_of(c: &mut Conventional, die: u32) -> Option<Victim> {
     if c.victims[die as usize].is_none() {
         let block = c.ftl.victim(die)?;
         let units = c.ftl.units_per_block();
@@ -208,9 +252,8 @@ fn victim_of(core: &mut Backend, die: u32) -> Option<Victim> {
 /// Moves the next unit of valid data of `die`'s victim to the die's GC
 /// block (read the pages, program them), and erases and frees the
 /// victim once no valid data is left in it. Returns the units moved.
-fn collect_unit(core: &mut Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) -> u32 {
-    let victim = core.conventional_mut().victims[die as usize].expect("a victim under way");
-    let c = core.conventional_mut();
+fn collect_unit(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) -> u32 {
+    let victim = c.victims[die as usize].expect("a victim under way");
     let per_unit = c.ftl.lbas_per_unit() as usize;
     let lbas_per_block = c.ftl.lbas_per_block();
     let (valid, next) = c.ftl.valid_lbas_from(die, victim.block, victim.offset, per_unit);
@@ -220,13 +263,12 @@ fn collect_unit(core: &mut Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) -> u3
         read_done = read_victim_pages(core, ssd, die, &valid, at_ns);
         let lbas: Vec<u64> = valid.iter().map(|&(_, l)| l).collect();
         for &l in &lbas {
-            core.conventional_mut().ftl.invalidate(l);
+            c.ftl.invalidate(l);
         }
-        let slot = core.conventional_mut().ftl.place(die, true, &lbas);
-        program_slot(core, ssd, slot, read_done);
+        let slot = c.ftl.place(die, true, &lbas);
+        program_slot(c, core, ssd, slot, read_done);
     }
     let blocks = core.config.flash.blocks_per_plane;
-    let c = core.conventional_mut();
     c.victims[die as usize] = Some(Victim { offset: next, ..victim });
     if next >= lbas_per_block {
         c.victims[die as usize] = None;
@@ -239,7 +281,7 @@ fn collect_unit(core: &mut Backend, ssd: &mut Ssd, die: u32, at_ns: Nanos) -> u3
 
 /// Reads the flash pages holding `valid` (offsets in a block of `die`),
 /// each page once; returns when the last read is done.
-fn read_victim_pages(core: &mut Backend, ssd: &mut Ssd, die: u32, valid: &[(u32, u64)], at_ns: Nanos) -> Nanos {
+fn read_victim_pages(core: &Backend, ssd: &mut Ssd, die: u32, valid: &[(u32, u64)], at_ns: Nanos) -> Nanos {
     let (page_bytes, planes) = (core.config.flash.page_bytes, core.config.flash.planes_per_die);
     let lbas_per_page = u64::from(page_bytes) / core.layout.lba_bytes;
     let mut read_done = at_ns;

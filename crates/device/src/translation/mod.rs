@@ -5,22 +5,19 @@
 //! - [`log_fbg`]: ZNS+ threaded logging's LogFBG per TL_opened zone.
 //! - [`ftl`]: the page-mapping FTL of a conventional (block-interface) device.
 
-pub(crate) mod conventional;
 pub mod ftl;
 pub mod log_fbg;
 pub mod mapping;
 
-use conventional::Conventional;
 use log_fbg::TlZone;
 use mapping::Mapping;
 use std::collections::BTreeMap;
 
-/// Translation state of one device.
+/// Zone translation state of one namespace (a page-mapped namespace's FTL
+/// state is its data path's, in `crate::conventional`).
 #[derive(Debug, Clone)]
 pub(crate) struct Translation {
     pub(crate) mapping: Mapping,
     /// TL_opened zones.
     pub(crate) tl: BTreeMap<u32, TlZone>,
-    /// The page-mapping FTL of a conventional device.
-    pub(crate) conventional: Option<Conventional>,
 }

@@ -2,8 +2,8 @@
 //! and its write buffer, and the garbage-collection thresholds and the
 //! victim each die is collecting.
 
-use super::ftl::Ftl;
 use crate::controller::buffer::ZoneBuffer;
+use crate::translation::ftl::Ftl;
 use std::collections::HashMap;
 use zonelab_sim::Nanos;
 
