@@ -70,6 +70,10 @@ pub struct ServeArgs {
     /// waited for, into FILE (created; an existing file is refused), for `zonelab replay FILE`.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// The recording ends (the server goes on) before it would grow past BYTES [default: 16g]: a host that floods
+    /// commands fills no more of the disk than this.
+    #[arg(long, value_name = "BYTES", value_parser = size_arg, requires = "record")]
+    pub record_max_bytes: Option<u64>,
 }
 
 /// `--nvme-tcp`'s limits on what clients may make the server hold (docs/nvme-tcp.md, "Limits"); each
@@ -191,7 +195,8 @@ fn recorder(args: &ServeArgs) -> Result<Option<std::sync::Arc<zonelab_serve::rec
     let command: Vec<String> = std::env::args().skip(1).collect();
     let comment = format!("zonelab {}", command.join(" "));
     let recorder = zonelab_serve::recording::Recorder::create(path, &comment).map_err(|e| UserError(e.to_string()))?;
-    Ok(Some(std::sync::Arc::new(recorder)))
+    let bytes_max = args.record_max_bytes.unwrap_or(zonelab_serve::recording::RECORD_BYTES_MAX_DEFAULT);
+    Ok(Some(std::sync::Arc::new(recorder.with_bytes_max(bytes_max))))
 }
 
 /// A backend for each namespace of the device `config` describes (they share

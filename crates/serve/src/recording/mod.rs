@@ -26,7 +26,7 @@
 pub mod replay;
 mod writer;
 
-pub use writer::{Arrival, QueueId, Recorder};
+pub use writer::{Arrival, QueueId, Recorder, RECORD_BYTES_MAX_DEFAULT};
 
 use std::fmt::Write as _;
 use std::io::Read;

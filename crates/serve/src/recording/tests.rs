@@ -84,3 +84,26 @@ fn the_recorder_creates_its_file_exclusively() {
         ["1 5 10 20 1.1 1 - 0 success - read 3 2", "2 5 10 20 1.1 1 - 0 success - flush"]
     );
 }
+
+#[test]
+fn a_recording_ends_at_its_size_limit_and_keeps_whole_lines() {
+    let path = std::env::temp_dir().join(format!("zonelab-{}-recorder-limit", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let header_bytes =
+        Recorder::create(&path, "limit").map(drop).map(|()| std::fs::metadata(&path).unwrap().len()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    // Room for the header and two lines of 39 bytes ("N 5 10 20 1.1 1 - 0 success - read 3 2\n"), not three.
+    let recorder = Recorder::create(&path, "limit").unwrap().with_bytes_max(header_bytes + 80);
+    let completion =
+        Completion { status: Status::Success, submit_ns: 10, complete_ns: 20, result: zonelab_device::CmdResult::None };
+    let arrival = Arrival { queue: QueueId { controller: 1, qid: 1 }, at_ns: 5, dep: None, outstanding: 0 };
+    for seq in 1..=4 {
+        assert_eq!(recorder.record(&arrival, 1, &Command::Read { slba: 3, nlb: 2 }, &completion), seq);
+    }
+    drop(recorder);
+    let records = read(path.to_str().unwrap()).unwrap();
+    let bytes = std::fs::metadata(&path).unwrap().len();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(records.iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2], "the lines that fit, whole");
+    assert_eq!(bytes, header_bytes + 2 * 39);
+}

@@ -14,6 +14,11 @@ use zonelab_sim::Nanos;
 /// Buffered bytes of a recording: a write to the file every ~600 commands.
 const BUFFER_BYTES: usize = 64 << 10;
 
+/// The largest recording unless the server is told otherwise
+/// (`serve --record-max-bytes`): a host that floods commands fills no more
+/// of the disk than this (about 170 million commands).
+pub const RECORD_BYTES_MAX_DEFAULT: u64 = 16 << 30;
+
 /// A transport queue: an NVMe/TCP controller's queue, or ublk's queue
 /// `qid` (controller 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -60,6 +65,9 @@ pub struct Recorder {
 struct State {
     out: Option<BufWriter<File>>,
     next_seq: u64,
+    /// Bytes written so far (header included), and the most there may be.
+    bytes: u64,
+    bytes_max: u64,
 }
 
 impl Recorder {
@@ -80,7 +88,16 @@ impl Recorder {
         }
         head += columns;
         writeln!(out, "{head}").and_then(|()| out.flush()).map_err(error)?;
-        Ok(Recorder { path: path.to_path_buf(), state: Mutex::new(State { out: Some(out), next_seq: 1 }) })
+        let state =
+            State { out: Some(out), next_seq: 1, bytes: head.len() as u64 + 1, bytes_max: RECORD_BYTES_MAX_DEFAULT };
+        Ok(Recorder { path: path.to_path_buf(), state: Mutex::new(state) })
+    }
+
+    /// The recording ends (said once on stderr, the server goes on) before
+    /// a line would take it past `bytes_max` bytes.
+    pub fn with_bytes_max(self, bytes_max: u64) -> Self {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).bytes_max = bytes_max;
+        self
     }
 
     /// Writes the line of `cmd`, which the model answered with `completion`
@@ -106,10 +123,22 @@ impl Recorder {
             result_lba,
             op: Op::of(cmd),
         };
-        if let Some(out) = state.out.as_mut() {
-            if let Err(e) = writeln!(out, "{}", record.to_line()) {
-                self.fail(&mut state, &e);
-            }
+        if state.out.is_none() {
+            return seq;
+        }
+        let line = record.to_line();
+        let bytes = state.bytes + line.len() as u64 + 1;
+        if bytes > state.bytes_max {
+            let full = std::io::Error::other(format!(
+                "the recording reached its {} bytes (--record-max-bytes)",
+                state.bytes_max
+            ));
+            self.fail(&mut state, &full);
+            return seq;
+        }
+        state.bytes = bytes;
+        if let Some(Err(e)) = state.out.as_mut().map(|out| writeln!(out, "{line}")) {
+            self.fail(&mut state, &e);
         }
         seq
     }
@@ -123,12 +152,15 @@ impl Recorder {
     }
 
     fn fail(&self, state: &mut State, e: &std::io::Error) {
+        // What is buffered is whole lines: keep them (a second error is moot).
+        if let Some(mut out) = state.out.take() {
+            let _ = out.flush();
+        }
         eprintln!(
             "zonelab: --record {}: {e}; the recording ends here (commands up to {} may be missing), the server goes on",
             self.path.display(),
             state.next_seq - 1
         );
-        state.out = None;
     }
 }
 
