@@ -44,8 +44,9 @@ impl Namespace {
         self.nsid
     }
 
-    /// The drive, for one command (a namespace that panicked while holding
-    /// it leaves its timelines as they were: they stay consistent).
+    /// The drive, for one call. A command that panicked while holding it
+    /// leaves the reservations it made, each whole, so the other namespaces
+    /// go on with it (serve takes the faulty namespace offline).
     fn ssd(&self) -> MutexGuard<'_, Ssd> {
         self.ssd.lock().unwrap_or_else(PoisonError::into_inner)
     }
