@@ -123,7 +123,9 @@ pub fn verdicts(params: &[String], j: &[Vec<f64>], n: usize) -> Identifiability 
         let unit: Vec<Vec<f64>> =
             live.iter().map(|&i| j[i].iter().map(|x| x / (rms[i] * (n as f64).sqrt())).collect()).collect();
         let (values, vectors) = eigen_symmetric(&gram(&unit));
-        let Some(weak) = (0..values.len()).find(|&k| values[k].max(0.0).sqrt() < SINGULAR_MIN) else {
+        // The weakest direction, if it is too weak to tell its members apart.
+        let weakest = (0..values.len()).min_by(|&a, &b| values[a].total_cmp(&values[b]));
+        let Some(weak) = weakest.filter(|&k| values[k].max(0.0).sqrt() < SINGULAR_MIN) else {
             let mut s: Vec<f64> = values.iter().map(|v| v.max(0.0).sqrt()).collect();
             s.sort_by(|a, b| b.total_cmp(a));
             break s;
@@ -156,48 +158,14 @@ fn gram(cols: &[Vec<f64>]) -> Vec<Vec<f64>> {
     cols.iter().map(|a| cols.iter().map(|b| a.iter().zip(b).map(|(x, y)| x * y).sum()).collect()).collect()
 }
 
-/// Eigenvalues and eigenvectors (rows of the second) of a symmetric matrix, by cyclic Jacobi rotations.
+/// Eigenvalues and eigenvectors (rows of the second, in the same order)
+/// of the symmetric matrix `a` (nalgebra's symmetric eigendecomposition).
 fn eigen_symmetric(a: &[Vec<f64>]) -> (Vec<f64>, Vec<Vec<f64>>) {
     let n = a.len();
-    let mut a = a.to_vec();
-    let mut v: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|k| if i == k { 1.0 } else { 0.0 }).collect()).collect();
-    // Bound: 100 sweeps; Jacobi converges quadratically, a few sweeps suffice for n ≤ 20.
-    for _ in 0..100 {
-        let off: f64 = (0..n)
-            .flat_map(|p| (0..n).filter(move |&q| q != p).map(move |q| (p, q)))
-            .map(|(p, q)| a[p][q].powi(2))
-            .sum();
-        if off < 1e-22 {
-            break;
-        }
-        for p in 0..n {
-            for q in p + 1..n {
-                if a[p][q].abs() < 1e-300 {
-                    continue;
-                }
-                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let (c, s) = (1.0 / (t * t + 1.0).sqrt(), t / (t * t + 1.0).sqrt());
-                for row in a.iter_mut() {
-                    let (akp, akq) = (row[p], row[q]);
-                    row[p] = c * akp - s * akq;
-                    row[q] = s * akp + c * akq;
-                }
-                let (rp, rq) = (a[p].clone(), a[q].clone());
-                a[p] = rp.iter().zip(&rq).map(|(x, y)| c * x - s * y).collect();
-                a[q] = rp.iter().zip(&rq).map(|(x, y)| s * x + c * y).collect();
-                for row in v.iter_mut() {
-                    let (vp, vq) = (row[p], row[q]);
-                    row[p] = c * vp - s * vq;
-                    row[q] = s * vp + c * vq;
-                }
-            }
-        }
-    }
-    // Column k of v is the k-th eigenvector: return them as rows.
-    let vectors = (0..n).map(|k| (0..n).map(|i| v[i][k]).collect()).collect();
-    ((0..n).map(|k| a[k][k]).collect(), vectors)
+    let m = nalgebra::DMatrix::from_fn(n, n, |i, k| a[i][k]);
+    let eigen = nalgebra::SymmetricEigen::new(m);
+    let vectors = (0..n).map(|k| eigen.eigenvectors.column(k).iter().copied().collect()).collect();
+    (eigen.eigenvalues.iter().copied().collect(), vectors)
 }
 
 /// The analysis as a section of report.md.
@@ -240,7 +208,7 @@ mod tests {
     }
 
     #[test]
-    fn jacobi_finds_the_eigenvalues_of_a_known_matrix() {
+    fn the_eigendecomposition_finds_the_eigenvalues_of_a_known_matrix() {
         let (values, vectors) = eigen_symmetric(&[vec![2.0, 1.0], vec![1.0, 2.0]]);
         let mut sorted = values.clone();
         sorted.sort_by(f64::total_cmp);
