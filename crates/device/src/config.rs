@@ -53,6 +53,13 @@ pub struct DeviceConfig {
     /// namespace of conventional zones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conventional: Option<ConventionalConfig>,
+    /// The page-mapped FTL an NVM (conventional) namespace made on this
+    /// zoned drive runs: a `[[namespaces]]` entry with `command_set = "nvm"`
+    /// and no `conventional` of its own, or one Namespace Management
+    /// creates (seed 001's conventional namespace beside the zoned one).
+    /// Absent: such namespaces need their own `conventional`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvm_ftl: Option<ConventionalConfig>,
     /// Several namespaces on this one device, NSID 1, 2, ... in order: each
     /// `[[namespaces]]` entry sets its own zone geometry and takes the rest
     /// from `[namespace]`; they share the flash, controller and link, so they
@@ -739,6 +746,12 @@ impl DeviceConfig {
     /// The configuration as TOML, every field written out.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a device config always serialises")
+    }
+
+    /// The FTL of an NVM namespace made on this drive: the drive's own
+    /// (`[conventional]`, a conventional device) or `nvm_ftl`.
+    pub fn nvm_namespace_ftl(&self) -> Option<ConventionalConfig> {
+        self.conventional.clone().or_else(|| self.nvm_ftl.clone())
     }
 
     /// Checks every parameter; returns the namespace's layout (with

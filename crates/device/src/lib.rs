@@ -47,7 +47,7 @@ pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
     Started, Tag, ZoneAction, ZoneDescriptor, ZoneReport,
 };
-pub use config::namespaces::{NamespaceEntry, NAMESPACES_MAX};
+pub use config::namespaces::{CommandSet, NamespaceEntry, NAMESPACES_MAX};
 pub use config::{
     ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, InFlight, Layout,
     ManagementConfig, Mode, Plugging, ResetConfig, StartDie, WriteBufferConfig, WriteCache, ZnsPlusConfig, ZoneMapping,

@@ -236,6 +236,9 @@ fn zn540() -> DeviceConfig {
         },
         znsplus: ZnsPlusConfig::default(),
         conventional: None,
+        // NVM namespaces made beside the zoned one (seed 001) run the FTL of
+        // the drive's conventional twin (`sn640`).
+        nvm_ftl: Some(sn640_ftl()),
         namespaces: Vec::new(),
         spread: SpreadConfig::default(),
     }
@@ -269,13 +272,19 @@ fn sn640() -> DeviceConfig {
     c.write_buffer.device_buffer_bytes = 0;
     c.mapping.stripe_chunks = 1;
     c.mapping.start_die = StartDie::First;
-    c.conventional = Some(ConventionalConfig {
+    c.conventional = Some(sn640_ftl());
+    c.nvm_ftl = None;
+    c
+}
+
+/// The page-mapped FTL of the `sn640` and of the zn540's NVM namespaces.
+fn sn640_ftl() -> ConventionalConfig {
+    ConventionalConfig {
         gc_free_blocks_min: 2,
         gc_free_blocks_target: 4,
         gc_free_blocks_start: GC_FREE_BLOCKS_START,
         gc_units_per_host_unit_max: GC_UNITS_PER_HOST_UNIT_MAX,
-    });
-    c
+    }
 }
 
 fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
@@ -352,6 +361,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
         },
         znsplus: ZnsPlusConfig::default(),
         conventional: None,
+        nvm_ftl: None,
         namespaces: Vec::new(),
         spread: SpreadConfig::default(),
     }

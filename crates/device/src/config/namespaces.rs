@@ -45,6 +45,22 @@ pub struct NamespaceEntry {
     /// device-wide `[conventional]`. Needs every zone conventional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conventional: Option<super::ConventionalConfig>,
+    /// The command set (CSI) of this namespace: `zoned` (the default) or
+    /// `nvm`, a conventional namespace: every zone conventional, and the
+    /// FTL its `conventional` gives or else the drive's (`nvm_ftl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_set: Option<CommandSet>,
+}
+
+/// A namespace's I/O command set (its CSI in Identify and Namespace Management).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandSet {
+    /// Zoned Namespace Command Set (CSI 2).
+    #[default]
+    Zoned,
+    /// NVM Command Set (CSI 0): a block namespace the drive's FTL maps.
+    Nvm,
 }
 
 impl NamespaceEntry {
@@ -100,6 +116,20 @@ pub fn namespace_configs(config: &DeviceConfig) -> Result<Vec<(DeviceConfig, Lay
         ns.namespace = entry.resolve(&config.namespace);
         if let Some(ftl) = &entry.conventional {
             ns.conventional = Some(ftl.clone());
+        }
+        if entry.command_set == Some(CommandSet::Nvm) {
+            let ftl = ns.conventional.clone().or_else(|| config.nvm_ftl.clone()).ok_or_else(|| {
+                in_namespace(
+                    i,
+                    ConfigError(
+                        "command_set = \"nvm\" needs an FTL: give the entry a `conventional` table or the device \
+                         an `nvm_ftl` one"
+                            .into(),
+                    ),
+                )
+            })?;
+            ns.conventional = Some(ftl);
+            ns.namespace.conventional_zones = ns.namespace.zones;
         }
         needs.push(blocks_per_plane_needed(&ns).map_err(|e| in_namespace(i, e))?);
         configs.push(ns);
@@ -251,6 +281,26 @@ mod tests {
         // Older files without the list load as one namespace.
         let one = preset("zn540").unwrap();
         assert!(!one.to_toml().contains("namespaces"));
+    }
+
+    #[test]
+    fn an_nvm_entry_runs_the_drives_ftl_over_conventional_zones() {
+        let mut config = two_namespaces();
+        config.namespaces[1].command_set = Some(CommandSet::Nvm);
+        let configs = namespace_configs(&config).unwrap();
+        let nvm = &configs[1].0;
+        assert_eq!(nvm.conventional, config.nvm_ftl, "the drive's FTL");
+        assert_eq!(nvm.namespace.conventional_zones, nvm.namespace.zones);
+        assert_eq!(configs[1].1.conventional_zones, configs[1].1.zones);
+        assert!(configs[0].0.conventional.is_none(), "NSID 1 stays zoned");
+        config.nvm_ftl = None;
+        let e = config.validate().unwrap_err().0;
+        assert!(e.contains("NSID 2") && e.contains("nvm_ftl"), "{e}");
+        let mut config = two_namespaces();
+        config.namespaces[1].command_set = Some(CommandSet::Nvm);
+        let text = config.to_toml();
+        assert!(text.contains("command_set = \"nvm\""), "{text}");
+        assert_eq!(DeviceConfig::from_toml(&text).unwrap(), config);
     }
 
     #[test]
