@@ -216,7 +216,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
         Cmd::Device { action: DeviceCmd::List } => {
             for name in PRESET_NAMES {
                 let description = zonelab_device::preset_description(name).unwrap_or_default();
-                println!("{name:<7} {description}");
+                println!("{name:<13} {description}");
             }
             Ok(())
         }

@@ -594,7 +594,9 @@ pub struct ResetConfig {
     pub erase: EraseScope,
     /// When they are erased.
     pub erase_at: EraseAt,
-    /// Unmapping cost per written LBA (the metadata cost that grows with occupancy).
+    /// Unmapping cost per written LBA (the metadata cost that grows with
+    /// occupancy); an LBA format below 4 KiB is mapped in units of
+    /// `controller.small_lba_map_unit_bytes`, each of which costs this.
     pub unmap_per_lba_ns: Nanos,
     /// Tearing down an open or closed zone's write state (open blocks,
     /// journal), which a finish or filling the zone already did. Only a zone
@@ -798,6 +800,16 @@ impl DeviceConfig {
         Ok(layout)
     }
 
+    /// Entries of the zone mapping `lbas` written LBAs take: one per LBA, or
+    /// per `controller.small_lba_map_unit_bytes` below 4 KiB LBAs.
+    pub(crate) fn map_units(&self, layout: &Layout, lbas: u64) -> u64 {
+        let unit_bytes = self.controller.small_lba_map_unit_bytes;
+        if layout.lba_bytes >= 4096 || unit_bytes <= layout.lba_bytes {
+            return lbas;
+        }
+        (lbas * layout.lba_bytes).div_ceil(unit_bytes)
+    }
+
     /// Every duration parameter, by TOML path.
     fn durations(&self) -> [(&'static str, Nanos); 23] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
@@ -840,7 +852,7 @@ impl DeviceConfig {
         };
         let reset_ns = m
             .reset_ns
-            .saturating_add(m.reset.unmap_per_lba_ns.saturating_mul(zcap_lbas))
+            .saturating_add(m.reset.unmap_per_lba_ns.saturating_mul(self.map_units(layout, zcap_lbas)))
             .saturating_add(m.reset.active_ns);
         for (what, work_ns) in [("finish", finish_ns), ("reset", reset_ns)] {
             let slices = work_ns.div_ceil(m.slice_ns);

@@ -11,7 +11,7 @@
 //! conventional device's writes to [`crate::conventional`], Flush, FUA and
 //! power cuts to [`crate::power`]. None of them calls back into `Device`.
 
-use crate::backend::{Accepted, Backend, DataPath, Zoned};
+use crate::backend::{Accepted, Backend, DataPath, Source, Zoned};
 use crate::config::{DeviceConfig, Layout};
 use crate::conventional::{Conventional, FtlCounters};
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
@@ -27,7 +27,7 @@ use crate::tracking::Tracking;
 use crate::translation::mapping::{ChunkLocation, Mapping};
 use crate::znsplus;
 use crate::zone::{WriteAdmission, ZoneState, ZoneTable, ZoneType};
-use zonelab_flash::{FlashArray, FlashCounters};
+use zonelab_flash::{ChunkRead, FlashArray, FlashCounters};
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
 /// A ZNS SSD model with one namespace, in simulated time: the drive's
@@ -782,13 +782,14 @@ impl<P: DataPath> Front<P> {
     }
 
     /// The (zone, chunk) the read buffer would hold `lba` under: read-ahead
-    /// follows sequential zones of a zoned namespace.
+    /// follows sequential zones of a zoned namespace, and any LBA of a
+    /// page-mapped one (its zones only a report, the key a range of LBAs).
     fn read_ahead_chunk(&self, lba: u64) -> Option<(u32, u64)> {
         if !P::READ_AHEAD || self.core.controller.read_ahead_window_chunks() == 0 {
             return None;
         }
         let zone = self.core.zones.zone_of(lba);
-        if self.core.zones.zone_type(zone) != ZoneType::SeqWriteRequired {
+        if !P::ONE_SPACE && self.core.zones.zone_type(zone) != ZoneType::SeqWriteRequired {
             return None;
         }
         Some((zone, (lba - self.core.zones.zslba(zone)) / self.core.layout.lbas_per_chunk))
@@ -798,7 +799,6 @@ impl<P: DataPath> Front<P> {
     /// flash and not buffered yet into the read buffer, from `at_ns` on.
     fn read_ahead(&mut self, ssd: &mut Ssd, end: u64, at_ns: Nanos) {
         let per_chunk = self.core.layout.lbas_per_chunk;
-        let page_bytes = self.core.config.flash.page_bytes;
         let window_end = end.saturating_add(self.core.controller.read_ahead_window_chunks() * per_chunk);
         let window_end = window_end.min(self.core.layout.zone_lbas * u64::from(self.core.layout.zones));
         let mut lba = end;
@@ -809,21 +809,49 @@ impl<P: DataPath> Front<P> {
             }
             let Some((zone, chunk)) = self.read_ahead_chunk(lba) else { return };
             if self.core.controller.read_buffer_lookup(zone, chunk).is_none() {
-                if let crate::backend::Source::Flash { loc, ready_ns } = self.core.source_of(lba, at_ns) {
-                    let read = zonelab_flash::ChunkRead {
-                        die: loc.die,
-                        plane: loc.plane,
-                        block: loc.block,
-                        page: loc.page,
-                        offset_bytes: 0,
-                        bytes: page_bytes,
-                    };
-                    let in_ns = ssd.flash_mut().read_chunk(at_ns.max(ready_ns), self.core.partition.read(read));
+                let in_ns = if P::ONE_SPACE {
+                    self.read_ahead_mapped(ssd, lba - lba % per_chunk, at_ns)
+                } else {
+                    self.read_ahead_page(ssd, lba, at_ns)
+                };
+                if let Some(in_ns) = in_ns {
                     self.core.controller.read_buffer_insert(zone, chunk, in_ns);
                 }
             }
             lba = (lba / per_chunk + 1) * per_chunk;
         }
+    }
+
+    /// Reads the page holding `lba`'s chunk, if it is in flash; when it is in.
+    fn read_ahead_page(&mut self, ssd: &mut Ssd, lba: u64, at_ns: Nanos) -> Option<Nanos> {
+        let Source::Flash { loc, ready_ns } = self.path.source(&self.core, lba, at_ns) else { return None };
+        Some(self.read_page(ssd, loc, at_ns.max(ready_ns)))
+    }
+
+    /// A page-mapped chunk's LBAs may lie in several pages (written at
+    /// random): reads each page holding some of them once; when the last is
+    /// in, if any was in flash.
+    fn read_ahead_mapped(&mut self, ssd: &mut Ssd, first: u64, at_ns: Nanos) -> Option<Nanos> {
+        let lbas = self.core.layout.zone_lbas * u64::from(self.core.layout.zones);
+        let end = (first + self.core.layout.lbas_per_chunk).min(lbas);
+        let mut in_ns = None;
+        let mut last = None;
+        for lba in first..end {
+            let Source::Flash { loc, ready_ns } = self.path.source(&self.core, lba, at_ns) else { continue };
+            if last != Some(loc) {
+                last = Some(loc);
+                in_ns = in_ns.max(Some(self.read_page(ssd, loc, at_ns.max(ready_ns))));
+            }
+        }
+        in_ns
+    }
+
+    /// Reads the whole page at `loc` from `at_ns`; when it is in.
+    fn read_page(&mut self, ssd: &mut Ssd, loc: ChunkLocation, at_ns: Nanos) -> Nanos {
+        let bytes = self.core.config.flash.page_bytes;
+        let read =
+            ChunkRead { die: loc.die, plane: loc.plane, block: loc.block, page: loc.page, offset_bytes: 0, bytes };
+        ssd.flash_mut().read_chunk(at_ns, self.core.partition.read(read))
     }
 
     fn zone_mgmt(

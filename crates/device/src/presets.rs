@@ -17,17 +17,21 @@
 //! copyback (read + program) against read + 2 transfers + program gives the
 //! normalized copyback latencies 0.94 / 0.90 / 0.94 without further tuning.
 
+use crate::config::namespaces::{CommandSet, NamespaceEntry};
 use crate::config::*;
 use zonelab_flash::{Geometry, Timing};
 use zonelab_sim::{MS, US};
 
 /// The built-in devices, by the name `--device` takes.
-pub const PRESET_NAMES: [&str; 5] = ["zn540", "sn640", "tlc", "mlc", "znand"];
+pub const PRESET_NAMES: [&str; 6] = ["zn540", "zn540-seed001", "sn640", "tlc", "mlc", "znand"];
 
 /// What built-in device `name` is, in one line (`zonelab device list`).
 pub fn preset_description(name: &str) -> Option<&'static str> {
     Some(match name {
         "zn540" => "Western Digital Ultrastar DC ZN540 1 TB: a ZNS SSD, 904 zones of 1077 MiB (seed 000)",
+        "zn540-seed001" => {
+            "the ZN540 as seed 001 set it up: a 100 GiB zoned namespace (NSID 1) and a 4 GiB conventional one (NSID 2)"
+        }
         "sn640" => "the ZN540's flash as a conventional SSD (page-mapped FTL, garbage collection), like the SN640",
         "tlc" => "the ZNS+ paper's emulated TLC SSD: 16 dies, 32 MiB zones, PCIe Gen2 x2 (seed 002 Table 2)",
         "mlc" => "the ZNS+ paper's emulated MLC SSD: tlc's organisation with MLC timings (seed 002 Table 2)",
@@ -44,6 +48,11 @@ const GIB: u64 = 1024 * MIB;
 pub fn preset(name: &str) -> Option<DeviceConfig> {
     match name {
         "zn540" => Some(zn540()),
+        "zn540-seed001" => {
+            let mut c = with_seed001_namespaces(zn540()).expect("the zn540 holds seed 001's namespaces");
+            c.name = "zn540-seed001".into();
+            Some(c)
+        }
         "sn640" => Some(sn640()),
         "tlc" => Some(znsplus(
             "tlc",
@@ -242,6 +251,28 @@ fn zn540() -> DeviceConfig {
         namespaces: Vec::new(),
         spread: SpreadConfig::default(),
     }
+}
+
+/// Seed 001's layout of a zoned drive: a 100 GiB zoned namespace (NSID 1)
+/// and a 4 GiB conventional one of 512 B LBAs beside it (NSID 2, the NVM
+/// command set over the drive's FTL, `nvm_ftl`), both of `config`'s zone
+/// size; the rest of the flash is theirs to share as spare blocks.
+pub fn with_seed001_namespaces(mut config: DeviceConfig) -> Result<DeviceConfig, ConfigError> {
+    let zone = config.namespace.zone_size_bytes.max(1);
+    config.namespaces = vec![
+        NamespaceEntry {
+            zones: Some(u32::try_from((100 * GIB).div_ceil(zone)).unwrap_or(u32::MAX)),
+            ..Default::default()
+        },
+        NamespaceEntry {
+            zones: Some(u32::try_from((4 * GIB).div_ceil(zone)).unwrap_or(u32::MAX)),
+            lba_bytes: Some(512),
+            command_set: Some(CommandSet::Nvm),
+            ..Default::default()
+        },
+    ];
+    config.validate()?;
+    Ok(config)
 }
 
 /// `sn640`: the conventional twin of the ZN540 (Western Digital's Ultrastar

@@ -85,6 +85,22 @@ fn zn540_reset_cost_grows_with_occupancy_and_finish_makes_it_cheaper() {
     assert_close("reset saving after finish", latency_ms(&half) - latency_ms(&finished), 3.08, 0.05);
 }
 
+/// Below 4 KiB LBAs the drive maps 8 KiB units: unmapping a full zone
+/// costs per unit, not per 512-byte LBA (eight times as many).
+#[test]
+fn a_full_zones_reset_unmaps_per_mapping_unit_in_the_512_byte_format() {
+    let full_reset_ms = |lba_bytes: &str| {
+        let mut dev = device("zn540", &[("namespace.lba_bytes", lba_bytes)]);
+        let zcap = dev.layout().zcap_lbas;
+        let t = fill(&mut dev, 1, zcap, 0) + 1_000 * MS;
+        latency_ms(&dev.submit(t, &mgmt(ZoneAction::Reset, dev.layout().zone_lbas), None))
+    };
+    let (base_ms, per_lba_ns) = (1.55, 53.0);
+    let units_4k = (1077 * MIB / 4096) as f64;
+    assert_close("4 KiB LBAs", full_reset_ms("4096"), base_ms + units_4k * per_lba_ns / 1e6, 0.03);
+    assert_close("512 B LBAs, 8 KiB units", full_reset_ms("512"), base_ms + units_4k / 2.0 * per_lba_ns / 1e6, 0.03);
+}
+
 /// Zone writes and resets on a zn540 whose zones span 4 dies (so a block
 /// group has several blocks per plane) with erases inside the reset.
 fn sync_erase_reset_ms(scope: &str, fraction: f64) -> (f64, u64) {

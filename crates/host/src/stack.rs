@@ -43,6 +43,10 @@ pub struct HostConfig {
     pub kernel: StackCost,
     /// Insert and dispatch under mq-deadline's per-queue lock, serialised across threads.
     pub mq_deadline_dispatch_ns: Nanos,
+    /// CPU of the submitting thread for its request's insert into
+    /// mq-deadline (in its submission, outside the completion latency):
+    /// one job's reads top out lower under mq-deadline than under none.
+    pub mq_deadline_submit_ns: Nanos,
     /// Largest request the block layer builds by merging (max_sectors_kb); 0 = the device's MDTS.
     pub merge_bytes_max: u64,
     /// Parameters of the `zinc` scheduler.
@@ -110,6 +114,10 @@ impl Default for SqPoll {
 pub struct EnginePerIo {
     /// libaio (`io_getevents`, then `io_submit` for the next I/O).
     pub libaio_ns: Nanos,
+    /// libaio, for a completion that was waiting while the thread was busy:
+    /// the next `io_getevents` returns it with the others waiting, so it
+    /// pays no system call of its own.
+    pub libaio_batched_ns: Nanos,
     /// psync and its kin (one system call per I/O).
     pub psync_ns: Nanos,
 }
@@ -121,6 +129,7 @@ impl Default for HostConfig {
             uring_passthrough: StackCost { submit_ns: 1_700, complete_ns: 1_800 },
             kernel: StackCost { submit_ns: 760, complete_ns: 500 },
             mq_deadline_dispatch_ns: 1_850,
+            mq_deadline_submit_ns: 0,
             merge_bytes_max: 0,
             zinc: crate::zinc::ZincConfig::default(),
             engine_per_io: EnginePerIo::default(),
@@ -146,12 +155,18 @@ impl HostConfig {
             "seed000" => Some(default),
             "seed003" => Some(HostConfig { kernel: StackCost { submit_ns: 2_460, complete_ns: 2_600 }, ..default }),
             // ZNS-Study's machine: one job's 4 KiB sequential reads at QD 1 take
-            // 13.6 µs each (73.5 K/s) against a latency of 10.3 µs, and at QD 5-13
-            // one job tops out near 250-285 K/s (about 4 µs of its CPU per I/O);
-            // psync writes at QD 1: 21.6 µs each against 20.4 µs of latency.
-            "zns-study" => {
-                Some(HostConfig { engine_per_io: EnginePerIo { libaio_ns: 3_300, psync_ns: 1_200 }, ..default })
-            }
+            // 13.6 µs each (73.5 K/s) against a latency of 10.3 µs: 3.3 µs per
+            // I/O outside it; psync writes at QD 1: 21.6 µs each against 20.4 µs
+            // of latency. At depth, io_getevents returns completions in batches:
+            // one job under none tops out at 292-295 K reads/s (seed 001's
+            // conventional namespace, QD 64-1024: 3.39 µs of its CPU per I/O),
+            // under mq-deadline at 246-255 K/s (its zoned namespace: 0.58 µs
+            // more, the insert into the scheduler).
+            "zns-study" => Some(HostConfig {
+                engine_per_io: EnginePerIo { libaio_ns: 3_300, libaio_batched_ns: 2_130, psync_ns: 1_200 },
+                mq_deadline_submit_ns: 580,
+                ..default
+            }),
             _ => None,
         }
     }

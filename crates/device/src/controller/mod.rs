@@ -79,6 +79,13 @@ impl Controller {
         self.read_ahead.insert(zone, chunk, ready_ns);
     }
 
+    /// Drops `zone`'s chunks `chunks` from the read buffer (a page-mapped
+    /// namespace's LBAs there were written again).
+    #[inline]
+    pub(crate) fn read_buffer_drop_chunks(&mut self, zone: u32, chunks: std::ops::Range<u64>) {
+        self.read_ahead.drop_chunks(zone, chunks);
+    }
+
     /// Drops every chunk of `zone` from the read buffer (it was reset).
     #[inline]
     pub(crate) fn read_buffer_drop_zone(&mut self, zone: u32) {

@@ -135,6 +135,17 @@ impl ReadAhead {
         debug_assert_eq!(self.chunks.len(), self.order.len());
     }
 
+    /// Drops `zone`'s chunks `chunks` (their LBAs were written again). A
+    /// write into nothing buffered costs one look at the map.
+    pub(crate) fn drop_chunks(&mut self, zone: u32, chunks: std::ops::Range<u64>) {
+        if self.chunks.range((zone, chunks.start)..(zone, chunks.end)).next().is_none() {
+            return;
+        }
+        self.chunks.retain(|&(z, c), _| z != zone || !chunks.contains(&c));
+        self.order.retain(|&(z, c)| z != zone || !chunks.contains(&c));
+        debug_assert_eq!(self.chunks.len(), self.order.len());
+    }
+
     /// Drops every chunk of `zone` (it was reset).
     pub(crate) fn drop_zone(&mut self, zone: u32) {
         if self.chunks.is_empty() {
@@ -149,6 +160,23 @@ impl ReadAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rewritten_chunks_leave_the_buffer_and_the_others_stay() {
+        let mut ra = ReadAhead::new(4, 8);
+        for chunk in 0..6 {
+            ra.insert(1, chunk, 10);
+        }
+        ra.insert(2, 3, 10);
+        ra.drop_chunks(1, 2..4);
+        assert_eq!(
+            (ra.lookup(1, 1), ra.lookup(1, 2), ra.lookup(1, 3), ra.lookup(1, 4)),
+            (Some(10), None, None, Some(10))
+        );
+        assert_eq!(ra.lookup(2, 3), Some(10), "another zone's chunk stays");
+        ra.drop_chunks(1, 2..4);
+        assert_eq!(ra.order.len(), 5);
+    }
 
     #[test]
     fn a_read_continuing_a_stream_is_sequential() {

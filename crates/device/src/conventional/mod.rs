@@ -56,11 +56,13 @@ impl Conventional {
 }
 
 /// The page-mapped data path: one LBA space over the namespace's zones (they
-/// are only a report), no read-ahead, writes into one shared buffer whose
-/// full units go to the die the FTL's cursor is on.
+/// are only a report), read-ahead of sequential streams over it (seed 001:
+/// the conventional namespace's sequential 4 KiB reads reach 292 K/s at
+/// QD 16, random ones 164 K/s), writes into one shared buffer whose full
+/// units go to the die the FTL's cursor is on.
 impl DataPath for Conventional {
     const ONE_SPACE: bool = true;
-    const READ_AHEAD: bool = false;
+    const READ_AHEAD: bool = true;
 
     #[inline]
     fn take_in(
@@ -126,13 +128,14 @@ fn ftl_source(c: &Conventional, core: &Backend, lba: u64, at_ns: Nanos) -> Sourc
 /// the last piece is in.
 fn ftl_take_in(
     c: &mut Conventional,
-    core: &Backend,
+    core: &mut Backend,
     ssd: &mut Ssd,
     lbas: Range<u64>,
     ready_ns: Nanos,
     link: bool,
 ) -> Nanos {
     let (slba, end) = (lbas.start, lbas.end);
+    drop_read_ahead(core, slba, end);
     let lba_bytes = core.layout.lba_bytes;
     let capacity = core.layout.zone_buffer_bytes;
     let per_unit = core.program_unit_bytes() / lba_bytes;
@@ -155,6 +158,25 @@ fn ftl_take_in(
         }
     }
     t
+}
+
+/// Chunks read ahead that held LBAs `slba..end` leave the read buffer:
+/// their pages no longer hold the data.
+fn drop_read_ahead(core: &mut Backend, slba: u64, end: u64) {
+    let per_chunk = core.layout.lbas_per_chunk;
+    let mut lba = slba;
+    // Bound: one step per zone the write crosses.
+    for _ in 0..core.layout.zones {
+        if lba >= end {
+            return;
+        }
+        let zone = core.zones.zone_of(lba);
+        let zslba = core.zones.zslba(zone);
+        let zone_end = end.min(zslba + core.layout.zone_lbas);
+        core.controller
+            .read_buffer_drop_chunks(zone, (lba - zslba) / per_chunk..(zone_end - zslba).div_ceil(per_chunk));
+        lba = zone_end;
+    }
 }
 
 fn program_host_unit(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, at_ns: Nanos) {

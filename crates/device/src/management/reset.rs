@@ -33,7 +33,8 @@ pub(crate) fn reset_phases(
         // Nothing to undo (CLUSTER'23 Fig 5: 2.1 µs for a never-written zone).
         return vec![Phase::Firmware { left_ns: 0 }];
     }
-    let mut left_ns = m.reset_ns + m.reset.unmap_per_lba_ns.saturating_mul(written_lbas);
+    let map_units = core.config.map_units(&core.layout, written_lbas);
+    let mut left_ns = m.reset_ns + m.reset.unmap_per_lba_ns.saturating_mul(map_units);
     // Open blocks exist once a unit went to flash: with less in the buffer
     // the reset costs what a finished zone's does (1.63-1.67 ms either way).
     if old_state.is_active() && core.controller.flushed_units(zone) > 0 {

@@ -3,8 +3,8 @@
 //! are returned in the order of the runs whatever thread ran them.
 
 use super::background::{IoOp, Mgmt};
-use super::fio_job::{job_file, Frame, ZONES_PER_WRITER};
-use super::plan::{FioJob, FioRun, Pace, Run, Work};
+use super::fio_job::{job_file, Frame, RANDWRITE_ZONES, ZONES_PER_WRITER};
+use super::plan::{FioJob, FioRun, NamespaceKind, Pace, Run, Work};
 use super::programs;
 use super::rows::Metric;
 use crate::characterization::fio_runs::run_with_options;
@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use zonelab_device::config::namespaces::namespace_configs;
 use zonelab_device::{DeviceConfig, DeviceOptions};
 use zonelab_host::HostConfig;
 use zonelab_sim::MS;
@@ -221,12 +222,33 @@ fn run_paced(
     }
 }
 
+/// The namespace `run` uses, as a device of its own: the zoned namespace
+/// in the LBA format of the run, or seed 001's conventional namespace (the
+/// zoned one beside it idles, so the namespace alone on the drive runs
+/// the same).
 fn with_lba(config: &DeviceConfig, run: &Run) -> Result<DeviceConfig> {
     let lba = match run {
+        Run::Fio(f) if f.namespace == NamespaceKind::Conventional => {
+            return conventional_namespace(config, f.lba_bytes)
+        }
         Run::Fio(f) => f.lba_bytes,
         Run::Device(_) => 4096,
     };
     DeviceOptions { lba_bytes: Some(lba), ..Default::default() }.apply(config.clone()).map_err(Error::from)
+}
+
+/// NSID 2 of `config` laid out as seed 001 did (`with_seed001_namespaces`), formatted with `lba_bytes`.
+fn conventional_namespace(config: &DeviceConfig, lba_bytes: u32) -> Result<DeviceConfig> {
+    if config.nvm_namespace_ftl().is_none() {
+        return Err(Error::Unmapped(format!(
+            "a conventional namespace: device {} has no FTL for one (nvm_ftl)",
+            config.name
+        )));
+    }
+    let mut drive = zonelab_device::with_seed001_namespaces(config.clone())?;
+    drive.namespaces[1].lba_bytes = Some(lba_bytes);
+    let mut namespaces = namespace_configs(&drive)?;
+    Ok(namespaces.swap_remove(1).0)
 }
 
 fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], settings: Settings) -> Result<Outcome> {
@@ -262,8 +284,23 @@ pub(super) fn frame(zone_bytes: [u64; 2], run: &FioRun, rates: [Option<f64>; 2],
         zcap_bytes: zone_bytes[1],
         window_ms: window_ms(run, rates, base).max(settings.window_ms_min),
         // Steady state for I/O; management runs count from their first operation.
-        ramp_ms: if io_only { base / 5 } else { 0 },
+        ramp_ms: if io_only { base / 5 + zone_resets_ms(run) } else { 0 },
         writer_zones: ZONES_PER_WRITER,
+    }
+}
+
+/// Random writes into full zones: fio resets each zone the first time it
+/// picks it, a reset of a full zone taking up to 20 ms (the ZN540's: 16.2 ms,
+/// seed 000 Fig 5). ZNS-Study's 10 s ramp covered these resets; the ramp
+/// here is made long enough to cover them too.
+fn zone_resets_ms(run: &FioRun) -> u64 {
+    const FULL_ZONE_RESET_MS_MAX: u64 = 20;
+    match run.main.work {
+        Work::Io { op: IoOp::RandWrite, overwrite: true, zones, jobs, .. } if run.namespace.is_zoned() => {
+            let zones = if zones == 0 { RANDWRITE_ZONES } else { u64::from(zones) };
+            zones * u64::from(jobs.max(1)) * FULL_ZONE_RESET_MS_MAX
+        }
+        _ => 0,
     }
 }
 

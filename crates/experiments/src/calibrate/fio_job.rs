@@ -7,7 +7,7 @@
 //! resets from zone 210, and empty zones for finish jobs from zone 820.
 
 use super::background::{IoOp, Mgmt};
-use super::plan::{FioJob, FioRun, Host, Work};
+use super::plan::{FioJob, FioRun, Host, NamespaceKind, Work};
 use std::fmt::Write as _;
 
 const MAIN_WRITES_ZONE: u64 = 0;
@@ -15,7 +15,7 @@ const OTHER_WRITES_ZONE: u64 = 100;
 /// Each writing job gets this many zones: it never wraps (and resets) within a short window.
 pub const ZONES_PER_WRITER: u64 = 4;
 /// Zones random writes spread over when the row does not say: ZNS-Study's namespace had 50.
-const RANDWRITE_ZONES: u64 = 50;
+pub const RANDWRITE_ZONES: u64 = 50;
 const READS_ZONE: u64 = 200;
 const READ_ZONES: u64 = 4;
 /// Several sequential readers each read their own zone from here (ZNS-Study's
@@ -46,32 +46,10 @@ pub struct Frame {
 /// The job file: pre-fill sections, then `[main]` and `[other]` side by side.
 /// `rates` are the jobs' operations per second (None: unthrottled).
 pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String {
-    let scheduler = match (run.stack.mq_deadline(), run.zinc.is_some()) {
-        (true, true) => "zinc",
-        (true, false) => "mq-deadline",
-        (false, _) => "none",
-    };
-    // ZINC's settings are the host's, not the job file's: the rerun line carries them.
-    let zinc = run.zinc.unwrap_or_default();
-    let zinc_args: String = [
-        zinc.epoch_ms.map(|ms| format!(" --zinc-epoch {ms}ms")),
-        zinc.budget_units.map(|units| format!(" --zinc-budget {units}")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let host_args =
-        if run.host == Host::default() { String::new() } else { format!(" --host-machine {}", run.host.name()) };
-    let mut text = format!(
-        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {}{zinc_args}{host_args} FILE\n\
-         [global]\nioengine={}\nscheduler={scheduler}\ndirect=1\nzonemode=zbd\ngroup_reporting\n",
-        run.lba_bytes,
-        run.stack.ioengine()
-    );
-    // The io_uring runs of both sources polled the submission queue from a kernel thread.
-    if run.stack.ioengine().starts_with("io_uring") {
-        text.push_str("sqthread_poll=1\n");
+    if run.namespace == NamespaceKind::Conventional {
+        return conventional_job_file(run, frame);
     }
+    let mut text = header(run, true);
     let jobs: Vec<(&str, FioJob, Option<f64>)> =
         std::iter::once(("main", run.main, rates[0])).chain(run.other.map(|o| ("other", o, rates[1]))).collect();
     let reads = jobs.iter().any(|(_, j, _)| matches!(j.work, Work::Io { op: IoOp::Read | IoOp::RandRead, .. }));
@@ -113,6 +91,65 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
         let frame = if i > 0 && finishing && matches!(job.work, Work::Io { .. }) { &outlast } else { frame };
         section(&mut text, job, *rate, writes_zone, reset_zones_per_job, frame);
     }
+    text
+}
+
+/// The `[global]` section: engine, scheduler, and fio's zone mode on a zoned namespace.
+fn header(run: &FioRun, zoned: bool) -> String {
+    let scheduler = match (run.stack.mq_deadline(), run.zinc.is_some()) {
+        (true, true) => "zinc",
+        (true, false) => "mq-deadline",
+        (false, _) => "none",
+    };
+    // ZINC's settings are the host's, not the job file's: the rerun line carries them.
+    let zinc = run.zinc.unwrap_or_default();
+    let zinc_args: String = [
+        zinc.epoch_ms.map(|ms| format!(" --zinc-epoch {ms}ms")),
+        zinc.budget_units.map(|units| format!(" --zinc-budget {units}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let host_args =
+        if run.host == Host::default() { String::new() } else { format!(" --host-machine {}", run.host.name()) };
+    let zonemode = if zoned { "zonemode=zbd\n" } else { "" };
+    let mut text = format!(
+        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {}{zinc_args}{host_args} FILE\n\
+         [global]\nioengine={}\nscheduler={scheduler}\ndirect=1\n{zonemode}group_reporting\n",
+        run.lba_bytes,
+        run.stack.ioengine()
+    );
+    // The io_uring runs of both sources polled the submission queue from a kernel thread.
+    if run.stack.ioengine().starts_with("io_uring") {
+        text.push_str("sqthread_poll=1\n");
+    }
+    text
+}
+
+/// A run on seed 001's conventional namespace, a plain block device: the
+/// whole namespace written first where the job reads or overwrites it (the
+/// study's overwrite runs "fully write the entire namespace" first), then
+/// the measured job over all of it.
+fn conventional_job_file(run: &FioRun, frame: &Frame) -> String {
+    let mut text = header(run, false);
+    let Work::Io { op, bs, qd, jobs, overwrite, .. } = run.main.work else {
+        unreachable!("plan: conventional-namespace rows are I/O rows")
+    };
+    let read = matches!(op, IoOp::Read | IoOp::RandRead);
+    if read || overwrite {
+        text.push_str("\n[prefill]\nrw=write\nbs=128k\niodepth=8\nsize=100%\n");
+    }
+    let rw = match op {
+        IoOp::Write | IoOp::Append => "write",
+        IoOp::RandWrite => "randwrite",
+        IoOp::Read => "read",
+        IoOp::RandRead => "randread",
+    };
+    let _ = writeln!(
+        text,
+        "\n[main]\nstonewall\nrw={rw}\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\nsize=100%\nruntime={}ms\nramp_time={}ms\ntime_based",
+        frame.window_ms, frame.ramp_ms
+    );
     text
 }
 
@@ -238,6 +275,38 @@ mod tests {
         assert!(checked > 1000, "{checked}");
     }
 
+    /// Seed 001's conventional-namespace rows run on a plain block device:
+    /// no zone mode, the namespace written first where they read or
+    /// overwrite, and a seed (the run's `Debug`) that says so while zoned
+    /// runs keep theirs.
+    #[test]
+    fn conventional_namespace_runs_are_block_device_jobs() {
+        use crate::calibrate::plan::{FioJob, NamespaceKind, Pace, Work};
+        use crate::calibrate::rows::Stack;
+        let run = |op, overwrite| FioRun {
+            lba_bytes: 512,
+            stack: Stack::LibaioNone,
+            zinc: None,
+            main: FioJob { work: Work::Io { op, bs: 4096, qd: 4, jobs: 1, zones: 0, overwrite }, pace: Pace::Free },
+            other: None,
+            host: Host::ZnsStudy,
+            namespace: NamespaceKind::Conventional,
+        };
+        let frame = zn540_frame(1000, 200);
+        let prefilled = |op, overwrite| {
+            let text = job_file(&run(op, overwrite), [None, None], &frame);
+            assert!(!text.contains("zonemode") && text.contains("[main]\nstonewall\nrw="), "{text}");
+            parse_job_file("run.fio", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            text.contains("[prefill]\nrw=write\nbs=128k\niodepth=8\nsize=100%\n")
+        };
+        assert!(prefilled(IoOp::Read, false) && prefilled(IoOp::RandRead, false));
+        assert!(prefilled(IoOp::Write, true) && prefilled(IoOp::RandWrite, true));
+        assert!(!prefilled(IoOp::Write, false) && !prefilled(IoOp::RandWrite, false));
+        let zoned = FioRun { namespace: NamespaceKind::Zoned, ..run(IoOp::Write, false) };
+        assert!(!format!("{zoned:?}").contains("namespace"), "{zoned:?}");
+        assert!(format!("{:?}", run(IoOp::Write, false)).ends_with(", namespace: Conventional }"));
+    }
+
     #[test]
     fn a_throttled_reset_job_is_a_trim_rate_in_zone_bytes() {
         use crate::calibrate::background::Mgmt;
@@ -250,6 +319,7 @@ mod tests {
             main: FioJob { work: Work::Mgmt { kind: Mgmt::Reset, jobs: 1 }, pace: Pace::MilliPerS(2000) },
             other: None,
             host: Host::Seed003,
+            namespace: Default::default(),
         };
         let frame = Frame {
             zone_bytes: 1 << 20,
@@ -282,6 +352,7 @@ mod tests {
             main,
             other: Some(other),
             host: Host::Seed003,
+            namespace: Default::default(),
         };
         let section = |text: &str, name: &str| text[text.find(&format!("[{name}]")).unwrap()..].to_string();
         // The finish measured: the writers run on for a second window, in twice the zones.
@@ -308,6 +379,7 @@ mod tests {
             main: FioJob { work: Work::Io { op, bs: 4096, qd: 1, jobs, zones: 0, overwrite: false }, pace: Pace::Free },
             other: None,
             host: Host::ZnsStudy,
+            namespace: Default::default(),
         };
         // ZNS-Study's N sequential readers were zones apart: N streams, N pre-filled zones.
         let text = job_file(&readers(IoOp::Read, 5), [None, None], &frame);

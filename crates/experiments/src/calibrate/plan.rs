@@ -67,8 +67,9 @@ pub struct FioJob {
     pub pace: Pace,
 }
 
-/// A fio run: the measured job and the one beside it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// A fio run: the measured job and the one beside it. Its `Debug` seeds
+/// it; a run on the zoned namespace shows no `namespace` (seeds of older runs stay).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FioRun {
     /// The LBA format the namespace is formatted with (512 or 4096).
     pub lba_bytes: u32,
@@ -82,6 +83,43 @@ pub struct FioRun {
     pub other: Option<FioJob>,
     /// The machine whose stack costs the run uses.
     pub host: Host,
+    /// The namespace the jobs run on.
+    #[serde(default, skip_serializing_if = "NamespaceKind::is_zoned")]
+    pub namespace: NamespaceKind,
+}
+
+impl std::fmt::Debug for FioRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = f.debug_struct("FioRun");
+        s.field("lba_bytes", &self.lba_bytes)
+            .field("stack", &self.stack)
+            .field("zinc", &self.zinc)
+            .field("main", &self.main)
+            .field("other", &self.other)
+            .field("host", &self.host);
+        if !self.namespace.is_zoned() {
+            s.field("namespace", &self.namespace);
+        }
+        s.finish()
+    }
+}
+
+/// Which of the drive's namespaces a run uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum NamespaceKind {
+    /// The zoned namespace (every source but seed 001's conventional rows).
+    #[default]
+    Zoned,
+    /// Seed 001's conventional namespace beside it: 4 GiB of the NVM
+    /// command set that the drive's own FTL maps.
+    Conventional,
+}
+
+impl NamespaceKind {
+    /// Whether this is the zoned namespace.
+    pub fn is_zoned(&self) -> bool {
+        *self == NamespaceKind::Zoned
+    }
 }
 
 /// The host machine that measured a row: stacks cost what they cost there
@@ -230,18 +268,9 @@ pub struct Plan {
 
 /// The run that measured `row`, or why zonelab cannot run it yet.
 pub fn plan(row: &Row) -> Result<Plan> {
-    if row.notes.contains("conventional namespace") {
-        return Err(Error::Unmapped("a conventional namespace: the presets model the zoned namespace only".into()));
-    }
     if row.op == Op::RocksdbZenfs {
         return Err(Error::Unmapped(
             "an application benchmark (RocksDB on ZenFS): zonelab has no application model".into(),
-        ));
-    }
-    if row.op == Op::OverwriteRand {
-        // Tried: zonelab's fio engine then completes about one write per second (a reset per write).
-        return Err(Error::Unmapped(
-            "random writes into full zones: zonelab's fio engine stalls on them, not mapped yet".into(),
         ));
     }
     let bg = background::parse(&row.background)?;
@@ -262,7 +291,7 @@ fn io_op(op: Op) -> Option<IoOp> {
         Op::Randread => Some(IoOp::RandRead),
         Op::OverwriteSeq => Some(IoOp::Write),
         // All measure fio's zoned random-write emulation (the notes say so).
-        Op::Randwrite | Op::Randoverwrite => Some(IoOp::RandWrite),
+        Op::Randwrite | Op::Randoverwrite | Op::OverwriteRand => Some(IoOp::RandWrite),
         _ => None,
     }
 }
@@ -277,7 +306,7 @@ fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
         let bs = row.bs.ok_or_else(|| Error::Unmapped("an I/O row without 'bs'".into()))?;
         let dir = if matches!(op, IoOp::Read | IoOp::RandRead) { DDIR_READ } else { DDIR_WRITE };
         let zones = if op == IoOp::RandWrite { row.zones.unwrap_or(0) } else { 0 };
-        let overwrite = row.op == Op::OverwriteSeq;
+        let overwrite = matches!(row.op, Op::OverwriteSeq | Op::OverwriteRand);
         (Work::Io { op, bs, qd: row.qd.unwrap_or(1), jobs, zones, overwrite }, dir)
     } else {
         let kind = match row.op {
@@ -307,6 +336,11 @@ fn fio_plan(row: &Row, bg: &background::Background) -> Result<Plan> {
         main: FioJob { work, pace: own_pace },
         other,
         host: Host::of_source(&row.source),
+        namespace: if row.notes.contains("conventional namespace") {
+            NamespaceKind::Conventional
+        } else {
+            NamespaceKind::Zoned
+        },
     };
     // ConfZNS++ reports percentiles of total latency, the others of completion latency.
     let total = row.source == "ConfZNS++";

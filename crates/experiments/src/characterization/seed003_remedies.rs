@@ -81,7 +81,15 @@ fn fio_run(stack: Stack, zinc: Option<ZincSettings>, fg: Foreground, mgmt: Optio
     // fills a zone in about 16 s (the artifact's 0.05-0.06/s), longer than a window.
     let pace = |kind| if matches!(kind, Mgmt::SoftFinish { pause_ns, .. } if pause_ns > 0) { Pace::Free } else { HALF };
     let other = mgmt.map(|kind| FioJob { work: Work::Mgmt { kind, jobs: 1 }, pace: pace(kind) });
-    Run::Fio(FioRun { lba_bytes: 4096, stack, zinc, main: fg.job(), other, host: Host::Seed003 })
+    Run::Fio(FioRun {
+        lba_bytes: 4096,
+        stack,
+        zinc,
+        main: fg.job(),
+        other,
+        host: Host::Seed003,
+        namespace: Default::default(),
+    })
 }
 
 /// Runs `runs` (with their foregrounds) on the zn540 preset, on every core,

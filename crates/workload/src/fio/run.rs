@@ -290,6 +290,11 @@ struct Thread {
     complete_cost_ns: Nanos,
     /// CPU after each completion is seen, before the thread can issue again (the engine's reaping).
     reap_cost_ns: Nanos,
+    /// `reap_cost_ns` of a completion that waited for the thread's CPU: the
+    /// engine's next reaping call returns it with others (libaio).
+    reap_batched_cost_ns: Nanos,
+    /// The reaping cost of the completion the thread's CPU took last.
+    reap_last_ns: Nanos,
     /// Completions the thread's CPU has not taken yet (device completion, tag), oldest first.
     unseen: VecDeque<(Nanos, u32)>,
     /// A `ReapNext` event for the thread is scheduled.

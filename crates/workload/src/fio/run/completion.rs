@@ -33,7 +33,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             }
         }
         // The reaping itself (reserved on the thread's CPU by `reap_next`) is outside the latency.
-        let reap_cost_ns = self.threads[t as usize].reap_cost_ns;
+        let reap_cost_ns = self.threads[t as usize].reap_last_ns;
         if reap_cost_ns == 0 {
             self.pump(now, t);
         } else {

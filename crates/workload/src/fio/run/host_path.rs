@@ -309,7 +309,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             // find the CPU free for this completion alone. It is taken at
             // once, in the same order, without the queue.
             debug_assert!(self.events.peek_ns().is_none_or(|next_ns| next_ns > now));
-            return self.take_completion(now, t, tag);
+            return self.take_completion(now, t, tag, false);
         }
         // The thread's CPU takes completions one at a time.
         thread.unseen.push_back((now, tag));
@@ -335,17 +335,19 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             return;
         }
         thread.unseen.pop_front();
-        self.take_completion(now, t, tag);
+        // It waited while the thread was busy: the reaping call returns it with others.
+        self.take_completion(now, t, tag, done_ns < now);
     }
 
     /// The thread's CPU, free now, takes completion `tag` (no longer among
-    /// those waiting), and the next waiting one after it.
+    /// those waiting; `batched`: it waited), and the next waiting one after it.
     #[inline(always)]
-    fn take_completion(&mut self, now: Nanos, t: u32, tag: u32) {
+    fn take_completion(&mut self, now: Nanos, t: u32, tag: u32, batched: bool) {
         let thread = &mut self.threads[t as usize];
         debug_assert!(thread.cpu.free_at_ns() <= now, "the CPU is free for the completion");
         let seen_ns = thread.cpu.reserve(now, thread.complete_cost_ns);
-        let free_ns = thread.cpu.reserve(seen_ns, thread.reap_cost_ns);
+        thread.reap_last_ns = if batched { thread.reap_batched_cost_ns } else { thread.reap_cost_ns };
+        let free_ns = thread.cpu.reserve(seen_ns, thread.reap_last_ns);
         let more = !thread.unseen.is_empty();
         thread.reaping = more;
         if seen_ns == now {
