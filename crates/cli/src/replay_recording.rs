@@ -198,5 +198,12 @@ fn run_result(records: &[Record], replayed: &[Replayed], lba_bytes: u64, differ:
     stats.error = differ.map(|m| (5, m.clone()));
     let thread = ThreadResult { spec: 0, clone: 0, groupid: 0, stats, verify_log: Vec::new() };
     let namespaces = Vec::new();
-    RunResult { threads: vec![thread], disk: Default::default(), disk_busy_ns: 0, end_ns, warnings: Vec::new(), namespaces }
+    RunResult {
+        threads: vec![thread],
+        disk: Default::default(),
+        disk_busy_ns: 0,
+        end_ns,
+        warnings: Vec::new(),
+        namespaces,
+    }
 }

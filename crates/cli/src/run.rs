@@ -11,12 +11,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use zonelab_device::{Device, DeviceConfig, Namespaces, Tracking, ZonedDevice};
 use zonelab_workload::fio::help as fio_help;
 use zonelab_workload::fio::job::JobSet;
 use zonelab_workload::fio::job::Scheduler;
 use zonelab_workload::fio::options as fio_options;
 use zonelab_workload::fio::report::{json_report, normal_header, normal_stats, terse_report, TERSE_VERSION};
-use zonelab_device::{Device, DeviceConfig, Namespaces, Tracking, ZonedDevice};
 use zonelab_workload::fio::run::{Engine, RunOptions, RunResult};
 use zonelab_workload::fio::{job::JobError, parse::parse_run};
 

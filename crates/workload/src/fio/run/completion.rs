@@ -88,7 +88,8 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
 
 /// Counts a successful request in its thread's statistics for its
 /// direction (a finish as one trim, from the start of its operation).
-#[inline]
+/// Always inlined: it is most of `reap`, on every completion.
+#[inline(always)]
 fn account(thread: &mut Thread, io: &Io, now: Nanos, lba_bytes: u64) {
     close_windows(thread, now);
     let counted = match io.kind {

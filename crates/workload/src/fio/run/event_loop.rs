@@ -133,7 +133,9 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             }
             Event::Insert(tag) => self.insert(now, tag),
             Event::DeviceSubmit { space, path, id } => self.device_submit(now, usize::from(space), path, id),
-            Event::DeviceDone { space, path, id, status } => self.device_done(now, usize::from(space), path, id, status),
+            Event::DeviceDone { space, path, id, status } => {
+                self.device_done(now, usize::from(space), path, id, status)
+            }
             Event::DeviceWake => self.device_wake(now),
             Event::Reap(tag) => self.reap(now, tag),
             Event::ReapNext(t) => self.reap_next(now, t),

@@ -217,8 +217,11 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
         let nlb64 = u64::from(nlb);
         let thread = &self.threads[t as usize];
         let (first, end) = (thread.first_zone, thread.end_zone);
-        let start_zone =
-            if random { self.random_zone(t) } else { self.spaces.get(k).zones.zone_of(self.threads[t as usize].seq_next[DDIR_READ]) };
+        let start_zone = if random {
+            self.random_zone(t)
+        } else {
+            self.spaces.get(k).zones.zone_of(self.threads[t as usize].seq_next[DDIR_READ])
+        };
         for step in 0..=(end - first) {
             let zone = first + (start_zone - first + step) % (end - first);
             let zslba = self.spaces.get(k).zones.zslba(zone);
@@ -267,7 +270,11 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
         };
         if !self.spaces.get(k).zones.is_sequential(zone) {
             // Conventional zones have no reset and the device no deallocate.
-            return if self.spaces.get(k).zones.any_sequential(self.threads[t as usize].first_zone, self.threads[t as usize].end_zone)
+            return if self
+                .spaces
+                .get(k)
+                .zones
+                .any_sequential(self.threads[t as usize].first_zone, self.threads[t as usize].end_zone)
             {
                 Next::Wait(now)
             } else {

@@ -75,8 +75,19 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
     fn host_only(&mut self, now: Nanos, t: u32, planned: Planned) {
         let Planned { ddir, op, slba, nlb, zone, kind } = planned;
         let status = Status::Success;
-        let io =
-            Io { thread: t, ddir, kind, op, slba, nlb, zone, issue_ns: now, submit_ns: now, status, verify_error: false };
+        let io = Io {
+            thread: t,
+            ddir,
+            kind,
+            op,
+            slba,
+            nlb,
+            zone,
+            issue_ns: now,
+            submit_ns: now,
+            status,
+            verify_error: false,
+        };
         let tag = self.new_io(io);
         if self.threads[t as usize].issue_hooks {
             self.issue_hooks(now, t, tag);

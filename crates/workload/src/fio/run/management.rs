@@ -92,7 +92,7 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             self.soft_fill_done(now, t, chain);
             return;
         }
-        let (lba_bytes, mdts_lbas) = (space.lba_bytes, space.layout.mdts_lbas);
+        let (lba_bytes, mdts_lbas) = (space.lba_bytes, space.shape.0.mdts_lbas);
         let zone_bytes = space.zones.zone_lbas * lba_bytes;
         let chunk_lbas = chunk.map_or(mdts_lbas, |c| c.resolve(zone_bytes, zone_bytes) / lba_bytes);
         let nlb = chunk_lbas.clamp(1, mdts_lbas.max(1)).min(room);

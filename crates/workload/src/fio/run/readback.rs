@@ -11,7 +11,7 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
     /// Reads back the thread's written ranges, as many as its queue depth
     /// allows, each read no longer than the device's MDTS.
     pub(super) fn issue_verify_reads(&mut self, now: Nanos, t: u32) {
-        let mdts = self.spaces.get(self.space_of(t)).layout.mdts_lbas.max(1) as u32;
+        let mdts = self.spaces.get(self.space_of(t)).shape.0.mdts_lbas.max(1) as u32;
         // Bounded by the queue depth: each pass puts one read in flight.
         for _ in 0..=IODEPTH_MAX {
             let thread = &mut self.threads[t as usize];

@@ -156,7 +156,7 @@ impl<'a, D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'a, D, MULTI> {
             })
             .collect();
         let space = self.spaces.get(k);
-        let work = work::estimate(job, &shapes, &space.config, &space.layout);
+        let work = work::estimate(job, &shapes, &space.shape.1, &space.shape.0);
         let option = work.option();
         if work.ios > cap_ios {
             let message = format!(

@@ -27,10 +27,10 @@ pub(super) struct Space {
     /// The thread that opened each zone, for job_max_open_zones (counted per thread, as fio does).
     pub(super) zone_opener: Vec<u32>,
     pub(super) lba_bytes: u64,
-    pub(super) layout: Layout,
-    /// The namespace's configuration (its share of the drive), for the work estimate.
-    pub(super) config: DeviceConfig,
     pub(super) busy: DiskBusy,
+    /// The namespace's layout and configuration (its share of the drive),
+    /// for set-up and the work estimate: boxed, out of the hot fields' way.
+    pub(super) shape: Box<(Layout, DeviceConfig)>,
     /// fio's own zones over a namespace that has none (zonemode=zbd on an
     /// NVM namespace, fio's `init_zone_info`): resets only move fio's write
     /// pointers, and the kernel locks no zone.
@@ -92,9 +92,8 @@ impl Space {
             zone_submit_ns: vec![0; count],
             zone_opener: vec![u32::MAX; count],
             lba_bytes: layout.lba_bytes,
-            layout,
-            config: device.config().clone(),
             busy: DiskBusy::default(),
+            shape: Box::new((layout, device.config().clone())),
             emulated: emulated.is_some(),
         }
     }
@@ -328,7 +327,8 @@ fn emulation(namespace: &dyn ZonedDevice, jobs: &[&JobSpec]) -> Result<Option<Em
 fn check_emulated(job: &JobSpec, zone_bytes: u64, cap_bytes: u64, layout: &Layout) -> Result<Emulated, JobError> {
     let (lba, total) = (layout.lba_bytes, layout.nsze_lbas * layout.lba_bytes);
     if zone_bytes == 0 || !zone_bytes.is_multiple_of(lba) || zone_bytes > total {
-        let message = format!("{zone_bytes} B: fio's zones need a multiple of the {lba} B LBA, at most the {total} B namespace");
+        let message =
+            format!("{zone_bytes} B: fio's zones need a multiple of the {lba} B LBA, at most the {total} B namespace");
         return Err(job_error(job, "zonesize", message));
     }
     if cap_bytes == 0 || cap_bytes > zone_bytes || !cap_bytes.is_multiple_of(lba) {
