@@ -502,4 +502,15 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             0
         }
     }
+
+    /// Space `k` as events carry it: always 0 without `MULTI`, so that the
+    /// one-namespace engine passes no space along.
+    #[inline(always)]
+    fn space_tag(k: usize) -> u8 {
+        if MULTI {
+            u8::try_from(k).expect("at most NAMESPACES_MAX spaces")
+        } else {
+            0
+        }
+    }
 }

@@ -197,7 +197,7 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
         for &dispatch in out.iter() {
             if path.locks_dispatch() {
                 let at = self.spaces.get_mut(k).mq_deadline_lock.reserve(now, self.host.mq_deadline_dispatch_ns);
-                self.schedule(at, Event::DeviceSubmit { space: k as u8, path, id: dispatch.id });
+                self.schedule(at, Event::DeviceSubmit { space: Self::space_tag(k), path, id: dispatch.id });
             } else {
                 self.submit_dispatch(now, k, path, dispatch);
             }
@@ -270,13 +270,13 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
         let completion = match started {
             Started::Done(completion) => completion,
             Started::Pending(tag) => {
-                self.device_pending.insert(tag, (k as u8, path, id));
+                self.device_pending.insert(tag, (Self::space_tag(k), path, id));
                 self.device_events(now);
                 return;
             }
         };
         self.spaces.get_mut(k).busy.track(now, completion.complete_ns);
-        let done = Event::DeviceDone { space: k as u8, path, id, status: completion.status };
+        let done = Event::DeviceDone { space: Self::space_tag(k), path, id, status: completion.status };
         self.schedule(completion.complete_ns, done);
         if self.device.pending_tasks() > 0 || self.wake_at_ns.is_some() {
             self.device_events(now);

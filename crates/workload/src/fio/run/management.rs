@@ -16,7 +16,7 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
         }
         let epoch_ns = zinc.epoch_ns().expect("the zinc layer runs zinc");
         space.epoch_armed = true;
-        self.schedule((now / epoch_ns + 1) * epoch_ns, Event::Epoch(k as u8));
+        self.schedule((now / epoch_ns + 1) * epoch_ns, Event::Epoch(Self::space_tag(k)));
     }
 
     /// ZINC's epoch of space `k`: what it releases goes to the device.
