@@ -174,3 +174,43 @@ fn zonemode_zbd_on_an_nvm_namespace_runs_over_fios_own_zones() {
     let nvm = drive.namespace(2).expect("NSID 2").counters();
     assert_eq!((nvm.resets, nvm.errors, nvm.host_write_bytes), (0, 0, 320 * MIB), "no reset reached the drive");
 }
+
+#[test]
+fn a_zoned_namespace_of_its_own_geometry_takes_zbd_jobs_and_verify() {
+    // NSID 2: 512-byte LBAs, zones of 32 MiB, 2 open at most; written, then
+    // read back below its own write pointers and verified, in data mode.
+    let mut config = drive_config();
+    config.mode = zonelab_device::Mode::Data;
+    config.namespaces[1] = NamespaceEntry {
+        zones: Some(4),
+        lba_bytes: Some(512),
+        zone_size_bytes: Some(32 * MIB),
+        zone_capacity_bytes: Some(32 * MIB),
+        max_open_zones: Some(2),
+        max_active_zones: Some(2),
+        ..Default::default()
+    };
+    let fits = (8..256).find(|&blocks| {
+        config.flash.blocks_per_plane = blocks;
+        config.validate().is_ok()
+    });
+    assert!(fits.is_some());
+    let text = "[global]\nfilename=/dev/nvme0n2\nioengine=io_uring\ndirect=1\nzonemode=zbd\n\n\
+                [w]\nrw=write\nbs=64k\nsize=2z\nverify=crc32c\niodepth=4\n\n\
+                [r]\nstonewall\nrw=read\nbs=4k\nsize=4z\n";
+    let mut drive = Namespaces::new(config).expect("drive");
+    let result = run_on(&mut drive, text).unwrap_or_else(|e| panic!("{e}"));
+    for thread in &result.threads {
+        assert!(thread.stats.error.is_none(), "{:?}", thread.stats.error);
+    }
+    let (w, r) = (&result.threads[0].stats, &result.threads[1].stats);
+    assert_eq!(w.dirs[DDIR_WRITE].io_bytes, 64 * MIB, "two zones of 32 MiB");
+    assert_eq!(w.dirs[DDIR_READ].io_bytes, 64 * MIB, "verify read them back");
+    // The reader's 128 MiB come from the two written zones (twice over), as
+    // NSID 2's own write pointers say; NSID 1's zone table would have none.
+    assert_eq!(r.dirs[DDIR_READ].io_bytes, 128 * MIB);
+    assert_eq!(drive.namespace(2).unwrap().counters().host_read_bytes, 64 * MIB + 128 * MIB);
+    let ns2 = drive.namespace(2).unwrap().zones();
+    assert_eq!((ns2.wp(0), ns2.wp(1), ns2.wp(2)), (65536, 2 * 65536, 2 * 65536), "512-byte LBAs");
+    assert_eq!(drive.namespace(1).unwrap().counters().commands, 0, "NSID 1 untouched");
+}
