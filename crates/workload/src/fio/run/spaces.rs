@@ -268,6 +268,9 @@ fn job_nsids(set: &JobSet, count: u32, default_nsid: u32) -> Result<Vec<u32>, Jo
     Ok(out)
 }
 
+/// How errors name a namespace without zones.
+const NVM: &str = "an NVM namespace (not zoned)";
+
 /// fio's zones over an NVM namespace when its jobs ask for zonemode=zbd
 /// (`init_zone_info`: zones of `zonesize`, all sequential, empty); `None`
 /// for a zoned namespace or plain jobs.
@@ -277,10 +280,9 @@ fn emulation(namespace: &dyn ZonedDevice, jobs: &[&JobSpec]) -> Result<Option<Em
         return Ok(None);
     }
     let Some(first) = jobs.iter().find(|j| j.zonemode == ZoneMode::Zbd) else { return Ok(None) };
-    let nsid_words = "an NVM namespace (not zoned)";
     if let Some(plain) = jobs.iter().find(|j| j.zonemode != ZoneMode::Zbd) {
         let message = format!(
-            "job '{}' runs zonemode=zbd and this one zonemode=none on the same {nsid_words}: zonelab keeps one \
+            "job '{}' runs zonemode=zbd and this one zonemode=none on the same {NVM}: zonelab keeps one \
              view of a namespace's zones; give both the same zonemode",
             first.name
         );
@@ -289,20 +291,13 @@ fn emulation(namespace: &dyn ZonedDevice, jobs: &[&JobSpec]) -> Result<Option<Em
     let total = layout.nsze_lbas * layout.lba_bytes;
     let mut emulated = None;
     for job in jobs {
-        for option in ["zone_append", "finish", "softfinish"] {
-            let set = match option {
-                "zone_append" => job.zone_append,
-                "finish" => job.finish,
-                _ => job.softfinish,
-            };
-            if set {
-                let message = format!("needs a zoned namespace; this job's is {nsid_words}");
-                return Err(job_error(job, option, message));
-            }
+        let zoned_only = [("zone_append", job.zone_append), ("finish", job.finish), ("softfinish", job.softfinish)];
+        if let Some((option, _)) = zoned_only.iter().find(|(_, set)| *set) {
+            return Err(job_error(job, option, format!("needs a zoned namespace; this job's is {NVM}")));
         }
         let Some(size) = job.zonesize else {
             let message = format!(
-                "zonemode=zbd on {nsid_words} runs over fio's own zones, and fio needs their size: set zonesize \
+                "zonemode=zbd on {NVM} runs over fio's own zones, and fio needs their size: set zonesize \
                  (e.g. zonesize=256m)"
             );
             return Err(job_error(job, "zonemode", message));
