@@ -14,6 +14,9 @@ pub mod connection;
 mod hostile_tests;
 pub mod io;
 pub mod limits;
+pub mod manage;
+#[cfg(test)]
+mod manage_tests;
 pub mod pdu;
 #[cfg(test)]
 mod record_tests;

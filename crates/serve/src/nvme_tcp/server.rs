@@ -54,7 +54,7 @@ pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), Ser
     let target = Arc::new(target);
     let accept_target = Arc::clone(&target);
     std::thread::spawn(move || accept_loop(&listener, &accept_target));
-    let pace = lock(&target.namespaces[0]).pace();
+    let pace = target.pace();
     println!(
         "zonelab: serving {} on nvme-tcp {address} ({} namespace(s), pace {}); \
          SIGUSR1 prints statistics, SIGINT or SIGTERM stops",

@@ -502,7 +502,7 @@ impl Session {
             if controller.discovery && sqe.opcode() == OPC_GET_LOG_PAGE && sqe.cdw(10) & 0xff == 0x70 {
                 return Some(admin::discovery_log(&self.target, &self.local, &sqe));
             }
-            return admin::admin_command(&self.target, &controller, &sqe);
+            return admin::admin_command(&self.target, &controller, &sqe, data);
         }
         let wall_ns = self.target.wall_ns();
         let target = Arc::clone(&self.target);
@@ -520,7 +520,7 @@ impl Session {
         let reply = if sqe.opcode() == OPC_FLUSH && sqe.nsid() == 0xFFFF_FFFF {
             // Every namespace still online (an offline one holds nothing to flush).
             let mut reply = Reply::ok();
-            for nsid in (1..=target.namespace_count()).filter(|&n| !target.namespace_offline(n)) {
+            for nsid in target.nsids(true).into_iter().filter(|&n| !target.namespace_offline(n)) {
                 let reply_ns = target.run_io(nsid, qid, &sqe, &mut run);
                 if reply_ns.status != sc::SUCCESS || reply.status == sc::SUCCESS {
                     reply = Reply { due_ns: reply.due_ns.max(reply_ns.due_ns), ..reply_ns };
