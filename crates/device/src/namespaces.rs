@@ -402,6 +402,9 @@ impl ZonedDevice for Namespaces {
             done => done,
         }
     }
+    fn namespace_management(&mut self) -> Option<&mut Namespaces> {
+        Some(self)
+    }
     fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         let Some(index) = self.index(nsid) else { return self.not_attached(nsid, submit_ns) };
         self.advance(submit_ns);

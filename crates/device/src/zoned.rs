@@ -108,6 +108,12 @@ pub trait ZonedDevice {
         Err(Status::InvalidNamespace)
     }
 
+    /// Namespace Management and Attachment, on a device that has them (one
+    /// of several namespaces, [`crate::Namespaces`]); `None` otherwise.
+    fn namespace_management(&mut self) -> Option<&mut crate::Namespaces> {
+        None
+    }
+
     /// [`ZonedDevice::submit`] on namespace `nsid`.
     fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         if nsid == 1 {

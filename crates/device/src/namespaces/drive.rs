@@ -26,6 +26,8 @@ use zonelab_sim::Nanos;
 /// 2.0, Figures 101 and 102) besides success.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AdminStatus {
+    /// Invalid Command Opcode: the device has no Namespace Management.
+    InvalidOpcode,
     /// Invalid Field in Command (a bad size, an unallocated NSID...).
     InvalidField,
     /// Invalid Namespace or Format: an NSID that is not valid (0, above NN).
@@ -52,7 +54,10 @@ impl AdminStatus {
     /// Status Code Type: 0 generic, 1 command specific.
     pub fn sct(self) -> u8 {
         match self {
-            AdminStatus::InvalidField | AdminStatus::InvalidNamespace | AdminStatus::IoCommandSetNotSupported => 0,
+            AdminStatus::InvalidOpcode
+            | AdminStatus::InvalidField
+            | AdminStatus::InvalidNamespace
+            | AdminStatus::IoCommandSetNotSupported => 0,
             _ => 1,
         }
     }
@@ -60,6 +65,7 @@ impl AdminStatus {
     /// Status Code.
     pub fn sc(self) -> u8 {
         match self {
+            AdminStatus::InvalidOpcode => 0x01,
             AdminStatus::InvalidField => 0x02,
             AdminStatus::InvalidNamespace => 0x0B,
             AdminStatus::IoCommandSetNotSupported => 0x29,
@@ -81,6 +87,7 @@ impl AdminStatus {
     /// The name traces use.
     pub fn name(self) -> &'static str {
         match self {
+            AdminStatus::InvalidOpcode => "invalid_opcode",
             AdminStatus::InvalidField => "invalid_field",
             AdminStatus::InvalidNamespace => "invalid_namespace",
             AdminStatus::IoCommandSetNotSupported => "io_command_set_not_supported",
