@@ -240,9 +240,13 @@ fn identify_namespace(target: &Target, cns: u8, csi: u8, nsid: u32) -> Reply {
         _ => return Reply::status(sc::INVALID_FIELD),
     };
     let Some(slot) = slot else {
-        return match cns {
-            0x00 | 0x11 if nsid == 0xFFFF_FFFF => Reply::data(manage::common_namespace_page()),
-            0x00 | 0x11 if valid => Reply::data(vec![0; PAGE_BYTES]),
+        let zone_bytes = target.drive.as_ref().map(|d| lock(d).config().namespace.zone_size_bytes);
+        return match (cns, zone_bytes) {
+            (0x00 | 0x11, _) if nsid == 0xFFFF_FFFF => Reply::data(manage::common_namespace_page()),
+            (0x05 | 0x1B, Some(zone_bytes)) if nsid == 0xFFFF_FFFF && csi == CSI_ZNS => {
+                Reply::data(manage::common_zns_page(zone_bytes))
+            }
+            (0x00 | 0x11, _) if valid => Reply::data(vec![0; PAGE_BYTES]),
             _ if valid => Reply::status(sc::INVALID_FIELD),
             _ => Reply::status(sc::INVALID_NAMESPACE),
         };
@@ -250,7 +254,7 @@ fn identify_namespace(target: &Target, cns: u8, csi: u8, nsid: u32) -> Reply {
     let ns = lock(&slot.backend);
     let page = match (cns, csi) {
         (0x00 | 0x11, _) => namespace_page(&ns),
-        (0x03, _) => descriptors(&target.subnqn, nsid, csi_of(&ns)),
+        (0x03, _) => descriptors(&target.subnqn, nsid, slot.generation, csi_of(&ns)),
         // An NVM namespace has no zoned command set structure.
         (0x05 | 0x1B, CSI_ZNS) if is_nvm(&ns) => return Reply::status(sc::INVALID_FIELD),
         (0x05 | 0x1B, CSI_ZNS) => zns_namespace_page(&ns),
@@ -321,11 +325,16 @@ fn controller_page(target: &Target, controller: &Controller) -> Vec<u8> {
 /// Namespace Identification Descriptors (CNS 03h): a UUID (derived from
 /// the subsystem NQN and the namespace id: stable across restarts) and the
 /// command set (zoned, or NVM for a namespace of conventional zones only).
-fn descriptors(subnqn: &str, nsid: u32, csi: u8) -> Vec<u8> {
+fn descriptors(subnqn: &str, nsid: u32, generation: u64, csi: u8) -> Vec<u8> {
     let mut p = vec![0u8; PAGE_BYTES];
     p[0] = 3; // NIDT: UUID
     p[1] = 16;
-    let hash = fnv(format!("{subnqn}/{nsid}").as_bytes());
+    // A created namespace's generation makes its UUID new, even on a reused NSID.
+    let name = match generation {
+        0 => format!("{subnqn}/{nsid}"),
+        g => format!("{subnqn}/{nsid}/{g}"),
+    };
+    let hash = fnv(name.as_bytes());
     put_u64(&mut p, 4, hash);
     put_u64(&mut p, 12, hash.rotate_left(29) ^ 0x5a5a_5a5a_5a5a_5a5a);
     p[20] = 4; // NIDT: command set identifier

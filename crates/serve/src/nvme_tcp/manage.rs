@@ -148,7 +148,8 @@ impl Target {
         if let Some(recorder) = self.recorder() {
             backend.record_to(Arc::clone(recorder), nsid);
         }
-        slots[index] = Some(NsSlot::new(backend, false));
+        let generation = self.created.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        slots[index] = Some(NsSlot::new(backend, false, generation));
         Ok(nsid)
     }
 
@@ -241,6 +242,17 @@ pub fn controller_list(ids: &[u16]) -> Vec<u8> {
     put_u16(&mut p, 0, ids.len() as u16);
     for (i, id) in ids.iter().enumerate() {
         put_u16(&mut p, 2 + 2 * i, *id);
+    }
+    p
+}
+
+/// The ZNS-specific Identify Namespace for NSID FFFFFFFFh: the zone size a
+/// created zoned namespace has in each LBA format (LBAFE ZSZE).
+pub fn common_zns_page(zone_bytes: u64) -> Vec<u8> {
+    let mut p = vec![0u8; PAGE_BYTES];
+    for (i, bytes) in LBA_FORMATS.iter().enumerate() {
+        let at = 2816 + 16 * i;
+        p[at..at + 8].copy_from_slice(&(zone_bytes / u64::from(*bytes)).to_le_bytes());
     }
     p
 }

@@ -86,6 +86,7 @@ fn a_host_shrinks_the_zoned_namespace_and_creates_an_nvm_one_beside_it() {
     assert_ne!(u16::from_le_bytes([ctrl.data[256], ctrl.data[257]]) & 1 << 3, 0, "OACS: namespace management");
     assert_eq!(u32::from_le_bytes(ctrl.data[516..520].try_into().unwrap()), 16, "NN");
     assert_eq!((u128_at(&ctrl.data, 280), u128_at(&ctrl.data, 296)), (u128::from(24 * ROW), 0), "TNVMCAP, UNVMCAP");
+    let first_uuid = identify(&mut admin, 3, 0, 1).data[4..20].to_vec();
     // The shipped namespace holds the flash: no room until it goes.
     assert_eq!(create(&mut admin, 2 * 16384, 1, 2, true).status, 0x115, "Namespace Insufficient Capacity");
     assert_eq!(delete(&mut admin, 1), sc::SUCCESS);
@@ -94,6 +95,8 @@ fn a_host_shrinks_the_zoned_namespace_and_creates_an_nvm_one_beside_it() {
     // nvme-cli finds the LBA formats in the common Identify Namespace.
     let common = identify(&mut admin, 0, 0, 0xFFFF_FFFF);
     assert_eq!((common.data[25], common.data[130], common.data[134]), (1, 9, 12), "NLBAF, LBAF0, LBAF1");
+    let zns = identify(&mut admin, 5, 2, 0xFFFF_FFFF);
+    assert_eq!((u64_at(&zns.data, 2816), u64_at(&zns.data, 2832)), (131_072, 16_384), "zone size per format");
     // 4 GiB of 512-byte blocks (NVM, the data sent by R2T), then 2 zones of 4 KiB blocks (in the capsule).
     let nvm = create(&mut admin, 8 << 20, 0, 0, false);
     assert_eq!((nvm.status, nvm.result), (sc::SUCCESS, 1), "NSID 1 again");
@@ -118,6 +121,7 @@ fn a_host_shrinks_the_zoned_namespace_and_creates_an_nvm_one_beside_it() {
     assert_eq!(ids16(&identify(&mut admin, 0x12, 0, 2)), [cntlid]);
     assert_eq!(ids16(&identify(&mut admin, 0x13, 0, 0)), [cntlid]);
     assert_eq!(identify(&mut admin, 3, 0, 1).data[24], 0, "NSID 1 is NVM");
+    assert_ne!(identify(&mut admin, 3, 0, 1).data[4..20], first_uuid[..], "a new namespace has a new UUID");
     assert_eq!(identify(&mut admin, 3, 0, 2).data[24], 2, "NSID 2 is zoned");
     // Both take writes and read them back: random LBAs on NVM, sequential in the zone.
     for (slba, byte) in [(5_000_000u64, 0xA1), (8, 0xA2), ((8 << 20) - 8, 0xA3)] {

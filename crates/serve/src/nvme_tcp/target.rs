@@ -134,15 +134,20 @@ pub struct NsSlot {
     attached: AtomicBool,
     /// Deleted (set under the backend's lock): nothing runs on it again.
     deleted: AtomicBool,
+    /// 0 for the namespaces the target started with; the target's count of
+    /// creates for a created one, so that its UUID is new (a namespace's
+    /// identifiers are never reused, NVMe Base 2.0, §4.7.1).
+    pub generation: u64,
 }
 
 impl NsSlot {
-    pub(crate) fn new(backend: NamespaceBackend, attached: bool) -> Arc<Self> {
+    pub(crate) fn new(backend: NamespaceBackend, attached: bool, generation: u64) -> Arc<Self> {
         Arc::new(NsSlot {
             backend: Mutex::new(backend),
             offline: AtomicBool::new(false),
             attached: AtomicBool::new(attached),
             deleted: AtomicBool::new(false),
+            generation,
         })
     }
 
@@ -184,6 +189,8 @@ pub struct Target {
     /// The drive whose namespaces Namespace Management creates and deletes
     /// (`None`: no Namespace Management).
     pub(crate) drive: Option<Mutex<Drive>>,
+    /// Namespaces created so far (their generations).
+    pub(crate) created: AtomicU64,
     /// How the namespaces' simulated time follows the wall clock.
     pace: crate::Pace,
     /// MDTS and the zone append limit in bytes, fixed when the target is
@@ -217,12 +224,14 @@ impl Target {
         let pace = namespaces[0].pace();
         let transfer_bytes_max = namespaces.iter().map(|ns| ns.geometry().io_bytes_max).min().unwrap_or(0);
         let zasl_bytes = namespaces.iter().map(|ns| ns.device().identify().zasl_bytes).min().unwrap_or(0);
-        let mut slots: Vec<Option<Arc<NsSlot>>> = namespaces.into_iter().map(|b| Some(NsSlot::new(b, true))).collect();
+        let mut slots: Vec<Option<Arc<NsSlot>>> =
+            namespaces.into_iter().map(|b| Some(NsSlot::new(b, true, 0))).collect();
         slots.resize(NAMESPACES_MAX as usize, None);
         Target {
             subnqn,
             namespaces: RwLock::new(slots),
             drive: None,
+            created: AtomicU64::new(0),
             pace,
             transfer_bytes_max,
             zasl_bytes,
