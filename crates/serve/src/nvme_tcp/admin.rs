@@ -127,17 +127,18 @@ pub fn property_get(controller: &Controller, sqe: &Sqe<'_>) -> Reply {
 }
 
 /// Property Set of CC: enabling makes the controller ready, clearing EN
-/// resets it, a shutdown notification completes at once (after the images
-/// are made durable).
-pub fn property_set(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+/// resets it (the held event requests are dropped: returns how many), a
+/// shutdown notification completes at once (after the images are made
+/// durable).
+pub fn property_set(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> (Reply, usize) {
     let (eight_bytes, offset) = (sqe.0[40] & 7 == 1, sqe.u32_at(44));
     if offset != PROP_CC || eight_bytes {
-        return Reply::status(sc::INVALID_FIELD);
+        return (Reply::status(sc::INVALID_FIELD), 0);
     }
     let cc = sqe.u32_at(48);
     let css = cc >> 4 & 7;
     if cc & 1 != 0 && css != 0 && css != 6 {
-        return Reply::status(sc::INVALID_FIELD);
+        return (Reply::status(sc::INVALID_FIELD), 0);
     }
     let shutdown = cc >> 14 & 3 != 0;
     if shutdown {
@@ -149,10 +150,8 @@ pub fn property_set(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> 
     state.cc = cc;
     // CSTS: RDY follows EN; SHST reads "shutdown complete" (2) after a notification.
     state.csts = (cc & 1) | if shutdown { 2 << 2 } else { 0 };
-    if cc & 1 == 0 {
-        state.aers_held = 0;
-    }
-    Reply::ok()
+    let dropped = if cc & 1 == 0 { state.events.drop_held() } else { 0 };
+    (Reply::ok(), dropped)
 }
 
 /// The admin commands (`data`: what the host sent with one); `None`: an
@@ -169,11 +168,11 @@ pub fn admin_command(target: &Target, controller: &Controller, sqe: &Sqe<'_>, da
         OPC_GET_FEATURES => get_features(controller, sqe),
         OPC_KEEP_ALIVE => Reply::ok(),
         OPC_ASYNC_EVENT => {
-            let mut state = lock(&controller.state);
-            if state.aers_held >= AERS_MAX {
+            if !lock(&controller.state).events.hold(sqe.cid()) {
                 return Some(Reply::status(sc::AER_LIMIT_EXCEEDED));
             }
-            state.aers_held += 1;
+            // A notice may be waiting for a request.
+            target.deliver(controller);
             return None;
         }
         _ => Reply::status(sc::INVALID_OPCODE),
@@ -298,7 +297,8 @@ fn controller_page(target: &Target, controller: &Controller) -> Vec<u8> {
         p[280..296].copy_from_slice(&u128::from(total).to_le_bytes()); // TNVMCAP
         p[296..312].copy_from_slice(&u128::from(unallocated).to_le_bytes()); // UNVMCAP
     }
-    put_u32(&mut p, 92, 1 << 27); // OAES: zone descriptor changed notices
+    // OAES: zone descriptor changed notices; namespace attribute notices with Namespace Management.
+    put_u32(&mut p, 92, 1 << 27 | u32::from(target.drive.is_some()) << 8);
     p[111] = if controller.discovery { 2 } else { 1 }; // CNTRLTYPE
     p[259] = (AERS_MAX - 1) as u8; // AERL
     p[261] = 0x06; // LPA: commands supported and effects, extended data
@@ -424,6 +424,9 @@ fn get_log_page(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Repl
             log
         }
         (LID_EFFECTS, false) if csi == CSI_NVM || csi == CSI_ZNS => effects_log(csi, target.drive.is_some()),
+        (crate::nvme_tcp::events::LID_CHANGED_NS_LIST, false) => {
+            target.changed_namespace_log(controller, sqe.cdw(10) >> 15 & 1 == 1)
+        }
         (LID_CHANGED_ZONE_LIST, false) => match target.active(sqe.nsid()) {
             // No zone ever raises a Zone Descriptor Changed event: the list is empty.
             Some(_) => vec![0u8; 4096],

@@ -160,23 +160,30 @@ impl Target {
             return Err(AdminError::new(AdminStatus::InvalidField, "no Namespace Management on this target"));
         };
         let mut drive = lock(drive);
-        let removed: Vec<Arc<NsSlot>> = {
+        let removed: Vec<(u32, Arc<NsSlot>)> = {
             let mut slots = self.slots_mut();
             let indexes: Vec<usize> = match nsid {
                 0xFFFF_FFFF => (0..slots.len()).filter(|&i| slots[i].is_some()).collect(),
                 _ => vec![allocated_index(&slots, nsid)?],
             };
-            indexes.into_iter().filter_map(|i| slots[i].take()).collect()
+            let taken = indexes.into_iter().filter_map(|i| Some((u32::try_from(i + 1).ok()?, slots[i].take()?)));
+            taken.collect()
         };
         let wall_ns = self.wall_ns();
-        for slot in removed {
-            // The backend's lock waits for a command running on it to end.
-            let backend = lock(&slot.backend);
-            slot.set_deleted();
-            let namespace = backend.device();
-            // A namespace of a `--namespace` device holds no blocks of the drive.
-            if drive.owns(namespace) {
-                drive.delete(namespace, backend.device_time_ns(wall_ns));
+        for (nsid, slot) in removed {
+            {
+                // The backend's lock waits for a command running on it to end.
+                let backend = lock(&slot.backend);
+                slot.set_deleted();
+                let namespace = backend.device();
+                // A namespace of a `--namespace` device holds no blocks of the drive.
+                if drive.owns(namespace) {
+                    drive.delete(namespace, backend.device_time_ns(wall_ns));
+                }
+            }
+            // Deleting an attached namespace detaches it.
+            if slot.attached() {
+                self.namespace_changed(nsid);
             }
         }
         Ok(())
@@ -189,16 +196,17 @@ impl Target {
             let index = allocated_index(&slots, nsid)?;
             Arc::clone(slots[index].as_ref().expect("allocated"))
         };
-        // Under the backend's lock: no command runs on it meanwhile.
-        let _backend = lock(&slot.backend);
-        match (slot.attached(), attach) {
-            (true, true) => Err(AdminError::new(AdminStatus::AlreadyAttached, format!("NSID {nsid}"))),
-            (false, false) => Err(AdminError::new(AdminStatus::NotAttached, format!("NSID {nsid}"))),
-            _ => {
-                slot.set_attached(attach);
-                Ok(())
-            }
+        {
+            // Under the backend's lock: no command runs on it meanwhile.
+            let _backend = lock(&slot.backend);
+            match (slot.attached(), attach) {
+                (true, true) => return Err(AdminError::new(AdminStatus::AlreadyAttached, format!("NSID {nsid}"))),
+                (false, false) => return Err(AdminError::new(AdminStatus::NotAttached, format!("NSID {nsid}"))),
+                _ => slot.set_attached(attach),
+            };
         }
+        self.namespace_changed(nsid);
+        Ok(())
     }
 
     /// TNVMCAP and UNVMCAP in bytes, with Namespace Management.

@@ -192,3 +192,59 @@ fn a_target_without_a_drive_has_no_namespace_management() {
     assert_eq!(delete(&mut admin, 1), sc::INVALID_OPCODE);
     assert_eq!(attachment(&mut admin, 1, 1, &[1]), sc::INVALID_OPCODE);
 }
+
+/// Sends a command without waiting for its answer.
+fn send_only(host: &mut Host, mut s: [u8; super::pdu::SQE_BYTES], cid: u16) {
+    put_u16(&mut s, 2, cid);
+    s[39] = super::command::SGL_TRANSPORT;
+    host.send(&super::pdu::Pdu::CapsuleCmd { sqe: s, data: Vec::new(), data_ok: true });
+}
+
+/// The next completions, by command id: (status, dword 0).
+fn completions(host: &mut Host, count: usize) -> std::collections::BTreeMap<u16, (u16, u64)> {
+    (0..count)
+        .map(|_| match host.recv() {
+            super::pdu::Pdu::CapsuleResp { cqe } => {
+                let c = super::tests::completion(&cqe, u16::from_le_bytes([cqe[12], cqe[13]]), Vec::new());
+                (u16::from_le_bytes([cqe[12], cqe[13]]), (c.status, c.result))
+            }
+            other => panic!("expected a completion, got {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn attaching_and_detaching_raise_the_namespace_attribute_notice() {
+    let (addr, _target) = start_managed();
+    let (mut admin, cntlid) = Host::attach(addr, NQN);
+    let ctrl = identify(&mut admin, 1, 0, 0);
+    assert_ne!(u32::from_le_bytes(ctrl.data[92..96].try_into().unwrap()) & 1 << 8, 0, "OAES: namespace attribute");
+    assert_eq!(admin.admin(sqe(0x09, 0, &[(10, 0x0B), (11, 1 << 8)]), 0).status, sc::SUCCESS, "enable the notices");
+    // A held request completes when the attached namespace 1 is deleted (it is detached with it).
+    send_only(&mut admin, sqe(0x0C, 0, &[]), 900);
+    send_only(&mut admin, sqe(0x0D, 1, &[(10, 1)]), 901);
+    let done = completions(&mut admin, 2);
+    assert_eq!(done[&900], (sc::SUCCESS, 0x04_0002), "notice, Namespace Attribute Changed, log page 04h");
+    assert_eq!(done[&901].0, sc::SUCCESS);
+    let log = |admin: &mut Host| admin.admin(sqe(0x02, 0xFFFF_FFFF, &[(10, 0x04 | 1023 << 16)]), 4096);
+    assert_eq!(ids32(&log(&mut admin)), [1], "the Changed Namespace List");
+    assert!(ids32(&log(&mut admin)).is_empty(), "read: cleared");
+    // Creating is no notice; attaching is, to the next held request.
+    send_only(&mut admin, sqe(0x0C, 0, &[]), 902);
+    assert_eq!(create(&mut admin, 16384, 1, 2, true).status, sc::SUCCESS);
+    send_only(&mut admin, sqe(0x15, 1, &[(10, 0)]), 903);
+    let mut list = vec![0u8; 4096];
+    put_u16(&mut list, 0, 1);
+    put_u16(&mut list, 2, cntlid);
+    // (The attachment's data goes in the capsule: send it so.)
+    let mut s = sqe(0x15, 1, &[(10, 0)]);
+    put_u16(&mut s, 2, 904);
+    s[39] = super::command::SGL_IN_CAPSULE;
+    super::command::put_u32(&mut s, 32, 4096);
+    admin.send(&super::pdu::Pdu::CapsuleCmd { sqe: s, data: list, data_ok: true });
+    let done = completions(&mut admin, 3);
+    assert_eq!(done[&903].0, 0x11C, "an attachment without a controller list");
+    assert_eq!(done[&904].0, sc::SUCCESS);
+    assert_eq!(done[&902], (sc::SUCCESS, 0x04_0002));
+    assert_eq!(ids32(&log(&mut admin)), [1]);
+}

@@ -10,6 +10,7 @@
 pub mod admin;
 pub mod command;
 pub mod connection;
+pub mod events;
 #[cfg(test)]
 mod hostile_tests;
 pub mod io;

@@ -59,8 +59,10 @@ pub struct ControllerState {
     pub volatile_write_cache: bool,
     /// I/O queues granted by Set Features Number of Queues (0: not asked).
     pub io_queues: u16,
-    /// Asynchronous Event Requests outstanding.
-    pub aers_held: u32,
+    /// Asynchronous Event Requests held and the notices due.
+    pub events: crate::nvme_tcp::events::Events,
+    /// The connection of its admin queue, which event completions go to.
+    pub admin_connection: Option<u64>,
     /// The connections of its queues (admin and I/O), closed with it.
     pub queues: BTreeSet<u64>,
 }
@@ -458,6 +460,16 @@ impl Target {
     pub fn controller_ids(&self, first: u16) -> Vec<u16> {
         let controllers = lock(&self.controllers);
         controllers.values().filter(|c| !c.discovery && c.cntlid >= first).map(|c| c.cntlid).take(2047).collect()
+    }
+
+    /// The NVM subsystem's live controllers (not the discovery ones).
+    pub fn io_controllers(&self) -> Vec<Arc<Controller>> {
+        lock(&self.controllers).values().filter(|c| !c.discovery).cloned().collect()
+    }
+
+    /// The open connection with id `id`.
+    pub fn connection(&self, id: u64) -> Option<Arc<Connection>> {
+        lock(&self.connections).get(&id).cloned()
     }
 
     /// Controllers alive.
