@@ -1,7 +1,8 @@
 # Part "nsmgmt": Namespace Management and Attachment with nvme-cli over NVMe/TCP, as seed 001 used them on the
 # WD ZN540: the drive ships with one zoned namespace holding all its capacity; nvme delete-ns removes it, nvme
 # create-ns makes a 4 GiB conventional (NVM command set, 512-byte blocks) namespace and a 100 GiB zoned one, nvme
-# attach-ns and ns-rescan bring both up under the controller, and fio runs on both at once. Needs the helpers of
+# attach-ns brings both up under the controller (Linux rescans on the Namespace Attribute Changed notice; nvme
+# ns-rescan too), and fio runs on both at once. Needs the helpers of
 # zl-nvmetcp.sh (zl_nt_start, zl_nt_connect, zl_nt_stop).
 
 # zl_ns_dev CTRL NSID: the block device of namespace NSID of controller CTRL (e.g. nvme1), waiting for it to appear.
@@ -44,9 +45,10 @@ zl_part_nsmgmt() {
     zl_check_fails "create-ns without free capacity fails" nvme create-ns $cdev --nsze=262144 --ncap=262144 \
         --block-size=4096 --csi=2
     zl_check "nvme delete-ns -n 1" nvme delete-ns $cdev -n 1
+    # The Namespace Attribute Changed notice makes Linux rescan by itself.
+    for _ in $(seq 1 20); do ls /sys/block | grep -q "^${ctrl}n" || break; sleep 0.5; done
+    zl_equal "the deleted namespace is gone without a rescan (the notice)" "" "$(ls /sys/block | grep "^${ctrl}n")"
     zl_check "nvme ns-rescan" nvme ns-rescan $cdev
-    sleep 1
-    zl_equal "the deleted namespace is gone" "" "$(ls /sys/block | grep "^${ctrl}n")"
     zl_equal "id-ctrl: all capacity free" "$tnvmcap" "$(zl_ns_field $cdev unvmcap)"
     # 4 GiB of 512-byte blocks on the NVM command set, then 100 GiB (50 zones) of 4 KiB blocks zoned.
     zl_equal "create-ns --csi=0: 4 GiB, 512-byte LBAs" 1 "$(zl_ns_create $cdev 8388608 512 0)"
@@ -54,6 +56,7 @@ zl_part_nsmgmt() {
     zl_equal "list-ns --all lists both, detached" 2 "$(nvme list-ns $cdev --all 2>/dev/null | grep -c '^\[')"
     zl_equal "list-ns (active) lists none yet" 0 "$(nvme list-ns $cdev 2>/dev/null | grep -c '^\[')"
     zl_check "nvme attach-ns -n 1" nvme attach-ns $cdev -n 1 -c $cntlid
+    zl_equal "the attached NSID 1 appears without a rescan (the notice)" 1 "$(zl_ns_dev $ctrl 1 > /dev/null && echo 1)"
     zl_check "nvme attach-ns -n 2" nvme attach-ns $cdev -n 2 -c $cntlid
     zl_check_fails "attach-ns twice fails (Namespace Already Attached)" nvme attach-ns $cdev -n 2 -c $cntlid
     zl_check "nvme ns-rescan" nvme ns-rescan $cdev
