@@ -19,6 +19,8 @@
 //! write NSID SLBA NLB BYTE
 //! read NSID SLBA NLB
 //! flush NSID             # 4294967295: every attached namespace
+//! aer                    # an Asynchronous Event Request, held
+//! changed_log            # reads the Changed Namespace List
 //! ```
 
 use crate::targets::Failure;
@@ -70,6 +72,10 @@ enum Op {
     /// Flush: what the namespace buffers goes to flash (so that a later
     /// delete has written blocks to erase).
     Flush(u32),
+    /// An Asynchronous Event Request, held until a notice completes it.
+    Aer,
+    /// Reads the Changed Namespace List (so that the next notice may come).
+    ChangedLog,
 }
 
 fn parse(line: &str) -> Option<Op> {
@@ -91,6 +97,8 @@ fn parse(line: &str) -> Option<Op> {
         "write" => Op::Write { nsid: nsid(1)?, slba: n(2)?, nlb: u32::try_from(n(3)?).ok()?, byte: n(4)? as u8 },
         "read" => Op::Read { nsid: nsid(1)?, slba: n(2)?, nlb: u32::try_from(n(3)?).ok()? },
         "flush" => Op::Flush(nsid(1)?),
+        "aer" => Op::Aer,
+        "changed_log" => Op::ChangedLog,
         _ => return None,
     })
 }
@@ -119,6 +127,14 @@ struct Harness {
     total: u128,
     unallocated: u128,
     counts: Counts,
+    /// Command ids of the event requests sent and not answered yet.
+    aers: Vec<u16>,
+    /// Completions of event requests, as received (dword 0).
+    notices: Vec<u64>,
+    /// A notice is owed: an attachment changed since the last one reported.
+    notice_owed: bool,
+    /// A notice was reported and the log not read since.
+    masked: bool,
 }
 
 /// What an input reached: to check that generated inputs get past the refusals.
@@ -132,6 +148,8 @@ pub struct Counts {
     pub writes: u64,
     /// Blocks read back and compared with what was written.
     pub blocks_checked: u64,
+    /// Namespace Attribute Changed notices received.
+    pub notices: u64,
 }
 
 /// A command's answer: status (`SCT << 8 | SC`), dword 0-1, data.
@@ -172,6 +190,10 @@ impl Harness {
             total: 0,
             unallocated: 0,
             counts: Counts::default(),
+            aers: Vec::new(),
+            notices: Vec::new(),
+            notice_owed: false,
+            masked: false,
         };
         h.connect();
         (h.total, h.unallocated) = h.capacity();
@@ -204,6 +226,8 @@ impl Harness {
                 s[44..48].copy_from_slice(&0x14u32.to_le_bytes());
                 s[48..52].copy_from_slice(&(1u32 | 6 << 4).to_le_bytes());
                 assert_eq!(self.command(true, s, &[], 0).status, 0, "CC.EN");
+                // Asynchronous Event Configuration: namespace attribute notices.
+                assert_eq!(self.command(true, sqe(0x09, 0, [0x0B, 1 << 8]), &[], 0).status, 0, "AEC");
             }
         }
     }
@@ -246,6 +270,11 @@ impl Harness {
         }
         for pdu in pdus {
             match pdu {
+                Pdu::CapsuleResp { cqe } if self.aers.contains(&u16::from_le_bytes([cqe[12], cqe[13]])) => {
+                    let aer = u16::from_le_bytes([cqe[12], cqe[13]]);
+                    self.aers.retain(|&c| c != aer);
+                    self.notices.push(u64::from_le_bytes(cqe[..8].try_into().expect("8 bytes")));
+                }
                 Pdu::C2HData { data, .. } => answer.data = data,
                 Pdu::CapsuleResp { cqe } if u16::from_le_bytes([cqe[12], cqe[13]]) == cid => {
                     let word = u16::from_le_bytes([cqe[14], cqe[15]]);
@@ -298,7 +327,10 @@ pub fn run_counting(input: &str) -> Result<Counts, Failure> {
             Op::Write { nsid, slba, nlb, byte } => h.write(nsid, slba, nlb, byte)?,
             Op::Read { nsid, slba, nlb } => h.read(nsid, slba, nlb)?,
             Op::Flush(nsid) => h.flush(nsid)?,
+            Op::Aer => h.aer()?,
+            Op::ChangedLog => h.changed_log()?,
         }
+        h.check_notices()?;
         h.check_capacity()?;
     }
     if h.target.failed() {
@@ -371,6 +403,7 @@ impl Harness {
             for n in gone {
                 let ns = self.namespaces.remove(&n).expect("allocated");
                 self.unallocated += ns.taken;
+                self.notice_owed |= ns.attached;
                 self.counts.deletes += 1;
             }
         }
@@ -394,6 +427,7 @@ impl Harness {
             }
             Some(ns) => {
                 ns.attached = attach;
+                self.notice_owed = true;
                 0
             }
         };
@@ -535,10 +569,52 @@ pub fn generate(rng: &mut SimRng) -> String {
                 format!("write {nsid} {slba} {nlb} {}", rng.below(256))
             }
             78..=84 => format!("flush {nsid}"),
+            85..=88 => "aer".to_string(),
+            89..=90 => "changed_log".to_string(),
             _ => format!("read {nsid} {slba} {}", 1 + rng.below(16)),
         };
         text.push_str(&line);
         text.push('\n');
     }
     text
+}
+
+/// Event requests and notices: a notice comes only for an attachment that
+/// changed, when a request is held and the log was read since the last one.
+impl Harness {
+    fn aer(&mut self) -> Result<(), Failure> {
+        let cid = self.next_cid;
+        let held = self.aers.len();
+        let a = self.command(true, sqe(0x0C, 0, [0, 0]), &[], 0);
+        match (held, a.status) {
+            // Held: no answer now (0xFFFF), unless an owed notice completes it at once.
+            (0..=3, 0xFFFF) => self.aers.push(cid),
+            (0..=3, 0) => self.notices.push(a.result),
+            (4.., 0x105) => {}
+            _ => return Err(mismatch(format!("AER with {held} held: status {:#x}", a.status))),
+        }
+        self.check_notices()
+    }
+
+    fn changed_log(&mut self) -> Result<(), Failure> {
+        let a = self.command(true, sqe(0x02, ALL, [0x04 | 1023 << 16, 0]), &[], 4096);
+        if a.status != 0 {
+            return Err(mismatch(format!("Changed Namespace List: status {:#x}", a.status)));
+        }
+        self.masked = false;
+        self.check_notices()
+    }
+
+    /// Notices received so far are what the model owes, no more.
+    fn check_notices(&mut self) -> Result<(), Failure> {
+        for result in std::mem::take(&mut self.notices) {
+            if result != 0x04_0002 || !self.notice_owed || self.masked {
+                let (owed, masked) = (self.notice_owed, self.masked);
+                return Err(mismatch(format!("notice {result:#x} (owed {owed}, masked {masked})")));
+            }
+            (self.notice_owed, self.masked) = (false, true);
+            self.counts.notices += 1;
+        }
+        Ok(())
+    }
 }

@@ -84,15 +84,11 @@ impl Target {
     pub fn deliver(&self, controller: &Controller) {
         let (cid, admin) = {
             let mut state = lock(&controller.state);
-            let Some(admin) = state.admin_connection else { return };
+            let Some(admin) = state.admin_connection.as_ref().and_then(std::sync::Weak::upgrade) else { return };
             let Some(cid) = state.events.take_due() else { return };
             (cid, admin)
         };
-        match self.connection(admin) {
-            Some(connection) => connection.push_async(cid, Reply::result(NS_CHANGED_RESULT)),
-            // The admin queue is gone: the controller goes with it.
-            None => lock(&controller.state).events.held.clear(),
-        }
+        admin.push_async(cid, Reply::result(NS_CHANGED_RESULT));
     }
 
     /// The Changed Namespace List of `controller` (cleared unless `retain`,

@@ -581,7 +581,7 @@ impl Session {
             let mut state = lock(&controller.state);
             state.queues.insert(self.conn.id);
             if connected.qid == 0 {
-                state.admin_connection = Some(self.conn.id);
+                state.admin_connection = Some(Arc::downgrade(&self.conn));
             }
         }
         // Removed meanwhile (keep-alive expiry, reclaim): nothing will close us.

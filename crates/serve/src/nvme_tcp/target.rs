@@ -62,7 +62,7 @@ pub struct ControllerState {
     /// Asynchronous Event Requests held and the notices due.
     pub events: crate::nvme_tcp::events::Events,
     /// The connection of its admin queue, which event completions go to.
-    pub admin_connection: Option<u64>,
+    pub admin_connection: Option<std::sync::Weak<Connection>>,
     /// The connections of its queues (admin and I/O), closed with it.
     pub queues: BTreeSet<u64>,
 }
@@ -465,11 +465,6 @@ impl Target {
     /// The NVM subsystem's live controllers (not the discovery ones).
     pub fn io_controllers(&self) -> Vec<Arc<Controller>> {
         lock(&self.controllers).values().filter(|c| !c.discovery).cloned().collect()
-    }
-
-    /// The open connection with id `id`.
-    pub fn connection(&self, id: u64) -> Option<Arc<Connection>> {
-        lock(&self.connections).get(&id).cloned()
     }
 
     /// Controllers alive.
