@@ -25,7 +25,7 @@ use crate::power::PowerCutReport;
 use crate::ssd::{Partition, Ssd};
 use crate::status::Status;
 use crate::zone::{ZoneState, ZoneTable};
-use crate::zoned::{invalid_namespace, ZonedDevice};
+use crate::zoned::{invalid_namespace, NamespaceOp, ZonedDevice};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use zonelab_flash::FlashCounters;
 use zonelab_sim::Nanos;
@@ -402,8 +402,15 @@ impl ZonedDevice for Namespaces {
             done => done,
         }
     }
-    fn namespace_management(&mut self) -> Option<&mut Namespaces> {
-        Some(self)
+    fn manage_namespaces(&mut self, submit_ns: Nanos, op: &NamespaceOp) -> (Result<u32, AdminError>, Nanos) {
+        let complete_ns = submit_ns.saturating_add(self.admin_ns());
+        let result = match *op {
+            NamespaceOp::Create(request) => self.create(&request),
+            NamespaceOp::Delete(nsid) => self.delete(nsid, submit_ns).map(|()| nsid),
+            NamespaceOp::Attach(nsid) => self.set_attached(nsid, true).map(|()| nsid),
+            NamespaceOp::Detach(nsid) => self.set_attached(nsid, false).map(|()| nsid),
+        };
+        (result, complete_ns)
     }
     fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         let Some(index) = self.index(nsid) else { return self.not_attached(nsid, submit_ns) };

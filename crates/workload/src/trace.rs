@@ -7,7 +7,8 @@
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use zonelab_device::config::namespaces::{CommandSet, NamespaceRequest};
-use zonelab_device::namespaces::{AdminError, AdminStatus};
+use zonelab_device::status::AdminError;
+use zonelab_device::zoned::NamespaceOp;
 use zonelab_device::{
     CmdResult, Command, Completion, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction, ZoneState,
     ZonedDevice,
@@ -708,21 +709,18 @@ fn manage<D: ZonedDevice + ?Sized>(
     submit_ns: Nanos,
     mut map: Map<String, Value>,
 ) -> (Map<String, Value>, Nanos) {
-    let Some(namespaces) = device.namespace_management() else {
-        admin_status_fields(&mut map, Err(AdminError::new(AdminStatus::InvalidOpcode, "")));
-        times(&mut map, submit_ns, submit_ns);
-        return (map, submit_ns);
+    let op = match line.op {
+        Op::CreateNs(request) => NamespaceOp::Create(request),
+        Op::DeleteNs => NamespaceOp::Delete(line.nsid),
+        Op::AttachNs(true) => NamespaceOp::Attach(line.nsid),
+        Op::AttachNs(false) => NamespaceOp::Detach(line.nsid),
+        _ => unreachable!("execute sends only the namespace ops here"),
     };
-    let complete_ns = submit_ns.saturating_add(namespaces.admin_ns());
-    let result = match &line.op {
-        Op::CreateNs(request) => namespaces.create(request).map(|nsid| {
-            map.insert("nsid".into(), nsid.into());
-        }),
-        Op::DeleteNs => namespaces.delete(line.nsid, submit_ns),
-        &Op::AttachNs(attach) => namespaces.set_attached(line.nsid, attach),
-        _ => unreachable!("a namespace management op"),
-    };
-    admin_status_fields(&mut map, result);
+    let (result, complete_ns) = device.manage_namespaces(submit_ns, &op);
+    if let (NamespaceOp::Create(_), Ok(nsid)) = (op, &result) {
+        map.insert("nsid".into(), (*nsid).into());
+    }
+    admin_status_fields(&mut map, result.map(drop));
     times(&mut map, submit_ns, complete_ns);
     (map, complete_ns)
 }
