@@ -489,14 +489,7 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
             Op::TlOpen { zslba, valid }
         }
         "identify_mapping" => Op::IdentifyMapping,
-        "create_ns" if obj.contains_key("nsid") => return Err(LineError::NsidOfCreate),
-        "create_ns" => Op::CreateNs(parse_create_ns(&f)?),
-        "delete_ns" | "attach_ns" | "detach_ns" if !obj.contains_key("nsid") => {
-            return Err(LineError::Missing { key: "nsid" })
-        }
-        "delete_ns" => Op::DeleteNs,
-        "attach_ns" => Op::AttachNs(true),
-        "detach_ns" => Op::AttachNs(false),
+        "create_ns" | "delete_ns" | "attach_ns" | "detach_ns" => parse_namespace_op(&name, &f)?,
         _ => unreachable!("op_keys accepted it"),
     };
     let pattern = match f.u64("pattern")? {
@@ -511,6 +504,20 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
         is_async: f.bool("async")?.unwrap_or(false),
         pattern,
         nsid,
+    })
+}
+
+/// Namespace Management and Attachment: `create_ns` takes no `nsid` (the
+/// device picks it), the others need one.
+fn parse_namespace_op(name: &str, f: &Fields<'_>) -> Result<Op, LineError> {
+    let has_nsid = f.obj.contains_key("nsid");
+    Ok(match name {
+        "create_ns" if has_nsid => return Err(LineError::NsidOfCreate),
+        "create_ns" => Op::CreateNs(parse_create_ns(f)?),
+        _ if !has_nsid => return Err(LineError::Missing { key: "nsid" }),
+        "delete_ns" => Op::DeleteNs,
+        "attach_ns" => Op::AttachNs(true),
+        _ => Op::AttachNs(false),
     })
 }
 
