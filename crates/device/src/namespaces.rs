@@ -631,26 +631,26 @@ mod tests {
 
 /// Namespace Management on a drive: capacity, NSIDs, attachment.
 #[cfg(test)]
-mod management_tests {
+pub(super) mod management_tests {
     use super::*;
     use crate::command::{CmdResult, Payload, ReadPattern};
     use crate::config::namespaces::CommandSet;
 
     /// A zn540 of 24 blocks per plane (a 1152 MiB row each) in data mode:
     /// NSID 1, 4 zones of 2 GiB, holds them all, as a drive ships.
-    fn small_zn540() -> DeviceConfig {
+    pub(super) fn small_zn540() -> DeviceConfig {
         let opts = crate::DeviceOptions { zones: Some(4), data: true, ..Default::default() };
         let mut config = opts.apply(crate::preset("zn540").unwrap()).unwrap();
         config.flash.blocks_per_plane = 24;
         config
     }
 
-    fn zoned(zones: u64, lba_bytes: u32) -> NamespaceRequest {
+    pub(super) fn zoned(zones: u64, lba_bytes: u32) -> NamespaceRequest {
         let nsze = zones * (2 << 30) / u64::from(lba_bytes);
         NamespaceRequest { nsze, ncap: nsze, lba_bytes, command_set: CommandSet::Zoned }
     }
 
-    fn nvm(bytes: u64, lba_bytes: u32) -> NamespaceRequest {
+    pub(super) fn nvm(bytes: u64, lba_bytes: u32) -> NamespaceRequest {
         let nsze = bytes / u64::from(lba_bytes);
         NamespaceRequest { nsze, ncap: nsze, lba_bytes, command_set: CommandSet::Nvm }
     }
@@ -797,5 +797,57 @@ mod management_tests {
         assert!(dev.flash_counters().programs > after.programs);
         // The erase held the die: the new namespace's program waited for it.
         assert!(t > at, "{t} {at}");
+    }
+}
+
+/// What a delete costs the namespaces that stay.
+#[cfg(test)]
+mod delete_cost_tests {
+    use super::management_tests::{nvm, small_zn540, zoned};
+    use super::*;
+    use crate::command::Payload;
+
+    /// Latency of a 4 KiB read of NVM namespace 2 at `at_ns`.
+    fn read_ns(dev: &mut Namespaces, at_ns: Nanos) -> Nanos {
+        let c = dev.submit_in(2, at_ns, &Command::Read { slba: 0, nlb: 8 }, None);
+        assert_eq!(c.status, Status::Success);
+        c.latency_ns()
+    }
+
+    #[test]
+    fn deleting_a_written_zoned_namespace_erases_on_the_shared_dies() {
+        let mut dev = Namespaces::new(small_zn540()).unwrap();
+        dev.delete(1, 0).unwrap();
+        assert_eq!(dev.create(&zoned(2, 4096)), Ok(1));
+        assert_eq!(dev.create(&nvm(4 << 30, 512)), Ok(2));
+        dev.set_attached(1, true).unwrap();
+        dev.set_attached(2, true).unwrap();
+        // 4 MiB of the NVM namespace, so that its first blocks are in flash (not in its buffer).
+        let mut t = 0;
+        for slba in (0..8192u64).step_by(256) {
+            let write = Command::Write { slba, nlb: 256, payload: Payload::None, fua: false };
+            t = dev.submit_in(2, t, &write, None).complete_ns;
+        }
+        // Zone 0 of namespace 1 written whole (1077 MiB of 128 KiB writes): a block on every plane.
+        let zcap = dev.layout_in(1).unwrap().zcap_lbas;
+        for slba in (0..zcap).step_by(32) {
+            let nlb = (zcap - slba).min(32) as u32;
+            t = dev
+                .submit_in(1, t, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None)
+                .complete_ns;
+        }
+        let settled = t + 1_000_000_000;
+        dev.advance(settled);
+        let before = read_ns(&mut dev, settled);
+        let erases = dev.flash_counters().erases;
+        let delete_at = settled + 1_000_000;
+        dev.delete(1, delete_at).unwrap();
+        let erased = dev.flash_counters().erases - erases;
+        let after = read_ns(&mut dev, delete_at);
+        let later = read_ns(&mut dev, delete_at + 100_000_000);
+        eprintln!("delete of a zoned namespace with one full zone: {erased} erases; a 4 KiB read of the NVM namespace: {before} ns before, {after} ns right after, {later} ns 100 ms later");
+        assert_eq!(erased, 16, "the zone's block on each of the 16 dies (every plane at once)");
+        // The read suspends the erase on its die (zn540: reads take priority): it waits, less than an erase.
+        assert!(after > before + 100_000 && after < before + 3_500_000 && later == before, "{before} {after} {later}");
     }
 }
