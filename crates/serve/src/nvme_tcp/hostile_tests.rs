@@ -253,7 +253,8 @@ fn a_panic_inside_the_backend_takes_its_namespace_offline() {
     let (_admin, cntlid) = Host::attach(addr, NQN);
     let mut io = Host::io_queue(addr, cntlid, 1);
     {
-        let mut ns = super::target::lock(target.namespace(2).unwrap());
+        let slot = target.namespace(2).unwrap();
+        let mut ns = super::target::lock(&slot.backend);
         let short = zonelab_device::Payload::Bytes(&[0u8; 100]);
         let write = zonelab_device::Command::Write { slba: 0, nlb: 8, payload: short, fua: false };
         assert!(matches!(ns.submit(0, &write, None), Err(crate::backend::Refusal::Failed)), "the model panicked");

@@ -377,7 +377,7 @@ fn flush_and_fua_reach_the_device() {
     assert_eq!(io.command(fua_write, &[7u8; 4096], true, 0).status, sc::SUCCESS);
     assert_eq!(io.admin(sqe(0x00, 1, &[]), 0).status, sc::SUCCESS, "flush");
     let ns = target.namespace(1).unwrap();
-    let counters = zonelab_device::ZonedDevice::counters(super::target::lock(ns).device());
+    let counters = zonelab_device::ZonedDevice::counters(super::target::lock(&ns.backend).device());
     assert_eq!(counters.flushes, 1, "the device saw the flush");
 }
 
