@@ -104,6 +104,11 @@ impl Host {
         self.stream.write_all(&self.enc.encode(pdu)).unwrap();
     }
 
+    /// Sends `pdu`; an error once the target has cut the host off.
+    pub(super) fn try_send(&mut self, pdu: &Pdu) -> std::io::Result<()> {
+        self.stream.write_all(&self.enc.encode(pdu))
+    }
+
     pub(super) fn recv(&mut self) -> Pdu {
         match read_pdu(&mut self.stream, self.enc.digests, 1 << 24) {
             Ok(pdu) => pdu,
