@@ -153,7 +153,8 @@ impl NamespaceRequest {
 pub(crate) fn one_namespace_only(config: &DeviceConfig) -> ConfigError {
     ConfigError(format!(
         "the device has {} namespaces ([[namespaces]]) and this command drives one: serve them with \
-         `zonelab serve --nvme-tcp`, run a trace with `zonelab exec` (field \"nsid\"), or remove [[namespaces]]",
+         `zonelab serve --nvme-tcp`, run fio jobs on them with `zonelab run` (each job's filename=/dev/nvme0nN), \
+         run a trace with `zonelab exec` (field \"nsid\"), or remove [[namespaces]]",
         config.namespaces.len()
     ))
 }
