@@ -160,14 +160,14 @@ impl HostConfig {
             // of latency. At depth, io_getevents returns completions in batches,
             // and mq-deadline's insert takes the submitting thread 0.58 µs: one
             // job's reads top out at 292-295 K/s under none (seed 001's
-            // conventional namespace) and 246-255 K/s under mq-deadline (its
-            // zoned namespace). A batched completion's 2.13 µs would meet both
-            // plateaus; fitted over all of ZNS-Study's rows it is 2.45 µs (270
-            // and 233 K/s), as the drive's host also slowed one-zone mq-deadline
-            // writes at QD 4-13 and sequential reads at QD 256-1024, which this
-            // host model does not (docs/calibrate.md).
+            // conventional namespace: 3.39 µs of its CPU per I/O) and 246-255 K/s
+            // under mq-deadline (its zoned namespace). Fitting the batched cost
+            // over all of ZNS-Study's rows instead (2.45 µs) would stand in for
+            // what this host lacks (its one-zone mq-deadline writes at QD 4-13
+            // and sequential reads at QD 256-1024 do not slow as the drive's
+            // host's did), so it stays what the plateaus say (docs/calibrate.md).
             "zns-study" => Some(HostConfig {
-                engine_per_io: EnginePerIo { libaio_ns: 3_300, libaio_batched_ns: 2_450, psync_ns: 1_200 },
+                engine_per_io: EnginePerIo { libaio_ns: 3_300, libaio_batched_ns: 2_130, psync_ns: 1_200 },
                 mq_deadline_submit_ns: 580,
                 ..default
             }),
