@@ -197,5 +197,13 @@ fn run_result(records: &[Record], replayed: &[Replayed], lba_bytes: u64, differ:
     (stats.job_runtime_ns, stats.elapsed_ns) = (runtime, runtime);
     stats.error = differ.map(|m| (5, m.clone()));
     let thread = ThreadResult { spec: 0, clone: 0, groupid: 0, stats, verify_log: Vec::new() };
-    RunResult { threads: vec![thread], disk: Default::default(), disk_busy_ns: 0, end_ns, warnings: Vec::new() }
+    let namespaces = Vec::new();
+    RunResult {
+        threads: vec![thread],
+        disk: Default::default(),
+        disk_busy_ns: 0,
+        end_ns,
+        warnings: Vec::new(),
+        namespaces,
+    }
 }

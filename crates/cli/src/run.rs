@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use zonelab_device::{Device, DeviceConfig, Namespaces, Tracking, ZonedDevice};
 use zonelab_workload::fio::help as fio_help;
 use zonelab_workload::fio::job::JobSet;
 use zonelab_workload::fio::job::Scheduler;
@@ -169,9 +170,16 @@ struct RunArgs {
     /// Run jobs estimated at more than an hour of CPU (docs/fio.md, "How much work a job may ask for").
     #[arg(long = "allow-long-runs")]
     allow_long_runs: bool,
+    /// Split the device's zones into N zoned namespaces of one drive (as serve --namespaces); jobs pick theirs
+    /// with filename=/dev/nvme0nK.
+    #[arg(long, value_name = "N")]
+    namespaces: Option<u32>,
+    /// The namespace of jobs without filename= on a device with several (default 1).
+    #[arg(long, value_name = "NSID")]
+    nsid: Option<u32>,
 }
 
-const VALUE_FLAGS: [&str; 19] = [
+const VALUE_FLAGS: [&str; 21] = [
     "device",
     "set",
     "zones",
@@ -191,6 +199,8 @@ const VALUE_FLAGS: [&str; 19] = [
     "zinc-held-epochs",
     "host-machine",
     "terse-version",
+    "namespaces",
+    "nsid",
 ];
 const BARE_FLAGS: [&str; 7] = ["data", "quiet", "allow-long-runs", "help", "h", "minimal", "append-terse"];
 
@@ -303,17 +313,22 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
     }
     let set = parse_run(&fio_args, &sources).map_err(job_error)?;
     let mut output = opts.output.as_deref().map(ReportFile::open).transpose()?;
-    // A fio job never cuts the power nor reports chip utilization.
-    let mut device = crate::device_from(&opts.device, zonelab_device::Tracking::NONE)?;
     let work_cap_ios = if opts.allow_long_runs { f64::INFINITY } else { RunOptions::default().work_cap_ios };
     let options = RunOptions { seed: opts.seed, scheduler, host, work_cap_ios };
-    let engine = Engine::new(&mut device, &set, &options).map_err(job_error)?;
-    for warning in engine.warnings() {
-        eprintln!("zonelab: {warning}");
-    }
-    let mut progress = Progress::new(opts.quiet);
-    let result = engine.run(&mut |now_ns| progress.update(now_ns)).map_err(job_error)?;
-    progress.finish();
+    let config = device_config(&opts)?;
+    let (result, drive) = if config.namespaces.is_empty() {
+        if let Some(nsid) = opts.nsid.filter(|&n| n != 1) {
+            return Err(UserError(format!("--nsid {nsid}: the device has one namespace, NSID 1")));
+        }
+        // A fio job never cuts the power nor reports chip utilization.
+        let mut device = Device::with_tracking(config, Tracking::NONE).map_err(|e| UserError(e.0))?;
+        (execute(Engine::new(&mut device, &set, &options).map_err(job_error)?, opts.quiet)?, None)
+    } else {
+        let mut drive = Namespaces::new(config).map_err(|e| UserError(e.0))?;
+        let engine = Engine::on_namespaces(&mut drive, &set, &options, opts.nsid.unwrap_or(1)).map_err(job_error)?;
+        let result = execute(engine, opts.quiet)?;
+        (result, Some(drive_json(&drive)))
+    };
     for warning in &result.warnings {
         eprintln!("zonelab: {warning}");
     }
@@ -327,7 +342,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
             failed = true;
         }
     }
-    let text = report(&formats, &set, &result);
+    let text = report(&formats, &set, &result, drive.as_ref());
     match output.as_mut() {
         Some(file) => file.write(&text)?,
         None => write_stdout(&text)?,
@@ -336,6 +351,76 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
         file.keep();
     }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// The device `run` simulates: `--device` and its options, split into
+/// `--namespaces N` zoned namespaces when asked.
+fn device_config(opts: &RunArgs) -> Result<DeviceConfig, UserError> {
+    let config = opts.device.config().map_err(|e| UserError(e.0))?;
+    match opts.namespaces {
+        Some(count) => zonelab_device::config::namespaces::split(&config, count).map_err(|e| UserError(e.0)),
+        None => Ok(config),
+    }
+}
+
+/// Runs `engine`, with its warnings and a progress spinner on stderr.
+fn execute<D: ZonedDevice + ?Sized, const MULTI: bool>(
+    engine: Engine<'_, D, MULTI>,
+    quiet: bool,
+) -> Result<RunResult, UserError> {
+    for warning in engine.warnings() {
+        eprintln!("zonelab: {warning}");
+    }
+    let mut progress = Progress::new(quiet);
+    let result = engine.run(&mut |now_ns| progress.update(now_ns)).map_err(job_error)?;
+    progress.finish();
+    Ok(result)
+}
+
+/// What a drive of several namespaces did, for the JSON report's `zonelab`
+/// key: each namespace's command counters (and an NVM namespace's FTL:
+/// write amplification, garbage collection), and the flash they share, once.
+fn drive_json(drive: &Namespaces) -> serde_json::Value {
+    let namespaces: Vec<serde_json::Value> = (1..=drive.namespace_count())
+        .filter_map(|nsid| drive.namespace(nsid))
+        .map(|ns| {
+            let c = ns.counters();
+            let mut entry = serde_json::json!({
+                "nsid": ns.nsid(),
+                "command_set": if ns.ftl_counters().is_some() { "nvm" } else { "zoned" },
+                "commands": c.commands,
+                "errors": c.errors,
+                "host_write_bytes": c.host_write_bytes,
+                "host_read_bytes": c.host_read_bytes,
+                "pad_bytes": c.pad_bytes,
+                "auto_closes": c.auto_closes,
+                "resets": c.resets,
+                "finishes": c.finishes,
+                "flushes": c.flushes,
+            });
+            if let Some(f) = ns.ftl_counters() {
+                entry["ftl"] = serde_json::json!({
+                    "host_units": f.host_units,
+                    "gc_units": f.gc_units,
+                    "gc_lbas": f.gc_lbas,
+                    "victims": f.victims,
+                    "write_amplification": (f.write_amplification * 1e6).round() / 1e6,
+                    "gc_foreground_units": f.gc_foreground_units,
+                });
+            }
+            entry
+        })
+        .collect();
+    let f = drive.flash_counters();
+    let flash = serde_json::json!({
+        "page_reads": f.page_reads,
+        "programs": f.programs,
+        "pages_programmed": f.pages_programmed,
+        "erases": f.erases,
+        "channel_bytes": f.channel_bytes,
+        "copybacks": f.copybacks,
+    });
+    serde_json::json!({ "namespaces": namespaces, "flash": flash })
 }
 
 /// `--output FILE`, opened before the run: a new file (removed again if the
@@ -388,12 +473,13 @@ impl Drop for ReportFile {
 
 /// The reports zonelab's arguments `own` select (`--output-format`, ...), as `run` prints them.
 pub(crate) fn reports(own: &[String], set: &JobSet, result: &RunResult) -> Result<String, UserError> {
-    Ok(report(&Formats::of(own)?, set, result))
+    Ok(report(&Formats::of(own)?, set, result, None))
 }
 
 /// The selected reports in fio's order: the normal report's job lines, the
 /// terse lines, the JSON, the normal report's statistics.
-fn report(formats: &Formats, set: &JobSet, result: &RunResult) -> String {
+/// `drive`: the `zonelab` key of the JSON (a run over several namespaces).
+fn report(formats: &Formats, set: &JobSet, result: &RunResult, drive: Option<&serde_json::Value>) -> String {
     let mut text = String::new();
     if formats.normal {
         text += &normal_header(set, result);
@@ -402,7 +488,10 @@ fn report(formats: &Formats, set: &JobSet, result: &RunResult) -> String {
         text += &terse_report(set, result);
     }
     if formats.json {
-        let value = json_report(set, result, formats.json_plus);
+        let mut value = json_report(set, result, formats.json_plus);
+        if let (Some(drive), Some(root)) = (drive, value.as_object_mut()) {
+            root.insert("zonelab".into(), drive.clone());
+        }
         text += &(serde_json::to_string_pretty(&value).expect("reports serialise") + "\n");
     }
     if formats.normal {

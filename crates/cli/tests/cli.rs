@@ -522,7 +522,8 @@ fn namespaces_of_one_device_from_a_file_and_the_command_line() {
     std::fs::write(dir.join("big.toml"), bad).unwrap();
     let big = dir.join("big.toml");
     let cases: [(&[&str], &str); 3] = [
-        (&["run", "--device", path, "--name=w", "--rw=write", "--size=1m"], "2 namespaces"),
+        // `run` takes the namespaces (tests/run_namespaces.rs), and splits a device of one only.
+        (&["run", "--device", path, "--namespaces", "2", "--name=w", "--rw=write", "--size=1m"], "--namespaces splits"),
         (&["exec", "--device", big.to_str().unwrap()], "blocks per plane"),
         (&["serve", "--nvme-tcp", "--namespaces", "9", "--zones", "8"], "--namespaces 9"),
     ];

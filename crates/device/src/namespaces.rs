@@ -50,6 +50,12 @@ impl Namespace {
     fn ssd(&self) -> MutexGuard<'_, Ssd> {
         self.ssd.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// The page-mapped FTL's counters of an NVM namespace (write
+    /// amplification, garbage collection); `None` for a zoned one.
+    pub fn ftl_counters(&self) -> Option<crate::counters::FtlCounters> {
+        with_front!(&self.front, f => f.ftl_counters())
+    }
 }
 
 impl ZonedDevice for Namespace {

@@ -9,7 +9,10 @@ use std::fmt::Write;
 /// What each modelled option does in zonelab (the rest are described by class).
 const MODELLED_HELP: &[(&str, &str)] = &[
     ("name", "Name of this job; starts a new job on the command line"),
-    ("filename", "Device to use (one simulated namespace, any name)"),
+    (
+        "filename",
+        "Device to use: /dev/nvme0nN or /dev/ng0nN picks NSID N on a device with several namespaces (any name on one)",
+    ),
     ("rw", "IO direction: read, write, trim, randread, randwrite, rw, randrw"),
     ("rwmixread", "Percentage of a mixed workload that is reads"),
     ("rwmixwrite", "Percentage of a mixed workload that is writes"),

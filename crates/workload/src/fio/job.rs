@@ -185,7 +185,8 @@ pub struct JobSpec {
     pub name: String,
     /// Where the job came from, for error messages: `file:line` of its section header or `command line`.
     pub origin: String,
-    /// `filename=`, as written: zonelab runs every job on its one device.
+    /// `filename=`, as written: on a device with several namespaces it picks
+    /// the job's (`/dev/nvme0nN`, `/dev/ng0nN`); on one it is ignored.
     pub filename: Option<String>,
     /// The I/O pattern.
     pub rw: RwKind,

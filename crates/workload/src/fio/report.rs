@@ -238,13 +238,12 @@ pub fn json_report(set: &JobSet, result: &RunResult, plus: bool) -> Value {
         root.insert("global options".into(), options_json(&set.global_options));
     }
     root.insert("jobs".into(), Value::Array(all.iter().map(|e| entry_json(e, &all, plus)).collect()));
-    if shows_disk_util(set) {
-        let d = &result.disk;
-        let util = disk_util_percent(result);
-        root.insert(
-            "disk_util".into(),
-            json!([{
-                "name": DISK_NAME,
+    let disks: Vec<Value> = disks(set, result)
+        .iter()
+        .map(|disk| {
+            let d = &disk.counters;
+            json!({
+                "name": disk.name,
                 "read_ios": d.read_ios,
                 "write_ios": d.write_ios,
                 "read_merges": d.read_merges,
@@ -252,9 +251,12 @@ pub fn json_report(set: &JobSet, result: &RunResult, plus: bool) -> Value {
                 "read_ticks": 0,
                 "write_ticks": 0,
                 "in_queue": 0,
-                "util": round6(util),
-            }]),
-        );
+                "util": round6(disk.util),
+            })
+        })
+        .collect();
+    if !disks.is_empty() {
+        root.insert("disk_util".into(), Value::Array(disks));
     }
     Value::Object(root)
 }
@@ -269,9 +271,30 @@ fn shows_disk_util(set: &JobSet) -> bool {
     set.jobs.iter().any(|j| !j.ioengine.is_passthrough() && j.report.disk_util)
 }
 
-/// Share of the run the device was busy, as /proc/diskstats' io_ticks give it.
-fn disk_util_percent(result: &RunResult) -> f64 {
-    let util = if result.end_ns == 0 { 0.0 } else { 100.0 * result.disk_busy_ns as f64 / result.end_ns as f64 };
+/// A block device fio reports the statistics of.
+struct Disk<'r> {
+    name: &'r str,
+    counters: zonelab_host::SchedulerCounters,
+    /// Share of the run it was busy, in percent.
+    util: f64,
+}
+
+/// The disks fio reports: the device, or each namespace a job reached
+/// through the block layer on a run over several.
+fn disks<'r>(set: &JobSet, result: &'r RunResult) -> Vec<Disk<'r>> {
+    if result.namespaces.is_empty() {
+        if !shows_disk_util(set) {
+            return Vec::new();
+        }
+        return vec![Disk { name: DISK_NAME, counters: result.disk, util: util_percent(result, result.disk_busy_ns) }];
+    }
+    let shown = result.namespaces.iter().filter(|ns| ns.shows_disk);
+    shown.map(|ns| Disk { name: &ns.name, counters: ns.disk, util: util_percent(result, ns.busy_ns) }).collect()
+}
+
+/// Share of the run a device was busy `busy_ns`, as /proc/diskstats' io_ticks give it.
+fn util_percent(result: &RunResult, busy_ns: Nanos) -> f64 {
+    let util = if result.end_ns == 0 { 0.0 } else { 100.0 * busy_ns as f64 / result.end_ns as f64 };
     util.min(100.0)
 }
 

@@ -22,9 +22,8 @@ use super::log::{self, ThreadLogs};
 use super::stats::JobStats;
 use super::work;
 use super::zbd::ZoneView;
-use host_path::DiskBusy;
 use std::collections::{BTreeMap, VecDeque};
-use zonelab_device::{Device, Status, Tag, ZonedDevice};
+use zonelab_device::{Device, Status, Tag, ZoneTable, ZonedDevice};
 use zonelab_host::{BlockLayers, Dispatch, HostConfig, HostPath, RequestOp, SchedulerCounters, SchedulerKind};
 use zonelab_sim::{EventQueue, Nanos, SimRng, Timeline, MS, TIME_NS_MAX, US};
 
@@ -37,6 +36,10 @@ mod pacing;
 mod readback;
 mod replay;
 mod setup;
+mod spaces;
+
+pub use spaces::{namespace_of_filename, NamespaceRun};
+use spaces::{Space, Spaces};
 
 /// How long a thread that cannot open a zone waits before trying again.
 const OPEN_RETRY_NS: Nanos = 10 * US;
@@ -94,6 +97,9 @@ pub struct RunResult {
     /// What the run did that deserves a word: jobs that read nothing
     /// because their zones were empty.
     pub warnings: Vec<String>,
+    /// A run on several namespaces of one drive: each namespace the jobs
+    /// used, by NSID, with its own block layer counts (empty otherwise).
+    pub namespaces: Vec<NamespaceRun>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,19 +109,21 @@ enum Event {
     Insert(u32),
     /// A dispatch that waited for mq-deadline's lock reaches the device.
     DeviceSubmit {
+        space: u8,
         path: HostPath,
         id: u32,
     },
     /// The device completed a dispatch.
     DeviceDone {
+        space: u8,
         path: HostPath,
         id: u32,
         status: Status,
     },
     /// The device's next management step may start.
     DeviceWake,
-    /// ZINC's epoch timer.
-    Epoch,
+    /// ZINC's epoch timer of a space's block layer.
+    Epoch(u8),
     /// The next softFinish chunk of a thread, after its pause.
     SoftFill(u32),
     Reap(u32),
@@ -264,6 +272,8 @@ impl IoOptions {
 
 struct Thread {
     spec: usize,
+    /// The namespace it runs on: its index in the engine's `Spaces`.
+    space: u8,
     options: IoOptions,
     clone: u32,
     groupid: u32,
@@ -445,16 +455,19 @@ impl Thread {
 
 /// The fio engine: runs a job set's threads on a zoned device in simulated
 /// time, each thread submitting through its host stack and block layer.
-pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
+/// `MULTI`: the jobs run on several namespaces of one drive
+/// ([`Engine::on_namespaces`]); without it every job runs on the device's
+/// one namespace and the namespace lookups compile away.
+pub struct Engine<'a, D: ZonedDevice + ?Sized = Device, const MULTI: bool = false> {
     device: &'a mut D,
     set: &'a JobSet,
     host: HostConfig,
     threads: Vec<Thread>,
-    zones: ZoneView,
-    layers: BlockLayers,
-    mq_deadline_lock: Timeline,
-    /// Whether an Epoch event is scheduled.
-    epoch_armed: bool,
+    /// What the engine keeps per namespace (zones, block layers, disk time).
+    spaces: Spaces<MULTI>,
+    /// A namespace's zone table on the device, by NSID (the device's own
+    /// with one namespace): zonemode=zbd reads stay below its write pointers.
+    zone_table: for<'d> fn(&'d D, u32) -> &'d ZoneTable,
     ios: Vec<Io>,
     free_ios: Vec<u32>,
     events: EventQueue<Event>,
@@ -464,22 +477,14 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
     released: Vec<Dispatch>,
     tags: Vec<u64>,
     buffer: Vec<u8>,
-    zone_generation: Vec<u32>,
-    /// When the last write or zone operation on each zone was submitted: fio
-    /// holds a zone's lock until its write is queued, so writes of several
-    /// threads reach a zone in write-pointer order.
-    zone_submit_ns: Vec<Nanos>,
-    /// The thread that opened each zone, for job_max_open_zones (counted per thread, as fio does).
-    zone_opener: Vec<u32>,
     verify_seed: u64,
     /// The device keeps data (`Mode::Data`): writes carry a payload.
     data_mode: bool,
-    lba_bytes: u64,
     phase_running: u32,
     phases: u32,
-    busy: DiskBusy,
-    /// Finishes and resets the device is still working on, by device tag.
-    device_pending: BTreeMap<Tag, (HostPath, u32)>,
+    /// Finishes and resets the device is still working on, by device tag:
+    /// the space, block layer and dispatch they complete.
+    device_pending: BTreeMap<Tag, (u8, HostPath, u32)>,
     /// When the one live DeviceWake event fires; others are stale.
     wake_at_ns: Option<Nanos>,
     /// Jobs whose estimated work deserves a word ([`Engine::warnings`]).
@@ -490,4 +495,27 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device> {
     exitall: bool,
     /// The first error writing each job's log files: (job, option, message).
     log_errors: Vec<(usize, &'static str, String)>,
+}
+
+impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
+    /// The space of thread `t` (always the one space without `MULTI`).
+    #[inline(always)]
+    fn space_of(&self, t: u32) -> usize {
+        if MULTI {
+            usize::from(self.threads[t as usize].space)
+        } else {
+            0
+        }
+    }
+
+    /// Space `k` as events carry it: always 0 without `MULTI`, so that the
+    /// one-namespace engine passes no space along.
+    #[inline(always)]
+    fn space_tag(k: usize) -> u8 {
+        if MULTI {
+            u8::try_from(k).expect("at most NAMESPACES_MAX spaces")
+        } else {
+            0
+        }
+    }
 }

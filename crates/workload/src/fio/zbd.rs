@@ -59,6 +59,14 @@ impl ZoneView {
         }
     }
 
+    /// fio's zones over a namespace without any (`init_zone_info`): `zones`
+    /// sequential zones of `zone_lbas`, `zcap_lbas` writable, all empty.
+    pub fn emulated(zone_lbas: u64, zcap_lbas: u64, zones: u32, open_limit: u32) -> Self {
+        assert!(open_limit > 0 && zcap_lbas <= zone_lbas);
+        let empty = ZoneSlot { planned_wp: 0, sequential: true, is_open: false };
+        ZoneView { zone_lbas, zcap_lbas, zones, slots: vec![empty; zones as usize], open: Vec::new(), open_limit }
+    }
+
     pub fn zone_of(&self, lba: u64) -> u32 {
         (lba / self.zone_lbas) as u32
     }

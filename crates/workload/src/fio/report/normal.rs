@@ -60,17 +60,16 @@ pub fn normal_stats(set: &JobSet, result: &RunResult) -> String {
     for group in &groups {
         group_lines(&mut out, group);
     }
-    if shows_disk_util(set) {
-        let d = &result.disk;
+    let disks = disks(set, result);
+    if !disks.is_empty() {
         let _ = writeln!(out, "\nDisk stats (read/write):");
+    }
+    for disk in disks {
+        let d = &disk.counters;
         let _ = writeln!(
             out,
-            "  {DISK_NAME}: ios={}/{}, merge={}/{}, ticks=0/0, in_queue=0, util={:3.2}%",
-            d.read_ios,
-            d.write_ios,
-            d.read_merges,
-            d.write_merges,
-            disk_util_percent(result)
+            "  {}: ios={}/{}, merge={}/{}, ticks=0/0, in_queue=0, util={:3.2}%",
+            disk.name, d.read_ios, d.write_ios, d.read_merges, d.write_merges, disk.util
         );
     }
     out

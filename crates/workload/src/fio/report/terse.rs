@@ -48,11 +48,10 @@ fn terse_entry(out: &mut String, entry: &Entry<'_>, group: &GroupRun, set: &JobS
         let share = if i == 0 { share + below_1us } else { *share };
         let _ = write!(out, ";{share:3.2}%");
     }
-    if shows_disk_util(set) {
-        let d = &result.disk;
-        let util = disk_util_percent(result);
+    for disk in disks(set, result) {
+        let (d, util, name) = (&disk.counters, disk.util, disk.name);
         let (reads, writes, read_merges, write_merges) = (d.read_ios, d.write_ios, d.read_merges, d.write_merges);
-        let _ = write!(out, ";{DISK_NAME};{reads};{writes};{read_merges};{write_merges};0;0;0;{util:3.2}%");
+        let _ = write!(out, ";{name};{reads};{writes};{read_merges};{write_merges};0;0;0;{util:3.2}%");
     }
     if let Some(description) = &entry.spec.report.description {
         let _ = write!(out, ";{description}");

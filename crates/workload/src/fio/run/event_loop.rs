@@ -5,7 +5,7 @@
 use super::*;
 use crate::fio::stats::{LatStat, LatencyBuckets};
 
-impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
     /// Runs every thread to its end; `progress` sees the simulated time now and then.
     pub fn run(mut self, progress: &mut dyn FnMut(Nanos)) -> Result<RunResult, JobError> {
         self.start_phase(0, 0);
@@ -24,7 +24,12 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let end_ns = self.events.now_ns();
         let mut warnings = self.empty_readers();
         warnings.extend(self.replay_warnings());
-        let disk = self.layers.disk_counters();
+        let namespaces = self.namespace_runs();
+        let disk = self.spaces.iter().fold(SchedulerCounters::default(), |mut sum, space| {
+            sum += space.layers.disk_counters();
+            sum
+        });
+        let disk_busy_ns = self.spaces.get(0).busy.busy_ns();
         let threads = self
             .threads
             .into_iter()
@@ -36,7 +41,28 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                 verify_log: t.verify_log,
             })
             .collect();
-        Ok(RunResult { threads, disk, disk_busy_ns: self.busy.busy_ns(), end_ns, warnings })
+        Ok(RunResult { threads, disk, disk_busy_ns, end_ns, warnings, namespaces })
+    }
+
+    /// Each namespace's block device as fio reports it, on a run over
+    /// several (none otherwise: the report keeps its one disk).
+    fn namespace_runs(&self) -> Vec<NamespaceRun> {
+        if !MULTI {
+            return Vec::new();
+        }
+        let controller = self.set.jobs.iter().filter_map(|j| namespace_of_filename(j.filename.as_deref()?)?.controller);
+        let controller = controller.min().unwrap_or(0);
+        let runs = self.spaces.iter().enumerate().map(|(k, space)| NamespaceRun {
+            nsid: space.nsid,
+            name: format!("nvme{controller}n{}", space.nsid),
+            disk: space.layers.disk_counters(),
+            busy_ns: space.busy.busy_ns(),
+            shows_disk: self.threads.iter().any(|t| {
+                let job = &self.set.jobs[t.spec];
+                usize::from(t.space) == k && !job.ioengine.is_passthrough() && job.report.disk_util
+            }),
+        });
+        runs.collect()
     }
 
     /// A warning per job whose threads did no I/O because every zone of
@@ -106,12 +132,14 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                 self.pump(now, t);
             }
             Event::Insert(tag) => self.insert(now, tag),
-            Event::DeviceSubmit { path, id } => self.device_submit(now, path, id),
-            Event::DeviceDone { path, id, status } => self.device_done(now, path, id, status),
+            Event::DeviceSubmit { space, path, id } => self.device_submit(now, usize::from(space), path, id),
+            Event::DeviceDone { space, path, id, status } => {
+                self.device_done(now, usize::from(space), path, id, status)
+            }
             Event::DeviceWake => self.device_wake(now),
             Event::Reap(tag) => self.reap(now, tag),
             Event::ReapNext(t) => self.reap_next(now, t),
-            Event::Epoch => self.epoch(now),
+            Event::Epoch(space) => self.epoch(now, usize::from(space)),
             Event::SoftFill(t) => self.soft_fill_next(now, t),
         }
     }
@@ -203,7 +231,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// A zone reset the thread owes before writing the zone again (it was full).
     fn issue_reset_for_write(&mut self, now: Nanos, t: u32, zone: u32) {
-        let slba = self.zones.zslba(zone);
+        let slba = self.spaces.get(self.space_of(t)).zones.zslba(zone);
         let kind = IoKind::ResetForWrite;
         let reset = Planned { ddir: DDIR_WRITE, op: RequestOp::ZoneReset, slba, nlb: 0, zone: Some(zone), kind };
         self.issue(now, t, reset);
@@ -246,7 +274,11 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let now = if self.set.jobs[self.threads[t as usize].spec].end_fsync && wrote {
             // Nothing of the thread is in flight: the Flush is its last command.
             self.log_end_fsync(now, t);
-            self.device.submit(now, &zonelab_device::Command::Flush, None).complete_ns
+            let flush = zonelab_device::Command::Flush;
+            match MULTI {
+                true => self.device.submit_in(self.spaces.get(self.space_of(t)).nsid, now, &flush, None).complete_ns,
+                false => self.device.submit(now, &flush, None).complete_ns,
+            }
         } else {
             now
         };

@@ -3,8 +3,9 @@
 
 use super::*;
 
-impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
     pub(super) fn next_io(&mut self, now: Nanos, t: u32) -> Next {
+        let k = self.space_of(t);
         if self.threads[t as usize].replay.is_some() {
             return self.next_replay(now, t);
         }
@@ -33,12 +34,12 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let time_based = options.time_based;
         let mut bytes = bs.min_bytes + thread.rng.below(bs.choices) * bs.unit_bytes;
         if !time_based {
-            bytes = bytes.min(bytes_left / self.lba_bytes * self.lba_bytes);
+            bytes = bytes.min(bytes_left / self.spaces.get(k).lba_bytes * self.spaces.get(k).lba_bytes);
             if bytes == 0 {
                 return Next::End;
             }
         }
-        let nlb = if bytes == bs.min_bytes { bs.min_lbas } else { (bytes / self.lba_bytes) as u32 };
+        let nlb = if bytes == bs.min_bytes { bs.min_lbas } else { (bytes / self.spaces.get(k).lba_bytes) as u32 };
         if thread.options.zbd {
             return match ddir {
                 DDIR_WRITE => self.zbd_write(now, t, nlb),
@@ -48,18 +49,19 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         }
         let slba = self.plain_offset(t, ddir, nlb);
         let op = if ddir == DDIR_READ { RequestOp::Read } else { RequestOp::Write };
-        let zone = Some(self.zones.zone_of(slba));
+        let zone = Some(self.spaces.get(k).zones.zone_of(slba));
         Next::Io(Planned { ddir, op, slba, nlb, zone, kind: IoKind::Data })
     }
 
     /// zonemode=none: sequential offsets wrap at the end of the range; random
     /// ones come from the distribution, aligned to the smallest block size.
     fn plain_offset(&mut self, t: u32, ddir: usize, nlb: u32) -> u64 {
+        let k = self.space_of(t);
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &mut self.threads[t as usize];
         let nlb = u64::from(nlb);
         if job.rw.is_random() {
-            let unit = (job.bs[ddir].min_bytes / self.lba_bytes).max(1);
+            let unit = (job.bs[ddir].min_bytes / self.spaces.get(k).lba_bytes).max(1);
             let block = thread.offsets.next(&mut thread.rng);
             let slba = thread.region_start + block * unit;
             return slba.min(thread.region_end - nlb);
@@ -73,16 +75,18 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     }
 
     fn random_zone(&mut self, t: u32) -> u32 {
+        let k = self.space_of(t);
         let thread = &mut self.threads[t as usize];
         let block = thread.offsets.next(&mut thread.rng);
         let lba = thread.region_start + block * thread.unit_lbas;
-        self.zones.zone_of(lba).clamp(thread.first_zone, thread.end_zone - 1)
+        self.spaces.get(k).zones.zone_of(lba).clamp(thread.first_zone, thread.end_zone - 1)
     }
 
     /// Writes go to the write pointer; a zone found full is reset before it
     /// is rewritten; at most `open_limit` zones (and job_max_open_zones per
     /// thread) are written at once.
     fn zbd_write(&mut self, now: Nanos, t: u32, nlb: u32) -> Next {
+        let k = self.space_of(t);
         let thread = &self.threads[t as usize];
         let options = &thread.options;
         let (random, management, kind, op) =
@@ -92,7 +96,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             let wanted = if random { self.random_zone(t) } else { self.threads[t as usize].cursor_zone[DDIR_WRITE] };
             let Some(zone) = self.admit_zone(t, wanted) else { return self.wait_for_open_zone(now, t) };
             // One look at the zone: nothing below changes it before `reserve`.
-            let (room, sequential, open) = self.zones.state_of(zone);
+            let (room, sequential, open) = self.spaces.get(k).zones.state_of(zone);
             let written_here = self.threads[t as usize].cursor_written;
             if !random && written_here && (management || room < u64::from(nlb)) {
                 // The cursor's zone is done with: move on.
@@ -107,24 +111,24 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                     continue;
                 }
                 if room < u64::from(nlb) {
-                    self.zones.set_empty(zone);
+                    self.spaces.get_mut(k).zones.set_empty(zone);
                 }
                 self.threads[t as usize].cursor_written = true;
-                let slba = self.zones.reserve(zone, u64::from(nlb));
+                let slba = self.spaces.get_mut(k).zones.reserve(zone, u64::from(nlb));
                 return Next::Io(Planned { ddir: DDIR_WRITE, op: RequestOp::Write, slba, nlb, zone: Some(zone), kind });
             }
-            let must_be_empty = management && room < self.zones.zcap_lbas;
-            let threshold = random && room < self.zones.zcap_lbas && self.over_reset_threshold(t);
+            let must_be_empty = management && room < self.spaces.get(k).zones.zcap_lbas;
+            let threshold = random && room < self.spaces.get(k).zones.zcap_lbas && self.over_reset_threshold(t);
             if room < u64::from(nlb) || must_be_empty || threshold {
                 return Next::Reset(zone);
             }
             let thread = &mut self.threads[t as usize];
             thread.open_retries = 0;
             thread.cursor_written = true;
-            debug_assert_eq!(open, self.zones.is_open(zone));
-            let slba = self.zones.reserve(zone, u64::from(nlb));
+            debug_assert_eq!(open, self.spaces.get(k).zones.is_open(zone));
+            let slba = self.spaces.get_mut(k).zones.reserve(zone, u64::from(nlb));
             if !open {
-                self.zone_opener[zone as usize] = t;
+                self.spaces.get_mut(k).zone_opener[zone as usize] = t;
             }
             return Next::Io(Planned { ddir: DDIR_WRITE, op, slba, nlb, zone: Some(zone), kind });
         }
@@ -134,17 +138,19 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// The zone to write, within the open-zone limits: `zone` itself if it is
     /// open or may be opened, else one of the zones already open in range.
     fn admit_zone(&mut self, t: u32, zone: u32) -> Option<u32> {
-        if self.zones.is_open(zone) {
+        let k = self.space_of(t);
+        if self.spaces.get(k).zones.is_open(zone) {
             return Some(zone);
         }
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let thread = &self.threads[t as usize];
-        let own_open = self.zones.open_zones().iter().filter(|&&z| self.zone_opener[z as usize] == t).count();
+        let space = self.spaces.get(k);
+        let own_open = space.zones.open_zones().iter().filter(|&&z| space.zone_opener[z as usize] == t).count();
         let job_limit_ok = job.job_max_open_zones == 0 || (own_open as u32) < job.job_max_open_zones;
-        if self.zones.can_open() && job_limit_ok {
+        if space.zones.can_open() && job_limit_ok {
             return Some(zone);
         }
-        let candidates: Vec<u32> = self
+        let candidates: Vec<u32> = space
             .zones
             .open_zones()
             .iter()
@@ -172,8 +178,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     }
 
     fn advance_write_cursor(&mut self, t: u32) {
+        let k = self.space_of(t);
         let job = &self.set.jobs[self.threads[t as usize].spec];
-        let zone_bytes = self.zones.zone_lbas * self.lba_bytes;
+        let zone_bytes = self.spaces.get(k).zones.zone_lbas * self.spaces.get(k).lba_bytes;
         let skip = (job.zoneskip.resolve(zone_bytes, zone_bytes) / zone_bytes) as u32;
         let thread = &mut self.threads[t as usize];
         let mut next = thread.cursor_zone[DDIR_WRITE] + 1 + skip;
@@ -186,13 +193,14 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// fio's zone_reset_threshold and zone_reset_frequency for random writes.
     fn over_reset_threshold(&mut self, t: u32) -> bool {
+        let k = self.space_of(t);
         let job = &self.set.jobs[self.threads[t as usize].spec];
         if job.zone_reset_frequency <= 0.0 {
             return false;
         }
         let thread = &self.threads[t as usize];
-        let written = self.zones.written_lbas(thread.first_zone, thread.end_zone);
-        let capacity = u64::from(thread.end_zone - thread.first_zone) * self.zones.zcap_lbas;
+        let written = self.spaces.get(k).zones.written_lbas(thread.first_zone, thread.end_zone);
+        let capacity = u64::from(thread.end_zone - thread.first_zone) * self.spaces.get(k).zones.zcap_lbas;
         if (written as f64) < job.zone_reset_threshold * capacity as f64 {
             return false;
         }
@@ -203,33 +211,37 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// Reads stay below the write pointer (unless read_beyond_wp); a range
     /// without data ends the job, as fio does.
     fn zbd_read(&mut self, t: u32, nlb: u32) -> Next {
+        let k = self.space_of(t);
         let job = &self.set.jobs[self.threads[t as usize].spec];
         let (random, beyond) = (job.rw.is_random(), job.read_beyond_wp);
         let nlb64 = u64::from(nlb);
         let thread = &self.threads[t as usize];
         let (first, end) = (thread.first_zone, thread.end_zone);
-        let start_zone =
-            if random { self.random_zone(t) } else { self.zones.zone_of(self.threads[t as usize].seq_next[DDIR_READ]) };
+        let start_zone = if random {
+            self.random_zone(t)
+        } else {
+            self.spaces.get(k).zones.zone_of(self.threads[t as usize].seq_next[DDIR_READ])
+        };
         for step in 0..=(end - first) {
             let zone = first + (start_zone - first + step) % (end - first);
-            let zslba = self.zones.zslba(zone);
-            let limit = if beyond || !self.zones.is_sequential(zone) {
-                zslba + self.zones.zcap_lbas
+            let zslba = self.spaces.get(k).zones.zslba(zone);
+            let limit = if beyond || !self.spaces.get(k).zones.is_sequential(zone) {
+                zslba + self.spaces.get(k).zones.zcap_lbas
             } else {
-                self.device.zones().wp(zone).max(zslba)
+                self.device_wp(k, zone).max(zslba)
             };
             let thread = &mut self.threads[t as usize];
             if random {
                 if limit - zslba < nlb64 {
                     continue;
                 }
-                let unit = (job.bs[DDIR_READ].min_bytes / self.lba_bytes).max(1);
+                let unit = (job.bs[DDIR_READ].min_bytes / self.spaces.get(k).lba_bytes).max(1);
                 let slots = (limit - zslba - nlb64) / unit + 1;
                 let slba = zslba + thread.rng.below(slots) * unit;
                 return read_at(slba, nlb, zone);
             }
             let cursor = thread.seq_next[DDIR_READ].max(zslba);
-            if step > 0 || cursor < zslba || cursor >= zslba + self.zones.zone_lbas {
+            if step > 0 || cursor < zslba || cursor >= zslba + self.spaces.get(k).zones.zone_lbas {
                 thread.seq_next[DDIR_READ] = zslba;
             }
             let slba = thread.seq_next[DDIR_READ];
@@ -238,7 +250,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                 return read_at(slba, nlb, zone);
             }
             let next = if zone + 1 >= end { first } else { zone + 1 };
-            thread.seq_next[DDIR_READ] = self.zones.zslba(next);
+            thread.seq_next[DDIR_READ] = self.spaces.get(k).zones.zslba(next);
         }
         self.threads[t as usize].life.found_no_data = true;
         Next::End
@@ -246,6 +258,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// A trim in zonemode=zbd resets a zone, as fio does.
     fn zbd_trim(&mut self, now: Nanos, t: u32, nlb: u32) -> Next {
+        let k = self.space_of(t);
         let random = self.set.jobs[self.threads[t as usize].spec].rw.is_random();
         let zone = if random {
             self.random_zone(t)
@@ -255,16 +268,20 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             thread.cursor_zone[DDIR_TRIM] = if zone + 1 >= thread.end_zone { thread.first_zone } else { zone + 1 };
             zone
         };
-        if !self.zones.is_sequential(zone) {
+        if !self.spaces.get(k).zones.is_sequential(zone) {
             // Conventional zones have no reset and the device no deallocate.
-            return if self.zones.any_sequential(self.threads[t as usize].first_zone, self.threads[t as usize].end_zone)
+            return if self
+                .spaces
+                .get(k)
+                .zones
+                .any_sequential(self.threads[t as usize].first_zone, self.threads[t as usize].end_zone)
             {
                 Next::Wait(now)
             } else {
                 Next::End
             };
         }
-        let slba = self.zones.zslba(zone);
+        let slba = self.spaces.get(k).zones.zslba(zone);
         Next::Io(Planned {
             ddir: DDIR_TRIM,
             op: RequestOp::ZoneReset,
@@ -273,6 +290,22 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             zone: Some(zone),
             kind: IoKind::TrimReset,
         })
+    }
+}
+
+impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
+    /// The write pointer of zone `zone` of space `k` on the device; fio's
+    /// own over its emulated zones.
+    fn device_wp(&self, k: usize, zone: u32) -> u64 {
+        let space = self.spaces.get(k);
+        if !MULTI {
+            return self.device.zones().wp(zone);
+        }
+        if space.emulated {
+            let zones = &space.zones;
+            return zones.zslba(zone) + zones.zcap_lbas - zones.room(zone);
+        }
+        (self.zone_table)(self.device, space.nsid).wp(zone)
     }
 }
 

@@ -34,20 +34,25 @@ impl DiskBusy {
     }
 }
 
-impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
     /// The thread issues a request: it counts against the job's size and
     /// rates, takes the host stack's submission time on the thread's CPU,
     /// and reaches the block layer once submitted.
     pub(super) fn issue(&mut self, now: Nanos, t: u32, planned: Planned) {
+        let k = self.space_of(t);
         self.note_issued(t, &planned);
+        if MULTI && self.spaces.get(k).emulated && matches!(planned.op, RequestOp::ZoneReset | RequestOp::ZoneFinish) {
+            return self.host_only(now, t, planned);
+        }
         let Planned { ddir, op, slba, nlb, zone, kind } = planned;
-        let zone_locked = zone.filter(|&z| op != RequestOp::Read && self.zones.is_sequential(z));
-        let ready_ns = zone_locked.map_or(now, |z| now.max(self.zone_submit_ns[z as usize]));
+        let space = self.spaces.get_mut(k);
+        let zone_locked = zone.filter(|&z| op != RequestOp::Read && space.zones.is_sequential(z));
+        let ready_ns = zone_locked.map_or(now, |z| now.max(space.zone_submit_ns[z as usize]));
         let thread = &mut self.threads[t as usize];
         let host_ns = ring_wakeup_ns(thread, &self.host, kind, ready_ns) + sync_call_ns(thread, &self.host, kind);
         let submit_ns = thread.cpu.reserve(ready_ns, thread.submit_cost_ns + host_ns);
         if let Some(z) = zone_locked {
-            self.zone_submit_ns[z as usize] = submit_ns;
+            space.zone_submit_ns[z as usize] = submit_ns;
         }
         let status = Status::Success;
         let io =
@@ -63,6 +68,33 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         }
     }
 
+    /// A reset or finish of fio's emulated zones (`zonemode=zbd` on an NVM
+    /// namespace): fio only moves its own write pointer (`__zbd_reset_zone`
+    /// issues nothing on a device that is not zoned), so it completes at once.
+    #[inline(never)]
+    fn host_only(&mut self, now: Nanos, t: u32, planned: Planned) {
+        let Planned { ddir, op, slba, nlb, zone, kind } = planned;
+        let status = Status::Success;
+        let io = Io {
+            thread: t,
+            ddir,
+            kind,
+            op,
+            slba,
+            nlb,
+            zone,
+            issue_ns: now,
+            submit_ns: now,
+            status,
+            verify_error: false,
+        };
+        let tag = self.new_io(io);
+        if self.threads[t as usize].issue_hooks {
+            self.issue_hooks(now, t, tag);
+        }
+        self.schedule(now, Event::Reap(tag));
+    }
+
     /// A replaying thread notes the I/O's tag before it can complete (a
     /// failure names its line); `write_iolog` logs what fio's `td_io_queue`
     /// logs: data, trims and verify's reads, not the resets zonemode=zbd
@@ -70,6 +102,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     #[inline(never)]
     fn issue_hooks(&mut self, now: Nanos, t: u32, tag: u32) {
         let io = self.ios[tag as usize];
+        let lba_bytes = self.spaces.get(self.space_of(t)).lba_bytes;
         let thread = &mut self.threads[t as usize];
         if let Some(state) = thread.replay.as_deref_mut() {
             state.note_tag(tag);
@@ -78,16 +111,17 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             return;
         }
         let Some(logs) = thread.logs.as_deref_mut() else { return };
-        let bytes = u64::from(io.nlb) * self.lba_bytes;
-        logs.issued((now - thread.start_ns) / 1000, io.ddir, io.slba * self.lba_bytes, bytes);
+        let bytes = u64::from(io.nlb) * lba_bytes;
+        logs.issued((now - thread.start_ns) / 1000, io.ddir, io.slba * lba_bytes, bytes);
     }
 
     /// What issuing `planned` changes in the thread and the zones: bytes and
     /// rates, the queue depth, a reset's zone, the ranges verify reads back.
     fn note_issued(&mut self, t: u32, planned: &Planned) {
         let &Planned { ddir, op, slba, nlb, zone, kind } = planned;
+        let space = self.spaces.get_mut(self.space_of(t));
         let thread = &mut self.threads[t as usize];
-        let bytes = u64::from(nlb) * self.lba_bytes;
+        let bytes = u64::from(nlb) * space.lba_bytes;
         let counted = matches!(kind, IoKind::Data | IoKind::TrimReset | IoKind::OpenBlock);
         if counted {
             thread.issued_bytes += bytes;
@@ -99,9 +133,10 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         thread.inflight += 1;
         thread.stats.depth.add(thread.inflight);
         if let (Some(z), true) = (zone, matches!(op, RequestOp::ZoneReset)) {
-            self.zones.set_empty(z);
-            self.zone_generation[z as usize] += 1;
-            thread.verify_ranges.retain(|&(lba, _)| lba / self.zones.zone_lbas != u64::from(z));
+            space.zones.set_empty(z);
+            space.zone_generation[z as usize] += 1;
+            let zone_lbas = space.zones.zone_lbas;
+            thread.verify_ranges.retain(|&(lba, _)| lba / zone_lbas != u64::from(z));
             if kind == IoKind::ResetForWrite || kind == IoKind::TrimReset {
                 thread.stats.zone_resets += 1;
             }
@@ -133,102 +168,115 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     #[inline]
     pub(super) fn insert(&mut self, now: Nanos, tag: u32) {
         let io = &self.ios[tag as usize];
+        let k = self.space_of(io.thread);
         let path = self.threads[io.thread as usize].path;
-        let locked_zone = io.zone.filter(|&z| self.zones.is_sequential(z));
+        let space = self.spaces.get_mut(k);
+        // The kernel locks the zones of a zoned device only, not fio's emulated ones.
+        let locked_zone = io.zone.filter(|&z| space.zones.is_sequential(z) && !(MULTI && space.emulated));
         let request = HostRequest { tag: u64::from(tag), op: io.op, slba: io.slba, nlb: io.nlb, locked_zone };
-        let layer = self.layers.get_mut(path);
+        let layer = space.layers.get_mut(path);
         if layer.passes_through() {
             // No scheduler (never ZINC): the request is at the device at once.
             let dispatch = layer.pass(request);
-            self.submit_dispatch(now, path, dispatch);
+            self.submit_dispatch(now, k, path, dispatch);
             return;
         }
         let mut out = std::mem::take(&mut self.dispatched);
         layer.insert(request, &mut out);
-        self.send(now, path, &mut out);
+        self.send(now, k, path, &mut out);
         self.dispatched = out;
         // Only an insert into ZINC can hold a command back; other layers'
         // inserts find the timer as the last ZINC insert or epoch left it.
         if path == HostPath::Kernel(SchedulerKind::Zinc) {
-            self.arm_epoch(now);
+            self.arm_epoch(now, k);
         }
     }
 
     /// Hands dispatched requests to the device, through mq-deadline's lock.
-    pub(super) fn send(&mut self, now: Nanos, path: HostPath, out: &mut Vec<Dispatch>) {
+    pub(super) fn send(&mut self, now: Nanos, k: usize, path: HostPath, out: &mut Vec<Dispatch>) {
         for &dispatch in out.iter() {
             if path.locks_dispatch() {
-                let at = self.mq_deadline_lock.reserve(now, self.host.mq_deadline_dispatch_ns);
-                self.schedule(at, Event::DeviceSubmit { path, id: dispatch.id });
+                let at = self.spaces.get_mut(k).mq_deadline_lock.reserve(now, self.host.mq_deadline_dispatch_ns);
+                self.schedule(at, Event::DeviceSubmit { space: Self::space_tag(k), path, id: dispatch.id });
             } else {
-                self.submit_dispatch(now, path, dispatch);
+                self.submit_dispatch(now, k, path, dispatch);
             }
         }
         out.clear();
     }
 
     /// A dispatch that waited for mq-deadline's lock reaches the device.
-    pub(super) fn device_submit(&mut self, now: Nanos, path: HostPath, id: u32) {
-        let dispatch = self.layers.get(path).at_device(id);
-        self.submit_dispatch(now, path, dispatch);
+    pub(super) fn device_submit(&mut self, now: Nanos, k: usize, path: HostPath, id: u32) {
+        let dispatch = self.spaces.get(k).layers.get(path).at_device(id);
+        self.submit_dispatch(now, k, path, dispatch);
     }
 
     /// The device starts `dispatch`; its completion is an event, at once or
     /// once the device's background work finishes it. Inlined into its
     /// callers: one call fewer per request.
     #[inline]
-    fn submit_dispatch(&mut self, now: Nanos, path: HostPath, dispatch: Dispatch) {
+    fn submit_dispatch(&mut self, now: Nanos, k: usize, path: HostPath, dispatch: Dispatch) {
         if self.data_mode {
-            return self.submit_dispatch_data(now, path, dispatch);
+            return self.submit_dispatch_data(now, k, path, dispatch);
         }
         // No data: nothing to write or read back (verify needs data).
-        let command = command_of(&dispatch, Payload::None, self.zones.zone_lbas);
-        let started = self.device.start(now, &command, None);
-        self.dispatch_started(now, path, dispatch.id, started);
+        let command = command_of(&dispatch, Payload::None, self.spaces.get(k).zones.zone_lbas);
+        let started = self.start_in(now, k, &command, None);
+        self.dispatch_started(now, k, path, dispatch.id, started);
+    }
+
+    /// The device starts `command` on space `k`'s namespace.
+    #[inline(always)]
+    fn start_in(&mut self, now: Nanos, k: usize, command: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
+        if MULTI {
+            self.device.start_in(self.spaces.get(k).nsid, now, command, read_out)
+        } else {
+            self.device.start(now, command, read_out)
+        }
     }
 
     /// [`Self::submit_dispatch`] on a device that keeps data: writes carry
     /// their pattern, and verify's reads are checked.
     #[inline(never)]
-    fn submit_dispatch_data(&mut self, now: Nanos, path: HostPath, dispatch: Dispatch) {
+    fn submit_dispatch_data(&mut self, now: Nanos, k: usize, path: HostPath, dispatch: Dispatch) {
         let first_tag = dispatch.first_tag as u32;
         let first = &self.ios[first_tag as usize];
         let verify_read = first.kind == IoKind::VerifyRead;
         let verify = self.threads[first.thread as usize].options.verify;
         let mut buffer = std::mem::take(&mut self.buffer);
-        let payload = self.write_payload(&mut buffer, &dispatch, verify);
-        let command = command_of(&dispatch, payload, self.zones.zone_lbas);
+        let payload = self.write_payload(&mut buffer, k, &dispatch, verify);
+        let command = command_of(&dispatch, payload, self.spaces.get(k).zones.zone_lbas);
         let mut read_buffer = Vec::new();
         let read_out = if verify_read {
-            read_buffer.resize(u64::from(dispatch.nlb) as usize * self.lba_bytes as usize, 0);
+            read_buffer.resize(u64::from(dispatch.nlb) as usize * self.spaces.get(k).lba_bytes as usize, 0);
             Some(&mut read_buffer[..])
         } else {
             None
         };
-        let started = self.device.start(now, &command, read_out);
+        let started = self.start_in(now, k, &command, read_out);
         self.buffer = buffer;
         if let (true, Started::Done(completion)) = (verify_read, &started) {
             if completion.status.is_success() {
                 self.check_read_back(first_tag, &read_buffer, verify, dispatch.slba);
             }
         }
-        self.dispatch_started(now, path, dispatch.id, started);
+        self.dispatch_started(now, k, path, dispatch.id, started);
     }
 
     /// The device took dispatch `id`: its completion is an event at the
     /// time the device gives, or once its background work finishes it.
     #[inline]
-    fn dispatch_started(&mut self, now: Nanos, path: HostPath, id: u32, started: Started) {
+    fn dispatch_started(&mut self, now: Nanos, k: usize, path: HostPath, id: u32, started: Started) {
         let completion = match started {
             Started::Done(completion) => completion,
             Started::Pending(tag) => {
-                self.device_pending.insert(tag, (path, id));
+                self.device_pending.insert(tag, (Self::space_tag(k), path, id));
                 self.device_events(now);
                 return;
             }
         };
-        self.busy.track(now, completion.complete_ns);
-        let done = Event::DeviceDone { path, id, status: completion.status };
+        self.spaces.get_mut(k).busy.track(now, completion.complete_ns);
+        let done = Event::DeviceDone { space: Self::space_tag(k), path, id, status: completion.status };
         self.schedule(completion.complete_ns, done);
         if self.device.pending_tasks() > 0 || self.wake_at_ns.is_some() {
             self.device_events(now);
@@ -248,9 +296,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// to wake when its next management step may start.
     fn device_events(&mut self, now: Nanos) {
         for (tag, completion) in self.device.take_completed() {
-            let (path, id) = self.device_pending.remove(&tag).expect("a pending device tag");
-            self.busy.track(completion.submit_ns, completion.complete_ns);
-            let done = Event::DeviceDone { path, id, status: completion.status };
+            let (space, path, id) = self.device_pending.remove(&tag).expect("a pending device tag");
+            self.spaces.get_mut(usize::from(space)).busy.track(completion.submit_ns, completion.complete_ns);
+            let done = Event::DeviceDone { space, path, id, status: completion.status };
             self.schedule(completion.complete_ns.max(now), done);
         }
         if let Some(next) = self.device.next_event_ns().map(|t| t.max(now)) {
@@ -264,8 +312,8 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// The device completed dispatch `id` with `status`: each request merged
     /// into it goes to its thread, and what the block layer releases now
     /// goes to the device.
-    pub(super) fn device_done(&mut self, now: Nanos, path: HostPath, id: u32, status: Status) {
-        let layer = self.layers.get_mut(path);
+    pub(super) fn device_done(&mut self, now: Nanos, k: usize, path: HostPath, id: u32, status: Status) {
+        let layer = self.spaces.get_mut(k).layers.get_mut(path);
         if layer.passes_through() {
             // One request, and nothing waits behind it in the layer.
             let tag = layer.complete_passed(id);
@@ -276,7 +324,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         // Not `dispatched`: a request reaped below may be inserted, and uses that.
         let mut released = std::mem::take(&mut self.released);
         tags.clear();
-        self.layers.get_mut(path).complete(id, &mut tags, &mut released);
+        self.spaces.get_mut(k).layers.get_mut(path).complete(id, &mut tags, &mut released);
         // The last delivery ends the handler when nothing was released (the
         // buffers' return below is no step of the simulation).
         let last_index = if released.is_empty() { tags.len().checked_sub(1) } else { None };
@@ -284,7 +332,7 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             self.deliver(now, tag as u32, status, Some(index) == last_index);
         }
         if !released.is_empty() {
-            self.send(now, path, &mut released);
+            self.send(now, k, path, &mut released);
         }
         self.tags = tags;
         self.released = released;

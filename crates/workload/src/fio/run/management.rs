@@ -6,27 +6,28 @@
 
 use super::*;
 
-impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
     /// ZINC's epoch timer ticks while it holds zone management back.
-    pub(super) fn arm_epoch(&mut self, now: Nanos) {
-        let zinc = self.layers.get(HostPath::Kernel(SchedulerKind::Zinc));
-        if self.epoch_armed || zinc.held() == 0 {
+    pub(super) fn arm_epoch(&mut self, now: Nanos, k: usize) {
+        let space = self.spaces.get_mut(k);
+        let zinc = space.layers.get(HostPath::Kernel(SchedulerKind::Zinc));
+        if space.epoch_armed || zinc.held() == 0 {
             return;
         }
         let epoch_ns = zinc.epoch_ns().expect("the zinc layer runs zinc");
-        self.epoch_armed = true;
-        self.schedule((now / epoch_ns + 1) * epoch_ns, Event::Epoch);
+        space.epoch_armed = true;
+        self.schedule((now / epoch_ns + 1) * epoch_ns, Event::Epoch(Self::space_tag(k)));
     }
 
-    /// ZINC's epoch: what it releases goes to the device.
-    pub(super) fn epoch(&mut self, now: Nanos) {
-        self.epoch_armed = false;
+    /// ZINC's epoch of space `k`: what it releases goes to the device.
+    pub(super) fn epoch(&mut self, now: Nanos, k: usize) {
+        self.spaces.get_mut(k).epoch_armed = false;
         let path = HostPath::Kernel(SchedulerKind::Zinc);
         let mut out = std::mem::take(&mut self.dispatched);
-        self.layers.get_mut(path).epoch(&mut out);
-        self.send(now, path, &mut out);
+        self.spaces.get_mut(k).layers.get_mut(path).epoch(&mut out);
+        self.send(now, k, path, &mut out);
         self.dispatched = out;
-        self.arm_epoch(now);
+        self.arm_epoch(now, k);
     }
 
     /// finish=1 and softfinish=1: an operation spans several requests.
@@ -49,8 +50,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
                 }
             }
             IoKind::SoftFill => {
+                let lba_bytes = self.spaces.get(self.space_of(t)).lba_bytes;
                 let chain = self.threads[t as usize].chain.as_mut().expect("a fill belongs to a chain");
-                chain.fill_bytes += u64::from(io.nlb) * self.lba_bytes;
+                chain.fill_bytes += u64::from(io.nlb) * lba_bytes;
                 let pause_ns = job.softfinish_pause_ns;
                 if pause_ns == 0 {
                     self.soft_fill(now, t, chunk);
@@ -66,8 +68,9 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
 
     /// finish=1: the zone just opened is finished.
     fn finish_zone(&mut self, now: Nanos, t: u32, zone: u32) {
-        self.zones.set_full(zone);
-        let slba = self.zones.zslba(zone);
+        let zones = &mut self.spaces.get_mut(self.space_of(t)).zones;
+        zones.set_full(zone);
+        let slba = zones.zslba(zone);
         let kind = IoKind::Finish;
         let finish = Planned { ddir: DDIR_TRIM, op: RequestOp::ZoneFinish, slba, nlb: 0, zone: Some(zone), kind };
         self.issue_chained(now, t, finish);
@@ -82,16 +85,18 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// Writes the next softFinish chunk, or ends the operation when the zone is full.
     fn soft_fill(&mut self, now: Nanos, t: u32, chunk: Option<Size>) {
         let chain = self.threads[t as usize].chain.expect("softfinish runs in a chain");
-        let room = self.zones.room(chain.zone);
+        let k = self.space_of(t);
+        let space = self.spaces.get_mut(k);
+        let room = space.zones.room(chain.zone);
         if room == 0 {
             self.soft_fill_done(now, t, chain);
             return;
         }
-        let zone_bytes = self.zones.zone_lbas * self.lba_bytes;
-        let chunk_lbas =
-            chunk.map_or(self.device.layout().mdts_lbas, |c| c.resolve(zone_bytes, zone_bytes) / self.lba_bytes);
-        let nlb = chunk_lbas.clamp(1, self.device.layout().mdts_lbas.max(1)).min(room);
-        let lba = self.zones.reserve(chain.zone, nlb);
+        let (lba_bytes, mdts_lbas) = (space.lba_bytes, space.shape.0.mdts_lbas);
+        let zone_bytes = space.zones.zone_lbas * lba_bytes;
+        let chunk_lbas = chunk.map_or(mdts_lbas, |c| c.resolve(zone_bytes, zone_bytes) / lba_bytes);
+        let nlb = chunk_lbas.clamp(1, mdts_lbas.max(1)).min(room);
+        let lba = space.zones.reserve(chain.zone, nlb);
         let fill = Planned {
             ddir: DDIR_TRIM,
             op: RequestOp::Write,

@@ -6,7 +6,7 @@
 
 use super::*;
 
-impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
     /// Moves the earliest time of the thread's next I/O in `ddir` on by the
     /// gap its rate limits ask for after `bytes`.
     pub(super) fn rate_charge(&mut self, t: u32, ddir: usize, bytes: u64) {

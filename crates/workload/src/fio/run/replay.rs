@@ -122,10 +122,10 @@ impl ReplayState {
     }
 }
 
-impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
+impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
     /// Reads `job`'s log and checks that every entry fits the device: one
     /// replay state, shared by the job's clones.
-    pub(super) fn load_replay(&self, job: &JobSpec) -> Result<Option<Arc<IoLog>>, JobError> {
+    pub(super) fn load_replay(&self, job: &JobSpec, k: usize) -> Result<Option<Arc<IoLog>>, JobError> {
         let Some(replay) = &job.replay else { return Ok(None) };
         let located = |message: String| JobError {
             location: job.location_of("read_iolog").to_string(),
@@ -141,17 +141,18 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
         let log = iolog::read(&replay.path).map_err(|e| located(e.to_string()))?;
         for entry in &log.entries {
             if let Action::Io { ddir, offset_bytes, len_bytes } = entry.action {
-                self.check_replayed_io(ddir, offset_bytes, u64::from(len_bytes))
+                self.check_replayed_io(k, ddir, offset_bytes, u64::from(len_bytes))
                     .map_err(|m| located(format!("{}:{}: {m}", replay.path, entry.line)))?;
             }
         }
         Ok(Some(Arc::new(log)))
     }
 
-    fn check_replayed_io(&self, ddir: usize, offset_bytes: u64, len_bytes: u64) -> Result<(), String> {
-        let lba = self.lba_bytes;
-        let zone_bytes = self.zones.zone_lbas * lba;
-        let device_bytes = u64::from(self.zones.zones) * zone_bytes;
+    fn check_replayed_io(&self, k: usize, ddir: usize, offset_bytes: u64, len_bytes: u64) -> Result<(), String> {
+        let space = self.spaces.get(k);
+        let lba = space.lba_bytes;
+        let zone_bytes = space.zones.zone_lbas * lba;
+        let device_bytes = u64::from(space.zones.zones) * zone_bytes;
         let name = ["read", "write", "trim"][ddir];
         if !offset_bytes.is_multiple_of(lba) || !len_bytes.is_multiple_of(lba) {
             return Err(format!(
@@ -179,7 +180,8 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// What a replaying thread issues next: the next entry once its delay
     /// passed; nothing while a sync waits for the I/Os before it.
     pub(super) fn next_replay(&mut self, now: Nanos, t: u32) -> Next {
-        let lba_bytes = self.lba_bytes;
+        let k = self.space_of(t);
+        let lba_bytes = self.spaces.get(k).lba_bytes;
         let thread = &mut self.threads[t as usize];
         let (start_ns, inflight) = (thread.start_ns, thread.inflight);
         let state = thread.replay.as_deref_mut().expect("a replaying thread");
@@ -213,11 +215,11 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
             state.next += 1;
             state.last_issue_ns = now;
             state.pending = Some(io);
-            let zone = self.zones.zone_of(slba);
+            let zone = self.spaces.get(k).zones.zone_of(slba);
             let (op, kind) = match ddir {
                 DDIR_READ => (RequestOp::Read, IoKind::Data),
                 DDIR_WRITE => {
-                    self.track_write(zone, slba, nlb);
+                    self.track_write(k, zone, slba, nlb);
                     (RequestOp::Write, IoKind::Data)
                 }
                 _ => (RequestOp::ZoneReset, IoKind::TrimReset),
@@ -230,11 +232,12 @@ impl<D: ZonedDevice + ?Sized> Engine<'_, D> {
     /// A replayed write at its zone's write pointer moves the pointer the
     /// zbd jobs plan with (a job after the replay writes after it); one
     /// elsewhere will fail and moves nothing.
-    fn track_write(&mut self, zone: u32, slba: u64, nlb: u32) {
-        let (room, sequential, _) = self.zones.state_of(zone);
-        let planned_wp = self.zones.zslba(zone) + (self.zones.zcap_lbas - room);
+    fn track_write(&mut self, k: usize, zone: u32, slba: u64, nlb: u32) {
+        let zones = &mut self.spaces.get_mut(k).zones;
+        let (room, sequential, _) = zones.state_of(zone);
+        let planned_wp = zones.zslba(zone) + (zones.zcap_lbas - room);
         if sequential && slba == planned_wp && u64::from(nlb) <= room {
-            self.zones.reserve(zone, u64::from(nlb));
+            zones.reserve(zone, u64::from(nlb));
         }
     }
 

@@ -7,34 +7,36 @@ use zonelab_device::Mode;
 
 impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
     /// An engine for `set` on `device`; refuses jobs the device cannot run
-    /// (zone sizes, limits, block sizes that do not fit its layout).
+    /// (zone sizes, limits, block sizes that do not fit its layout). Every
+    /// job runs on the device's namespace, whatever its `filename=`.
     pub fn new(device: &'a mut D, set: &'a JobSet, options: &RunOptions) -> Result<Self, JobError> {
-        let layout = device.layout().clone();
-        let identify = device.identify();
-        let mdts_lbas = layout.mdts_lbas.max(1);
-        let merge_lbas = match options.host.merge_bytes_max {
-            0 => mdts_lbas,
-            bytes => (bytes / layout.lba_bytes).clamp(1, mdts_lbas),
-        };
-        let device_open = identify.mor.min(identify.mar).saturating_add(1).max(1);
-        let open_limit = set
-            .jobs
-            .iter()
-            .filter(|j| j.max_open_zones > 0)
-            .map(|j| j.max_open_zones)
-            .min()
-            .map_or(device_open, |limit| limit.min(device_open));
-        let zones = ZoneView::new(device, open_limit);
+        let jobs: Vec<&JobSpec> = set.jobs.iter().collect();
+        let space = Space::new(1, &*device, &jobs, options, None);
+        let job_spaces = vec![0; set.jobs.len()];
+        Self::build(device, set, options, Spaces::new(vec![space]), own_zones::<D>, &job_spaces)
+    }
+}
+
+/// The zone table of a device with one namespace.
+fn own_zones<D: ZonedDevice + ?Sized>(device: &D, _nsid: u32) -> &ZoneTable {
+    device.zones()
+}
+
+impl<'a, D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'a, D, MULTI> {
+    /// The engine over `spaces`, job `j` on space `job_spaces[j]`.
+    pub(super) fn build(
+        device: &'a mut D,
+        set: &'a JobSet,
+        options: &RunOptions,
+        spaces: Spaces<MULTI>,
+        zone_table: for<'d> fn(&'d D, u32) -> &'d ZoneTable,
+        job_spaces: &[u8],
+    ) -> Result<Self, JobError> {
         let mut engine = Engine {
             host: options.host,
             threads: Vec::new(),
-            zone_generation: vec![0; layout.zones as usize],
-            zone_submit_ns: vec![0; layout.zones as usize],
-            zone_opener: vec![u32::MAX; layout.zones as usize],
-            zones,
-            layers: BlockLayers::new(merge_lbas, options.host.zinc, layout.lba_bytes),
-            mq_deadline_lock: Timeline::new(),
-            epoch_armed: false,
+            spaces,
+            zone_table,
             ios: Vec::new(),
             free_ios: Vec::new(),
             events: EventQueue::new(1 << 22),
@@ -44,10 +46,8 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             buffer: Vec::new(),
             verify_seed: options.seed ^ 0x5a5a_0f0f,
             data_mode: device.config().mode == Mode::Data,
-            lba_bytes: layout.lba_bytes,
             phase_running: 0,
             phases: 0,
-            busy: DiskBusy::default(),
             device_pending: BTreeMap::new(),
             wake_at_ns: None,
             warnings: Vec::new(),
@@ -57,7 +57,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             device,
             set,
         };
-        engine.build_threads(options)?;
+        engine.build_threads(options, job_spaces)?;
         engine.create_logs()?;
         Ok(engine)
     }
@@ -111,7 +111,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         Ok(())
     }
 
-    fn build_threads(&mut self, options: &RunOptions) -> Result<(), JobError> {
+    fn build_threads(&mut self, options: &RunOptions, job_spaces: &[u8]) -> Result<(), JobError> {
         let (mut phase, mut groupid) = (0u32, 0u32);
         for (index, job) in self.set.jobs.iter().enumerate() {
             if index > 0 && job.stonewall {
@@ -120,14 +120,15 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             if index > 0 && (job.stonewall || job.new_group) {
                 groupid += 1;
             }
-            self.check_job(job)?;
-            let log = self.load_replay(job)?;
+            let space = job_spaces[index];
+            self.check_job(job, usize::from(space))?;
+            let log = self.load_replay(job, usize::from(space))?;
             let first = self.threads.len();
             for clone in 0..job.numjobs {
                 if self.threads.len() >= THREADS_MAX {
                     return Err(job_error(job, "numjobs", format!("more than {THREADS_MAX} threads in one run")));
                 }
-                let mut thread = self.make_thread(index, job, clone, phase, groupid, options)?;
+                let mut thread = self.make_thread(index, job, (clone, space), (phase, groupid), options)?;
                 if let Some(log) = &log {
                     // fio sizes a replaying job by its log.
                     thread.limit_bytes = replayed_bytes(log);
@@ -136,7 +137,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                 }
                 self.threads.push(thread);
             }
-            self.check_work(job, first, options.work_cap_ios)?;
+            self.check_work(job, (first, usize::from(space)), options.work_cap_ios)?;
         }
         self.phases = phase + 1;
         Ok(())
@@ -144,7 +145,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
 
     /// Refuses a job estimated over `cap_ios` I/Os, naming the option that
     /// asks for them where it was set; notes one over [`work::IOS_WARN`].
-    fn check_work(&mut self, job: &JobSpec, first_thread: usize, cap_ios: f64) -> Result<(), JobError> {
+    fn check_work(&mut self, job: &JobSpec, (first_thread, k): (usize, usize), cap_ios: f64) -> Result<(), JobError> {
         let shapes: Vec<ThreadShape> = self.threads[first_thread..]
             .iter()
             .map(|t| ThreadShape {
@@ -154,7 +155,8 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
                 host_ns: t.submit_cost_ns + t.complete_cost_ns + t.reap_cost_ns,
             })
             .collect();
-        let work = work::estimate(job, &shapes, self.device.config(), self.device.layout());
+        let space = self.spaces.get(k);
+        let work = work::estimate(job, &shapes, &space.shape.1, &space.shape.0);
         let option = work.option();
         if work.ios > cap_ios {
             let message = format!(
@@ -182,12 +184,14 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         &self.warnings
     }
 
-    fn check_job(&self, job: &JobSpec) -> Result<(), JobError> {
+    fn check_job(&self, job: &JobSpec, k: usize) -> Result<(), JobError> {
         let zbd = job.zonemode == ZoneMode::Zbd;
+        let space = self.spaces.get(k);
         if job.iodepth == 0 || job.iodepth > IODEPTH_MAX {
             return Err(job_error(job, "iodepth", format!("must be 1..={IODEPTH_MAX}")));
         }
-        if zbd && !job.direct {
+        // fio asks for O_DIRECT on zoned drives only, not over its emulated zones.
+        if zbd && !job.direct && !space.emulated {
             return Err(job_error(job, "direct", "zonemode=zbd requires direct=1, as in fio".into()));
         }
         if job.time_based && job.runtime_ns.is_none() {
@@ -212,17 +216,18 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         if job.verify != Verify::None && self.device.config().mode != Mode::Data {
             return Err(job_error(job, "verify", "needs a device that keeps data: add --data".into()));
         }
-        let zone_bytes = self.zones.zone_lbas * self.lba_bytes;
+        let lba_bytes = space.lba_bytes;
+        let zone_bytes = space.zones.zone_lbas * lba_bytes;
         if let (true, Some(size)) = (zbd, job.zonesize) {
             if size.resolve(zone_bytes, zone_bytes) != zone_bytes {
                 return Err(job_error(job, "zonesize", format!("does not match the device's zone size {zone_bytes}")));
             }
         }
         for (ddir, bs) in job.bs.iter().enumerate() {
-            let unit = if job.blocksize_unaligned { self.lba_bytes } else { bs.min_bytes };
-            if bs.min_bytes % self.lba_bytes != 0 || bs.max_bytes % unit != 0 || bs.min_bytes == 0 {
+            let unit = if job.blocksize_unaligned { lba_bytes } else { bs.min_bytes };
+            if bs.min_bytes % lba_bytes != 0 || bs.max_bytes % unit != 0 || bs.min_bytes == 0 {
                 let name = ["read", "write", "trim"][ddir];
-                let message = format!("{name} block size must be a multiple of the {} B LBA", self.lba_bytes);
+                let message = format!("{name} block size must be a multiple of the {lba_bytes} B LBA");
                 return Err(job_error(job, "bs", message));
             }
         }
@@ -231,10 +236,11 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
 
     /// The LBA range [start, end) of clone `clone` of `job`, and the bytes
     /// it issues before it stops (io_size, else the range).
-    fn thread_range(&self, job: &JobSpec, clone: u32) -> Result<(u64, u64, u64), JobError> {
-        let lba = self.lba_bytes;
-        let zone_bytes = self.zones.zone_lbas * lba;
-        let target_bytes = u64::from(self.zones.zones) * zone_bytes;
+    fn thread_range(&self, job: &JobSpec, clone: u32, k: usize) -> Result<(u64, u64, u64), JobError> {
+        let zones = &self.spaces.get(k).zones;
+        let lba = self.spaces.get(k).lba_bytes;
+        let zone_bytes = zones.zone_lbas * lba;
+        let target_bytes = u64::from(zones.zones) * zone_bytes;
         let offset = job.offset.resolve(target_bytes, zone_bytes)
             + job.offset_increment.resolve(target_bytes, zone_bytes) * u64::from(clone);
         if offset >= target_bytes {
@@ -243,7 +249,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         let size = job.size.map_or(target_bytes - offset, |s| s.resolve(target_bytes - offset, zone_bytes));
         let (mut start, mut end) = (offset / lba, (offset.saturating_add(size)).min(target_bytes) / lba);
         if job.zonemode == ZoneMode::Zbd {
-            let zl = self.zones.zone_lbas;
+            let zl = zones.zone_lbas;
             start = start.div_ceil(zl) * zl;
             end = end / zl * zl;
         }
@@ -267,13 +273,13 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         &mut self,
         spec: usize,
         job: &JobSpec,
-        clone: u32,
-        phase: u32,
-        groupid: u32,
+        (clone, space): (u32, u8),
+        (phase, groupid): (u32, u32),
         options: &RunOptions,
     ) -> Result<Thread, JobError> {
-        let lba = self.lba_bytes;
-        let (start, end, limit_bytes) = self.thread_range(job, clone)?;
+        let k = usize::from(space);
+        let lba = self.spaces.get(k).lba_bytes;
+        let (start, end, limit_bytes) = self.thread_range(job, clone, k)?;
         let seed = job.randseed.unwrap_or(options.seed ^ 0x89) ^ ((spec as u64) << 32) ^ u64::from(clone);
         let mut rng = SimRng::fork(seed, u64::from(clone));
         let unit_lbas = (job.bs.iter().map(|b| b.min_bytes).min().unwrap_or(lba) / lba).max(1);
@@ -281,9 +287,11 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
         let offsets = OffsetGenerator::new(job.random_distribution, blocks, &mut rng);
         let path = host_path(job, options);
         let cost = self.host.cost(stack_kind(job.ioengine));
-        let first_zone = self.zones.zone_of(start);
+        let zones = &self.spaces.get(k).zones;
+        let first_zone = zones.zone_of(start);
         Ok(Thread {
             spec,
+            space,
             options: IoOptions::of(job, lba),
             clone,
             groupid,
@@ -294,7 +302,7 @@ impl<'a, D: ZonedDevice + ?Sized> Engine<'a, D> {
             region_start: start,
             region_end: end,
             first_zone,
-            end_zone: self.zones.zone_of(end - 1) + 1,
+            end_zone: zones.zone_of(end - 1) + 1,
             limit_bytes,
             issued_bytes: 0,
             issued_ios: 0,
