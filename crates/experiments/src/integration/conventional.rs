@@ -184,6 +184,11 @@ pub fn fig4a(scale: Scale, ran: &BTreeMap<Run, Point>) -> Result<Record> {
             64.0,
             knee(curve("read_rand")),
         ),
+        Finding::missing(
+            "S001 §6.1 Fig 3",
+            "the Samsung and Optane SSDs peak at 300 KIOPS by QD 4 (the Samsung's random reads at QD 16)",
+            "models of the Samsung 980 PRO and the Intel Optane SSD (zonelab models the ZN540 and its SN640 twin)",
+        ),
     ];
     let plot = |title: &str, series: Vec<Series>| {
         Figure::Lines(Plot {

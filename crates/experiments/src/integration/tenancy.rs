@@ -292,11 +292,13 @@ fn findings(r: &Results) -> Vec<Finding> {
 fn figure(r: &Results) -> Figure {
     let xs: Vec<f64> = UTILIZATIONS.iter().map(|u| u * 100.0).collect();
     let mut lost = Vec::new();
+    // A colour per tenant; the quieter writer dashed.
     for (t, marker) in TENANTS.iter().zip([Marker::Circle, Marker::Square]) {
-        for (share, key) in SHARES.iter().zip(["none", "reset"]) {
-            let points = UTILIZATIONS.iter().map(|&u| (u * 100.0, r.loss_pct(*t, u, *share))).collect();
+        for share in SHARES {
+            let points = UTILIZATIONS.iter().map(|&u| (u * 100.0, r.loss_pct(*t, u, share))).collect();
             let name = format!("{}, writes at {}%", t.name, (share * 100.0).round());
-            lost.push(Series::new(&name, key, points).marker(marker));
+            let line = Series::new(&name, t.name, points).marker(marker);
+            lost.push(if share < 0.30 { line.dashed() } else { line });
         }
     }
     let steady = UTILIZATIONS.iter().map(|&u| (u * 100.0, r.get(TENANTS[0], u, None).steady_mib_s)).collect();
@@ -310,7 +312,7 @@ fn figure(r: &Results) -> Figure {
         plot(
             "(b) NSID 2's random writes alone, at steady state",
             "MiB/s",
-            vec![Series::new("NSID 2 random 128 KiB writes, QD 8", "write", steady).marker(Marker::Triangle)],
+            vec![Series::new("NSID 2 random 128 KiB writes, QD 8", "reset", steady).marker(Marker::Triangle)],
         ),
     )
 }
