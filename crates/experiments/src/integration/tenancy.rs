@@ -233,7 +233,7 @@ fn record(r: &Results) -> Record {
         "tenant_loss_pct",
         "writer_mib_s",
         "nsid2_steady_randwrite_mib_s",
-        "nsid2_write_amplification",
+        "nsid2_write_amplification_whole_run",
     ];
     Record {
         name: NAME.into(),
