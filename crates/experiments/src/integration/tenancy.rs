@@ -44,6 +44,10 @@ const LOW: f64 = UTILIZATIONS[0];
 /// does not measure theirs), and above it.
 const SHARES: [f64; 2] = [0.10, 0.35];
 const DRIVE_WRITE_BYTES_PER_S: f64 = 1024.0 * MIB as f64;
+/// The runs' random numbers, and the drive's file beside the job files
+/// (each job file's first lines say how to rerun it).
+const SEED: u64 = 1;
+const DRIVE_FILE: &str = "tenancy-drive.toml";
 
 /// A tenant on NSID 1 at QD 1, as a store issues them: 4 KiB appends into
 /// a zone (its write-ahead log) or 4 KiB random reads of written data (gets).
@@ -100,11 +104,14 @@ fn drive() -> Result<DeviceConfig> {
 fn job_file(case: Case, scale: Scale) -> String {
     let hot = (NVM_BYTES as f64 * LOW) as u64 / MIB;
     let cold = (NVM_BYTES as f64 * (case.utilization - LOW)) as u64 / MIB;
-    // "Writing the entire space numerous times" (§5): twice; quick, half of
-    // it, which still takes the free space of the fuller cases.
-    let steady = if scale.quick { NVM_BYTES / 2 } else { 2 * NVM_BYTES } / MIB;
+    // "Writing the entire space numerous times" (§5): twice; quick, once,
+    // which takes all the free space (3.5 GiB at 25%) all the same.
+    let steady = if scale.quick { NVM_BYTES } else { 2 * NVM_BYTES } / MIB;
     let (runtime, ramp) = if scale.quick { (100, 20) } else { (500, 100) };
-    let mut t = String::from("[global]\nioengine=libaio\nscheduler=none\ndirect=1\n");
+    let mut t = format!(
+        "; zonelab reproduce integration: {NAME}\n; rerun: zonelab run --device {DRIVE_FILE} --host-machine zns-study \
+         --seed {SEED} FILE\n[global]\nioengine=libaio\nscheduler=none\ndirect=1\n"
+    );
     let nvm = "filename=/dev/nvme0n2\nbs=128k\niodepth=8";
     if cold > 0 {
         let _ = write!(t, "\n[cold]\n{nvm}\nrw=write\noffset={hot}m\nsize={cold}m\n");
@@ -140,7 +147,7 @@ fn run_one(case: Case, scale: Scale) -> Result<Measured> {
     let set = parse_job_file("tenancy.fio", &text)?;
     let mut drive = Namespaces::new(drive()?)?;
     let host = HostConfig::machine("zns-study").expect("the zns-study machine");
-    let options = RunOptions { seed: 1, scheduler: Scheduler::None, host, ..RunOptions::default() };
+    let options = RunOptions { seed: SEED, scheduler: Scheduler::None, host, ..RunOptions::default() };
     let result = Engine::on_namespaces(&mut drive, &set, &options, 1)?.run(&mut |_| {})?;
     let entries = entries(&set, &result);
     if let Some(e) = entries.iter().find(|e| e.stats.error.is_some()) {
@@ -202,7 +209,9 @@ pub fn run(scale: Scale, threads: usize, progress: &(dyn Fn(usize, usize) + Sync
     let tick = || progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, cases.len());
     let measured = crate::calibrate::execute::par_map(&cases, threads, &|&c| run_one(c, scale), &tick);
     let results = Results(cases.into_iter().zip(measured).map(|(c, m)| m.map(|m| (c, m))).collect::<Result<_>>()?);
-    Ok(record(&results))
+    let mut record = record(&results);
+    record.jobs.push((DRIVE_FILE.into(), drive()?.to_toml()));
+    Ok(record)
 }
 
 fn record(r: &Results) -> Record {
