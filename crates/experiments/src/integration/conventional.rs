@@ -112,7 +112,8 @@ pub fn runs(scale: Scale) -> Vec<Run> {
     let mut runs = Vec::new();
     for w in &WORKLOADS {
         runs.extend(depths(scale).into_iter().map(|qd| run(w, 4096, qd)));
-        runs.extend(sizes(scale).into_iter().map(|bs| run(w, bs, QD_4B)));
+        // 4 KiB at QD 4 is a point of both figures: it runs once.
+        runs.extend(sizes(scale).into_iter().filter(|&bs| bs != 4096).map(|bs| run(w, bs, QD_4B)));
     }
     runs
 }
@@ -288,4 +289,31 @@ pub fn fig4b(scale: Scale, ran: &BTreeMap<Run, Point>) -> Result<Record> {
         ),
         jobs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_curve_reaches_its_peak_at_its_first_point_within_five_percent_of_it() {
+        let curve = [(1.0, 10.0), (2.0, 54.0), (4.0, 57.0), (8.0, 58.0), (16.0, 56.0)];
+        assert_eq!(knee(&curve), 4.0);
+        assert_eq!(knee(&[(1.0, 5.0), (2.0, 5.0)]), 1.0);
+        assert!(knee(&[]).is_nan());
+    }
+
+    #[test]
+    fn every_point_of_both_figures_is_a_run_and_quick_keeps_the_findings_points() {
+        let quick = runs(Scale { quick: true });
+        for qd in [1, 2, 4, 8, 16, 32, 64] {
+            assert!(WORKLOADS.iter().all(|w| quick.contains(&run(w, 4096, qd))), "QD {qd}");
+        }
+        for kib in [4, 8, 16] {
+            assert!(WORKLOADS.iter().all(|w| quick.contains(&run(w, kib << 10, QD_4B))), "{kib} KiB");
+        }
+        let full = runs(Scale { quick: false });
+        assert_eq!(full.len(), WORKLOADS.len() * (11 + 5));
+        assert!(full.iter().all(|r| full.iter().filter(|x| *x == r).count() == 1), "each run once");
+    }
 }

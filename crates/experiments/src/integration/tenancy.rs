@@ -325,3 +325,34 @@ fn figure(r: &Results) -> Figure {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_drive_is_cut_to_the_flash_both_namespaces_need() {
+        let config = drive().unwrap();
+        let mut less = config.clone();
+        less.flash.blocks_per_plane -= 1;
+        assert!(less.validate().is_err(), "one block per plane fewer still fits");
+        let drive = Namespaces::new(config).unwrap();
+        assert!(drive.namespace(1).unwrap().ftl_counters().is_none(), "NSID 1 is zoned");
+        assert!(drive.namespace(2).unwrap().ftl_counters().is_some(), "NSID 2 has the drive's FTL");
+    }
+
+    #[test]
+    fn cold_data_fills_above_the_writers_own_and_the_writer_runs_at_its_share() {
+        let case = |utilization, share| Case { tenant: TENANTS[0], utilization, share };
+        let quiet = job_file(case(LOW, None), Scale { quick: false });
+        assert!(!quiet.contains("[cold]") && !quiet.contains("[writer]"), "{quiet}");
+        assert!(quiet.contains("[own]\nfilename=/dev/nvme0n2\nbs=128k\niodepth=8\nrw=write\nsize=1024m\n"), "{quiet}");
+        let full = job_file(case(0.8, Some(0.35)), Scale { quick: false });
+        assert!(
+            full.contains("[cold]\nfilename=/dev/nvme0n2\nbs=128k\niodepth=8\nrw=write\noffset=1024m\nsize=2252m\n")
+        );
+        assert!(full.contains(&format!("rate=,{}\n", (0.35 * 1024.0 * MIB as f64) as u64)), "{full}");
+        assert!(full.contains("io_size=8192m\n") && full.contains("runtime=500ms\n"), "{full}");
+        parse_job_file("tenancy.fio", &full).unwrap();
+    }
+}
