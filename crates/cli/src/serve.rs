@@ -172,7 +172,8 @@ fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
         config = zonelab_device::config::namespaces::split(&config, count).map_err(|e| UserError(e.0))?;
     }
     let mut backends = Vec::new();
-    namespace_backends(config, args, &mut backends)?;
+    // The first device's drive: Namespace Management creates on its free blocks.
+    let drive = namespace_backends(config, args, &mut backends)?;
     for name in &args.namespaces {
         let config =
             zonelab_device::load_device(name).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
@@ -180,7 +181,7 @@ fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
         let config = options.apply(config).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
         namespace_backends(config, args, &mut backends)?;
     }
-    let mut target = Target::new(args.nqn.clone(), backends).with_limits(limits);
+    let mut target = Target::new(args.nqn.clone(), backends).with_limits(limits).with_drive(drive);
     if let Some(recorder) = recorder(args)? {
         target = target.with_recorder(recorder);
     }
@@ -201,14 +202,15 @@ fn recorder(args: &ServeArgs) -> Result<Option<std::sync::Arc<zonelab_serve::rec
 
 /// A backend for each namespace of the device `config` describes (they share
 /// it), numbered on from `backends.len() + 1`; with --backing, namespace N
-/// above 1 keeps its image in FILE.nsN.
+/// above 1 keeps its image in FILE.nsN. Returns the device's drive.
 fn namespace_backends(
     config: zonelab_device::DeviceConfig,
     args: &ServeArgs,
     backends: &mut Vec<zonelab_serve::nvme_tcp::target::NamespaceBackend>,
-) -> Result<(), UserError> {
+) -> Result<zonelab_device::namespaces::Drive, UserError> {
     let namespaces = zonelab_device::Namespaces::new(config).map_err(|e| UserError(e.0))?;
-    for namespace in namespaces.into_namespaces() {
+    let (drive, namespaces) = namespaces.into_parts();
+    for namespace in namespaces {
         let nsid = backends.len() + 1;
         if nsid > zonelab_device::NAMESPACES_MAX as usize {
             return Err(UserError(format!(
@@ -230,7 +232,7 @@ fn namespace_backends(
         }
         backends.push(backend);
     }
-    Ok(())
+    Ok(drive)
 }
 
 #[cfg(feature = "ublk")]

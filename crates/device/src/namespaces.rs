@@ -17,7 +17,7 @@
 //! namespaces' background work (finish padding, reset erases) in time order.
 
 use crate::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
-use crate::config::namespaces::{namespace_configs, NAMESPACES_MAX};
+use crate::config::namespaces::{namespace_configs, NamespaceRequest, NAMESPACES_MAX};
 use crate::config::{ConfigError, DeviceConfig, Layout};
 use crate::counters::DeviceCounters;
 use crate::device::{with_front, Fronts};
@@ -25,10 +25,13 @@ use crate::power::PowerCutReport;
 use crate::ssd::{Partition, Ssd};
 use crate::status::Status;
 use crate::zone::{ZoneState, ZoneTable};
-use crate::zoned::{invalid_namespace, ZonedDevice};
+use crate::zoned::{invalid_namespace, NamespaceOp, ZonedDevice};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use zonelab_flash::FlashCounters;
 use zonelab_sim::Nanos;
+
+mod drive;
+pub use drive::{AdminError, AdminStatus, Drive};
 
 /// One namespace of a device: a [`ZonedDevice`] whose commands borrow the
 /// drive they share with the device's other namespaces.
@@ -42,6 +45,14 @@ impl Namespace {
     /// Namespace identifier (1-based).
     pub fn nsid(&self) -> u32 {
         self.nsid
+    }
+
+    /// Bytes of flash the namespace holds: its blocks of every plane (its
+    /// NVM capacity, NVMCAP).
+    pub fn flash_bytes(&self) -> u64 {
+        let g = &self.front.core().config.flash;
+        let blocks = u64::from(self.front.core().partition.range().1);
+        blocks * u64::from(g.dies_total()) * u64::from(g.planes_per_die) * g.block_bytes()
     }
 
     /// The drive, for one call. A command that panicked while holding it
@@ -117,53 +128,183 @@ impl ZonedDevice for Namespace {
     }
 }
 
-/// Every namespace of one device, commands routed by NSID. As a
-/// [`ZonedDevice`], the single-namespace methods address NSID 1.
+/// Every namespace of one device, commands routed by NSID, with Namespace
+/// Management: namespaces are created and deleted on the drive's free
+/// blocks ([`Drive`]) and attached or detached. As a [`ZonedDevice`], the
+/// single-namespace methods address NSID 1 (or, once it is deleted, the
+/// lowest allocated NSID; with none, the last deleted namespace as it was).
 pub struct Namespaces {
-    config: DeviceConfig,
-    list: Vec<Namespace>,
+    drive: Drive,
+    /// NSID `i + 1`, if allocated: the namespace and whether it is attached.
+    slots: Vec<Option<(Namespace, bool)>>,
+    /// The last namespace deleted: what the single-namespace methods show
+    /// when no namespace is allocated.
+    retired: Option<Namespace>,
 }
 
 impl Namespaces {
-    /// The namespaces of `config` (one without `[[namespaces]]`).
+    /// The namespaces of `config` (one without `[[namespaces]]`), attached.
     pub fn new(config: DeviceConfig) -> Result<Self, ConfigError> {
         let configs = namespace_configs(&config)?;
         let ssd = Arc::new(Mutex::new(Ssd::new(&config, crate::Tracking::ALL)));
+        let blocks_per_plane = config.flash.blocks_per_plane;
+        let mut drive = Drive::new(config, Arc::clone(&ssd));
         let mut first_block = 0;
-        let mut list = Vec::with_capacity(configs.len());
+        let mut slots: Vec<Option<(Namespace, bool)>> = (0..NAMESPACES_MAX).map(|_| None).collect();
         for (nsid, (c, layout)) in (1..).zip(configs) {
             // Each namespace's share of every plane follows the one before it.
             let partition = Partition::new(first_block, c.flash.blocks_per_plane);
             first_block += c.flash.blocks_per_plane;
+            drive.hold(partition);
             let front = Fronts::new(c, layout, crate::Tracking::ALL, partition);
-            list.push(Namespace { nsid, front, ssd: Arc::clone(&ssd) });
+            slots[nsid as usize - 1] = Some((Namespace { nsid, front, ssd: Arc::clone(&ssd) }, true));
         }
-        assert!(first_block <= config.flash.blocks_per_plane, "validation keeps the namespaces within the flash");
-        Ok(Self { config, list })
+        assert!(first_block <= blocks_per_plane, "validation keeps the namespaces within the flash");
+        Ok(Self { drive, slots, retired: None })
     }
 
     /// The device's configuration, with its `[[namespaces]]`.
     pub fn device_config(&self) -> &DeviceConfig {
-        &self.config
+        self.drive.config()
     }
 
-    /// The namespace with `nsid`, if there is one.
+    /// The drive: its capacity, allocated and free.
+    pub fn drive(&self) -> &Drive {
+        &self.drive
+    }
+
+    /// The allocated namespace with `nsid` (attached or not), if there is one.
     pub fn namespace(&self, nsid: u32) -> Option<&Namespace> {
-        self.list.get(usize::try_from(nsid).ok()?.checked_sub(1)?)
+        self.slot(nsid).map(|(ns, _)| ns)
     }
 
-    /// The namespaces, NSID 1 first, to serve each on its own.
+    /// Whether namespace `nsid` is allocated and attached.
+    pub fn attached(&self, nsid: u32) -> bool {
+        self.slot(nsid).is_some_and(|&(_, attached)| attached)
+    }
+
+    /// The allocated NSIDs, lowest first.
+    pub fn allocated(&self) -> impl Iterator<Item = u32> + '_ {
+        (1..=NAMESPACES_MAX).filter(|&nsid| self.slot(nsid).is_some())
+    }
+
+    /// The namespaces, lowest NSID first, to serve each on its own.
     pub fn into_namespaces(self) -> Vec<Namespace> {
-        self.list
+        self.into_parts().1
     }
 
+    /// The drive (for Namespace Management) and its allocated namespaces,
+    /// lowest NSID first.
+    pub fn into_parts(self) -> (Drive, Vec<Namespace>) {
+        (self.drive, self.slots.into_iter().flatten().map(|(ns, _)| ns).collect())
+    }
+
+    fn slot(&self, nsid: u32) -> Option<&(Namespace, bool)> {
+        self.slots.get(usize::try_from(nsid).ok()?.checked_sub(1)?)?.as_ref()
+    }
+
+    /// The index of attached namespace `nsid`.
     fn index(&self, nsid: u32) -> Option<usize> {
         let index = usize::try_from(nsid).ok()?.checked_sub(1)?;
-        (index < self.list.len()).then_some(index)
+        matches!(self.slots.get(index), Some(Some((_, true)))).then_some(index)
     }
 
     fn tag(index: usize, tag: Tag) -> Tag {
         tag * Tag::from(NAMESPACES_MAX) + index as Tag
+    }
+
+    fn live(&self) -> impl Iterator<Item = (usize, &Namespace)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| s.as_ref().map(|(ns, _)| (i, ns)))
+    }
+
+    /// What the single-namespace methods address.
+    fn first(&self) -> &Namespace {
+        let first = self.live().map(|(_, ns)| ns).next().or(self.retired.as_ref());
+        first.expect("a namespace, or one deleted")
+    }
+
+    fn first_mut(&mut self) -> &mut Namespace {
+        let first = self.slots.iter_mut().flatten().map(|(ns, _)| ns).next().or(self.retired.as_mut());
+        first.expect("a namespace, or one deleted")
+    }
+
+    /// Simulated time a Namespace Management or Attachment command takes:
+    /// the controller's submission and completion costs (its bookkeeping is
+    /// not modelled).
+    pub fn admin_ns(&self) -> Nanos {
+        let c = &self.drive.config().controller;
+        (c.submit_ns + c.complete_ns).max(1)
+    }
+}
+
+/// Namespace Management and Attachment (NVMe Base 2.0, §5.22 and §5.23).
+impl Namespaces {
+    /// Creates a namespace (detached) with the lowest unallocated NSID, as
+    /// controllers reuse them; returns the NSID.
+    pub fn create(&mut self, request: &NamespaceRequest) -> Result<u32, AdminError> {
+        let Some(nsid) = (1..=NAMESPACES_MAX).find(|&nsid| self.slot(nsid).is_none()) else {
+            let detail = format!("all {NAMESPACES_MAX} NSIDs are allocated");
+            return Err(AdminError::new(AdminStatus::IdUnavailable, detail));
+        };
+        let index = nsid as usize - 1;
+        let ns = self.drive.create(nsid, request)?;
+        self.slots[index] = Some((ns, false));
+        Ok(nsid)
+    }
+
+    /// Deletes namespace `nsid` (0xFFFFFFFF: every one) at `at_ns`, after
+    /// its background work due by then; attached, it is detached first.
+    pub fn delete(&mut self, nsid: u32, at_ns: Nanos) -> Result<(), AdminError> {
+        let nsids: Vec<u32> = match nsid {
+            0xFFFF_FFFF => self.allocated().collect(),
+            _ => vec![self.allocated_nsid(nsid)?],
+        };
+        self.advance(at_ns);
+        for nsid in nsids {
+            if let Some((ns, _)) = self.slots[nsid as usize - 1].take() {
+                self.drive.delete(&ns, at_ns);
+                self.retired = Some(ns);
+            }
+        }
+        Ok(())
+    }
+
+    /// Attaches (`attach`) or detaches namespace `nsid`.
+    pub fn set_attached(&mut self, nsid: u32, attach: bool) -> Result<(), AdminError> {
+        let index = self.allocated_nsid(nsid)? as usize - 1;
+        let Some((_, attached)) = self.slots[index].as_mut() else { unreachable!("allocated") };
+        match (*attached, attach) {
+            (true, true) => Err(AdminError::new(AdminStatus::AlreadyAttached, format!("NSID {nsid}"))),
+            (false, false) => Err(AdminError::new(AdminStatus::NotAttached, format!("NSID {nsid}"))),
+            _ => {
+                *attached = attach;
+                Ok(())
+            }
+        }
+    }
+
+    /// `nsid` if it names an allocated namespace; else Invalid Namespace or
+    /// Format for an invalid NSID, Invalid Field for an unallocated one.
+    fn allocated_nsid(&self, nsid: u32) -> Result<u32, AdminError> {
+        if nsid == 0 || nsid > NAMESPACES_MAX {
+            let detail = format!("NSID {nsid}: valid NSIDs are 1 to {NAMESPACES_MAX}");
+            return Err(AdminError::new(AdminStatus::InvalidNamespace, detail));
+        }
+        match self.slot(nsid) {
+            Some(_) => Ok(nsid),
+            None => Err(AdminError::new(AdminStatus::InvalidField, format!("NSID {nsid} is not allocated"))),
+        }
+    }
+
+    /// The completion of a command to `nsid`, which is not attached: Invalid
+    /// Field for an allocated (inactive) NSID, as the specification says,
+    /// Invalid Namespace or Format for one that names no namespace.
+    fn not_attached(&self, nsid: u32, submit_ns: Nanos) -> Completion {
+        let mut c = invalid_namespace(self.drive.config(), submit_ns);
+        if self.slot(nsid).is_some() {
+            c.status = Status::InvalidField;
+        }
+        c
     }
 }
 
@@ -176,93 +317,112 @@ impl ZonedDevice for Namespaces {
     }
 
     /// Runs every namespace's background steps that start before `until_ns`,
-    /// earliest first, so that they take the shared dies in time order.
+    /// earliest first, so that they take the shared dies in time order
+    /// (a detached namespace's too: the drive goes on with them).
     fn advance(&mut self, until_ns: Nanos) {
         // Each round runs at least one step, or refreshes the stale die times
         // of a namespace once; the devices bound their own steps.
         for _ in 0..u32::MAX {
-            let next = (0..self.list.len())
-                .filter_map(|i| self.list[i].next_event_ns().map(|t| (t, i)))
+            let next = self
+                .live()
+                .filter_map(|(i, ns)| ns.next_event_ns().map(|t| (t, i)))
                 .filter(|&(t, _)| t < until_ns)
                 .min();
             let Some((t, i)) = next else { return };
-            self.list[i].advance(t.saturating_add(1).min(until_ns));
+            if let Some((ns, _)) = self.slots[i].as_mut() {
+                ns.advance(t.saturating_add(1).min(until_ns));
+            }
         }
         panic!("namespaces' background work did not settle");
     }
     fn next_event_ns(&self) -> Option<Nanos> {
-        self.list.iter().filter_map(Namespace::next_event_ns).min()
+        self.live().filter_map(|(_, ns)| ns.next_event_ns()).min()
     }
     /// Completions of every namespace, by completion time; tags carry the
     /// namespace (tag × [`NAMESPACES_MAX`] + NSID − 1).
     fn take_completed(&mut self) -> Vec<(Tag, Completion)> {
         let mut all: Vec<(Tag, Completion)> = Vec::new();
-        for (i, ns) in self.list.iter_mut().enumerate() {
-            all.extend(ns.take_completed().into_iter().map(|(tag, c)| (Self::tag(i, tag), c)));
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if let Some((ns, _)) = slot {
+                all.extend(ns.take_completed().into_iter().map(|(tag, c)| (Self::tag(i, tag), c)));
+            }
         }
         all.sort_by_key(|(tag, c)| (c.complete_ns, *tag));
         all
     }
     fn pending_tasks(&self) -> usize {
-        self.list.iter().map(Namespace::pending_tasks).sum()
+        self.live().map(|(_, ns)| ns.pending_tasks()).sum()
     }
     fn identify(&self) -> IdentifyData {
-        self.list[0].identify()
+        self.first().identify()
     }
     fn descriptor(&self, zone: u32) -> ZoneDescriptor {
-        self.list[0].descriptor(zone)
+        self.first().descriptor(zone)
     }
     fn zones(&self) -> &ZoneTable {
-        self.list[0].zones()
+        self.first().zones()
     }
     fn layout(&self) -> &Layout {
-        self.list[0].layout()
+        self.first().layout()
     }
     fn config(&self) -> &DeviceConfig {
-        self.list[0].config()
+        self.first().config()
     }
     fn counters(&self) -> DeviceCounters {
-        self.list[0].counters()
+        self.first().counters()
     }
     /// The device's flash: every namespace's work.
     fn flash_counters(&self) -> FlashCounters {
-        self.list[0].flash_counters()
+        self.drive.ssd.lock().unwrap_or_else(PoisonError::into_inner).flash().counters()
     }
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
-        self.list[0].set_zone_state(slba, state)
+        self.first_mut().set_zone_state(slba, state)
     }
     /// Power fails for the whole device: every namespace loses what it had
     /// not made durable.
     fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
-        self.list.iter_mut().map(|ns| ns.power_cut(at_ns)).fold(PowerCutReport::default(), |a, b| PowerCutReport {
+        let reports: Vec<PowerCutReport> = self.slots.iter_mut().flatten().map(|(ns, _)| ns.power_cut(at_ns)).collect();
+        reports.into_iter().fold(PowerCutReport::default(), |a, b| PowerCutReport {
             zones_rolled_back: a.zones_rolled_back + b.zones_rolled_back,
             lost_blocks: a.lost_blocks + b.lost_blocks,
         })
     }
+    /// The highest attached NSID (lower ones may be unallocated or detached).
     fn namespace_count(&self) -> u32 {
-        u32::try_from(self.list.len()).expect("at most NAMESPACES_MAX namespaces")
+        (1..=NAMESPACES_MAX).rev().find(|&nsid| self.attached(nsid)).unwrap_or(0)
     }
     fn layout_in(&self, nsid: u32) -> Option<&Layout> {
-        self.namespace(nsid).map(Namespace::layout)
+        self.index(nsid).and_then(|i| self.slots[i].as_ref()).map(|(ns, _)| ns.layout())
     }
     fn set_zone_state_in(&mut self, nsid: u32, slba: u64, state: ZoneState) -> Result<(), Status> {
-        let index = self.index(nsid).ok_or(Status::InvalidNamespace)?;
-        self.list[index].set_zone_state(slba, state)
+        let Some(index) = self.index(nsid) else { return Err(self.not_attached(nsid, 0).status) };
+        let (ns, _) = self.slots[index].as_mut().expect("attached");
+        ns.set_zone_state(slba, state)
     }
     fn start_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Started {
-        let Some(index) = self.index(nsid) else {
-            return Started::Done(invalid_namespace(&self.config, submit_ns));
-        };
+        let Some(index) = self.index(nsid) else { return Started::Done(self.not_attached(nsid, submit_ns)) };
         self.advance(submit_ns);
-        match self.list[index].start(submit_ns, cmd, read_out) {
+        let (ns, _) = self.slots[index].as_mut().expect("attached");
+        match ns.start(submit_ns, cmd, read_out) {
             Started::Pending(tag) => Started::Pending(Self::tag(index, tag)),
             done => done,
         }
     }
+    fn manage_namespaces(&mut self, submit_ns: Nanos, op: &NamespaceOp) -> (Result<u32, AdminError>, Nanos) {
+        let complete_ns = submit_ns.saturating_add(self.admin_ns());
+        let result = match *op {
+            NamespaceOp::Create(request) => self.create(&request),
+            NamespaceOp::Delete(nsid) => self.delete(nsid, submit_ns).map(|()| nsid),
+            NamespaceOp::Attach(nsid) => self.set_attached(nsid, true).map(|()| nsid),
+            NamespaceOp::Detach(nsid) => self.set_attached(nsid, false).map(|()| nsid),
+        };
+        (result, complete_ns)
+    }
     fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
-        let Some(index) = self.index(nsid) else { return invalid_namespace(&self.config, submit_ns) };
+        let Some(index) = self.index(nsid) else { return self.not_attached(nsid, submit_ns) };
         self.advance(submit_ns);
-        self.list[index].submit(submit_ns, cmd, read_out)
+        let (ns, _) = self.slots[index].as_mut().expect("attached");
+        ns.submit(submit_ns, cmd, read_out)
     }
 }
 
@@ -329,8 +489,8 @@ mod tests {
     #[test]
     fn the_namespaces_program_their_own_blocks_of_one_array() {
         let mut dev = Namespaces::new(two_namespaces()).unwrap();
-        let shares: Vec<u32> = dev.list.iter().map(|ns| ns.front.core().config.flash.blocks_per_plane).collect();
-        assert_eq!(dev.list[1].front.core().partition, Partition::new(shares[0], shares[1]));
+        let shares: Vec<u32> = dev.live().map(|(_, ns)| ns.front.core().config.flash.blocks_per_plane).collect();
+        assert_eq!(dev.namespace(2).unwrap().front.core().partition, Partition::new(shares[0], shares[1]));
         // A whole program unit of zone 0 in each namespace: 192 KiB, on the zone's first die.
         let mut t = 0;
         for (nsid, lbas) in [(1, 4u32), (2, 32)] {
@@ -341,7 +501,7 @@ mod tests {
             }
         }
         dev.advance(t + 1_000_000_000);
-        let ssd = dev.list[0].ssd();
+        let ssd = dev.namespace(1).unwrap().ssd();
         let written = |block: u32| {
             (0..ssd.flash().geometry().dies_total()).any(|die| ssd.flash().pages_written(die, 0, block) > 0)
         };
@@ -386,9 +546,15 @@ mod tests {
     #[test]
     fn a_page_mapped_namespace_collects_garbage_beside_a_zoned_one() {
         let mut dev = Namespaces::new(zoned_beside_page_mapped()).unwrap();
-        assert!(with_front!(&dev.list[1].front, f => f.ftl_counters()).is_some(), "NSID 2 is page-mapped");
-        assert!(with_front!(&dev.list[0].front, f => f.ftl_counters()).is_none(), "NSID 1 is zoned");
-        let (zoned, nvm) = (dev.list[0].front.core().layout.zones, dev.list[1].front.core().layout.nsze_lbas);
+        assert!(
+            with_front!(&dev.namespace(2).unwrap().front, f => f.ftl_counters()).is_some(),
+            "NSID 2 is page-mapped"
+        );
+        assert!(with_front!(&dev.namespace(1).unwrap().front, f => f.ftl_counters()).is_none(), "NSID 1 is zoned");
+        let (zoned, nvm) = (
+            dev.namespace(1).unwrap().front.core().layout.zones,
+            dev.namespace(2).unwrap().front.core().layout.nsze_lbas,
+        );
         assert_eq!(zoned, 4);
         // Random 128 KiB overwrites of the whole NVM namespace, three times over.
         let mut rng = zonelab_sim::SimRng::new(7);
@@ -399,11 +565,11 @@ mod tests {
             assert_eq!(c.status, Status::Success);
             t = c.complete_ns;
         }
-        let gc = with_front!(&dev.list[1].front, f => f.ftl_counters()).unwrap();
-        let shares: Vec<u32> = dev.list.iter().map(|ns| ns.front.core().config.flash.blocks_per_plane).collect();
+        let gc = with_front!(&dev.namespace(2).unwrap().front, f => f.ftl_counters()).unwrap();
+        let shares: Vec<u32> = dev.live().map(|(_, ns)| ns.front.core().config.flash.blocks_per_plane).collect();
         eprintln!("blocks per plane {shares:?}; after 3 overwrites of NSID 2: {gc:?}");
         assert!(gc.victims > 0 && gc.write_amplification > 1.05, "{gc:?} {shares:?}");
-        with_front!(&dev.list[1].front, f => f.check_ftl());
+        with_front!(&dev.namespace(2).unwrap().front, f => f.check_ftl());
         // Its zoned neighbour still takes sequential writes; its zone lives on its own blocks.
         let c = dev.submit_in(1, t, &write(0, 32), None);
         assert_eq!(c.status, Status::Success);
@@ -466,5 +632,228 @@ mod tests {
         assert!(shared.0 > alone.0 * 3 / 2, "reader alone {alone:?} vs with namespace 2 written {shared:?}");
         let again = read_latency_ns(&mut Namespaces::new(two_namespaces()).unwrap(), None, 2);
         assert_eq!(again, shared, "deterministic");
+    }
+}
+
+/// Namespace Management on a drive: capacity, NSIDs, attachment.
+#[cfg(test)]
+pub(super) mod management_tests {
+    use super::*;
+    use crate::command::{CmdResult, Payload, ReadPattern};
+    use crate::config::namespaces::CommandSet;
+
+    /// A zn540 of 24 blocks per plane (a 1152 MiB row each) in data mode:
+    /// NSID 1, 4 zones of 2 GiB, holds them all, as a drive ships.
+    pub(super) fn small_zn540() -> DeviceConfig {
+        let opts = crate::DeviceOptions { zones: Some(4), data: true, ..Default::default() };
+        let mut config = opts.apply(crate::preset("zn540").unwrap()).unwrap();
+        config.flash.blocks_per_plane = 24;
+        config
+    }
+
+    pub(super) fn zoned(zones: u64, lba_bytes: u32) -> NamespaceRequest {
+        let nsze = zones * (2 << 30) / u64::from(lba_bytes);
+        NamespaceRequest { nsze, ncap: nsze, lba_bytes, command_set: CommandSet::Zoned }
+    }
+
+    pub(super) fn nvm(bytes: u64, lba_bytes: u32) -> NamespaceRequest {
+        let nsze = bytes / u64::from(lba_bytes);
+        NamespaceRequest { nsze, ncap: nsze, lba_bytes, command_set: CommandSet::Nvm }
+    }
+
+    fn status(r: Result<impl std::fmt::Debug, AdminError>) -> AdminStatus {
+        r.expect_err("refused").status
+    }
+
+    #[test]
+    fn creating_until_full_then_deleting_gives_the_capacity_back() {
+        let mut dev = Namespaces::new(small_zn540()).unwrap();
+        let row = dev.drive().row_bytes();
+        assert_eq!(row, 1152 << 20);
+        assert_eq!((dev.drive().free_blocks_per_plane(), dev.drive().capacity_bytes()), (0, 24 * row));
+        assert_eq!(status(dev.create(&zoned(1, 4096))), AdminStatus::InsufficientCapacity, "NSID 1 holds it all");
+        dev.delete(1, 0).unwrap();
+        assert_eq!(dev.drive().unallocated_bytes(), 24 * row);
+        assert_eq!(dev.create(&zoned(8, 4096)), Ok(1), "the lowest free NSID");
+        assert_eq!(dev.drive().free_blocks_per_plane(), 16, "a block per plane per zone");
+        // 4 GiB of data (4 rows) plus the FTL's reserve: gc_free_blocks_target (4) and one.
+        assert_eq!(dev.create(&nvm(4 << 30, 512)), Ok(2));
+        assert_eq!(dev.drive().free_blocks_per_plane(), 7);
+        let e = dev.create(&nvm(4 << 30, 4096)).unwrap_err();
+        assert_eq!(e.status, AdminStatus::InsufficientCapacity);
+        assert!(e.detail.contains("9 blocks per plane") && e.detail.contains("only 7 are free"), "{e}");
+        assert_eq!(dev.create(&zoned(7, 4096)), Ok(3));
+        assert_eq!(status(dev.create(&zoned(1, 512))), AdminStatus::InsufficientCapacity);
+        dev.delete(1, 0).unwrap();
+        assert_eq!(dev.drive().free_blocks_per_plane(), 8);
+        assert_eq!(status(dev.create(&nvm(4 << 30, 4096))), AdminStatus::InsufficientCapacity, "9 > 8");
+        assert_eq!(dev.create(&zoned(8, 4096)), Ok(1), "NSID 1 again, on the blocks it freed");
+        assert_eq!(dev.namespace(1).unwrap().front.core().partition, Partition::new(0, 8));
+        dev.delete(0xFFFF_FFFF, 0).unwrap();
+        assert_eq!((dev.drive().free_blocks_per_plane(), dev.allocated().count()), (24, 0));
+    }
+
+    #[test]
+    fn bad_requests_get_the_statuses_a_controller_gives() {
+        let mut dev = Namespaces::new(small_zn540()).unwrap();
+        dev.delete(1, 0).unwrap();
+        let mut thin = zoned(1, 4096);
+        thin.ncap -= 1;
+        assert_eq!(status(dev.create(&thin)), AdminStatus::ThinProvisioningNotSupported);
+        thin.ncap = thin.nsze + 1;
+        assert_eq!(status(dev.create(&thin)), AdminStatus::InvalidField);
+        assert_eq!(status(dev.create(&NamespaceRequest { nsze: 0, ..zoned(1, 4096) })), AdminStatus::InvalidField);
+        assert_eq!(status(dev.create(&zoned(1, 1024))), AdminStatus::InvalidFormat);
+        let odd = NamespaceRequest { nsze: (1 << 21) + 1, ncap: (1 << 21) + 1, ..nvm(0, 512) };
+        let e = dev.create(&odd).unwrap_err();
+        assert!(e.status == AdminStatus::InvalidField && e.detail.contains("use a multiple of"), "{e}");
+        let mut config = small_zn540();
+        config.nvm_ftl = None;
+        let mut no_ftl = Namespaces::new(config).unwrap();
+        no_ftl.delete(1, 0).unwrap();
+        assert_eq!(status(no_ftl.create(&nvm(1 << 30, 4096))), AdminStatus::IoCommandSetNotSupported);
+        for nsid in [0, NAMESPACES_MAX + 1] {
+            assert_eq!(status(dev.delete(nsid, 0)), AdminStatus::InvalidNamespace, "NSID {nsid}");
+        }
+        assert_eq!(status(dev.delete(1, 0)), AdminStatus::InvalidField, "unallocated");
+        assert_eq!(status(dev.set_attached(1, true)), AdminStatus::InvalidField, "unallocated");
+        // Every NSID taken: the seventeenth create has none.
+        let mut config = small_zn540();
+        config.flash.blocks_per_plane = 40;
+        let mut many = Namespaces::new(config).unwrap();
+        many.delete(1, 0).unwrap();
+        for nsid in 1..=NAMESPACES_MAX {
+            assert_eq!(many.create(&zoned(1, 4096)), Ok(nsid));
+        }
+        assert_eq!(status(many.create(&zoned(1, 4096))), AdminStatus::IdUnavailable);
+    }
+
+    fn read_pattern(dev: &mut Namespaces, nsid: u32, at: Nanos, slba: u64, nlb: u32) -> (Status, Option<u8>, Nanos) {
+        let c = dev.submit_in(nsid, at, &Command::Read { slba, nlb }, None);
+        let pattern = match c.result {
+            CmdResult::Read(ReadPattern::Uniform(b)) => Some(b),
+            _ => None,
+        };
+        (c.status, pattern, c.complete_ns)
+    }
+
+    #[test]
+    fn a_created_nvm_namespace_beside_a_zoned_one_takes_writes_and_reads_back() {
+        let mut dev = Namespaces::new(small_zn540()).unwrap();
+        dev.delete(1, 0).unwrap();
+        assert_eq!(dev.create(&zoned(4, 4096)), Ok(1));
+        assert_eq!(dev.create(&nvm(4 << 30, 512)), Ok(2));
+        let write = |slba, nlb, byte| Command::Write { slba, nlb, payload: Payload::Pattern(byte), fua: false };
+        // Detached: the NSID is allocated but inactive (Invalid Field); NSID 3 is not allocated.
+        assert_eq!(dev.submit_in(2, 0, &write(0, 8, 1), None).status, Status::InvalidField);
+        assert_eq!(dev.submit_in(3, 0, &write(0, 8, 1), None).status, Status::InvalidNamespace);
+        dev.set_attached(1, true).unwrap();
+        dev.set_attached(2, true).unwrap();
+        assert_eq!(status(dev.set_attached(2, true)), AdminStatus::AlreadyAttached);
+        let nvm_layout = dev.layout_in(2).unwrap().clone();
+        assert_eq!((nvm_layout.lba_bytes, nvm_layout.nsze_lbas), (512, 8 << 20));
+        assert_eq!(nvm_layout.conventional_zones, nvm_layout.zones, "NVM: no write pointer");
+        let mut t = 0;
+        // Random-order writes to the NVM namespace, sequential ones to the zoned one, interleaved.
+        for (i, slba) in (0u8..).zip([4096u64, 0, (8 << 20) - 256, 77 * 512]) {
+            let c = dev.submit_in(2, t, &write(slba, 256, 10 + i), None);
+            assert_eq!(c.status, Status::Success, "NVM write at {slba}");
+            let c = dev.submit_in(1, c.complete_ns, &write(u64::from(i) * 32, 32, 20 + i), None);
+            assert_eq!(c.status, Status::Success);
+            t = c.complete_ns;
+        }
+        for (i, slba) in (0u8..).zip([4096u64, 0, (8 << 20) - 256, 77 * 512]) {
+            let (s, pattern, at) = read_pattern(&mut dev, 2, t, slba, 256);
+            assert_eq!((s, pattern), (Status::Success, Some(10 + i)), "NVM read at {slba}");
+            let (s, pattern, at) = read_pattern(&mut dev, 1, at, u64::from(i) * 32, 32);
+            assert_eq!((s, pattern), (Status::Success, Some(20 + i)));
+            t = at;
+        }
+        dev.set_attached(2, false).unwrap();
+        assert_eq!(status(dev.set_attached(2, false)), AdminStatus::NotAttached);
+        assert_eq!(read_pattern(&mut dev, 2, t, 0, 8).0, Status::InvalidField, "detached again");
+    }
+
+    #[test]
+    fn deleted_blocks_are_erased_on_their_dies_and_written_again() {
+        let mut dev = Namespaces::new(small_zn540()).unwrap();
+        let write = |slba, nlb| Command::Write { slba, nlb, payload: Payload::Pattern(3), fua: false };
+        // A whole program unit of zone 0 (192 KiB), so that a block is written.
+        let mut t = 0;
+        for piece in 0..6u64 {
+            t = dev.submit_in(1, t, &write(piece * 8, 8), None).complete_ns;
+        }
+        dev.advance(t + 1_000_000_000);
+        let before = dev.flash_counters();
+        assert!(before.programs >= 1);
+        let at = t + 1_000_000_000;
+        dev.delete(1, at).unwrap();
+        let after = dev.flash_counters();
+        assert_eq!(after.erases - before.erases, 1, "the one written block (every plane of its die)");
+        // The same blocks, as a new namespace: its first program finds them erased.
+        assert_eq!(dev.create(&zoned(4, 4096)), Ok(1));
+        dev.set_attached(1, true).unwrap();
+        let mut t = at;
+        for piece in 0..6u64 {
+            let c = dev.submit_in(1, t, &write(piece * 8, 8), None);
+            assert_eq!(c.status, Status::Success);
+            t = c.complete_ns;
+        }
+        dev.advance(t + 1_000_000_000);
+        assert!(dev.flash_counters().programs > after.programs);
+        // The erase held the die: the new namespace's program waited for it.
+        assert!(t > at, "{t} {at}");
+    }
+}
+
+/// What a delete costs the namespaces that stay.
+#[cfg(test)]
+mod delete_cost_tests {
+    use super::management_tests::{nvm, small_zn540, zoned};
+    use super::*;
+    use crate::command::Payload;
+
+    /// Latency of a 4 KiB read of NVM namespace 2 at `at_ns`.
+    fn read_ns(dev: &mut Namespaces, at_ns: Nanos) -> Nanos {
+        let c = dev.submit_in(2, at_ns, &Command::Read { slba: 0, nlb: 8 }, None);
+        assert_eq!(c.status, Status::Success);
+        c.latency_ns()
+    }
+
+    #[test]
+    fn deleting_a_written_zoned_namespace_erases_on_the_shared_dies() {
+        let mut dev = Namespaces::new(small_zn540()).unwrap();
+        dev.delete(1, 0).unwrap();
+        assert_eq!(dev.create(&zoned(2, 4096)), Ok(1));
+        assert_eq!(dev.create(&nvm(4 << 30, 512)), Ok(2));
+        dev.set_attached(1, true).unwrap();
+        dev.set_attached(2, true).unwrap();
+        // 4 MiB of the NVM namespace, so that its first blocks are in flash (not in its buffer).
+        let mut t = 0;
+        for slba in (0..8192u64).step_by(256) {
+            let write = Command::Write { slba, nlb: 256, payload: Payload::None, fua: false };
+            t = dev.submit_in(2, t, &write, None).complete_ns;
+        }
+        // Zone 0 of namespace 1 written whole (1077 MiB of 128 KiB writes): a block on every plane.
+        let zcap = dev.layout_in(1).unwrap().zcap_lbas;
+        for slba in (0..zcap).step_by(32) {
+            let nlb = (zcap - slba).min(32) as u32;
+            t = dev
+                .submit_in(1, t, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None)
+                .complete_ns;
+        }
+        let settled = t + 1_000_000_000;
+        dev.advance(settled);
+        let before = read_ns(&mut dev, settled);
+        let erases = dev.flash_counters().erases;
+        let delete_at = settled + 1_000_000;
+        dev.delete(1, delete_at).unwrap();
+        let erased = dev.flash_counters().erases - erases;
+        let after = read_ns(&mut dev, delete_at);
+        let later = read_ns(&mut dev, delete_at + 100_000_000);
+        eprintln!("delete of a zoned namespace with one full zone: {erased} erases; a 4 KiB read of the NVM namespace: {before} ns before, {after} ns right after, {later} ns 100 ms later");
+        assert_eq!(erased, 16, "the zone's block on each of the 16 dies (every plane at once)");
+        // The read suspends the erase on its die (zn540: reads take priority): it waits, less than an erase.
+        assert!(after > before + 100_000 && after < before + 3_500_000 && later == before, "{before} {after} {later}");
     }
 }

@@ -115,6 +115,11 @@ impl Partition {
         Self { first_block, blocks }
     }
 
+    /// The first block of every plane it holds, and how many.
+    pub(crate) fn range(self) -> (u32, u32) {
+        (self.first_block, self.blocks)
+    }
+
     /// The array's number of the namespace's block `block`.
     #[inline(always)]
     pub(crate) fn block(self, block: u32) -> u32 {

@@ -118,6 +118,108 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// The statuses of Namespace Management and Namespace Attachment (NVMe Base
+/// 2.0, Figures 101 and 102) besides success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AdminStatus {
+    /// Invalid Command Opcode: the device has no Namespace Management.
+    InvalidOpcode,
+    /// Invalid Field in Command (a bad size, an unallocated NSID...).
+    InvalidField,
+    /// Invalid Namespace or Format: an NSID that is not valid (0, above NN).
+    InvalidNamespace,
+    /// I/O Command Set Not Supported: a CSI the drive cannot create.
+    IoCommandSetNotSupported,
+    /// Invalid Format: FLBAS names no LBA format of the controller.
+    InvalidFormat,
+    /// Namespace Insufficient Capacity: no free range of blocks fits it.
+    InsufficientCapacity,
+    /// Namespace Identifier Unavailable: every NSID is allocated.
+    IdUnavailable,
+    /// Namespace Already Attached.
+    AlreadyAttached,
+    /// Namespace Not Attached.
+    NotAttached,
+    /// Thin Provisioning Not Supported: NCAP below NSZE.
+    ThinProvisioningNotSupported,
+    /// Controller List Invalid.
+    ControllerListInvalid,
+}
+
+impl AdminStatus {
+    /// Status Code Type: 0 generic, 1 command specific.
+    pub fn sct(self) -> u8 {
+        match self {
+            AdminStatus::InvalidOpcode
+            | AdminStatus::InvalidField
+            | AdminStatus::InvalidNamespace
+            | AdminStatus::IoCommandSetNotSupported => 0,
+            _ => 1,
+        }
+    }
+
+    /// Status Code.
+    pub fn sc(self) -> u8 {
+        match self {
+            AdminStatus::InvalidOpcode => 0x01,
+            AdminStatus::InvalidField => 0x02,
+            AdminStatus::InvalidNamespace => 0x0B,
+            AdminStatus::IoCommandSetNotSupported => 0x29,
+            AdminStatus::InvalidFormat => 0x0A,
+            AdminStatus::InsufficientCapacity => 0x15,
+            AdminStatus::IdUnavailable => 0x16,
+            AdminStatus::AlreadyAttached => 0x18,
+            AdminStatus::NotAttached => 0x1A,
+            AdminStatus::ThinProvisioningNotSupported => 0x1B,
+            AdminStatus::ControllerListInvalid => 0x1C,
+        }
+    }
+
+    /// `SCT << 8 | SC`.
+    pub fn code(self) -> u16 {
+        u16::from(self.sct()) << 8 | u16::from(self.sc())
+    }
+
+    /// The name traces use.
+    pub fn name(self) -> &'static str {
+        match self {
+            AdminStatus::InvalidOpcode => "invalid_opcode",
+            AdminStatus::InvalidField => "invalid_field",
+            AdminStatus::InvalidNamespace => "invalid_namespace",
+            AdminStatus::IoCommandSetNotSupported => "io_command_set_not_supported",
+            AdminStatus::InvalidFormat => "invalid_format",
+            AdminStatus::InsufficientCapacity => "namespace_insufficient_capacity",
+            AdminStatus::IdUnavailable => "namespace_id_unavailable",
+            AdminStatus::AlreadyAttached => "namespace_already_attached",
+            AdminStatus::NotAttached => "namespace_not_attached",
+            AdminStatus::ThinProvisioningNotSupported => "thin_provisioning_not_supported",
+            AdminStatus::ControllerListInvalid => "controller_list_invalid",
+        }
+    }
+}
+
+/// A refused Namespace Management or Attachment: its status and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminError {
+    /// The status the controller answers.
+    pub status: AdminStatus,
+    /// What was wrong, for a person.
+    pub detail: String,
+}
+
+impl AdminError {
+    /// `status`, because of `detail`.
+    pub fn new(status: AdminStatus, detail: impl Into<String>) -> Self {
+        Self { status, detail: detail.into() }
+    }
+}
+
+impl std::fmt::Display for AdminError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.status.name(), self.detail)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

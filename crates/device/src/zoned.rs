@@ -7,12 +7,13 @@
 //! implement it; a second namespace, an FDP or ZRWA model or a pass-through to
 //! a real zoned drive would be further implementations.
 
+use crate::config::namespaces::NamespaceRequest;
 use crate::config::{DeviceConfig, Layout};
 use crate::counters::DeviceCounters;
 use crate::device::Device;
 use crate::front::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
 use crate::power::PowerCutReport;
-use crate::status::Status;
+use crate::status::{AdminError, AdminStatus, Status};
 use crate::zone::{ZoneState, ZoneTable};
 use zonelab_flash::FlashCounters;
 use zonelab_sim::Nanos;
@@ -108,6 +109,16 @@ pub trait ZonedDevice {
         Err(Status::InvalidNamespace)
     }
 
+    /// Namespace Management or Attachment `op` at `submit_ns`: the NSID it
+    /// created or addressed, and when it completes. Only a device of
+    /// several namespaces ([`crate::Namespaces`]) has them; another answers
+    /// Invalid Command Opcode at once.
+    fn manage_namespaces(&mut self, submit_ns: Nanos, op: &NamespaceOp) -> (Result<u32, AdminError>, Nanos) {
+        let _ = op;
+        let detail = "a device of one namespace has no Namespace Management (give it [[namespaces]])";
+        (Err(AdminError::new(AdminStatus::InvalidOpcode, detail)), submit_ns)
+    }
+
     /// [`ZonedDevice::submit`] on namespace `nsid`.
     fn submit_in(&mut self, nsid: u32, submit_ns: Nanos, cmd: &Command<'_>, read_out: Option<&mut [u8]>) -> Completion {
         if nsid == 1 {
@@ -115,6 +126,20 @@ pub trait ZonedDevice {
         }
         invalid_namespace(self.config(), submit_ns)
     }
+}
+
+/// A Namespace Management or Attachment command
+/// ([`ZonedDevice::manage_namespaces`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamespaceOp {
+    /// Namespace Management, create.
+    Create(NamespaceRequest),
+    /// Namespace Management, delete (0xFFFFFFFF: every namespace).
+    Delete(u32),
+    /// Namespace Attachment, attach.
+    Attach(u32),
+    /// Namespace Attachment, detach.
+    Detach(u32),
 }
 
 /// The completion of a command to an inactive namespace: the controller

@@ -5,6 +5,7 @@
 //! `s` is mutated from `SimRng::fork(s, i)` alone.
 
 pub mod mutate;
+pub mod nsmgmt;
 pub mod nvme_commands;
 pub mod targets;
 pub mod znsplus;
@@ -31,7 +32,7 @@ pub struct Target {
 }
 
 /// Every target, in the order `all` fuzzes them.
-pub const TARGETS: [Target; 8] = [
+pub const TARGETS: [Target; 9] = [
     Target { name: "trace", run: targets::trace, generate: None },
     Target { name: "fio", run: targets::fio, generate: None },
     Target { name: "iolog", run: targets::iolog, generate: None },
@@ -40,6 +41,7 @@ pub const TARGETS: [Target; 8] = [
     Target { name: "ublk", run: targets::ublk, generate: None },
     Target { name: "nvme-tcp", run: targets::nvme_tcp, generate: Some(nvme_commands::generate) },
     Target { name: "znsplus", run: znsplus::run_text, generate: Some(znsplus::generate) },
+    Target { name: "nsmgmt", run: nsmgmt::run_text, generate: Some(nsmgmt::generate) },
 ];
 
 /// The target called `name`, if there is one.

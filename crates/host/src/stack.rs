@@ -157,13 +157,17 @@ impl HostConfig {
             // ZNS-Study's machine: one job's 4 KiB sequential reads at QD 1 take
             // 13.6 µs each (73.5 K/s) against a latency of 10.3 µs: 3.3 µs per
             // I/O outside it; psync writes at QD 1: 21.6 µs each against 20.4 µs
-            // of latency. At depth, io_getevents returns completions in batches:
-            // one job under none tops out at 292-295 K reads/s (seed 001's
-            // conventional namespace, QD 64-1024: 3.39 µs of its CPU per I/O),
-            // under mq-deadline at 246-255 K/s (its zoned namespace: 0.58 µs
-            // more, the insert into the scheduler).
+            // of latency. At depth, io_getevents returns completions in batches,
+            // and mq-deadline's insert takes the submitting thread 0.58 µs: one
+            // job's reads top out at 292-295 K/s under none (seed 001's
+            // conventional namespace) and 246-255 K/s under mq-deadline (its
+            // zoned namespace). A batched completion's 2.13 µs would meet both
+            // plateaus; fitted over all of ZNS-Study's rows it is 2.45 µs (270
+            // and 233 K/s), as the drive's host also slowed one-zone mq-deadline
+            // writes at QD 4-13 and sequential reads at QD 256-1024, which this
+            // host model does not (docs/calibrate.md).
             "zns-study" => Some(HostConfig {
-                engine_per_io: EnginePerIo { libaio_ns: 3_300, libaio_batched_ns: 2_130, psync_ns: 1_200 },
+                engine_per_io: EnginePerIo { libaio_ns: 3_300, libaio_batched_ns: 2_450, psync_ns: 1_200 },
                 mq_deadline_submit_ns: 580,
                 ..default
             }),

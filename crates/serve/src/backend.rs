@@ -192,6 +192,13 @@ impl<D: ZonedDevice> Backend<D> {
         now.max(self.last_submit_ns)
     }
 
+    /// The device's simulated time for something that happens at server
+    /// wall time `wall_ns` (a Namespace Management command): when a request
+    /// arriving then would enter the device.
+    pub fn device_time_ns(&self, wall_ns: Nanos) -> Nanos {
+        self.submit_time_ns(wall_ns.saturating_add(self.offset_ns))
+    }
+
     /// Keeps the device in the image at `path`: replays it first if it
     /// exists, creates it otherwise. Call before the first request.
     /// Blocks that fail their checksums are said on stderr, and reads of

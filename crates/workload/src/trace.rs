@@ -6,6 +6,9 @@
 
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
+use zonelab_device::config::namespaces::{CommandSet, NamespaceRequest};
+use zonelab_device::status::AdminError;
+use zonelab_device::zoned::NamespaceOp;
 use zonelab_device::{
     CmdResult, Command, Completion, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction, ZoneState,
     ZonedDevice,
@@ -179,6 +182,15 @@ pub enum LineError {
         /// The entry found.
         got: Value,
     },
+    /// create_ns with a `command_set` that is not one.
+    #[error("\"command_set\" must be zoned or nvm, got \"{got}\"")]
+    BadCommandSet {
+        /// The command set as written.
+        got: String,
+    },
+    /// create_ns with an `nsid`: the device picks it.
+    #[error("create_ns takes no \"nsid\": the device picks the lowest free one and the result gives it")]
+    NsidOfCreate,
     /// tl_open on a namespace whose zones are larger than its bitmap covers.
     #[error("tl_open supports zones of at most {} blocks; this one has {zone_blocks}", TL_ZONE_BLOCKS_MAX)]
     ZoneTooLargeForTl {
@@ -260,6 +272,12 @@ enum Op {
         valid: Vec<u64>,
     },
     IdentifyMapping,
+    /// Namespace Management: create (its NSID in the result).
+    CreateNs(NamespaceRequest),
+    /// Namespace Management: delete `nsid` (4294967295: every namespace).
+    DeleteNs,
+    /// Namespace Attachment: attach (true) or detach `nsid`.
+    AttachNs(bool),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -323,12 +341,15 @@ fn op_keys(op: &str) -> Option<&'static [&'static str]> {
         "simple_copy" => &["ranges", "sdlba"],
         "tl_open" => &["zslba", "valid"],
         "identify_mapping" => &[],
+        "create_ns" => &["nsze", "ncap", "lba_bytes", "command_set"],
+        "delete_ns" | "attach_ns" | "detach_ns" => &[],
         _ => return None,
     })
 }
 
 const OPS: &str = "identify, write, write_zeroes, append, read, flush, zone_mgmt, report_zones, set_zone_state, \
-                   wait, power_cut, zone_compaction, simple_copy, tl_open, identify_mapping";
+                   wait, power_cut, zone_compaction, simple_copy, tl_open, identify_mapping, create_ns, delete_ns, \
+                   attach_ns, detach_ns";
 
 /// Largest zone capacity a tl_open bitmap may cover (the device's limit too).
 const TL_ZONE_BLOCKS_MAX: u64 = zonelab_device::znsplus::TL_ZONE_BLOCKS_MAX;
@@ -468,6 +489,7 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
             Op::TlOpen { zslba, valid }
         }
         "identify_mapping" => Op::IdentifyMapping,
+        "create_ns" | "delete_ns" | "attach_ns" | "detach_ns" => parse_namespace_op(&name, &f)?,
         _ => unreachable!("op_keys accepted it"),
     };
     let pattern = match f.u64("pattern")? {
@@ -483,6 +505,37 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
         pattern,
         nsid,
     })
+}
+
+/// Namespace Management and Attachment: `create_ns` takes no `nsid` (the
+/// device picks it), the others need one.
+fn parse_namespace_op(name: &str, f: &Fields<'_>) -> Result<Op, LineError> {
+    let has_nsid = f.obj.contains_key("nsid");
+    Ok(match name {
+        "create_ns" if has_nsid => return Err(LineError::NsidOfCreate),
+        "create_ns" => Op::CreateNs(parse_create_ns(f)?),
+        _ if !has_nsid => return Err(LineError::Missing { key: "nsid" }),
+        "delete_ns" => Op::DeleteNs,
+        "attach_ns" => Op::AttachNs(true),
+        _ => Op::AttachNs(false),
+    })
+}
+
+/// `create_ns`: `nsze` LBAs (required), `ncap` (NSZE if absent),
+/// `lba_bytes` (4096 if absent; the device answers invalid_format for
+/// another than 512 or 4096) and `command_set` ("zoned" if absent, or "nvm").
+fn parse_create_ns(f: &Fields<'_>) -> Result<NamespaceRequest, LineError> {
+    let nsze = f.req_u64("nsze")?;
+    let lba_bytes = match f.u64("lba_bytes")? {
+        None => 4096,
+        Some(v) => u32::try_from(v).map_err(|_| LineError::TooLargeU32 { key: "lba_bytes", value: v })?,
+    };
+    let command_set = match f.str("command_set")?.unwrap_or("zoned") {
+        "zoned" => CommandSet::Zoned,
+        "nvm" => CommandSet::Nvm,
+        other => return Err(LineError::BadCommandSet { got: other.to_string() }),
+    };
+    Ok(NamespaceRequest { nsze, ncap: f.u64("ncap")?.unwrap_or(nsze), lba_bytes, command_set })
 }
 
 fn parse_zone_mgmt(f: &Fields<'_>) -> Result<Op, LineError> {
@@ -541,12 +594,6 @@ pub fn run_trace_from<D: ZonedDevice + ?Sized, R: BufRead, W: Write>(
     let mut now_ns: Nanos = start_ns;
     let mut text = String::new();
     let mut line_no = 0usize;
-    // An inactive namespace's commands fail at the device; parse them with namespace 1's geometry.
-    let layouts: Vec<(u32, u64)> = (1..=device.namespace_count())
-        .filter_map(|nsid| device.layout_in(nsid))
-        .map(|l| (l.zones, l.zcap_lbas))
-        .collect();
-    let geometry = |nsid: u32| layouts.get(nsid.wrapping_sub(1) as usize).copied().unwrap_or(layouts[0]);
     loop {
         text.clear();
         let read = std::io::Read::take(&mut input, LINE_BYTES_MAX as u64 + 1).read_line(&mut text);
@@ -569,6 +616,13 @@ pub fn run_trace_from<D: ZonedDevice + ?Sized, R: BufRead, W: Write>(
         if text.trim().is_empty() {
             continue;
         }
+        // Namespaces come and go (create_ns, delete_ns): each line is parsed
+        // with the geometry of the moment. An inactive namespace's commands
+        // fail at the device; they are parsed with the first active one's.
+        let geometry = |nsid: u32| {
+            let first = (1..=device.namespace_count()).find_map(|n| device.layout_in(n));
+            device.layout_in(nsid).or(first).map_or((0, 0), |l| (l.zones, l.zcap_lbas))
+        };
         let line = match parse_line(text.trim(), &geometry) {
             Ok(l) => l,
             Err(message) => {
@@ -645,12 +699,48 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
             times(&mut map, submit_ns, submit_ns + ns);
             return (map, submit_ns + ns);
         }
+        Op::CreateNs(_) | Op::DeleteNs | Op::AttachNs(_) => return manage(device, line, submit_ns, map),
     };
     let completion = device.submit_in(line.nsid, submit_ns, &cmd, None);
     status_fields(&mut map, completion.status);
     result_fields(&mut map, &completion);
     times(&mut map, completion.submit_ns, completion.complete_ns);
     (map, completion.complete_ns)
+}
+
+/// Namespace Management and Attachment: the status (the device's admin
+/// status names), a created namespace's NSID, the controller's time.
+fn manage<D: ZonedDevice + ?Sized>(
+    device: &mut D,
+    line: &Line,
+    submit_ns: Nanos,
+    mut map: Map<String, Value>,
+) -> (Map<String, Value>, Nanos) {
+    let op = match line.op {
+        Op::CreateNs(request) => NamespaceOp::Create(request),
+        Op::DeleteNs => NamespaceOp::Delete(line.nsid),
+        Op::AttachNs(true) => NamespaceOp::Attach(line.nsid),
+        Op::AttachNs(false) => NamespaceOp::Detach(line.nsid),
+        _ => unreachable!("execute sends only the namespace ops here"),
+    };
+    let (result, complete_ns) = device.manage_namespaces(submit_ns, &op);
+    if let (NamespaceOp::Create(_), Ok(nsid)) = (op, &result) {
+        map.insert("nsid".into(), (*nsid).into());
+    }
+    admin_status_fields(&mut map, result.map(drop));
+    times(&mut map, submit_ns, complete_ns);
+    (map, complete_ns)
+}
+
+fn admin_status_fields(map: &mut Map<String, Value>, result: Result<(), AdminError>) {
+    let Err(e) = result else { return status_fields(map, Status::Success) };
+    map.insert("status".into(), e.status.name().into());
+    map.insert("sct".into(), e.status.sct().into());
+    map.insert("sc".into(), e.status.sc().into());
+    map.insert("dnr".into(), true.into());
+    if !e.detail.is_empty() {
+        map.insert("detail".into(), e.detail.into());
+    }
 }
 
 fn times(map: &mut Map<String, Value>, submit_ns: Nanos, complete_ns: Nanos) {
@@ -745,6 +835,82 @@ mod tests {
         assert_eq!(lines[3]["pattern"], 7);
         assert_eq!((lines[4]["status"].as_str(), lines[4]["sc"].as_u64()), (Some("invalid_namespace"), Some(11)));
         assert_eq!(lines[5]["status"], "invalid_namespace");
+    }
+
+    /// A zn540 of 24 blocks per plane with one `[[namespaces]]` entry of
+    /// 4 zones of 64 MiB (48 MiB capacity) that holds them all.
+    fn managed() -> zonelab_device::Namespaces {
+        let opts = DeviceOptions {
+            zones: Some(4),
+            zone_size_bytes: Some(64 << 20),
+            zone_capacity_bytes: Some(48 << 20),
+            data: true,
+            ..Default::default()
+        };
+        let mut config = opts.apply(preset("zn540").unwrap()).unwrap();
+        config.flash.blocks_per_plane = 24;
+        config.namespaces = vec![zonelab_device::NamespaceEntry::default()];
+        zonelab_device::Namespaces::new(config).unwrap()
+    }
+
+    fn run_lines(dev: &mut dyn ZonedDevice, trace: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        run_trace(dev, trace.as_bytes(), &mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    #[test]
+    fn namespaces_are_created_attached_used_and_deleted() {
+        let trace = concat!(
+            "{\"op\":\"create_ns\",\"nsze\":16384}\n",
+            "{\"op\":\"delete_ns\",\"nsid\":1}\n",
+            "{\"op\":\"create_ns\",\"nsze\":8388608,\"lba_bytes\":512,\"command_set\":\"nvm\"}\n",
+            "{\"op\":\"create_ns\",\"nsze\":32768}\n",
+            "{\"op\":\"write\",\"slba\":800,\"nlb\":8,\"pattern\":5}\n",
+            "{\"op\":\"attach_ns\",\"nsid\":1}\n",
+            "{\"op\":\"attach_ns\",\"nsid\":2}\n",
+            "{\"op\":\"write\",\"slba\":800,\"nlb\":8,\"pattern\":5}\n",
+            "{\"op\":\"write\",\"slba\":0,\"nlb\":8,\"pattern\":6,\"nsid\":2}\n",
+            "{\"op\":\"read\",\"slba\":800,\"nlb\":8}\n",
+            "{\"op\":\"report_zones\",\"nsid\":2}\n",
+            "{\"op\":\"detach_ns\",\"nsid\":2}\n",
+            "{\"op\":\"detach_ns\",\"nsid\":2}\n",
+            "{\"op\":\"create_ns\",\"nsze\":16384,\"lba_bytes\":1024}\n",
+            "{\"op\":\"delete_ns\",\"nsid\":4294967295}\n",
+        );
+        let lines = run_lines(&mut managed(), trace);
+        let status = |i: usize| lines[i]["status"].as_str().unwrap().to_string();
+        assert_eq!(status(0), "namespace_insufficient_capacity", "NSID 1 holds the drive");
+        assert!(lines[0]["detail"].as_str().unwrap().contains("blocks per plane"), "{}", lines[0]);
+        assert_eq!(status(1), "success");
+        assert_eq!((status(2).as_str(), lines[2]["nsid"].as_u64()), ("success", Some(1)), "NSID 1 reused");
+        assert_eq!((status(3).as_str(), lines[3]["nsid"].as_u64()), ("success", Some(2)));
+        assert_eq!((status(4).as_str(), lines[4]["sc"].as_u64()), ("invalid_field", Some(2)), "not attached");
+        assert_eq!([status(5), status(6), status(7), status(8)], ["success"; 4]);
+        assert_eq!((status(9).as_str(), lines[9]["pattern"].as_u64()), ("success", Some(5)), "NVM reads back");
+        assert_eq!(lines[10]["nr_zones"].as_u64(), Some(2), "a zoned namespace of two zones");
+        assert_eq!((status(11).as_str(), status(12).as_str()), ("success", "namespace_not_attached"));
+        assert_eq!((status(13).as_str(), lines[13]["sc"].as_u64()), ("invalid_format", Some(10)));
+        assert_eq!(status(14), "success");
+        assert!(lines[5]["complete_ns"].as_u64() > lines[5]["submit_ns"].as_u64(), "the controller's time");
+    }
+
+    #[test]
+    fn namespace_ops_are_checked_and_need_a_device_of_namespaces() {
+        let bad = [
+            ("{\"op\":\"create_ns\"}", "missing \"nsze\""),
+            ("{\"op\":\"create_ns\",\"nsze\":8,\"command_set\":\"kv\"}", "must be zoned or nvm, got \"kv\""),
+            ("{\"op\":\"create_ns\",\"nsze\":8,\"nsid\":3}", "create_ns takes no \"nsid\""),
+            ("{\"op\":\"delete_ns\"}", "missing \"nsid\""),
+            ("{\"op\":\"attach_ns\",\"nsid\":1,\"controllers\":[1]}", "unknown field \"controllers\""),
+        ];
+        for (text, message) in bad {
+            let (_, r) = run(text);
+            let e = r.unwrap_err().to_string();
+            assert!(e.starts_with("line 1: ") && e.contains(message), "{text}: {e}");
+        }
+        let lines = run_lines(&mut device(), "{\"op\":\"delete_ns\",\"nsid\":1}\n");
+        assert_eq!((lines[0]["status"].as_str(), lines[0]["sc"].as_u64()), (Some("invalid_opcode"), Some(1)));
     }
 
     fn run(trace: &str) -> (String, Result<TraceSummary, TraceError>) {

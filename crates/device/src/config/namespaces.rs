@@ -81,11 +81,80 @@ impl NamespaceEntry {
     }
 }
 
+/// What Namespace Management's create asks for: the fields of the host's
+/// data structure zonelab models (NVMe Base 2.0, §5.22: NSZE, NCAP, the
+/// LBA format FLBAS picks, and the command set CSI in CDW11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamespaceRequest {
+    /// Namespace size in logical blocks (NSZE).
+    pub nsze: u64,
+    /// Namespace capacity in logical blocks (NCAP): the size, as the drive
+    /// does not thin-provision.
+    pub ncap: u64,
+    /// Logical block size of the format chosen (512 or 4096).
+    pub lba_bytes: u32,
+    /// The I/O command set of the namespace.
+    pub command_set: CommandSet,
+}
+
+impl NamespaceRequest {
+    /// The `[[namespaces]]` entry of the namespace this asks for on the
+    /// drive `config`. A zoned one takes the drive's zone geometry and
+    /// limits, NSZE rounded up to whole zones, no conventional zone; an NVM
+    /// one is NSZE logical blocks laid out as at most [`super::ZONES_MAX`]
+    /// conventional zones of a power-of-two size each. The error says what
+    /// is wrong with NSZE.
+    pub fn entry(&self, config: &DeviceConfig) -> Result<NamespaceEntry, String> {
+        let lba = u64::from(self.lba_bytes);
+        let zones_max = u64::from(super::ZONES_MAX);
+        if self.command_set == CommandSet::Zoned {
+            let zone_lbas = (config.namespace.zone_size_bytes / lba).max(1);
+            let zones = self.nsze.div_ceil(zone_lbas);
+            let Some(zones) = u32::try_from(zones).ok().filter(|&z| u64::from(z) <= zones_max) else {
+                return Err(format!(
+                    "NSZE {} is {zones} zones of {zone_lbas} LBAs; a namespace has at most {zones_max}",
+                    self.nsze
+                ));
+            };
+            return Ok(NamespaceEntry {
+                lba_bytes: Some(self.lba_bytes),
+                zones: Some(zones),
+                conventional_zones: Some(0),
+                command_set: Some(CommandSet::Zoned),
+                ..Default::default()
+            });
+        }
+        // The largest power of two dividing NSZE is the zone size (at most 2^40 LBAs).
+        let zone_lbas = 1u64 << self.nsze.trailing_zeros().min(40);
+        let zones = self.nsze / zone_lbas;
+        let Some(zones) = u32::try_from(zones).ok().filter(|&z| u64::from(z) <= zones_max) else {
+            let multiple = (self.nsze.div_ceil(zones_max)).next_power_of_two();
+            return Err(format!(
+                "NSZE {} would be {zones} ranges of {zone_lbas} LBAs (at most {zones_max}): use a multiple of {multiple}",
+                self.nsze
+            ));
+        };
+        let zone_bytes = zone_lbas.checked_mul(lba).ok_or_else(|| format!("NSZE {} is too large", self.nsze))?;
+        Ok(NamespaceEntry {
+            lba_bytes: Some(self.lba_bytes),
+            zones: Some(zones),
+            conventional_zones: Some(zones),
+            zone_size_bytes: Some(zone_bytes),
+            zone_capacity_bytes: Some(zone_bytes),
+            max_open_zones: Some(0),
+            max_active_zones: Some(0),
+            command_set: Some(CommandSet::Nvm),
+            ..Default::default()
+        })
+    }
+}
+
 /// The error of [`Device::new`] for a device with `[[namespaces]]`.
 pub(crate) fn one_namespace_only(config: &DeviceConfig) -> ConfigError {
     ConfigError(format!(
         "the device has {} namespaces ([[namespaces]]) and this command drives one: serve them with \
-         `zonelab serve --nvme-tcp`, run a trace with `zonelab exec` (field \"nsid\"), or remove [[namespaces]]",
+         `zonelab serve --nvme-tcp`, run fio jobs on them with `zonelab run` (each job's filename=/dev/nvme0nN), \
+         run a trace with `zonelab exec` (field \"nsid\"), or remove [[namespaces]]",
         config.namespaces.len()
     ))
 }
@@ -111,27 +180,8 @@ pub fn namespace_configs(config: &DeviceConfig) -> Result<Vec<(DeviceConfig, Lay
     let mut configs = Vec::with_capacity(count);
     let mut needs = Vec::with_capacity(count);
     for (i, entry) in config.namespaces.iter().enumerate() {
-        let mut ns = config.clone();
-        ns.namespaces = Vec::new();
-        ns.namespace = entry.resolve(&config.namespace);
-        if let Some(ftl) = &entry.conventional {
-            ns.conventional = Some(ftl.clone());
-        }
-        if entry.command_set == Some(CommandSet::Nvm) {
-            let ftl = ns.conventional.clone().or_else(|| config.nvm_ftl.clone()).ok_or_else(|| {
-                in_namespace(
-                    i,
-                    ConfigError(
-                        "command_set = \"nvm\" needs an FTL: give the entry a `conventional` table or the device \
-                         an `nvm_ftl` one"
-                            .into(),
-                    ),
-                )
-            })?;
-            ns.conventional = Some(ftl);
-            ns.namespace.conventional_zones = ns.namespace.zones;
-        }
-        needs.push(blocks_per_plane_needed(&ns).map_err(|e| in_namespace(i, e))?);
+        let (ns, need) = namespace_config(config, entry).map_err(|e| in_namespace(i, e))?;
+        needs.push(need);
         configs.push(ns);
     }
     let blocks_per_plane = u64::from(config.flash.blocks_per_plane);
@@ -154,6 +204,35 @@ pub fn namespace_configs(config: &DeviceConfig) -> Result<Vec<(DeviceConfig, Lay
         out.push((ns, layout));
     }
     Ok(out)
+}
+
+/// The configuration of the namespace `entry` describes on the drive
+/// `config` (without its share of the blocks yet) and the blocks per plane
+/// it needs: what `[[namespaces]]` and Namespace Management
+/// ([`crate::namespaces::Drive::create`]) both build a namespace from.
+pub(crate) fn namespace_config(
+    config: &DeviceConfig,
+    entry: &NamespaceEntry,
+) -> Result<(DeviceConfig, u64), ConfigError> {
+    let mut ns = config.clone();
+    ns.namespaces = Vec::new();
+    ns.namespace = entry.resolve(&config.namespace);
+    if let Some(ftl) = &entry.conventional {
+        ns.conventional = Some(ftl.clone());
+    }
+    if entry.command_set == Some(CommandSet::Nvm) {
+        let ftl = ns.conventional.clone().or_else(|| config.nvm_ftl.clone()).ok_or_else(|| {
+            ConfigError(
+                "command_set = \"nvm\" needs an FTL: give the entry a `conventional` table or the device an \
+                 `nvm_ftl` one"
+                    .into(),
+            )
+        })?;
+        ns.conventional = Some(ftl);
+        ns.namespace.conventional_zones = ns.namespace.zones;
+    }
+    let need = blocks_per_plane_needed(&ns)?;
+    Ok((ns, need))
 }
 
 fn in_namespace(index: usize, e: ConfigError) -> ConfigError {

@@ -5,7 +5,10 @@
 
 use crate::nvme_tcp::command::{nul_terminated, put_ascii, put_nul_padded, put_u16, put_u32, put_u64, sc, Reply, Sqe};
 use crate::nvme_tcp::io::{io_opcodes, is_nvm, namespace_page, zns_namespace_page};
-use crate::nvme_tcp::target::{lock, Controller, Target, AERS_MAX, DISCOVERY_NQN, IO_QUEUES_MAX, QUEUE_ENTRIES_MAX};
+use crate::nvme_tcp::manage::{self, OPC_NS_ATTACHMENT, OPC_NS_MANAGEMENT};
+use crate::nvme_tcp::target::{
+    lock, Controller, NamespaceBackend, Target, AERS_MAX, DISCOVERY_NQN, IO_QUEUES_MAX, QUEUE_ENTRIES_MAX,
+};
 use std::sync::Arc;
 use zonelab_device::ZonedDevice;
 
@@ -124,17 +127,18 @@ pub fn property_get(controller: &Controller, sqe: &Sqe<'_>) -> Reply {
 }
 
 /// Property Set of CC: enabling makes the controller ready, clearing EN
-/// resets it, a shutdown notification completes at once (after the images
-/// are made durable).
-pub fn property_set(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+/// resets it (the held event requests are dropped: returns how many), a
+/// shutdown notification completes at once (after the images are made
+/// durable).
+pub fn property_set(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> (Reply, usize) {
     let (eight_bytes, offset) = (sqe.0[40] & 7 == 1, sqe.u32_at(44));
     if offset != PROP_CC || eight_bytes {
-        return Reply::status(sc::INVALID_FIELD);
+        return (Reply::status(sc::INVALID_FIELD), 0);
     }
     let cc = sqe.u32_at(48);
     let css = cc >> 4 & 7;
     if cc & 1 != 0 && css != 0 && css != 6 {
-        return Reply::status(sc::INVALID_FIELD);
+        return (Reply::status(sc::INVALID_FIELD), 0);
     }
     let shutdown = cc >> 14 & 3 != 0;
     if shutdown {
@@ -146,27 +150,29 @@ pub fn property_set(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> 
     state.cc = cc;
     // CSTS: RDY follows EN; SHST reads "shutdown complete" (2) after a notification.
     state.csts = (cc & 1) | if shutdown { 2 << 2 } else { 0 };
-    if cc & 1 == 0 {
-        state.aers_held = 0;
-    }
-    Reply::ok()
+    let dropped = if cc & 1 == 0 { state.events.drop_held() } else { 0 };
+    (Reply::ok(), dropped)
 }
 
-/// The admin commands; `None`: an Asynchronous Event Request, held (no
-/// answer until an event, and zonelab raises none).
-pub fn admin_command(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Option<Reply> {
+/// The admin commands (`data`: what the host sent with one); `None`: an
+/// Asynchronous Event Request, held (no answer until an event, and zonelab
+/// raises none).
+pub fn admin_command(target: &Target, controller: &Controller, sqe: &Sqe<'_>, data: &[u8]) -> Option<Reply> {
     Some(match sqe.opcode() {
         OPC_IDENTIFY => identify(target, controller, sqe),
+        OPC_NS_MANAGEMENT | OPC_NS_ATTACHMENT if controller.discovery => Reply::status(sc::INVALID_OPCODE),
+        OPC_NS_MANAGEMENT => manage::namespace_management(target, sqe, data),
+        OPC_NS_ATTACHMENT => manage::namespace_attachment(target, sqe, data),
         OPC_GET_LOG_PAGE => get_log_page(target, controller, sqe),
         OPC_SET_FEATURES => set_features(controller, sqe),
         OPC_GET_FEATURES => get_features(controller, sqe),
         OPC_KEEP_ALIVE => Reply::ok(),
         OPC_ASYNC_EVENT => {
-            let mut state = lock(&controller.state);
-            if state.aers_held >= AERS_MAX {
+            if !lock(&controller.state).events.hold(sqe.cid()) {
                 return Some(Reply::status(sc::AER_LIMIT_EXCEEDED));
             }
-            state.aers_held += 1;
+            // A notice may be waiting for a request.
+            target.deliver(controller);
             return None;
         }
         _ => Reply::status(sc::INVALID_OPCODE),
@@ -180,36 +186,78 @@ fn identify(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Reply {
     if controller.discovery && cns != 1 {
         return Reply::status(sc::INVALID_FIELD);
     }
-    let namespace = || target.namespace(nsid).map(|ns| lock(ns));
     let page = match (cns, csi) {
-        (0x00, _) => match namespace() {
-            Some(ns) => namespace_page(&ns),
-            None if nsid == 0xFFFF_FFFF || (nsid > 0 && nsid <= 1024) => vec![0; PAGE_BYTES],
-            None => return Reply::status(sc::INVALID_NAMESPACE),
-        },
         (0x01, _) => controller_page(target, controller),
-        (0x02, _) => active_namespaces(target, nsid),
-        (0x03, _) => match namespace() {
-            Some(ns) => descriptors(&target.subnqn, nsid, if is_nvm(&ns) { CSI_NVM } else { CSI_ZNS }),
-            None => return Reply::status(sc::INVALID_NAMESPACE),
-        },
-        (0x05, CSI_ZNS) => match namespace() {
-            // An NVM namespace has no zoned command set structure.
-            Some(ns) if is_nvm(&ns) => return Reply::status(sc::INVALID_FIELD),
-            Some(ns) => zns_namespace_page(&ns),
-            None => return Reply::status(sc::INVALID_NAMESPACE),
-        },
-        (0x05, CSI_NVM) | (0x06, CSI_NVM) => vec![0; PAGE_BYTES],
-        (0x06, CSI_ZNS) => {
-            let mut page = vec![0; PAGE_BYTES];
-            page[0] = zasl(target);
-            page
+        (0x02, _) => manage::nsid_list(&target.nsids(true), nsid),
+        (0x07, _) => manage::nsid_list(&nsids_of(target, true, csi), nsid),
+        (0x10, _) => manage::nsid_list(&target.nsids(false), nsid),
+        (0x1A, _) => manage::nsid_list(&nsids_of(target, false, csi), nsid),
+        (0x12, _) => {
+            let attached = target.namespace(nsid).is_some_and(|ns| ns.attached());
+            let ids = if attached { target.controller_ids(sqe.u16_at(42)) } else { Vec::new() };
+            manage::controller_list(&ids)
         }
+        (0x13, _) => manage::controller_list(&target.controller_ids(sqe.u16_at(42))),
         (0x1C, _) => {
             let mut page = vec![0; PAGE_BYTES];
             put_u64(&mut page, 0, 1 << CSI_NVM | 1 << CSI_ZNS);
             page
         }
+        (0x06, CSI_NVM) => vec![0; PAGE_BYTES],
+        (0x06, CSI_ZNS) => {
+            let mut page = vec![0; PAGE_BYTES];
+            page[0] = zasl(target);
+            page
+        }
+        _ => return identify_namespace(target, cns, csi, nsid),
+    };
+    Reply::data(page)
+}
+
+/// The NSIDs of the allocated (`active`: attached) namespaces of command set `csi`.
+fn nsids_of(target: &Target, active: bool, csi: u8) -> Vec<u32> {
+    let slots = target.slots().into_iter().filter(|(_, slot)| !active || slot.attached());
+    slots.filter(|(_, slot)| csi_of(&lock(&slot.backend)) == csi).map(|(nsid, _)| nsid).collect()
+}
+
+fn csi_of(ns: &NamespaceBackend) -> u8 {
+    if is_nvm(ns) {
+        CSI_NVM
+    } else {
+        CSI_ZNS
+    }
+}
+
+/// The Identify structures of one namespace: CNS 00h, 03h and 05h for an
+/// active NSID, 11h and 1Bh for an allocated one. An inactive valid NSID
+/// gets a zero-filled Identify Namespace; FFFFFFFFh the common one.
+fn identify_namespace(target: &Target, cns: u8, csi: u8, nsid: u32) -> Reply {
+    let valid = nsid > 0 && nsid <= target.nn();
+    let slot = match cns {
+        0x00 | 0x03 | 0x05 => target.active(nsid),
+        0x11 | 0x1B => target.namespace(nsid),
+        _ => return Reply::status(sc::INVALID_FIELD),
+    };
+    let Some(slot) = slot else {
+        let zone_bytes = target.drive.as_ref().map(|d| lock(d).config().namespace.zone_size_bytes);
+        return match (cns, zone_bytes) {
+            (0x00 | 0x11, _) if nsid == 0xFFFF_FFFF => Reply::data(manage::common_namespace_page()),
+            (0x05 | 0x1B, Some(zone_bytes)) if nsid == 0xFFFF_FFFF && csi == CSI_ZNS => {
+                Reply::data(manage::common_zns_page(zone_bytes))
+            }
+            (0x00 | 0x11, _) if valid => Reply::data(vec![0; PAGE_BYTES]),
+            _ if valid => Reply::status(sc::INVALID_FIELD),
+            _ => Reply::status(sc::INVALID_NAMESPACE),
+        };
+    };
+    let ns = lock(&slot.backend);
+    let page = match (cns, csi) {
+        (0x00 | 0x11, _) => namespace_page(&ns),
+        (0x03, _) => descriptors(&target.subnqn, nsid, slot.generation, csi_of(&ns)),
+        // An NVM namespace has no zoned command set structure.
+        (0x05 | 0x1B, CSI_ZNS) if is_nvm(&ns) => return Reply::status(sc::INVALID_FIELD),
+        (0x05 | 0x1B, CSI_ZNS) => zns_namespace_page(&ns),
+        (0x05 | 0x1B, CSI_NVM) => vec![0; PAGE_BYTES],
         _ => return Reply::status(sc::INVALID_FIELD),
     };
     Reply::data(page)
@@ -228,12 +276,11 @@ pub fn mdts_bytes(target: &Target) -> usize {
 
 /// Namespaces share the transfer limits: the smallest of theirs.
 fn transfer_bytes_max(target: &Target) -> u64 {
-    target.namespaces.iter().map(|ns| lock(ns).geometry().io_bytes_max).min().expect("a namespace")
+    target.transfer_bytes_max()
 }
 
 fn zasl(target: &Target) -> u8 {
-    let zasl_bytes = target.namespaces.iter().map(|ns| lock(ns).device().identify().zasl_bytes).min();
-    pages_log2(zasl_bytes.expect("a namespace").min(transfer_bytes_max(target)))
+    pages_log2(target.zasl_bytes().min(transfer_bytes_max(target)))
 }
 
 /// Identify Controller (CNS 01h).
@@ -245,7 +292,13 @@ fn controller_page(target: &Target, controller: &Controller) -> Vec<u8> {
     p[77] = pages_log2(transfer_bytes_max(target)); // MDTS
     put_u16(&mut p, 78, controller.cntlid);
     put_u32(&mut p, 80, VERSION);
-    put_u32(&mut p, 92, 1 << 27); // OAES: zone descriptor changed notices
+    if let Some((total, unallocated)) = target.capacity().filter(|_| !controller.discovery) {
+        put_u16(&mut p, 256, 1 << 3); // OACS: Namespace Management and Attachment
+        p[280..296].copy_from_slice(&u128::from(total).to_le_bytes()); // TNVMCAP
+        p[296..312].copy_from_slice(&u128::from(unallocated).to_le_bytes()); // UNVMCAP
+    }
+    // OAES: zone descriptor changed notices; namespace attribute notices with Namespace Management.
+    put_u32(&mut p, 92, 1 << 27 | u32::from(target.drive.is_some()) << 8);
     p[111] = if controller.discovery { 2 } else { 1 }; // CNTRLTYPE
     p[259] = (AERS_MAX - 1) as u8; // AERL
     p[261] = 0x06; // LPA: commands supported and effects, extended data
@@ -254,11 +307,11 @@ fn controller_page(target: &Target, controller: &Controller) -> Vec<u8> {
     p[513] = 0x44; // CQES
     put_u16(&mut p, 514, QUEUE_ENTRIES_MAX); // MAXCMD
     if !controller.discovery {
-        put_u32(&mut p, 516, target.namespace_count()); // NN
+        put_u32(&mut p, 516, target.nn()); // NN
         put_u16(&mut p, 520, 1 << 3 | 1 << 8); // ONCS: write zeroes, copy
         p[525] = 1; // VWC: Flush makes the image durable
         put_u16(&mut p, 534, 1); // OCFS: copy format 0
-        put_u32(&mut p, 540, target.namespace_count()); // MNAN
+        put_u32(&mut p, 540, target.nn()); // MNAN
     }
     put_u32(&mut p, 536, 1 | 1 << 20); // SGLS: supported, offsets
     let nqn = if controller.discovery { DISCOVERY_NQN } else { &target.subnqn };
@@ -269,24 +322,19 @@ fn controller_page(target: &Target, controller: &Controller) -> Vec<u8> {
     p
 }
 
-/// Identify Active Namespace ID list (CNS 02h): ids above `nsid`.
-fn active_namespaces(target: &Target, nsid: u32) -> Vec<u8> {
-    let mut p = vec![0u8; PAGE_BYTES];
-    let ids = (1..=target.namespace_count()).filter(|&id| id > nsid).take(PAGE_BYTES / 4);
-    for (i, id) in ids.enumerate() {
-        put_u32(&mut p, i * 4, id);
-    }
-    p
-}
-
 /// Namespace Identification Descriptors (CNS 03h): a UUID (derived from
 /// the subsystem NQN and the namespace id: stable across restarts) and the
 /// command set (zoned, or NVM for a namespace of conventional zones only).
-fn descriptors(subnqn: &str, nsid: u32, csi: u8) -> Vec<u8> {
+fn descriptors(subnqn: &str, nsid: u32, generation: u64, csi: u8) -> Vec<u8> {
     let mut p = vec![0u8; PAGE_BYTES];
     p[0] = 3; // NIDT: UUID
     p[1] = 16;
-    let hash = fnv(format!("{subnqn}/{nsid}").as_bytes());
+    // A created namespace's generation makes its UUID new, even on a reused NSID.
+    let name = match generation {
+        0 => format!("{subnqn}/{nsid}"),
+        g => format!("{subnqn}/{nsid}/{g}"),
+    };
+    let hash = fnv(name.as_bytes());
     put_u64(&mut p, 4, hash);
     put_u64(&mut p, 12, hash.rotate_left(29) ^ 0x5a5a_5a5a_5a5a_5a5a);
     p[20] = 4; // NIDT: command set identifier
@@ -375,8 +423,11 @@ fn get_log_page(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Repl
             put_ascii(&mut log, 8, 8, env!("CARGO_PKG_VERSION"));
             log
         }
-        (LID_EFFECTS, false) if csi == CSI_NVM || csi == CSI_ZNS => effects_log(csi),
-        (LID_CHANGED_ZONE_LIST, false) => match target.namespace(sqe.nsid()) {
+        (LID_EFFECTS, false) if csi == CSI_NVM || csi == CSI_ZNS => effects_log(csi, target.drive.is_some()),
+        (crate::nvme_tcp::events::LID_CHANGED_NS_LIST, false) => {
+            target.changed_namespace_log(controller, sqe.cdw(10) >> 15 & 1 == 1)
+        }
+        (LID_CHANGED_ZONE_LIST, false) => match target.active(sqe.nsid()) {
             // No zone ever raises a Zone Descriptor Changed event: the list is empty.
             Some(_) => vec![0u8; 4096],
             None => return Reply::status(sc::INVALID_NAMESPACE),
@@ -405,14 +456,14 @@ fn smart_log(target: &Target) -> Vec<u8> {
     let mut log = vec![0u8; 512];
     // Critical warning, bit 2: reliability degraded by an internal error
     // (a namespace went offline after a model fault).
-    let offline = (1..=target.namespace_count()).any(|nsid| target.namespace_offline(nsid));
+    let offline = target.nsids(false).into_iter().any(|nsid| target.namespace_offline(nsid));
     log[0] = u8::from(offline) << 2;
     put_u16(&mut log, 1, 313); // composite temperature, kelvin
     log[3] = 100; // available spare
     log[4] = 10; // threshold
     let (mut read_bytes, mut written_bytes) = (0u64, 0u64);
-    for ns in &target.namespaces {
-        let counters = lock(ns).device().counters();
+    for (_, slot) in target.slots() {
+        let counters = lock(&slot.backend).device().counters();
         read_bytes += counters.host_read_bytes;
         written_bytes += counters.host_write_bytes;
     }
@@ -437,11 +488,17 @@ fn error_log(target: &Target) -> Vec<u8> {
 }
 
 /// Commands Supported and Effects for `csi`: supported (bit 0), changes
-/// logical block content (bit 1).
-fn effects_log(csi: u8) -> Vec<u8> {
+/// logical block content (bit 1), namespace inventory (bit 3: Namespace
+/// Management and Attachment, when `managed`).
+fn effects_log(csi: u8, managed: bool) -> Vec<u8> {
     let mut log = vec![0u8; 4096];
     for opc in [OPC_GET_LOG_PAGE, OPC_IDENTIFY, OPC_SET_FEATURES, OPC_GET_FEATURES, OPC_ASYNC_EVENT, OPC_KEEP_ALIVE] {
         put_u32(&mut log, usize::from(opc) * 4, 1);
+    }
+    if managed {
+        for opc in [OPC_NS_MANAGEMENT, OPC_NS_ATTACHMENT] {
+            put_u32(&mut log, usize::from(opc) * 4, 1 | 1 << 3);
+        }
     }
     for (opc, changes_content, zoned) in io_opcodes() {
         if zoned && csi != CSI_ZNS {

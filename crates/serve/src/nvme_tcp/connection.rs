@@ -6,10 +6,15 @@
 //! writer and the reaper share it; closing it shuts its socket down, which
 //! ends both of its threads.
 
+use crate::nvme_tcp::command::Reply;
 use crate::nvme_tcp::limits::{Charge, ConnMemory, Use};
+use crate::nvme_tcp::pdu::Encoding;
+use crate::nvme_tcp::session::Output;
+use crate::nvme_tcp::target::lock;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
 use zonelab_sim::Nanos;
 
 /// Where a connection is in its setup.
@@ -46,6 +51,14 @@ pub struct Connection {
     closing: AtomicBool,
     /// Its read buffer and bookkeeping, charged while it is open.
     _fixed: Option<Charge>,
+    /// The encoding its ICReq negotiated (event completions are encoded so).
+    encoding: Mutex<Encoding>,
+    /// Its writer's queue, for completions that arise outside its reader
+    /// (asynchronous events); none without a writer.
+    sink: Mutex<Option<SyncSender<Output>>>,
+    /// Such completions not handed to a writer yet: its session sends them
+    /// at its next step (at most one per held event request, so bounded).
+    pending: Mutex<Vec<Output>>,
 }
 
 impl Connection {
@@ -71,7 +84,40 @@ impl Connection {
             writing_since_ns: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             _fixed: fixed,
+            encoding: Mutex::new(Encoding::default()),
+            sink: Mutex::new(None),
+            pending: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The encoding the ICReq negotiated.
+    pub fn set_encoding(&self, encoding: Encoding) {
+        *lock(&self.encoding) = encoding;
+    }
+
+    /// Where completions made outside the reader go (`None`: forget the
+    /// writer's queue, so that it ends when the reader drops its own).
+    pub fn set_sink(&self, sink: Option<SyncSender<Output>>) {
+        *lock(&self.sink) = sink;
+    }
+
+    /// Completes held command `cid` with `reply` from outside the reader:
+    /// to the writer at once if there is room, else at the session's next step.
+    pub fn push_async(&self, cid: u16, reply: Reply) {
+        let output = crate::nvme_tcp::events::event_output(*lock(&self.encoding), cid, &reply);
+        let unsent = match lock(&self.sink).as_ref() {
+            Some(tx) => match tx.try_send(output) {
+                Ok(()) => return,
+                Err(TrySendError::Full(o) | TrySendError::Disconnected(o)) => o,
+            },
+            None => output,
+        };
+        lock(&self.pending).push(unsent);
+    }
+
+    /// The completions [`Connection::push_async`] could not hand over.
+    pub fn take_pending(&self) -> Vec<Output> {
+        std::mem::take(&mut *lock(&self.pending))
     }
 
     /// Its socket, if it has one.

@@ -10,10 +10,14 @@
 pub mod admin;
 pub mod command;
 pub mod connection;
+pub mod events;
 #[cfg(test)]
 mod hostile_tests;
 pub mod io;
 pub mod limits;
+pub mod manage;
+#[cfg(test)]
+mod manage_tests;
 pub mod pdu;
 #[cfg(test)]
 mod record_tests;

@@ -54,7 +54,7 @@ pub fn serve_nvme_tcp(target: Target, options: NvmeTcpOptions) -> Result<(), Ser
     let target = Arc::new(target);
     let accept_target = Arc::clone(&target);
     std::thread::spawn(move || accept_loop(&listener, &accept_target));
-    let pace = lock(&target.namespaces[0]).pace();
+    let pace = target.pace();
     println!(
         "zonelab: serving {} on nvme-tcp {address} ({} namespace(s), pace {}); \
          SIGUSR1 prints statistics, SIGINT or SIGTERM stops",
@@ -137,7 +137,10 @@ pub fn serve_connection(target: &Arc<Target>, connection: &Arc<Connection>) {
     if let (Some((local, writer)), Some(stream)) = (writer, connection.stream()) {
         let _ = stream.set_nodelay(true);
         let mut session = Session::with_connection(Arc::clone(target), Arc::clone(connection), local);
+        connection.set_sink(Some(tx.clone()));
         read_loop(target, &mut session, stream, &tx);
+        // The writer ends when every sender is gone.
+        connection.set_sink(None);
         // The controller goes before the host can see the connection close.
         match session.binding() {
             Some((controller, 0)) => target.remove_controller_of(&controller),

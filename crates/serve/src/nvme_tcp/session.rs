@@ -101,8 +101,6 @@ pub struct Session {
     next_ttag: u16,
     /// MDTS in bytes: the largest transfer a command may ask for.
     transfer_bytes_max: usize,
-    /// Asynchronous Event Requests this queue holds unanswered.
-    aers_held: usize,
     /// The charge of the PDU being handled (its buffer and its answer).
     step: Option<Charge>,
     /// `serve --record`: SEQ of the command just run, for its response.
@@ -130,7 +128,6 @@ impl Session {
             deferred: VecDeque::new(),
             next_ttag: 0,
             transfer_bytes_max,
-            aers_held: 0,
             step: None,
             recorded_seq: 0,
         }
@@ -192,6 +189,10 @@ impl Session {
         };
         self.step = None;
         self.grant_deferred(out);
+        // Event completions that found no room in the writer's queue.
+        for output in self.conn.take_pending() {
+            self.emit(output, out);
+        }
         match result {
             Ok(open) => Ok(open),
             Err(Stop::Fatal(e)) => {
@@ -258,6 +259,7 @@ impl Session {
                     return Err(PduError::new(Fes::UnsupportedParameter, 10, &header(), "HPDA above 31").into());
                 }
                 self.encoding = Some(Encoding { digests, pda: hpda });
+                self.conn.set_encoding(Encoding { digests, pda: hpda });
                 self.conn.set_phase(Phase::AwaitConnect, self.target.wall_ns());
                 let maxh2cdata = H2C_DATA_BYTES_MAX as u32;
                 let resp = Pdu::IcResp { pfv: 0, cpda: 0, digests, maxh2cdata };
@@ -426,10 +428,8 @@ impl Session {
         let charge = self.charge_reply(bound)?;
         match self.execute(raw, data) {
             Some(reply) => self.respond(raw, reply, Some(charge), out),
-            None => {
-                self.aers_held += 1;
-                Ok(())
-            }
+            // Held (an event request): answered when an event comes.
+            None => Ok(()),
         }
     }
 
@@ -502,7 +502,7 @@ impl Session {
             if controller.discovery && sqe.opcode() == OPC_GET_LOG_PAGE && sqe.cdw(10) & 0xff == 0x70 {
                 return Some(admin::discovery_log(&self.target, &self.local, &sqe));
             }
-            return admin::admin_command(&self.target, &controller, &sqe);
+            return admin::admin_command(&self.target, &controller, &sqe, data);
         }
         let wall_ns = self.target.wall_ns();
         let target = Arc::clone(&self.target);
@@ -520,7 +520,7 @@ impl Session {
         let reply = if sqe.opcode() == OPC_FLUSH && sqe.nsid() == 0xFFFF_FFFF {
             // Every namespace still online (an offline one holds nothing to flush).
             let mut reply = Reply::ok();
-            for nsid in (1..=target.namespace_count()).filter(|&n| !target.namespace_offline(n)) {
+            for nsid in target.nsids(true).into_iter().filter(|&n| !target.namespace_offline(n)) {
                 let reply_ns = target.run_io(nsid, qid, &sqe, &mut run);
                 if reply_ns.status != sc::SUCCESS || reply.status == sc::SUCCESS {
                     reply = Reply { due_ns: reply.due_ns.max(reply_ns.due_ns), ..reply_ns };
@@ -563,12 +563,9 @@ impl Session {
             (FCTYPE_CONNECT, Some(_)) => Reply::status(sc::COMMAND_SEQUENCE_ERROR),
             (FCTYPE_PROPERTY_GET, Some(q)) if q.qid == 0 => admin::property_get(&q.controller, sqe),
             (FCTYPE_PROPERTY_SET, Some(q)) if q.qid == 0 => {
-                let reply = admin::property_set(&self.target, &q.controller, sqe);
-                if reply.status == sc::SUCCESS && !q.controller.enabled() {
-                    // A reset drops the held event requests: no answer will come.
-                    self.conn.outstanding.fetch_sub(self.aers_held, Ordering::Relaxed);
-                    self.aers_held = 0;
-                }
+                let (reply, dropped) = admin::property_set(&self.target, &q.controller, sqe);
+                // A reset drops the held event requests: no answer will come.
+                self.conn.outstanding.fetch_sub(dropped, Ordering::Relaxed);
                 reply
             }
             (FCTYPE_PROPERTY_GET | FCTYPE_PROPERTY_SET, None) => Reply::status(sc::COMMAND_SEQUENCE_ERROR),
@@ -580,7 +577,13 @@ impl Session {
     /// its controller so that the controller's end closes it.
     fn bind(&mut self, connected: admin::Connected) {
         let controller = connected.controller;
-        lock(&controller.state).queues.insert(self.conn.id);
+        {
+            let mut state = lock(&controller.state);
+            state.queues.insert(self.conn.id);
+            if connected.qid == 0 {
+                state.admin_connection = Some(Arc::downgrade(&self.conn));
+            }
+        }
         // Removed meanwhile (keep-alive expiry, reclaim): nothing will close us.
         if !self.target.controller(controller.cntlid).is_some_and(|c| Arc::ptr_eq(&c, &controller)) {
             self.conn.close();

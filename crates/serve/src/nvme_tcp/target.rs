@@ -11,9 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
-use zonelab_device::Namespace;
+use zonelab_device::namespaces::Drive;
+use zonelab_device::{Namespace, ZonedDevice, NAMESPACES_MAX};
 use zonelab_sim::Nanos;
 
 /// NQN of the discovery subsystem (well-known, NVMe Base §4.7).
@@ -38,6 +39,11 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A read lock that outlives a panic in another thread.
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Controller registers and features a host sets.
 #[derive(Debug, Default)]
 pub struct ControllerState {
@@ -53,8 +59,10 @@ pub struct ControllerState {
     pub volatile_write_cache: bool,
     /// I/O queues granted by Set Features Number of Queues (0: not asked).
     pub io_queues: u16,
-    /// Asynchronous Event Requests outstanding.
-    pub aers_held: u32,
+    /// Asynchronous Event Requests held and the notices due.
+    pub events: crate::nvme_tcp::events::Events,
+    /// The connection of its admin queue, which event completions go to.
+    pub admin_connection: Option<std::sync::Weak<Connection>>,
     /// The connections of its queues (admin and I/O), closed with it.
     pub queues: BTreeSet<u64>,
 }
@@ -118,11 +126,51 @@ pub struct ErrorEntry {
     pub nsid: u32,
 }
 
-/// The fault policy's state: which namespaces went offline, and the errors
-/// the Error Information log reports.
+/// One allocated namespace of the subsystem: its backend and its state.
+pub struct NsSlot {
+    /// The namespace's model, paced and persisted.
+    pub backend: Mutex<NamespaceBackend>,
+    /// Taken offline after a model fault (fault policy).
+    offline: AtomicBool,
+    /// Attached to the subsystem's controllers (active): I/O reaches it.
+    attached: AtomicBool,
+    /// Deleted (set under the backend's lock): nothing runs on it again.
+    deleted: AtomicBool,
+    /// 0 for the namespaces the target started with; the target's count of
+    /// creates for a created one, so that its UUID is new (a namespace's
+    /// identifiers are never reused, NVMe Base 2.0, §4.7.1).
+    pub generation: u64,
+}
+
+impl NsSlot {
+    pub(crate) fn new(backend: NamespaceBackend, attached: bool, generation: u64) -> Arc<Self> {
+        Arc::new(NsSlot {
+            backend: Mutex::new(backend),
+            offline: AtomicBool::new(false),
+            attached: AtomicBool::new(attached),
+            deleted: AtomicBool::new(false),
+            generation,
+        })
+    }
+
+    /// Whether it is attached (an active NSID).
+    pub fn attached(&self) -> bool {
+        self.attached.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_attached(&self, attached: bool) -> bool {
+        self.attached.swap(attached, Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_deleted(&self) {
+        self.deleted.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The fault policy's state: the errors the Error Information log reports
+/// (which namespaces went offline is each [`NsSlot`]'s).
 #[derive(Default)]
 struct Faults {
-    offline: Vec<AtomicBool>,
     errors: Mutex<(u64, std::collections::VecDeque<ErrorEntry>)>,
     /// Tests only: the next command with this (NSID, opcode) makes the model panic.
     #[cfg(test)]
@@ -138,8 +186,19 @@ struct LogLimiter {
 pub struct Target {
     /// The subsystem's NQN, which hosts connect to.
     pub subnqn: String,
-    /// Namespace `i + 1`.
-    pub namespaces: Vec<Mutex<NamespaceBackend>>,
+    /// NSID `i + 1`, if allocated ([`NAMESPACES_MAX`] slots).
+    namespaces: RwLock<Vec<Option<Arc<NsSlot>>>>,
+    /// The drive whose namespaces Namespace Management creates and deletes
+    /// (`None`: no Namespace Management).
+    pub(crate) drive: Option<Mutex<Drive>>,
+    /// Namespaces created so far (their generations).
+    pub(crate) created: AtomicU64,
+    /// How the namespaces' simulated time follows the wall clock.
+    pace: crate::Pace,
+    /// MDTS and the zone append limit in bytes, fixed when the target is
+    /// built (every namespace created later shares the controller's).
+    transfer_bytes_max: u64,
+    zasl_bytes: u64,
     /// When the target started: wall time 0 of the server.
     pub started: Instant,
     limits: Limits,
@@ -157,16 +216,27 @@ pub struct Target {
 }
 
 impl Target {
-    /// A subsystem named `subnqn` whose `namespaces` (at least one) are NSIDs
-    /// 1, 2, ..., with the default [`Limits`].
+    /// A subsystem named `subnqn` whose `namespaces` (1 to
+    /// [`NAMESPACES_MAX`]) are NSIDs 1, 2, ..., attached, with the default
+    /// [`Limits`] and no Namespace Management (see [`Target::with_drive`]).
     pub fn new(subnqn: String, namespaces: Vec<NamespaceBackend>) -> Self {
         assert!(!namespaces.is_empty(), "a subsystem has a namespace");
+        assert!(namespaces.len() <= NAMESPACES_MAX as usize, "at most NAMESPACES_MAX namespaces");
         let limits = Limits::default();
-        let faults =
-            Faults { offline: namespaces.iter().map(|_| AtomicBool::new(false)).collect(), ..Default::default() };
+        let pace = namespaces[0].pace();
+        let transfer_bytes_max = namespaces.iter().map(|ns| ns.geometry().io_bytes_max).min().unwrap_or(0);
+        let zasl_bytes = namespaces.iter().map(|ns| ns.device().identify().zasl_bytes).min().unwrap_or(0);
+        let mut slots: Vec<Option<Arc<NsSlot>>> =
+            namespaces.into_iter().map(|b| Some(NsSlot::new(b, true, 0))).collect();
+        slots.resize(NAMESPACES_MAX as usize, None);
         Target {
             subnqn,
-            namespaces: namespaces.into_iter().map(Mutex::new).collect(),
+            namespaces: RwLock::new(slots),
+            drive: None,
+            created: AtomicU64::new(0),
+            pace,
+            transfer_bytes_max,
+            zasl_bytes,
             started: Instant::now(),
             memory: Memory::new(limits.total_memory),
             limits,
@@ -174,22 +244,41 @@ impl Target {
             next_cntlid: Mutex::new(1),
             connections: Mutex::new(BTreeMap::new()),
             next_connection: AtomicU64::new(0),
-            faults,
             log: LogLimiter { window: Mutex::new((Instant::now(), 0, 0)) },
             stopping: AtomicBool::new(false),
             recorder: None,
+            faults: Faults::default(),
         }
     }
 
     /// The same target recording every I/O command its namespaces run
     /// (call before serving).
     pub fn with_recorder(mut self, recorder: Arc<Recorder>) -> Self {
-        for (i, ns) in self.namespaces.iter_mut().enumerate() {
-            let ns = ns.get_mut().unwrap_or_else(PoisonError::into_inner);
-            ns.record_to(Arc::clone(&recorder), i as u32 + 1);
+        for (nsid, slot) in self.slots() {
+            lock(&slot.backend).record_to(Arc::clone(&recorder), nsid);
         }
         self.recorder = Some(recorder);
         self
+    }
+
+    /// The recording, if any (a created namespace records to it too).
+    pub(crate) fn recorder(&self) -> Option<&Arc<Recorder>> {
+        self.recorder.as_ref()
+    }
+
+    /// How simulated time follows the wall clock.
+    pub fn pace(&self) -> crate::Pace {
+        self.pace
+    }
+
+    /// MDTS in bytes, as the namespaces were when the target was built.
+    pub fn transfer_bytes_max(&self) -> u64 {
+        self.transfer_bytes_max
+    }
+
+    /// The smallest Zone Append Size Limit of the namespaces, in bytes.
+    pub fn zasl_bytes(&self) -> u64 {
+        self.zasl_bytes
     }
 
     /// Whether commands are recorded.
@@ -202,6 +291,14 @@ impl Target {
         if let Some(recorder) = &self.recorder {
             recorder.flush();
         }
+    }
+
+    /// The same target with Namespace Management over `drive`, the drive of
+    /// its first namespaces (call before serving): Namespace Management
+    /// creates namespaces on its free blocks and deletes them.
+    pub fn with_drive(mut self, drive: Drive) -> Self {
+        self.drive = Some(Mutex::new(drive));
+        self
     }
 
     /// The same target with other limits (call before serving).
@@ -226,18 +323,46 @@ impl Target {
         Nanos::try_from(self.started.elapsed().as_nanos()).unwrap_or(Nanos::MAX)
     }
 
-    /// The namespace `nsid` names, if active.
-    pub fn namespace(&self, nsid: u32) -> Option<&Mutex<NamespaceBackend>> {
-        self.namespaces.get(Self::index(nsid)?)
+    /// The allocated namespace `nsid` names (attached or not).
+    pub fn namespace(&self, nsid: u32) -> Option<Arc<NsSlot>> {
+        let index = usize::try_from(nsid).ok()?.checked_sub(1)?;
+        read(&self.namespaces).get(index)?.clone()
     }
 
-    fn index(nsid: u32) -> Option<usize> {
-        usize::try_from(nsid).ok()?.checked_sub(1)
+    /// The namespace `nsid` names if it is active (attached).
+    pub fn active(&self, nsid: u32) -> Option<Arc<NsSlot>> {
+        self.namespace(nsid).filter(|slot| slot.attached())
     }
 
-    /// Active namespaces (the highest NSID).
+    /// Every allocated namespace with its NSID, lowest first.
+    pub fn slots(&self) -> Vec<(u32, Arc<NsSlot>)> {
+        let slots = read(&self.namespaces);
+        (1..).zip(slots.iter()).filter_map(|(nsid, s)| Some((nsid, Arc::clone(s.as_ref()?)))).collect()
+    }
+
+    /// The NSIDs of the allocated namespaces (`active`: the attached ones).
+    pub fn nsids(&self, active: bool) -> Vec<u32> {
+        self.slots().into_iter().filter(|(_, s)| !active || s.attached()).map(|(nsid, _)| nsid).collect()
+    }
+
+    /// Number of Namespaces (NN): with Namespace Management every NSID
+    /// there may be, else the namespaces served.
+    pub fn nn(&self) -> u32 {
+        if self.drive.is_some() {
+            NAMESPACES_MAX
+        } else {
+            self.namespace_count()
+        }
+    }
+
+    /// Allocated namespaces.
     pub fn namespace_count(&self) -> u32 {
-        self.namespaces.len() as u32
+        self.slots().len() as u32
+    }
+
+    /// The slots, to change (Namespace Management).
+    pub(crate) fn slots_mut(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Option<Arc<NsSlot>>>> {
+        self.namespaces.write().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Prints a message a client caused, at most 20 (`LOG_LINES_PER_SECOND`) a
@@ -328,6 +453,18 @@ impl Target {
         if live {
             self.remove_controller(controller.cntlid);
         }
+    }
+
+    /// The ids of the NVM subsystem's live controllers (not the discovery
+    /// ones), from `first` up, at most 2047 (a controller list's).
+    pub fn controller_ids(&self, first: u16) -> Vec<u16> {
+        let controllers = lock(&self.controllers);
+        controllers.values().filter(|c| !c.discovery && c.cntlid >= first).map(|c| c.cntlid).take(2047).collect()
+    }
+
+    /// The NVM subsystem's live controllers (not the discovery ones).
+    pub fn io_controllers(&self) -> Vec<Arc<Controller>> {
+        lock(&self.controllers).values().filter(|c| !c.discovery).cloned().collect()
     }
 
     /// Controllers alive.
@@ -513,13 +650,21 @@ impl Target {
         sqe: &Sqe<'_>,
         run: impl FnOnce(&mut NamespaceBackend) -> Reply,
     ) -> Reply {
-        let Some(index) = Self::index(nsid).filter(|&i| i < self.namespaces.len()) else {
+        let Some(slot) = self.namespace(nsid) else {
             return Reply::status(sc::INVALID_NAMESPACE);
         };
-        if self.faults.offline[index].load(Ordering::Relaxed) {
+        if slot.offline.load(Ordering::Relaxed) {
             return Reply::status(sc::NAMESPACE_NOT_READY);
         }
-        let mut ns = lock(&self.namespaces[index]);
+        let mut ns = lock(&slot.backend);
+        // Checked under the backend's lock, which Delete and Attachment take.
+        if slot.deleted.load(Ordering::Relaxed) {
+            return Reply::status(sc::INVALID_NAMESPACE);
+        }
+        if !slot.attached() {
+            // An allocated NSID that is not attached is inactive (NVMe Base 2.0, §3.2.1.5).
+            return Reply::status(sc::INVALID_FIELD);
+        }
         #[cfg(test)]
         let inject = lock(&self.faults.inject).take_if(|f| *f == (nsid, sqe.opcode())).is_some();
         // The backend catches the model's panics itself (and marks itself
@@ -536,24 +681,23 @@ impl Target {
         match result {
             Ok(reply) if !failed => reply,
             _ => {
-                self.take_offline(index, sqid, sqe.cid());
+                self.take_offline(&slot, nsid, sqid, sqe.cid());
                 Reply::status(sc::INTERNAL_ERROR)
             }
         }
     }
 
-    fn take_offline(&self, index: usize, sqid: u16, cid: u16) {
-        if self.faults.offline[index].swap(true, Ordering::Relaxed) {
+    fn take_offline(&self, slot: &NsSlot, nsid: u32, sqid: u16, cid: u16) {
+        if slot.offline.swap(true, Ordering::Relaxed) {
             return;
         }
         eprintln!(
-            "zonelab: the device model failed on namespace {}: it is offline (Namespace Not Ready) until the \
-             server restarts; other namespaces go on",
-            index + 1
+            "zonelab: the device model failed on namespace {nsid}: it is offline (Namespace Not Ready) until the \
+             server restarts; other namespaces go on"
         );
         let mut errors = lock(&self.faults.errors);
         errors.0 += 1;
-        let entry = ErrorEntry { count: errors.0, sqid, cid, status: sc::INTERNAL_ERROR, nsid: index as u32 + 1 };
+        let entry = ErrorEntry { count: errors.0, sqid, cid, status: sc::INTERNAL_ERROR, nsid };
         if errors.1.len() >= ERROR_LOG_ENTRIES_MAX {
             errors.1.pop_front();
         }
@@ -562,7 +706,7 @@ impl Target {
 
     /// Whether namespace `nsid` went offline after a model fault.
     pub fn namespace_offline(&self, nsid: u32) -> bool {
-        Self::index(nsid).and_then(|i| self.faults.offline.get(i)).is_some_and(|f| f.load(Ordering::Relaxed))
+        self.namespace(nsid).is_some_and(|slot| slot.offline.load(Ordering::Relaxed))
     }
 
     /// The Error Information log's entries, newest first.
@@ -579,11 +723,12 @@ impl Target {
     /// Every namespace's statistics (an offline one's as they stood).
     pub fn stats_report(&self) -> String {
         let mut out = String::new();
-        for (i, ns) in self.namespaces.iter().enumerate() {
-            if self.namespaces.len() > 1 {
-                out.push_str(&format!("namespace {}:\n", i + 1));
+        let slots = self.slots();
+        for (nsid, slot) in &slots {
+            if slots.len() > 1 || *nsid != 1 {
+                out.push_str(&format!("namespace {nsid}:\n"));
             }
-            let report = catch_unwind(AssertUnwindSafe(|| lock(ns).stats_report()));
+            let report = catch_unwind(AssertUnwindSafe(|| lock(&slot.backend).stats_report()));
             out.push_str(&report.unwrap_or_else(|_| "(statistics unavailable: the model failed)\n".into()));
         }
         out
@@ -591,12 +736,11 @@ impl Target {
 
     /// Makes every image durable (clean stop, shutdown notification).
     pub fn sync_images(&self) -> Result<(), crate::ServeError> {
-        self.namespaces.iter().try_for_each(|ns| lock(ns).sync_image())
+        self.slots().iter().try_for_each(|(_, slot)| lock(&slot.backend).sync_image())
     }
 
     /// Whether some namespace's model failed (see [`Backend::failed`]).
     pub fn failed(&self) -> bool {
-        self.faults.offline.iter().any(|f| f.load(Ordering::Relaxed))
-            || self.namespaces.iter().any(|ns| lock(ns).failed())
+        self.slots().iter().any(|(_, s)| s.offline.load(Ordering::Relaxed) || lock(&s.backend).failed())
     }
 }

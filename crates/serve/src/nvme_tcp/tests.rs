@@ -104,6 +104,11 @@ impl Host {
         self.stream.write_all(&self.enc.encode(pdu)).unwrap();
     }
 
+    /// Sends `pdu`; an error once the target has cut the host off.
+    pub(super) fn try_send(&mut self, pdu: &Pdu) -> std::io::Result<()> {
+        self.stream.write_all(&self.enc.encode(pdu))
+    }
+
     pub(super) fn recv(&mut self) -> Pdu {
         match read_pdu(&mut self.stream, self.enc.digests, 1 << 24) {
             Ok(pdu) => pdu,
@@ -377,7 +382,7 @@ fn flush_and_fua_reach_the_device() {
     assert_eq!(io.command(fua_write, &[7u8; 4096], true, 0).status, sc::SUCCESS);
     assert_eq!(io.admin(sqe(0x00, 1, &[]), 0).status, sc::SUCCESS, "flush");
     let ns = target.namespace(1).unwrap();
-    let counters = zonelab_device::ZonedDevice::counters(super::target::lock(ns).device());
+    let counters = zonelab_device::ZonedDevice::counters(super::target::lock(&ns.backend).device());
     assert_eq!(counters.flushes, 1, "the device saw the flush");
 }
 
