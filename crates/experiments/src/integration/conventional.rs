@@ -80,6 +80,8 @@ const PEAK_KIOPS: f64 = 296.0;
 const GIB_MIB: f64 = 1024.0;
 /// Fig 4b's block size.
 const QD_4B: u32 = 4;
+/// What the model lacks where Fig 4a's read peak is off (a lower peak is also reached sooner).
+const READ_PEAK: &str = "4 KiB reads at depth as fast as the drive's 292-296 KIOPS";
 /// What the model lacks where Fig 4b's peaks are off: the drive's ceilings.
 const WRITE_CEILING: &str =
     "the conventional namespace's write ceiling: the drive's writes stop at 1.04 GiB/s, the model's at the flash's pace";
@@ -160,7 +162,7 @@ pub fn fig4a(scale: Scale, ran: &BTreeMap<Run, Point>) -> Result<Record> {
     let write_knee = writes.iter().map(|n| knee(curve(n))).fold(0.0, f64::max);
     let obs = "S001 §6.1 Fig 4a";
     let findings = vec![
-        Finding::number(obs, "peak read throughput, 4 KiB", "KIOPS", PEAK_KIOPS, read_peak),
+        Finding::number(obs, "peak read throughput, 4 KiB", "KIOPS", PEAK_KIOPS, read_peak).lacking(READ_PEAK),
         Finding::number(obs, "queue depth at which every write workload peaks", "QD", 2.0, write_knee).lacking(
             "random writes that reach their peak by QD 2 (the study measured no QD-2 point to check the paper's)",
         ),
@@ -170,7 +172,8 @@ pub fn fig4a(scale: Scale, ran: &BTreeMap<Run, Point>) -> Result<Record> {
             "%",
             19.0,
             peak(&writes) / read_peak * 100.0,
-        ),
+        )
+        .lacking(READ_PEAK),
         Finding::number(
             obs,
             "queue depth at which sequential reads reach their peak",
@@ -184,7 +187,8 @@ pub fn fig4a(scale: Scale, ran: &BTreeMap<Run, Point>) -> Result<Record> {
             "QD",
             64.0,
             knee(curve("read_rand")),
-        ),
+        )
+        .lacking(READ_PEAK),
         Finding::missing(
             "S001 §6.1 Fig 3",
             "the Samsung and Optane SSDs peak at 300 KIOPS by QD 4 (the Samsung's random reads at QD 16)",
