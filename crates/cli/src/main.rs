@@ -11,6 +11,7 @@ mod profile;
 mod progress;
 mod replay;
 mod replay_recording;
+mod reproduce_integration;
 mod reproduce_znsplus;
 mod run;
 mod serve;
@@ -114,6 +115,8 @@ enum Experiment {
     },
     /// Seed 002 §4: Fig 6-12 and Tables 4-5 on the ZNS+-aware file system (CSV, SVG, paper-vs-zonelab tables).
     Znsplus(reproduce_znsplus::ZnsplusArgs),
+    /// Seed 001: Fig 4-6 (conventional and zoned namespaces, mq-deadline against none) and multi-tenancy.
+    Integration(reproduce_integration::IntegrationArgs),
 }
 
 #[derive(Subcommand)]
@@ -249,6 +252,7 @@ fn run(cli: Cli) -> Result<(), UserError> {
             Ok(())
         }
         Cmd::Reproduce { experiment: Experiment::Znsplus(args) } => reproduce_znsplus::run(&args),
+        Cmd::Reproduce { experiment: Experiment::Integration(args) } => reproduce_integration::run(&args),
     }
 }
 
