@@ -3,9 +3,9 @@
 //! §6 and its appendix D) and its multi-tenancy experiment (§4.1.3) on the
 //! ZN540 model.
 //!
-//! - [`conventional`]: Fig 4a and 4b, the conventional namespace.
-//! - [`zoned`]: Fig 5a/5b and 6a/6b, mq-deadline against none on the zoned namespace.
-//! - [`tenancy`]: two namespaces of one drive, one writing hard beside the other.
+//! - `conventional`: Fig 4a and 4b, the conventional namespace.
+//! - `zoned`: Fig 5a/5b and 6a/6b, mq-deadline against none on the zoned namespace.
+//! - `tenancy`: two namespaces of one drive, one writing hard beside the other.
 //!
 //! Each figure is a [`Record`] as the characterization writes them (CSV,
 //! PNG and SVG, job files, findings in `summary.md`/`summary.json`); the
