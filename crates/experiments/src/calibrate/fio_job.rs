@@ -112,11 +112,15 @@ fn header(run: &FioRun, zoned: bool) -> String {
     .collect();
     let host_args =
         if run.host == Host::default() { String::new() } else { format!(" --host-machine {}", run.host.name()) };
-    let zonemode = if zoned { "zonemode=zbd\n" } else { "" };
+    let (zonemode, target) = if zoned {
+        ("zonemode=zbd\n", format!("--device DEVICE --lba-bytes {}", run.lba_bytes))
+    } else {
+        // NSID 2 of the drive laid out as seed 001's (`with_seed001_namespaces`).
+        ("", "--device zn540-seed001 --nsid 2".to_string())
+    };
     let mut text = format!(
-        "; zonelab calibrate: {run:?}\n; rerun: zonelab run --device DEVICE --lba-bytes {}{zinc_args}{host_args} FILE\n\
+        "; zonelab calibrate: {run:?}\n; rerun: zonelab run {target}{zinc_args}{host_args} FILE\n\
          [global]\nioengine={}\nscheduler={scheduler}\ndirect=1\n{zonemode}group_reporting\n",
-        run.lba_bytes,
         run.stack.ioengine()
     );
     // The io_uring runs of both sources polled the submission queue from a kernel thread.
@@ -296,6 +300,7 @@ mod tests {
         let prefilled = |op, overwrite| {
             let text = job_file(&run(op, overwrite), [None, None], &frame);
             assert!(!text.contains("zonemode") && text.contains("[main]\nstonewall\nrw="), "{text}");
+            assert!(text.contains("; rerun: zonelab run --device zn540-seed001 --nsid 2 --host-machine zns-study FILE"));
             parse_job_file("run.fio", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
             text.contains("[prefill]\nrw=write\nbs=128k\niodepth=8\nsize=100%\n")
         };
