@@ -5,6 +5,7 @@
 //! `link` (PCIe), `controller` (firmware cost per command), `write_buffer`,
 //! `management` (zone management cost).
 
+pub mod fdp;
 pub mod namespaces;
 
 use serde::{Deserialize, Serialize};
@@ -60,6 +61,10 @@ pub struct DeviceConfig {
     /// Absent: such namespaces need their own `conventional`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvm_ftl: Option<ConventionalConfig>,
+    /// Flexible Data Placement on the page-mapped namespace(s): reclaim
+    /// groups and handles ([`fdp::FdpConfig`]). Zoned namespaces ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<fdp::FdpConfig>,
     /// Several namespaces on this one device, NSID 1, 2, ... in order: each
     /// `[[namespaces]]` entry sets its own zone geometry and takes the rest
     /// from `[namespace]`; they share the flash, controller and link, so they
@@ -795,6 +800,9 @@ impl DeviceConfig {
                 self.check_d_zone()?;
                 self.validate_conventional(c, &mut layout)?
             }
+            None if self.fdp.is_some() => return err(
+                "fdp: Flexible Data Placement needs a page-mapped namespace ([conventional] or command_set = \"nvm\")",
+            ),
             None => self.validate_flash_fit(&mut layout)?,
         }
         Ok(layout)
@@ -1083,9 +1091,18 @@ impl DeviceConfig {
             );
         }
         self.check_conventional_buffers(layout)?;
+        // FDP: each handle and collection stream beyond the two every FTL
+        // has (host, GC) holds another open block on every die.
+        let open_blocks_extra = match &self.fdp {
+            Some(f) => {
+                f.validate(g, self.write_buffer.zone_buffer_bytes)?;
+                f.open_blocks_per_die() - 2
+            }
+            None => 0,
+        };
         let user_bytes = layout.zone_lbas * u64::from(ns.zones) * layout.lba_bytes;
         let reserve_bytes = u64::from(g.dies_total())
-            .saturating_mul(u64::from(c.gc_free_blocks_target))
+            .saturating_mul(u64::from(c.gc_free_blocks_target + open_blocks_extra))
             .saturating_mul(g.block_bytes())
             .saturating_mul(u64::from(g.planes_per_die));
         if user_bytes.saturating_add(reserve_bytes) >= g.raw_bytes() {

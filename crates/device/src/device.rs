@@ -11,7 +11,7 @@
 //! conventional device's writes to [`crate::conventional`], Flush, FUA and
 //! power cuts to [`crate::power`]. None of them calls back into `Device`.
 
-use crate::backend::{Accepted, Backend, DataPath, Source, Zoned};
+use crate::backend::{Accepted, Arrival, Backend, DataPath, Source, Zoned};
 use crate::config::{DeviceConfig, Layout};
 use crate::conventional::{Conventional, FtlCounters};
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
@@ -105,8 +105,8 @@ impl Fronts {
 /// What a write puts in its blocks.
 #[derive(Debug, Clone, Copy)]
 enum WriteData<'a> {
-    /// The host's payload, which crosses the link.
-    Host(Payload<'a>),
+    /// The host's payload, which crosses the link, and its placement identifier (FDP).
+    Host { payload: Payload<'a>, placement: Option<u16> },
     /// Zeroes the controller makes (Write Zeroes): nothing crosses the link.
     Zeroes,
 }
@@ -124,8 +124,16 @@ impl<'a> WriteData<'a> {
     #[inline(always)]
     fn payload(self) -> Payload<'a> {
         match self {
-            WriteData::Host(payload) => payload,
+            WriteData::Host { payload, .. } => payload,
             WriteData::Zeroes => Payload::Pattern(0),
+        }
+    }
+    /// The placement identifier the write names (FDP).
+    #[inline(always)]
+    fn placement(self) -> Option<u16> {
+        match self {
+            WriteData::Host { placement, .. } => placement,
+            WriteData::Zeroes => None,
         }
     }
 }
@@ -248,6 +256,14 @@ impl Device {
     /// [`Device::new`] builds it).
     pub fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
         with_front!(&mut self.front, f => f.power_cut(at_ns))
+    }
+    /// The FDP logs of a page-mapped namespace with `[fdp]`; `None` otherwise.
+    pub fn fdp_logs(&self) -> Option<crate::fdp::FdpLogs> {
+        with_front!(&self.front, f => f.fdp_logs())
+    }
+    /// Set Features FDP Events (see [`ZonedDevice::set_fdp_events`](crate::ZonedDevice::set_fdp_events)).
+    pub fn set_fdp_events(&mut self, pid: u16, kinds: &[crate::fdp::FdpEventKind], enable: bool) -> Result<(), Status> {
+        with_front!(&mut self.front, f => f.set_fdp_events(pid, kinds, enable))
     }
     /// Where a read of `lba` would find its data in flash now: `None` when
     /// it is in the controller or reads as zeros. During threaded logging
@@ -408,8 +424,9 @@ impl<P: DataPath> Front<P> {
         let (status, complete_ns, result) = match *cmd {
             // Writes, the most frequent commands, return no result: their
             // completion is made in place.
-            Command::Write { slba, nlb, payload, fua } => {
-                let (status, done_ns) = self.write(ssd, ready_ns, slba, nlb, WriteData::Host(payload), fua);
+            Command::Write { slba, nlb, payload, fua, placement } => {
+                let data = WriteData::Host { payload, placement };
+                let (status, done_ns) = self.write(ssd, ready_ns, slba, nlb, data, fua);
                 return self.complete(submit_ns, status, done_ns, CmdResult::None);
             }
             Command::WriteZeroes { slba, nlb } => {
@@ -450,6 +467,8 @@ impl<P: DataPath> Front<P> {
             Command::IdentifyMapping => {
                 znsplus::identify_mapping::identify_mapping_command(&mut self.core, ssd, ready_ns)
             }
+            Command::ReclaimUnitHandleStatus => self.ruh_status(ssd, ready_ns),
+            Command::ReclaimUnitHandleUpdate { pids } => self.ruh_update(ssd, ready_ns, pids),
         };
         self.complete(submit_ns, status, complete_ns, result)
     }
@@ -477,6 +496,46 @@ impl<P: DataPath> Front<P> {
             self.discard_zone(ssd, zone);
         }
         Ok(())
+    }
+
+    /// I/O Management Receive, Reclaim Unit Handle Status: firmware work
+    /// and the transfer of the list (16 bytes a handle after a 16-byte header).
+    fn ruh_status(&mut self, ssd: &mut Ssd, ready_ns: Nanos) -> (Status, Nanos, CmdResult) {
+        match self.path.ruh_status(&self.core) {
+            Err(status) => self.core.fail(ssd, ready_ns, status),
+            Ok(list) => {
+                let fw_end = ssd.reserve_firmware(ready_ns, self.core.config.controller.identify_ns);
+                let done = ssd.link_reserve_to_host(fw_end, 16 + 16 * list.len() as u64);
+                (Status::Success, done, CmdResult::ReclaimUnitHandles(list))
+            }
+        }
+    }
+
+    /// I/O Management Send, Reclaim Unit Handle Update: the list crosses
+    /// the link, then the firmware moves the handles.
+    fn ruh_update(&mut self, ssd: &mut Ssd, ready_ns: Nanos, pids: &[u16]) -> (Status, Nanos, CmdResult) {
+        let listed_ns = ssd.link_reserve_to_device(ready_ns, 2 * pids.len() as u64);
+        let status = self.path.ruh_update(pids, listed_ns);
+        if !status.is_success() {
+            return self.core.fail(ssd, listed_ns, status);
+        }
+        let done = ssd.reserve_firmware(listed_ns, self.core.config.controller.identify_ns);
+        (Status::Success, done, CmdResult::None)
+    }
+
+    /// The FDP logs; `None` without FDP.
+    pub(crate) fn fdp_logs(&self) -> Option<crate::fdp::FdpLogs> {
+        self.path.fdp_logs(&self.core)
+    }
+
+    /// Set Features FDP Events (not timed: an admin command).
+    pub(crate) fn set_fdp_events(
+        &mut self,
+        pid: u16,
+        kinds: &[crate::fdp::FdpEventKind],
+        enable: bool,
+    ) -> Result<(), Status> {
+        self.path.set_fdp_events(pid, kinds, enable)
     }
 
     /// The Identify Namespace data the device reports.
@@ -572,7 +631,8 @@ impl<P: DataPath> Front<P> {
             Err(status) => self.core.fail(ssd, ready_ns, status),
             Ok((accepted, lba)) => {
                 let firmware = self.append_firmware(accepted.firmware_ns, zslba, lba, nlb);
-                let mut done = self.write_data(ssd, ready_ns, firmware, lba, nlb, WriteData::Host(payload));
+                let mut done =
+                    self.write_data(ssd, ready_ns, firmware, lba, nlb, WriteData::Host { payload, placement: None });
                 if fua {
                     done = power::fua_done(&mut self.core, ssd, lba, nlb, done);
                 }
@@ -669,7 +729,8 @@ impl<P: DataPath> Front<P> {
         }
         self.core.counters.host_write_bytes += nlb * self.core.layout.lba_bytes;
         // Write Zeroes moves no data over the link.
-        let t = self.path.take_in(&mut self.core, ssd, zone, slba..slba + nlb, data_ready_ns, data.crosses_link());
+        let arrival = Arrival { link: data.crosses_link(), placement: data.placement() };
+        let t = self.path.take_in(&mut self.core, ssd, zone, slba..slba + nlb, data_ready_ns, arrival);
         if !self.core.scheduler.background.pad_turns_due.is_empty() {
             management::take_pad_turns(&mut self.core, ssd);
         }
@@ -1047,7 +1108,11 @@ mod tests {
         let mut config = opts.apply(preset("zn540").unwrap()).unwrap();
         config.management.finish.design = crate::config::FinishDesign::Metadata;
         let mut dev = Device::new(config).unwrap();
-        let c = dev.submit(0, &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false }, None);
+        let c = dev.submit(
+            0,
+            &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
         assert_eq!(dev.front.core().controller.zone_io(0).buffer_occupied_bytes(), 4096);
         let f = dev.submit(
             c.complete_ns,
@@ -1072,7 +1137,11 @@ mod tests {
         // 3 MiB = one super word line: 16 dies × 192 KiB, written as 24 × 128 KiB.
         for i in 0..24u64 {
             t = dev
-                .submit(t, &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None, fua: false }, None)
+                .submit(
+                    t,
+                    &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None, fua: false, placement: None },
+                    None,
+                )
                 .complete_ns;
         }
         assert_eq!(dev.flash_counters().programs, 16);
@@ -1087,8 +1156,12 @@ mod tests {
         // lines at link speed; after that, writes wait for programs (2.5 ms each).
         let lat: Vec<Nanos> = (0..96u64)
             .map(|i| {
-                dev.submit(0, &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None, fua: false }, None)
-                    .complete_ns
+                dev.submit(
+                    0,
+                    &Command::Write { slba: i * 32, nlb: 32, payload: Payload::None, fua: false, placement: None },
+                    None,
+                )
+                .complete_ns
             })
             .collect();
         assert!(lat[40] < 2_000_000, "within the buffer: link-bound, {} ns", lat[40]);

@@ -23,6 +23,7 @@ pub mod conventional;
 pub mod counters;
 pub mod data;
 pub mod device;
+pub mod fdp;
 pub mod front;
 pub mod ideal;
 pub mod management;
@@ -47,6 +48,7 @@ pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
     Started, Tag, ZoneAction, ZoneDescriptor, ZoneReport,
 };
+pub use config::fdp::{FdpConfig, HandleType};
 pub use config::namespaces::{CommandSet, NamespaceEntry, NAMESPACES_MAX};
 pub use config::{
     ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, InFlight, Layout,
@@ -55,6 +57,7 @@ pub use config::{
 pub use conventional::FtlCounters;
 pub use counters::DeviceCounters;
 pub use device::Device;
+pub use fdp::{FdpEvent, FdpEventKind, FdpLogs, FdpStats, RuhStatus};
 pub use namespaces::{Namespace, Namespaces};
 pub use options::{load_device, parse_size, DeviceOptions, ValueError};
 pub use power::PowerCutReport;

@@ -21,6 +21,7 @@ use crate::config::namespaces::{namespace_configs, NamespaceRequest, NAMESPACES_
 use crate::config::{ConfigError, DeviceConfig, Layout};
 use crate::counters::DeviceCounters;
 use crate::device::{with_front, Fronts};
+use crate::fdp::{FdpEventKind, FdpLogs};
 use crate::power::PowerCutReport;
 use crate::ssd::{Partition, Ssd};
 use crate::status::Status;
@@ -125,6 +126,12 @@ impl ZonedDevice for Namespace {
     }
     fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
         with_front!(&mut self.front, f => f.power_cut(at_ns))
+    }
+    fn fdp_logs(&self) -> Option<FdpLogs> {
+        with_front!(&self.front, f => f.fdp_logs())
+    }
+    fn set_fdp_events(&mut self, pid: u16, kinds: &[FdpEventKind], enable: bool) -> Result<(), Status> {
+        with_front!(&mut self.front, f => f.set_fdp_events(pid, kinds, enable))
     }
 }
 
@@ -394,6 +401,20 @@ impl ZonedDevice for Namespaces {
     fn layout_in(&self, nsid: u32) -> Option<&Layout> {
         self.index(nsid).and_then(|i| self.slots[i].as_ref()).map(|(ns, _)| ns.layout())
     }
+    fn fdp_logs(&self) -> Option<FdpLogs> {
+        self.first().fdp_logs()
+    }
+    fn set_fdp_events(&mut self, pid: u16, kinds: &[FdpEventKind], enable: bool) -> Result<(), Status> {
+        self.first_mut().set_fdp_events(pid, kinds, enable)
+    }
+    fn fdp_logs_in(&self, nsid: u32) -> Option<FdpLogs> {
+        self.index(nsid).and_then(|i| self.slots[i].as_ref()).and_then(|(ns, _)| ns.fdp_logs())
+    }
+    fn set_fdp_events_in(&mut self, nsid: u32, pid: u16, kinds: &[FdpEventKind], enable: bool) -> Result<(), Status> {
+        let Some(index) = self.index(nsid) else { return Err(self.not_attached(nsid, 0).status) };
+        let (ns, _) = self.slots[index].as_mut().expect("attached");
+        ns.set_fdp_events(pid, kinds, enable)
+    }
     fn set_zone_state_in(&mut self, nsid: u32, slba: u64, state: ZoneState) -> Result<(), Status> {
         let Some(index) = self.index(nsid) else { return Err(self.not_attached(nsid, 0).status) };
         let (ns, _) = self.slots[index].as_mut().expect("attached");
@@ -433,7 +454,7 @@ mod tests {
     use crate::config::namespaces::two_namespaces;
 
     fn write(slba: u64, nlb: u32) -> Command<'static> {
-        Command::Write { slba, nlb, payload: Payload::None, fua: false }
+        Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None }
     }
 
     #[test]
@@ -743,7 +764,13 @@ pub(super) mod management_tests {
         dev.delete(1, 0).unwrap();
         assert_eq!(dev.create(&zoned(4, 4096)), Ok(1));
         assert_eq!(dev.create(&nvm(4 << 30, 512)), Ok(2));
-        let write = |slba, nlb, byte| Command::Write { slba, nlb, payload: Payload::Pattern(byte), fua: false };
+        let write = |slba, nlb, byte| Command::Write {
+            slba,
+            nlb,
+            payload: Payload::Pattern(byte),
+            fua: false,
+            placement: None,
+        };
         // Detached: the NSID is allocated but inactive (Invalid Field); NSID 3 is not allocated.
         assert_eq!(dev.submit_in(2, 0, &write(0, 8, 1), None).status, Status::InvalidField);
         assert_eq!(dev.submit_in(3, 0, &write(0, 8, 1), None).status, Status::InvalidNamespace);
@@ -777,7 +804,7 @@ pub(super) mod management_tests {
     #[test]
     fn deleted_blocks_are_erased_on_their_dies_and_written_again() {
         let mut dev = Namespaces::new(small_zn540()).unwrap();
-        let write = |slba, nlb| Command::Write { slba, nlb, payload: Payload::Pattern(3), fua: false };
+        let write = |slba, nlb| Command::Write { slba, nlb, payload: Payload::Pattern(3), fua: false, placement: None };
         // A whole program unit of zone 0 (192 KiB), so that a block is written.
         let mut t = 0;
         for piece in 0..6u64 {
@@ -831,7 +858,7 @@ mod delete_cost_tests {
         // 4 MiB of the NVM namespace, so that its first blocks are in flash (not in its buffer).
         let mut t = 0;
         for slba in (0..8192u64).step_by(256) {
-            let write = Command::Write { slba, nlb: 256, payload: Payload::None, fua: false };
+            let write = Command::Write { slba, nlb: 256, payload: Payload::None, fua: false, placement: None };
             t = dev.submit_in(2, t, &write, None).complete_ns;
         }
         // Zone 0 of namespace 1 written whole (1077 MiB of 128 KiB writes): a block on every plane.
@@ -839,7 +866,12 @@ mod delete_cost_tests {
         for slba in (0..zcap).step_by(32) {
             let nlb = (zcap - slba).min(32) as u32;
             t = dev
-                .submit_in(1, t, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None)
+                .submit_in(
+                    1,
+                    t,
+                    &Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None },
+                    None,
+                )
                 .complete_ns;
         }
         let settled = t + 1_000_000_000;

@@ -495,7 +495,7 @@ mod tests {
         let mgmt = |action| Command::ZoneMgmtSend { action, slba: zslba, select_all: false };
         let cmds = [
             Command::Identify,
-            Command::Write { slba: zslba, nlb, payload: Payload::Pattern(1), fua: false },
+            Command::Write { slba: zslba, nlb, payload: Payload::Pattern(1), fua: false, placement: None },
             Command::Append { zslba, nlb: 1, payload: Payload::None, fua: false },
             Command::Read { slba: zslba, nlb },
             Command::ReportZones { slba: 0, filter: ReportFilter::All, max_zones: 4, partial: true },

@@ -23,7 +23,7 @@ use zonelab_flash::{Geometry, Timing};
 use zonelab_sim::{MS, US};
 
 /// The built-in devices, by the name `--device` takes.
-pub const PRESET_NAMES: [&str; 6] = ["zn540", "zn540-seed001", "sn640", "tlc", "mlc", "znand"];
+pub const PRESET_NAMES: [&str; 7] = ["zn540", "zn540-seed001", "sn640", "zn540-fdp", "tlc", "mlc", "znand"];
 
 /// What built-in device `name` is, in one line (`zonelab device list`).
 pub fn preset_description(name: &str) -> Option<&'static str> {
@@ -33,6 +33,9 @@ pub fn preset_description(name: &str) -> Option<&'static str> {
             "the ZN540 as seed 001 set it up: a 100 GiB zoned namespace (NSID 1) and a 4 GiB conventional one (NSID 2)"
         }
         "sn640" => "the ZN540's flash as a conventional SSD (page-mapped FTL, garbage collection), like the SN640",
+        "zn540-fdp" => {
+            "sn640 with Flexible Data Placement: 8 initially isolated reclaim unit handles, one reclaim group, 1152 MiB reclaim units"
+        }
         "tlc" => "the ZNS+ paper's emulated TLC SSD: 16 dies, 32 MiB zones, PCIe Gen2 x2 (seed 002 Table 2)",
         "mlc" => "the ZNS+ paper's emulated MLC SSD: tlc's organisation with MLC timings (seed 002 Table 2)",
         "znand" => "the ZNS+ paper's emulated Z-NAND SSD: fast reads and programs, a faster channel (seed 002 Table 2)",
@@ -54,6 +57,7 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
             Some(c)
         }
         "sn640" => Some(sn640()),
+        "zn540-fdp" => Some(zn540_fdp()),
         "tlc" => Some(znsplus(
             "tlc",
             Timing {
@@ -248,6 +252,7 @@ fn zn540() -> DeviceConfig {
         // NVM namespaces made beside the zoned one (seed 001) run the FTL of
         // the drive's conventional twin (`sn640`).
         nvm_ftl: Some(sn640_ftl()),
+        fdp: None,
         namespaces: Vec::new(),
         spread: SpreadConfig::default(),
     }
@@ -305,6 +310,17 @@ fn sn640() -> DeviceConfig {
     c.mapping.start_die = StartDie::First;
     c.conventional = Some(sn640_ftl());
     c.nvm_ftl = None;
+    c
+}
+
+/// `zn540-fdp`: the `sn640` (the ZN540's flash behind a page-mapped FTL)
+/// with Flexible Data Placement as shipping FDP drives offer it: one
+/// reclaim group over all 16 dies, 8 initially isolated reclaim unit
+/// handles, a reclaim unit of one block per die (1152 MiB).
+fn zn540_fdp() -> DeviceConfig {
+    let mut c = sn640();
+    c.name = "zn540-fdp".into();
+    c.fdp = Some(fdp::FdpConfig { reclaim_groups: 1, handles: 8, handle_type: fdp::HandleType::InitiallyIsolated });
     c
 }
 
@@ -393,6 +409,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
         znsplus: ZnsPlusConfig::default(),
         conventional: None,
         nvm_ftl: None,
+        fdp: None,
         namespaces: Vec::new(),
         spread: SpreadConfig::default(),
     }

@@ -30,11 +30,15 @@ pub enum Status {
     ZoneInvalidStateTransition,
     /// A namespace id the controller has no active namespace for.
     InvalidNamespace,
+    /// FDP Disabled: an FDP command to a namespace without Flexible Data Placement.
+    FdpDisabled,
+    /// Invalid Placement Handle List: a placement identifier the namespace does not have.
+    InvalidPlacementHandleList,
 }
 
 impl Status {
     /// Every status, in code order within each type.
-    pub const ALL: [Status; 13] = [
+    pub const ALL: [Status; 15] = [
         Status::Success,
         Status::InvalidField,
         Status::LbaOutOfRange,
@@ -48,12 +52,19 @@ impl Status {
         Status::TooManyOpenZones,
         Status::ZoneInvalidStateTransition,
         Status::InvalidNamespace,
+        Status::FdpDisabled,
+        Status::InvalidPlacementHandleList,
     ];
 
     /// Status Code Type: 0 generic, 1 command specific.
     pub fn sct(self) -> u8 {
         match self {
-            Status::Success | Status::InvalidField | Status::LbaOutOfRange | Status::InvalidNamespace => 0,
+            Status::Success
+            | Status::InvalidField
+            | Status::LbaOutOfRange
+            | Status::InvalidNamespace
+            | Status::FdpDisabled
+            | Status::InvalidPlacementHandleList => 0,
             _ => 1,
         }
     }
@@ -74,6 +85,8 @@ impl Status {
             Status::TooManyOpenZones => 0xBE,
             Status::ZoneInvalidStateTransition => 0xBF,
             Status::InvalidNamespace => 0x0B,
+            Status::FdpDisabled => 0x29,
+            Status::InvalidPlacementHandleList => 0x2A,
         }
     }
 
@@ -108,6 +121,8 @@ impl Status {
             Status::TooManyOpenZones => "too_many_open_zones",
             Status::ZoneInvalidStateTransition => "zone_invalid_state_transition",
             Status::InvalidNamespace => "invalid_namespace",
+            Status::FdpDisabled => "fdp_disabled",
+            Status::InvalidPlacementHandleList => "invalid_placement_handle_list",
         }
     }
 }

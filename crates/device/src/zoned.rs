@@ -4,13 +4,14 @@
 //! the servers and the experiments use: NVMe commands in, completions out, on
 //! a virtual clock the caller advances. [`Device`] (the flash-backed ZNS SSD)
 //! and [`crate::ideal::IdealDevice`] (zero latency, same zone semantics)
-//! implement it; a second namespace, an FDP or ZRWA model or a pass-through to
-//! a real zoned drive would be further implementations.
+//! implement it, and so do a drive's namespaces ([`crate::Namespaces`]);
+//! a pass-through to a real zoned drive would be a further implementation.
 
 use crate::config::namespaces::NamespaceRequest;
 use crate::config::{DeviceConfig, Layout};
 use crate::counters::DeviceCounters;
 use crate::device::Device;
+use crate::fdp::{FdpEventKind, FdpLogs};
 use crate::front::command::{Command, Completion, IdentifyData, Started, Tag, ZoneDescriptor};
 use crate::power::PowerCutReport;
 use crate::status::{AdminError, AdminStatus, Status};
@@ -81,6 +82,37 @@ pub trait ZonedDevice {
     /// Power fails at `at_ns` (not before the last submission) and comes
     /// back: what was not durable is lost (see [`crate::power`]).
     fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport;
+    /// The Flexible Data Placement logs of a page-mapped namespace with
+    /// `[fdp]` (configuration, statistics, handle usage, events); `None`
+    /// without FDP.
+    fn fdp_logs(&self) -> Option<FdpLogs> {
+        None
+    }
+
+    /// Set Features FDP Events: the handle placement identifier `pid`
+    /// names reports (`enable`) or stops reporting the event kinds `kinds`.
+    /// FDP Disabled without FDP; Invalid Field for a `pid` the namespace lacks.
+    fn set_fdp_events(&mut self, pid: u16, kinds: &[FdpEventKind], enable: bool) -> Result<(), Status> {
+        let _ = (pid, kinds, enable);
+        Err(Status::FdpDisabled)
+    }
+
+    /// [`ZonedDevice::fdp_logs`] of namespace `nsid`.
+    fn fdp_logs_in(&self, nsid: u32) -> Option<FdpLogs> {
+        if nsid == 1 {
+            return self.fdp_logs();
+        }
+        None
+    }
+
+    /// [`ZonedDevice::set_fdp_events`] on namespace `nsid`.
+    fn set_fdp_events_in(&mut self, nsid: u32, pid: u16, kinds: &[FdpEventKind], enable: bool) -> Result<(), Status> {
+        if nsid == 1 {
+            return self.set_fdp_events(pid, kinds, enable);
+        }
+        Err(Status::InvalidNamespace)
+    }
+
     /// Active namespaces, NSID 1 to this; every method above addresses
     /// namespace 1 ([`crate::namespaces::Namespaces`] has several).
     fn namespace_count(&self) -> u32 {
@@ -195,5 +227,11 @@ impl ZonedDevice for Device {
     }
     fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
         Device::power_cut(self, at_ns)
+    }
+    fn fdp_logs(&self) -> Option<FdpLogs> {
+        Device::fdp_logs(self)
+    }
+    fn set_fdp_events(&mut self, pid: u16, kinds: &[FdpEventKind], enable: bool) -> Result<(), Status> {
+        Device::set_fdp_events(self, pid, kinds, enable)
     }
 }

@@ -40,7 +40,11 @@ fn small_with(zones: u32, data: bool, set: &[(&str, &str)]) -> Device {
 }
 
 fn write(dev: &mut Device, t: Nanos, slba: u64, nlb: u32, pattern: u8) -> Nanos {
-    let c = dev.submit(t, &Command::Write { slba, nlb, payload: Payload::Pattern(pattern), fua: false }, None);
+    let c = dev.submit(
+        t,
+        &Command::Write { slba, nlb, payload: Payload::Pattern(pattern), fua: false, placement: None },
+        None,
+    );
     assert!(c.status.is_success(), "{:?}", c.status);
     c.complete_ns
 }

@@ -25,7 +25,11 @@ fn fill(dev: &mut Device, zone: u64, lbas: u64, mut t: Nanos) -> Nanos {
     let mut done = 0;
     while done < lbas {
         let nlb = (lbas - done).min(32) as u32;
-        let c = dev.submit(t, &Command::Write { slba: zslba + done, nlb, payload: Payload::None, fua: false }, None);
+        let c = dev.submit(
+            t,
+            &Command::Write { slba: zslba + done, nlb, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
         assert!(c.status.is_success(), "{:?}", c.status);
         t = c.complete_ns;
         done += u64::from(nlb);
@@ -227,8 +231,11 @@ fn reset_with_writes_set(writes: bool, sets: &[(&str, &str)]) -> (f64, Vec<f64>)
             break c;
         }
         if writes {
-            let c =
-                dev.submit(t, &Command::Write { slba: zl + offset, nlb: 1, payload: Payload::None, fua: false }, None);
+            let c = dev.submit(
+                t,
+                &Command::Write { slba: zl + offset, nlb: 1, payload: Payload::None, fua: false, placement: None },
+                None,
+            );
             write_us.push((c.complete_ns - c.submit_ns) as f64 / US as f64);
             offset += 1;
             t = c.complete_ns;
@@ -247,7 +254,11 @@ fn writes_alone_us(count: usize) -> f64 {
     let mut t = 0;
     let mut latencies_us: Vec<f64> = (0..count as u64)
         .map(|lba| {
-            let c = dev.submit(t, &Command::Write { slba: lba, nlb: 1, payload: Payload::None, fua: false }, None);
+            let c = dev.submit(
+                t,
+                &Command::Write { slba: lba, nlb: 1, payload: Payload::None, fua: false, placement: None },
+                None,
+            );
             t = c.complete_ns;
             (c.complete_ns - c.submit_ns) as f64 / US as f64
         })
@@ -440,7 +451,8 @@ fn padding_share_beside_writers(pad_turns: &str, writers: usize, window_ms: u64)
             break;
         }
         let slba = (w as u64 + 1) * zl + offsets[w];
-        let c = dev.submit(t, &Command::Write { slba, nlb: 32, payload: Payload::None, fua: false }, None);
+        let c =
+            dev.submit(t, &Command::Write { slba, nlb: 32, payload: Payload::None, fua: false, placement: None }, None);
         assert!(c.status.is_success(), "{:?}", c.status);
         (offsets[w], host_bytes, next_ns[w]) = (offsets[w] + 32, host_bytes + 128 * 1024, c.complete_ns);
     }
@@ -468,7 +480,7 @@ fn closing_a_zone_that_holds_data_costs_more_than_closing_an_empty_one() {
     let zl = dev.layout().zone_lbas;
     let open = dev.submit(0, &mgmt(ZoneAction::Open, 0), None);
     let empty = dev.submit(open.complete_ns, &mgmt(ZoneAction::Close, 0), None);
-    let write = Command::Write { slba: zl, nlb: 1, payload: Payload::None, fua: false };
+    let write = Command::Write { slba: zl, nlb: 1, payload: Payload::None, fua: false, placement: None };
     let written = dev.submit(empty.complete_ns + MS, &write, None);
     let closed = dev.submit(written.complete_ns, &mgmt(ZoneAction::Close, zl), None);
     let extra_ns = (closed.complete_ns - closed.submit_ns) as f64 - (empty.complete_ns - empty.submit_ns) as f64;

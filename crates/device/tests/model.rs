@@ -522,7 +522,7 @@ fn check_on<D: ZonedDevice>(mut dev: D, timed: bool, lim: Limits, ops: &[(Op, bo
                     Fill::Bytes(_) => Payload::Bytes(&bytes),
                     Fill::Zeros => unreachable!(),
                 };
-                let c = submit(&mut dev, &Command::Write { slba, nlb, payload, fua: false }, None);
+                let c = submit(&mut dev, &Command::Write { slba, nlb, payload, fua: false, placement: None }, None);
                 let expect = model.write(slba, nlb, fill, false);
                 prop_assert_eq!((c.status, c.result), (status_of(&expect), CmdResult::None), "{} slba {}", ctx, slba);
             }

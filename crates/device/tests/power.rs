@@ -17,7 +17,7 @@ fn device(sets: &[(&str, &str)]) -> Device {
 }
 
 fn write(dev: &mut Device, t: Nanos, slba: u64, nlb: u32, byte: u8, fua: bool) -> Completion {
-    let c = dev.submit(t, &Command::Write { slba, nlb, payload: Payload::Pattern(byte), fua }, None);
+    let c = dev.submit(t, &Command::Write { slba, nlb, payload: Payload::Pattern(byte), fua, placement: None }, None);
     assert!(c.status.is_success(), "{:?}", c.status);
     c
 }

@@ -20,7 +20,11 @@ fn fill_zone(dev: &mut Device) -> Nanos {
     let (mut t, mut lba) = (0, 0);
     while lba < zcap {
         let nlb = (zcap - lba).min(32) as u32;
-        let c = dev.submit(t, &Command::Write { slba: lba, nlb, payload: Payload::None, fua: false }, None);
+        let c = dev.submit(
+            t,
+            &Command::Write { slba: lba, nlb, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
         assert!(c.status.is_success(), "{:?}", c.status);
         (t, lba) = (c.complete_ns, lba + u64::from(nlb));
     }
@@ -72,7 +76,8 @@ fn reads_under_finish_us(sets: &[(&str, &str)]) -> (f64, u64) {
     let t = fill_zone(&mut dev);
     let zl = dev.layout().zone_lbas;
     let zcap = dev.layout().zcap_lbas;
-    let c = dev.submit(t, &Command::Write { slba: zl, nlb: 1, payload: Payload::None, fua: false }, None);
+    let c =
+        dev.submit(t, &Command::Write { slba: zl, nlb: 1, payload: Payload::None, fua: false, placement: None }, None);
     let finish = Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: zl, select_all: false };
     let Started::Pending(_) = dev.start(c.complete_ns, &finish, None) else { panic!("a finish pads later") };
     let start_ns = c.complete_ns + 10 * MS;

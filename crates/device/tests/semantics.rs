@@ -56,7 +56,7 @@ impl H {
     }
 
     fn write(&mut self, slba: u64, nlb: u32, pattern: u8) -> Status {
-        self.run(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern), fua: false }).status
+        self.run(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern), fua: false, placement: None }).status
     }
 
     fn write_zeroes(&mut self, slba: u64, nlb: u32) -> Status {
@@ -454,7 +454,13 @@ fn in_flight_writes_at_consecutive_lbas_are_legal() {
     for i in 0..6u8 {
         let c = h.dev.submit(
             t,
-            &Command::Write { slba: zslba(2) + 8 * u64::from(i), nlb: 8, payload: Payload::Pattern(i + 1), fua: false },
+            &Command::Write {
+                slba: zslba(2) + 8 * u64::from(i),
+                nlb: 8,
+                payload: Payload::Pattern(i + 1),
+                fua: false,
+                placement: None,
+            },
             None,
         );
         assert_eq!(c.status, Status::Success, "write {i}");
@@ -465,7 +471,7 @@ fn in_flight_writes_at_consecutive_lbas_are_legal() {
     // The write pointer has moved: a write at an LBA already taken fails.
     let c = h.dev.submit(
         t,
-        &Command::Write { slba: zslba(2) + 40, nlb: 8, payload: Payload::Pattern(9), fua: false },
+        &Command::Write { slba: zslba(2) + 40, nlb: 8, payload: Payload::Pattern(9), fua: false, placement: None },
         None,
     );
     assert_eq!(c.status, Status::ZoneInvalidWrite);
@@ -492,7 +498,8 @@ fn write_zeroes_writes_zeros_and_is_not_bound_by_mdts() {
 fn written_bytes_read_back() {
     let mut h = H::small();
     let data: Vec<u8> = (0..3 * 4096).map(|i| (i * 7 % 251) as u8).collect();
-    let c = h.run(&Command::Write { slba: zslba(4), nlb: 3, payload: Payload::Bytes(&data), fua: false });
+    let c =
+        h.run(&Command::Write { slba: zslba(4), nlb: 3, payload: Payload::Bytes(&data), fua: false, placement: None });
     assert_eq!(c.status, Status::Success);
     let mut out = vec![0xEEu8; 4 * 4096];
     let c = h.dev.submit(h.now, &Command::Read { slba: zslba(4), nlb: 4 }, Some(&mut out));
@@ -1218,7 +1225,7 @@ fn conventional_zone_log_wraps() {
     for i in 0..64u64 {
         let c = h.dev.submit(
             t,
-            &Command::Write { slba: (i * 32) % 1024, nlb: 32, payload: Payload::None, fua: false },
+            &Command::Write { slba: (i * 32) % 1024, nlb: 32, payload: Payload::None, fua: false, placement: None },
             None,
         );
         assert_eq!(c.status, Status::Success, "write {i}");
@@ -1236,7 +1243,7 @@ fn zn540() -> Device {
 #[test]
 fn qd1_write_latency_on_zn540() {
     let mut dev = zn540();
-    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false };
+    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false, placement: None };
     // First write into an empty zone pays the implicit open.
     let c = dev.submit(0, &write(0), None);
     assert_eq!((c.status, c.latency_ns()), (Status::Success, 11_360 + 2_020));
@@ -1265,8 +1272,8 @@ fn every_completion_is_after_its_submission() {
     let cmds = [
         Command::Identify,
         Command::Read { slba: 0, nlb: 1 },
-        Command::Write { slba: 0, nlb: 1, payload: Payload::Pattern(1), fua: false },
-        Command::Write { slba: 5, nlb: 1, payload: Payload::Pattern(1), fua: false },
+        Command::Write { slba: 0, nlb: 1, payload: Payload::Pattern(1), fua: false, placement: None },
+        Command::Write { slba: 5, nlb: 1, payload: Payload::Pattern(1), fua: false, placement: None },
         Command::WriteZeroes { slba: 1, nlb: 3 },
         Command::Append { zslba: 0, nlb: 2, payload: Payload::Pattern(2), fua: false },
         Command::Append { zslba: 1, nlb: 2, payload: Payload::Pattern(2), fua: false },
@@ -1291,8 +1298,11 @@ fn sustained_write_bandwidth_is_flash_bound() {
     let writes = 512u64; // 64 MiB into one zone
     let mut last = 0;
     for i in 0..writes {
-        let c =
-            dev.submit(0, &Command::Write { slba: i * u64::from(nlb), nlb, payload: Payload::None, fua: false }, None);
+        let c = dev.submit(
+            0,
+            &Command::Write { slba: i * u64::from(nlb), nlb, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
         assert_eq!(c.status, Status::Success);
         assert!(c.complete_ns >= last, "completions of one zone's writes stay in order");
         last = c.complete_ns;
@@ -1313,7 +1323,8 @@ fn programs_after(stripe_chunks: u32, lbas: u64) -> (u64, Vec<u32>) {
     let mut at_ns = 0;
     for slba in (0..lbas).step_by(32) {
         let nlb = (lbas - slba).min(32) as u32;
-        let c = dev.submit(at_ns, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None);
+        let c =
+            dev.submit(at_ns, &Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None }, None);
         assert_eq!(c.status, Status::Success);
         at_ns = c.complete_ns;
     }
@@ -1359,7 +1370,11 @@ fn unit_wide_zn540(edit: impl FnOnce(&mut DeviceConfig)) -> (Device, u64) {
 fn write_in_turn(dev: &mut Device, slbas: impl Iterator<Item = u64>) -> u64 {
     let mut at_ns = 0;
     for slba in slbas {
-        let c = dev.submit(at_ns, &Command::Write { slba, nlb: 24, payload: Payload::None, fua: false }, None);
+        let c = dev.submit(
+            at_ns,
+            &Command::Write { slba, nlb: 24, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
         assert_eq!(c.status, Status::Success);
         at_ns = c.complete_ns;
     }
@@ -1381,7 +1396,11 @@ fn zone_1_write_after_zone_0_fills(pool_bytes: u64) -> (u64, u64) {
     let at_ns = write_in_turn(&mut dev, (0..14 * 48).step_by(24));
     // One unit per die: each die's program is the only one it has.
     let first_program_end_ns = (0..14).map(|die| dev.flash().die_free_at_ns(die)).min().unwrap();
-    let c = dev.submit(at_ns, &Command::Write { slba: zone_lbas, nlb: 8, payload: Payload::None, fua: false }, None);
+    let c = dev.submit(
+        at_ns,
+        &Command::Write { slba: zone_lbas, nlb: 8, payload: Payload::None, fua: false, placement: None },
+        None,
+    );
     assert_eq!(c.status, Status::Success);
     assert!(at_ns < first_program_end_ns, "zone 0's programs are still running");
     (c.complete_ns, first_program_end_ns)
@@ -1405,7 +1424,8 @@ fn writers_of_different_zones_wait_for_the_same_programs_in_a_shared_buffer() {
 #[test]
 fn buffered_reads_are_faster_than_flash_reads() {
     let mut dev = zn540();
-    let c = dev.submit(0, &Command::Write { slba: 0, nlb: 8, payload: Payload::None, fua: false }, None);
+    let c =
+        dev.submit(0, &Command::Write { slba: 0, nlb: 8, payload: Payload::None, fua: false, placement: None }, None);
     let buffered = dev.submit(c.complete_ns, &Command::Read { slba: 0, nlb: 1 }, None);
     assert_eq!(buffered.status, Status::Success);
     // Controller memory: no flash time at all.
@@ -1446,13 +1466,19 @@ fn scripted_run() -> (Vec<Completion>, DeviceCounters) {
         // The pattern byte wraps around.
         let pattern = Payload::Pattern(u8::try_from(i % 256).expect("below 256"));
         let cmd = match i % 9 {
-            0 | 1 => Command::Write { slba: dev.zones().wp(zone), nlb: i % 13 + 1, payload: pattern, fua: false },
+            0 | 1 => Command::Write {
+                slba: dev.zones().wp(zone),
+                nlb: i % 13 + 1,
+                payload: pattern,
+                fua: false,
+                placement: None,
+            },
             2 => Command::Append { zslba: z, nlb: i % 5 + 1, payload: pattern, fua: false },
             3 => Command::Read { slba: z + u64::from(i % 40), nlb: i % 17 + 1 },
             4 => Command::WriteZeroes { slba: dev.zones().wp(zone), nlb: 3 },
             5 => Command::ZoneMgmtSend { action: ACTIONS[(i / 9 % 5) as usize], slba: z, select_all: i % 4 == 0 },
             6 => Command::ReportZones { slba: z, filter: ReportFilter::All, max_zones: 4, partial: i % 2 == 0 },
-            7 => Command::Write { slba: z + 1, nlb: 1, payload: Payload::Pattern(1), fua: false },
+            7 => Command::Write { slba: z + 1, nlb: 1, payload: Payload::Pattern(1), fua: false, placement: None },
             _ => Command::Identify,
         };
         let c = dev.submit(t, &cmd, None);
@@ -1480,7 +1506,8 @@ fn round_robin_write_rate(dev: &mut Device, zones: u64, nlb: u32, rounds: u64) -
         let mut last = t;
         for zone in 0..zones {
             let slba = zone * zone_lbas + round * u64::from(nlb);
-            let c = dev.submit(t, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None);
+            let c =
+                dev.submit(t, &Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None }, None);
             assert_eq!(c.status, Status::Success);
             last = last.max(c.complete_ns);
         }
@@ -1520,12 +1547,12 @@ fn a_partly_filled_unit_is_merged_after_its_write_completes() {
     let merge_ns = c.controller.partial_unit_ns as f64;
     let gap_ns = 1_000_000; // long enough for every merge to end
     let mut dev = Device::new(c).unwrap();
-    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false };
+    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false, placement: None };
     // Alone, a 512 B write takes what a whole-unit write takes: the merge comes after it.
     let first = dev.submit(0, &write(0), None);
     let unit = dev.submit(
         first.complete_ns + gap_ns,
-        &Command::Write { slba: 1, nlb: 15, payload: Payload::None, fua: false },
+        &Command::Write { slba: 1, nlb: 15, payload: Payload::None, fua: false, placement: None },
         None,
     );
     let (alone_ns, whole_ns) = (first.complete_ns, unit.complete_ns - (first.complete_ns + gap_ns));

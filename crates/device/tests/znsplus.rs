@@ -48,7 +48,7 @@ impl Run {
         c
     }
     fn write(&mut self, slba: u64, nlb: u32, pattern: u8) -> Completion {
-        self.ok(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern), fua: false })
+        self.ok(&Command::Write { slba, nlb, payload: Payload::Pattern(pattern), fua: false, placement: None })
     }
     fn mgmt(&mut self, action: ZoneAction, slba: u64) -> Completion {
         self.ok(&Command::ZoneMgmtSend { action, slba, select_all: false })
@@ -263,7 +263,11 @@ fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
     assert!(r.dev.next_event_ns().is_none(), "nothing left to plug ahead");
     // A host write to die 1 now overlaps nothing queued on dies 0 and 2.
     let t = opened + 50_000_000;
-    let c = r.dev.submit(t, &Command::Write { slba: CHUNK, nlb: CHUNK_NLB, payload: Payload::None, fua: false }, None);
+    let c = r.dev.submit(
+        t,
+        &Command::Write { slba: CHUNK, nlb: CHUNK_NLB, payload: Payload::None, fua: false, placement: None },
+        None,
+    );
     assert_eq!(c.status, Status::Success);
     assert_eq!(r.dev.flash().die_free_at_ns(0), r.dev.flash().die_free_at_ns(2), "the plugs ran before");
     assert!(r.dev.flash().die_free_at_ns(0) <= t);
@@ -273,8 +277,11 @@ fn ppa_plugging_runs_in_idle_die_time_without_host_commands() {
 fn ppa_plugging_overlaps_a_host_write_on_another_die() {
     let (mut r, opened) = tl_opened_with_even_chunks_valid();
     // The host writes chunk 1 (die 1) at once: dies 0 and 2 plug meanwhile.
-    let c =
-        r.dev.submit(opened, &Command::Write { slba: CHUNK, nlb: CHUNK_NLB, payload: Payload::None, fua: false }, None);
+    let c = r.dev.submit(
+        opened,
+        &Command::Write { slba: CHUNK, nlb: CHUNK_NLB, payload: Payload::None, fua: false, placement: None },
+        None,
+    );
     assert_eq!(c.status, Status::Success);
     r.dev.advance(c.complete_ns);
     let z = r.dev.znsplus_counters();
@@ -350,14 +357,14 @@ fn bad_input_gets_nvme_statuses() {
         Status::InvalidZoneOperation
     );
     assert_eq!(
-        r.cmd(&Command::Write { slba: 2, nlb: 2, payload: Payload::None, fua: false }).status,
+        r.cmd(&Command::Write { slba: 2, nlb: 2, payload: Payload::None, fua: false, placement: None }).status,
         Status::ZoneInvalidWrite
     );
     assert_eq!(r.cmd(&Command::TlOpen { zslba: 0, valid: &[] }).status, Status::ZoneInvalidStateTransition);
     r.write(4, 1, 2);
     assert_eq!(r.dev.zones().wp(0), 5, "write pointer past the plugged blocks 2, 3");
     assert_eq!(
-        r.cmd(&Command::Write { slba: 1, nlb: 1, payload: Payload::None, fua: false }).status,
+        r.cmd(&Command::Write { slba: 1, nlb: 1, payload: Payload::None, fua: false, placement: None }).status,
         Status::ZoneInvalidWrite
     );
     assert_eq!(r.cmd(&Command::ZoneCompaction { src: &[0], dst: &[3] }).status, Status::ZoneInvalidWrite);

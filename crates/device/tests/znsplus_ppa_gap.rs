@@ -28,7 +28,7 @@ fn ok(dev: &mut Device, at_ns: u64, cmd: &Command<'_>) -> Completion {
 }
 
 fn write(dev: &mut Device, at_ns: u64, slba: u64, nlb: u32) -> Completion {
-    ok(dev, at_ns, &Command::Write { slba, nlb, payload: Payload::Pattern(3), fua: false })
+    ok(dev, at_ns, &Command::Write { slba, nlb, payload: Payload::Pattern(3), fua: false, placement: None })
 }
 
 /// Latency of a write to chunk 6 right after a write to chunk 1 of a

@@ -80,7 +80,11 @@ fn fill_victim(dev: &mut Device) -> Nanos {
     while lba < zcap {
         let n = nlb.min(zcap - lba) as u32;
         t = dev
-            .submit(t, &Command::Write { slba: lba, nlb: n, payload: Payload::Pattern(1), fua: false }, None)
+            .submit(
+                t,
+                &Command::Write { slba: lba, nlb: n, payload: Payload::Pattern(1), fua: false, placement: None },
+                None,
+            )
             .complete_ns;
         lba += u64::from(n);
     }
@@ -144,7 +148,11 @@ fn host_copy(medium: &str, blocks: u64) -> Result<Nanos> {
     let dense: Vec<u64> = (zone_lbas..zone_lbas + blocks).collect();
     let mut done = reads_done;
     for (slba, nlb) in runs(&dense, mdts) {
-        let c = dev.submit(reads_done, &Command::Write { slba, nlb, payload: Payload::None, fua: false }, None);
+        let c = dev.submit(
+            reads_done,
+            &Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
         if !c.status.is_success() {
             return Err(Error::Failed(format!("{medium}: host write failed: {}", c.status)));
         }

@@ -208,7 +208,7 @@ impl<D: ZonedDevice> Io<D> {
             BlockKind::Meta => self.traffic.meta_blocks += n,
             BlockKind::Relocated | BlockKind::RelocatedNode => self.traffic.relocated_blocks += n,
         }
-        self.submit(at_ns, &Command::Write { slba, nlb, payload, fua }, None).complete_ns
+        self.submit(at_ns, &Command::Write { slba, nlb, payload, fua, placement: None }, None).complete_ns
     }
 
     /// Reads `nlb` blocks at `slba`; in data mode into `out`.

@@ -150,7 +150,7 @@ pub fn config(input: &str) -> Result<(), Failure> {
     let _ = device.identify();
     let zone_lbas = device.layout().zone_lbas;
     let commands = [
-        Command::Write { slba: 0, nlb: 8, payload: Payload::Pattern(7), fua: false },
+        Command::Write { slba: 0, nlb: 8, payload: Payload::Pattern(7), fua: false, placement: None },
         Command::Append { zslba: zone_lbas, nlb: 1, payload: Payload::None, fua: false },
         Command::Read { slba: 0, nlb: 8 },
         Command::IdentifyMapping,

@@ -402,6 +402,7 @@ impl<D: ZonedDevice> Backend<D> {
             | Command::ReportZones { .. }
             | Command::Identify
             | Command::IdentifyMapping
+            | Command::ReclaimUnitHandleStatus
             | Command::Flush => return Ok(()),
             Command::Write { slba, payload: Payload::Bytes(data), .. } => image.write_data(slba, data)?,
             Command::Append { payload: Payload::Bytes(data), .. } => {
@@ -414,7 +415,12 @@ impl<D: ZonedDevice> Backend<D> {
                 image.copy_blocks(sources.zip(sdlba..))?;
             }
             Command::ZoneCompaction { src, dst } => image.copy_blocks(src.iter().copied().zip(dst.iter().copied()))?,
-            Command::Write { .. } | Command::Append { .. } | Command::ZoneMgmtSend { .. } | Command::TlOpen { .. } => {}
+            // A handle update moves no data: the image keeps only data and zones.
+            Command::Write { .. }
+            | Command::Append { .. }
+            | Command::ZoneMgmtSend { .. }
+            | Command::TlOpen { .. }
+            | Command::ReclaimUnitHandleUpdate { .. } => {}
         }
         image.update_zones(&self.device)
     }
@@ -452,7 +458,7 @@ impl<D: ZonedDevice> Backend<D> {
                 assert_eq!(data.len(), bytes, "a write carries its blocks");
                 self.device_submit(
                     submit_ns,
-                    &Command::Write { slba, nlb, payload: Payload::Bytes(data), fua: false },
+                    &Command::Write { slba, nlb, payload: Payload::Bytes(data), fua: false, placement: None },
                     None,
                 )
             }
@@ -797,7 +803,11 @@ mod submit_image_tests {
         let data: Vec<u8> = (0..4 * 4096).map(|i| (i % 253) as u8).collect();
         let mut first = backend(Pace::Asap).with_image(&path).unwrap();
         let ok = |c: Result<Completion, Refusal>| assert_eq!(c.unwrap().status, Status::Success);
-        ok(first.submit(0, &Command::Write { slba: lba(3), nlb: 4, payload: Payload::Bytes(&data), fua: false }, None));
+        ok(first.submit(
+            0,
+            &Command::Write { slba: lba(3), nlb: 4, payload: Payload::Bytes(&data), fua: false, placement: None },
+            None,
+        ));
         ok(first.submit(
             0,
             &Command::Append { zslba: lba(4), nlb: 4, payload: Payload::Bytes(&data), fua: false },
@@ -862,7 +872,7 @@ mod record_tests {
         std::fs::remove_file(&path).unwrap();
         let lba = zone_sector(2) / 8;
         let ops: Vec<&Op> = records.iter().map(|r| &r.op).collect();
-        assert_eq!(ops[0], &Op::Write { slba: lba, nlb: 2, fua: false });
+        assert_eq!(ops[0], &Op::Write { slba: lba, nlb: 2, fua: false, placement: None });
         assert_eq!(ops[1], &Op::Append { zslba: lba, nlb: 1, fua: false });
         assert_eq!(ops[2], &Op::Read { slba: lba, nlb: 2 });
         assert!(matches!(ops[3], Op::Zone { action: zonelab_device::ZoneAction::Finish, .. }));

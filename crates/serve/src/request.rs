@@ -238,7 +238,7 @@ pub fn errno_of(status: Status) -> i32 {
     match status {
         Status::Success => 0,
         Status::InvalidField => errno::EOPNOTSUPP,
-        Status::InvalidNamespace => errno::EOPNOTSUPP,
+        Status::InvalidNamespace | Status::FdpDisabled => errno::EOPNOTSUPP,
         Status::LbaOutOfRange => errno::EREMOTEIO,
         Status::TooManyActiveZones => errno::EOVERFLOW,
         Status::TooManyOpenZones => errno::ETOOMANYREFS,
@@ -248,7 +248,8 @@ pub fn errno_of(status: Status) -> i32 {
         | Status::ZoneIsReadOnly
         | Status::ZoneIsOffline
         | Status::ZoneInvalidWrite
-        | Status::ZoneInvalidStateTransition => errno::EIO,
+        | Status::ZoneInvalidStateTransition
+        | Status::InvalidPlacementHandleList => errno::EIO,
     }
 }
 

@@ -64,8 +64,11 @@ impl ZoneWriter {
             self.next_lba = zslba;
             return (c.complete_ns, 0);
         }
-        let c =
-            dev.submit(now_ns, &Command::Write { slba: self.next_lba, nlb, payload: Payload::None, fua: false }, None);
+        let c = dev.submit(
+            now_ns,
+            &Command::Write { slba: self.next_lba, nlb, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
         debug_assert_eq!(c.status, Status::Success);
         self.next_lba += u64::from(nlb);
         (c.complete_ns, u64::from(nlb) * dev.layout().lba_bytes)
@@ -116,7 +119,11 @@ fn random_reads<D: ZonedDevice>(dev: &mut D, qd: usize, commands: u64, seed: u64
     while lba < first + span {
         let n = u64::from(fill_nlb).min(first + span - lba) as u32;
         now_ns = dev
-            .submit(now_ns, &Command::Write { slba: lba, nlb: n, payload: Payload::None, fua: false }, None)
+            .submit(
+                now_ns,
+                &Command::Write { slba: lba, nlb: n, payload: Payload::None, fua: false, placement: None },
+                None,
+            )
             .complete_ns;
         lba += u64::from(n);
     }

@@ -669,7 +669,7 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
     let payload = line.pattern.map_or(Payload::None, Payload::Pattern);
     let cmd = match &line.op {
         Op::Identify => Command::Identify,
-        &Op::Write { slba, nlb, fua } => Command::Write { slba, nlb, payload, fua },
+        &Op::Write { slba, nlb, fua } => Command::Write { slba, nlb, payload, fua, placement: None },
         &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
         &Op::Append { zslba, nlb, fua } => Command::Append { zslba, nlb, payload, fua },
         Op::Flush => Command::Flush,
@@ -789,6 +789,13 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
                 })
                 .collect();
             map.insert("zones".into(), zones.into());
+        }
+        CmdResult::ReclaimUnitHandles(list) => {
+            let handles: Vec<Value> = list
+                .iter()
+                .map(|r| json!({"pid": r.pid, "ruhid": r.ruhid, "earutr_s": r.earutr_s, "ruamw": r.ruamw_lbas}))
+                .collect();
+            map.insert("handles".into(), handles.into());
         }
     }
 }

@@ -100,7 +100,11 @@ fn prewrite(device: &mut Device, zone: u32, nlb: u64) {
         let n = (nlb - done).min(mdts) as u32;
         let slba = device.zones().wp(zone);
         // At time 0: the engine's clock starts at 0 and the device takes commands in time order.
-        let c = device.submit(0, &Command::Write { slba, nlb: n, payload: Payload::None, fua: false }, None);
+        let c = device.submit(
+            0,
+            &Command::Write { slba, nlb: n, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
         assert!(c.status.is_success(), "{:?}", c.status);
         done += u64::from(n);
     }

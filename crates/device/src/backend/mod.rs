@@ -62,7 +62,7 @@ pub(crate) trait DataPath {
     /// The controller reads ahead of sequential streams.
     const READ_AHEAD: bool;
     /// Takes the LBAs `lbas` of an accepted write into `zone`, ready from
-    /// `ready_ns` (crossing the link if `link`); returns when they are in.
+    /// `ready_ns`, arriving as `arrival` says; returns when they are in.
     fn take_in(
         &mut self,
         core: &mut Backend,
@@ -70,7 +70,7 @@ pub(crate) trait DataPath {
         zone: u32,
         lbas: Range<u64>,
         ready_ns: Nanos,
-        link: bool,
+        arrival: Arrival,
     ) -> Nanos;
     /// Where the data of `lba` is at `at_ns`.
     fn source(&self, core: &Backend, lba: u64, at_ns: Nanos) -> Source;
@@ -84,6 +84,31 @@ pub(crate) trait DataPath {
     }
     /// Checks a page-mapped path's map (a test aid).
     fn check_ftl(&self) {}
+    /// Reclaim Unit Handle Status (FDP).
+    fn ruh_status(&self, _core: &Backend) -> Result<Box<[crate::fdp::RuhStatus]>, Status> {
+        Err(Status::FdpDisabled)
+    }
+    /// Reclaim Unit Handle Update (FDP) of the handles `pids` name.
+    fn ruh_update(&mut self, _pids: &[u16], _at_ns: Nanos) -> Status {
+        Status::FdpDisabled
+    }
+    /// The FDP logs; `None` without FDP.
+    fn fdp_logs(&self, _core: &Backend) -> Option<crate::fdp::FdpLogs> {
+        None
+    }
+    /// Set Features FDP Events for the handle `pid` names.
+    fn set_fdp_events(&mut self, _pid: u16, _kinds: &[crate::fdp::FdpEventKind], _enable: bool) -> Result<(), Status> {
+        Err(Status::FdpDisabled)
+    }
+}
+
+/// How a write's data arrives at its data path.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Arrival {
+    /// Over the link from the host (not made by the controller, as Write Zeroes' zeros are).
+    pub(crate) link: bool,
+    /// The placement identifier the write names (FDP).
+    pub(crate) placement: Option<u16>,
 }
 
 /// The zone-mapped data path: each zone's data into its own write buffer
@@ -103,9 +128,9 @@ impl DataPath for Zoned {
         zone: u32,
         lbas: Range<u64>,
         ready_ns: Nanos,
-        link: bool,
+        arrival: Arrival,
     ) -> Nanos {
-        core.take_in(ssd, zone, lbas.end - lbas.start, ready_ns, link)
+        core.take_in(ssd, zone, lbas.end - lbas.start, ready_ns, arrival.link)
     }
 
     #[inline(always)]

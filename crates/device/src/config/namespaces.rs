@@ -231,6 +231,10 @@ pub(crate) fn namespace_config(
         ns.conventional = Some(ftl);
         ns.namespace.conventional_zones = ns.namespace.zones;
     }
+    if ns.conventional.is_none() {
+        // FDP is the page-mapped namespaces' placement; zoned ones place by zone.
+        ns.fdp = None;
+    }
     let need = blocks_per_plane_needed(&ns)?;
     Ok((ns, need))
 }
@@ -246,7 +250,8 @@ fn blocks_per_plane_needed(ns: &DeviceConfig) -> Result<u64, ConfigError> {
     if let Some(c) = &ns.conventional {
         let row_bytes = u64::from(g.dies_total()) * u64::from(g.planes_per_die) * g.block_bytes();
         let user_bytes = u64::from(ns.namespace.zones).saturating_mul(ns.namespace.zone_size_bytes);
-        return Ok(user_bytes.div_ceil(row_bytes.max(1)) + u64::from(c.gc_free_blocks_target) + 1);
+        let open_extra = ns.fdp.as_ref().map_or(0, |f| u64::from(f.open_blocks_per_die()) - 2);
+        return Ok(user_bytes.div_ceil(row_bytes.max(1)) + u64::from(c.gc_free_blocks_target) + 1 + open_extra);
     }
     match ns.zone_fit() {
         Some(fit) => Ok(fit.blocks_per_plane_needed),

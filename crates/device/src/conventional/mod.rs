@@ -17,13 +17,15 @@
 
 pub use crate::translation::ftl;
 
-use crate::backend::{Backend, DataPath, Source};
+use crate::backend::{Arrival, Backend, DataPath, Source};
 use crate::ssd::Ssd;
+mod fdp;
+mod placement;
 mod state;
 
 pub use crate::counters::FtlCounters;
 use crate::translation::mapping::ChunkLocation;
-use ftl::UnitSlot;
+use ftl::{Stream, UnitSlot, OWNER_MIXED};
 pub(crate) use state::Conventional;
 use state::Victim;
 use std::ops::Range;
@@ -72,9 +74,10 @@ impl DataPath for Conventional {
         _zone: u32,
         lbas: Range<u64>,
         ready_ns: Nanos,
-        link: bool,
+        arrival: Arrival,
     ) -> Nanos {
-        ftl_take_in(self, core, ssd, lbas, ready_ns, link)
+        let stream = self.placement.stream_of(arrival.placement, ready_ns);
+        ftl_take_in(self, core, ssd, stream, lbas, ready_ns, arrival.link)
     }
 
     #[inline]
@@ -90,6 +93,23 @@ impl DataPath for Conventional {
     }
     fn check_ftl(&self) {
         self.check();
+    }
+    fn ruh_status(&self, core: &Backend) -> Result<Box<[crate::fdp::RuhStatus]>, crate::status::Status> {
+        fdp::ruh_status(self, core)
+    }
+    fn ruh_update(&mut self, pids: &[u16], at_ns: Nanos) -> crate::status::Status {
+        fdp::ruh_update(self, pids, at_ns)
+    }
+    fn fdp_logs(&self, core: &Backend) -> Option<crate::fdp::FdpLogs> {
+        fdp::logs(self, core)
+    }
+    fn set_fdp_events(
+        &mut self,
+        pid: u16,
+        kinds: &[crate::fdp::FdpEventKind],
+        enable: bool,
+    ) -> Result<(), crate::status::Status> {
+        fdp::set_events(self, pid, kinds, enable)
     }
 }
 
@@ -123,13 +143,14 @@ fn ftl_source(c: &Conventional, core: &Backend, lba: u64, at_ns: Nanos) -> Sourc
     Source::Flash { loc, ready_ns: done }
 }
 
-/// Takes `lbas` host LBAs from `slba` into the shared write buffer
+/// Takes host LBAs `lbas` into `stream`'s unit in the shared write buffer
 /// (crossing the link if `link`); full units go to flash. Returns when
 /// the last piece is in.
 fn ftl_take_in(
     c: &mut Conventional,
     core: &mut Backend,
     ssd: &mut Ssd,
+    stream: usize,
     lbas: Range<u64>,
     ready_ns: Nanos,
     link: bool,
@@ -142,22 +163,49 @@ fn ftl_take_in(
     let mut t = ready_ns;
     let mut lba = slba;
     while lba < end {
-        let piece = (end - lba).min(per_unit - c.pending.len() as u64).max(1);
-        let admitted = c.buffer.admit(t, piece * lba_bytes, capacity);
+        let filled = c.placement.units[stream].lbas.len() as u64;
+        let piece = (end - lba).min(per_unit - filled).max(1);
+        // An LBA already in this unit is overwritten in place: no more room.
+        let fresh = (lba..lba + piece).filter(|l| !in_unit(c, *l, stream)).count() as u64;
+        let admitted = if fresh == 0 { t } else { c.buffer.admit(t, fresh * lba_bytes, capacity) };
         t = if link { ssd.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
         for l in lba..lba + piece {
-            if !c.pending_pos.contains_key(&l) {
-                c.ftl.invalidate(l);
-                c.pending_pos.insert(l, c.pending.len());
-                c.pending.push(l);
-            }
+            pend(c, l, stream, lba_bytes);
         }
+        c.placement.units[stream].bytes += fresh * lba_bytes;
         lba += piece;
-        if c.pending.len() as u64 >= per_unit {
-            program_host_unit(c, core, ssd, t);
+        if c.placement.units[stream].lbas.len() as u64 >= per_unit {
+            program_host_unit(c, core, ssd, stream, t);
         }
     }
     t
+}
+
+/// Whether `lba` waits in `stream`'s unit.
+#[inline]
+fn in_unit(c: &Conventional, lba: u64, stream: usize) -> bool {
+    c.pending_pos.get(&lba).is_some_and(|&s| s as usize == stream)
+}
+
+/// Puts `lba` in `stream`'s unit: its copy in flash is stale, and a copy
+/// waiting in another stream's unit leaves that unit (freeing its room).
+#[inline]
+fn pend(c: &mut Conventional, lba: u64, stream: usize, lba_bytes: u64) {
+    let stream_id = u32::try_from(stream).expect("streams fit u32");
+    match c.pending_pos.insert(lba, stream_id) {
+        Some(s) if s == stream_id => {}
+        Some(other) => {
+            let unit = &mut c.placement.units[other as usize];
+            unit.lbas.retain(|&l| l != lba);
+            unit.bytes -= lba_bytes;
+            c.buffer.release_unissued(lba_bytes);
+            c.placement.units[stream].lbas.push(lba);
+        }
+        None => {
+            c.ftl.invalidate(lba);
+            c.placement.units[stream].lbas.push(lba);
+        }
+    }
 }
 
 /// Chunks read ahead that held LBAs `slba..end` leave the read buffer:
@@ -179,22 +227,36 @@ fn drop_read_ahead(core: &mut Backend, slba: u64, end: u64) {
     }
 }
 
-fn program_host_unit(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, at_ns: Nanos) {
-    let dies = c.ftl.dies();
-    let die = c.cursor;
-    c.cursor = (die + 1) % dies;
+/// Programs `stream`'s full unit on the next die of its reclaim group,
+/// into the handle's open block there, collecting garbage first as needed.
+fn program_host_unit(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, stream: usize, at_ns: Nanos) {
+    let (_, handle) = c.placement.group_handle(stream);
+    let first_die = c.placement.first_die(stream);
+    let unit = &mut c.placement.units[stream];
+    let die = first_die + unit.cursor;
+    unit.cursor = (unit.cursor + 1) % c.placement.dies_per_group;
     let gc_units_before = c.ftl.gc_units;
     collect_in_background(c, core, ssd, die, at_ns);
-    if c.ftl.needs_block(die, false) {
+    if c.ftl.needs_block(die, Stream::Host(handle)) {
         collect_in_foreground(c, core, ssd, die, at_ns);
     }
     let moved = c.ftl.gc_units - gc_units_before;
     c.gc_units_before_host_unit_max = c.gc_units_before_host_unit_max.max(moved);
-    let lbas = std::mem::take(&mut c.pending);
-    c.pending_pos.clear();
-    let slot = c.ftl.place(die, false, &lbas);
+    let ru_units = c.placement.ru_units(c.ftl.units_per_block());
+    let unit = &mut c.placement.units[stream];
+    let lbas = std::mem::take(&mut unit.lbas);
+    let bytes = std::mem::take(&mut unit.bytes);
+    // A full reclaim unit: the next unit starts another.
+    unit.ru_units = (unit.ru_units + 1) % ru_units;
+    if c.placement.units.len() == 1 {
+        c.pending_pos.clear();
+    } else {
+        for l in &lbas {
+            c.pending_pos.remove(l);
+        }
+    }
+    let slot = c.ftl.place(die, Stream::Host(handle), &lbas);
     let done = program_slot(c, core, ssd, slot, at_ns);
-    let bytes = lbas.len() as u64 * core.layout.lba_bytes;
     c.buffer.programmed(c.units_buffered, bytes, done);
     c.units_buffered += 1;
 }
@@ -266,7 +328,7 @@ fn victim_of(c: &mut Conventional, die: u32) -> Option<Victim> {
         let valid_units = c.ftl.valid_count(die, block).div_ceil(c.ftl.lbas_per_unit());
         let invalid_units = units.saturating_sub(valid_units).max(1);
         let pace = valid_units.div_ceil(invalid_units).clamp(1, c.gc_units_max.max(1));
-        c.victims[die as usize] = Some(Victim { block, offset: 0, units_per_host_unit: pace });
+        c.victims[die as usize] = Some(Victim { block, offset: 0, units_per_host_unit: pace, lbas_moved: 0 });
     }
     c.victims[die as usize]
 }
@@ -287,18 +349,31 @@ fn collect_unit(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, die: u32, a
         for &l in &lbas {
             c.ftl.invalidate(l);
         }
-        let slot = c.ftl.place(die, true, &lbas);
+        let slot = c.ftl.place(die, gc_stream(c, die, victim.block), &lbas);
         program_slot(c, core, ssd, slot, read_done);
     }
     let blocks = core.config.flash.blocks_per_plane;
-    c.victims[die as usize] = Some(Victim { offset: next, ..victim });
+    let lbas_moved = victim.lbas_moved + valid.len() as u64;
+    c.victims[die as usize] = Some(Victim { offset: next, lbas_moved, ..victim });
     if next >= lbas_per_block {
+        fdp::victim_released(c, die, victim.block, lbas_moved, read_done);
         c.victims[die as usize] = None;
         c.ftl.release(die, victim.block);
         c.unit_done[(die * blocks + victim.block) as usize] = None;
         ssd.flash_mut().erase(read_done, core.partition.addr(BlockAddr { die, block: victim.block }));
     }
     u32::from(!valid.is_empty())
+}
+
+/// The stream garbage collection copies block `block` of `die` into: its
+/// handle's under persistent isolation, else the one GC stream.
+fn gc_stream(c: &Conventional, die: u32, block: u32) -> Stream {
+    if !c.placement.persistent {
+        return Stream::Gc(0);
+    }
+    let owner = c.ftl.owner(die, block);
+    debug_assert_ne!(owner, OWNER_MIXED, "persistently isolated blocks hold one handle's data");
+    Stream::Gc(if owner == OWNER_MIXED { 0 } else { owner })
 }
 
 /// Reads the flash pages holding `valid` (offsets in a block of `die`),

@@ -2,6 +2,7 @@
 //! and its write buffer, and the garbage-collection thresholds and the
 //! victim each die is collecting.
 
+use super::placement::Placement;
 use crate::controller::buffer::ZoneBuffer;
 use crate::translation::ftl::Ftl;
 use std::collections::HashMap;
@@ -16,17 +17,20 @@ pub(crate) struct Victim {
     /// Units to move per host unit so the victim is free before host
     /// writes use a block: ceil(valid / invalid units), capped.
     pub(crate) units_per_host_unit: u32,
+    /// LBAs moved out of it so far (FDP's Media Reallocated event).
+    pub(crate) lbas_moved: u64,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Conventional {
     pub(crate) ftl: Ftl,
-    /// LBAs of the host unit being filled, and where each sits in it.
-    pub(crate) pending: Vec<u64>,
-    pub(crate) pending_pos: HashMap<u64, usize>,
+    /// The host streams (one per reclaim unit handle and group under FDP)
+    /// and the units they are filling.
+    pub(crate) placement: Placement,
+    /// Each LBA waiting in the buffer and the stream whose unit holds it.
+    pub(crate) pending_pos: HashMap<u64, u32>,
     pub(crate) buffer: ZoneBuffer,
     pub(crate) units_buffered: u64,
-    pub(crate) cursor: u32,
     /// When each unit of each die block finishes programming.
     pub(crate) unit_done: Vec<Option<Box<[Nanos]>>>,
     pub(crate) gc_min: usize,
@@ -50,14 +54,14 @@ impl Conventional {
         let lbas_per_unit = u32::try_from(g.program_unit_bytes() / lba_bytes)
             .expect("validation: the flash holds fewer than 2^32 LBAs");
         let units_per_block = g.pages_per_block / g.oneshot_pages;
-        let ftl = Ftl::new(g.dies_total(), g.blocks_per_plane, lbas_per_unit, units_per_block, user_lbas);
+        let streams = device.fdp.as_ref().map_or((1, 1), |f| (f.handles, f.gc_streams()));
+        let ftl = Ftl::new(g.dies_total(), g.blocks_per_plane, lbas_per_unit, units_per_block, user_lbas, streams);
         Conventional {
             ftl,
-            pending: Vec::new(),
+            placement: Placement::new(device),
             pending_pos: HashMap::new(),
             buffer: ZoneBuffer::default(),
             units_buffered: 0,
-            cursor: 0,
             unit_done: vec![None; (g.dies_total() * g.blocks_per_plane) as usize],
             gc_min: c.gc_free_blocks_min as usize,
             gc_target: c.gc_free_blocks_target as usize,

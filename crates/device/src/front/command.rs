@@ -107,6 +107,12 @@ pub enum Command<'a> {
         payload: Payload<'a>,
         /// Force Unit Access.
         fua: bool,
+        /// The Data Placement directive (DTYPE 2) with its DSPEC, the
+        /// placement identifier (reclaim group in the high `rgif` bits,
+        /// placement handle below): which reclaim unit handle of an FDP
+        /// namespace takes the data. `None`: no directive (handle 0);
+        /// ignored without FDP.
+        placement: Option<u16>,
     },
     /// Write Zeroes: like a write of zeros, without data transfer.
     WriteZeroes {
@@ -176,6 +182,16 @@ pub enum Command<'a> {
     },
     /// ZNS+ identify_mapping: where the chip of a chunk is in its address.
     IdentifyMapping,
+    /// I/O Management Receive, Reclaim Unit Handle Status (FDP): for each
+    /// placement identifier of the namespace, its handle and what is left
+    /// of the reclaim unit it writes.
+    ReclaimUnitHandleStatus,
+    /// I/O Management Send, Reclaim Unit Handle Update (FDP): each named
+    /// placement identifier's handle moves to an empty reclaim unit.
+    ReclaimUnitHandleUpdate {
+        /// Placement identifiers.
+        pids: &'a [u16],
+    },
 }
 
 impl Command<'_> {
@@ -194,6 +210,8 @@ impl Command<'_> {
             Command::SimpleCopy { .. } => "simple_copy",
             Command::TlOpen { .. } => "tl_open",
             Command::IdentifyMapping => "identify_mapping",
+            Command::ReclaimUnitHandleStatus => "ruh_status",
+            Command::ReclaimUnitHandleUpdate { .. } => "ruh_update",
         }
     }
 }
@@ -294,6 +312,8 @@ pub enum CmdResult {
     Read(ReadPattern),
     /// identify_mapping data (ZNS+).
     Mapping(Box<MappingInfo>),
+    /// Reclaim Unit Handle Status (FDP): one entry per placement identifier.
+    ReclaimUnitHandles(Box<[crate::fdp::RuhStatus]>),
 }
 
 /// The completion of one command.

@@ -62,6 +62,8 @@ impl IdealDevice {
             | Command::SimpleCopy { .. }
             | Command::TlOpen { .. }
             | Command::IdentifyMapping => Err(Status::InvalidField),
+            // No flash, so no placement: the ideal device has no FDP.
+            Command::ReclaimUnitHandleStatus | Command::ReclaimUnitHandleUpdate { .. } => Err(Status::FdpDisabled),
         }
     }
 

@@ -5,7 +5,11 @@
 //! die block (the same block on every plane of a die). Host units go to the
 //! dies round robin, each die appending to its open host block; garbage
 //! collection moves a victim's valid LBAs into the die's open GC block, so
-//! hot host data and cold relocated data do not mix.
+//! hot host data and cold relocated data do not mix. Under Flexible Data
+//! Placement there are several host streams (one per reclaim unit handle)
+//! and, for persistently isolated handles, one GC stream per handle: each
+//! stream has its own open block on every die, and a block holds one
+//! stream's data.
 
 use std::collections::VecDeque;
 
@@ -37,11 +41,18 @@ pub struct Slot {
     pub offset: u32,
 }
 
+/// A stream of program units with its own open block per die.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stream {
-    Host,
-    Gc,
+pub enum Stream {
+    /// Host data of reclaim unit handle `h` (0 without FDP).
+    Host(u16),
+    /// Garbage collection's copies: stream `g` (one per handle when
+    /// persistently isolated, else 0).
+    Gc(u16),
 }
+
+/// [`Ftl::owner`] of a block whose data may come from any handle.
+pub const OWNER_MIXED: u16 = u16::MAX;
 
 /// Page-level FTL of a conventional SSD (see the module comment).
 #[derive(Debug, Clone)]
@@ -57,9 +68,13 @@ pub struct Ftl {
     valid: Vec<u32>,
     /// Per die block: opened by garbage collection (its data crossed no buffer).
     gc_block: Vec<bool>,
+    /// Per die block: the handle whose data it holds ([`OWNER_MIXED`]: any).
+    owner: Vec<u16>,
     free: Vec<VecDeque<u32>>,
-    /// Open block and next unit, per die and stream.
-    open: [Vec<Option<(u32, u32)>>; 2],
+    /// Host streams; GC streams follow them in `open`.
+    host_streams: u16,
+    /// Open block and next unit, per stream and die.
+    open: Vec<Vec<Option<(u32, u32)>>>,
     /// Program units of host data placed.
     pub host_units: u64,
     /// Program units garbage collection placed.
@@ -73,12 +88,21 @@ pub struct Ftl {
 impl Ftl {
     /// An empty FTL over `dies` dies of `blocks` blocks, each of
     /// `units_per_block` program units of `lbas_per_unit` LBAs; `user_lbas`
-    /// must leave room for garbage collection.
-    pub fn new(dies: u32, blocks: u32, lbas_per_unit: u32, units_per_block: u32, user_lbas: u64) -> Self {
+    /// must leave room for garbage collection. `streams`: host and GC streams.
+    pub fn new(
+        dies: u32,
+        blocks: u32,
+        lbas_per_unit: u32,
+        units_per_block: u32,
+        user_lbas: u64,
+        streams: (u16, u16),
+    ) -> Self {
         let slots = u64::from(dies) * u64::from(blocks) * u64::from(lbas_per_unit) * u64::from(units_per_block);
         assert!(slots < u64::from(UNMAPPED), "physical slots fit 32 bits");
         assert!(user_lbas < slots, "over-provisioning leaves room to collect garbage");
         let die_blocks = (dies * blocks) as usize;
+        let (host_streams, gc_streams) = streams;
+        assert!(host_streams >= 1 && gc_streams >= 1, "an FTL has a host and a GC stream");
         Ftl {
             dies,
             blocks,
@@ -89,8 +113,10 @@ impl Ftl {
             p2l: vec![None; die_blocks],
             valid: vec![0; die_blocks],
             gc_block: vec![false; die_blocks],
+            owner: vec![OWNER_MIXED; die_blocks],
             free: (0..dies).map(|_| (0..blocks).collect()).collect(),
-            open: [vec![None; dies as usize], vec![None; dies as usize]],
+            host_streams,
+            open: vec![vec![None; dies as usize]; usize::from(host_streams) + usize::from(gc_streams)],
             host_units: 0,
             gc_units: 0,
             gc_lbas: 0,
@@ -146,27 +172,56 @@ impl Ftl {
         self.free[die as usize].len()
     }
 
-    /// Whether the die's next host unit needs a fresh block.
-    pub fn needs_block(&self, die: u32, gc: bool) -> bool {
-        let stream = if gc { Stream::Gc } else { Stream::Host } as usize;
-        self.open[stream][die as usize].is_none_or(|(_, unit)| unit >= self.units_per_block)
+    /// Index of `stream` in `open`.
+    fn stream_index(&self, stream: Stream) -> usize {
+        let index = match stream {
+            Stream::Host(h) => usize::from(h),
+            Stream::Gc(g) => usize::from(self.host_streams) + usize::from(g),
+        };
+        assert!(index < self.open.len(), "stream {stream:?} of this FTL");
+        index
+    }
+
+    /// Whether `stream`'s next unit on `die` needs a fresh block.
+    pub fn needs_block(&self, die: u32, stream: Stream) -> bool {
+        self.open[self.stream_index(stream)][die as usize].is_none_or(|(_, unit)| unit >= self.units_per_block)
+    }
+
+    /// Closes `stream`'s open block on `die`, written or not (a reclaim
+    /// unit handle moved on): it takes no more units and may be collected.
+    pub fn close(&mut self, die: u32, stream: Stream) {
+        let index = self.stream_index(stream);
+        self.open[index][die as usize] = None;
+    }
+
+    /// The handle whose data block `block` of `die` holds ([`OWNER_MIXED`]: any).
+    pub fn owner(&self, die: u32, block: u32) -> u16 {
+        self.owner[self.die_block(die, block)]
     }
 
     /// Places `lbas` (at most one unit) as the next unit of `die`'s open
-    /// block of the host or GC stream, mapping them there.
-    pub fn place(&mut self, die: u32, gc: bool, lbas: &[u64]) -> UnitSlot {
+    /// block of `stream`, mapping them there.
+    pub fn place(&mut self, die: u32, stream: Stream, lbas: &[u64]) -> UnitSlot {
         assert!(lbas.len() <= self.lbas_per_unit as usize && !lbas.is_empty());
-        let stream = if gc { Stream::Gc } else { Stream::Host } as usize;
-        if self.needs_block(die, gc) {
+        let gc = matches!(stream, Stream::Gc(_));
+        let index = self.stream_index(stream);
+        if self.needs_block(die, stream) {
             let block = self.free[die as usize].pop_front().expect("the caller collected garbage first");
             let db = self.die_block(die, block);
             self.p2l[db] = Some(vec![UNMAPPED; self.lbas_per_block() as usize].into_boxed_slice());
             self.valid[db] = 0;
             self.gc_block[db] = gc;
-            self.open[stream][die as usize] = Some((block, 0));
+            // One GC stream mixes every handle's data; otherwise a stream is one handle's.
+            let gc_streams = self.open.len() - usize::from(self.host_streams);
+            self.owner[db] = match stream {
+                Stream::Host(h) => h,
+                Stream::Gc(g) if gc_streams > 1 => g,
+                Stream::Gc(_) => OWNER_MIXED,
+            };
+            self.open[index][die as usize] = Some((block, 0));
         }
-        let (block, unit) = self.open[stream][die as usize].expect("an open block");
-        self.open[stream][die as usize] = Some((block, unit + 1));
+        let (block, unit) = self.open[index][die as usize].expect("an open block");
+        self.open[index][die as usize] = Some((block, unit + 1));
         let db = self.die_block(die, block);
         // At most `lbas_per_unit` LBAs (asserted above): their indices are u32s.
         for (i, &lba) in (0u32..).zip(lbas) {

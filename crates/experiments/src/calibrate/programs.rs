@@ -76,7 +76,7 @@ fn qd1(mut dev: Device, op: IoOp, bs: u64, seed: u64) -> Result<Vec<f64>> {
             IoOp::RandRead => Command::Read { slba: 500 * zl + rng.below(zcap / u64::from(nlb)) * u64::from(nlb), nlb },
             IoOp::Read => Command::Read { slba: 500 * zl + at, nlb },
             IoOp::Write | IoOp::RandWrite => {
-                Command::Write { slba: 600 * zl + at, nlb, payload: Payload::None, fua: false }
+                Command::Write { slba: 600 * zl + at, nlb, payload: Payload::None, fua: false, placement: None }
             }
             IoOp::Append => Command::Append { zslba: 600 * zl, nlb, payload: Payload::None, fua: false },
         };
@@ -98,7 +98,7 @@ fn close_written(mut dev: Device, implicit: bool) -> Result<Vec<f64>> {
         if !implicit {
             t = submit(&mut dev, t, &mgmt(ZoneAction::Open, zone * zl))?.complete_ns;
         }
-        let write = Command::Write { slba: zone * zl, nlb, payload: Payload::None, fua: false };
+        let write = Command::Write { slba: zone * zl, nlb, payload: Payload::None, fua: false, placement: None };
         t = submit(&mut dev, t, &write)?.complete_ns;
         let close = submit(&mut dev, t, &mgmt(ZoneAction::Close, zone * zl))?;
         closes.push(us(&close));
@@ -116,7 +116,7 @@ fn first_io(mut dev: Device, op: IoOp, bs: u64) -> Result<Vec<f64>> {
     for zone in 100..100 + OPEN_CLOSE_SAMPLES {
         let cmd = match op {
             IoOp::Append => Command::Append { zslba: zone * zl, nlb, payload: Payload::None, fua: false },
-            _ => Command::Write { slba: zone * zl, nlb, payload: Payload::None, fua: false },
+            _ => Command::Write { slba: zone * zl, nlb, payload: Payload::None, fua: false, placement: None },
         };
         let c = submit(&mut dev, t, &cmd)?;
         out.push(us(&c));

@@ -31,8 +31,12 @@ pub(crate) fn fill<D: ZonedDevice>(dev: &mut D, zone: u64, lbas: u64, mut t: Nan
     let mut done = 0;
     while done < lbas {
         let nlb = (lbas - done).min(32) as u32;
-        t = submit(dev, t, &Command::Write { slba: zslba + done, nlb, payload: Payload::None, fua: false })?
-            .complete_ns;
+        t = submit(
+            dev,
+            t,
+            &Command::Write { slba: zslba + done, nlb, payload: Payload::None, fua: false, placement: None },
+        )?
+        .complete_ns;
         done += u64::from(nlb);
     }
     Ok(t)
@@ -46,7 +50,7 @@ pub(crate) fn us(c: &Completion) -> f64 {
 pub fn open_close(_scale: Scale) -> Result<Outcome> {
     let mut dev = zn540();
     let zl = dev.layout().zone_lbas;
-    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false };
+    let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false, placement: None };
     let append = |zslba| Command::Append { zslba, nlb: 1, payload: Payload::None, fua: false };
     let open = submit(&mut dev, 0, &mgmt(ZoneAction::Open, 0))?;
     // The paper's text closes a zone filled to its second-last page, yet its
@@ -263,7 +267,13 @@ pub(crate) fn reset_run_on(mut dev: Device, io: &str, resets: u64) -> Result<(Ve
             }
             let cmd = match io {
                 "read" => Command::Read { slba: 500 * zl + rng.below(zcap), nlb: 1 },
-                "write" => Command::Write { slba: io_zone * zl + offset, nlb: 1, payload: Payload::None, fua: false },
+                "write" => Command::Write {
+                    slba: io_zone * zl + offset,
+                    nlb: 1,
+                    payload: Payload::None,
+                    fua: false,
+                    placement: None,
+                },
                 "append" => Command::Append { zslba: io_zone * zl, nlb: 1, payload: Payload::None, fua: false },
                 _ => {
                     t = dev.next_event_ns().ok_or_else(|| Error::Failed("the reset is still running".into()))?;
@@ -306,7 +316,9 @@ fn io_alone(io: &str) -> Result<f64> {
     for i in 0..2000u64 {
         let cmd = match io {
             "read" => Command::Read { slba: 500 * zl + rng.below(zcap), nlb: 1 },
-            "write" => Command::Write { slba: 600 * zl + i, nlb: 1, payload: Payload::None, fua: false },
+            "write" => {
+                Command::Write { slba: 600 * zl + i, nlb: 1, payload: Payload::None, fua: false, placement: None }
+            }
             _ => Command::Append { zslba: 600 * zl, nlb: 1, payload: Payload::None, fua: false },
         };
         let c = submit(&mut dev, t, &cmd)?;

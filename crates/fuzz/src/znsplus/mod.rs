@@ -125,7 +125,7 @@ fn step(dev: &mut Device, model: &mut Model, now: Nanos, op: &Op) -> Result<Comp
     let (c, want) = match op {
         Op::Write { zone, skip, nlb, p } => {
             let slba = target(model, *zone, *skip);
-            let cmd = Command::Write { slba, nlb: *nlb, payload: Payload::Pattern(*p), fua: false };
+            let cmd = Command::Write { slba, nlb: *nlb, payload: Payload::Pattern(*p), fua: false, placement: None };
             (dev.submit(now, &cmd, None), status(&model.write(slba, *nlb, *p)))
         }
         Op::Append { zone, nlb, p } => {

@@ -493,7 +493,13 @@ impl Image {
             }
             // A conventional zone's holes read as zeros anyway: only written blocks are replayed.
             if !conventional || bytes.iter().any(|&b| b != 0) {
-                let cmd = Command::Write { slba: lba, nlb: nlb as u32, payload: Payload::Bytes(bytes), fua: false };
+                let cmd = Command::Write {
+                    slba: lba,
+                    nlb: nlb as u32,
+                    payload: Payload::Bytes(bytes),
+                    fua: false,
+                    placement: None,
+                };
                 t = self.replay_command(device, t, &cmd, zone)?;
             }
             lba += nlb;

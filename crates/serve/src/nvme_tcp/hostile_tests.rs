@@ -274,7 +274,7 @@ fn a_panic_inside_the_backend_takes_its_namespace_offline() {
         let slot = target.namespace(2).unwrap();
         let mut ns = super::target::lock(&slot.backend);
         let short = zonelab_device::Payload::Bytes(&[0u8; 100]);
-        let write = zonelab_device::Command::Write { slba: 0, nlb: 8, payload: short, fua: false };
+        let write = zonelab_device::Command::Write { slba: 0, nlb: 8, payload: short, fua: false, placement: None };
         assert!(matches!(ns.submit(0, &write, None), Err(crate::backend::Refusal::Failed)), "the model panicked");
     }
     assert_eq!(io_on(&mut io, 0x02, 2, 0, 1, 0).status, sc::INTERNAL_ERROR);

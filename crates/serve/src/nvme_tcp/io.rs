@@ -95,7 +95,9 @@ pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) 
         }
         OPC_WRITE | OPC_ZONE_APPEND if bytes > transfer_max => Reply::status(sc::INVALID_FIELD),
         OPC_WRITE | OPC_ZONE_APPEND if data.len() < bytes => Reply::status(sc::SGL_LENGTH_INVALID),
-        OPC_WRITE => run(ns, &Command::Write { slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua }),
+        OPC_WRITE => {
+            run(ns, &Command::Write { slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua, placement: None })
+        }
         OPC_ZONE_APPEND => {
             let cmd = Command::Append { zslba: slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua };
             let completion = ns.submit(wall_ns, &cmd, None);

@@ -660,6 +660,7 @@ fn a_damaged_image_block_is_an_unrecovered_read_error() {
         nlb: 4,
         payload: zonelab_device::Payload::Bytes(&data),
         fua: false,
+        placement: None,
     };
     assert_eq!(first.submit(0, &cmd, None).unwrap().status, Status::Success);
     drop(first);

@@ -59,8 +59,8 @@ pub enum Op {
     Identify,
     /// `read SLBA NLB`.
     Read { slba: u64, nlb: u32 },
-    /// `write SLBA NLB [fua]`.
-    Write { slba: u64, nlb: u32, fua: bool },
+    /// `write SLBA NLB [fua] [pid=PID]`: PID, the FDP placement identifier.
+    Write { slba: u64, nlb: u32, fua: bool, placement: Option<u16> },
     /// `write_zeroes SLBA NLB`.
     WriteZeroes { slba: u64, nlb: u32 },
     /// `append ZSLBA NLB [fua]`: the LBA it wrote is the record's RESULT.
@@ -79,6 +79,10 @@ pub enum Op {
     TlOpen { zslba: u64, valid: Vec<u64> },
     /// `identify_mapping`: ZNS+.
     IdentifyMapping,
+    /// `ruh_status`: FDP Reclaim Unit Handle Status.
+    RuhStatus,
+    /// `ruh_update PID...`: FDP Reclaim Unit Handle Update.
+    RuhUpdate { pids: Vec<u16> },
 }
 
 impl Op {
@@ -87,7 +91,7 @@ impl Op {
         match *cmd {
             Command::Identify => Op::Identify,
             Command::Read { slba, nlb } => Op::Read { slba, nlb },
-            Command::Write { slba, nlb, fua, .. } => Op::Write { slba, nlb, fua },
+            Command::Write { slba, nlb, fua, placement, .. } => Op::Write { slba, nlb, fua, placement },
             Command::WriteZeroes { slba, nlb } => Op::WriteZeroes { slba, nlb },
             Command::Append { zslba, nlb, fua, .. } => Op::Append { zslba, nlb, fua },
             Command::Flush => Op::Flush,
@@ -99,6 +103,8 @@ impl Op {
             Command::ZoneCompaction { src, dst } => Op::Compaction { src: src.to_vec(), dst: dst.to_vec() },
             Command::TlOpen { zslba, valid } => Op::TlOpen { zslba, valid: valid.to_vec() },
             Command::IdentifyMapping => Op::IdentifyMapping,
+            Command::ReclaimUnitHandleStatus => Op::RuhStatus,
+            Command::ReclaimUnitHandleUpdate { pids } => Op::RuhUpdate { pids: pids.to_vec() },
         }
     }
 
@@ -108,7 +114,7 @@ impl Op {
         match self {
             Op::Identify => Command::Identify,
             &Op::Read { slba, nlb } => Command::Read { slba, nlb },
-            &Op::Write { slba, nlb, fua } => Command::Write { slba, nlb, payload, fua },
+            &Op::Write { slba, nlb, fua, placement } => Command::Write { slba, nlb, payload, fua, placement },
             &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
             &Op::Append { zslba, nlb, fua } => Command::Append { zslba, nlb, payload, fua },
             Op::Flush => Command::Flush,
@@ -120,6 +126,8 @@ impl Op {
             Op::Compaction { src, dst } => Command::ZoneCompaction { src, dst },
             Op::TlOpen { zslba, valid } => Command::TlOpen { zslba: *zslba, valid },
             Op::IdentifyMapping => Command::IdentifyMapping,
+            Op::RuhStatus => Command::ReclaimUnitHandleStatus,
+            Op::RuhUpdate { pids } => Command::ReclaimUnitHandleUpdate { pids },
         }
     }
 
@@ -138,6 +146,8 @@ impl Op {
             Op::Compaction { .. } => "compaction",
             Op::TlOpen { .. } => "tl_open",
             Op::IdentifyMapping => "identify_mapping",
+            Op::RuhStatus => "ruh_status",
+            Op::RuhUpdate { .. } => "ruh_update",
         }
     }
 
@@ -150,13 +160,25 @@ impl Op {
             }
         };
         match self {
-            Op::Identify | Op::Flush | Op::IdentifyMapping => {}
+            Op::Identify | Op::Flush | Op::IdentifyMapping | Op::RuhStatus => {}
             Op::Read { slba, nlb } | Op::WriteZeroes { slba, nlb } => {
                 let _ = write!(out, " {slba} {nlb}");
             }
-            Op::Write { slba: lba, nlb, fua } | Op::Append { zslba: lba, nlb, fua } => {
-                let _ = write!(out, " {lba} {nlb}");
+            Op::Write { slba, nlb, fua, placement } => {
+                let _ = write!(out, " {slba} {nlb}");
                 flag(out, *fua, "fua");
+                if let Some(pid) = placement {
+                    let _ = write!(out, " pid={pid}");
+                }
+            }
+            Op::Append { zslba, nlb, fua } => {
+                let _ = write!(out, " {zslba} {nlb}");
+                flag(out, *fua, "fua");
+            }
+            Op::RuhUpdate { pids } => {
+                for pid in pids {
+                    let _ = write!(out, " {pid}");
+                }
             }
             Op::Zone { action, slba, all } => {
                 let _ = write!(out, " {} {slba}", action.name());
@@ -392,7 +414,32 @@ fn parse_op(t: &mut Tokens<'_>) -> Result<Op, FieldError> {
         "flush" => Op::Flush,
         "read" => Op::Read { slba: number("slba", t.next())?, nlb: nlb(t.next())? },
         "write_zeroes" => Op::WriteZeroes { slba: number("slba", t.next())?, nlb: nlb(t.next())? },
-        "write" => Op::Write { slba: number("slba", t.next())?, nlb: nlb(t.next())?, fua: flag(t, "fua") },
+        "write" => {
+            let (slba, nlb, fua) = (number("slba", t.next())?, nlb(t.next())?, flag(t, "fua"));
+            let placement = match t.next() {
+                None => None,
+                Some(word) => Some(
+                    word.strip_prefix("pid=")
+                        .map(|n| number("pid", Some(n)))
+                        .ok_or(("pid", format!("'{}': a write's last word is fua or pid=N", shorten(word))))??,
+                ),
+            };
+            Op::Write { slba, nlb, fua, placement }
+        }
+        "ruh_status" => Op::RuhStatus,
+        "ruh_update" => {
+            let mut pids = Vec::new();
+            for word in t.by_ref() {
+                if pids.len() == usize::from(u16::MAX) {
+                    return Err(("pid", "more placement identifiers than a command carries".into()));
+                }
+                pids.push(number("pid", Some(word))?);
+            }
+            if pids.is_empty() {
+                return Err(("pid", "ruh_update names at least one placement identifier".into()));
+            }
+            Op::RuhUpdate { pids }
+        }
         "append" => Op::Append { zslba: number("zslba", t.next())?, nlb: nlb(t.next())?, fua: flag(t, "fua") },
         "zone" => {
             let action = t.next().ok_or(("action", "missing".to_string()))?;

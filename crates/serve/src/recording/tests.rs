@@ -17,7 +17,7 @@ const GOOD: &str = "zonelab recording 1
 fn every_line_parses_and_prints_back_the_same() {
     let records = parse("r", GOOD).unwrap();
     assert_eq!(records.len(), 9);
-    assert_eq!(records[0].op, Op::Write { slba: 0, nlb: 8, fua: true });
+    assert_eq!(records[0].op, Op::Write { slba: 0, nlb: 8, fua: true, placement: None });
     assert_eq!(records[1].result_lba, Some(8));
     assert_eq!(records[2].queue, QueueId { controller: 1, qid: 2 });
     assert_eq!(records[2].status, Status::ZoneInvalidWrite);

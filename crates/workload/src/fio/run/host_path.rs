@@ -449,7 +449,7 @@ fn command_of<'p>(dispatch: &Dispatch, payload: Payload<'p>, zone_lbas: u64) -> 
     let (slba, nlb) = (dispatch.slba, dispatch.nlb);
     match dispatch.op {
         RequestOp::Read => Command::Read { slba, nlb },
-        RequestOp::Write => Command::Write { slba, nlb, payload, fua: false },
+        RequestOp::Write => Command::Write { slba, nlb, payload, fua: false, placement: None },
         RequestOp::Append => Command::Append { zslba: slba - slba % zone_lbas, nlb, payload, fua: false },
         RequestOp::ZoneReset => Command::ZoneMgmtSend { action: ZoneAction::Reset, slba, select_all: false },
         RequestOp::ZoneFinish => Command::ZoneMgmtSend { action: ZoneAction::Finish, slba, select_all: false },
