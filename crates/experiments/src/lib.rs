@@ -19,6 +19,7 @@ pub mod copy_offload;
 pub mod error;
 pub mod integration;
 pub mod out_dir;
+pub mod placement;
 pub mod plan;
 pub mod plot;
 mod serde_float;

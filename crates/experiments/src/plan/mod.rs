@@ -40,6 +40,8 @@ pub enum RunSpec {
     Calibrate(Box<crate::calibrate::execute::CalibrateRun>),
     /// One file-system run of `reproduce znsplus`.
     Znsplus(Box<crate::znsplus::RunSpec>),
+    /// One run of the placement study (conventional, FDP, ZNS on one flash).
+    Placement(Box<crate::placement::PlacementRun>),
 }
 
 impl RunSpec {
@@ -57,6 +59,7 @@ impl RunSpec {
             RunSpec::Design(d) => d.label(),
             RunSpec::Calibrate(c) => c.label(),
             RunSpec::Znsplus(z) => znsplus::label(z),
+            RunSpec::Placement(p) => p.label(),
         }
     }
 
@@ -83,6 +86,7 @@ pub fn run_with(spec: &RunSpec, needed: &[Value]) -> Result<Value> {
         RunSpec::Design(d) => design::run(d),
         RunSpec::Calibrate(c) => c.run(needed),
         RunSpec::Znsplus(z) => znsplus::run(z),
+        RunSpec::Placement(p) => Ok(serde_json::to_value(p.run()?).expect("results serialize")),
     }
 }
 
