@@ -64,7 +64,7 @@ def plan(
                     "utilization_pct": int(utilization),
                     "blocks_per_plane": blocks_per_plane or (96 if quick else 128),
                     "pages_per_block": 96 if quick else 1152,
-                    "overwrites": 2 if quick else 3,
+                    "overwrites": 4,
                     "queue_depth": 8,
                     "windows": 8 if quick else 24,
                     "seed": seed,
@@ -106,6 +106,11 @@ def windows(runs: Sequence[Mapping[str, Any]]) -> "pandas.DataFrame":  # noqa: F
     return pd.DataFrame(rows)
 
 
+def _style(interface: str) -> Dict[str, Any]:
+    # fdp-1 places everything on one handle, as the conventional FTL does: dashed over it, both show.
+    return {"ls": "--", "lw": 1.2} if interface == "fdp-1" else {"lw": 2.2 if interface == "conventional" else 1.5}
+
+
 def plot(frame: "pandas.DataFrame", over_time: "pandas.DataFrame", path: Optional[str] = None,  # noqa: F821
          title: str = ""):
     """Rows: workloads. Columns: write amplification, throughput and p99
@@ -126,7 +131,7 @@ def plot(frame: "pandas.DataFrame", over_time: "pandas.DataFrame", path: Optiona
                 line = part[part.interface == interface].sort_values("utilization_pct")
                 if len(line):
                     ax.plot(line.utilization_pct, line[column], marker="o", ms=3, label=interface,
-                            color=colours[interface])
+                            color=colours[interface], **_style(interface))
             ax.set_xlabel("utilization (%)")
             ax.set_ylabel(label)
             ax.set_title(f"{workload}: {label}", fontsize=9)
@@ -137,7 +142,8 @@ def plot(frame: "pandas.DataFrame", over_time: "pandas.DataFrame", path: Optiona
         for interface in INTERFACES:
             line = top[top.interface == interface]
             if len(line):
-                ax.plot(line.written_gib, line.write_amplification, label=interface, color=colours[interface])
+                ax.plot(line.written_gib, line.write_amplification, label=interface, color=colours[interface],
+                        **_style(interface))
         ax.set_xlabel("GiB written after the fill")
         ax.set_ylabel("write amplification")
         ax.set_title(f"{workload}: over time at {int(top.utilization_pct.max())}%", fontsize=9)

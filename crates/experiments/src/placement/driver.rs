@@ -44,7 +44,14 @@ impl Queue {
         Ok(c)
     }
 
-    /// A write of `nlb` blocks at `slba`; an application write's latency is measured.
+    /// When the next command could go out: an application write arriving
+    /// now is issued then at the earliest.
+    pub(crate) fn next_free_ns(&self) -> Nanos {
+        let Reverse(free_ns) = *self.slots.peek().expect("a queue has slots");
+        free_ns.max(self.last_submit_ns)
+    }
+
+    /// A write of `nlb` blocks at `slba`; returns when it completes.
     pub(crate) fn write(
         &mut self,
         dev: &mut Device,
@@ -52,14 +59,14 @@ impl Queue {
         nlb: u32,
         placement: Option<u16>,
         ready_ns: Nanos,
-        app: bool,
-    ) -> Result<()> {
+    ) -> Result<Nanos> {
         let cmd = Command::Write { slba, nlb, payload: Payload::None, fua: false, placement };
-        let c = self.command(dev, &cmd, ready_ns)?;
-        if app {
-            self.latencies_ns.push(c.complete_ns - c.submit_ns);
-        }
-        Ok(())
+        Ok(self.command(dev, &cmd, ready_ns)?.complete_ns)
+    }
+
+    /// An application write that arrived at `arrived_ns` completed at `done_ns`.
+    fn measured(&mut self, arrived_ns: Nanos, done_ns: Nanos) {
+        self.latencies_ns.push(done_ns - arrived_ns);
     }
 }
 
@@ -80,27 +87,33 @@ impl Target {
         })
     }
 
+    /// Sends `step`; an application write's latency runs from when the
+    /// queue could first take it to when its last command completes, so the
+    /// host layer's collection before it counts.
     fn step(&mut self, dev: &mut Device, q: &mut Queue, step: Step, classes: u8) -> Result<()> {
-        match (self, step) {
+        let arrived_ns = q.next_free_ns();
+        let done_ns = match (self, step) {
             (Target::Block { handles }, Step::Write { block, blocks, class }) => {
                 // Classes fold onto the handles in order: class c of C on handle c * H / C.
                 let placement = (*handles > 0).then(|| {
                     let h = u32::from(class) * u32::from(*handles) / u32::from(classes.max(1));
                     u16::try_from(h).expect("below the handles")
                 });
-                q.write(dev, block, blocks, placement, 0, true)
+                q.write(dev, block, blocks, placement, 0)?
             }
             // No discard: a block device learns of a deletion when the blocks are written again.
-            (Target::Block { .. }, Step::Delete { .. }) => Ok(()),
+            (Target::Block { .. }, Step::Delete { .. }) => return Ok(()),
             (Target::Zns(host), Step::Write { block, blocks, class }) => {
                 let stream = host.stream(class, classes);
-                host.write(dev, q, block, blocks, stream)
+                host.write(dev, q, block, blocks, stream)?
             }
             (Target::Zns(host), Step::Delete { block, blocks }) => {
                 host.delete(block, blocks);
-                Ok(())
+                return Ok(());
             }
-        }
+        };
+        q.measured(arrived_ns, done_ns);
+        Ok(())
     }
 }
 

@@ -94,27 +94,34 @@ impl HostZns {
     }
 
     /// Writes logical blocks `block..block + blocks` of `stream`, collecting
-    /// garbage first as free zones require.
-    pub(crate) fn write(&mut self, dev: &mut Device, q: &mut Queue, block: u64, blocks: u32, stream: u8) -> Result<()> {
+    /// garbage first as free zones require; returns when the last write completes.
+    pub(crate) fn write(
+        &mut self,
+        dev: &mut Device,
+        q: &mut Queue,
+        block: u64,
+        blocks: u32,
+        stream: u8,
+    ) -> Result<Nanos> {
         if self.free.len() < self.gc_start {
             let pace = self.victim_pace();
             for _ in 0..pace {
                 self.collect_step(dev, q)?;
             }
         }
-        let mut done = 0;
+        let (mut done, mut done_ns) = (0, 0);
         while done < u64::from(blocks) {
             let (zone, wp) = self.zone_for(dev, q, stream)?;
             let n = (u64::from(blocks) - done).min(self.zcap - wp).min(CHUNK_BLOCKS);
             let slba = u64::from(zone) * self.zone_lbas + wp;
-            q.write(dev, slba, u32::try_from(n).expect("a chunk"), None, 0, true)?;
+            done_ns = done_ns.max(q.write(dev, slba, u32::try_from(n).expect("a chunk"), None, 0)?);
             for i in 0..n {
                 self.place(block + done + i, zone, wp + i, stream);
             }
             self.open[usize::from(stream)] = Some((zone, wp + n));
             done += n;
         }
-        Ok(())
+        Ok(done_ns)
     }
 
     /// The application deleted blocks `block..block + blocks`: stale now.
@@ -238,7 +245,7 @@ impl HostZns {
             let (zone, wp) = self.gc_zone(stream)?;
             let n = (blocks.len() - k).min(usize::try_from(self.zcap - wp).unwrap_or(usize::MAX));
             let nlb = u32::try_from(n).expect("at most a chunk");
-            q.write(dev, u64::from(zone) * self.zone_lbas + wp, nlb, None, ready_ns, false)?;
+            q.write(dev, u64::from(zone) * self.zone_lbas + wp, nlb, None, ready_ns)?;
             for (i, &block) in blocks[k..k + n].iter().enumerate() {
                 self.place(block, zone, wp + i as u64, stream - self.streams);
             }

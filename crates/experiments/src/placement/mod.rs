@@ -215,7 +215,7 @@ pub fn plan(quick: bool) -> Vec<PlacementRun> {
                     utilization_pct,
                     blocks_per_plane: if quick { 96 } else { 128 },
                     pages_per_block: if quick { 96 } else { 1152 },
-                    overwrites: if quick { 2 } else { 3 },
+                    overwrites: 4,
                     queue_depth: 8,
                     windows: if quick { 8 } else { 24 },
                     seed: 1,
