@@ -179,9 +179,10 @@ struct RunArgs {
     nsid: Option<u32>,
 }
 
-const VALUE_FLAGS: [&str; 21] = [
+const VALUE_FLAGS: [&str; 22] = [
     "device",
     "set",
+    "capacity",
     "zones",
     "zone-size",
     "zone-capacity",
