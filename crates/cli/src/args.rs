@@ -63,8 +63,9 @@ pub struct DeviceArgs {
     #[arg(long)]
     pub data: bool,
     /// User capacity, e.g. 64g: the namespaces (whole zones, at least one each) and the flash's blocks per plane
-    /// scaled together, keeping the geometry, zone size and over-provisioning (docs/device-model.md, "A smaller
-    /// drive: --capacity").
+    /// scaled together, keeping the geometry, zone size and over-provisioning; below the smallest capacity that
+    /// keeps it, an error names that capacity.
+    /// See docs/device-model.md, "A smaller drive: --capacity".
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     pub capacity: Option<u64>,
 }

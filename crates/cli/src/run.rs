@@ -589,10 +589,12 @@ mod tests {
             "4k",
             "--data",
             "--size=1m",
+            "--capacity",
+            "64g",
             "more.fio",
         ]));
         let want = Split {
-            own: strings(&["zonelab run", "--zones", "8", "--data"]),
+            own: strings(&["zonelab run", "--zones", "8", "--data", "--capacity", "64g"]),
             fio: strings(&["--name", "w", "--rw", "write", "--time_based", "-bs", "4k", "--size=1m"]),
             files: strings(&["jobs.fio", "more.fio"]),
         };

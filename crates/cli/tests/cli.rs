@@ -146,6 +146,37 @@ fn bad_device_options_exit_2_with_what_to_change() {
 }
 
 #[test]
+fn bad_capacities_exit_2_naming_the_option_and_what_is_valid() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["device", "show", "sn640", "--capacity", "16g"], "use at least 45097156608 bytes (42 GiB)"),
+        (&["exec", "--device", "sn640", "--capacity", "1m"], "sn640 holds at least one zone, 2147483648 bytes"),
+        (&["exec", "--capacity", "0"], "--capacity 0 (0 bytes): zn540 holds at least one zone"),
+        (&["exec", "--capacity", "16x"], "'16x' has an unknown size suffix"),
+        (&["exec", "--capacity", "8g", "--zones", "4"], "both set the namespace's size"),
+        (
+            &["run", "--device", "sn640", "--capacity", "2g", "--name=w", "--rw=randwrite"],
+            "would not keep its over-provisioning",
+        ),
+    ];
+    assert_each_exits_2_saying(&cases);
+}
+
+/// `--capacity` on every command that takes a device, `run`'s job options included: the drive `exec` answers for
+/// is the scaled one.
+#[test]
+fn capacity_shrinks_the_drive_every_command_sees() {
+    let out = zonelab(&["exec", "--device", "sn640", "--capacity", "64g"], "{\"op\":\"identify\"}\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("\"nsze\":{}", (64u64 << 30) / 4096)), "{}", text(&out.stdout));
+    let args =
+        ["run", "--device", "sn640", "--capacity", "64g", "--name=w", "--rw=randwrite", "--bs=128k", "--size=1g"];
+    let out = zonelab(&args, "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let help = text(&zonelab(&["exec", "--help"], "").stdout);
+    assert!(help.contains("--capacity <SIZE>"), "{help}");
+}
+
+#[test]
 fn device_show_prints_a_loadable_toml() {
     let out = zonelab(&["device", "show", "zn540", "--zones", "3688"], "");
     assert!(out.status.success());

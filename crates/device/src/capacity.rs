@@ -287,7 +287,13 @@ mod tests {
             let own = user_capacity_bytes(&before);
             assert_eq!(at_capacity(name, own).unwrap(), before, "{name} at its own capacity is itself");
             let smallest = smallest_capacity_bytes(&before).expect("a smaller capacity");
-            eprintln!("{name}: {} of user capacity, the smallest {}", size_text(own), size_text(smallest));
+            let at_smallest = at_capacity(name, smallest).unwrap();
+            eprintln!(
+                "{name}: {} of user capacity, the smallest {} ({} blocks per plane)",
+                size_text(own),
+                size_text(smallest),
+                at_smallest.flash.blocks_per_plane
+            );
             for capacity in [smallest, own / 2, own / 4, own * 2, smallest + (own - smallest) / 3] {
                 let after = at_capacity(name, capacity).unwrap_or_else(|e| panic!("{name} at {capacity}: {e}"));
                 let user = user_capacity_bytes(&after);
