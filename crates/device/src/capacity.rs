@@ -60,25 +60,25 @@ pub fn user_capacity_bytes(config: &DeviceConfig) -> u64 {
     namespaces(config).iter().map(namespace_user_bytes).fold(0, u64::saturating_add)
 }
 
-/// `ns` with floor(zones × `size` / `total`) zones, at least one.
-fn resize_namespace(ns: &mut NamespaceConfig, size: u64, total: u64) {
+/// `ns` with floor(zones × `size_bytes` / `total_bytes`) zones, at least one.
+fn resize_namespace(ns: &mut NamespaceConfig, size_bytes: u64, total_bytes: u64) {
     let all_conventional = ns.conventional_zones >= ns.zones;
-    let zones = u128::from(ns.zones) * u128::from(size) / u128::from(total.max(1));
+    let zones = u128::from(ns.zones) * u128::from(size_bytes) / u128::from(total_bytes.max(1));
     ns.zones = u32::try_from(zones).unwrap_or(u32::MAX).max(1);
     ns.conventional_zones = if all_conventional { ns.zones } else { ns.conventional_zones.min(ns.zones - 1) };
 }
 
-/// `config` with each namespace's zones scaled by `size` / its user capacity.
-fn with_zones_scaled(config: &DeviceConfig, size: u64) -> DeviceConfig {
-    let total = user_capacity_bytes(config);
+/// `config` with each namespace's zones scaled by `size_bytes` / its user capacity.
+fn with_zones_scaled(config: &DeviceConfig, size_bytes: u64) -> DeviceConfig {
+    let total_bytes = user_capacity_bytes(config);
     let mut out = config.clone();
     if out.namespaces.is_empty() {
-        resize_namespace(&mut out.namespace, size, total);
+        resize_namespace(&mut out.namespace, size_bytes, total_bytes);
         return out;
     }
     for entry in &mut out.namespaces {
         let mut ns = entry.resolve(&config.namespace);
-        resize_namespace(&mut ns, size, total);
+        resize_namespace(&mut ns, size_bytes, total_bytes);
         entry.zones = Some(ns.zones);
         if entry.conventional_zones.is_some() || ns.conventional_zones != config.namespace.conventional_zones {
             entry.conventional_zones = Some(ns.conventional_zones);
@@ -87,9 +87,10 @@ fn with_zones_scaled(config: &DeviceConfig, size: u64) -> DeviceConfig {
     out
 }
 
-/// Blocks per plane a page-mapped FTL over `ns` needs on each die: its data
-/// (rounded up to whole blocks), its open host block, its open GC block and
-/// `gc_free_blocks_target` free blocks. None for a zoned namespace.
+/// A page-mapped FTL over `ns`: its data in whole blocks of each die, the
+/// blocks per plane it needs (the data, an open host block, an open GC
+/// block and `gc_free_blocks_target` free blocks) and its configuration.
+/// None for a zoned namespace.
 fn ftl_blocks_needed(ns: &DeviceConfig) -> Option<(u64, u64, &ConventionalConfig)> {
     let c = ns.conventional.as_ref()?;
     let g = &ns.flash;
@@ -101,21 +102,21 @@ fn ftl_blocks_needed(ns: &DeviceConfig) -> Option<(u64, u64, &ConventionalConfig
 
 /// Blocks per plane one namespace needs, and why in words.
 fn namespace_need(ns: &DeviceConfig) -> Result<(u64, String), ConfigError> {
-    let zones_need = blocks_per_plane_needed(ns)?;
-    if let Some((data, need, c)) = ftl_blocks_needed(ns) {
+    let zones_blocks = blocks_per_plane_needed(ns)?;
+    if let Some((data_blocks, need_blocks, c)) = ftl_blocks_needed(ns) {
         let why = format!(
-            "a page-mapped FTL needs per die {data} blocks of data, an open host block, an open GC block and \
+            "a page-mapped FTL needs per die {data_blocks} blocks of data, an open host block, an open GC block and \
              gc_free_blocks_target = {} free blocks",
             c.gc_free_blocks_target
         );
-        return Ok((need.max(zones_need), why));
+        return Ok((need_blocks.max(zones_blocks), why));
     }
     let fit = ns.zone_fit().ok_or_else(|| ConfigError("the flash geometry leaves no room for a zone".into()))?;
     let why = format!(
         "{} zones need a flash block group of {} block(s) per plane each, over {} chip group(s)",
         ns.namespace.zones, fit.fbg_blocks, fit.fcgs
     );
-    Ok((zones_need, why))
+    Ok((zones_blocks, why))
 }
 
 /// Blocks per plane the namespaces of `config` need: a block group per zone
@@ -125,54 +126,55 @@ pub fn blocks_needed(config: &DeviceConfig) -> Result<(u64, String), ConfigError
     if config.namespaces.is_empty() {
         return namespace_need(config);
     }
-    let (mut total, mut whys) = (0u64, Vec::new());
+    let (mut total_blocks, mut whys) = (0u64, Vec::new());
     for (i, entry) in config.namespaces.iter().enumerate() {
         let (ns, _) = namespace_config(config, entry)?;
-        let (need, why) = namespace_need(&ns)?;
-        total = total.saturating_add(need);
-        whys.push(format!("NSID {}: {need} ({why})", i + 1));
+        let (need_blocks, why) = namespace_need(&ns)?;
+        total_blocks = total_blocks.saturating_add(need_blocks);
+        whys.push(format!("NSID {}: {need_blocks} ({why})", i + 1));
     }
-    Ok((total, whys.join("; ")))
+    Ok((total_blocks, whys.join("; ")))
 }
 
 /// Why a capacity cannot be had with the device's over-provisioning.
 enum Refusal {
     /// The namespaces need more than one block per plane beyond the flash
-    /// scaled to the capacity: `ideal` blocks per plane against `need`.
-    Need { ideal: f64, need: u64, why: String },
+    /// scaled to the capacity: `ideal_blocks` per plane against `need_blocks`.
+    Need { ideal_blocks: f64, need_blocks: u64, why: String },
     /// Anything else (a value that does not fit), said by validation.
     Config(ConfigError),
 }
 
-/// `config` scaled to `size` bytes of user capacity, not yet validated.
-fn scaled(config: &DeviceConfig, size: u64) -> Result<DeviceConfig, Refusal> {
-    let total = u128::from(user_capacity_bytes(config).max(1));
-    let mut out = with_zones_scaled(config, size);
-    let user = u128::from(user_capacity_bytes(&out));
+/// `config` scaled to `size_bytes` of user capacity, not yet validated.
+fn scaled(config: &DeviceConfig, size_bytes: u64) -> Result<DeviceConfig, Refusal> {
+    let total_bytes = u128::from(user_capacity_bytes(config).max(1));
+    let mut out = with_zones_scaled(config, size_bytes);
+    let user_bytes = u128::from(user_capacity_bytes(&out));
     let blocks = u128::from(config.flash.blocks_per_plane);
-    let (need, why) = blocks_needed(&out).map_err(Refusal::Config)?;
-    // need <= blocks × user / total + 1, in integers.
-    if u128::from(need) * total > blocks * user + total {
-        let ideal = (blocks * user) as f64 / total as f64;
-        return Err(Refusal::Need { ideal, need, why });
+    let (need_blocks, why) = blocks_needed(&out).map_err(Refusal::Config)?;
+    // need_blocks <= blocks × user_bytes / total_bytes + 1, in integers.
+    if u128::from(need_blocks) * total_bytes > blocks * user_bytes + total_bytes {
+        let ideal_blocks = (blocks * user_bytes) as f64 / total_bytes as f64;
+        return Err(Refusal::Need { ideal_blocks, need_blocks, why });
     }
-    let nearest = (2 * blocks * user + total) / (2 * total);
-    let scaled_blocks = nearest.max(u128::from(need)).max(1);
+    let nearest_blocks = (2 * blocks * user_bytes + total_bytes) / (2 * total_bytes);
+    let scaled_blocks = nearest_blocks.max(u128::from(need_blocks)).max(1);
     out.flash.blocks_per_plane = u32::try_from(scaled_blocks).map_err(|_| {
         Refusal::Config(ConfigError(format!("it needs {scaled_blocks} blocks per plane, more than 2^32")))
     })?;
-    scale_gc_start(&mut out, user, total);
+    scale_gc_start(&mut out, user_bytes, total_bytes);
     Ok(out)
 }
 
 /// Every page-mapped FTL's `gc_free_blocks_start` (a share of the
-/// over-provisioning) times `user / total`, rounded, above `gc_free_blocks_min`.
-fn scale_gc_start(config: &mut DeviceConfig, user: u128, total: u128) {
+/// over-provisioning) times `user_bytes / total_bytes`, rounded, above
+/// `gc_free_blocks_min`.
+fn scale_gc_start(config: &mut DeviceConfig, user_bytes: u128, total_bytes: u128) {
     let scale = |c: &mut ConventionalConfig| {
         if c.gc_free_blocks_start == 0 {
             return; // no background collection
         }
-        let start = (2 * u128::from(c.gc_free_blocks_start) * user + total) / (2 * total);
+        let start = (2 * u128::from(c.gc_free_blocks_start) * user_bytes + total_bytes) / (2 * total_bytes);
         c.gc_free_blocks_start = u32::try_from(start).unwrap_or(u32::MAX).max(c.gc_free_blocks_min.saturating_add(1));
     };
     let entries = config.namespaces.iter_mut().filter_map(|e| e.conventional.as_mut());
@@ -196,14 +198,14 @@ fn one_zone_each_bytes(config: &DeviceConfig) -> u64 {
 /// over-provisioning kept, among k / zones of its capacity (k = 1, 2, ...:
 /// with one namespace, whole zones); None if only its own does.
 pub fn smallest_capacity_bytes(config: &DeviceConfig) -> Option<u64> {
-    let total = u128::from(user_capacity_bytes(config));
+    let total_bytes = u128::from(user_capacity_bytes(config));
     let zones: u64 = namespaces(config).iter().map(|ns| u64::from(ns.zones)).sum();
-    let floor = one_zone_each_bytes(config);
+    let floor_bytes = one_zone_each_bytes(config);
     // Bound: one scaling (a few clones of the configuration) per zone.
     (1..zones)
-        .filter_map(|k| u64::try_from((total * u128::from(k)).div_ceil(u128::from(zones))).ok())
-        .filter(|&size| size >= floor)
-        .find(|&size| scaled(config, size).is_ok_and(|c| c.validate().is_ok()))
+        .filter_map(|k| u64::try_from((total_bytes * u128::from(k)).div_ceil(u128::from(zones))).ok())
+        .filter(|&size_bytes| size_bytes >= floor_bytes)
+        .find(|&size_bytes| scaled(config, size_bytes).is_ok_and(|c| c.validate().is_ok()))
 }
 
 /// `config` scaled to a user capacity of `capacity_bytes` (see the module
@@ -211,13 +213,13 @@ pub fn smallest_capacity_bytes(config: &DeviceConfig) -> Option<u64> {
 pub fn scale_to_capacity(config: &DeviceConfig, capacity_bytes: u64) -> Result<DeviceConfig, ConfigError> {
     config.validate()?;
     let option = format!("--capacity {capacity_bytes} ({})", size_text(capacity_bytes));
-    let floor = one_zone_each_bytes(config);
-    if capacity_bytes < floor {
+    let floor_bytes = one_zone_each_bytes(config);
+    if capacity_bytes < floor_bytes {
         let each = if config.namespaces.is_empty() { "one zone" } else { "one zone of each namespace" };
         return Err(ConfigError(format!(
-            "{option}: {} holds at least {each}, {floor} bytes ({}); use at least that",
+            "{option}: {} holds at least {each}, {floor_bytes} bytes ({}); use at least that",
             config.name,
-            size_text(floor)
+            size_text(floor_bytes)
         )));
     }
     match scaled(config, capacity_bytes) {
@@ -226,12 +228,14 @@ pub fn scale_to_capacity(config: &DeviceConfig, capacity_bytes: u64) -> Result<D
             Ok(out)
         }
         Err(Refusal::Config(e)) => Err(ConfigError(format!("{option}: {e}"))),
-        Err(Refusal::Need { ideal, need, why }) => Err(too_small(config, &option, ideal, need, &why)),
+        Err(Refusal::Need { ideal_blocks, need_blocks, why }) => {
+            Err(too_small(config, &option, ideal_blocks, need_blocks, &why))
+        }
     }
 }
 
 /// The error of a capacity too small to keep the over-provisioning.
-fn too_small(config: &DeviceConfig, option: &str, ideal: f64, need: u64, why: &str) -> ConfigError {
+fn too_small(config: &DeviceConfig, option: &str, ideal_blocks: f64, need_blocks: u64, why: &str) -> ConfigError {
     let ratio = config.flash.raw_bytes() as f64 / user_capacity_bytes(config).max(1) as f64;
     let smallest = match smallest_capacity_bytes(config) {
         Some(bytes) => format!("use at least {bytes} bytes ({})", size_text(bytes)),
@@ -244,7 +248,7 @@ fn too_small(config: &DeviceConfig, option: &str, ideal: f64, need: u64, why: &s
     };
     ConfigError(format!(
         "{option}: {} would not keep its over-provisioning (flash / user bytes = {ratio:.3}): its flash scaled to \
-         this capacity is {ideal:.1} blocks per plane, but {why}: {need} blocks per plane; {smallest}{hint}",
+         this capacity is {ideal_blocks:.1} blocks per plane, but {why}: {need_blocks} blocks per plane; {smallest}{hint}",
         config.name
     ))
 }
