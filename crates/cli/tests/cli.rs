@@ -168,10 +168,16 @@ fn capacity_shrinks_the_drive_every_command_sees() {
     let out = zonelab(&["exec", "--device", "sn640", "--capacity", "64g"], "{\"op\":\"identify\"}\n");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains(&format!("\"nsze\":{}", (64u64 << 30) / 4096)), "{}", text(&out.stdout));
-    let args =
-        ["run", "--device", "sn640", "--capacity", "64g", "--name=w", "--rw=randwrite", "--bs=128k", "--size=1g"];
-    let out = zonelab(&args, "");
+    let args = ["run", "--device", "sn640", "--capacity", "64g", "--name=w", "--rw=randwrite", "--bs=128k"];
+    let out = zonelab(&[&args[..], &["--size=1g", "--output-format=json"]].concat(), "");
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // A conventional device's report carries its FTL's counters: 8192 host writes of 128 KiB, no GC yet.
+    let report: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    let ftl = &report["zonelab"]["namespaces"][0]["ftl"];
+    assert_eq!((ftl["write_amplification"].as_f64(), ftl["gc_units"].as_u64()), (Some(1.0), Some(0)), "{ftl}");
+    let zoned = zonelab(&["run", "--name=w", "--rw=write", "--bs=128k", "--size=1m", "--output-format=json"], "");
+    let report: serde_json::Value = serde_json::from_str(&text(&zoned.stdout)).unwrap();
+    assert!(report.get("zonelab").is_none(), "a zoned device's report stays fio's");
     let help = text(&zonelab(&["exec", "--help"], "").stdout);
     assert!(help.contains("--capacity <SIZE>"), "{help}");
 }
