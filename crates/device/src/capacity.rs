@@ -222,16 +222,44 @@ pub fn scale_to_capacity(config: &DeviceConfig, capacity_bytes: u64) -> Result<D
             size_text(floor_bytes)
         )));
     }
+    let invalid = |e: ConfigError| {
+        let largest = largest_capacity_bytes(config, capacity_bytes)
+            .map(|bytes| format!("; use at most {bytes} bytes ({})", size_text(bytes)))
+            .unwrap_or_default();
+        ConfigError(format!("{option}: {e}{largest}"))
+    };
     match scaled(config, capacity_bytes) {
         Ok(out) => {
-            out.validate().map_err(|e| ConfigError(format!("{option}: {e}")))?;
+            out.validate().map_err(invalid)?;
             Ok(out)
         }
-        Err(Refusal::Config(e)) => Err(ConfigError(format!("{option}: {e}"))),
+        Err(Refusal::Config(e)) => Err(invalid(e)),
         Err(Refusal::Need { ideal_blocks, need_blocks, why }) => {
             Err(too_small(config, &option, ideal_blocks, need_blocks, &why))
         }
     }
+}
+
+/// The largest user capacity below `refused_bytes` that `config` scales to,
+/// when that is above its own: what a capacity too large for validation's
+/// bounds (zones, blocks, LBAs of a page map) could be instead.
+fn largest_capacity_bytes(config: &DeviceConfig, refused_bytes: u64) -> Option<u64> {
+    let valid = |size_bytes: u64| scaled(config, size_bytes).is_ok_and(|c| c.validate().is_ok());
+    let (mut good, mut bad) = (user_capacity_bytes(config), refused_bytes);
+    if good >= bad || !valid(good) {
+        return None;
+    }
+    // Bound: 64 halvings of a u64 interval.
+    while bad - good > 1 {
+        let mid = good + (bad - good) / 2;
+        if valid(mid) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    // In whole zones, as the capacity it gives.
+    scaled(config, good).ok().map(|c| user_capacity_bytes(&c))
 }
 
 /// The error of a capacity too small to keep the over-provisioning.
@@ -254,18 +282,19 @@ fn too_small(config: &DeviceConfig, option: &str, ideal_blocks: f64, need_blocks
 }
 
 /// `bytes` in the largest binary unit that divides it into fewer than
-/// 10,000 (16 GiB, 1077 MiB), else in GiB with two decimals.
+/// 10,000 (16 GiB, 1077 MiB), else in the largest unit it holds, with two
+/// decimals (950.79 GiB, 13.88 TiB).
 pub fn size_text(bytes: u64) -> String {
-    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+    const UNITS: [(u32, &str); 4] = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")];
+    for (shift, unit) in UNITS {
         if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) && bytes >> shift < 10_000 {
             return format!("{} {unit}", bytes >> shift);
         }
     }
-    if bytes < 1 << 30 {
-        return format!("{bytes} bytes");
+    match UNITS.iter().find(|(shift, _)| bytes >= 1 << shift) {
+        Some((shift, unit)) => format!("{:.2} {unit}", bytes as f64 / (1u64 << shift) as f64),
+        None => format!("{bytes} bytes"),
     }
-    let gib = bytes as f64 / f64::from(1u32 << 30);
-    format!("{gib:.2} GiB")
 }
 
 #[cfg(test)]
@@ -378,15 +407,31 @@ mod tests {
             ("sn640", 0, "--capacity 0 (0 bytes): sn640 holds at least one zone, 2147483648 bytes (2 GiB)"),
             ("zn540", 1 << 20, "zn540 holds at least one zone, 1129316352 bytes (1077 MiB)"),
             ("zn540-seed001", 2 << 30, "at least one zone of each namespace"),
-            ("sn640", 1 << 62, "--capacity 4611686018427387904 (4294967296.00 GiB): "),
+            ("sn640", 1 << 62, "--capacity 4611686018427387904 (4194304.00 TiB): it needs 4400660004 blocks"),
         ];
         for (name, bytes, needle) in cases {
             let e = at_capacity(name, bytes).unwrap_err();
             assert!(e.contains(needle), "{name} {bytes}: {e}");
         }
+        // Larger than validation allows: the largest capacity that it does, which scales to whole zones below 2^32 LBAs.
+        let e = at_capacity("sn640", 100 << 40).unwrap_err();
+        let largest: u64 = e.split("use at most ").nth(1).and_then(|t| t.split(' ').next()?.parse().ok()).unwrap();
+        let config = at_capacity("sn640", largest).unwrap();
+        assert_eq!(user_capacity_bytes(&config), largest, "whole zones");
+        assert!(e.contains("fewer than 2^32 LBAs") && config.flash.raw_bytes() / 4096 < 1 << 32, "{e}");
+        assert!(at_capacity("sn640", largest + (2 << 30)).is_err(), "one more zone is refused");
         let opts = DeviceOptions { capacity_bytes: Some(64 << 30), zones: Some(8), ..Default::default() };
         let e = opts.apply(preset("sn640").unwrap()).unwrap_err().0;
         assert!(e.contains("--capacity 68719476736 and --zones 8 both set the namespace's size"), "{e}");
+    }
+
+    #[test]
+    fn sizes_read_as_written() {
+        let cases = [(0, "0 bytes"), (1 << 20, "1 MiB"), (1077 << 20, "1077 MiB"), (14212 << 30, "13.88 TiB")];
+        for (bytes, text) in cases {
+            assert_eq!(size_text(bytes), text);
+        }
+        assert_eq!(size_text((1 << 30) + 1), "1.00 GiB");
     }
 
     #[test]
