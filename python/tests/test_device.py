@@ -40,6 +40,13 @@ def test_identify_and_report_zones(small):
     assert list(frame["wp"])[:2] == [8, zones[1]["wp"]]
 
 
+def test_capacity_shrinks_the_namespace_and_the_flash_together():
+    dev = zonelab.Device("sn640", capacity="64g")
+    assert dev.spec["capacity"] == "64g"
+    toml = dev.config_toml()
+    assert "zones = 32" in toml and "blocks_per_plane = 66" in toml
+
+
 def test_set_overrides_reach_the_configuration():
     dev = zonelab.Device(zones=8, zone_size="64m", zone_capacity="48m", set={"management.finish_ns": "2ms"})
     assert "finish_ns = 2000000" in dev.config_toml()
@@ -52,6 +59,7 @@ def test_set_overrides_reach_the_configuration():
         (lambda: zonelab.Device("nope"), "unknown device 'nope'"),
         (lambda: zonelab.Device(set={"management.nope": 1}), "management.nope"),
         (lambda: zonelab.Device(zones=-1), "zones: expected a non-negative integer"),
+        (lambda: zonelab.Device("sn640", capacity="1m"), "sn640 holds at least one zone, 2147483648 bytes"),
     ],
 )
 def test_bad_options_raise_zonelab_error_with_the_cli_message(make, message):

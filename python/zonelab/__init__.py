@@ -67,6 +67,7 @@ def _device_spec(
     lba_bytes: Optional[int] = None,
     data: bool = False,
     set: Optional[Mapping[str, Any]] = None,
+    capacity: Optional[Size] = None,
 ) -> Dict[str, Any]:
     """The device options as the run specifications' JSON (``DeviceSpec``)."""
     if not isinstance(preset, str):
@@ -84,7 +85,7 @@ def _device_spec(
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ZonelabError(f"{name}: expected a non-negative integer, got {value!r}")
         spec[name] = value
-    for name, value in (("zone_size", zone_size), ("zone_capacity", zone_capacity)):
+    for name, value in (("zone_size", zone_size), ("zone_capacity", zone_capacity), ("capacity", capacity)):
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, str)):
@@ -112,7 +113,8 @@ class Device:
     --help``): ``preset`` is a preset name (:func:`presets`) or the path of a
     TOML device file; sizes take ints (bytes) or the CLI's text (``"64m"``);
     ``set`` maps configuration paths to values (``--set PATH=VALUE``), e.g.
-    ``{"management.finish.design": "pad"}``.
+    ``{"management.finish.design": "pad"}``; ``capacity`` (``--capacity``)
+    shrinks the namespaces and the flash together, e.g. ``"64g"``.
 
     Commands are the trace format's JSON objects as dicts and run as the
     lines of one ``zonelab exec`` trace would: each is submitted when the
@@ -134,9 +136,20 @@ class Device:
         lba_bytes: Optional[int] = None,
         data: bool = False,
         set: Optional[Mapping[str, Any]] = None,
+        capacity: Optional[Size] = None,
     ) -> None:
         self.spec = _device_spec(
-            preset, zones, zone_size, zone_capacity, max_open, max_active, conventional_zones, lba_bytes, data, set
+            preset,
+            zones,
+            zone_size,
+            zone_capacity,
+            max_open,
+            max_active,
+            conventional_zones,
+            lba_bytes,
+            data,
+            set,
+            capacity=capacity,
         )
         self._native = _native.Device(json.dumps(self.spec))
 

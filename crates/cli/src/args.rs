@@ -62,6 +62,12 @@ pub struct DeviceArgs {
     /// Keep written data so that reads return it.
     #[arg(long)]
     pub data: bool,
+    /// User capacity, e.g. 64g: the namespaces (whole zones, at least one each) and the flash's blocks per plane
+    /// scaled together, keeping the geometry, zone size and over-provisioning; below the smallest capacity that
+    /// keeps it, an error names that capacity.
+    /// See docs/device-model.md, "A smaller drive: --capacity".
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    pub capacity: Option<u64>,
 }
 
 impl DeviceArgs {
@@ -77,6 +83,7 @@ impl DeviceArgs {
             conventional_zones: self.conventional_zones,
             lba_bytes: self.lba_bytes,
             data: self.data,
+            capacity_bytes: self.capacity,
         };
         opts.apply(base)
     }

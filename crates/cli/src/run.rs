@@ -179,9 +179,10 @@ struct RunArgs {
     nsid: Option<u32>,
 }
 
-const VALUE_FLAGS: [&str; 21] = [
+const VALUE_FLAGS: [&str; 22] = [
     "device",
     "set",
+    "capacity",
     "zones",
     "zone-size",
     "zone-capacity",
@@ -322,7 +323,8 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
         }
         // A fio job never cuts the power nor reports chip utilization.
         let mut device = Device::with_tracking(config, Tracking::NONE).map_err(|e| UserError(e.0))?;
-        (execute(Engine::new(&mut device, &set, &options).map_err(job_error)?, opts.quiet)?, None)
+        let result = execute(Engine::new(&mut device, &set, &options).map_err(job_error)?, opts.quiet)?;
+        (result, device_json(&device))
     } else {
         let mut drive = Namespaces::new(config).map_err(|e| UserError(e.0))?;
         let engine = Engine::on_namespaces(&mut drive, &set, &options, opts.nsid.unwrap_or(1)).map_err(job_error)?;
@@ -383,44 +385,62 @@ fn execute<D: ZonedDevice + ?Sized, const MULTI: bool>(
 fn drive_json(drive: &Namespaces) -> serde_json::Value {
     let namespaces: Vec<serde_json::Value> = (1..=drive.namespace_count())
         .filter_map(|nsid| drive.namespace(nsid))
-        .map(|ns| {
-            let c = ns.counters();
-            let mut entry = serde_json::json!({
-                "nsid": ns.nsid(),
-                "command_set": if ns.ftl_counters().is_some() { "nvm" } else { "zoned" },
-                "commands": c.commands,
-                "errors": c.errors,
-                "host_write_bytes": c.host_write_bytes,
-                "host_read_bytes": c.host_read_bytes,
-                "pad_bytes": c.pad_bytes,
-                "auto_closes": c.auto_closes,
-                "resets": c.resets,
-                "finishes": c.finishes,
-                "flushes": c.flushes,
-            });
-            if let Some(f) = ns.ftl_counters() {
-                entry["ftl"] = serde_json::json!({
-                    "host_units": f.host_units,
-                    "gc_units": f.gc_units,
-                    "gc_lbas": f.gc_lbas,
-                    "victims": f.victims,
-                    "write_amplification": (f.write_amplification * 1e6).round() / 1e6,
-                    "gc_foreground_units": f.gc_foreground_units,
-                });
-            }
-            entry
-        })
+        .map(|ns| namespace_json(ns.nsid(), &ns.counters(), ns.ftl_counters()))
         .collect();
-    let f = drive.flash_counters();
-    let flash = serde_json::json!({
+    serde_json::json!({ "namespaces": namespaces, "flash": flash_json(&drive.flash_counters()) })
+}
+
+/// The `zonelab` key of a one-namespace device whose FTL collects garbage (a
+/// conventional device such as the sn640, at any `--capacity`): its write
+/// amplification in the fio job's own report. None for a zoned device, whose
+/// report stays fio's.
+fn device_json(device: &Device) -> Option<serde_json::Value> {
+    let ftl = device.ftl_counters()?;
+    let namespace = namespace_json(1, &device.counters(), Some(ftl));
+    Some(serde_json::json!({ "namespaces": [namespace], "flash": flash_json(&device.flash_counters()) }))
+}
+
+/// One namespace's command counters, and its FTL's if it has one.
+fn namespace_json(
+    nsid: u32,
+    c: &zonelab_device::DeviceCounters,
+    ftl: Option<zonelab_device::FtlCounters>,
+) -> serde_json::Value {
+    let mut entry = serde_json::json!({
+        "nsid": nsid,
+        "command_set": if ftl.is_some() { "nvm" } else { "zoned" },
+        "commands": c.commands,
+        "errors": c.errors,
+        "host_write_bytes": c.host_write_bytes,
+        "host_read_bytes": c.host_read_bytes,
+        "pad_bytes": c.pad_bytes,
+        "auto_closes": c.auto_closes,
+        "resets": c.resets,
+        "finishes": c.finishes,
+        "flushes": c.flushes,
+    });
+    if let Some(f) = ftl {
+        entry["ftl"] = serde_json::json!({
+            "host_units": f.host_units,
+            "gc_units": f.gc_units,
+            "gc_lbas": f.gc_lbas,
+            "victims": f.victims,
+            "write_amplification": (f.write_amplification * 1e6).round() / 1e6,
+            "gc_foreground_units": f.gc_foreground_units,
+        });
+    }
+    entry
+}
+
+fn flash_json(f: &zonelab_flash::FlashCounters) -> serde_json::Value {
+    serde_json::json!({
         "page_reads": f.page_reads,
         "programs": f.programs,
         "pages_programmed": f.pages_programmed,
         "erases": f.erases,
         "channel_bytes": f.channel_bytes,
         "copybacks": f.copybacks,
-    });
-    serde_json::json!({ "namespaces": namespaces, "flash": flash })
+    })
 }
 
 /// `--output FILE`, opened before the run: a new file (removed again if the
@@ -478,7 +498,8 @@ pub(crate) fn reports(own: &[String], set: &JobSet, result: &RunResult) -> Resul
 
 /// The selected reports in fio's order: the normal report's job lines, the
 /// terse lines, the JSON, the normal report's statistics.
-/// `drive`: the `zonelab` key of the JSON (a run over several namespaces).
+/// `drive`: the `zonelab` key of the JSON (a run over several namespaces, or
+/// on a device with a page-mapped FTL).
 fn report(formats: &Formats, set: &JobSet, result: &RunResult, drive: Option<&serde_json::Value>) -> String {
     let mut text = String::new();
     if formats.normal {
@@ -588,10 +609,12 @@ mod tests {
             "4k",
             "--data",
             "--size=1m",
+            "--capacity",
+            "64g",
             "more.fio",
         ]));
         let want = Split {
-            own: strings(&["zonelab run", "--zones", "8", "--data"]),
+            own: strings(&["zonelab run", "--zones", "8", "--data", "--capacity", "64g"]),
             fio: strings(&["--name", "w", "--rw", "write", "--time_based", "-bs", "4k", "--size=1m"]),
             files: strings(&["jobs.fio", "more.fio"]),
         };

@@ -146,6 +146,43 @@ fn bad_device_options_exit_2_with_what_to_change() {
 }
 
 #[test]
+fn bad_capacities_exit_2_naming_the_option_and_what_is_valid() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["device", "show", "sn640", "--capacity", "16g"], "use at least 45097156608 bytes (42 GiB)"),
+        (&["exec", "--device", "sn640", "--capacity", "1m"], "sn640 holds at least one zone, 2147483648 bytes"),
+        (&["exec", "--capacity", "0"], "--capacity 0 (0 bytes): zn540 holds at least one zone"),
+        (&["exec", "--capacity", "16x"], "'16x' has an unknown size suffix"),
+        (&["exec", "--capacity", "8g", "--zones", "4"], "both set the namespace's size"),
+        (
+            &["run", "--device", "sn640", "--capacity", "2g", "--name=w", "--rw=randwrite"],
+            "would not keep its over-provisioning",
+        ),
+    ];
+    assert_each_exits_2_saying(&cases);
+}
+
+/// `--capacity` on every command that takes a device, `run`'s job options included: the drive `exec` answers for
+/// is the scaled one.
+#[test]
+fn capacity_shrinks_the_drive_every_command_sees() {
+    let out = zonelab(&["exec", "--device", "sn640", "--capacity", "64g"], "{\"op\":\"identify\"}\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("\"nsze\":{}", (64u64 << 30) / 4096)), "{}", text(&out.stdout));
+    let args = ["run", "--device", "sn640", "--capacity", "64g", "--name=w", "--rw=randwrite", "--bs=128k"];
+    let out = zonelab(&[&args[..], &["--size=1g", "--output-format=json"]].concat(), "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // A conventional device's report carries its FTL's counters: 8192 host writes of 128 KiB, no GC yet.
+    let report: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    let ftl = &report["zonelab"]["namespaces"][0]["ftl"];
+    assert_eq!((ftl["write_amplification"].as_f64(), ftl["gc_units"].as_u64()), (Some(1.0), Some(0)), "{ftl}");
+    let zoned = zonelab(&["run", "--name=w", "--rw=write", "--bs=128k", "--size=1m", "--output-format=json"], "");
+    let report: serde_json::Value = serde_json::from_str(&text(&zoned.stdout)).unwrap();
+    assert!(report.get("zonelab").is_none(), "a zoned device's report stays fio's");
+    let help = text(&zonelab(&["exec", "--help"], "").stdout);
+    assert!(help.contains("--capacity <SIZE>"), "{help}");
+}
+
+#[test]
 fn device_show_prints_a_loadable_toml() {
     let out = zonelab(&["device", "show", "zn540", "--zones", "3688"], "");
     assert!(out.status.success());

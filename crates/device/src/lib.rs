@@ -17,6 +17,7 @@
 #![deny(clippy::cast_possible_truncation)]
 
 pub(crate) mod backend;
+pub mod capacity;
 pub mod config;
 pub mod controller;
 pub mod conventional;
@@ -44,6 +45,7 @@ pub use controller::buffer;
 pub use front::command;
 pub use translation::mapping;
 
+pub use capacity::{scale_to_capacity, smallest_capacity_bytes, user_capacity_bytes};
 pub use command::{
     CmdResult, Command, Completion, IdentifyData, MappingInfo, Payload, ReadPattern, ReportFilter, SourceRange,
     Started, Tag, ZoneAction, ZoneDescriptor, ZoneReport,

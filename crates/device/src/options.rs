@@ -2,6 +2,8 @@
 //! PATH=VALUE` overrides, and shortcuts in the spirit of Linux null_blk's zoned
 //! parameters. Shortcuts describe the namespace the user wants; where the
 //! flash is too small for it, the flash grows (more blocks per plane).
+//! `--capacity` scales the namespaces and the flash together
+//! ([`crate::capacity`]).
 
 use crate::config::{ConfigError, DeviceConfig, Mode};
 use crate::presets::{preset, PRESET_NAMES};
@@ -27,6 +29,9 @@ pub struct DeviceOptions {
     pub lba_bytes: Option<u32>,
     /// Keep written data so that reads return it (data mode instead of timing only).
     pub data: bool,
+    /// User capacity in bytes: the namespaces and the flash scaled together,
+    /// keeping the geometry and the over-provisioning ([`crate::capacity`]).
+    pub capacity_bytes: Option<u64>,
 }
 
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
@@ -265,7 +270,8 @@ fn convert_value(key: &str, old: &toml::Value, value: &str) -> Result<toml::Valu
 
 impl DeviceOptions {
     /// Applies `--set` overrides, then the shortcuts, then grows the flash
-    /// to hold the namespace if a shortcut asked for more than it has.
+    /// to hold the namespace if a shortcut asked for more than it has, then
+    /// scales the result to `capacity_bytes`.
     pub fn apply(&self, mut config: DeviceConfig) -> Result<DeviceConfig, ConfigError> {
         for (path, value) in &self.sets {
             config = set_parameter(&config, path, value)?;
@@ -295,6 +301,14 @@ impl DeviceOptions {
         }
         if self.changes_namespace_shape() {
             grow_flash_to_fit(&mut config);
+        }
+        if let Some(bytes) = self.capacity_bytes {
+            if let Some(zones) = self.zones {
+                return err(format!(
+                    "--capacity {bytes} and --zones {zones} both set the namespace's size: give one of them"
+                ));
+            }
+            config = crate::capacity::scale_to_capacity(&config, bytes)?;
         }
         config.validate()?;
         Ok(config)

@@ -122,9 +122,9 @@ pub fn recording(input: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The configuration loader: TOML text (or `#preset NAME`) and `#set
-/// PATH=VALUE` lines (TOML comments) → validate → `Device::new` → identify
-/// and a few commands.
+/// The configuration loader: TOML text (or `#preset NAME`), `#set
+/// PATH=VALUE` lines and a `#capacity SIZE` line (TOML comments) → validate
+/// → `Device::new` → identify and a few commands.
 pub fn config(input: &str) -> Result<(), Failure> {
     let preset_name = input.lines().find_map(|l| l.strip_prefix("#preset ")).map(str::trim);
     let base = match preset_name {
@@ -142,7 +142,9 @@ pub fn config(input: &str) -> Result<(), Failure> {
         .filter_map(|l| l.strip_prefix("#set ")?.split_once('='))
         .map(|(p, v)| (p.trim().to_string(), v.trim().to_string()))
         .collect();
-    let Ok(config) = (DeviceOptions { sets, ..Default::default() }).apply(base) else { return Ok(()) };
+    let capacity_bytes =
+        input.lines().find_map(|l| l.strip_prefix("#capacity ")).and_then(|t| zonelab_device::parse_size(t).ok());
+    let Ok(config) = (DeviceOptions { sets, capacity_bytes, ..Default::default() }).apply(base) else { return Ok(()) };
     if config.validate().is_err() {
         return Ok(());
     }

@@ -245,7 +245,7 @@ fn in_namespace(index: usize, e: ConfigError) -> ConfigError {
 
 /// Blocks per plane a namespace's zones take: a block group per zone, or
 /// for a conventional device its data plus the GC reserve and one block.
-fn blocks_per_plane_needed(ns: &DeviceConfig) -> Result<u64, ConfigError> {
+pub(crate) fn blocks_per_plane_needed(ns: &DeviceConfig) -> Result<u64, ConfigError> {
     let g = &ns.flash;
     if let Some(c) = &ns.conventional {
         let row_bytes = u64::from(g.dies_total()) * u64::from(g.planes_per_die) * g.block_bytes();

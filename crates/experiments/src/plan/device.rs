@@ -36,6 +36,9 @@ pub struct DeviceSpec {
     #[serde(default)]
     /// Data mode: the device keeps written bytes.
     pub data: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// User capacity with a unit (`--capacity`, e.g. 64g): namespaces and flash scaled together.
+    pub capacity: Option<String>,
     /// `--set PATH=VALUE` pairs, applied in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set: Vec<(String, String)>,
@@ -64,6 +67,7 @@ impl DeviceSpec {
             conventional_zones: None,
             lba_bytes: None,
             data: false,
+            capacity: None,
             set: Vec::new(),
         }
     }
@@ -86,6 +90,7 @@ impl DeviceSpec {
             conventional_zones: self.conventional_zones,
             lba_bytes: self.lba_bytes,
             data: self.data,
+            capacity_bytes: size("capacity", &self.capacity)?,
         };
         let base = load_device(&self.preset)?;
         Ok(options.apply(base)?)
@@ -117,5 +122,16 @@ mod tests {
         assert!(spec.config().unwrap_err().to_string().starts_with("zone_size: '64x'"));
         let err = DeviceSpec::preset("nope").config().unwrap_err().to_string();
         assert!(err.contains("unknown device 'nope'"), "{err}");
+        let spec = DeviceSpec { capacity: Some("1m".into()), ..DeviceSpec::preset("sn640") };
+        let err = spec.config().unwrap_err().to_string();
+        assert!(err.contains("--capacity 1048576 (1 MiB): sn640 holds at least one zone"), "{err}");
+    }
+
+    #[test]
+    fn capacity_scales_the_preset() {
+        let spec = DeviceSpec { capacity: Some("64g".into()), ..DeviceSpec::preset("sn640") };
+        let config = spec.config().unwrap();
+        assert_eq!(config.namespace.zones, 32);
+        assert_eq!(zonelab_device::user_capacity_bytes(&config), 64 << 30);
     }
 }

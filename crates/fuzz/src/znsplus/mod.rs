@@ -47,6 +47,7 @@ pub fn device(setup: &Setup) -> Option<Device> {
         lba_bytes: Some(4096),
         data: true,
         sets,
+        capacity_bytes: None,
     };
     let config = opts.apply(preset(&setup.preset)?).ok()?;
     config.validate().ok()?;
