@@ -4,14 +4,15 @@
 //! completed, later if `at_ns` asks, or without waiting for the previous one
 //! when that one was `async`. Results print in submission order.
 
+use crate::fdp_json::{handles_json, logs_json};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use zonelab_device::config::namespaces::{CommandSet, NamespaceRequest};
 use zonelab_device::status::AdminError;
 use zonelab_device::zoned::NamespaceOp;
 use zonelab_device::{
-    CmdResult, Command, Completion, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction, ZoneState,
-    ZonedDevice,
+    CmdResult, Command, Completion, FdpEventKind, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction,
+    ZoneState, ZonedDevice,
 };
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
@@ -191,6 +192,23 @@ pub enum LineError {
     /// create_ns with an `nsid`: the device picks it.
     #[error("create_ns takes no \"nsid\": the device picks the lowest free one and the result gives it")]
     NsidOfCreate,
+    /// A placement identifier (`pid`) that does not fit in 16 bits.
+    #[error("\"{key}\" = {value} is not a placement identifier (0-65535)")]
+    NotPid {
+        /// The field.
+        key: &'static str,
+        /// The value found.
+        value: Value,
+    },
+    /// `ruh_update` with an empty `pids`.
+    #[error("\"pids\" must name at least one placement identifier")]
+    NoPids,
+    /// `fdp_events` with a `kinds` entry that is not an FDP event kind.
+    #[error("\"kinds\" must hold ru_not_fully_written, invalid_placement_identifier or media_reallocated, got {got}")]
+    BadEventKind {
+        /// The entry found.
+        got: Value,
+    },
     /// tl_open on a namespace whose zones are larger than its bitmap covers.
     #[error("tl_open supports zones of at most {} blocks; this one has {zone_blocks}", TL_ZONE_BLOCKS_MAX)]
     ZoneTooLargeForTl {
@@ -224,6 +242,8 @@ enum Op {
         slba: u64,
         nlb: u32,
         fua: bool,
+        /// FDP placement identifier (the Data Placement directive's DSPEC).
+        pid: Option<u16>,
     },
     WriteZeroes {
         slba: u64,
@@ -278,6 +298,18 @@ enum Op {
     DeleteNs,
     /// Namespace Attachment: attach (true) or detach `nsid`.
     AttachNs(bool),
+    /// I/O Management Receive: Reclaim Unit Handle Status.
+    RuhStatus,
+    /// I/O Management Send: Reclaim Unit Handle Update of these identifiers.
+    RuhUpdate(Vec<u16>),
+    /// Set Features, FDP Events: enable or disable `kinds` on the handle `pid` names.
+    FdpEvents {
+        pid: u16,
+        kinds: Vec<FdpEventKind>,
+        enable: bool,
+    },
+    /// Get Log Page: every FDP log (configuration, statistics, usage, events).
+    FdpLogs,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -329,7 +361,7 @@ const COMMON_KEYS: [&str; 6] = ["op", "id", "at_ns", "async", "pattern", "nsid"]
 fn op_keys(op: &str) -> Option<&'static [&'static str]> {
     Some(match op {
         "identify" => &[],
-        "write" => &["slba", "nlb", "fua"],
+        "write" => &["slba", "nlb", "fua", "pid"],
         "write_zeroes" | "read" => &["slba", "nlb"],
         "append" => &["zslba", "nlb", "fua"],
         "flush" | "power_cut" => &[],
@@ -343,13 +375,16 @@ fn op_keys(op: &str) -> Option<&'static [&'static str]> {
         "identify_mapping" => &[],
         "create_ns" => &["nsze", "ncap", "lba_bytes", "command_set"],
         "delete_ns" | "attach_ns" | "detach_ns" => &[],
+        "ruh_status" | "fdp_logs" => &[],
+        "ruh_update" => &["pids"],
+        "fdp_events" => &["pid", "kinds", "enable"],
         _ => return None,
     })
 }
 
 const OPS: &str = "identify, write, write_zeroes, append, read, flush, zone_mgmt, report_zones, set_zone_state, \
                    wait, power_cut, zone_compaction, simple_copy, tl_open, identify_mapping, create_ns, delete_ns, \
-                   attach_ns, detach_ns";
+                   attach_ns, detach_ns, ruh_status, ruh_update, fdp_events, fdp_logs";
 
 /// Largest zone capacity a tl_open bitmap may cover (the device's limit too).
 const TL_ZONE_BLOCKS_MAX: u64 = zonelab_device::znsplus::TL_ZONE_BLOCKS_MAX;
@@ -458,7 +493,12 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
     }
     let op = match name.as_str() {
         "identify" => Op::Identify,
-        "write" => Op::Write { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")?, fua: f.bool("fua")?.unwrap_or(false) },
+        "write" => Op::Write {
+            slba: f.req_u64("slba")?,
+            nlb: f.req_u32("nlb")?,
+            fua: f.bool("fua")?.unwrap_or(false),
+            pid: f.obj.get("pid").map(|v| pid(v, "pid")).transpose()?,
+        },
         "write_zeroes" => Op::WriteZeroes { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
         "read" => Op::Read { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
         "append" => {
@@ -490,6 +530,7 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
         }
         "identify_mapping" => Op::IdentifyMapping,
         "create_ns" | "delete_ns" | "attach_ns" | "detach_ns" => parse_namespace_op(&name, &f)?,
+        "ruh_status" | "ruh_update" | "fdp_events" | "fdp_logs" => parse_fdp_op(&name, &f)?,
         _ => unreachable!("op_keys accepted it"),
     };
     let pattern = match f.u64("pattern")? {
@@ -504,6 +545,38 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
         is_async: f.bool("async")?.unwrap_or(false),
         pattern,
         nsid,
+    })
+}
+
+/// A placement identifier: an integer 0-65535.
+fn pid(v: &Value, key: &'static str) -> Result<u16, LineError> {
+    v.as_u64().and_then(|p| u16::try_from(p).ok()).ok_or_else(|| LineError::NotPid { key, value: v.clone() })
+}
+
+/// The FDP ops: `ruh_status`, `ruh_update` (`pids`, at least one),
+/// `fdp_events` (`pid`, `kinds`, `enable` true unless given) and `fdp_logs`.
+fn parse_fdp_op(name: &str, f: &Fields<'_>) -> Result<Op, LineError> {
+    Ok(match name {
+        "ruh_status" => Op::RuhStatus,
+        "fdp_logs" => Op::FdpLogs,
+        "ruh_update" => {
+            let v = f.obj.get("pids").ok_or(LineError::Missing { key: "pids" })?;
+            let pids = list(v, "pids")?.iter().map(|p| pid(p, "pids")).collect::<Result<Vec<u16>, _>>()?;
+            if pids.is_empty() {
+                return Err(LineError::NoPids);
+            }
+            Op::RuhUpdate(pids)
+        }
+        _ => {
+            let handle = pid(f.obj.get("pid").ok_or(LineError::Missing { key: "pid" })?, "pid")?;
+            let v = f.obj.get("kinds").ok_or(LineError::Missing { key: "kinds" })?;
+            let kind = |k: &Value| {
+                let named = FdpEventKind::ALL.into_iter().find(|kind| k.as_str() == Some(kind.name()));
+                named.ok_or_else(|| LineError::BadEventKind { got: k.clone() })
+            };
+            let kinds = list(v, "kinds")?.iter().map(kind).collect::<Result<Vec<_>, _>>()?;
+            Op::FdpEvents { pid: handle, kinds, enable: f.bool("enable")?.unwrap_or(true) }
+        }
     })
 }
 
@@ -669,7 +742,7 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
     let payload = line.pattern.map_or(Payload::None, Payload::Pattern);
     let cmd = match &line.op {
         Op::Identify => Command::Identify,
-        &Op::Write { slba, nlb, fua } => Command::Write { slba, nlb, payload, fua, placement: None },
+        &Op::Write { slba, nlb, fua, pid } => Command::Write { slba, nlb, payload, fua, placement: pid },
         &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
         &Op::Append { zslba, nlb, fua } => Command::Append { zslba, nlb, payload, fua },
         Op::Flush => Command::Flush,
@@ -700,6 +773,9 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
             return (map, submit_ns + ns);
         }
         Op::CreateNs(_) | Op::DeleteNs | Op::AttachNs(_) => return manage(device, line, submit_ns, map),
+        Op::RuhStatus => Command::ReclaimUnitHandleStatus,
+        Op::RuhUpdate(pids) => Command::ReclaimUnitHandleUpdate { pids },
+        Op::FdpEvents { .. } | Op::FdpLogs => return fdp_admin(device, line, submit_ns, map),
     };
     let completion = device.submit_in(line.nsid, submit_ns, &cmd, None);
     status_fields(&mut map, completion.status);
@@ -730,6 +806,32 @@ fn manage<D: ZonedDevice + ?Sized>(
     admin_status_fields(&mut map, result.map(drop));
     times(&mut map, submit_ns, complete_ns);
     (map, complete_ns)
+}
+
+/// Set Features (FDP events) and Get Log Page (the FDP logs): admin
+/// commands the model answers at once; a namespace without FDP answers
+/// `fdp_disabled`.
+fn fdp_admin<D: ZonedDevice + ?Sized>(
+    device: &mut D,
+    line: &Line,
+    submit_ns: Nanos,
+    mut map: Map<String, Value>,
+) -> (Map<String, Value>, Nanos) {
+    match &line.op {
+        Op::FdpEvents { pid, kinds, enable } => {
+            let status = device.set_fdp_events_in(line.nsid, *pid, kinds, *enable).err().unwrap_or(Status::Success);
+            status_fields(&mut map, status);
+        }
+        _ => match device.fdp_logs_in(line.nsid) {
+            Some(logs) => {
+                status_fields(&mut map, Status::Success);
+                map.extend(logs_json(&logs).as_object().expect("an object").clone());
+            }
+            None => status_fields(&mut map, Status::FdpDisabled),
+        },
+    }
+    times(&mut map, submit_ns, submit_ns);
+    (map, submit_ns)
 }
 
 fn admin_status_fields(map: &mut Map<String, Value>, result: Result<(), AdminError>) {
@@ -791,11 +893,7 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
             map.insert("zones".into(), zones.into());
         }
         CmdResult::ReclaimUnitHandles(list) => {
-            let handles: Vec<Value> = list
-                .iter()
-                .map(|r| json!({"pid": r.pid, "ruhid": r.ruhid, "earutr_s": r.earutr_s, "ruamw": r.ruamw_lbas}))
-                .collect();
-            map.insert("handles".into(), handles.into());
+            map.insert("handles".into(), handles_json(list));
         }
     }
 }

@@ -33,6 +33,7 @@ mod generate;
 mod host_path;
 mod management;
 mod pacing;
+mod placement;
 mod readback;
 mod replay;
 mod setup;
@@ -158,6 +159,8 @@ struct Io {
     submit_ns: Nanos,
     status: Status,
     verify_error: bool,
+    /// The FDP placement identifier a write names (`fdp=1`).
+    placement: Option<u16>,
 }
 
 /// A request a thread is about to issue.
@@ -337,6 +340,8 @@ struct Thread {
     /// Something to note as each I/O is issued: a replay's line, a
     /// `write_iolog` line (one test on every issue).
     issue_hooks: bool,
+    /// `fdp=1`: how its writes choose a placement identifier.
+    placement: Option<Box<placement::Placement>>,
 }
 
 /// When a thread samples its bandwidth and IOPS: fio's `bwavgtime` and
@@ -495,6 +500,8 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device, const MULTI: bool = fals
     exitall: bool,
     /// The first error writing each job's log files: (job, option, message).
     log_errors: Vec<(usize, &'static str, String)>,
+    /// Some thread's writes carry a placement identifier (`fdp=1`).
+    placement: bool,
 }
 
 impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
