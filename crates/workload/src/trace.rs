@@ -1190,6 +1190,96 @@ mod tests {
         }
     }
 
+    /// The zn540-fdp cut to 4 dies of 48 blocks under a 100 MiB namespace, 2 handles.
+    fn fdp_device() -> Device {
+        let small = [
+            ("flash.channels", "4"),
+            ("flash.chips_per_channel", "1"),
+            ("flash.planes_per_die", "1"),
+            ("flash.blocks_per_plane", "48"),
+            ("flash.pages_per_block", "48"),
+            ("mapping.d_zone", "4"),
+            ("namespace.zones", "100"),
+            ("namespace.conventional_zones", "100"),
+            ("namespace.zone_size_bytes", "1m"),
+            ("namespace.zone_capacity_bytes", "1m"),
+            ("write_buffer.zone_buffer_bytes", "1m"),
+            ("fdp.handles", "2"),
+        ];
+        let base = preset("zn540-fdp").unwrap();
+        let config = small.iter().fold(base, |c, (p, v)| zonelab_device::options::set_parameter(&c, p, v).unwrap());
+        Device::new(config).unwrap()
+    }
+
+    #[test]
+    fn fdp_ops_place_writes_update_handles_and_read_the_logs() {
+        let mut dev = fdp_device();
+        let lines = run_lines(
+            &mut dev,
+            concat!(
+                "{\"op\":\"ruh_status\"}\n",
+                "{\"op\":\"fdp_events\",\"pid\":1,\"kinds\":[\"ru_not_fully_written\"]}\n",
+                "{\"op\":\"write\",\"slba\":0,\"nlb\":16,\"pid\":1}\n",
+                "{\"op\":\"write\",\"slba\":16,\"nlb\":12}\n",
+                "{\"op\":\"ruh_status\"}\n",
+                "{\"op\":\"ruh_update\",\"pids\":[1]}\n",
+                "{\"op\":\"ruh_update\",\"pids\":[0,2]}\n",
+                "{\"op\":\"fdp_events\",\"pid\":5,\"kinds\":[]}\n",
+                "{\"op\":\"fdp_logs\"}\n",
+            ),
+        );
+        let ruamw = |l: &Value| l["handles"].as_array().unwrap().iter().map(|h| h["ruamw"].clone()).collect::<Vec<_>>();
+        assert_eq!(ruamw(&lines[0]), [768, 768], "a reclaim unit: a 768 KiB block on each of 4 dies");
+        assert_eq!(lines[1]["status"], "success");
+        assert_eq!(ruamw(&lines[4]), [768 - 12, 768 - 16], "pid 1's write on handle 1, the other on 0");
+        assert_eq!(lines[5]["status"], "success");
+        assert_eq!(lines[6]["status"], "invalid_placement_handle_list");
+        assert_eq!(lines[7]["status"], "invalid_field");
+        let logs = &lines[8];
+        assert_eq!(logs["stats"]["host_bytes"], 28 * 4096);
+        assert_eq!(logs["config"]["handles"], 2);
+        assert_eq!(logs["usage"][1]["events"], json!(["ru_not_fully_written"]));
+        let event = &logs["host_events"][0];
+        assert_eq!((event["kind"].as_str(), event["pid"].as_u64()), (Some("ru_not_fully_written"), Some(1)));
+        assert_eq!(lines[8]["latency_ns"], 0, "the model answers admin commands at once");
+        // Without FDP: the I/O management commands and the logs answer fdp_disabled.
+        let plain = run_lines(&mut device(), "{\"op\":\"ruh_status\"}\n{\"op\":\"fdp_logs\"}\n");
+        assert_eq!(
+            (plain[0]["status"].as_str(), plain[1]["status"].as_str()),
+            (Some("fdp_disabled"), Some("fdp_disabled"))
+        );
+    }
+
+    #[test]
+    fn bad_fdp_fields_name_the_field_and_what_is_valid() {
+        let cases = [
+            (
+                "{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"pid\":65536}",
+                "\"pid\" = 65536 is not a placement identifier (0-65535)",
+            ),
+            ("{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"pid\":\"1\"}", "\"pid\" = \"1\" is not a placement"),
+            ("{\"op\":\"ruh_update\"}", "missing \"pids\""),
+            ("{\"op\":\"ruh_update\",\"pids\":[]}", "at least one placement identifier"),
+            ("{\"op\":\"ruh_update\",\"pids\":[1,-2]}", "\"pids\" = -2 is not a placement"),
+            ("{\"op\":\"ruh_update\",\"pids\":3}", "\"pids\" must be an array"),
+            ("{\"op\":\"fdp_events\",\"kinds\":[]}", "missing \"pid\""),
+            ("{\"op\":\"fdp_events\",\"pid\":0}", "missing \"kinds\""),
+            ("{\"op\":\"fdp_events\",\"pid\":0,\"kinds\":[\"gc\"]}", "\"kinds\" must hold ru_not_fully_written"),
+            ("{\"op\":\"fdp_events\",\"pid\":0,\"kinds\":[],\"enable\":1}", "\"enable\" must be true or false"),
+            ("{\"op\":\"fdp_logs\",\"pid\":0}", "unknown field \"pid\" for op \"fdp_logs\""),
+            ("{\"op\":\"append\",\"zslba\":0,\"nlb\":1,\"pid\":0}", "unknown field \"pid\" for op \"append\""),
+        ];
+        for (line, want) in cases {
+            let (_, r) = run(&format!("{{\"op\":\"identify\"}}\n{line}\n"));
+            match r {
+                Err(TraceError::Malformed { line: 2, message }) => {
+                    assert!(message.to_string().contains(want), "{line}: {message}")
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn arbitrary_input_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
@@ -1199,7 +1289,7 @@ mod tests {
 
         #[test]
         fn command_sequences_never_panic(
-            cmds in proptest::collection::vec((0usize..13, proptest::prelude::any::<u64>(), 0u64..300, 0usize..5, proptest::prelude::any::<bool>()), 1..40),
+            cmds in proptest::collection::vec((0usize..17, proptest::prelude::any::<u64>(), 0u64..300, 0usize..5, proptest::prelude::any::<bool>()), 1..40),
         ) {
             // Valid lines with arbitrary values, so that they reach the device.
             let actions = ["open", "close", "finish", "reset", "offline"];
@@ -1219,6 +1309,10 @@ mod tests {
                     10 => format!("{{\"op\":\"simple_copy\",\"ranges\":[[{},{}]],\"sdlba\":{slba}}}", a % 1100, n % 20),
                     11 => format!("{{\"op\":\"tl_open\",\"zslba\":{},\"valid\":[[0,{}]],\"async\":{flag}}}", (a % 5) * 256, n % 128 + 1),
                     12 => "{\"op\":\"identify_mapping\"}".to_string(),
+                    13 => format!("{{\"op\":\"write\",\"slba\":{slba},\"nlb\":{n},\"pid\":{}}}", a % 65536),
+                    14 => format!("{{\"op\":\"ruh_update\",\"pids\":[{},{}]}}", a % 65536, n),
+                    15 => format!("{{\"op\":\"fdp_events\",\"pid\":{},\"kinds\":[\"media_reallocated\"],\"enable\":{flag}}}", n),
+                    16 => ["{\"op\":\"ruh_status\"}", "{\"op\":\"fdp_logs\"}"][act % 2].to_string(),
                     _ => format!("{{\"op\":\"identify\",\"at_ns\":{}}}", if flag { a >> (n % 64) } else { a % 1_000_000_000 }),
                 };
                 trace.push_str(&line);
@@ -1227,6 +1321,10 @@ mod tests {
             let mut out = Vec::new();
             let r = run_trace(&mut device(), trace.as_bytes(), &mut out);
             // The only line these can be refused for is one past the horizon.
+            let past_horizon = matches!(&r, Err(TraceError::Malformed { message, .. }) if message.to_string().contains("horizon"));
+            proptest::prop_assert!(r.is_ok() || past_horizon, "{r:?}");
+            // The same lines on an FDP namespace, where placement and the FDP ops take effect.
+            let r = run_trace(&mut fdp_device(), trace.as_bytes(), &mut Vec::new());
             let past_horizon = matches!(&r, Err(TraceError::Malformed { message, .. }) if message.to_string().contains("horizon"));
             proptest::prop_assert!(r.is_ok() || past_horizon, "{r:?}");
         }
