@@ -174,3 +174,26 @@ fn bad_values_name_the_option_and_what_is_valid() {
     let set = parse_job_file("p.fio", "[a]\nplids=0x3,010,1-2\n").unwrap();
     assert_eq!(set.jobs[0].placement.plids, [1, 2, 3, 8]);
 }
+
+#[test]
+fn on_a_drive_of_namespaces_each_job_places_writes_on_its_own_namespace() {
+    use zonelab_device::{CommandSet, NamespaceEntry, Namespaces, ZonedDevice};
+    let mut config = small_config();
+    let nvm = NamespaceEntry { command_set: Some(CommandSet::Nvm), zones: Some(20), ..Default::default() };
+    config.namespaces = vec![nvm.clone(), nvm];
+    let mut drive = Namespaces::new(config).unwrap_or_else(|e| panic!("{e:?}"));
+    let text = "[global]\nioengine=io_uring_cmd\nrw=write\nbs=48k\nio_size=96k\nfdp=1\n\
+                [a]\nfilename=/dev/ng0n1\nfdp_pli=1\n[b]\nfilename=/dev/ng0n2\nfdp_pli=0\n";
+    let set = parse_job_file("ns.fio", text).unwrap();
+    let engine = Engine::on_namespaces(&mut drive, &set, &RunOptions::default(), 1).unwrap();
+    let end_ns = engine.run(&mut |_| {}).unwrap().end_ns;
+    let ruamw = |drive: &mut Namespaces, nsid| match drive
+        .submit_in(nsid, end_ns, &Command::ReclaimUnitHandleStatus, None)
+        .result
+    {
+        CmdResult::ReclaimUnitHandles(list) => list.iter().map(|r| r.ruamw_lbas).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(ruamw(&mut drive, 1), [768, 768 - 24], "a: namespace 1, handle 1");
+    assert_eq!(ruamw(&mut drive, 2), [768 - 24, 768], "b: namespace 2, handle 0");
+}

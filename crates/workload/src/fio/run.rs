@@ -13,8 +13,9 @@
 //! (a request from the thread through its block layer to the device and
 //! back), `completion` (what a thread does with a completed request:
 //! statistics and errors), `pacing` (rate limits, think time and wake-ups),
-//! `readback` (verify's patterns and reads) and `management` (ZINC's epochs,
-//! finish and softFinish operations).
+//! `readback` (verify's patterns and reads), `management` (ZINC's epochs,
+//! finish and softFinish operations) and `placement` (FDP: the placement
+//! identifier each write names).
 
 use super::distribution::OffsetGenerator;
 use super::job::*;
