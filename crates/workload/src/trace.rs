@@ -493,12 +493,7 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
     }
     let op = match name.as_str() {
         "identify" => Op::Identify,
-        "write" => Op::Write {
-            slba: f.req_u64("slba")?,
-            nlb: f.req_u32("nlb")?,
-            fua: f.bool("fua")?.unwrap_or(false),
-            pid: f.obj.get("pid").map(|v| pid(v, "pid")).transpose()?,
-        },
+        "write" => parse_write(&f)?,
         "write_zeroes" => Op::WriteZeroes { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
         "read" => Op::Read { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
         "append" => {
@@ -545,6 +540,16 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
         is_async: f.bool("async")?.unwrap_or(false),
         pattern,
         nsid,
+    })
+}
+
+/// `write`: `slba`, `nlb`, `fua` and the placement identifier `pid`.
+fn parse_write(f: &Fields<'_>) -> Result<Op, LineError> {
+    Ok(Op::Write {
+        slba: f.req_u64("slba")?,
+        nlb: f.req_u32("nlb")?,
+        fua: f.bool("fua")?.unwrap_or(false),
+        pid: f.obj.get("pid").map(|v| pid(v, "pid")).transpose()?,
     })
 }
 

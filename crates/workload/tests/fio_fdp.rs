@@ -197,3 +197,18 @@ fn on_a_drive_of_namespaces_each_job_places_writes_on_its_own_namespace() {
     assert_eq!(ruamw(&mut drive, 1), [768, 768 - 24], "a: namespace 1, handle 1");
     assert_eq!(ruamw(&mut drive, 2), [768 - 24, 768], "b: namespace 2, handle 0");
 }
+
+#[test]
+fn replayed_writes_are_placed_as_generated_ones() {
+    let log = std::env::temp_dir().join(format!("zonelab-fdp-replay-{}.log", std::process::id()));
+    std::fs::write(&log, "fio version 3 iolog\n0 f write 0 49152\n10 f read 0 49152\n20 f write 49152 49152\n")
+        .unwrap();
+    let text = format!("[r]\nioengine=io_uring_cmd\nread_iolog={}\nfdp=1\nfdp_pli=1\n", log.display());
+    let (mut device, result) = run_text(small_config(), &text).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    assert_eq!(
+        ruamw(&mut device, result.end_ns),
+        [768, 768 - 24],
+        "both writes through handle 1, the read through none"
+    );
+}
