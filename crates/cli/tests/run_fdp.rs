@@ -61,3 +61,34 @@ fn fdp_without_an_fdp_namespace_or_with_a_bad_list_exits_2_where_it_was_written(
     assert!(err.contains("fdp.fio:7: option 'plids': index 8 must be smaller than 8"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn each_fdp_namespace_of_a_drive_reports_its_statistics_and_handles() {
+    let dir = std::env::temp_dir().join(format!("zonelab-run-fdp-ns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut show = vec!["device", "show"];
+    show.extend(&SMALL_FDP_DEVICE[1..]);
+    let shown = zonelab(&show, "");
+    assert!(shown.status.success(), "{}", text(&shown.stderr));
+    let namespaces =
+        "\n[[namespaces]]\ncommand_set = \"nvm\"\nzones = 20\n\n[[namespaces]]\ncommand_set = \"nvm\"\nzones = 20\n";
+    let device = dir.join("dev.toml");
+    std::fs::write(&device, text(&shown.stdout) + namespaces).unwrap();
+    let job = "--name=a --filename=/dev/ng0n1 --ioengine=io_uring_cmd --rw=write --bs=48k --io_size=96k --fdp=1 \
+               --fdp_pli=1 --name=b --filename=/dev/ng0n2 --ioengine=io_uring_cmd --rw=write --bs=48k --io_size=48k";
+    let mut args = vec!["run", "--device", device.to_str().unwrap(), "--output-format=json"];
+    args.extend(job.split_whitespace());
+    let out = zonelab(&args, "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ns = report["zonelab"]["namespaces"].as_array().unwrap();
+    let ruamw = |n: &serde_json::Value| {
+        n["fdp"]["handles"].as_array().unwrap().iter().map(|h| h["ruamw"].as_u64().unwrap()).collect::<Vec<_>>()
+    };
+    // A reclaim unit is a 768 KiB block on each of 4 dies: 768 LBAs.
+    assert_eq!(ruamw(&ns[0]), [768, 768 - 24], "a placed through handle 1 of namespace 1");
+    assert_eq!(ruamw(&ns[1]), [768 - 12, 768], "b wrote without a directive: handle 0 of namespace 2");
+    assert_eq!(ns[0]["fdp"]["stats"]["host_bytes"], 96 << 10);
+    assert_eq!(ns[1]["fdp"]["stats"]["host_bytes"], 48 << 10);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
