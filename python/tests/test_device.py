@@ -92,3 +92,32 @@ def test_devices_simulate_in_parallel_threads():
     for t in threads:
         t.join()
     assert len(set(out)) == 1 and out[0] > 0
+
+
+def test_fdp_writes_name_a_handle_and_the_logs_say_what_happened(small_fdp):
+    dev = zonelab.Device(**small_fdp)
+    unit = 4 * 192  # a reclaim unit: a 768 KiB block on each of 4 dies, in 4 KiB LBAs
+    assert [(h["pid"], h["ruamw"]) for h in dev.ruh_status()] == [(0, unit), (1, unit)]
+    assert dev.fdp_events(1, ["ru_not_fully_written"])["status"] == "success"
+    assert dev.write(0, 16, pid=1)["status"] == "success"
+    assert dev.write(16, 12)["status"] == "success"  # no directive: handle 0
+    assert [h["ruamw"] for h in dev.ruh_status()] == [unit - 12, unit - 16]
+    assert dev.ruh_update([1])["status"] == "success"
+    assert dev.ruh_update([2])["status"] == "invalid_placement_handle_list"
+    logs = dev.fdp_logs()
+    assert logs["stats"]["host_bytes"] == 28 * 4096 and logs["config"]["handles"] == 2
+    assert [e["kind"] for e in logs["host_events"]] == ["ru_not_fully_written"]
+    assert logs["usage"][1]["events"] == ["ru_not_fully_written"]
+    with pytest.raises(zonelab.ZonelabError, match="kinds"):
+        dev.fdp_events(0, ["gc"])
+    with pytest.raises(zonelab.ZonelabError, match="not a placement identifier"):
+        dev.write(0, 1, pid=70000)
+
+
+def test_fdp_methods_on_a_device_without_fdp_raise_or_answer_fdp_disabled(small):
+    dev = zonelab.Device(**small)
+    with pytest.raises(zonelab.ZonelabError, match="fdp_disabled"):
+        dev.ruh_status()
+    with pytest.raises(zonelab.ZonelabError, match="fdp_disabled"):
+        dev.fdp_logs()
+    assert dev.ruh_update([0])["status"] == "fdp_disabled"

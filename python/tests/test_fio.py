@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 import zonelab
@@ -49,3 +51,22 @@ def test_fs_bench_reports_a_job():
     assert report["jobs"][0]["ops"] > 0
     with pytest.raises(zonelab.ZonelabError, match="unknown option 'colour'"):
         zonelab.fs_bench(colour="red")
+
+
+def test_fdp_hot_cold_pair_reports_lower_write_amplification_with_a_handle_per_job(small_fdp):
+    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples", "fio")
+    waf = {}
+    for name in ("fdp-hot-cold.fio", "fdp-one-handle.fio"):
+        report = zonelab.run_fio(os.path.join(examples, name), device=small_fdp)
+        fdp = report["zonelab"]["namespaces"][0]["fdp"]
+        assert fdp["stats"]["host_bytes"] == 400 << 20
+        assert [h["pid"] for h in fdp["handles"]] == [0, 1]
+        waf[name] = fdp["stats"]["write_amplification"]
+    assert waf["fdp-hot-cold.fio"] < 0.8 * waf["fdp-one-handle.fio"], waf
+
+
+def test_fdp_jobs_are_refused_without_fdp_with_the_cli_message():
+    with pytest.raises(zonelab.ZonelabError, match="has no Flexible Data Placement"):
+        zonelab.run_fio(options={"name": "w", "ioengine": "io_uring_cmd", "rw": "write", "io_size": "64k", "fdp": 1})
+    report = zonelab.run_fio(options={"name": "w", "rw": "write", "io_size": "64k"}, device={"zones": 8})
+    assert "zonelab" not in report, "only an FDP namespace adds the key"

@@ -179,6 +179,46 @@ class Device:
             raise ZonelabError(f"report_zones failed: {result}")
         return result["zones"]
 
+    def write(
+        self, slba: int, nlb: int, *, pid: Optional[int] = None, fua: bool = False, pattern: Optional[int] = None
+    ) -> Dict[str, Any]:
+        """Write ``nlb`` blocks at ``slba``; ``pid`` is the FDP placement identifier (the Data Placement
+        directive), ``pattern`` the byte written in data mode. The result dict of the command."""
+        command: Dict[str, Any] = {"op": "write", "slba": slba, "nlb": nlb, "fua": fua}
+        if pid is not None:
+            command["pid"] = pid
+        if pattern is not None:
+            command["pattern"] = pattern
+        return self.submit(command)
+
+    def ruh_status(self) -> List[Dict[str, Any]]:
+        """I/O Management Receive, Reclaim Unit Handle Status (FDP): per placement identifier its handle
+        (``pid``, ``ruhid``) and what is left of its reclaim unit (``ruamw``, LBAs)."""
+        return self._fdp({"op": "ruh_status"})["handles"]
+
+    def ruh_update(self, pids: Sequence[int]) -> Dict[str, Any]:
+        """I/O Management Send, Reclaim Unit Handle Update (FDP): each named placement identifier's handle
+        moves to an empty reclaim unit. The result dict (a bad identifier: ``invalid_placement_handle_list``)."""
+        return self.submit({"op": "ruh_update", "pids": list(pids)})
+
+    def fdp_events(self, pid: int, kinds: Sequence[str], enable: bool = True) -> Dict[str, Any]:
+        """Set Features, FDP Events: the handle ``pid`` names reports (or stops reporting) the event
+        ``kinds`` (``ru_not_fully_written``, ``invalid_placement_identifier``, ``media_reallocated``)."""
+        return self.submit({"op": "fdp_events", "pid": pid, "kinds": list(kinds), "enable": enable})
+
+    def fdp_logs(self) -> Dict[str, Any]:
+        """Every FDP log: ``config``, ``stats`` (host, media and erased bytes, ``write_amplification``),
+        ``usage`` per handle, ``host_events`` and ``controller_events``."""
+        result = self._fdp({"op": "fdp_logs"})
+        return {key: result[key] for key in ("config", "stats", "usage", "host_events", "controller_events")}
+
+    def _fdp(self, command: Dict[str, Any]) -> Dict[str, Any]:
+        """An FDP command whose result the caller unpacks: a failure (no FDP) raises."""
+        result = self.submit(command)
+        if result.get("status") != "success":
+            raise ZonelabError(f"{command['op']} failed: {result}")
+        return result
+
     @property
     def clock_ns(self) -> int:
         """The simulated time at which the next command is submitted."""

@@ -12,6 +12,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use zonelab_device::{Device, DeviceConfig, Namespaces, Tracking, ZonedDevice};
+use zonelab_workload::fio::device_report;
 use zonelab_workload::fio::help as fio_help;
 use zonelab_workload::fio::job::JobSet;
 use zonelab_workload::fio::job::Scheduler;
@@ -324,12 +325,14 @@ pub fn run(args: &[String]) -> Result<ExitCode, UserError> {
         // A fio job never cuts the power nor reports chip utilization.
         let mut device = Device::with_tracking(config, Tracking::NONE).map_err(|e| UserError(e.0))?;
         let result = execute(Engine::new(&mut device, &set, &options).map_err(job_error)?, opts.quiet)?;
-        (result, device_json(&device))
+        let drive = device_report::device_json(&mut device, result.end_ns);
+        (result, drive)
     } else {
         let mut drive = Namespaces::new(config).map_err(|e| UserError(e.0))?;
         let engine = Engine::on_namespaces(&mut drive, &set, &options, opts.nsid.unwrap_or(1)).map_err(job_error)?;
         let result = execute(engine, opts.quiet)?;
-        (result, Some(drive_json(&drive)))
+        let end_ns = result.end_ns;
+        (result, Some(drive_json(&mut drive, end_ns)))
     };
     for warning in &result.warnings {
         eprintln!("zonelab: {warning}");
@@ -381,66 +384,20 @@ fn execute<D: ZonedDevice + ?Sized, const MULTI: bool>(
 
 /// What a drive of several namespaces did, for the JSON report's `zonelab`
 /// key: each namespace's command counters (and an NVM namespace's FTL:
-/// write amplification, garbage collection), and the flash they share, once.
-fn drive_json(drive: &Namespaces) -> serde_json::Value {
-    let namespaces: Vec<serde_json::Value> = (1..=drive.namespace_count())
+/// write amplification, garbage collection; an FDP namespace's statistics
+/// and reclaim unit handles, asked for at `end_ns`), and the flash they share, once.
+fn drive_json(drive: &mut Namespaces, end_ns: u64) -> serde_json::Value {
+    let mut namespaces: Vec<serde_json::Value> = (1..=drive.namespace_count())
         .filter_map(|nsid| drive.namespace(nsid))
-        .map(|ns| namespace_json(ns.nsid(), &ns.counters(), ns.ftl_counters()))
+        .map(|ns| device_report::namespace_json(ns.nsid(), &ns.counters(), ns.ftl_counters().as_ref()))
         .collect();
-    serde_json::json!({ "namespaces": namespaces, "flash": flash_json(&drive.flash_counters()) })
-}
-
-/// The `zonelab` key of a one-namespace device whose FTL collects garbage (a
-/// conventional device such as the sn640, at any `--capacity`): its write
-/// amplification in the fio job's own report. None for a zoned device, whose
-/// report stays fio's.
-fn device_json(device: &Device) -> Option<serde_json::Value> {
-    let ftl = device.ftl_counters()?;
-    let namespace = namespace_json(1, &device.counters(), Some(ftl));
-    Some(serde_json::json!({ "namespaces": [namespace], "flash": flash_json(&device.flash_counters()) }))
-}
-
-/// One namespace's command counters, and its FTL's if it has one.
-fn namespace_json(
-    nsid: u32,
-    c: &zonelab_device::DeviceCounters,
-    ftl: Option<zonelab_device::FtlCounters>,
-) -> serde_json::Value {
-    let mut entry = serde_json::json!({
-        "nsid": nsid,
-        "command_set": if ftl.is_some() { "nvm" } else { "zoned" },
-        "commands": c.commands,
-        "errors": c.errors,
-        "host_write_bytes": c.host_write_bytes,
-        "host_read_bytes": c.host_read_bytes,
-        "pad_bytes": c.pad_bytes,
-        "auto_closes": c.auto_closes,
-        "resets": c.resets,
-        "finishes": c.finishes,
-        "flushes": c.flushes,
-    });
-    if let Some(f) = ftl {
-        entry["ftl"] = serde_json::json!({
-            "host_units": f.host_units,
-            "gc_units": f.gc_units,
-            "gc_lbas": f.gc_lbas,
-            "victims": f.victims,
-            "write_amplification": (f.write_amplification * 1e6).round() / 1e6,
-            "gc_foreground_units": f.gc_foreground_units,
-        });
+    for entry in &mut namespaces {
+        let nsid = entry["nsid"].as_u64().and_then(|n| u32::try_from(n).ok()).expect("an NSID");
+        if let Some(fdp) = device_report::fdp_json(drive, nsid, end_ns) {
+            entry["fdp"] = fdp;
+        }
     }
-    entry
-}
-
-fn flash_json(f: &zonelab_flash::FlashCounters) -> serde_json::Value {
-    serde_json::json!({
-        "page_reads": f.page_reads,
-        "programs": f.programs,
-        "pages_programmed": f.pages_programmed,
-        "erases": f.erases,
-        "channel_bytes": f.channel_bytes,
-        "copybacks": f.copybacks,
-    })
+    serde_json::json!({ "namespaces": namespaces, "flash": device_report::flash_json(drive) })
 }
 
 /// `--output FILE`, opened before the run: a new file (removed again if the

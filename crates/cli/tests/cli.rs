@@ -330,10 +330,9 @@ fn every_example_job_file_runs() {
         let short = short.replace("runtime=10\n", "runtime=10ms\n").replace("runtime=5\n", "runtime=10ms\n");
         let copy = temp_path(path.file_name().unwrap().to_str().unwrap());
         std::fs::write(&copy, short).unwrap();
-        let out = zonelab(
-            &["run", copy.to_str().unwrap(), "--zones", "40", "--conventional-zones", "8", "--output-format=json"],
-            "",
-        );
+        let mut args = vec!["run", copy.to_str().unwrap(), "--output-format=json"];
+        args.extend(common::example_device_args(&body));
+        let out = zonelab(&args, "");
         assert!(out.status.success(), "{}: {}", path.display(), text(&out.stderr));
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         for job in report["jobs"].as_array().unwrap() {

@@ -4,6 +4,7 @@
 //! outputs are compared; without fio those checks are skipped, unless
 //! ZONELAB_REQUIRE_FIO=1 (scripts/test) makes a missing fio a failure.
 
+mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -245,8 +246,14 @@ fn every_example_job_file_has_fios_json_keys() {
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         let job = std::fs::read_to_string(&path).unwrap();
         std::fs::write(dir.join(&name), short_for_zonelab(&job)).unwrap();
-        let args = ["run", &name, "--zones", "40", "--conventional-zones", "8", "--output-format=json", "--quiet"];
+        let mut args = vec!["run", &name, "--output-format=json", "--quiet"];
+        args.extend(common::example_device_args(&job));
         let ours: serde_json::Value = serde_json::from_str(&ok(&zonelab_in(&dir, &args))).unwrap();
+        if job.contains("fdp=1") {
+            // fio 3.33 has no FDP, and its null engine cannot fetch reclaim unit handles.
+            assert!(ours["zonelab"]["namespaces"][0]["fdp"]["stats"]["write_amplification"].is_number(), "{name}");
+            continue;
+        }
         let fio_name = format!("fio-{name}");
         std::fs::write(dir.join(&fio_name), for_fio(&job)).unwrap();
         let Some(out) = fio_in(&dir, &["--output-format=json", &fio_name]) else { return };

@@ -3,6 +3,7 @@
 //! `Err` is for a finding a target detects itself, e.g. a backend that
 //! turned a model panic into EIO.
 
+use zonelab_device::options::set_parameter;
 use zonelab_device::{preset, Command, Device, DeviceConfig, DeviceOptions, Payload};
 use zonelab_serve::nvme_tcp::session::{Output, Session};
 use zonelab_serve::nvme_tcp::Target;
@@ -24,6 +25,35 @@ fn small_device(zones: u32) -> Device {
     Device::new(opts.apply(preset("zn540").expect("zn540")).expect("small zn540")).expect("small device")
 }
 
+/// zn540-fdp cut to 4 dies of 48 blocks (144 MiB of flash) under a
+/// 100 MiB namespace with 2 reclaim unit handles: garbage collection and
+/// the FDP commands take effect within a fuzzer's input.
+fn small_fdp_device() -> Device {
+    let small = [
+        ("flash.channels", "4"),
+        ("flash.chips_per_channel", "1"),
+        ("flash.planes_per_die", "1"),
+        ("flash.blocks_per_plane", "48"),
+        ("flash.pages_per_block", "48"),
+        ("mapping.d_zone", "4"),
+        ("namespace.zones", "100"),
+        ("namespace.conventional_zones", "100"),
+        ("namespace.zone_size_bytes", "1m"),
+        ("namespace.zone_capacity_bytes", "1m"),
+        ("write_buffer.zone_buffer_bytes", "1m"),
+        ("fdp.handles", "2"),
+    ];
+    let base = preset("zn540-fdp").expect("zn540-fdp");
+    let config = small.iter().fold(base, |c, (path, value)| set_parameter(&c, path, value).expect("an override"));
+    Device::new(config).expect("small FDP device")
+}
+
+/// Whether an input names Flexible Data Placement (trace ops and fields,
+/// fio options): it then runs on an FDP device too.
+fn names_fdp(input: &str) -> bool {
+    ["pid", "ruh_", "fdp", "dataplacement", "data_placement", "plid", "dp_scheme"].iter().any(|w| input.contains(w))
+}
+
 /// A model failure a target detects without a panic reaching it: the
 /// serving backends catch the model's panics and report them instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,11 +70,16 @@ pub enum Failure {
 }
 
 /// The trace parser and the device: `run_trace` on a small data-mode
-/// device, and a trace with a tl_open also on a metadata-mode device with
-/// zones of 12,582,912 blocks (a `valid` list's cost grows with the zone).
+/// device, a trace with a tl_open also on a metadata-mode device with
+/// zones of 12,582,912 blocks (a `valid` list's cost grows with the zone),
+/// and one naming FDP (`pid`, `ruh_status`, `ruh_update`, `fdp_events`,
+/// `fdp_logs`) also on a small FDP device.
 pub fn trace(input: &str) -> Result<(), Failure> {
     let mut device = small_device(4);
     let _ = zonelab_workload::trace::run_trace(&mut device, input.as_bytes(), std::io::sink());
+    if names_fdp(input) {
+        let _ = zonelab_workload::trace::run_trace(&mut small_fdp_device(), input.as_bytes(), std::io::sink());
+    }
     if input.contains("tl_open") {
         let opts = DeviceOptions {
             zones: Some(2),
@@ -64,7 +99,8 @@ pub fn trace(input: &str) -> Result<(), Failure> {
 const FIO_TIME_NS: u64 = 20 * MS;
 
 /// The fio job parser and engine, with runtime, ramp time and start delay
-/// cut to at most 20 ms of simulated time, and no log files.
+/// cut to at most 20 ms of simulated time, and no log files; a job file
+/// naming FDP options runs on a small FDP device.
 pub fn fio(input: &str) -> Result<(), Failure> {
     let Ok(mut set) = parse_job_file("fuzz.fio", input) else { return Ok(()) };
     for job in &mut set.jobs {
@@ -75,7 +111,7 @@ pub fn fio(input: &str) -> Result<(), Failure> {
         job.logs = Default::default();
         job.write_iolog = None;
     }
-    let mut device = small_device(16);
+    let mut device = if names_fdp(input) { small_fdp_device() } else { small_device(16) };
     if let Ok(engine) = Engine::new(&mut device, &set, &RunOptions::default()) {
         let _ = engine.run(&mut |_| {});
     }

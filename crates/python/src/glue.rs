@@ -7,6 +7,7 @@ use zonelab_device::{parse_size, Device, Plugging, PRESET_NAMES};
 use zonelab_experiments::calibrate as cal;
 use zonelab_experiments::plan::{self, DeviceSpec, RunSpec};
 use zonelab_experiments::znsplus::Scale;
+use zonelab_workload::fio::device_report;
 use zonelab_workload::fio::job::Scheduler;
 use zonelab_workload::fio::parse::parse_run;
 use zonelab_workload::fio::report::json_report;
@@ -150,7 +151,12 @@ pub fn run_fio(
     let options = RunOptions { seed, scheduler: scheduler(scheduler_name)?, ..RunOptions::default() };
     let engine = Engine::new(&mut device, &set, &options)?;
     let result = engine.run(&mut |_| {})?;
-    Ok(serde_json::to_string(&json_report(&set, &result, plus)).expect("reports serialize"))
+    let mut report = json_report(&set, &result, plus);
+    // As `zonelab run`: an FDP namespace's statistics and handles under `zonelab`.
+    if let (Some(key), Some(root)) = (device_report::device_json(&mut device, result.end_ns), report.as_object_mut()) {
+        root.insert("zonelab".into(), key);
+    }
+    Ok(serde_json::to_string(&report).expect("reports serialize"))
 }
 
 fn field<'a>(options: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {

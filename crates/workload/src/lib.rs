@@ -5,6 +5,7 @@
 //! (`bench`).
 
 pub mod bench;
+pub mod fdp_json;
 pub mod fio;
 pub mod fsbench;
 pub mod trace;

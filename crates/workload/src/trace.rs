@@ -4,14 +4,15 @@
 //! completed, later if `at_ns` asks, or without waiting for the previous one
 //! when that one was `async`. Results print in submission order.
 
+use crate::fdp_json::{handles_json, logs_json};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use zonelab_device::config::namespaces::{CommandSet, NamespaceRequest};
 use zonelab_device::status::AdminError;
 use zonelab_device::zoned::NamespaceOp;
 use zonelab_device::{
-    CmdResult, Command, Completion, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction, ZoneState,
-    ZonedDevice,
+    CmdResult, Command, Completion, FdpEventKind, Payload, ReadPattern, ReportFilter, SourceRange, Status, ZoneAction,
+    ZoneState, ZonedDevice,
 };
 use zonelab_sim::{Nanos, TIME_NS_MAX};
 
@@ -191,6 +192,23 @@ pub enum LineError {
     /// create_ns with an `nsid`: the device picks it.
     #[error("create_ns takes no \"nsid\": the device picks the lowest free one and the result gives it")]
     NsidOfCreate,
+    /// A placement identifier (`pid`) that does not fit in 16 bits.
+    #[error("\"{key}\" = {value} is not a placement identifier (0-65535)")]
+    NotPid {
+        /// The field.
+        key: &'static str,
+        /// The value found.
+        value: Value,
+    },
+    /// `ruh_update` with an empty `pids`.
+    #[error("\"pids\" must name at least one placement identifier")]
+    NoPids,
+    /// `fdp_events` with a `kinds` entry that is not an FDP event kind.
+    #[error("\"kinds\" must hold ru_not_fully_written, invalid_placement_identifier or media_reallocated, got {got}")]
+    BadEventKind {
+        /// The entry found.
+        got: Value,
+    },
     /// tl_open on a namespace whose zones are larger than its bitmap covers.
     #[error("tl_open supports zones of at most {} blocks; this one has {zone_blocks}", TL_ZONE_BLOCKS_MAX)]
     ZoneTooLargeForTl {
@@ -224,6 +242,8 @@ enum Op {
         slba: u64,
         nlb: u32,
         fua: bool,
+        /// FDP placement identifier (the Data Placement directive's DSPEC).
+        pid: Option<u16>,
     },
     WriteZeroes {
         slba: u64,
@@ -278,6 +298,18 @@ enum Op {
     DeleteNs,
     /// Namespace Attachment: attach (true) or detach `nsid`.
     AttachNs(bool),
+    /// I/O Management Receive: Reclaim Unit Handle Status.
+    RuhStatus,
+    /// I/O Management Send: Reclaim Unit Handle Update of these identifiers.
+    RuhUpdate(Vec<u16>),
+    /// Set Features, FDP Events: enable or disable `kinds` on the handle `pid` names.
+    FdpEvents {
+        pid: u16,
+        kinds: Vec<FdpEventKind>,
+        enable: bool,
+    },
+    /// Get Log Page: every FDP log (configuration, statistics, usage, events).
+    FdpLogs,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -329,7 +361,7 @@ const COMMON_KEYS: [&str; 6] = ["op", "id", "at_ns", "async", "pattern", "nsid"]
 fn op_keys(op: &str) -> Option<&'static [&'static str]> {
     Some(match op {
         "identify" => &[],
-        "write" => &["slba", "nlb", "fua"],
+        "write" => &["slba", "nlb", "fua", "pid"],
         "write_zeroes" | "read" => &["slba", "nlb"],
         "append" => &["zslba", "nlb", "fua"],
         "flush" | "power_cut" => &[],
@@ -343,13 +375,16 @@ fn op_keys(op: &str) -> Option<&'static [&'static str]> {
         "identify_mapping" => &[],
         "create_ns" => &["nsze", "ncap", "lba_bytes", "command_set"],
         "delete_ns" | "attach_ns" | "detach_ns" => &[],
+        "ruh_status" | "fdp_logs" => &[],
+        "ruh_update" => &["pids"],
+        "fdp_events" => &["pid", "kinds", "enable"],
         _ => return None,
     })
 }
 
 const OPS: &str = "identify, write, write_zeroes, append, read, flush, zone_mgmt, report_zones, set_zone_state, \
                    wait, power_cut, zone_compaction, simple_copy, tl_open, identify_mapping, create_ns, delete_ns, \
-                   attach_ns, detach_ns";
+                   attach_ns, detach_ns, ruh_status, ruh_update, fdp_events, fdp_logs";
 
 /// Largest zone capacity a tl_open bitmap may cover (the device's limit too).
 const TL_ZONE_BLOCKS_MAX: u64 = zonelab_device::znsplus::TL_ZONE_BLOCKS_MAX;
@@ -458,7 +493,7 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
     }
     let op = match name.as_str() {
         "identify" => Op::Identify,
-        "write" => Op::Write { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")?, fua: f.bool("fua")?.unwrap_or(false) },
+        "write" => parse_write(&f)?,
         "write_zeroes" => Op::WriteZeroes { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
         "read" => Op::Read { slba: f.req_u64("slba")?, nlb: f.req_u32("nlb")? },
         "append" => {
@@ -490,6 +525,7 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
         }
         "identify_mapping" => Op::IdentifyMapping,
         "create_ns" | "delete_ns" | "attach_ns" | "detach_ns" => parse_namespace_op(&name, &f)?,
+        "ruh_status" | "ruh_update" | "fdp_events" | "fdp_logs" => parse_fdp_op(&name, &f)?,
         _ => unreachable!("op_keys accepted it"),
     };
     let pattern = match f.u64("pattern")? {
@@ -504,6 +540,48 @@ fn parse_line(text: &str, geometry: &dyn Fn(u32) -> (u32, u64)) -> Result<Line, 
         is_async: f.bool("async")?.unwrap_or(false),
         pattern,
         nsid,
+    })
+}
+
+/// `write`: `slba`, `nlb`, `fua` and the placement identifier `pid`.
+fn parse_write(f: &Fields<'_>) -> Result<Op, LineError> {
+    Ok(Op::Write {
+        slba: f.req_u64("slba")?,
+        nlb: f.req_u32("nlb")?,
+        fua: f.bool("fua")?.unwrap_or(false),
+        pid: f.obj.get("pid").map(|v| pid(v, "pid")).transpose()?,
+    })
+}
+
+/// A placement identifier: an integer 0-65535.
+fn pid(v: &Value, key: &'static str) -> Result<u16, LineError> {
+    v.as_u64().and_then(|p| u16::try_from(p).ok()).ok_or_else(|| LineError::NotPid { key, value: v.clone() })
+}
+
+/// The FDP ops: `ruh_status`, `ruh_update` (`pids`, at least one),
+/// `fdp_events` (`pid`, `kinds`, `enable` true unless given) and `fdp_logs`.
+fn parse_fdp_op(name: &str, f: &Fields<'_>) -> Result<Op, LineError> {
+    Ok(match name {
+        "ruh_status" => Op::RuhStatus,
+        "fdp_logs" => Op::FdpLogs,
+        "ruh_update" => {
+            let v = f.obj.get("pids").ok_or(LineError::Missing { key: "pids" })?;
+            let pids = list(v, "pids")?.iter().map(|p| pid(p, "pids")).collect::<Result<Vec<u16>, _>>()?;
+            if pids.is_empty() {
+                return Err(LineError::NoPids);
+            }
+            Op::RuhUpdate(pids)
+        }
+        _ => {
+            let handle = pid(f.obj.get("pid").ok_or(LineError::Missing { key: "pid" })?, "pid")?;
+            let v = f.obj.get("kinds").ok_or(LineError::Missing { key: "kinds" })?;
+            let kind = |k: &Value| {
+                let named = FdpEventKind::ALL.into_iter().find(|kind| k.as_str() == Some(kind.name()));
+                named.ok_or_else(|| LineError::BadEventKind { got: k.clone() })
+            };
+            let kinds = list(v, "kinds")?.iter().map(kind).collect::<Result<Vec<_>, _>>()?;
+            Op::FdpEvents { pid: handle, kinds, enable: f.bool("enable")?.unwrap_or(true) }
+        }
     })
 }
 
@@ -669,7 +747,7 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
     let payload = line.pattern.map_or(Payload::None, Payload::Pattern);
     let cmd = match &line.op {
         Op::Identify => Command::Identify,
-        &Op::Write { slba, nlb, fua } => Command::Write { slba, nlb, payload, fua, placement: None },
+        &Op::Write { slba, nlb, fua, pid } => Command::Write { slba, nlb, payload, fua, placement: pid },
         &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
         &Op::Append { zslba, nlb, fua } => Command::Append { zslba, nlb, payload, fua },
         Op::Flush => Command::Flush,
@@ -700,6 +778,9 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
             return (map, submit_ns + ns);
         }
         Op::CreateNs(_) | Op::DeleteNs | Op::AttachNs(_) => return manage(device, line, submit_ns, map),
+        Op::RuhStatus => Command::ReclaimUnitHandleStatus,
+        Op::RuhUpdate(pids) => Command::ReclaimUnitHandleUpdate { pids },
+        Op::FdpEvents { .. } | Op::FdpLogs => return fdp_admin(device, line, submit_ns, map),
     };
     let completion = device.submit_in(line.nsid, submit_ns, &cmd, None);
     status_fields(&mut map, completion.status);
@@ -730,6 +811,32 @@ fn manage<D: ZonedDevice + ?Sized>(
     admin_status_fields(&mut map, result.map(drop));
     times(&mut map, submit_ns, complete_ns);
     (map, complete_ns)
+}
+
+/// Set Features (FDP events) and Get Log Page (the FDP logs): admin
+/// commands the model answers at once; a namespace without FDP answers
+/// `fdp_disabled`.
+fn fdp_admin<D: ZonedDevice + ?Sized>(
+    device: &mut D,
+    line: &Line,
+    submit_ns: Nanos,
+    mut map: Map<String, Value>,
+) -> (Map<String, Value>, Nanos) {
+    match &line.op {
+        Op::FdpEvents { pid, kinds, enable } => {
+            let status = device.set_fdp_events_in(line.nsid, *pid, kinds, *enable).err().unwrap_or(Status::Success);
+            status_fields(&mut map, status);
+        }
+        _ => match device.fdp_logs_in(line.nsid) {
+            Some(logs) => {
+                status_fields(&mut map, Status::Success);
+                map.extend(logs_json(&logs).as_object().expect("an object").clone());
+            }
+            None => status_fields(&mut map, Status::FdpDisabled),
+        },
+    }
+    times(&mut map, submit_ns, submit_ns);
+    (map, submit_ns)
 }
 
 fn admin_status_fields(map: &mut Map<String, Value>, result: Result<(), AdminError>) {
@@ -791,11 +898,7 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
             map.insert("zones".into(), zones.into());
         }
         CmdResult::ReclaimUnitHandles(list) => {
-            let handles: Vec<Value> = list
-                .iter()
-                .map(|r| json!({"pid": r.pid, "ruhid": r.ruhid, "earutr_s": r.earutr_s, "ruamw": r.ruamw_lbas}))
-                .collect();
-            map.insert("handles".into(), handles.into());
+            map.insert("handles".into(), handles_json(list));
         }
     }
 }
@@ -1092,6 +1195,96 @@ mod tests {
         }
     }
 
+    /// The zn540-fdp cut to 4 dies of 48 blocks under a 100 MiB namespace, 2 handles.
+    fn fdp_device() -> Device {
+        let small = [
+            ("flash.channels", "4"),
+            ("flash.chips_per_channel", "1"),
+            ("flash.planes_per_die", "1"),
+            ("flash.blocks_per_plane", "48"),
+            ("flash.pages_per_block", "48"),
+            ("mapping.d_zone", "4"),
+            ("namespace.zones", "100"),
+            ("namespace.conventional_zones", "100"),
+            ("namespace.zone_size_bytes", "1m"),
+            ("namespace.zone_capacity_bytes", "1m"),
+            ("write_buffer.zone_buffer_bytes", "1m"),
+            ("fdp.handles", "2"),
+        ];
+        let base = preset("zn540-fdp").unwrap();
+        let config = small.iter().fold(base, |c, (p, v)| zonelab_device::options::set_parameter(&c, p, v).unwrap());
+        Device::new(config).unwrap()
+    }
+
+    #[test]
+    fn fdp_ops_place_writes_update_handles_and_read_the_logs() {
+        let mut dev = fdp_device();
+        let lines = run_lines(
+            &mut dev,
+            concat!(
+                "{\"op\":\"ruh_status\"}\n",
+                "{\"op\":\"fdp_events\",\"pid\":1,\"kinds\":[\"ru_not_fully_written\"]}\n",
+                "{\"op\":\"write\",\"slba\":0,\"nlb\":16,\"pid\":1}\n",
+                "{\"op\":\"write\",\"slba\":16,\"nlb\":12}\n",
+                "{\"op\":\"ruh_status\"}\n",
+                "{\"op\":\"ruh_update\",\"pids\":[1]}\n",
+                "{\"op\":\"ruh_update\",\"pids\":[0,2]}\n",
+                "{\"op\":\"fdp_events\",\"pid\":5,\"kinds\":[]}\n",
+                "{\"op\":\"fdp_logs\"}\n",
+            ),
+        );
+        let ruamw = |l: &Value| l["handles"].as_array().unwrap().iter().map(|h| h["ruamw"].clone()).collect::<Vec<_>>();
+        assert_eq!(ruamw(&lines[0]), [768, 768], "a reclaim unit: a 768 KiB block on each of 4 dies");
+        assert_eq!(lines[1]["status"], "success");
+        assert_eq!(ruamw(&lines[4]), [768 - 12, 768 - 16], "pid 1's write on handle 1, the other on 0");
+        assert_eq!(lines[5]["status"], "success");
+        assert_eq!(lines[6]["status"], "invalid_placement_handle_list");
+        assert_eq!(lines[7]["status"], "invalid_field");
+        let logs = &lines[8];
+        assert_eq!(logs["stats"]["host_bytes"], 28 * 4096);
+        assert_eq!(logs["config"]["handles"], 2);
+        assert_eq!(logs["usage"][1]["events"], json!(["ru_not_fully_written"]));
+        let event = &logs["host_events"][0];
+        assert_eq!((event["kind"].as_str(), event["pid"].as_u64()), (Some("ru_not_fully_written"), Some(1)));
+        assert_eq!(lines[8]["latency_ns"], 0, "the model answers admin commands at once");
+        // Without FDP: the I/O management commands and the logs answer fdp_disabled.
+        let plain = run_lines(&mut device(), "{\"op\":\"ruh_status\"}\n{\"op\":\"fdp_logs\"}\n");
+        assert_eq!(
+            (plain[0]["status"].as_str(), plain[1]["status"].as_str()),
+            (Some("fdp_disabled"), Some("fdp_disabled"))
+        );
+    }
+
+    #[test]
+    fn bad_fdp_fields_name_the_field_and_what_is_valid() {
+        let cases = [
+            (
+                "{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"pid\":65536}",
+                "\"pid\" = 65536 is not a placement identifier (0-65535)",
+            ),
+            ("{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"pid\":\"1\"}", "\"pid\" = \"1\" is not a placement"),
+            ("{\"op\":\"ruh_update\"}", "missing \"pids\""),
+            ("{\"op\":\"ruh_update\",\"pids\":[]}", "at least one placement identifier"),
+            ("{\"op\":\"ruh_update\",\"pids\":[1,-2]}", "\"pids\" = -2 is not a placement"),
+            ("{\"op\":\"ruh_update\",\"pids\":3}", "\"pids\" must be an array"),
+            ("{\"op\":\"fdp_events\",\"kinds\":[]}", "missing \"pid\""),
+            ("{\"op\":\"fdp_events\",\"pid\":0}", "missing \"kinds\""),
+            ("{\"op\":\"fdp_events\",\"pid\":0,\"kinds\":[\"gc\"]}", "\"kinds\" must hold ru_not_fully_written"),
+            ("{\"op\":\"fdp_events\",\"pid\":0,\"kinds\":[],\"enable\":1}", "\"enable\" must be true or false"),
+            ("{\"op\":\"fdp_logs\",\"pid\":0}", "unknown field \"pid\" for op \"fdp_logs\""),
+            ("{\"op\":\"append\",\"zslba\":0,\"nlb\":1,\"pid\":0}", "unknown field \"pid\" for op \"append\""),
+        ];
+        for (line, want) in cases {
+            let (_, r) = run(&format!("{{\"op\":\"identify\"}}\n{line}\n"));
+            match r {
+                Err(TraceError::Malformed { line: 2, message }) => {
+                    assert!(message.to_string().contains(want), "{line}: {message}")
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn arbitrary_input_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
@@ -1101,7 +1294,7 @@ mod tests {
 
         #[test]
         fn command_sequences_never_panic(
-            cmds in proptest::collection::vec((0usize..13, proptest::prelude::any::<u64>(), 0u64..300, 0usize..5, proptest::prelude::any::<bool>()), 1..40),
+            cmds in proptest::collection::vec((0usize..17, proptest::prelude::any::<u64>(), 0u64..300, 0usize..5, proptest::prelude::any::<bool>()), 1..40),
         ) {
             // Valid lines with arbitrary values, so that they reach the device.
             let actions = ["open", "close", "finish", "reset", "offline"];
@@ -1121,6 +1314,10 @@ mod tests {
                     10 => format!("{{\"op\":\"simple_copy\",\"ranges\":[[{},{}]],\"sdlba\":{slba}}}", a % 1100, n % 20),
                     11 => format!("{{\"op\":\"tl_open\",\"zslba\":{},\"valid\":[[0,{}]],\"async\":{flag}}}", (a % 5) * 256, n % 128 + 1),
                     12 => "{\"op\":\"identify_mapping\"}".to_string(),
+                    13 => format!("{{\"op\":\"write\",\"slba\":{slba},\"nlb\":{n},\"pid\":{}}}", a % 65536),
+                    14 => format!("{{\"op\":\"ruh_update\",\"pids\":[{},{}]}}", a % 65536, n),
+                    15 => format!("{{\"op\":\"fdp_events\",\"pid\":{},\"kinds\":[\"media_reallocated\"],\"enable\":{flag}}}", n),
+                    16 => ["{\"op\":\"ruh_status\"}", "{\"op\":\"fdp_logs\"}"][act % 2].to_string(),
                     _ => format!("{{\"op\":\"identify\",\"at_ns\":{}}}", if flag { a >> (n % 64) } else { a % 1_000_000_000 }),
                 };
                 trace.push_str(&line);
@@ -1129,6 +1326,10 @@ mod tests {
             let mut out = Vec::new();
             let r = run_trace(&mut device(), trace.as_bytes(), &mut out);
             // The only line these can be refused for is one past the horizon.
+            let past_horizon = matches!(&r, Err(TraceError::Malformed { message, .. }) if message.to_string().contains("horizon"));
+            proptest::prop_assert!(r.is_ok() || past_horizon, "{r:?}");
+            // The same lines on an FDP namespace, where placement and the FDP ops take effect.
+            let r = run_trace(&mut fdp_device(), trace.as_bytes(), &mut Vec::new());
             let past_horizon = matches!(&r, Err(TraceError::Malformed { message, .. }) if message.to_string().contains("horizon"));
             proptest::prop_assert!(r.is_ok() || past_horizon, "{r:?}");
         }

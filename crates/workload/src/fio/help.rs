@@ -105,6 +105,11 @@ const MODELLED_HELP: &[(&str, &str)] = &[
     ("softfinish_pause", "Pause between softFinish dummy writes"),
     ("sqthread_poll", "io_uring: a kernel thread polls the submission queue (it sleeps after 1 s idle)"),
     ("kb_base", "Unit base of sizes: 1024 or 1000"),
+    ("fdp", "Flexible Data Placement: writes name a placement identifier (dataplacement=fdp)"),
+    ("dataplacement", "Data placement directive on writes: none or fdp (streams is not modelled)"),
+    ("plids", "Indexes into the namespace's placement identifier list (Reclaim Unit Handle Status): 0,2-4"),
+    ("plid_select", "Which placement identifier a write names next: roundrobin, random or scheme (dp_scheme)"),
+    ("dp_scheme", "File of 'start,end,pid' lines: the placement identifier of writes in [start, end)"),
 ];
 
 /// `--cmdhelp=NAME` for an option fio does not have.

@@ -307,6 +307,8 @@ pub struct JobSpec {
     /// io_uring engines: a kernel thread polls the submission queue
     /// (`sqthread_poll`); it sleeps once the ring is idle (`HostConfig::sq_poll`).
     pub sqthread_poll: bool,
+    /// Flexible Data Placement: `fdp`, `dataplacement`, `plids`, `plid_select`, `dp_scheme`.
+    pub placement: PlacementOptions,
     /// Options as written (name, value or ""), in order, for the JSON "job options".
     pub options: Vec<(String, String)>,
     /// Where each option that set this job came from, `[global]` and command
@@ -386,6 +388,7 @@ impl JobSpec {
             softfinish_chunk: None,
             softfinish_pause_ns: 0,
             sqthread_poll: false,
+            placement: PlacementOptions::default(),
             options: Vec::new(),
             sources: Vec::new(),
             ignored: Vec::new(),
@@ -480,6 +483,58 @@ impl JobSpec {
         r.lat_percentiles &= !r.disable_lat;
         r.clat_percentiles &= !r.disable_clat;
         r.slat_percentiles &= !r.disable_slat;
+    }
+}
+
+/// fio's `dataplacement=` (`fdp=1` is the older spelling of `fdp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataPlacement {
+    /// No directive on writes (fio's default).
+    None,
+    /// The Data Placement directive (DTYPE 2): each write names a placement identifier.
+    Fdp,
+}
+
+/// fio's `plid_select=` (`fdp_pli_select`): which placement identifier a write names next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlidSelect {
+    /// Round robin over the job's identifiers (fio's default).
+    #[default]
+    RoundRobin,
+    /// Uniformly at random among them.
+    Random,
+    /// By the write's offset, from the `dp_scheme` file.
+    Scheme,
+}
+
+/// fio's data placement options of a job, as written; `Engine` resolves
+/// them against the placement identifiers the namespace reports.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PlacementOptions {
+    /// `fdp=1`.
+    pub fdp: bool,
+    /// `dataplacement=` if it was set (`None`: fio's default, none).
+    pub dataplacement: Option<DataPlacement>,
+    /// `plids=` (`fdp_pli`): indexes into the namespace's list of placement
+    /// identifiers, sorted as fio sorts them; empty: all of them.
+    pub plids: Vec<u16>,
+    /// `plid_select=`.
+    pub select: PlidSelect,
+    /// `dp_scheme=FILE`: offset ranges and the identifier each writes with.
+    pub scheme: Option<String>,
+}
+
+impl PlacementOptions {
+    /// Whether writes carry a placement directive: fio's `fixup_options`
+    /// turns `fdp=1` into `dataplacement=fdp`; `fdp=1` beside an explicit
+    /// `dataplacement=none` is an error (the `Err` says so).
+    pub fn enabled(&self) -> Result<bool, &'static str> {
+        match (self.fdp, self.dataplacement) {
+            (true, Some(DataPlacement::None)) => {
+                Err("fdp=1 is not compatible with dataplacement=none (fio's message): drop one of them")
+            }
+            (fdp, placement) => Ok(fdp || placement == Some(DataPlacement::Fdp)),
+        }
     }
 }
 

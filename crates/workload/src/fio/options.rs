@@ -13,8 +13,8 @@
 //! suffixes, fractions, negative sizes): zonelab refuses those instead.
 
 use super::job::{
-    BlockSize, Distribution, ExitWhat, IoEngine, JobSpec, RateProcess, RwKind, Scheduler, Size, Verify, ZoneMode,
-    DDIRS, DDIR_READ, DDIR_TRIM, DDIR_WRITE, REPLAY_SKIP_SYNC,
+    BlockSize, DataPlacement, Distribution, ExitWhat, IoEngine, JobSpec, PlidSelect, RateProcess, RwKind, Scheduler,
+    Size, Verify, ZoneMode, DDIRS, DDIR_READ, DDIR_TRIM, DDIR_WRITE, REPLAY_SKIP_SYNC,
 };
 use zonelab_sim::Nanos;
 
@@ -249,6 +249,17 @@ pub enum ValueError {
         /// The option's name.
         option: String,
     },
+    /// A `plids` (`fdp_pli`) list fio would refuse or misread.
+    #[error("'{value}': {why}; write indexes or ranges separated by commas, e.g. 0,2-4 (at most {} indexes, each at most 65535)", PLIDS_MAX)]
+    PlacementIds {
+        /// The list as written.
+        value: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// `dataplacement=streams`: the device has no Streams directive.
+    #[error("dataplacement: 'streams' is not modelled: the device has no Streams directive (valid: none, fdp)")]
+    Streams,
     /// A value option written without `=value`.
     #[error("option '{option}' requires a value")]
     RequiresValue {
@@ -317,6 +328,9 @@ const ALIASES: &[(&str, &str)] = &[
     ("ss", "steadystate"),
     ("ss_dur", "steadystate_duration"),
     ("ss_ramp", "steadystate_ramp_time"),
+    ("data_placement", "dataplacement"),
+    ("fdp_pli_select", "plid_select"),
+    ("fdp_pli", "plids"),
 ];
 
 /// fio's `FIO_OPT_STR_SET` options (plus flag-like engine and ConfZNS++ options).
@@ -889,6 +903,32 @@ const MODELLED: &[(&str, Apply)] = &[
         j.kb_base = parse_kb_base(v)?;
         Ok(())
     }),
+    ("fdp", |j, v| {
+        j.placement.fdp = parse_bool(v)?;
+        Ok(())
+    }),
+    ("dataplacement", |j, v| {
+        if v.trim() == "streams" {
+            return Err(ValueError::Streams);
+        }
+        let table = [("none", DataPlacement::None), ("fdp", DataPlacement::Fdp)];
+        j.placement.dataplacement = Some(one_of("dataplacement", v, &table)?);
+        Ok(())
+    }),
+    ("plids", |j, v| {
+        j.placement.plids = parse_plids(v)?;
+        Ok(())
+    }),
+    ("plid_select", |j, v| {
+        let table =
+            [("random", PlidSelect::Random), ("roundrobin", PlidSelect::RoundRobin), ("scheme", PlidSelect::Scheme)];
+        j.placement.select = one_of("plid_select", v, &table)?;
+        Ok(())
+    }),
+    ("dp_scheme", |j, v| {
+        j.placement.scheme = Some(v.trim().to_string());
+        Ok(())
+    }),
 ];
 
 /// fio's own command-line switches (not job options) that only shape fio's
@@ -939,6 +979,8 @@ const CLI_UNMODELLED: &[(&str, bool)] = &[
 const MAX_OPEN_ZONES: u32 = 4096;
 /// Clones per job; fio has no limit but each clone is a simulated thread.
 pub const MAX_NUMJOBS: u32 = 4096;
+/// fio's `FIO_MAX_DP_IDS`: placement identifiers one job may name.
+pub const PLIDS_MAX: usize = 128;
 /// fio's `FIO_IO_U_LIST_MAX_LEN`: "the list exceeding max length 20".
 pub const MAX_PERCENTILES: usize = 20;
 
@@ -1269,6 +1311,50 @@ fn parse_time_range_ns(value: &str) -> Result<(Nanos, Nanos), ValueError> {
         return Err(ValueError::RangeReversed { value: value.to_string() });
     }
     Ok((low, high))
+}
+
+/// fio's `str_fdp_pli_cb`: indexes and ranges (`0,2-4`), each `strtoull`
+/// of base 0 (decimal, `0x` hex, `0` octal), sorted. fio stops at an empty
+/// entry and reads garbage as 0; zonelab refuses both.
+fn parse_plids(value: &str) -> Result<Vec<u16>, ValueError> {
+    let bad = |why: String| ValueError::PlacementIds { value: value.trim().to_string(), why };
+    let mut ids = Vec::new();
+    for entry in value.trim().split(',') {
+        let (start, end) = match entry.split_once('-') {
+            Some((start, end)) => (parse_plid(start).map_err(&bad)?, parse_plid(end).map_err(&bad)?),
+            None => {
+                let id = parse_plid(entry).map_err(&bad)?;
+                (id, id)
+            }
+        };
+        if start > end {
+            return Err(bad(format!("range '{}' ends before it starts", entry.trim())));
+        }
+        if ids.len() + (end - start) as usize + 1 > PLIDS_MAX {
+            return Err(bad(format!("only {PLIDS_MAX} IDs supported (fio's limit)")));
+        }
+        ids.extend((start..=end).map(|id| u16::try_from(id).expect("checked below 65536")));
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// One index of a `plids` list, as C's `strtoull(s, NULL, 0)` reads a whole word.
+fn parse_plid(text: &str) -> Result<u32, String> {
+    let text = text.trim();
+    let parsed = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16)
+    } else if text.len() > 1 && text.starts_with('0') {
+        u64::from_str_radix(&text[1..], 8)
+    } else {
+        text.parse::<u64>()
+    };
+    match parsed {
+        Ok(id) if id <= 0xFFFF => Ok(id as u32),
+        Ok(_) => Err(format!("'{text}': placement IDs cannot exceed 0xFFFF (fio's message)")),
+        Err(_) if text.is_empty() => Err("an empty entry".to_string()),
+        Err(_) => Err(format!("'{text}' is not a number")),
+    }
 }
 
 /// `50:95:99.9`: each in (0, 100], at most `MAX_PERCENTILES`.

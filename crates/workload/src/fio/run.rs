@@ -13,8 +13,9 @@
 //! (a request from the thread through its block layer to the device and
 //! back), `completion` (what a thread does with a completed request:
 //! statistics and errors), `pacing` (rate limits, think time and wake-ups),
-//! `readback` (verify's patterns and reads) and `management` (ZINC's epochs,
-//! finish and softFinish operations).
+//! `readback` (verify's patterns and reads), `management` (ZINC's epochs,
+//! finish and softFinish operations) and `placement` (FDP: the placement
+//! identifier each write names).
 
 use super::distribution::OffsetGenerator;
 use super::job::*;
@@ -33,6 +34,7 @@ mod generate;
 mod host_path;
 mod management;
 mod pacing;
+mod placement;
 mod readback;
 mod replay;
 mod setup;
@@ -158,6 +160,8 @@ struct Io {
     submit_ns: Nanos,
     status: Status,
     verify_error: bool,
+    /// The FDP placement identifier a write names (`fdp=1`).
+    placement: Option<u16>,
 }
 
 /// A request a thread is about to issue.
@@ -337,6 +341,8 @@ struct Thread {
     /// Something to note as each I/O is issued: a replay's line, a
     /// `write_iolog` line (one test on every issue).
     issue_hooks: bool,
+    /// `fdp=1`: how its writes choose a placement identifier.
+    placement: Option<Box<placement::Placement>>,
 }
 
 /// When a thread samples its bandwidth and IOPS: fio's `bwavgtime` and
@@ -495,6 +501,8 @@ pub struct Engine<'a, D: ZonedDevice + ?Sized = Device, const MULTI: bool = fals
     exitall: bool,
     /// The first error writing each job's log files: (job, option, message).
     log_errors: Vec<(usize, &'static str, String)>,
+    /// Some thread's writes carry a placement identifier (`fdp=1`).
+    placement: bool,
 }
 
 impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {

@@ -55,8 +55,25 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             space.zone_submit_ns[z as usize] = submit_ns;
         }
         let status = Status::Success;
-        let io =
-            Io { thread: t, ddir, kind, op, slba, nlb, zone, issue_ns: now, submit_ns, status, verify_error: false };
+        let placement = if op == RequestOp::Write && thread.placement.is_some() {
+            write_placement(thread, slba * space.lba_bytes)
+        } else {
+            None
+        };
+        let io = Io {
+            thread: t,
+            ddir,
+            kind,
+            op,
+            slba,
+            nlb,
+            zone,
+            issue_ns: now,
+            submit_ns,
+            status,
+            verify_error: false,
+            placement,
+        };
         let tag = self.new_io(io);
         if self.threads[t as usize].issue_hooks {
             self.issue_hooks(now, t, tag);
@@ -87,6 +104,7 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             submit_ns: now,
             status,
             verify_error: false,
+            placement: None,
         };
         let tag = self.new_io(io);
         if self.threads[t as usize].issue_hooks {
@@ -220,7 +238,10 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             return self.submit_dispatch_data(now, k, path, dispatch);
         }
         // No data: nothing to write or read back (verify needs data).
-        let command = command_of(&dispatch, Payload::None, self.spaces.get(k).zones.zone_lbas);
+        let mut command = command_of(&dispatch, Payload::None, self.spaces.get(k).zones.zone_lbas);
+        if self.placement {
+            self.place(&mut command, &dispatch);
+        }
         let started = self.start_in(now, k, &command, None);
         self.dispatch_started(now, k, path, dispatch.id, started);
     }
@@ -245,7 +266,10 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
         let verify = self.threads[first.thread as usize].options.verify;
         let mut buffer = std::mem::take(&mut self.buffer);
         let payload = self.write_payload(&mut buffer, k, &dispatch, verify);
-        let command = command_of(&dispatch, payload, self.spaces.get(k).zones.zone_lbas);
+        let mut command = command_of(&dispatch, payload, self.spaces.get(k).zones.zone_lbas);
+        if self.placement {
+            self.place(&mut command, &dispatch);
+        }
         let mut read_buffer = Vec::new();
         let read_out = if verify_read {
             read_buffer.resize(u64::from(dispatch.nlb) as usize * self.spaces.get(k).lba_bytes as usize, 0);
@@ -261,6 +285,15 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             }
         }
         self.dispatch_started(now, k, path, dispatch.id, started);
+    }
+
+    /// A write of a thread with `fdp=1` names the placement identifier its
+    /// request chose (passthrough engines only: nothing merges it).
+    #[inline(never)]
+    fn place(&self, command: &mut Command<'_>, dispatch: &Dispatch) {
+        if let Command::Write { placement, .. } = command {
+            *placement = self.ios[dispatch.first_tag as usize].placement;
+        }
     }
 
     /// The device took dispatch `id`: its completion is an event at the
@@ -407,6 +440,14 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             self.schedule(free_ns, Event::ReapNext(t));
         }
     }
+}
+
+/// The placement identifier of a write at `offset_bytes` of a thread with
+/// `fdp=1` (fio's `dp_fill_dspec_data`, for writes only). Out of line:
+/// most threads place nothing.
+#[inline(never)]
+fn write_placement(thread: &mut Thread, offset_bytes: u64) -> Option<u16> {
+    thread.placement.as_deref_mut().map(|p| p.pick(offset_bytes))
 }
 
 /// Whether an io_uring job issues requests of `kind` beside its ring:

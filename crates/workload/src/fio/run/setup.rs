@@ -54,6 +54,7 @@ impl<'a, D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'a, D, MULTI> {
             verify_failures: BTreeMap::new(),
             exitall: set.jobs.iter().any(|j| j.exitall),
             log_errors: Vec::new(),
+            placement: false,
             device,
             set,
         };
@@ -123,6 +124,8 @@ impl<'a, D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'a, D, MULTI> {
             let space = job_spaces[index];
             self.check_job(job, usize::from(space))?;
             let log = self.load_replay(job, usize::from(space))?;
+            let placement = self.job_placement(job, usize::from(space))?.map(std::sync::Arc::new);
+            self.placement |= placement.is_some();
             let first = self.threads.len();
             for clone in 0..job.numjobs {
                 if self.threads.len() >= THREADS_MAX {
@@ -134,6 +137,11 @@ impl<'a, D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'a, D, MULTI> {
                     thread.limit_bytes = replayed_bytes(log);
                     thread.replay = Self::replay_state(job, Some(log));
                     thread.issue_hooks = true;
+                }
+                if let Some(job_placement) = &placement {
+                    // A stream of its own: placement draws move no other choice.
+                    let rng = SimRng::fork(thread_seed(job, index, clone, options) ^ 0xfd9, u64::from(clone));
+                    thread.placement = Some(Box::new(placement::Placement::new(job_placement.clone(), rng)));
                 }
                 self.threads.push(thread);
             }
@@ -280,8 +288,7 @@ impl<'a, D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'a, D, MULTI> {
         let k = usize::from(space);
         let lba = self.spaces.get(k).lba_bytes;
         let (start, end, limit_bytes) = self.thread_range(job, clone, k)?;
-        let seed = job.randseed.unwrap_or(options.seed ^ 0x89) ^ ((spec as u64) << 32) ^ u64::from(clone);
-        let mut rng = SimRng::fork(seed, u64::from(clone));
+        let mut rng = SimRng::fork(thread_seed(job, spec, clone, options), u64::from(clone));
         let unit_lbas = (job.bs.iter().map(|b| b.min_bytes).min().unwrap_or(lba) / lba).max(1);
         let blocks = ((end - start) / unit_lbas).max(1);
         let offsets = OffsetGenerator::new(job.random_distribution, blocks, &mut rng);
@@ -346,8 +353,14 @@ impl<'a, D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'a, D, MULTI> {
             verify_log: Vec::new(),
             replay: None,
             issue_hooks: false,
+            placement: None,
         })
     }
+}
+
+/// The seed of clone `clone` of job `spec`'s random streams.
+fn thread_seed(job: &JobSpec, spec: usize, clone: u32, options: &RunOptions) -> u64 {
+    job.randseed.unwrap_or(options.seed ^ 0x89) ^ ((spec as u64) << 32) ^ u64::from(clone)
 }
 
 /// The bytes a log reads, writes and trims.
