@@ -148,13 +148,16 @@ fn bad_device_options_exit_2_with_what_to_change() {
 #[test]
 fn bad_capacities_exit_2_naming_the_option_and_what_is_valid() {
     let cases: [(&[&str], &str); 6] = [
-        (&["device", "show", "sn640", "--capacity", "16g"], "use at least 45097156608 bytes (42 GiB)"),
+        (
+            &["device", "show", "sn640", "--set", "conventional.gc_free_blocks_target=60", "--capacity", "16g"],
+            "use at least 483183820800 bytes (450 GiB)",
+        ),
         (&["exec", "--device", "sn640", "--capacity", "1m"], "sn640 holds at least one zone, 2147483648 bytes"),
         (&["exec", "--capacity", "0"], "--capacity 0 (0 bytes): zn540 holds at least one zone"),
         (&["exec", "--capacity", "16x"], "'16x' has an unknown size suffix"),
         (&["exec", "--capacity", "8g", "--zones", "4"], "both set the namespace's size"),
         (
-            &["run", "--device", "sn640", "--capacity", "2g", "--name=w", "--rw=randwrite"],
+            &["run", "--device", "sn640", "--set", "conventional.gc_free_blocks_target=60", "--capacity", "2g", "--name=w", "--rw=randwrite"],
             "would not keep its over-provisioning",
         ),
     ];

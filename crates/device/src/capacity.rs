@@ -15,7 +15,13 @@
 //! is raised to what the namespaces need ([`blocks_needed`]); a SIZE where
 //! that need lies more than one block per plane above the scaled flash is
 //! refused, since the device would no longer have its over-provisioning. Dies,
-//! planes, pages, zone size and capacity and every timing stay.
+//! planes, pages, zone size and capacity and every timing stay, but for a
+//! page-mapped device's block size: its FTL keeps a few blocks of every die
+//! open or free whatever the drive's size, so a small drive's blocks get
+//! smaller (halved, twice as many per plane, the same flash) until those
+//! blocks take at most twice the share of the spare flash they take on the
+//! full drive (`with_room_to_collect`): a small drive then collects garbage
+//! as the full one does.
 //!
 //! Of the parameters counted in blocks, a page-mapped FTL's
 //! `gc_free_blocks_min` and `gc_free_blocks_target` stay: they are the
@@ -97,16 +103,22 @@ fn ftl_blocks_needed(ns: &DeviceConfig) -> Option<(u64, u64, &ConventionalConfig
     let row_bytes =
         u64::from(g.dies_total()).saturating_mul(u64::from(g.planes_per_die)).saturating_mul(g.block_bytes());
     let data_blocks = namespace_user_bytes(&ns.namespace).div_ceil(row_bytes.max(1));
-    Some((data_blocks, data_blocks + 2 + u64::from(c.gc_free_blocks_target), c))
+    // Open blocks: a host and a GC block, or with FDP one per handle and collection stream.
+    let open_blocks = ns.fdp.as_ref().map_or(2, |f| u64::from(f.open_blocks_per_die()));
+    Some((data_blocks, data_blocks + open_blocks + u64::from(c.gc_free_blocks_target), c))
 }
 
 /// Blocks per plane one namespace needs, and why in words.
 fn namespace_need(ns: &DeviceConfig) -> Result<(u64, String), ConfigError> {
     let zones_blocks = blocks_per_plane_needed(ns)?;
     if let Some((data_blocks, need_blocks, c)) = ftl_blocks_needed(ns) {
+        let open = match &ns.fdp {
+            Some(f) => format!("{} open blocks (one per FDP handle and collection stream)", f.open_blocks_per_die()),
+            None => "an open host block, an open GC block".to_string(),
+        };
         let why = format!(
-            "a page-mapped FTL needs per die {data_blocks} blocks of data, an open host block, an open GC block and \
-             gc_free_blocks_target = {} free blocks",
+            "a page-mapped FTL needs per die {data_blocks} blocks of data, {open} and gc_free_blocks_target = {} free \
+             blocks",
             c.gc_free_blocks_target
         );
         return Ok((need_blocks.max(zones_blocks), why));
@@ -228,6 +240,9 @@ pub fn scale_to_capacity(config: &DeviceConfig, capacity_bytes: u64) -> Result<D
             .unwrap_or_default();
         ConfigError(format!("{option}: {e}{largest}"))
     };
+    if let Some(out) = with_room_to_collect(config, capacity_bytes) {
+        return Ok(out);
+    }
     match scaled(config, capacity_bytes) {
         Ok(out) => {
             out.validate().map_err(invalid)?;
@@ -238,6 +253,70 @@ pub fn scale_to_capacity(config: &DeviceConfig, capacity_bytes: u64) -> Result<D
             Err(too_small(config, &option, ideal_blocks, need_blocks, &why))
         }
     }
+}
+
+/// Most halvings of the block size a capacity may take.
+const BLOCK_HALVINGS_MAX: u32 = 6;
+
+/// `config` at `capacity_bytes` with the largest blocks (its own, or
+/// halved up to [`BLOCK_HALVINGS_MAX`] times) at which a page-mapped FTL's
+/// open and free blocks take at most twice the share of each die's spare
+/// blocks they take at the device's own capacity ([`reserve_share`]): they
+/// are a fixed number of blocks per die whatever the drive's size, so with
+/// the device's own blocks a small drive would leave its FTL little spare
+/// flash to collect into, or none. If no block size keeps that share, the
+/// valid one with the smallest share. None if none is valid (the caller
+/// then says why with the device's own blocks); a zoned device, whose zones
+/// need their block groups whole, keeps its blocks.
+fn with_room_to_collect(config: &DeviceConfig, capacity_bytes: u64) -> Option<DeviceConfig> {
+    let own_share = reserve_share(config)?;
+    let mut best: Option<(f64, DeviceConfig)> = None;
+    for halvings in 0..=BLOCK_HALVINGS_MAX {
+        let Some(blocks) = with_smaller_blocks(config, halvings) else { continue };
+        let Some(out) = scaled(&blocks, capacity_bytes).ok().filter(|c| c.validate().is_ok()) else { continue };
+        let share = reserve_share(&out)?;
+        if share <= 2.0 * own_share {
+            return Some(out);
+        }
+        if best.as_ref().is_none_or(|(s, _)| share < *s) {
+            best = Some((share, out));
+        }
+    }
+    best.map(|(_, out)| out)
+}
+
+/// The share of each die's spare blocks (beyond its data) that a
+/// one-namespace page-mapped device's FTL keeps open or free; None for
+/// any other device.
+fn reserve_share(config: &DeviceConfig) -> Option<f64> {
+    if !config.namespaces.is_empty() {
+        return None;
+    }
+    let (data_blocks, need_blocks, _) = ftl_blocks_needed(config)?;
+    let spare_blocks = u64::from(config.flash.blocks_per_plane).saturating_sub(data_blocks);
+    Some((need_blocks - data_blocks) as f64 / spare_blocks.max(1) as f64)
+}
+
+/// `config` with blocks 2^`halvings` times smaller and as many times more
+/// per plane; background collection starts at as many times more free
+/// blocks (the same share of the spare flash). None if the pages per block
+/// would not stay whole one-shot programs.
+fn with_smaller_blocks(config: &DeviceConfig, halvings: u32) -> Option<DeviceConfig> {
+    if halvings == 0 {
+        return Some(config.clone());
+    }
+    let g = &config.flash;
+    let pages = g.pages_per_block >> halvings;
+    if pages << halvings != g.pages_per_block || pages == 0 || !pages.is_multiple_of(g.oneshot_pages) {
+        return None;
+    }
+    let mut out = config.clone();
+    out.flash.pages_per_block = pages;
+    out.flash.blocks_per_plane = g.blocks_per_plane.checked_mul(1 << halvings)?;
+    let more_start = |c: &mut ConventionalConfig| c.gc_free_blocks_start = c.gc_free_blocks_start.saturating_mul(1 << halvings);
+    let entries = out.namespaces.iter_mut().filter_map(|e| e.conventional.as_mut());
+    out.conventional.iter_mut().chain(out.nvm_ftl.iter_mut()).chain(entries).for_each(more_start);
+    Some(out)
 }
 
 /// The largest user capacity below `refused_bytes` that `config` scales to,
@@ -307,10 +386,12 @@ mod tests {
         opts.apply(preset(name).unwrap()).map_err(|e| e.0)
     }
 
-    /// Blocks per plane off the preset's ratio: scaled flash minus flash × new / old user capacity.
+    /// Blocks per plane (of `after`'s size) off the preset's ratio: scaled
+    /// flash minus flash × new / old user capacity.
     fn blocks_off_ratio(before: &DeviceConfig, after: &DeviceConfig) -> f64 {
         let ratio = user_capacity_bytes(after) as f64 / user_capacity_bytes(before) as f64;
-        f64::from(after.flash.blocks_per_plane) - f64::from(before.flash.blocks_per_plane) * ratio
+        let block_row_bytes = after.flash.raw_bytes() as f64 / f64::from(after.flash.blocks_per_plane);
+        (after.flash.raw_bytes() as f64 - before.flash.raw_bytes() as f64 * ratio) / block_row_bytes
     }
 
     #[test]
@@ -338,7 +419,12 @@ mod tests {
                 }
                 let mut geometry = after.flash.clone();
                 geometry.blocks_per_plane = before.flash.blocks_per_plane;
-                assert_eq!(geometry, before.flash, "{name}: only blocks per plane change");
+                // A page-mapped device's blocks may be halved (twice as many per plane).
+                let halvings = (before.flash.pages_per_block / after.flash.pages_per_block).trailing_zeros();
+                assert_eq!(after.flash.pages_per_block << halvings, before.flash.pages_per_block, "{name}");
+                assert!(halvings == 0 || reserve_share(&before).is_some(), "{name}: a zoned device keeps its blocks");
+                geometry.pages_per_block = before.flash.pages_per_block;
+                assert_eq!(geometry, before.flash, "{name}: only blocks per plane and their size change");
                 assert_eq!(after.flash_timing, before.flash_timing);
                 assert_eq!(after.namespace.zone_size_bytes, before.namespace.zone_size_bytes);
                 // What `device show` prints loads back as the same device.
@@ -352,20 +438,46 @@ mod tests {
         let before = preset("sn640").unwrap();
         let after = at_capacity("sn640", 100 << 30).unwrap();
         assert_eq!((after.namespace.zones, after.namespace.conventional_zones), (50, 50));
-        // 916 × 50 / 447 = 102.46 blocks per plane.
-        assert_eq!(after.flash.blocks_per_plane, 102);
+        // 916 × 50 / 447 = 102.46 blocks per plane of 1152 pages; 8 times as
+        // many of 144 pages keep the FTL's 6 blocks within twice their share.
+        assert_eq!((after.flash.blocks_per_plane, after.flash.pages_per_block), (820, 144));
         let (c, c0) = (after.conventional.as_ref().unwrap(), before.conventional.as_ref().unwrap());
         assert_eq!((c.gc_free_blocks_min, c.gc_free_blocks_target), (c0.gc_free_blocks_min, c0.gc_free_blocks_target));
         assert_eq!(c.gc_units_per_host_unit_max, c0.gc_units_per_host_unit_max);
-        // 12 × 50 / 447 = 1.3: kept above gc_free_blocks_min.
-        assert_eq!(c.gc_free_blocks_start, c.gc_free_blocks_min + 1);
+        // 12 × 8 × 50 / 447 = 10.7: the same share of the spare blocks.
+        assert_eq!(c.gc_free_blocks_start, 11);
         let half = at_capacity("sn640", 447 << 30).unwrap();
+        assert_eq!(half.flash.pages_per_block, 1152, "half the drive keeps its blocks");
         assert_eq!(half.conventional.unwrap().gc_free_blocks_start, 6, "12 × 223 / 447");
     }
 
-    /// The smallest sn640 is where the flash scaled by 916 / 447 blocks per
-    /// plane per zone holds what its FTL needs per die: the data, an open
-    /// host and an open GC block and `gc_free_blocks_target` free blocks.
+    #[test]
+    fn small_page_mapped_drives_get_smaller_blocks_and_keep_room_to_collect() {
+        for name in ["sn640", "zn540-fdp"] {
+            let before = preset(name).unwrap();
+            let own_share = reserve_share(&before).unwrap();
+            let mut pages_before = 0;
+            for gib in [2u64, 4, 16, 42, 100, 300] {
+                let after = at_capacity(name, gib << 30).unwrap_or_else(|e| panic!("{name} {gib}g: {e}"));
+                let share = reserve_share(&after).unwrap();
+                assert!(blocks_off_ratio(&before, &after).abs() <= 1.0, "{name} {gib}g");
+                // Below 16 GiB six halvings do not get there: the smallest share then.
+                if gib >= 16 {
+                    assert!(share <= 2.0 * own_share, "{name} {gib}g: {share} against {own_share}");
+                }
+                let pages = after.flash.pages_per_block;
+                assert!(pages.is_multiple_of(after.flash.oneshot_pages) && pages >= pages_before, "{name} {gib}g");
+                pages_before = pages;
+            }
+        }
+        // A zoned device's zones need their block groups whole: it keeps its blocks.
+        assert_eq!(at_capacity("zn540", 4 << 30).unwrap().flash.pages_per_block, 1152);
+    }
+
+    /// The smallest sn640 with its own blocks (what an error names) is where
+    /// the flash scaled by 916 / 447 blocks per plane per zone holds what
+    /// its FTL needs per die: the data, an open host and an open GC block
+    /// and `gc_free_blocks_target` free blocks.
     #[test]
     fn the_smallest_sn640_holds_its_ftls_reserve() {
         let config = preset("sn640").unwrap();
@@ -375,13 +487,17 @@ mod tests {
         let fits = |zones: u64| (zones * zone_bytes).div_ceil(row_bytes) + 2 + 4 <= (916 * zones) / 447 + 1;
         let zones = (1..447).find(|&z| fits(z)).unwrap();
         assert_eq!(smallest, zones * zone_bytes);
-        assert!(at_capacity("sn640", smallest).is_ok());
-        let e = at_capacity("sn640", smallest - zone_bytes).unwrap_err();
-        assert!(e.starts_with(&format!("--capacity {}", smallest - zone_bytes)), "{e}");
-        for needle in ["sn640 would not keep its over-provisioning", "open GC block", "gc_free_blocks_target = 4"] {
+        assert!(scaled(&config, smallest).is_ok());
+        assert!(scaled(&config, smallest - zone_bytes).is_err(), "not with its own blocks");
+        // With the FTL keeping 60 blocks of each die free, no block size keeps a 2 GiB drive's over-provisioning.
+        let sets = vec![("conventional.gc_free_blocks_target".to_string(), "60".to_string())];
+        let greedy = DeviceOptions { sets, ..Default::default() }.apply(config.clone()).unwrap();
+        let opts = DeviceOptions { capacity_bytes: Some(zone_bytes), ..Default::default() };
+        let e = opts.apply(greedy).unwrap_err().0;
+        assert!(e.starts_with(&format!("--capacity {zone_bytes}")), "{e}");
+        for needle in ["sn640 would not keep its over-provisioning", "open GC block", "gc_free_blocks_target = 60"] {
             assert!(e.contains(needle), "{needle}: {e}");
         }
-        assert!(e.contains(&format!("use at least {smallest} bytes ({})", size_text(smallest))), "{e}");
         // A smaller reserve makes a smaller drive possible.
         let sets = vec![("conventional.gc_free_blocks_target".to_string(), "3".to_string())];
         let opts = DeviceOptions { sets, ..Default::default() };
