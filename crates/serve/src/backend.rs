@@ -172,6 +172,17 @@ impl<D: ZonedDevice> Backend<D> {
         &self.device
     }
 
+    /// Set Features FDP Events on the model (see
+    /// [`ZonedDevice::set_fdp_events`]): no simulated time, nothing persisted.
+    pub fn set_fdp_events(
+        &mut self,
+        pid: u16,
+        kinds: &[zonelab_device::fdp::FdpEventKind],
+        enable: bool,
+    ) -> Result<(), zonelab_device::Status> {
+        self.device.set_fdp_events(pid, kinds, enable)
+    }
+
     /// How simulated time follows wall time.
     pub fn pace(&self) -> Pace {
         self.pace
