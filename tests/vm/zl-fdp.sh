@@ -1,16 +1,17 @@
 # Part "fdp": Flexible Data Placement (TP4146) over NVMe/TCP. The zn540-fdp (a conventional namespace with 8
 # initially isolated reclaim unit handles) cut to 4 dies of 48 blocks (a 100 MiB namespace, 3 MiB reclaim units)
-# is attached with Linux's nvme-tcp; nvme-cli's fdp plugin reads the configuration, handle usage, statistics,
+# (144 MiB of flash) is attached with Linux's nvme-tcp; nvme-cli's fdp plugin reads the configuration, handle usage, statistics,
 # events and handle status, updates handles and enables events; fio's io_uring_cmd engine writes with fdp=1 on
 # the generic character device and the handle status must show the placement. fio 3.33 (the host's, in the
 # guest) has no FDP options: that step runs with /usr/local/bin/fio-fdp (fio 3.35 or later, shipped by
 # scripts/vm-test when ZONELAB_VM_FIO is set) and is skipped otherwise. Needs the helpers of zl-nvmetcp.sh.
 
-# The small zn540-fdp: 4 dies of 48 blocks of 768 KiB, 100 zones of 1 MiB (the namespace's size), all conventional.
-ZL_FDP_DEVICE="--device zn540-fdp --zones 100 --zone-size 1m --zone-capacity 1m --conventional-zones 100
- --set flash.channels=4 --set flash.chips_per_channel=1 --set flash.planes_per_die=1 --set flash.blocks_per_plane=48
- --set flash.pages_per_block=48 --set mapping.d_zone=4 --set write_buffer.zone_buffer_bytes=1m
- --set conventional.gc_free_blocks_start=3"
+# The small zn540-fdp: 4 dies of 48 blocks of 768 KiB (144 MiB of flash), 100 zones of 1 MiB (the namespace's
+# size), all conventional. All by --set: --zones would size the flash to the zones.
+ZL_FDP_DEVICE="--device zn540-fdp --set flash.channels=4 --set flash.chips_per_channel=1 --set flash.planes_per_die=1
+ --set flash.blocks_per_plane=48 --set flash.pages_per_block=48 --set mapping.d_zone=4
+ --set namespace.zone_size_bytes=1m --set namespace.zone_capacity_bytes=1m --set namespace.zones=100
+ --set namespace.conventional_zones=100 --set write_buffer.zone_buffer_bytes=1m --set conventional.gc_free_blocks_start=3"
 
 # zl_fdp_ruamw DEV PID: the RUAMW nvme fdp status reports for placement identifier PID.
 zl_fdp_ruamw() {
@@ -21,7 +22,7 @@ zl_fdp_ruamw() {
 
 # zl_fdp_stat CTRL NAME: a counter of nvme fdp stats (HBMW, MBMW, MBE) of endurance group 1.
 zl_fdp_stat() {
-    nvme fdp stats $1 -e 1 2>/dev/null | awk -v n="($2):" '$0 ~ n { print $NF; exit }'
+    nvme fdp stats $1 -e 1 2>/dev/null | awk -v n="($2):" 'index($0, n) { print $NF; exit }'
 }
 
 zl_part_fdp() {
@@ -84,4 +85,24 @@ zl_fdp_fio() {
         --ioengine=io_uring_cmd --cmd_type=nvme --fdp=1 --fdp_pli=2,3 --rw=randwrite --bs=4k --size=4m \
         --iodepth=4 --verify=crc32c --do_verify=1
     zl_equal "fdp usage still shows 8 host-specified handles" 8 "$(nvme fdp usage $1 -e 1 2>&1 | grep -c 'Host Specified')"
+    zl_fdp_gc "$1"
+}
+
+# Random overwrites of the whole namespace through handles 0 and 1 make garbage collection run: Media
+# Reallocated events (enabled first) and media bytes above host bytes in the statistics.
+zl_fdp_gc() {
+    for ph in 0 1; do
+        zl_check "fdp set-events: Media Reallocated on handle $ph" nvme fdp set-events $ZL_NT_DEV -p $ph -e -t 128
+    done
+    hbmw=$(zl_fdp_stat $1 HBMW); mbmw=$(zl_fdp_stat $1 MBMW)
+    zl_check "fio-fdp overwrites 200 MiB at random through handles 0 and 1" fio-fdp --name=fdpgc \
+        --filename=$ZL_NT_NG --ioengine=io_uring_cmd --cmd_type=nvme --fdp=1 --fdp_pli=0,1 --rw=randwrite \
+        --bs=64k --size=100m --io_size=200m --iodepth=4 --randseed=7
+    host=$(( $(zl_fdp_stat $1 HBMW) - hbmw )); media=$(( $(zl_fdp_stat $1 MBMW) - mbmw ))
+    echo "fdp gc: host bytes $host, media bytes $media, erased $(zl_fdp_stat $1 MBE)"
+    zl_equal "fdp stats: HBMW counts the 200 MiB" 209715200 "$host"
+    zl_equal "fdp stats: garbage collection's copies make MBMW exceed HBMW" 1 "$(( media > host ))"
+    nvme fdp events $1 -e 1 > /tmp/zl-fdp-gc-events 2>&1
+    zl_equal "fdp events: Media Reallocated logged" 1 "$(( $(grep -c 'Media Reallocated' /tmp/zl-fdp-gc-events) > 0 ))"
+    nvme fdp status $ZL_NT_DEV 2>/dev/null | grep -A2 '^Placement Identifier [01];'
 }
