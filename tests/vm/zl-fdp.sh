@@ -3,7 +3,7 @@
 # (144 MiB of flash) is attached with Linux's nvme-tcp; nvme-cli's fdp plugin reads the configuration, handle usage, statistics,
 # events and handle status, updates handles and enables events; fio's io_uring_cmd engine writes with fdp=1 on
 # the generic character device and the handle status must show the placement. fio 3.33 (the host's, in the
-# guest) has no FDP options: that step runs with /usr/local/bin/fio-fdp (fio 3.35 or later, shipped by
+# guest) has no FDP options: that step runs with /usr/local/bin/fio-fdp (fio 3.34 or later, shipped by
 # scripts/vm-test when ZONELAB_VM_FIO is set) and is skipped otherwise. Needs the helpers of zl-nvmetcp.sh.
 
 # The small zn540-fdp: 4 dies of 48 blocks of 768 KiB (144 MiB of flash), 100 zones of 1 MiB (the namespace's
@@ -70,7 +70,7 @@ zl_fdp_cli() {
 # handle status list) take the writes, the others none.
 zl_fdp_fio() {
     if ! command -v fio-fdp > /dev/null; then
-        echo "SKIP: fio with FDP (fio $(fio --version) has no fdp option; set ZONELAB_VM_FIO to a fio 3.35+)"
+        echo "SKIP: fio with FDP ($(fio --version) has no fdp option; set ZONELAB_VM_FIO to a fio with FDP, e.g. 3.42)"
         return
     fi
     before0=$(zl_fdp_ruamw $ZL_NT_DEV 0); before1=$(zl_fdp_ruamw $ZL_NT_DEV 1); before2=$(zl_fdp_ruamw $ZL_NT_DEV 2)
