@@ -48,6 +48,7 @@ zl_fdp_cli() {
     zl_equal "fdp configs: initially isolated handles" 8 "$(grep -c 'Initially Isolated' /tmp/zl-fdp-configs)"
     zl_equal "fdp usage: 8 host-specified handles" 8 "$(nvme fdp usage $1 -e 1 2>&1 | grep -c 'Host Specified')"
     zl_check_fails "fdp stats of endurance group 2 fails (no such group)" nvme fdp stats $1 -e 2
+    zl_equal "endurance-log -g 1: full spare" 100 "$(nvme endurance-log $1 -g 1 2>&1 | awk '$1 == "avl_spare" { print $3 }')"
     full=$(zl_fdp_ruamw $ZL_NT_DEV 0)
     zl_equal "fdp status: a reclaim unit's LBAs on each of 8 handles" "768 8" \
         "$full $(nvme fdp status $ZL_NT_DEV 2>&1 | grep -c "RUAMW): $full\$")"

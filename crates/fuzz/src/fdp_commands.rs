@@ -127,13 +127,14 @@ fn ruh_update(rng: &mut SimRng, cid: u16) -> (String, [u8; SQE_BYTES], Vec<u8>) 
     (format!("ruh update mo {mo} npid {npid} of {listed}"), s, data)
 }
 
-/// An admin command: an FDP log page (any LSI, LSP, offset and length),
+/// An admin command: an FDP or Endurance Group Information log page (any
+/// LSI, LSP, offset and length),
 /// Get or Set Features FDP and FDP Events, Directive Receive, Identify.
 fn admin_command(rng: &mut SimRng, cid: u16) -> (String, [u8; SQE_BYTES], Vec<u8>) {
     let group = [1u32, 1, 1, 0, 2, 0xFFFF][rng.below(6) as usize];
     match rng.below(100) {
         0..=49 => {
-            let lid = 0x20 + rng.below(4) as u32;
+            let lid = [0x09u32, 0x20, 0x21, 0x22, 0x23][rng.below(5) as usize];
             let numd = count(rng, 31);
             let offset = [0u32, 4, 16, 64, 88, 2, 4096][rng.below(7) as usize];
             let cdw10 = lid | (rng.below(2) as u32) << 8 | (numd & 0xFFFF) << 16;

@@ -452,6 +452,10 @@ fn get_log_page(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Repl
         (LID_EFFECTS, false) if csi == CSI_NVM || csi == CSI_ZNS => {
             effects_log(csi, target.drive.is_some(), fdp::target_has_fdp(target))
         }
+        (fdp::LID_ENDURANCE_GROUP, false) => match fdp::endurance_group_log(target, sqe) {
+            Ok(log) => log,
+            Err(reply) => return reply,
+        },
         (LID_FDP_CONFIGS..=LID_FDP_EVENTS, false) => match fdp::log_page(target, sqe) {
             Ok(log) => log,
             Err(reply) => return reply,

@@ -183,6 +183,10 @@ fn the_fdp_logs_describe_the_configuration_usage_and_statistics() {
     assert_eq!(mbmw.data, stats.data[16..32]);
     assert_eq!(fdp_log(&mut admin, 0x22, 1, 0, 64, 16).status, sc::INVALID_FIELD);
     assert_eq!(fdp_log(&mut admin, 0x22, 1, 0, 2, 16).status, sc::INVALID_FIELD);
+    let group = fdp_log(&mut admin, 0x09, 1, 0, 0, 512);
+    assert_eq!((group.status, group.data[3], u64_at(&group.data, 64)), (sc::SUCCESS, 100, 1), "spare, 1 unit written");
+    assert_eq!(u64_at(&group.data, 80), 1, "media units written: MBMW, 96 KiB");
+    assert_eq!(fdp_log(&mut admin, 0x09, 2, 0, 0, 512).status, sc::INVALID_FIELD, "NSID 2 is no endurance group");
     // LSI: NSID 2 has no FDP, 3 names nothing.
     for lid in 0x20..=0x23 {
         assert_eq!(fdp_log(&mut admin, lid, 2, 0, 0, 64).status, 0x029, "FDP Disabled");
