@@ -135,6 +135,10 @@ fn the_placement_directive_reaches_the_handle_it_names() {
     // A status cut to NUMD: the header and the first descriptor.
     let short = ruh_status(&mut io, 1, 48);
     assert_eq!((short.data.len(), u16_at(&short.data, 14), u16_at(&short.data, 16)), (48, 2, 0));
+    // Write Zeroes with the directive: 12 LBAs on handle 1, none crossing the link.
+    let zeroes = [(10, 100), (12, 11 | 2 << 20), (13, 1 << 16)];
+    assert_eq!(io.admin(sqe(0x08, 1, &zeroes), 0).status, sc::SUCCESS);
+    assert_eq!(handles(&ruh_status(&mut io, 1, 4096))[1], (1, 1, RU_LBAS - 76));
     let nothing = io.admin(sqe(0x12, 1, &[(10, 0), (11, 3)]), 16);
     assert_eq!((nothing.status, nothing.data.len()), (sc::SUCCESS, 0), "MO 0: no operation");
 }

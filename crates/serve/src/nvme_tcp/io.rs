@@ -111,7 +111,7 @@ pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) 
                 _ => Reply::status(sc::INTERNAL_ERROR),
             })
         }
-        OPC_WRITE_ZEROES => run(ns, &Command::WriteZeroes { slba, nlb }),
+        OPC_WRITE_ZEROES => run(ns, &Command::WriteZeroes { slba, nlb, placement: fdp::placement(sqe) }),
         OPC_ZONE_MGMT_SEND => zone_send(ns, wall_ns, sqe),
         OPC_ZONE_MGMT_RECV => zone_receive(ns, wall_ns, sqe),
         OPC_COPY => copy(ns, wall_ns, sqe, data),
