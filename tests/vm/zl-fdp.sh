@@ -63,8 +63,23 @@ zl_fdp_cli() {
     nvme fdp events $1 -e 1 -E > /tmp/zl-fdp-events 2>&1
     zl_equal "fdp events -E: RU Not Fully Written, PID 0" "1 1" \
         "$(grep -c 'Reclaim Unit Not Fully Written' /tmp/zl-fdp-events) $(grep -c 'PID): 0x0$' /tmp/zl-fdp-events)"
+    zl_fdp_directives
     zl_check_fails "fdp update of a placement identifier the namespace lacks fails" nvme fdp update $ZL_NT_DEV -p 8
     zl_check_fails "fdp set-events of a placement handle it lacks fails" nvme fdp set-events $ZL_NT_DEV -p 9 -e -t 0
+}
+
+# The Data Placement directive of nvme-cli's write (-T 2 -S PID) and of a Write Zeroes sent by io-passthru: each
+# takes only the reclaim unit of the placement identifier it names.
+zl_fdp_directives() {
+    dd if=/dev/urandom of=/tmp/zl-fdp-data bs=4k count=4 2>/dev/null
+    before3=$(zl_fdp_ruamw $ZL_NT_DEV 3); before4=$(zl_fdp_ruamw $ZL_NT_DEV 4)
+    zl_check "nvme write -T 2 -S 3: 4 blocks placed" nvme write $ZL_NT_DEV -s 1000 -c 3 -z 16384 -d /tmp/zl-fdp-data \
+        -T 2 -S 3
+    zl_equal "nvme write's directive reached placement identifier 3" $((before3 - 4)) "$(zl_fdp_ruamw $ZL_NT_DEV 3)"
+    zl_check "Write Zeroes of 8 blocks with the directive (io-passthru)" nvme io-passthru $ZL_NT_DEV --opcode=0x08 \
+        --namespace-id=1 --cdw10=2000 --cdw12=$((7 | 2 << 20)) --cdw13=$((4 << 16))
+    zl_equal "Write Zeroes' directive reached placement identifier 4" $((before4 - 8)) "$(zl_fdp_ruamw $ZL_NT_DEV 4)"
+    zl_equal "placement identifier 3 took none of them" $((before3 - 4)) "$(zl_fdp_ruamw $ZL_NT_DEV 3)"
 }
 
 # fio's io_uring_cmd engine with FDP on the generic character device: placement identifiers 0 and 1 (of the
