@@ -107,14 +107,15 @@ impl Fronts {
 enum WriteData<'a> {
     /// The host's payload, which crosses the link, and its placement identifier (FDP).
     Host { payload: Payload<'a>, placement: Option<u16> },
-    /// Zeroes the controller makes (Write Zeroes): nothing crosses the link.
-    Zeroes,
+    /// Zeroes the controller makes (Write Zeroes): nothing crosses the link;
+    /// the placement identifier it names (FDP).
+    Zeroes { placement: Option<u16> },
 }
 
 impl<'a> WriteData<'a> {
     #[inline(always)]
     fn is_zeroes(self) -> bool {
-        matches!(self, WriteData::Zeroes)
+        matches!(self, WriteData::Zeroes { .. })
     }
     #[inline(always)]
     fn crosses_link(self) -> bool {
@@ -125,15 +126,14 @@ impl<'a> WriteData<'a> {
     fn payload(self) -> Payload<'a> {
         match self {
             WriteData::Host { payload, .. } => payload,
-            WriteData::Zeroes => Payload::Pattern(0),
+            WriteData::Zeroes { .. } => Payload::Pattern(0),
         }
     }
     /// The placement identifier the write names (FDP).
     #[inline(always)]
     fn placement(self) -> Option<u16> {
         match self {
-            WriteData::Host { placement, .. } => placement,
-            WriteData::Zeroes => None,
+            WriteData::Host { placement, .. } | WriteData::Zeroes { placement } => placement,
         }
     }
 }
@@ -429,8 +429,8 @@ impl<P: DataPath> Front<P> {
                 let (status, done_ns) = self.write(ssd, ready_ns, slba, nlb, data, fua);
                 return self.complete(submit_ns, status, done_ns, CmdResult::None);
             }
-            Command::WriteZeroes { slba, nlb } => {
-                let (status, done_ns) = self.write(ssd, ready_ns, slba, nlb, WriteData::Zeroes, false);
+            Command::WriteZeroes { slba, nlb, placement } => {
+                let (status, done_ns) = self.write(ssd, ready_ns, slba, nlb, WriteData::Zeroes { placement }, false);
                 return self.complete(submit_ns, status, done_ns, CmdResult::None);
             }
             Command::Append { zslba, nlb, payload, fua } => self.append(ssd, ready_ns, zslba, nlb, payload, fua),

@@ -516,7 +516,7 @@ mod tests {
             mgmt(ZoneAction::Finish),
             Command::Read { slba: zslba, nlb },
             mgmt(ZoneAction::Reset),
-            Command::WriteZeroes { slba: zslba, nlb },
+            Command::WriteZeroes { slba: zslba, nlb, placement: None },
             Command::ZoneMgmtSend { action: ZoneAction::Close, slba: 0, select_all: true },
         ];
         let mut now = 0;

@@ -156,6 +156,18 @@ fn a_write_naming_a_placement_identifier_the_namespace_lacks_goes_to_handle_zero
 }
 
 #[test]
+fn write_zeroes_go_to_the_handle_their_directive_names() {
+    let mut dev = small(&[]);
+    let zeroes = Command::WriteZeroes { slba: 0, nlb: 24, placement: Some(1) };
+    let c = dev.submit(0, &zeroes, None);
+    assert_eq!(c.status, Status::Success);
+    let c = dev.submit(c.complete_ns, &Command::ReclaimUnitHandleStatus, None);
+    let CmdResult::ReclaimUnitHandles(list) = c.result else { panic!() };
+    assert_eq!((list[0].ruamw_lbas, list[1].ruamw_lbas), (4 * 192, 4 * 192 - 24));
+    assert_eq!(dev.fdp_logs().unwrap().stats.host_bytes, 24 * 4096, "counted as host bytes, as QEMU does");
+}
+
+#[test]
 fn garbage_collection_reports_media_reallocated_for_the_handle_it_moved() {
     let mut dev = small(&[]);
     for pid in [0, 1] {

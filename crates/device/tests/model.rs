@@ -528,7 +528,7 @@ fn check_on<D: ZonedDevice>(mut dev: D, timed: bool, lim: Limits, ops: &[(Op, bo
             }
             Op::WriteZeroes { zone, at, nlb } => {
                 let slba = resolve(&model, zone, at);
-                let c = submit(&mut dev, &Command::WriteZeroes { slba, nlb }, None);
+                let c = submit(&mut dev, &Command::WriteZeroes { slba, nlb, placement: None }, None);
                 let expect = model.write(slba, nlb, Fill::Zeros, true);
                 prop_assert_eq!((c.status, c.result), (status_of(&expect), CmdResult::None), "{} slba {}", ctx, slba);
             }

@@ -60,7 +60,7 @@ impl H {
     }
 
     fn write_zeroes(&mut self, slba: u64, nlb: u32) -> Status {
-        self.run(&Command::WriteZeroes { slba, nlb }).status
+        self.run(&Command::WriteZeroes { slba, nlb, placement: None }).status
     }
 
     fn append(&mut self, zslba: u64, nlb: u32, pattern: u8) -> (Status, CmdResult) {
@@ -1262,7 +1262,7 @@ fn qd1_write_latency_on_zn540() {
     let c = dev.submit(c.complete_ns, &write(zone_lbas), None);
     assert_eq!(c.latency_ns(), 11_360);
     // Write Zeroes moves no data.
-    let c = dev.submit(c.complete_ns, &Command::WriteZeroes { slba: 2, nlb: 1 }, None);
+    let c = dev.submit(c.complete_ns, &Command::WriteZeroes { slba: 2, nlb: 1, placement: None }, None);
     assert_eq!(c.latency_ns(), 2_400 + 5_400 + 2_520);
 }
 
@@ -1274,7 +1274,7 @@ fn every_completion_is_after_its_submission() {
         Command::Read { slba: 0, nlb: 1 },
         Command::Write { slba: 0, nlb: 1, payload: Payload::Pattern(1), fua: false, placement: None },
         Command::Write { slba: 5, nlb: 1, payload: Payload::Pattern(1), fua: false, placement: None },
-        Command::WriteZeroes { slba: 1, nlb: 3 },
+        Command::WriteZeroes { slba: 1, nlb: 3, placement: None },
         Command::Append { zslba: 0, nlb: 2, payload: Payload::Pattern(2), fua: false },
         Command::Append { zslba: 1, nlb: 2, payload: Payload::Pattern(2), fua: false },
         Command::ZoneMgmtSend { action: ZoneAction::Close, slba: 0, select_all: false },
@@ -1475,7 +1475,7 @@ fn scripted_run() -> (Vec<Completion>, DeviceCounters) {
             },
             2 => Command::Append { zslba: z, nlb: i % 5 + 1, payload: pattern, fua: false },
             3 => Command::Read { slba: z + u64::from(i % 40), nlb: i % 17 + 1 },
-            4 => Command::WriteZeroes { slba: dev.zones().wp(zone), nlb: 3 },
+            4 => Command::WriteZeroes { slba: dev.zones().wp(zone), nlb: 3, placement: None },
             5 => Command::ZoneMgmtSend { action: ACTIONS[(i / 9 % 5) as usize], slba: z, select_all: i % 4 == 0 },
             6 => Command::ReportZones { slba: z, filter: ReportFilter::All, max_zones: 4, partial: i % 2 == 0 },
             7 => Command::Write { slba: z + 1, nlb: 1, payload: Payload::Pattern(1), fua: false, placement: None },

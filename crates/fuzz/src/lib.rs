@@ -4,6 +4,7 @@
 //! than the limit is a finding. Deterministic: input `i` of a run with seed
 //! `s` is mutated from `SimRng::fork(s, i)` alone.
 
+pub mod fdp_commands;
 pub mod mutate;
 pub mod nsmgmt;
 pub mod nvme_commands;
@@ -32,7 +33,7 @@ pub struct Target {
 }
 
 /// Every target, in the order `all` fuzzes them.
-pub const TARGETS: [Target; 9] = [
+pub const TARGETS: [Target; 10] = [
     Target { name: "trace", run: targets::trace, generate: None },
     Target { name: "fio", run: targets::fio, generate: None },
     Target { name: "iolog", run: targets::iolog, generate: None },
@@ -40,6 +41,7 @@ pub const TARGETS: [Target; 9] = [
     Target { name: "config", run: targets::config, generate: None },
     Target { name: "ublk", run: targets::ublk, generate: None },
     Target { name: "nvme-tcp", run: targets::nvme_tcp, generate: Some(nvme_commands::generate) },
+    Target { name: "nvme-tcp-fdp", run: targets::nvme_tcp_fdp, generate: Some(fdp_commands::generate) },
     Target { name: "znsplus", run: znsplus::run_text, generate: Some(znsplus::generate) },
     Target { name: "nsmgmt", run: nsmgmt::run_text, generate: Some(nsmgmt::generate) },
 ];

@@ -276,10 +276,53 @@ pub fn nvme_tcp_replies(input: &str) -> Vec<u8> {
     nvme_tcp_session(input).1
 }
 
+/// The `nvme-tcp` target on a namespace with Flexible Data Placement
+/// ([`fdp_device`]): the stream may connect as an admin queue (a new
+/// controller) or as I/O queue 1 of controller 1.
+pub fn nvme_tcp_fdp(input: &str) -> Result<(), Failure> {
+    let (target, _) = session_on(fdp_device(), input);
+    if target.failed() {
+        return Err(Failure::Model);
+    }
+    Ok(())
+}
+
+/// What the FDP target answered to the stream (after the ICResp).
+pub fn nvme_tcp_fdp_replies(input: &str) -> Vec<u8> {
+    session_on(fdp_device(), input).1
+}
+
+/// The zn540-fdp cut to 4 dies of 48 blocks of 768 KiB, a 100 MiB NVM
+/// namespace with 4 reclaim unit handles, data kept.
+pub fn fdp_device() -> zonelab_device::DeviceConfig {
+    let mut c = preset("zn540-fdp").expect("zn540-fdp");
+    for (path, value) in [
+        ("flash.channels", "4"),
+        ("flash.chips_per_channel", "1"),
+        ("flash.planes_per_die", "1"),
+        ("flash.blocks_per_plane", "48"),
+        ("flash.pages_per_block", "48"),
+        ("mapping.d_zone", "4"),
+        ("namespace.zone_size_bytes", "1m"),
+        ("namespace.zone_capacity_bytes", "1m"),
+        ("write_buffer.zone_buffer_bytes", "1m"),
+        ("conventional.gc_free_blocks_start", "3"),
+        ("fdp.handles", "4"),
+        ("mode", "data"),
+    ] {
+        c = zonelab_device::options::set_parameter(&c, path, value).expect("a small FDP device");
+    }
+    (c.namespace.zones, c.namespace.conventional_zones) = (100, 100);
+    c
+}
+
 fn nvme_tcp_session(input: &str) -> (std::sync::Arc<Target>, Vec<u8>) {
+    session_on(small_device(8).config().clone(), input)
+}
+
+fn session_on(config: zonelab_device::DeviceConfig, input: &str) -> (std::sync::Arc<Target>, Vec<u8>) {
     let bytes = hex_stream(input);
-    let config = small_device(8).config().clone();
-    let namespace = zonelab_device::Namespaces::new(config).expect("small zn540").into_namespaces().remove(0);
+    let namespace = zonelab_device::Namespaces::new(config).expect("small device").into_namespaces().remove(0);
     let backend = Backend::new(namespace, Pace::Asap).expect("data mode");
     let target = std::sync::Arc::new(Target::new("nqn.2026-11.io.zonelab:fuzz".into(), vec![backend]));
     let controller = target.create_controller(false, "nqn.fuzz-host".into(), [0; 16]).expect("a controller");

@@ -58,3 +58,29 @@ fn nvme_tcp_seeds_complete_their_commands() {
         assert_eq!(statuses, vec![0; commands], "{seed}");
     }
 }
+
+/// The nvme-tcp-fdp seeds reach Flexible Data Placement: placed writes,
+/// Reclaim Unit Handle Status with the device's 4 handles, the FDP logs.
+#[test]
+fn nvme_tcp_fdp_seeds_reach_placement() {
+    use zonelab_serve::nvme_tcp::pdu::{read_pdu, Digests, Pdu};
+    for (seed, successes_min) in [("io.hex", 6), ("admin.hex", 12)] {
+        let input = std::fs::read_to_string(crate_dir().join("corpus/nvme-tcp-fdp").join(seed)).unwrap();
+        let replies = zonelab_fuzz::targets::nvme_tcp_fdp_replies(&input);
+        let (mut stream, mut successes, mut handles) = (replies.as_slice(), 0, 0);
+        while !stream.is_empty() {
+            match read_pdu(&mut stream, Digests::default(), 1 << 20).unwrap() {
+                Pdu::CapsuleResp { cqe } => successes += usize::from(u16::from_le_bytes([cqe[14], cqe[15]]) >> 1 == 0),
+                // Reclaim Unit Handle Status: 4 descriptors.
+                Pdu::C2HData { data, .. }
+                    if data.len() >= 16 && data[14] == 4 && data[..14].iter().all(|&b| b == 0) =>
+                {
+                    handles += 1
+                }
+                _ => {}
+            }
+        }
+        assert!(successes >= successes_min, "{seed}: {successes} commands succeeded");
+        assert!(seed != "io.hex" || handles > 0, "{seed}: a handle status came back");
+    }
+}

@@ -172,6 +172,17 @@ impl<D: ZonedDevice> Backend<D> {
         &self.device
     }
 
+    /// Set Features FDP Events on the model (see
+    /// [`ZonedDevice::set_fdp_events`]): no simulated time, nothing persisted.
+    pub fn set_fdp_events(
+        &mut self,
+        pid: u16,
+        kinds: &[zonelab_device::fdp::FdpEventKind],
+        enable: bool,
+    ) -> Result<(), zonelab_device::Status> {
+        self.device.set_fdp_events(pid, kinds, enable)
+    }
+
     /// How simulated time follows wall time.
     pub fn pace(&self) -> Pace {
         self.pace
@@ -409,7 +420,7 @@ impl<D: ZonedDevice> Backend<D> {
                 let CmdResult::Lba(lba) = completion.result else { panic!("a successful append answers its LBA") };
                 image.write_data(lba, data)?;
             }
-            Command::WriteZeroes { slba, nlb } => image.write_zeros(slba, u64::from(nlb))?,
+            Command::WriteZeroes { slba, nlb, .. } => image.write_zeros(slba, u64::from(nlb))?,
             Command::SimpleCopy { ranges, sdlba } => {
                 let sources = ranges.iter().flat_map(|r| r.slba..r.slba + u64::from(r.nlb));
                 image.copy_blocks(sources.zip(sdlba..))?;
@@ -815,7 +826,7 @@ mod submit_image_tests {
         ));
         let ranges = [SourceRange { slba: lba(3) + 1, nlb: 2 }];
         ok(first.submit(0, &Command::SimpleCopy { ranges: &ranges, sdlba: lba(5) }, None));
-        ok(first.submit(0, &Command::WriteZeroes { slba: lba(3) + 4, nlb: 2 }, None));
+        ok(first.submit(0, &Command::WriteZeroes { slba: lba(3) + 4, nlb: 2, placement: None }, None));
         assert!(first.flush(0).is_some());
         drop(first);
         let mut second = backend(Pace::Asap).with_image(&path).unwrap();

@@ -418,6 +418,8 @@ mod tests {
             (Status::TooManyOpenZones, errno::ETOOMANYREFS),
             (Status::ZoneInvalidStateTransition, errno::EIO),
             (Status::InvalidNamespace, errno::EOPNOTSUPP),
+            (Status::FdpDisabled, errno::EOPNOTSUPP),
+            (Status::InvalidPlacementHandleList, errno::EIO),
         ];
         assert_eq!(expected.len(), Status::ALL.len());
         for (status, errno) in expected {

@@ -748,7 +748,7 @@ fn execute<D: ZonedDevice + ?Sized>(device: &mut D, line: &Line, submit_ns: Nano
     let cmd = match &line.op {
         Op::Identify => Command::Identify,
         &Op::Write { slba, nlb, fua, pid } => Command::Write { slba, nlb, payload, fua, placement: pid },
-        &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
+        &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb, placement: None },
         &Op::Append { zslba, nlb, fua } => Command::Append { zslba, nlb, payload, fua },
         Op::Flush => Command::Flush,
         Op::PowerCut => {

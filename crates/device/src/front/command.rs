@@ -120,6 +120,9 @@ pub enum Command<'a> {
         slba: u64,
         /// Logical blocks.
         nlb: u32,
+        /// The Data Placement directive's placement identifier, as for
+        /// [`Command::Write`]'s `placement`.
+        placement: Option<u16>,
     },
     /// Zone Append: the device writes at the zone's write pointer and returns the LBA.
     Append {

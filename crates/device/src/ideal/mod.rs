@@ -49,7 +49,7 @@ impl IdealDevice {
             Command::Identify => Ok(CmdResult::Identify(Box::new(self.identify()))),
             // Zero latency: a write is durable when it completes, FUA or not.
             Command::Write { slba, nlb, payload, .. } => self.write(slba, nlb, payload, false),
-            Command::WriteZeroes { slba, nlb } => self.write(slba, nlb, Payload::None, true),
+            Command::WriteZeroes { slba, nlb, .. } => self.write(slba, nlb, Payload::None, true),
             Command::Append { zslba, nlb, payload, .. } => self.append(zslba, nlb, payload),
             Command::Flush => Ok(CmdResult::None),
             Command::Read { slba, nlb } => self.read(slba, nlb, read_out),

@@ -4,6 +4,7 @@
 //! controller.
 
 use crate::nvme_tcp::command::{nul_terminated, put_ascii, put_nul_padded, put_u16, put_u32, put_u64, sc, Reply, Sqe};
+use crate::nvme_tcp::fdp::{self, FID_FDP, FID_FDP_EVENTS, LID_FDP_CONFIGS, LID_FDP_EVENTS, OPC_DIRECTIVE_RECV};
 use crate::nvme_tcp::io::{io_opcodes, is_nvm, namespace_page, zns_namespace_page};
 use crate::nvme_tcp::manage::{self, OPC_NS_ATTACHMENT, OPC_NS_MANAGEMENT};
 use crate::nvme_tcp::target::{
@@ -164,8 +165,9 @@ pub fn admin_command(target: &Target, controller: &Controller, sqe: &Sqe<'_>, da
         OPC_NS_MANAGEMENT => manage::namespace_management(target, sqe, data),
         OPC_NS_ATTACHMENT => manage::namespace_attachment(target, sqe, data),
         OPC_GET_LOG_PAGE => get_log_page(target, controller, sqe),
-        OPC_SET_FEATURES => set_features(controller, sqe),
-        OPC_GET_FEATURES => get_features(controller, sqe),
+        OPC_SET_FEATURES => set_features(target, controller, sqe, data),
+        OPC_GET_FEATURES => get_features(target, controller, sqe),
+        OPC_DIRECTIVE_RECV if !controller.discovery => fdp::directive_receive(target, sqe),
         OPC_KEEP_ALIVE => Reply::ok(),
         OPC_ASYNC_EVENT => {
             if !lock(&controller.state).events.hold(sqe.cid()) {
@@ -252,7 +254,14 @@ fn identify_namespace(target: &Target, cns: u8, csi: u8, nsid: u32) -> Reply {
     };
     let ns = lock(&slot.backend);
     let page = match (cns, csi) {
-        (0x00 | 0x11, _) => namespace_page(&ns),
+        (0x00 | 0x11, _) => {
+            let mut page = namespace_page(&ns);
+            if fdp::has_fdp(&ns) {
+                // ENDGID: an FDP namespace is its own endurance group (crate::nvme_tcp::fdp).
+                put_u16(&mut page, 102, nsid as u16);
+            }
+            page
+        }
         (0x03, _) => descriptors(&target.subnqn, nsid, slot.generation, csi_of(&ns)),
         // An NVM namespace has no zoned command set structure.
         (0x05 | 0x1B, CSI_ZNS) if is_nvm(&ns) => return Reply::status(sc::INVALID_FIELD),
@@ -292,8 +301,15 @@ fn controller_page(target: &Target, controller: &Controller) -> Vec<u8> {
     p[77] = pages_log2(transfer_bytes_max(target)); // MDTS
     put_u16(&mut p, 78, controller.cntlid);
     put_u32(&mut p, 80, VERSION);
+    let fdp = !controller.discovery && fdp::target_has_fdp(target);
+    if fdp {
+        put_u32(&mut p, 96, 1 << 4 | 1 << 19); // CTRATT: endurance groups, Flexible Data Placement
+        put_u16(&mut p, 340, target.nn() as u16); // ENDGIDMAX: FDP groups are named by NSID
+    }
+    // OACS: Directives with FDP (the Identify directive lists Data Placement).
+    put_u16(&mut p, 256, u16::from(fdp) << 5);
     if let Some((total, unallocated)) = target.capacity().filter(|_| !controller.discovery) {
-        put_u16(&mut p, 256, 1 << 3); // OACS: Namespace Management and Attachment
+        put_u16(&mut p, 256, 1 << 3 | u16::from(fdp) << 5); // OACS: Namespace Management and Attachment
         p[280..296].copy_from_slice(&u128::from(total).to_le_bytes()); // TNVMCAP
         p[296..312].copy_from_slice(&u128::from(unallocated).to_le_bytes()); // UNVMCAP
     }
@@ -353,9 +369,14 @@ const FID_NUMBER_OF_QUEUES: u8 = 0x07;
 const FID_ASYNC_EVENT_CONFIG: u8 = 0x0B;
 const FID_KEEP_ALIVE_TIMER: u8 = 0x0F;
 
-fn set_features(controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+fn set_features(target: &Target, controller: &Controller, sqe: &Sqe<'_>, data: &[u8]) -> Reply {
     let fid = (sqe.cdw(10) & 0xff) as u8;
     let value = sqe.cdw(11);
+    match fid {
+        FID_FDP if !controller.discovery => return fdp::set_fdp(target, sqe),
+        FID_FDP_EVENTS if !controller.discovery => return fdp::set_fdp_events(target, sqe, data),
+        _ => {}
+    }
     let mut state = lock(&controller.state);
     match fid {
         FID_NUMBER_OF_QUEUES => {
@@ -384,8 +405,13 @@ fn set_features(controller: &Controller, sqe: &Sqe<'_>) -> Reply {
     }
 }
 
-fn get_features(controller: &Controller, sqe: &Sqe<'_>) -> Reply {
+fn get_features(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Reply {
     let fid = (sqe.cdw(10) & 0xff) as u8;
+    match fid {
+        FID_FDP if !controller.discovery => return fdp::get_fdp(target, sqe),
+        FID_FDP_EVENTS if !controller.discovery => return fdp::get_fdp_events(target, sqe),
+        _ => {}
+    }
     let state = lock(&controller.state);
     let value = match fid {
         FID_NUMBER_OF_QUEUES => {
@@ -423,7 +449,17 @@ fn get_log_page(target: &Target, controller: &Controller, sqe: &Sqe<'_>) -> Repl
             put_ascii(&mut log, 8, 8, env!("CARGO_PKG_VERSION"));
             log
         }
-        (LID_EFFECTS, false) if csi == CSI_NVM || csi == CSI_ZNS => effects_log(csi, target.drive.is_some()),
+        (LID_EFFECTS, false) if csi == CSI_NVM || csi == CSI_ZNS => {
+            effects_log(csi, target.drive.is_some(), fdp::target_has_fdp(target))
+        }
+        (fdp::LID_ENDURANCE_GROUP, false) => match fdp::endurance_group_log(target, sqe) {
+            Ok(log) => log,
+            Err(reply) => return reply,
+        },
+        (LID_FDP_CONFIGS..=LID_FDP_EVENTS, false) => match fdp::log_page(target, sqe) {
+            Ok(log) => log,
+            Err(reply) => return reply,
+        },
         (crate::nvme_tcp::events::LID_CHANGED_NS_LIST, false) => {
             target.changed_namespace_log(controller, sqe.cdw(10) >> 15 & 1 == 1)
         }
@@ -489,11 +525,14 @@ fn error_log(target: &Target) -> Vec<u8> {
 
 /// Commands Supported and Effects for `csi`: supported (bit 0), changes
 /// logical block content (bit 1), namespace inventory (bit 3: Namespace
-/// Management and Attachment, when `managed`).
-fn effects_log(csi: u8, managed: bool) -> Vec<u8> {
+/// Management and Attachment, when `managed`); Directive Receive with FDP.
+fn effects_log(csi: u8, managed: bool, fdp: bool) -> Vec<u8> {
     let mut log = vec![0u8; 4096];
     for opc in [OPC_GET_LOG_PAGE, OPC_IDENTIFY, OPC_SET_FEATURES, OPC_GET_FEATURES, OPC_ASYNC_EVENT, OPC_KEEP_ALIVE] {
         put_u32(&mut log, usize::from(opc) * 4, 1);
+    }
+    if fdp {
+        put_u32(&mut log, usize::from(OPC_DIRECTIVE_RECV) * 4, 1);
     }
     if managed {
         for opc in [OPC_NS_MANAGEMENT, OPC_NS_ATTACHMENT] {

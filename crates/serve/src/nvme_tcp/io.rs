@@ -4,6 +4,7 @@
 
 use crate::backend::{Pace, Refusal};
 use crate::nvme_tcp::command::{put_u16, put_u32, put_u64, sc, Reply, Sqe};
+use crate::nvme_tcp::fdp;
 use crate::nvme_tcp::target::NamespaceBackend as Backend;
 use crate::report::zone_cond_code;
 use zonelab_device::{
@@ -44,8 +45,11 @@ pub const IDENTIFY_MAPPING_BYTES: usize = 24;
 
 /// (opcode, changes logical block content, zoned command set only), for the
 /// commands supported and effects log.
-pub fn io_opcodes() -> [(u8, bool, bool); 11] {
+pub fn io_opcodes() -> [(u8, bool, bool); 13] {
     [
+        // A Reclaim Unit Handle Update changes where later data goes, not any block's content.
+        (fdp::OPC_IO_MGMT_RECV, false, false),
+        (fdp::OPC_IO_MGMT_SEND, false, false),
         (OPC_FLUSH, false, false),
         (OPC_WRITE, true, false),
         (OPC_READ, false, false),
@@ -96,7 +100,8 @@ pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) 
         OPC_WRITE | OPC_ZONE_APPEND if bytes > transfer_max => Reply::status(sc::INVALID_FIELD),
         OPC_WRITE | OPC_ZONE_APPEND if data.len() < bytes => Reply::status(sc::SGL_LENGTH_INVALID),
         OPC_WRITE => {
-            run(ns, &Command::Write { slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua, placement: None })
+            let placement = fdp::placement(sqe);
+            run(ns, &Command::Write { slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua, placement })
         }
         OPC_ZONE_APPEND => {
             let cmd = Command::Append { zslba: slba, nlb, payload: Payload::Bytes(&data[..bytes]), fua };
@@ -106,10 +111,12 @@ pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) 
                 _ => Reply::status(sc::INTERNAL_ERROR),
             })
         }
-        OPC_WRITE_ZEROES => run(ns, &Command::WriteZeroes { slba, nlb }),
+        OPC_WRITE_ZEROES => run(ns, &Command::WriteZeroes { slba, nlb, placement: fdp::placement(sqe) }),
         OPC_ZONE_MGMT_SEND => zone_send(ns, wall_ns, sqe),
         OPC_ZONE_MGMT_RECV => zone_receive(ns, wall_ns, sqe),
         OPC_COPY => copy(ns, wall_ns, sqe, data),
+        fdp::OPC_IO_MGMT_RECV => fdp::io_mgmt_receive(ns, wall_ns, sqe, transfer_max),
+        fdp::OPC_IO_MGMT_SEND => fdp::io_mgmt_send(ns, wall_ns, sqe, data),
         OPC_ZONE_COMPACTION => compaction(ns, wall_ns, sqe, data),
         OPC_TL_OPEN => {
             if data.is_empty() || !data.len().is_multiple_of(8) {
@@ -118,23 +125,26 @@ pub fn io_command(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>, data: &[u8]) 
             let valid: Vec<u64> = data.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8"))).collect();
             run(ns, &Command::TlOpen { zslba: slba, valid: &valid })
         }
-        OPC_IDENTIFY_MAPPING => {
-            let completion = ns.submit(wall_ns, &Command::IdentifyMapping, None);
-            answer(ns, completion, |c| match &c.result {
-                CmdResult::Mapping(m) => {
-                    let mut page = vec![0u8; IDENTIFY_MAPPING_BYTES];
-                    put_u64(&mut page, 0, m.lbas_per_chunk);
-                    put_u32(&mut page, 8, m.chip_id_shift);
-                    put_u32(&mut page, 12, m.chip_id_bits);
-                    put_u32(&mut page, 16, m.fcg_id_shift);
-                    put_u32(&mut page, 20, m.fcg_id_bits);
-                    Reply::data(page)
-                }
-                _ => Reply::status(sc::INTERNAL_ERROR),
-            })
-        }
+        OPC_IDENTIFY_MAPPING => identify_mapping(ns, wall_ns),
         _ => Reply::status(sc::INVALID_OPCODE),
     }
+}
+
+/// ZNS+ identify_mapping: its 24 bytes.
+fn identify_mapping(ns: &mut Backend, wall_ns: Nanos) -> Reply {
+    let completion = ns.submit(wall_ns, &Command::IdentifyMapping, None);
+    answer(ns, completion, |c| match &c.result {
+        CmdResult::Mapping(m) => {
+            let mut page = vec![0u8; IDENTIFY_MAPPING_BYTES];
+            put_u64(&mut page, 0, m.lbas_per_chunk);
+            put_u32(&mut page, 8, m.chip_id_shift);
+            put_u32(&mut page, 12, m.chip_id_bits);
+            put_u32(&mut page, 16, m.fcg_id_shift);
+            put_u32(&mut page, 20, m.fcg_id_bits);
+            Reply::data(page)
+        }
+        _ => Reply::status(sc::INTERNAL_ERROR),
+    })
 }
 
 /// Whether the namespace has only conventional zones: an NVM namespace
@@ -156,7 +166,11 @@ fn due(ns: &Backend, complete_ns: Nanos) -> Nanos {
 /// otherwise; a model failure is an Internal Error.
 /// A command that reads a block of the image that failed its checksum did
 /// not run: Unrecovered Read Error, as a drive answers an uncorrectable block.
-fn answer(ns: &Backend, completion: Result<Completion, Refusal>, ok: impl FnOnce(&Completion) -> Reply) -> Reply {
+pub(crate) fn answer(
+    ns: &Backend,
+    completion: Result<Completion, Refusal>,
+    ok: impl FnOnce(&Completion) -> Reply,
+) -> Reply {
     let completion = match completion {
         Ok(completion) => completion,
         Err(Refusal::Failed) => return Reply::status(sc::INTERNAL_ERROR),

@@ -11,6 +11,9 @@ pub mod admin;
 pub mod command;
 pub mod connection;
 pub mod events;
+pub mod fdp;
+#[cfg(test)]
+mod fdp_tests;
 #[cfg(test)]
 mod hostile_tests;
 pub mod io;

@@ -61,8 +61,8 @@ pub enum Op {
     Read { slba: u64, nlb: u32 },
     /// `write SLBA NLB [fua] [pid=PID]`: PID, the FDP placement identifier.
     Write { slba: u64, nlb: u32, fua: bool, placement: Option<u16> },
-    /// `write_zeroes SLBA NLB`.
-    WriteZeroes { slba: u64, nlb: u32 },
+    /// `write_zeroes SLBA NLB [pid=PID]`.
+    WriteZeroes { slba: u64, nlb: u32, placement: Option<u16> },
     /// `append ZSLBA NLB [fua]`: the LBA it wrote is the record's RESULT.
     Append { zslba: u64, nlb: u32, fua: bool },
     /// `flush`.
@@ -92,7 +92,7 @@ impl Op {
             Command::Identify => Op::Identify,
             Command::Read { slba, nlb } => Op::Read { slba, nlb },
             Command::Write { slba, nlb, fua, placement, .. } => Op::Write { slba, nlb, fua, placement },
-            Command::WriteZeroes { slba, nlb } => Op::WriteZeroes { slba, nlb },
+            Command::WriteZeroes { slba, nlb, placement } => Op::WriteZeroes { slba, nlb, placement },
             Command::Append { zslba, nlb, fua, .. } => Op::Append { zslba, nlb, fua },
             Command::Flush => Op::Flush,
             Command::ZoneMgmtSend { action, slba, select_all } => Op::Zone { action, slba, all: select_all },
@@ -115,7 +115,7 @@ impl Op {
             Op::Identify => Command::Identify,
             &Op::Read { slba, nlb } => Command::Read { slba, nlb },
             &Op::Write { slba, nlb, fua, placement } => Command::Write { slba, nlb, payload, fua, placement },
-            &Op::WriteZeroes { slba, nlb } => Command::WriteZeroes { slba, nlb },
+            &Op::WriteZeroes { slba, nlb, placement } => Command::WriteZeroes { slba, nlb, placement },
             &Op::Append { zslba, nlb, fua } => Command::Append { zslba, nlb, payload, fua },
             Op::Flush => Command::Flush,
             &Op::Zone { action, slba, all } => Command::ZoneMgmtSend { action, slba, select_all: all },
@@ -161,12 +161,18 @@ impl Op {
         };
         match self {
             Op::Identify | Op::Flush | Op::IdentifyMapping | Op::RuhStatus => {}
-            Op::Read { slba, nlb } | Op::WriteZeroes { slba, nlb } => {
+            Op::Read { slba, nlb } => {
                 let _ = write!(out, " {slba} {nlb}");
             }
             Op::Write { slba, nlb, fua, placement } => {
                 let _ = write!(out, " {slba} {nlb}");
                 flag(out, *fua, "fua");
+                if let Some(pid) = placement {
+                    let _ = write!(out, " pid={pid}");
+                }
+            }
+            Op::WriteZeroes { slba, nlb, placement } => {
+                let _ = write!(out, " {slba} {nlb}");
                 if let Some(pid) = placement {
                     let _ = write!(out, " pid={pid}");
                 }
@@ -406,6 +412,14 @@ fn nlb(token: Option<&str>) -> Result<u32, FieldError> {
     Ok(nlb)
 }
 
+/// A write's optional last word, `pid=N` (its FDP placement identifier);
+/// `expected` says what else may stand there.
+fn placement(t: &mut Tokens<'_>, expected: &str) -> Result<Option<u16>, FieldError> {
+    let Some(word) = t.next() else { return Ok(None) };
+    let pid = word.strip_prefix("pid=").ok_or(("pid", format!("'{}': {expected}", shorten(word))))?;
+    number("pid", Some(pid)).map(Some)
+}
+
 fn parse_op(t: &mut Tokens<'_>) -> Result<Op, FieldError> {
     let name = t.next().ok_or(("op", "missing".to_string()))?;
     Ok(match name {
@@ -413,18 +427,13 @@ fn parse_op(t: &mut Tokens<'_>) -> Result<Op, FieldError> {
         "identify_mapping" => Op::IdentifyMapping,
         "flush" => Op::Flush,
         "read" => Op::Read { slba: number("slba", t.next())?, nlb: nlb(t.next())? },
-        "write_zeroes" => Op::WriteZeroes { slba: number("slba", t.next())?, nlb: nlb(t.next())? },
+        "write_zeroes" => {
+            let (slba, nlb) = (number("slba", t.next())?, nlb(t.next())?);
+            Op::WriteZeroes { slba, nlb, placement: placement(t, "write_zeroes's last word is pid=N")? }
+        }
         "write" => {
             let (slba, nlb, fua) = (number("slba", t.next())?, nlb(t.next())?, flag(t, "fua"));
-            let placement = match t.next() {
-                None => None,
-                Some(word) => Some(
-                    word.strip_prefix("pid=")
-                        .map(|n| number("pid", Some(n)))
-                        .ok_or(("pid", format!("'{}': a write's last word is fua or pid=N", shorten(word))))??,
-                ),
-            };
-            Op::Write { slba, nlb, fua, placement }
+            Op::Write { slba, nlb, fua, placement: placement(t, "a write's last word is fua or pid=N")? }
         }
         "ruh_status" => Op::RuhStatus,
         "ruh_update" => {

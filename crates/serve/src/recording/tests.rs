@@ -49,7 +49,9 @@ fn a_bad_line_names_its_line_and_field() {
         ("2 1 1 2 1.1 1 7 0 success - write 0 1", "dep", "no earlier command"),
         ("2 1 1 2 1.1 1 - 0 success - scribble 0 1", "op", "'scribble' is not a command"),
         ("2 1 1 2 1.1 1 - 0 success - zone shut 0", "action", "'shut'"),
-        ("2 1 1 2 1.1 1 - 0 success - write 0 1 fua now", "args", "'now' after"),
+        ("2 1 1 2 1.1 1 - 0 success - write 0 1 fua now", "pid", "'now': a write's last word is fua or pid=N"),
+        ("2 1 1 2 1.1 1 - 0 success - write 0 1 pid=3 now", "args", "'now' after"),
+        ("2 1 1 2 1.1 1 - 0 success - write 0 1 pid=x", "pid", "'x' is not a number"),
         ("2 1 1 2 1.1 1 - 0 success - copy 5", "range", "1 to"),
         ("2 1 1 2 1.1 1 - 0 success - tl_open 0 zz", "bitmap", "'zz' is no hex word"),
         ("2 1 1 2 1.1 1 - 0 success - report 0 8 sideways", "filter", "'sideways'"),
@@ -106,4 +108,26 @@ fn a_recording_ends_at_its_size_limit_and_keeps_whole_lines() {
     std::fs::remove_file(&path).unwrap();
     assert_eq!(records.iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2], "the lines that fit, whole");
     assert_eq!(bytes, header_bytes + 2 * 39);
+}
+
+#[test]
+fn placement_identifiers_and_handle_commands_print_and_parse_back() {
+    let text = "zonelab recording 1
+1 1 1 2 1.1 1 - 0 success - write 0 8 fua pid=3
+2 1 2 3 1.1 1 - 0 success - write_zeroes 8 4 pid=1
+3 1 3 4 1.1 1 - 0 success - write_zeroes 12 4
+4 1 4 5 1.1 1 - 0 success - ruh_update 0 3
+5 1 5 6 1.1 1 - 0 success - ruh_status
+";
+    let records = parse("r", text).unwrap();
+    assert_eq!(records[1].op, Op::WriteZeroes { slba: 8, nlb: 4, placement: Some(1) });
+    assert_eq!(records[2].op, Op::WriteZeroes { slba: 12, nlb: 4, placement: None });
+    assert_eq!(records[3].op, Op::RuhUpdate { pids: vec![0, 3] });
+    let printed: Vec<String> = records.iter().map(|r| r.to_line()).collect();
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(printed, lines);
+    let bad = "zonelab recording 1\n1 1 1 2 1.1 1 - 0 success - write_zeroes 8 4 fua\n";
+    let e = parse("r", bad).unwrap_err();
+    assert_eq!(e.field, "pid");
+    assert!(e.message.contains("write_zeroes's last word is pid=N"), "{e}");
 }
