@@ -446,9 +446,11 @@ mod tests {
         assert_eq!(c.gc_units_per_host_unit_max, c0.gc_units_per_host_unit_max);
         // 12 × 8 × 50 / 447 = 10.7: the same share of the spare blocks.
         assert_eq!(c.gc_free_blocks_start, 11);
+        // Half the drive: the FTL's 6 blocks are 10% of a die's 60 spare ones, just over twice the full drive's
+        // 4.96%, so its blocks halve once and background collection starts at 12 × 2 × 223 / 447.
         let half = at_capacity("sn640", 447 << 30).unwrap();
-        assert_eq!(half.flash.pages_per_block, 1152, "half the drive keeps its blocks");
-        assert_eq!(half.conventional.unwrap().gc_free_blocks_start, 6, "12 × 223 / 447");
+        assert_eq!(half.flash.pages_per_block, 576);
+        assert_eq!(half.conventional.unwrap().gc_free_blocks_start, 12);
     }
 
     #[test]
