@@ -149,7 +149,7 @@ fn bad_device_options_exit_2_with_what_to_change() {
 fn bad_capacities_exit_2_naming_the_option_and_what_is_valid() {
     let cases: [(&[&str], &str); 6] = [
         (
-            &["device", "show", "sn640", "--set", "conventional.gc_free_blocks_target=60", "--capacity", "16g"],
+            &["device", "show", "sn640", "--set", "conventional.gc_free_blocks_target=60", "--capacity", "2g"],
             "use at least 483183820800 bytes (450 GiB)",
         ),
         (&["exec", "--device", "sn640", "--capacity", "1m"], "sn640 holds at least one zone, 2147483648 bytes"),
