@@ -6,6 +6,7 @@
 //! `management` (zone management cost).
 
 pub mod namespaces;
+pub mod zrwa;
 
 use serde::{Deserialize, Serialize};
 pub use zonelab_flash::Suspend;
@@ -195,6 +196,9 @@ pub struct NamespaceConfig {
     pub mdts_bytes: u64,
     /// Whether a read may cross a zone boundary.
     pub cross_zone_read: bool,
+    /// Zone Random Write Area capabilities (`[namespace.zrwa]`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zrwa: Option<zrwa::ZrwaConfig>,
 }
 
 /// How zones land on the flash.
@@ -796,6 +800,12 @@ impl DeviceConfig {
                 self.validate_conventional(c, &mut layout)?
             }
             None => self.validate_flash_fit(&mut layout)?,
+        }
+        if let Some(z) = &self.namespace.zrwa {
+            if self.conventional.is_some() || layout.conventional_zones == layout.zones {
+                return err("namespace.zrwa: a ZRWA needs sequential zones; remove [namespace.zrwa] from a conventional namespace");
+            }
+            z.limits(self, &layout)?;
         }
         Ok(layout)
     }

@@ -130,8 +130,11 @@ pub enum LineError {
         /// The number found.
         value: u64,
     },
+    /// ZRWA Allocate on an action other than Open.
+    #[error("\"zrwaa\" (ZRWA Allocate) applies to \"action\":\"open\" only")]
+    ZrwaaNotOpen,
     /// A zone management `action` the command does not have.
-    #[error("\"action\" must be open, close, finish, reset or offline, got \"{action}\"")]
+    #[error("\"action\" must be open, close, finish, reset, offline or flush_zrwa, got \"{action}\"")]
     BadAction {
         /// The action as written.
         action: String,
@@ -333,7 +336,7 @@ fn op_keys(op: &str) -> Option<&'static [&'static str]> {
         "write_zeroes" | "read" => &["slba", "nlb"],
         "append" => &["zslba", "nlb", "fua"],
         "flush" | "power_cut" => &[],
-        "zone_mgmt" => &["action", "slba", "select_all"],
+        "zone_mgmt" => &["action", "slba", "select_all", "zrwaa"],
         "report_zones" => &["slba", "filter", "max", "partial"],
         "set_zone_state" => &["slba", "state"],
         "wait" => &["ns"],
@@ -541,6 +544,12 @@ fn parse_create_ns(f: &Fields<'_>) -> Result<NamespaceRequest, LineError> {
 fn parse_zone_mgmt(f: &Fields<'_>) -> Result<Op, LineError> {
     let action = f.str("action")?.ok_or(LineError::Missing { key: "action" })?;
     let action = ZoneAction::parse(action).ok_or_else(|| LineError::BadAction { action: action.to_string() })?;
+    // ZRWA Allocate (TP 4076) is a flag of Open, as in the command.
+    let action = match (action, f.bool("zrwaa")?.unwrap_or(false)) {
+        (ZoneAction::Open, true) => ZoneAction::OpenZrwa,
+        (_, true) => return Err(LineError::ZrwaaNotOpen),
+        (action, false) => action,
+    };
     let select_all = f.bool("select_all")?.unwrap_or(false);
     let slba = match f.u64("slba")? {
         Some(s) => s,
@@ -769,6 +778,12 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
                 "mar": id.mar, "mor": id.mor, "zasl_bytes": id.zasl_bytes, "mdts_bytes": id.mdts_bytes,
             });
             map.extend(v.as_object().expect("object literal").clone());
+            // Only a namespace with a ZRWA says so: other answers stay as they were.
+            if let Some(z) = id.zrwa {
+                let zrwa = json!({"zrwas": z.lbas, "zrwafg": z.flush_lbas, "numzrwa": z.resources,
+                                  "expflushsup": z.explicit_commit});
+                map.insert("zrwa".into(), zrwa);
+            }
         }
         CmdResult::Mapping(m) => {
             let v = json!({
@@ -784,8 +799,12 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
                 .zones
                 .iter()
                 .map(|z| {
-                    json!({"zslba": z.zslba, "wp": z.wp, "zcap": z.zcap, "zsze": z.zsze,
-                           "state": z.state.name(), "type": z.zone_type.name()})
+                    let mut d = json!({"zslba": z.zslba, "wp": z.wp, "zcap": z.zcap, "zsze": z.zsze,
+                           "state": z.state.name(), "type": z.zone_type.name()});
+                    if z.zrwa {
+                        d["zrwav"] = true.into();
+                    }
+                    d
                 })
                 .collect();
             map.insert("zones".into(), zones.into());
