@@ -1,7 +1,7 @@
 //! Zone Random Write Area (NVMe TP 4076) on a zoned namespace: the window a
 //! write may land in, implicit and explicit commits with their statuses,
 //! ZRWA resources, and what the window costs (docs/command-semantics.md,
-//! "Zone Random Write Area"; docs/device-model.md, "ZRWA").
+//! "Zone Random Write Area (TP 4076)"; docs/device-model.md, "Zone Random Write Area").
 
 use zonelab_device::*;
 

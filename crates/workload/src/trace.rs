@@ -829,6 +829,40 @@ mod tests {
     }
 
     #[test]
+    fn a_zrwa_is_opened_written_and_flushed_from_a_trace() {
+        let mut config = preset("zn540").unwrap();
+        for (path, value) in [
+            ("namespace.zrwa.size_bytes", "64k"),
+            ("namespace.zrwa.flush_granularity_bytes", "16k"),
+            ("namespace.zrwa.resources", "2"),
+        ] {
+            config = zonelab_device::options::set_parameter(&config, path, value).unwrap();
+        }
+        let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(1 << 20), data: true, ..Default::default() };
+        let mut dev = Device::new(opts.apply(config).unwrap()).unwrap();
+        let trace = concat!(
+            "{\"op\":\"identify\"}\n",
+            "{\"op\":\"zone_mgmt\",\"action\":\"open\",\"slba\":0,\"zrwaa\":true}\n",
+            "{\"op\":\"write\",\"slba\":4,\"nlb\":4,\"pattern\":9}\n",
+            "{\"op\":\"report_zones\",\"max\":2}\n",
+            "{\"op\":\"zone_mgmt\",\"action\":\"flush_zrwa\",\"slba\":6}\n",
+            "{\"op\":\"zone_mgmt\",\"action\":\"flush_zrwa\",\"slba\":7}\n",
+            "{\"op\":\"read\",\"slba\":4,\"nlb\":4}\n",
+            "{\"op\":\"report_zones\",\"max\":1}\n",
+        );
+        let mut out = Vec::new();
+        run_trace(&mut dev, trace.as_bytes(), &mut out).unwrap();
+        let l: Vec<Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(l[0]["zrwa"], json!({"zrwas": 16, "zrwafg": 4, "numzrwa": 2, "expflushsup": true}));
+        assert_eq!((l[1]["status"].as_str(), l[2]["status"].as_str()), (Some("success"), Some("success")));
+        assert_eq!((l[3]["zones"][0]["zrwav"].as_bool(), l[3]["zones"][0]["wp"].as_u64()), (Some(true), Some(0)));
+        assert!(l[3]["zones"][1].get("zrwav").is_none(), "shown only on a zone with a ZRWA");
+        assert_eq!(l[4]["status"], "invalid_field", "7 LBAs: not a granule");
+        assert_eq!((l[5]["status"].as_str(), l[6]["pattern"].as_u64()), (Some("success"), Some(9)));
+        assert_eq!(l[7]["zones"][0]["wp"], 8);
+    }
+
+    #[test]
     fn nsid_picks_the_namespace_of_a_device_with_several() {
         let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(1 << 20), data: true, ..Default::default() };
         let mut config = opts.apply(preset("zn540").unwrap()).unwrap();
@@ -1019,6 +1053,10 @@ mod tests {
             ("{\"op\":\"write\",\"slba\":-1,\"nlb\":1}", "non-negative integer"),
             ("{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"sbla\":3}", "unknown field \"sbla\""),
             ("{\"op\":\"zone_mgmt\",\"action\":\"explode\",\"slba\":0}", "\"action\" must be"),
+            (
+                "{\"op\":\"zone_mgmt\",\"action\":\"close\",\"slba\":0,\"zrwaa\":true}",
+                "applies to \"action\":\"open\" only",
+            ),
             ("[1,2]", "JSON object"),
             ("{\"op\":\"write\"", "not valid JSON"),
             ("{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"pattern\":300}", "byte"),

@@ -41,7 +41,7 @@ fn default_commit_ns() -> Nanos {
 impl Default for ZrwaConfig {
     fn default() -> Self {
         Self {
-            size_bytes: 1 << 20,
+            size_bytes: 64 << 10,
             flush_granularity_bytes: 16 << 10,
             resources: 0,
             explicit_commit: true,
