@@ -472,6 +472,9 @@ impl<P: DataPath> Front<P> {
         // A failed zone is no longer TL_opened: its LogFBG holds what was written.
         let now_ns = self.core.last_submit_ns;
         znsplus::threaded_logging::tl_drop(&mut self.core, ssd, zone, now_ns);
+        if self.core.zones.has_zrwa(zone) {
+            self.core.drop_zrwa_window(zone);
+        }
         self.core.zones.inject_fault(zone, state);
         if state == ZoneState::Offline {
             self.discard_zone(ssd, zone);

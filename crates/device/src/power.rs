@@ -93,7 +93,7 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
     let mut report = PowerCutReport::default();
     for zone in 0..core.layout.zones {
         if core.zones.has_zrwa(zone) {
-            report.lost_blocks += drop_window(core, zone);
+            report.lost_blocks += core.drop_zrwa_window(zone);
         }
         if !core.tracked(zone) || !matches!(core.zones.state(zone), s if s.is_active() || s == ZoneState::Full) {
             continue;
@@ -128,19 +128,6 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
     core.counters.power_cuts += 1;
     core.last_submit_ns = at_ns;
     report
-}
-
-/// A ZRWA's uncommitted data is not part of the zone yet: a power cut
-/// discards it (it leaves the buffer; data mode reads zeros there). Returns
-/// the LBAs it held.
-fn drop_window(core: &mut Backend, zone: u32) -> u64 {
-    let (lbas, _) = core.controller.window_extent(zone);
-    core.controller.window_commit_below(zone, u64::MAX);
-    core.controller.release_unissued(zone, lbas * core.layout.lba_bytes);
-    if let Some(d) = core.data.as_mut() {
-        d.truncate(core.zones.wp(zone));
-    }
-    lbas
 }
 
 /// The zone keeps its first `keep` LBAs.

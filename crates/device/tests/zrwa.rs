@@ -281,3 +281,23 @@ fn configuration_errors_name_the_parameter() {
     let e = bad("write_buffer.zone_buffer_bytes", "3m");
     assert!(e.contains("write_buffer.zone_buffer_bytes") && e.contains("ZRWA"), "{e}");
 }
+
+#[test]
+fn a_power_cut_or_a_failure_discards_the_uncommitted_window() {
+    let mut config = opts(true).apply(preset("zn540").unwrap()).unwrap();
+    config.write_buffer.cache = WriteCache::Plp;
+    let mut h = H { dev: Device::with_tracking(config, Tracking::ALL).unwrap(), now: 0 };
+    h.open_zrwa(0);
+    h.write(0, 8, 5);
+    h.commit(3);
+    h.write(4, 4, 6);
+    let report = h.dev.power_cut(h.now);
+    assert_eq!(report.lost_blocks, 4, "LBAs 4..8 were not committed");
+    assert_eq!((h.state(0), h.wp(0), h.dev.zones().has_zrwa(0)), (ZoneState::ExplicitlyOpened, 4, true));
+    assert_eq!(h.read(0, 4), CmdResult::Read(ReadPattern::Uniform(5)), "committed data survives");
+    assert_eq!(h.read(4, 4), CmdResult::Read(ReadPattern::Uniform(0)));
+    assert_eq!(h.write(4, 4, 7), Status::Success, "the window takes writes again");
+    h.dev.set_zone_state(0, ZoneState::ReadOnly).unwrap();
+    assert_eq!(h.read(4, 4), CmdResult::Read(ReadPattern::Uniform(0)), "a failure drops the window");
+    assert_eq!(h.dev.zones().zrwa_held(), 0);
+}

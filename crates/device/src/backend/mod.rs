@@ -262,6 +262,19 @@ impl Backend {
         debug_assert_eq!(self.controller.filled_lbas(zone), filled_before + lbas);
     }
 
+    /// A ZRWA's uncommitted data is not part of the zone yet: a power cut or a
+    /// failure of the zone discards it (it leaves the buffer; data mode reads
+    /// zeros there). Returns the LBAs it held.
+    pub(crate) fn drop_zrwa_window(&mut self, zone: u32) -> u64 {
+        let (lbas, _) = self.controller.window_extent(zone);
+        self.controller.window_commit_below(zone, u64::MAX);
+        self.controller.release_unissued(zone, lbas * self.layout.lba_bytes);
+        if let Some(d) = self.data.as_mut() {
+            d.truncate(self.zones.wp(zone));
+        }
+        lbas
+    }
+
     /// Room in the zone's buffer and the shared pool for `lbas` LBAs ready
     /// from `ready_ns` on; returns when there is.
     pub(crate) fn admit_lbas(&mut self, zone: u32, lbas: u64, ready_ns: Nanos) -> Nanos {

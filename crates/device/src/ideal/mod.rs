@@ -273,6 +273,10 @@ impl ZonedDevice for IdealDevice {
 
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
         let Some(zone) = front::fault_target(&self.layout, &self.zones, slba, state)? else { return Ok(()) };
+        // As on the device: the ZRWA's uncommitted data goes with the failure.
+        if let Some(d) = self.data.as_mut().filter(|_| self.zones.has_zrwa(zone)) {
+            d.truncate(self.zones.wp(zone));
+        }
         self.zones.inject_fault(zone, state);
         if state == ZoneState::Offline {
             self.discard(zone);
