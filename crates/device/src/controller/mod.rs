@@ -167,6 +167,16 @@ impl Controller {
         self.zone_io[zone as usize].window.commit_below(end)
     }
 
+    /// The data written into `zone`'s ZRWA so far is in from `ready_ns` on.
+    pub(crate) fn window_note_ready(&mut self, zone: u32, ready_ns: Nanos) {
+        self.zone_io[zone as usize].window.note_ready(ready_ns);
+    }
+
+    /// When the data written into `zone`'s ZRWA so far is all in.
+    pub(crate) fn window_ready_ns(&self, zone: u32) -> Nanos {
+        self.zone_io[zone as usize].window.ready_ns()
+    }
+
     /// Uncommitted LBAs of `zone`'s ZRWA and the end of the highest one.
     pub(crate) fn window_extent(&self, zone: u32) -> (u64, Option<u64>) {
         let w = &self.zone_io[zone as usize].window;

@@ -4,15 +4,29 @@
 //! takes them out and hands them to the fill, from which they are programmed.
 
 use std::collections::BTreeMap;
+use zonelab_sim::Nanos;
 
 /// Written, uncommitted LBAs of one zone as disjoint ranges `start -> end`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Window {
     ranges: BTreeMap<u64, u64>,
     lbas: u64,
+    /// When the data of the latest window write is all in: a commit hands
+    /// nothing to flash before (writes in flight may overlap a commit).
+    ready_ns: Nanos,
 }
 
 impl Window {
+    /// When the window's data written so far is all in the controller.
+    pub(crate) fn ready_ns(&self) -> Nanos {
+        self.ready_ns
+    }
+
+    /// Data written into the window is in from `ready_ns` on.
+    pub(crate) fn note_ready(&mut self, ready_ns: Nanos) {
+        self.ready_ns = self.ready_ns.max(ready_ns);
+    }
+
     /// LBAs held.
     pub(crate) fn lbas(&self) -> u64 {
         self.lbas

@@ -36,6 +36,7 @@ pub(crate) fn window_write(
     let admitted = core.admit_lbas(zone, new_lbas, ready_ns);
     let bytes = (lbas.end - lbas.start) * core.layout.lba_bytes;
     let t = if link { ssd.link_reserve_to_device(admitted, bytes) } else { admitted };
+    core.controller.window_note_ready(zone, t);
     let committed = core.zones.wp(zone).saturating_sub(old_wp);
     // A write that filled the zone released its ZRWA: its commit is the last.
     let wp_end = old_wp + committed;
@@ -46,9 +47,12 @@ pub(crate) fn window_write(
 }
 
 /// The zone layer moved `zone`'s write pointer to `wp_end` by `lbas`: the
-/// window's data below it goes to the fill from `at_ns` on (holes as zeros,
-/// which need room first). Returns when the committed data is in the fill.
+/// window's data below it goes to the fill from `at_ns` on, or once the
+/// window's writes in flight are in (holes as zeros, which need room first).
+/// Returns when the committed data is in the fill.
 pub(crate) fn commit(core: &mut Backend, ssd: &mut Ssd, zone: u32, wp_end: u64, lbas: u64, at_ns: Nanos) -> Nanos {
+    // Window writes still in flight finish coming in first.
+    let at_ns = at_ns.max(core.controller.window_ready_ns(zone));
     let held = core.controller.window_commit_below(zone, wp_end);
     debug_assert!(held <= lbas);
     let t = core.admit_lbas(zone, lbas - held, at_ns);
@@ -64,6 +68,7 @@ pub(crate) fn commit(core: &mut Backend, ssd: &mut Ssd, zone: u32, wp_end: u64, 
 /// that the finish keeps it and pads only past it. Returns the LBAs committed.
 pub(crate) fn commit_for_finish(core: &mut Backend, ssd: &mut Ssd, zone: u32, wp: u64, at_ns: Nanos) -> u64 {
     let Some(end) = core.controller.window_extent(zone).1 else { return 0 };
+    let at_ns = at_ns.max(core.controller.window_ready_ns(zone));
     let lbas = end - wp;
     let held = core.controller.window_commit_below(zone, end);
     let t = core.admit_lbas(zone, lbas - held, at_ns);
