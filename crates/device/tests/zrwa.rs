@@ -301,3 +301,19 @@ fn a_power_cut_or_a_failure_discards_the_uncommitted_window() {
     assert_eq!(h.read(4, 4), CmdResult::Read(ReadPattern::Uniform(0)), "a failure drops the window");
     assert_eq!(h.dev.zones().zrwa_held(), 0);
 }
+
+#[test]
+fn fua_and_flush_with_a_volatile_cache_leave_the_window_to_its_commit() {
+    let mut config = opts(true).apply(preset("zn540").unwrap()).unwrap();
+    config.write_buffer.cache = WriteCache::Volatile;
+    let mut h = H { dev: Device::with_tracking(config, Tracking::ALL).unwrap(), now: 0 };
+    h.open_zrwa(0);
+    let fua = h.run(&Command::Write { slba: 4, nlb: 4, payload: Payload::Pattern(3), fua: true });
+    assert_eq!(fua.status, Status::Success);
+    assert_eq!(h.run(&Command::Flush).status, Status::Success);
+    h.commit(3);
+    let report = h.dev.power_cut(h.now);
+    assert_eq!(report.lost_blocks, 4, "the window is not made durable before its commit");
+    assert_eq!(h.wp(0), 4);
+    assert_eq!(h.read(4, 4), CmdResult::Read(ReadPattern::Uniform(0)));
+}
