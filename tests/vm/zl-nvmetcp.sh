@@ -93,7 +93,9 @@ zl_nt_diff() {
     qemu_dev=""
     for _ in $(seq 1 20); do
         for b in /sys/block/nvme*; do
-            [ "$(cat $b/device/transport 2>/dev/null)" = pcie ] && qemu_dev=/dev/${b#/sys/block/}
+            # nsid 1: QEMU's namespace without a ZRWA (nsid 2 has one, for the zrwa part).
+            [ "$(cat $b/device/transport 2>/dev/null)" = pcie ] && [ "$(cat $b/nsid 2>/dev/null)" = 1 ] &&
+                qemu_dev=/dev/${b#/sys/block/}
         done
         [ -n "$qemu_dev" ] && break; sleep 0.5
     done

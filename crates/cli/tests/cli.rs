@@ -157,7 +157,17 @@ fn bad_capacities_exit_2_naming_the_option_and_what_is_valid() {
         (&["exec", "--capacity", "16x"], "'16x' has an unknown size suffix"),
         (&["exec", "--capacity", "8g", "--zones", "4"], "both set the namespace's size"),
         (
-            &["run", "--device", "sn640", "--set", "conventional.gc_free_blocks_target=60", "--capacity", "2g", "--name=w", "--rw=randwrite"],
+            &[
+                "run",
+                "--device",
+                "sn640",
+                "--set",
+                "conventional.gc_free_blocks_target=60",
+                "--capacity",
+                "2g",
+                "--name=w",
+                "--rw=randwrite",
+            ],
             "would not keep its over-provisioning",
         ),
     ];

@@ -313,7 +313,8 @@ fn with_smaller_blocks(config: &DeviceConfig, halvings: u32) -> Option<DeviceCon
     let mut out = config.clone();
     out.flash.pages_per_block = pages;
     out.flash.blocks_per_plane = g.blocks_per_plane.checked_mul(1 << halvings)?;
-    let more_start = |c: &mut ConventionalConfig| c.gc_free_blocks_start = c.gc_free_blocks_start.saturating_mul(1 << halvings);
+    let more_start =
+        |c: &mut ConventionalConfig| c.gc_free_blocks_start = c.gc_free_blocks_start.saturating_mul(1 << halvings);
     let entries = out.namespaces.iter_mut().filter_map(|e| e.conventional.as_mut());
     out.conventional.iter_mut().chain(out.nvm_ftl.iter_mut()).chain(entries).for_each(more_start);
     Some(out)

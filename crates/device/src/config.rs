@@ -7,6 +7,7 @@
 
 pub mod fdp;
 pub mod namespaces;
+pub mod zrwa;
 
 use serde::{Deserialize, Serialize};
 pub use zonelab_flash::Suspend;
@@ -200,6 +201,9 @@ pub struct NamespaceConfig {
     pub mdts_bytes: u64,
     /// Whether a read may cross a zone boundary.
     pub cross_zone_read: bool,
+    /// Zone Random Write Area capabilities (`[namespace.zrwa]`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zrwa: Option<zrwa::ZrwaConfig>,
 }
 
 /// How zones land on the flash.
@@ -804,6 +808,12 @@ impl DeviceConfig {
                 "fdp: Flexible Data Placement needs a page-mapped namespace ([conventional] or command_set = \"nvm\")",
             ),
             None => self.validate_flash_fit(&mut layout)?,
+        }
+        if let Some(z) = &self.namespace.zrwa {
+            if self.conventional.is_some() || layout.conventional_zones == layout.zones {
+                return err("namespace.zrwa: a ZRWA needs sequential zones; remove [namespace.zrwa] from a conventional namespace");
+            }
+            z.limits(self, &layout)?;
         }
         Ok(layout)
     }

@@ -108,6 +108,21 @@ impl DataStore {
         fill(&mut v[offset..], payload, 0);
     }
 
+    /// Stores `nlb` blocks from `lba` on in a sequential zone's ZRWA: anywhere
+    /// at or above its write pointer, over earlier data; blocks skipped below
+    /// `lba` read as zeros.
+    pub fn write_window(&mut self, lba: u64, nlb: u64, payload: Payload<'_>) {
+        let zone = self.zone_of(lba);
+        assert!(zone >= self.conventional_zones, "a ZRWA is in a sequential zone");
+        let offset = self.offset_in_zone(lba, zone);
+        let len = usize::try_from(nlb).expect("blocks about to be held in memory") * self.lba_bytes;
+        let v = &mut self.seq[zone as usize];
+        if v.len() < offset + len {
+            v.resize(offset + len, 0);
+        }
+        fill(&mut v[offset..offset + len], payload, 0);
+    }
+
     /// Reads into `out` (if given) and summarises what was read.
     pub fn read(&self, lba: u64, nlb: u64, mut out: Option<&mut [u8]>) -> ReadPattern {
         let mut summary: Option<ReadPattern> = None;

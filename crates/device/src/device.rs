@@ -18,7 +18,7 @@ use crate::counters::{DeviceCounters, ZnsPlusCounters};
 use crate::data::DataStore;
 use crate::front::command::*;
 use crate::front::{self, IDENTIFY_BYTES};
-use crate::management;
+use crate::management::{self, zrwa};
 use crate::power::{self, PowerCutReport};
 use crate::scheduler::Phase;
 use crate::ssd::{Partition, Ssd};
@@ -491,6 +491,9 @@ impl<P: DataPath> Front<P> {
         // A failed zone is no longer TL_opened: its LogFBG holds what was written.
         let now_ns = self.core.last_submit_ns;
         znsplus::threaded_logging::tl_drop(&mut self.core, ssd, zone, now_ns);
+        if self.core.zones.has_zrwa(zone) {
+            self.core.drop_zrwa_window(zone);
+        }
         self.core.zones.inject_fault(zone, state);
         if state == ZoneState::Offline {
             self.discard_zone(ssd, zone);
@@ -554,9 +557,12 @@ impl<P: DataPath> Front<P> {
     ) -> (Status, Nanos) {
         match self.accept_write(slba, nlb, data.is_zeroes()) {
             Err(status) => (status, self.core.fail_ns(ssd, ready_ns)),
-            Ok(firmware_ns) => {
+            Ok((firmware_ns, window)) => {
                 let firmware = Firmware { ns: firmware_ns, pipelined_ftl_ns: 0, ftl_after_ns: 0 };
-                let mut done = self.write_data(ssd, ready_ns, firmware, slba, nlb, data);
+                let mut done = match window {
+                    None => self.write_data(ssd, ready_ns, firmware, slba, nlb, data),
+                    Some(old_wp) => self.write_window(ssd, ready_ns, firmware, slba, nlb, data, old_wp),
+                };
                 if fua {
                     done = power::fua_done(&mut self.core, ssd, slba, nlb, done);
                 }
@@ -566,16 +572,18 @@ impl<P: DataPath> Front<P> {
         }
     }
 
-    /// The checks and zone state change of a Write or Write Zeroes; returns its firmware time.
+    /// The checks and zone state change of a Write or Write Zeroes; returns
+    /// its firmware time and, for a write into a ZRWA, the write pointer
+    /// before the write's implicit commit (which moved it already).
     #[inline(always)]
-    fn accept_write(&mut self, slba: u64, nlb: u32, zeroes: bool) -> Result<Nanos, Status> {
+    fn accept_write(&mut self, slba: u64, nlb: u32, zeroes: bool) -> Result<(Nanos, Option<u64>), Status> {
         front::check_range(&self.core.layout, slba, nlb, !zeroes)?;
         let zone = self.core.zones.zone_of(slba);
         let c = &self.core.config.controller;
         let base_ns = if zeroes { c.write_zeroes_ns } else { c.write_ns };
         if self.core.zones.zone_type(zone) == ZoneType::Conventional {
             self.accept_conventional_write(zone, slba, nlb)?;
-            return Ok(base_ns);
+            return Ok((base_ns, None));
         }
         let end = slba + u64::from(nlb);
         let admission = if self.core.translation.tl.is_empty() {
@@ -585,7 +593,49 @@ impl<P: DataPath> Front<P> {
         };
         let extra_ns = if admission.implicitly_opened { self.core.config.controller.implicit_open_write_ns } else { 0 };
         self.core.note_auto_close(admission.auto_closed);
-        Ok(base_ns + extra_ns)
+        let window = admission.window.then(|| self.commit_implicitly(zone, end));
+        Ok((base_ns + extra_ns, window))
+    }
+
+    /// The implicit commit of a window write ending before `end`: the zone
+    /// layer moves the write pointer; returns where it was.
+    #[inline(never)]
+    fn commit_implicitly(&mut self, zone: u32, end: u64) -> u64 {
+        let old_wp = self.core.zones.wp(zone);
+        let lbas = self.core.zones.implicit_commit_lbas(zone, end);
+        self.core.zones.commit(zone, lbas);
+        old_wp
+    }
+
+    /// Times an accepted write into a ZRWA and applies it (see
+    /// [`management::zrwa`]): firmware, then its data into the window.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn write_window(
+        &mut self,
+        ssd: &mut Ssd,
+        ready_ns: Nanos,
+        firmware: Firmware,
+        slba: u64,
+        nlb: u32,
+        data: WriteData<'_>,
+        old_wp: u64,
+    ) -> Nanos {
+        let zone = self.core.zones.zone_of(slba);
+        let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
+        let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
+        let fw_end = management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end);
+        let end = slba + u64::from(nlb);
+        if let Some(d) = self.core.data.as_mut() {
+            d.write_window(slba, u64::from(nlb), data.payload());
+        }
+        self.core.counters.host_write_bytes += u64::from(nlb) * self.core.layout.lba_bytes;
+        let link = data.crosses_link();
+        let t = management::zrwa::window_write(&mut self.core, ssd, zone, slba..end, fw_end, link, old_wp);
+        if !self.core.scheduler.background.pad_turns_due.is_empty() {
+            management::take_pad_turns(&mut self.core, ssd);
+        }
+        t
     }
 
     /// [`Device::accept_write`] into a conventional zone.
@@ -645,6 +695,10 @@ impl<P: DataPath> Front<P> {
     fn accept_append(&mut self, zslba: u64, nlb: u32) -> Result<(Accepted, u64), Status> {
         front::check_range(&self.core.layout, zslba, nlb, true)?;
         let zone = front::addressed_zone(&self.core.layout, &self.core.zones, zslba)?;
+        if self.core.zones.has_zrwa(zone) {
+            // The window decouples writes from the write pointer an append would use.
+            return Err(Status::InvalidZoneOperation);
+        }
         if u64::from(nlb) > self.core.layout.zasl_lbas {
             return Err(Status::InvalidField);
         }
@@ -923,6 +977,9 @@ impl<P: DataPath> Front<P> {
         slba: u64,
         select_all: bool,
     ) -> (Status, Nanos, CmdResult) {
+        if action == ZoneAction::FlushZrwa {
+            return self.flush_zrwa(ssd, ready_ns, slba, select_all);
+        }
         if select_all {
             return self.zone_mgmt_all(ssd, ready_ns, action);
         }
@@ -938,6 +995,26 @@ impl<P: DataPath> Front<P> {
             }
             Err(status) => self.core.fail(ssd, ready_ns, status),
         }
+    }
+
+    /// Flush Explicit ZRWA Range up to LBA `elba` of its zone: the write
+    /// pointer moves past it, and the committed data goes towards flash.
+    fn flush_zrwa(&mut self, ssd: &mut Ssd, ready_ns: Nanos, elba: u64, all: bool) -> (Status, Nanos, CmdResult) {
+        let zone = match front::flush_zrwa_zone(&self.core.layout, &self.core.zones, elba, all) {
+            Ok(zone) => zone,
+            Err(status) => return self.core.fail(ssd, ready_ns, status),
+        };
+        let old_wp = self.core.zones.wp(zone);
+        let (lbas, admission) = match self.core.zones.explicit_commit(zone, elba) {
+            Ok(accepted) => accepted,
+            Err(status) => return self.core.fail(ssd, ready_ns, status),
+        };
+        self.core.note_auto_close(admission.auto_closed);
+        self.core.zones.commit(zone, lbas);
+        let commit_ns = self.core.config.namespace.zrwa.map_or(0, |z| z.commit_ns);
+        let done = ssd.reserve_firmware(ready_ns, commit_ns);
+        management::zrwa::commit(&mut self.core, ssd, zone, old_wp + lbas, lbas, done);
+        (Status::Success, done, CmdResult::None)
     }
 
     /// Queues the work of an accepted finish or reset, if it has any.
@@ -984,7 +1061,7 @@ impl<P: DataPath> Front<P> {
     ) -> Result<Nanos, Status> {
         let m = &self.core.config.management;
         let cost_ns = match action {
-            ZoneAction::Open => m.open_ns,
+            ZoneAction::Open | ZoneAction::OpenZrwa => m.open_ns,
             ZoneAction::Close if self.core.zones.wp(zone) > self.core.zones.zslba(zone) => {
                 m.close_ns + m.close_written_ns
             }
@@ -992,10 +1069,19 @@ impl<P: DataPath> Front<P> {
             ZoneAction::Offline => m.offline_ns,
             ZoneAction::Finish => return self.finish_zone(ssd, ready_ns, zone, phases),
             ZoneAction::Reset => return self.reset_zone(ssd, ready_ns, zone, phases),
+            ZoneAction::FlushZrwa => unreachable!("flush_zrwa handles it"),
         };
         match action {
             ZoneAction::Open => {
                 let auto_closed = self.core.zones.open(zone)?;
+                self.core.note_auto_close(auto_closed);
+            }
+            // A TL_opened zone takes writes below where a window would start.
+            ZoneAction::OpenZrwa if self.core.translation.tl.contains_key(&zone) => {
+                return Err(Status::InvalidZoneOperation)
+            }
+            ZoneAction::OpenZrwa => {
+                let auto_closed = self.core.zones.open_zrwa(zone)?;
                 self.core.note_auto_close(auto_closed);
             }
             // A TL_opened zone is always open, so closing it succeeds.
@@ -1022,7 +1108,14 @@ impl<P: DataPath> Front<P> {
         if self.core.translation.tl.contains_key(&zone) {
             znsplus::threaded_logging::tl_plug_all(&mut self.core, ssd, zone, ready_ns);
         }
-        let old_wp = self.core.zones.finish(zone)?;
+        // What the ZRWA holds is committed first: the finish keeps it.
+        let wp = self.core.zones.wp(zone);
+        let committed = if self.core.zones.has_zrwa(zone) {
+            zrwa::commit_for_finish(&mut self.core, ssd, zone, wp, ready_ns)
+        } else {
+            0
+        };
+        let old_wp = self.core.zones.finish(zone)? + committed;
         if self.core.translation.tl.contains_key(&zone) {
             znsplus::threaded_logging::tl_finalize(&mut self.core, ssd, zone, ready_ns);
         }
@@ -1100,6 +1193,37 @@ mod tests {
     fn zn540_small() -> Device {
         let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(64 << 20), ..Default::default() };
         Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_zrwa_window_takes_buffer_room_once_per_lba_until_programmed() {
+        let set = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let sets = vec![
+            set("namespace.zrwa.size_bytes", "64k"),
+            set("namespace.zrwa.flush_granularity_bytes", "16k"),
+            set("namespace.zrwa.resources", "2"),
+        ];
+        let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(64 << 20), sets, ..Default::default() };
+        let mut dev = Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap();
+        let mut now = 0;
+        let mut run = |dev: &mut Device, cmd: Command<'_>| {
+            let c = dev.submit(now, &cmd, None);
+            assert_eq!(c.status, Status::Success, "{cmd:?}");
+            now = c.complete_ns;
+        };
+        let held = |dev: &Device| dev.front.core().controller.zone_io(0).buffer_occupied_bytes();
+        let write = |slba, nlb| Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None };
+        run(&mut dev, Command::ZoneMgmtSend { action: ZoneAction::OpenZrwa, slba: 0, select_all: false });
+        run(&mut dev, write(0, 16));
+        assert_eq!(held(&dev), 16 * 4096);
+        run(&mut dev, write(4, 8));
+        assert_eq!(held(&dev), 16 * 4096, "a rewrite takes no more room");
+        run(&mut dev, write(20, 4));
+        assert_eq!(held(&dev), 20 * 4096, "16..20 not written: no room");
+        run(&mut dev, Command::ZoneMgmtSend { action: ZoneAction::FlushZrwa, slba: 23, select_all: false });
+        assert_eq!(held(&dev), 24 * 4096, "the committed hole takes room as zeros");
+        assert_eq!(dev.front.core().controller.filled_lbas(0), 24, "committed data is in the fill");
+        assert_eq!(dev.flash_counters().programs, 0, "no unit complete yet: still in the buffer");
     }
 
     #[test]

@@ -216,6 +216,11 @@ pub fn set_parameter(config: &DeviceConfig, path: &str, value: &str) -> Result<D
     let mut walked = String::new();
     for key in parents {
         let valid = table_keys(node);
+        if node.get(*key).is_none() {
+            if let Some(section) = optional_section(&format!("{walked}{key}")) {
+                node.insert((*key).to_string(), toml::Value::Table(section));
+            }
+        }
         node = match node.get_mut(*key) {
             Some(toml::Value::Table(t)) => t,
             _ => return err(format!("--set {path}: no section '{walked}{key}'; valid here: {valid}")),
@@ -235,6 +240,15 @@ pub fn set_parameter(config: &DeviceConfig, path: &str, value: &str) -> Result<D
     let updated: DeviceConfig =
         table.try_into().map_err(|e: toml::de::Error| ConfigError(format!("--set {path}={value}: {}", e.message())))?;
     Ok(updated)
+}
+
+/// A section a configuration may leave out (and prints only when present),
+/// with its defaults, so that `--set` can reach into it: `namespace.zrwa`.
+fn optional_section(path: &str) -> Option<toml::Table> {
+    match path {
+        "namespace.zrwa" => toml::Table::try_from(crate::config::zrwa::ZrwaConfig::default()).ok(),
+        _ => None,
+    }
 }
 
 fn table_keys(table: &toml::Table) -> String {

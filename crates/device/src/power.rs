@@ -92,6 +92,9 @@ pub(crate) fn power_cut(core: &mut Backend, at_ns: Nanos) -> PowerCutReport {
     assert!(core.durability_kept(), "a power cut needs a device built to track it (Tracking::power_cuts)");
     let mut report = PowerCutReport::default();
     for zone in 0..core.layout.zones {
+        if core.zones.has_zrwa(zone) {
+            report.lost_blocks += core.drop_zrwa_window(zone);
+        }
         if !core.tracked(zone) || !matches!(core.zones.state(zone), s if s.is_active() || s == ZoneState::Full) {
             continue;
         }

@@ -116,6 +116,7 @@ fn zn540() -> DeviceConfig {
             zasl_bytes: 0,
             mdts_bytes: 128 * KIB,
             cross_zone_read: false,
+            zrwa: None,
         },
         // Each die takes a whole program unit of a zone in turn, and zones
         // written together start on dies far apart, so at the flash's limit
@@ -349,6 +350,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             zasl_bytes: 0,
             mdts_bytes: 512 * KIB,
             cross_zone_read: false,
+            zrwa: None,
         },
         mapping: MappingConfig {
             d_zone: 16,

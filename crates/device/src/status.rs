@@ -12,6 +12,9 @@ pub enum Status {
     LbaOutOfRange,
     /// Invalid Zone Operation Request.
     InvalidZoneOperation,
+    /// Zone Random Write Area Resources Unavailable (TP 4076): no ZRWA to
+    /// allocate, or the write pointer is not on the flush granularity.
+    ZrwaResourcesUnavailable,
     /// Zone Boundary Error: the command crosses into the next zone.
     ZoneBoundaryError,
     /// Zone Is Full.
@@ -38,11 +41,12 @@ pub enum Status {
 
 impl Status {
     /// Every status, in code order within each type.
-    pub const ALL: [Status; 15] = [
+    pub const ALL: [Status; 16] = [
         Status::Success,
         Status::InvalidField,
         Status::LbaOutOfRange,
         Status::InvalidZoneOperation,
+        Status::ZrwaResourcesUnavailable,
         Status::ZoneBoundaryError,
         Status::ZoneIsFull,
         Status::ZoneIsReadOnly,
@@ -76,6 +80,7 @@ impl Status {
             Status::InvalidField => 0x02,
             Status::LbaOutOfRange => 0x80,
             Status::InvalidZoneOperation => 0xB6,
+            Status::ZrwaResourcesUnavailable => 0xB7,
             Status::ZoneBoundaryError => 0xB8,
             Status::ZoneIsFull => 0xB9,
             Status::ZoneIsReadOnly => 0xBA,
@@ -112,6 +117,7 @@ impl Status {
             Status::InvalidField => "invalid_field",
             Status::LbaOutOfRange => "lba_out_of_range",
             Status::InvalidZoneOperation => "invalid_zone_operation",
+            Status::ZrwaResourcesUnavailable => "zrwa_resources_unavailable",
             Status::ZoneBoundaryError => "zone_boundary_error",
             Status::ZoneIsFull => "zone_is_full",
             Status::ZoneIsReadOnly => "zone_is_read_only",
@@ -246,6 +252,7 @@ mod tests {
             ("invalid_field", 0x002),
             ("lba_out_of_range", 0x080),
             ("invalid_zone_operation", 0x1B6),
+            ("zrwa_resources_unavailable", 0x1B7),
             ("zone_boundary_error", 0x1B8),
             ("zone_is_full", 0x1B9),
             ("zone_is_read_only", 0x1BA),
@@ -256,6 +263,7 @@ mod tests {
             ("zone_invalid_state_transition", 0x1BF),
             ("invalid_namespace", 0x00B),
         ];
+        assert_eq!(Status::ALL.len(), expected.len());
         for (status, (name, code)) in Status::ALL.iter().zip(expected) {
             assert_eq!(status.name(), name);
             assert_eq!(status.code(), code, "{name}");

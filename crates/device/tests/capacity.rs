@@ -15,7 +15,8 @@ fn random_writes(dev: &mut Device, capacities: u64, seed: u64) -> (Vec<FtlCounte
     for _ in 0..capacities {
         for _ in 0..pieces {
             let slba = rng.below(pieces) * u64::from(nlb);
-            let done = dev.submit(t, &Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None }, None);
+            let done =
+                dev.submit(t, &Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None }, None);
             assert!(done.status.is_success(), "{:?}", done.status);
             t = done.complete_ns;
         }

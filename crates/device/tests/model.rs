@@ -286,6 +286,8 @@ impl Model {
                 ReadOnly | Offline => self.set_state(zone, Offline),
                 _ => return bad,
             },
+            // This model's namespace has no ZRWA (tests/zrwa.rs models one).
+            ZoneAction::OpenZrwa | ZoneAction::FlushZrwa => return Err(Status::InvalidZoneOperation),
         }
         Ok(())
     }
@@ -302,6 +304,7 @@ impl Model {
                     ZoneAction::Finish => is_active(s),
                     ZoneAction::Reset => is_active(s) || s == ZoneState::Full,
                     ZoneAction::Offline => s == ZoneState::ReadOnly,
+                    ZoneAction::OpenZrwa | ZoneAction::FlushZrwa => false,
                 };
                 if applies {
                     self.apply(action, zone)?;
@@ -335,6 +338,7 @@ impl Model {
                 zsze: ZSZE,
                 zslba: zslba(zone),
                 wp: zslba(zone) + ZSZE,
+                zrwa: false,
             }
         } else {
             let z = self.zones[zone as usize];
@@ -345,6 +349,7 @@ impl Model {
                 zsze: ZSZE,
                 zslba: zslba(zone),
                 wp: z.wp,
+                zrwa: false,
             }
         }
     }

@@ -707,11 +707,20 @@ fn expected_transition(action: ZoneAction, from: ZoneState) -> Result<ZoneState,
             ReadOnly | Offline => Ok(Offline),
             _ => bad,
         },
+        // The namespace of these tests has no ZRWA (tests/zrwa.rs has one).
+        ZoneAction::OpenZrwa | ZoneAction::FlushZrwa => Err(Status::InvalidZoneOperation),
     }
 }
 
-const ACTIONS: [ZoneAction; 5] =
-    [ZoneAction::Open, ZoneAction::Close, ZoneAction::Finish, ZoneAction::Reset, ZoneAction::Offline];
+const ACTIONS: [ZoneAction; 7] = [
+    ZoneAction::Open,
+    ZoneAction::Close,
+    ZoneAction::Finish,
+    ZoneAction::Reset,
+    ZoneAction::Offline,
+    ZoneAction::OpenZrwa,
+    ZoneAction::FlushZrwa,
+];
 
 #[test]
 fn zone_management_from_every_state() {
@@ -779,7 +788,8 @@ fn zone_management_no_ops() {
 
 #[test]
 fn zone_management_slba_must_be_a_zslba() {
-    for action in ACTIONS {
+    // Flush Explicit ZRWA Range names any LBA of its zone (tests/zrwa.rs).
+    for action in ACTIONS.into_iter().filter(|&a| a != ZoneAction::FlushZrwa) {
         let mut h = H::small();
         h.make_state(2, ZoneState::ImplicitlyOpened);
         for slba in [zslba(2) + 1, zslba(2) + 4, zslba(3) - 1] {
@@ -1017,6 +1027,7 @@ fn report_zones_descriptors() {
             zsze: ZSZE,
             zslba: zslba(z),
             wp,
+            zrwa: false,
         };
         assert_eq!(d, &want, "zone {z}");
     }

@@ -10,6 +10,7 @@ pub mod nsmgmt;
 pub mod nvme_commands;
 pub mod targets;
 pub mod znsplus;
+pub mod zrwa;
 
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
@@ -33,7 +34,7 @@ pub struct Target {
 }
 
 /// Every target, in the order `all` fuzzes them.
-pub const TARGETS: [Target; 10] = [
+pub const TARGETS: [Target; 11] = [
     Target { name: "trace", run: targets::trace, generate: None },
     Target { name: "fio", run: targets::fio, generate: None },
     Target { name: "iolog", run: targets::iolog, generate: None },
@@ -44,6 +45,7 @@ pub const TARGETS: [Target; 10] = [
     Target { name: "nvme-tcp-fdp", run: targets::nvme_tcp_fdp, generate: Some(fdp_commands::generate) },
     Target { name: "znsplus", run: znsplus::run_text, generate: Some(znsplus::generate) },
     Target { name: "nsmgmt", run: nsmgmt::run_text, generate: Some(nsmgmt::generate) },
+    Target { name: "zrwa", run: zrwa::run_text, generate: Some(zrwa::generate) },
 ];
 
 /// The target called `name`, if there is one.

@@ -69,7 +69,7 @@ mod tests {
     const G: Geometry = Geometry { lba_bytes: 4096, nsze_lbas: 4 * 16384, zone_lbas: 16384, io_bytes_max: 1 << 20 };
 
     fn zone(zone_type: ZoneType, state: ZoneState, zslba: u64, wp: u64) -> ZoneDescriptor {
-        ZoneDescriptor { zone_type, state, zcap: 12288, zsze: 16384, zslba, wp }
+        ZoneDescriptor { zone_type, state, zcap: 12288, zsze: 16384, zslba, wp, zrwa: false }
     }
 
     fn u64_at(bytes: &[u8], offset: usize) -> u64 {

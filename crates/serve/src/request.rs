@@ -242,7 +242,9 @@ pub fn errno_of(status: Status) -> i32 {
         Status::LbaOutOfRange => errno::EREMOTEIO,
         Status::TooManyActiveZones => errno::EOVERFLOW,
         Status::TooManyOpenZones => errno::ETOOMANYREFS,
+        // Linux's nvme_error_status has no case for 0x1B7: BLK_STS_IOERR.
         Status::InvalidZoneOperation
+        | Status::ZrwaResourcesUnavailable
         | Status::ZoneBoundaryError
         | Status::ZoneIsFull
         | Status::ZoneIsReadOnly
@@ -409,6 +411,7 @@ mod tests {
             (Status::InvalidField, errno::EOPNOTSUPP),
             (Status::LbaOutOfRange, errno::EREMOTEIO),
             (Status::InvalidZoneOperation, errno::EIO),
+            (Status::ZrwaResourcesUnavailable, errno::EIO),
             (Status::ZoneBoundaryError, errno::EIO),
             (Status::ZoneIsFull, errno::EIO),
             (Status::ZoneIsReadOnly, errno::EIO),

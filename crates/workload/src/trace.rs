@@ -131,8 +131,11 @@ pub enum LineError {
         /// The number found.
         value: u64,
     },
+    /// ZRWA Allocate on an action other than Open.
+    #[error("\"zrwaa\" (ZRWA Allocate) applies to \"action\":\"open\" only")]
+    ZrwaaNotOpen,
     /// A zone management `action` the command does not have.
-    #[error("\"action\" must be open, close, finish, reset or offline, got \"{action}\"")]
+    #[error("\"action\" must be open, close, finish, reset, offline or flush_zrwa, got \"{action}\"")]
     BadAction {
         /// The action as written.
         action: String,
@@ -365,7 +368,7 @@ fn op_keys(op: &str) -> Option<&'static [&'static str]> {
         "write_zeroes" | "read" => &["slba", "nlb"],
         "append" => &["zslba", "nlb", "fua"],
         "flush" | "power_cut" => &[],
-        "zone_mgmt" => &["action", "slba", "select_all"],
+        "zone_mgmt" => &["action", "slba", "select_all", "zrwaa"],
         "report_zones" => &["slba", "filter", "max", "partial"],
         "set_zone_state" => &["slba", "state"],
         "wait" => &["ns"],
@@ -619,6 +622,12 @@ fn parse_create_ns(f: &Fields<'_>) -> Result<NamespaceRequest, LineError> {
 fn parse_zone_mgmt(f: &Fields<'_>) -> Result<Op, LineError> {
     let action = f.str("action")?.ok_or(LineError::Missing { key: "action" })?;
     let action = ZoneAction::parse(action).ok_or_else(|| LineError::BadAction { action: action.to_string() })?;
+    // ZRWA Allocate (TP 4076) is a flag of Open, as in the command.
+    let action = match (action, f.bool("zrwaa")?.unwrap_or(false)) {
+        (ZoneAction::Open, true) => ZoneAction::OpenZrwa,
+        (_, true) => return Err(LineError::ZrwaaNotOpen),
+        (action, false) => action,
+    };
     let select_all = f.bool("select_all")?.unwrap_or(false);
     let slba = match f.u64("slba")? {
         Some(s) => s,
@@ -876,6 +885,12 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
                 "mar": id.mar, "mor": id.mor, "zasl_bytes": id.zasl_bytes, "mdts_bytes": id.mdts_bytes,
             });
             map.extend(v.as_object().expect("object literal").clone());
+            // Only a namespace with a ZRWA says so: other answers stay as they were.
+            if let Some(z) = id.zrwa {
+                let zrwa = json!({"zrwas": z.lbas, "zrwafg": z.flush_lbas, "numzrwa": z.resources,
+                                  "expflushsup": z.explicit_commit});
+                map.insert("zrwa".into(), zrwa);
+            }
         }
         CmdResult::Mapping(m) => {
             let v = json!({
@@ -891,8 +906,12 @@ fn result_fields(map: &mut Map<String, Value>, completion: &Completion) {
                 .zones
                 .iter()
                 .map(|z| {
-                    json!({"zslba": z.zslba, "wp": z.wp, "zcap": z.zcap, "zsze": z.zsze,
-                           "state": z.state.name(), "type": z.zone_type.name()})
+                    let mut d = json!({"zslba": z.zslba, "wp": z.wp, "zcap": z.zcap, "zsze": z.zsze,
+                           "state": z.state.name(), "type": z.zone_type.name()});
+                    if z.zrwa {
+                        d["zrwav"] = true.into();
+                    }
+                    d
                 })
                 .collect();
             map.insert("zones".into(), zones.into());
@@ -917,6 +936,40 @@ mod tests {
             ..Default::default()
         };
         Device::new(opts.apply(preset("zn540").unwrap()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_zrwa_is_opened_written_and_flushed_from_a_trace() {
+        let mut config = preset("zn540").unwrap();
+        for (path, value) in [
+            ("namespace.zrwa.size_bytes", "64k"),
+            ("namespace.zrwa.flush_granularity_bytes", "16k"),
+            ("namespace.zrwa.resources", "2"),
+        ] {
+            config = zonelab_device::options::set_parameter(&config, path, value).unwrap();
+        }
+        let opts = DeviceOptions { zones: Some(4), zone_size_bytes: Some(1 << 20), data: true, ..Default::default() };
+        let mut dev = Device::new(opts.apply(config).unwrap()).unwrap();
+        let trace = concat!(
+            "{\"op\":\"identify\"}\n",
+            "{\"op\":\"zone_mgmt\",\"action\":\"open\",\"slba\":0,\"zrwaa\":true}\n",
+            "{\"op\":\"write\",\"slba\":4,\"nlb\":4,\"pattern\":9}\n",
+            "{\"op\":\"report_zones\",\"max\":2}\n",
+            "{\"op\":\"zone_mgmt\",\"action\":\"flush_zrwa\",\"slba\":6}\n",
+            "{\"op\":\"zone_mgmt\",\"action\":\"flush_zrwa\",\"slba\":7}\n",
+            "{\"op\":\"read\",\"slba\":4,\"nlb\":4}\n",
+            "{\"op\":\"report_zones\",\"max\":1}\n",
+        );
+        let mut out = Vec::new();
+        run_trace(&mut dev, trace.as_bytes(), &mut out).unwrap();
+        let l: Vec<Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(l[0]["zrwa"], json!({"zrwas": 16, "zrwafg": 4, "numzrwa": 2, "expflushsup": true}));
+        assert_eq!((l[1]["status"].as_str(), l[2]["status"].as_str()), (Some("success"), Some("success")));
+        assert_eq!((l[3]["zones"][0]["zrwav"].as_bool(), l[3]["zones"][0]["wp"].as_u64()), (Some(true), Some(0)));
+        assert!(l[3]["zones"][1].get("zrwav").is_none(), "shown only on a zone with a ZRWA");
+        assert_eq!(l[4]["status"], "invalid_field", "7 LBAs: not a granule");
+        assert_eq!((l[5]["status"].as_str(), l[6]["pattern"].as_u64()), (Some("success"), Some(9)));
+        assert_eq!(l[7]["zones"][0]["wp"], 8);
     }
 
     #[test]
@@ -1110,6 +1163,10 @@ mod tests {
             ("{\"op\":\"write\",\"slba\":-1,\"nlb\":1}", "non-negative integer"),
             ("{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"sbla\":3}", "unknown field \"sbla\""),
             ("{\"op\":\"zone_mgmt\",\"action\":\"explode\",\"slba\":0}", "\"action\" must be"),
+            (
+                "{\"op\":\"zone_mgmt\",\"action\":\"close\",\"slba\":0,\"zrwaa\":true}",
+                "applies to \"action\":\"open\" only",
+            ),
             ("[1,2]", "JSON object"),
             ("{\"op\":\"write\"", "not valid JSON"),
             ("{\"op\":\"write\",\"slba\":0,\"nlb\":1,\"pattern\":300}", "byte"),

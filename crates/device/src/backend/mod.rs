@@ -271,6 +271,45 @@ impl Backend {
         t
     }
 
+    /// Hands `lbas` LBAs whose data is in the zone's buffer already (a
+    /// ZRWA's committed data, admitted when written) to the fill at its fill
+    /// point, piece by piece, from `at_ns` on: complete units are programmed.
+    pub(crate) fn fill_committed(&mut self, ssd: &mut Ssd, zone: u32, lbas: u64, at_ns: Nanos) {
+        let filled_before = self.controller.filled_lbas(zone);
+        let mut remaining = lbas;
+        // Bound: each pass fills at least one LBA (the capacity is not reached).
+        while remaining > 0 {
+            let (piece, unit) = self.next_piece(ssd, zone, remaining, at_ns);
+            self.cache_fill(zone, piece, at_ns);
+            self.fill_unit(ssd, zone, unit, piece, at_ns);
+            remaining -= piece;
+        }
+        debug_assert_eq!(self.controller.filled_lbas(zone), filled_before + lbas);
+    }
+
+    /// A ZRWA's uncommitted data is not part of the zone yet: a power cut or a
+    /// failure of the zone discards it (it leaves the buffer; data mode reads
+    /// zeros there). Returns the LBAs it held.
+    pub(crate) fn drop_zrwa_window(&mut self, zone: u32) -> u64 {
+        let (lbas, _) = self.controller.window_extent(zone);
+        self.controller.window_commit_below(zone, u64::MAX);
+        self.controller.release_unissued(zone, lbas * self.layout.lba_bytes);
+        if let Some(d) = self.data.as_mut() {
+            d.truncate(self.zones.wp(zone));
+        }
+        lbas
+    }
+
+    /// Room in the zone's buffer and the shared pool for `lbas` LBAs ready
+    /// from `ready_ns` on; returns when there is.
+    pub(crate) fn admit_lbas(&mut self, zone: u32, lbas: u64, ready_ns: Nanos) -> Nanos {
+        let bytes = lbas * self.layout.lba_bytes;
+        if bytes == 0 {
+            return ready_ns;
+        }
+        self.controller.admit_piece(zone, ready_ns, bytes, self.layout.zone_buffer_bytes)
+    }
+
     /// One piece of `piece` LBAs for `unit`, ready from `ready_ns` on: room
     /// in the buffers, the link for host data, then the fill; returns when it is in.
     #[inline(always)]

@@ -77,6 +77,8 @@ impl NamespaceEntry {
             zasl_bytes: self.zasl_bytes.unwrap_or(base.zasl_bytes),
             mdts_bytes: base.mdts_bytes,
             cross_zone_read: self.cross_zone_read.unwrap_or(base.cross_zone_read),
+            // An NVM namespace has no zones to give a ZRWA.
+            zrwa: base.zrwa.filter(|_| self.command_set != Some(CommandSet::Nvm)),
         }
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod buffer;
 pub mod read_ahead;
+mod window;
 pub mod write_cache;
 
 use buffer::{DevicePool, ZoneBuffer};
@@ -154,6 +155,34 @@ impl Controller {
         self.zone_io[zone as usize].push_gate(ready_ns, now_ns);
     }
 
+    /// LBAs `start..end` land in `zone`'s ZRWA: returns how many were not
+    /// there yet (a rewrite takes no more room).
+    pub(crate) fn window_write(&mut self, zone: u32, start: u64, end: u64) -> u64 {
+        self.zone_io[zone as usize].window.write(start, end)
+    }
+
+    /// `zone`'s ZRWA data below LBA `end` is committed: returns how many of
+    /// those LBAs it held (the rest were never written).
+    pub(crate) fn window_commit_below(&mut self, zone: u32, end: u64) -> u64 {
+        self.zone_io[zone as usize].window.commit_below(end)
+    }
+
+    /// The data written into `zone`'s ZRWA so far is in from `ready_ns` on.
+    pub(crate) fn window_note_ready(&mut self, zone: u32, ready_ns: Nanos) {
+        self.zone_io[zone as usize].window.note_ready(ready_ns);
+    }
+
+    /// When the data written into `zone`'s ZRWA so far is all in.
+    pub(crate) fn window_ready_ns(&self, zone: u32) -> Nanos {
+        self.zone_io[zone as usize].window.ready_ns()
+    }
+
+    /// Uncommitted LBAs of `zone`'s ZRWA and the end of the highest one.
+    pub(crate) fn window_extent(&self, zone: u32) -> (u64, Option<u64>) {
+        let w = &self.zone_io[zone as usize].window;
+        (w.lbas(), w.end())
+    }
+
     /// A piece of `bytes`, ready from `ready_ns` on, waits for room in the
     /// zone's buffer (`zone_capacity` bytes) and then in the shared pool;
     /// returns when it has both.
@@ -246,6 +275,8 @@ pub(crate) struct ZoneIo {
     /// Memo of where the unit to program next ends: (unit, zone offset past
     /// its last chunk), a pure function of the unit.
     flush_end: Option<(u64, u64)>,
+    /// The ZRWA's uncommitted data (absolute LBAs), already in `buffer`.
+    window: window::Window,
 }
 
 /// When the data taken in for each program unit not yet programmed is all

@@ -17,6 +17,12 @@ pub enum ZoneAction {
     Reset,
     /// Offline Zone: only from read-only; the zone becomes unusable.
     Offline,
+    /// Open Zone with ZRWA Allocate (TP 4076): as Open, and the zone takes a
+    /// Zone Random Write Area.
+    OpenZrwa,
+    /// Flush Explicit ZRWA Range (action 0x11): commits the zone's ZRWA up
+    /// to and including the LBA the command gives (not a zone start).
+    FlushZrwa,
 }
 
 impl ZoneAction {
@@ -28,6 +34,8 @@ impl ZoneAction {
             ZoneAction::Finish => "finish",
             ZoneAction::Reset => "reset",
             ZoneAction::Offline => "offline",
+            ZoneAction::OpenZrwa => "open_zrwa",
+            ZoneAction::FlushZrwa => "flush_zrwa",
         }
     }
 
@@ -39,6 +47,8 @@ impl ZoneAction {
             "finish" => ZoneAction::Finish,
             "reset" => ZoneAction::Reset,
             "offline" => ZoneAction::Offline,
+            "open_zrwa" => ZoneAction::OpenZrwa,
+            "flush_zrwa" => ZoneAction::FlushZrwa,
             _ => return None,
         })
     }
@@ -242,6 +252,9 @@ pub struct IdentifyData {
     pub zasl_bytes: u64,
     /// Maximum Data Transfer Size in bytes (MDTS).
     pub mdts_bytes: u64,
+    /// Zone Random Write Area: ZRWAS, ZRWAFG, NUMZRWA (a count, not
+    /// 0-based) and EXPFLUSHSUP; None: the namespace has none (OZCS ZRWASUP clear).
+    pub zrwa: Option<crate::config::zrwa::ZrwaLimits>,
 }
 
 /// identify_mapping (seed 002 §3.3.1): in a logical chunk address (LBA /
@@ -278,6 +291,8 @@ pub struct ZoneDescriptor {
     pub zslba: u64,
     /// Write Pointer (an LBA).
     pub wp: u64,
+    /// Zone attribute ZRWAV: the zone holds a Zone Random Write Area.
+    pub zrwa: bool,
 }
 
 /// The answer to Report Zones.

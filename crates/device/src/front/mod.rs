@@ -56,6 +56,22 @@ pub(crate) fn addressed_zone(layout: &Layout, zones: &ZoneTable, zslba: u64) -> 
     Ok(zone)
 }
 
+/// The zone Flush Explicit ZRWA Range addresses by an LBA of it (not its
+/// start): in range, without Select All, sequential.
+pub(crate) fn flush_zrwa_zone(layout: &Layout, zones: &ZoneTable, elba: u64, select_all: bool) -> Result<u32, Status> {
+    if select_all {
+        return Err(Status::InvalidField);
+    }
+    if elba >= nsze(layout) {
+        return Err(Status::LbaOutOfRange);
+    }
+    let zone = zones.zone_of(elba);
+    if zones.zone_type(zone) == ZoneType::Conventional {
+        return Err(Status::InvalidZoneOperation);
+    }
+    Ok(zone)
+}
+
 /// Identify Namespace (zoned): sizes, zone resources (0-based, all ones for
 /// no limit) and transfer limits.
 pub(crate) fn identify(config: &DeviceConfig, layout: &Layout) -> IdentifyData {
@@ -72,6 +88,7 @@ pub(crate) fn identify(config: &DeviceConfig, layout: &Layout) -> IdentifyData {
         mor: zero_based(ns.max_open_zones),
         zasl_bytes: layout.zasl_lbas * layout.lba_bytes,
         mdts_bytes: ns.mdts_bytes,
+        zrwa: ns.zrwa.map(|z| z.limits(config, layout).expect("a validated configuration")),
     }
 }
 
@@ -84,7 +101,8 @@ pub(crate) fn descriptor(layout: &Layout, zones: &ZoneTable, zone: u32) -> ZoneD
         ZoneType::Conventional => (layout.zone_lbas, zslba + layout.zone_lbas),
         ZoneType::SeqWriteRequired => (layout.zcap_lbas, zones.wp(zone)),
     };
-    ZoneDescriptor { zone_type, state: zones.state(zone), zcap, zsze: layout.zone_lbas, zslba, wp }
+    let zrwa = zones.has_zrwa(zone);
+    ZoneDescriptor { zone_type, state: zones.state(zone), zcap, zsze: layout.zone_lbas, zslba, wp, zrwa }
 }
 
 /// Report Zones from `slba`: up to `max_zones` descriptors that match
@@ -157,11 +175,13 @@ pub(crate) fn check_read(
 /// Reset: opened, closed and full; Offline: read only).
 pub(crate) fn select_all_applies(action: ZoneAction, state: ZoneState) -> bool {
     match action {
-        ZoneAction::Open => state == ZoneState::Closed,
+        ZoneAction::Open | ZoneAction::OpenZrwa => state == ZoneState::Closed,
         ZoneAction::Close => state.is_open(),
         ZoneAction::Finish => state.is_active(),
         ZoneAction::Reset => state.is_active() || state == ZoneState::Full,
         ZoneAction::Offline => state == ZoneState::ReadOnly,
+        // Refused with Select All before any zone is selected.
+        ZoneAction::FlushZrwa => false,
     }
 }
 

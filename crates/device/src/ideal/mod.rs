@@ -76,6 +76,8 @@ impl IdealDevice {
             if end > self.zones.zslba(zone) + self.layout.zone_lbas {
                 return Err(Status::ZoneBoundaryError);
             }
+        } else if self.zones.has_zrwa(zone) {
+            return self.write_window(zone, slba, nlb, if zeroes { Payload::Pattern(0) } else { payload });
         } else {
             if slba != self.zones.wp(zone) {
                 return Err(Status::ZoneInvalidWrite);
@@ -89,9 +91,26 @@ impl IdealDevice {
         Ok(CmdResult::None)
     }
 
+    /// A write into `zone`'s ZRWA: the window rules, then its implicit commit.
+    fn write_window(&mut self, zone: u32, slba: u64, nlb: u32, payload: Payload<'_>) -> Result<CmdResult, Status> {
+        let end = slba + u64::from(nlb);
+        let admission = self.zones.admit_write_at_wp(zone, slba, end)?;
+        self.counters.auto_closes += u64::from(admission.auto_closed.is_some());
+        let lbas = self.zones.implicit_commit_lbas(zone, end);
+        self.zones.commit(zone, lbas);
+        self.counters.host_write_bytes += u64::from(nlb) * self.layout.lba_bytes;
+        if let Some(d) = self.data.as_mut() {
+            d.write_window(slba, u64::from(nlb), payload);
+        }
+        Ok(CmdResult::None)
+    }
+
     fn append(&mut self, zslba: u64, nlb: u32, payload: Payload<'_>) -> Result<CmdResult, Status> {
         front::check_range(&self.layout, zslba, nlb, true)?;
         let zone = front::addressed_zone(&self.layout, &self.zones, zslba)?;
+        if self.zones.has_zrwa(zone) {
+            return Err(Status::InvalidZoneOperation);
+        }
         if u64::from(nlb) > self.layout.zasl_lbas {
             return Err(Status::InvalidField);
         }
@@ -133,6 +152,13 @@ impl IdealDevice {
     }
 
     fn zone_mgmt(&mut self, action: ZoneAction, slba: u64, select_all: bool) -> Result<CmdResult, Status> {
+        if action == ZoneAction::FlushZrwa {
+            let zone = front::flush_zrwa_zone(&self.layout, &self.zones, slba, select_all)?;
+            let (lbas, admission) = self.zones.explicit_commit(zone, slba)?;
+            self.counters.auto_closes += u64::from(admission.auto_closed.is_some());
+            self.zones.commit(zone, lbas);
+            return Ok(CmdResult::None);
+        }
         if !select_all {
             let zone = front::addressed_zone(&self.layout, &self.zones, slba)?;
             self.apply(action, zone)?;
@@ -153,6 +179,12 @@ impl IdealDevice {
                     self.counters.auto_closes += 1;
                 }
             }
+            ZoneAction::OpenZrwa => {
+                if self.zones.open_zrwa(zone)?.is_some() {
+                    self.counters.auto_closes += 1;
+                }
+            }
+            ZoneAction::FlushZrwa => unreachable!("zone_mgmt commits before selecting zones"),
             ZoneAction::Close => self.zones.close(zone)?,
             ZoneAction::Finish => {
                 let was_full = self.zones.state(zone) == ZoneState::Full;
@@ -243,6 +275,10 @@ impl ZonedDevice for IdealDevice {
 
     fn set_zone_state(&mut self, slba: u64, state: ZoneState) -> Result<(), Status> {
         let Some(zone) = front::fault_target(&self.layout, &self.zones, slba, state)? else { return Ok(()) };
+        // As on the device: the ZRWA's uncommitted data goes with the failure.
+        if let Some(d) = self.data.as_mut().filter(|_| self.zones.has_zrwa(zone)) {
+            d.truncate(self.zones.wp(zone));
+        }
         self.zones.inject_fault(zone, state);
         if state == ZoneState::Offline {
             self.discard(zone);

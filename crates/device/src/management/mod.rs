@@ -41,6 +41,7 @@
 
 pub mod finish;
 pub mod reset;
+pub mod zrwa;
 
 use crate::backend::Backend;
 use crate::front::command::{CmdResult, Completion, Tag};

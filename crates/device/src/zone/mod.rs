@@ -1,7 +1,10 @@
 //! Zone states, write pointers and open/active resource accounting.
 
+use crate::config::zrwa::ZrwaLimits;
 use crate::status::Status;
 use std::collections::BTreeMap;
+
+mod zrwa;
 
 /// Zone State of the zoned namespace state machine (ZNS Command Set §2.1.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,6 +96,8 @@ struct Zone {
     wp: u64,
     /// When the zone became implicitly opened (key into the LRU).
     open_seq: u64,
+    /// The zone holds a Zone Random Write Area (attribute ZRWAV).
+    zrwa: bool,
 }
 
 /// Outcome of taking a zone for a write: whether the write opened it.
@@ -102,6 +107,9 @@ pub struct WriteAdmission {
     pub implicitly_opened: bool,
     /// A zone the device closed to free an open resource.
     pub auto_closed: Option<u32>,
+    /// The zone holds a ZRWA: the write lands in its window and does not
+    /// move the write pointer by itself.
+    pub window: bool,
 }
 
 /// All zones of the namespace and the open/active resources they hold.
@@ -119,6 +127,10 @@ pub struct ZoneTable {
     /// Implicitly opened zones by the order they were opened in.
     implicit_lru: BTreeMap<u64, u32>,
     seq_next: u64,
+    /// ZRWA geometry (`lbas` 0: the namespace has none).
+    zrwa: ZrwaLimits,
+    /// Zones holding a ZRWA now.
+    zrwa_held: u32,
 }
 
 impl ZoneTable {
@@ -139,6 +151,7 @@ impl ZoneTable {
                 state: if i < conventional { ZoneState::NotWritePointer } else { ZoneState::Empty },
                 wp: u64::from(i) << zone_lbas_log2,
                 open_seq: 0,
+                zrwa: false,
             })
             .collect();
         Self {
@@ -152,6 +165,8 @@ impl ZoneTable {
             active: 0,
             implicit_lru: BTreeMap::new(),
             seq_next: 0,
+            zrwa: ZrwaLimits::default(),
+            zrwa_held: 0,
         }
     }
 
@@ -159,14 +174,18 @@ impl ZoneTable {
     pub fn of(config: &crate::config::DeviceConfig, layout: &crate::config::Layout) -> Self {
         let ns = &config.namespace;
         let (open_max, active_max) = (ns.max_open_zones, ns.max_active_zones);
-        Self::new(
+        let table = Self::new(
             layout.zones,
             layout.conventional_zones,
             layout.zone_lbas_log2,
             layout.zcap_lbas,
             open_max,
             active_max,
-        )
+        );
+        match &ns.zrwa {
+            Some(z) => table.with_zrwa(z.limits(config, layout).expect("a validated configuration")),
+            None => table,
+        }
     }
 
     /// Zones in the namespace.
@@ -233,6 +252,11 @@ impl ZoneTable {
             self.implicit_lru.remove(&z.open_seq);
         }
         z.state = state;
+        // Only an active zone holds a ZRWA: finish, reset and failures release it.
+        if z.zrwa && !state.is_active() {
+            z.zrwa = false;
+            self.zrwa_held -= 1;
+        }
         if state.is_open() {
             self.open += 1;
         }
@@ -248,23 +272,28 @@ impl ZoneTable {
         debug_assert!(self.max_active == 0 || self.active <= self.max_active);
     }
 
-    /// Checks that `zone` (in state Empty or Closed) can become open, closing
-    /// the implicitly opened zone opened longest ago if the open resources
-    /// are used up. Returns the zone it closed, if any.
-    fn make_room_to_open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
+    /// Checks that `zone` (in state Empty or Closed) can become open, and
+    /// take a ZRWA if `zrwa`, closing the implicitly opened zone opened
+    /// longest ago if the open resources are used up. Returns the zone it
+    /// closed, if any. A refusal changes nothing.
+    fn make_room_to_open(&mut self, zone: u32, zrwa: bool) -> Result<Option<u32>, Status> {
         let state = self.state(zone);
         debug_assert!(matches!(state, ZoneState::Empty | ZoneState::Closed | ZoneState::Full));
         if state != ZoneState::Closed && self.max_active != 0 && self.active >= self.max_active {
             return Err(Status::TooManyActiveZones);
         }
-        if self.max_open == 0 || self.open < self.max_open {
-            return Ok(None);
-        }
-        let Some((_, &victim)) = self.implicit_lru.first_key_value() else {
+        let open_full = self.max_open != 0 && self.open >= self.max_open;
+        let victim = if open_full { self.implicit_lru.first_key_value().map(|(_, &v)| v) } else { None };
+        if open_full && victim.is_none() {
             return Err(Status::TooManyOpenZones);
-        };
-        self.set_state(victim, ZoneState::Closed);
-        Ok(Some(victim))
+        }
+        if zrwa && !self.zones[zone as usize].zrwa && self.zrwa_held >= self.zrwa.resources {
+            return Err(Status::ZrwaResourcesUnavailable);
+        }
+        if let Some(victim) = victim {
+            self.set_state(victim, ZoneState::Closed);
+        }
+        Ok(victim)
     }
 
     /// Takes `zone` for a write of `nlb` blocks at the write pointer: state
@@ -274,7 +303,7 @@ impl ZoneTable {
     pub fn admit_write(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
         match self.state(zone) {
             ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::NotWritePointer => {
-                Ok(WriteAdmission { implicitly_opened: false, auto_closed: None })
+                Ok(WriteAdmission { implicitly_opened: false, auto_closed: None, window: false })
             }
             ZoneState::Empty | ZoneState::Closed => self.open_for_write(zone),
             ZoneState::Full => Err(Status::ZoneIsFull),
@@ -287,9 +316,9 @@ impl ZoneTable {
     /// writes go to a zone that is open already.
     #[inline(never)]
     fn open_for_write(&mut self, zone: u32) -> Result<WriteAdmission, Status> {
-        let auto_closed = self.make_room_to_open(zone)?;
+        let auto_closed = self.make_room_to_open(zone, false)?;
         self.set_state(zone, ZoneState::ImplicitlyOpened);
-        Ok(WriteAdmission { implicitly_opened: true, auto_closed })
+        Ok(WriteAdmission { implicitly_opened: true, auto_closed, window: false })
     }
 
     /// Takes `zone` for a write of LBAs `slba..end` that must start at the
@@ -300,10 +329,13 @@ impl ZoneTable {
         let capacity_end = self.zslba(zone) + self.zcap_lbas;
         let z = &self.zones[zone as usize];
         // Most writes continue an open zone: every check passes, nothing changes.
-        if z.state.is_open() && slba == z.wp && end <= capacity_end {
-            return Ok(WriteAdmission { implicitly_opened: false, auto_closed: None });
+        if z.state.is_open() && slba == z.wp && end <= capacity_end && !z.zrwa {
+            return Ok(WriteAdmission { implicitly_opened: false, auto_closed: None, window: false });
         }
         self.check_writable(zone)?;
+        if self.zones[zone as usize].zrwa {
+            return self.admit_window_write(zone, slba, end);
+        }
         if slba != self.wp(zone) {
             return Err(Status::ZoneInvalidWrite);
         }
@@ -370,7 +402,7 @@ impl ZoneTable {
     pub fn open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
         match self.state(zone) {
             ZoneState::Empty | ZoneState::Closed => {
-                let auto_closed = self.make_room_to_open(zone)?;
+                let auto_closed = self.make_room_to_open(zone, false)?;
                 self.set_state(zone, ZoneState::ExplicitlyOpened);
                 Ok(auto_closed)
             }
@@ -388,8 +420,12 @@ impl ZoneTable {
     /// active and an open one like an empty zone. Returns the zone auto-closed
     /// to free an open resource, if any.
     pub fn tl_open(&mut self, zone: u32) -> Result<Option<u32>, Status> {
+        if self.zones[zone as usize].zrwa {
+            // Threaded logging writes below the window's write pointer.
+            return Err(Status::InvalidZoneOperation);
+        }
         let auto_closed = match self.state(zone) {
-            ZoneState::Empty | ZoneState::Closed | ZoneState::Full => self.make_room_to_open(zone)?,
+            ZoneState::Empty | ZoneState::Closed | ZoneState::Full => self.make_room_to_open(zone, false)?,
             ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => None,
             _ => return Err(Status::ZoneInvalidStateTransition),
         };

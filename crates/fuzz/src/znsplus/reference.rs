@@ -304,6 +304,7 @@ impl Model {
                 ZoneAction::Finish => is_active(state),
                 ZoneAction::Reset => is_active(state) || state == ZoneState::Full,
                 ZoneAction::Offline => state == ZoneState::ReadOnly,
+                ZoneAction::OpenZrwa | ZoneAction::FlushZrwa => false,
             };
             if applies {
                 self.mgmt_one(action, z)?;
@@ -339,6 +340,8 @@ impl Model {
                 _ => self.reset(zone),
             },
             ZoneAction::Offline => return bad,
+            // The device fuzzed here has no ZRWA.
+            ZoneAction::OpenZrwa | ZoneAction::FlushZrwa => return Err(Status::InvalidZoneOperation),
         }
         Ok(())
     }

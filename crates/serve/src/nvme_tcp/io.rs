@@ -183,13 +183,17 @@ pub(crate) fn answer(
 
 fn zone_send(ns: &mut Backend, wall_ns: Nanos, sqe: &Sqe<'_>) -> Reply {
     let cdw13 = sqe.cdw(13);
-    let action = match cdw13 & 0xff {
-        0x01 => ZoneAction::Close,
-        0x02 => ZoneAction::Finish,
-        0x03 => ZoneAction::Open,
-        0x04 => ZoneAction::Reset,
-        0x05 => ZoneAction::Offline,
-        // Set Zone Descriptor Extension (ZDES is 0) and ZRWA flush are not supported.
+    let zrwa_allocate = cdw13 & 1 << 9 != 0;
+    let action = match (cdw13 & 0xff, zrwa_allocate) {
+        (0x01, _) => ZoneAction::Close,
+        (0x02, _) => ZoneAction::Finish,
+        (0x03, false) => ZoneAction::Open,
+        (0x03, true) => ZoneAction::OpenZrwa,
+        (0x04, _) => ZoneAction::Reset,
+        (0x05, _) => ZoneAction::Offline,
+        // Flush Explicit ZRWA Range: SLBA is the last LBA to commit.
+        (0x11, _) => ZoneAction::FlushZrwa,
+        // Set Zone Descriptor Extension (ZDES is 0) is not supported.
         _ => return Reply::status(sc::INVALID_FIELD),
     };
     let cmd = Command::ZoneMgmtSend { action, slba: sqe.cdw10_11(), select_all: cdw13 & 1 << 8 != 0 };
@@ -247,6 +251,7 @@ fn encode_zone(out: &mut [u8], zone: &ZoneDescriptor) {
         ZoneType::Conventional => 0x1,
     };
     out[1] = zone_cond_code(zone.state) << 4;
+    out[2] = u8::from(zone.zrwa) << 3; // ZA: ZRWAV
     put_u64(out, 8, zone.zcap);
     put_u64(out, 16, zone.zslba);
     put_u64(out, 24, zone.wp);
@@ -312,6 +317,13 @@ pub fn zns_namespace_page(ns: &Backend) -> Vec<u8> {
     let mut p = vec![0u8; 4096];
     put_u32(&mut p, 4, id.mar); // MAR (0-based, FFFFFFFFh: no limit)
     put_u32(&mut p, 8, id.mor); // MOR
+    if let Some(z) = id.zrwa {
+        put_u16(&mut p, 2, 1 << 1); // OZCS: ZRWASUP
+        put_u32(&mut p, 44, z.resources - 1); // NUMZRWA (0-based)
+        put_u16(&mut p, 48, u16::try_from(z.flush_lbas).expect("ZRWAFG is validated to fit 16 bits"));
+        put_u16(&mut p, 50, u16::try_from(z.lbas).expect("ZRWAS is validated to fit 16 bits"));
+        p[52] = u8::from(z.explicit_commit); // ZRWACAP: EXPFLUSHSUP
+    }
     put_u64(&mut p, 2816, id.zsze); // LBAFE0: ZSZE (ZDES 0)
     p
 }

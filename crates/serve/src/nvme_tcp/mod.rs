@@ -29,6 +29,8 @@ pub mod session;
 pub mod target;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod zrwa_tests;
 
 pub use limits::Limits;
 pub use server::{accept_loop, serve_nvme_tcp, NvmeTcpOptions};

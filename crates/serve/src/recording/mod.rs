@@ -452,8 +452,10 @@ fn parse_op(t: &mut Tokens<'_>) -> Result<Op, FieldError> {
         "append" => Op::Append { zslba: number("zslba", t.next())?, nlb: nlb(t.next())?, fua: flag(t, "fua") },
         "zone" => {
             let action = t.next().ok_or(("action", "missing".to_string()))?;
-            let action = ZoneAction::parse(action)
-                .ok_or(("action", format!("'{}': use open, close, finish, reset or offline", shorten(action))))?;
+            let action = ZoneAction::parse(action).ok_or((
+                "action",
+                format!("'{}': use open, close, finish, reset, offline, open_zrwa or flush_zrwa", shorten(action)),
+            ))?;
             Op::Zone { action, slba: number("slba", t.next())?, all: flag(t, "all") }
         }
         "report" => {

@@ -131,3 +131,19 @@ fn placement_identifiers_and_handle_commands_print_and_parse_back() {
     assert_eq!(e.field, "pid");
     assert!(e.message.contains("write_zeroes's last word is pid=N"), "{e}");
 }
+
+#[test]
+fn zrwa_commands_and_statuses_print_and_parse_back() {
+    let text = "zonelab recording 1
+1 100 100 200 1.1 1 - 0 success - zone open_zrwa 0
+2 200 200 300 1.1 1 - 0 success - zone flush_zrwa 7
+3 300 300 400 1.1 1 - 0 zrwa_resources_unavailable - zone open_zrwa 256
+";
+    let records = parse("r", text).unwrap();
+    assert_eq!(records[0].op, Op::Zone { action: ZoneAction::OpenZrwa, slba: 0, all: false });
+    assert_eq!(records[1].op, Op::Zone { action: ZoneAction::FlushZrwa, slba: 7, all: false });
+    assert_eq!(records[2].status, Status::ZrwaResourcesUnavailable);
+    for (record, line) in records.iter().zip(text.lines().skip(1)) {
+        assert_eq!(record.to_line(), line);
+    }
+}
