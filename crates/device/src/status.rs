@@ -262,6 +262,8 @@ mod tests {
             ("too_many_open_zones", 0x1BE),
             ("zone_invalid_state_transition", 0x1BF),
             ("invalid_namespace", 0x00B),
+            ("fdp_disabled", 0x029),
+            ("invalid_placement_handle_list", 0x02A),
         ];
         assert_eq!(Status::ALL.len(), expected.len());
         for (status, (name, code)) in Status::ALL.iter().zip(expected) {
