@@ -44,7 +44,7 @@ def test_capacity_shrinks_the_namespace_and_the_flash_together():
     dev = zonelab.Device("sn640", capacity="64g")
     assert dev.spec["capacity"] == "64g"
     toml = dev.config_toml()
-    assert "zones = 32" in toml and "blocks_per_plane = 66" in toml
+    assert "zones = 32" in toml and "blocks_per_plane = 525" in toml and "pages_per_block = 144" in toml
 
 
 def test_set_overrides_reach_the_configuration():
