@@ -24,7 +24,7 @@ pub enum Interface {
     /// The same FTL with FDP and this many initially isolated handles; the
     /// workload's classes fold onto them in order (`zn540-fdp`).
     Fdp(u16),
-    /// Zoned: the host maps and collects ([`host_zns`]; the `zn540`).
+    /// Zoned: the host maps and collects (a log-structured layer in the host, `placement/host_zns.rs`; the `zn540`).
     Zns,
 }
 
