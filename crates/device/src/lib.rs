@@ -63,7 +63,7 @@ pub use fdp::{FdpEvent, FdpEventKind, FdpLogs, FdpStats, RuhStatus};
 pub use namespaces::{Namespace, Namespaces};
 pub use options::{load_device, parse_size, DeviceOptions, ValueError};
 pub use power::PowerCutReport;
-pub use presets::{preset, preset_description, with_seed001_namespaces, PRESET_NAMES};
+pub use presets::{fdp_scale_model, preset, preset_description, with_seed001_namespaces, PRESET_NAMES};
 pub use status::Status;
 pub use tracking::Tracking;
 pub use znsplus::ZnsPlusCounters;

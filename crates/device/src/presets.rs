@@ -325,6 +325,28 @@ fn zn540_fdp() -> DeviceConfig {
     c
 }
 
+/// The `zn540-fdp` as a scale model: its FTL, firmware, link and flash
+/// timing on 4 dies of one plane, 48 blocks of 48 pages (144 MiB of flash),
+/// under a 100 MiB namespace of 1 MiB zones with 2 reclaim unit handles, so
+/// that garbage collection reaches its steady state within a few hundred
+/// MiB of writes: what the FDP tests, the fuzz targets and
+/// examples/fio/fdp-hot-cold.fio run on. (`--capacity` keeps the zn540's 16
+/// dies of 4 planes; this model is smaller and collects with more spare
+/// flash, 44% of the namespace.)
+pub fn fdp_scale_model() -> DeviceConfig {
+    let mut c = zn540_fdp();
+    c.name = "zn540-fdp-scale-model".into();
+    (c.flash.channels, c.flash.chips_per_channel, c.flash.planes_per_die) = (4, 1, 1);
+    (c.flash.blocks_per_plane, c.flash.pages_per_block) = (48, 48);
+    c.mapping.d_zone = 4;
+    (c.namespace.zones, c.namespace.conventional_zones) = (100, 100);
+    (c.namespace.zone_size_bytes, c.namespace.zone_capacity_bytes) = (MIB, MIB);
+    c.write_buffer.zone_buffer_bytes = MIB;
+    c.conventional.as_mut().expect("the sn640's FTL").gc_free_blocks_start = 3;
+    c.fdp.as_mut().expect("FDP").handles = 2;
+    c
+}
+
 /// The page-mapped FTL of the `sn640` and of the zn540's NVM namespaces.
 fn sn640_ftl() -> ConventionalConfig {
     ConventionalConfig {
@@ -420,6 +442,13 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fdp_scale_model_is_valid() {
+        let c = fdp_scale_model();
+        c.validate().unwrap();
+        assert_eq!((c.flash.raw_bytes(), c.fdp.unwrap().handles), (144 * MIB, 2));
+    }
 
     #[test]
     fn presets_are_valid_and_round_trip_through_toml() {

@@ -6,30 +6,15 @@ use zonelab_device::options::set_parameter;
 use zonelab_device::*;
 use zonelab_sim::Nanos;
 
-/// 4 dies × 48 blocks of 768 KiB (one plane of 48 pages): 144 MiB of flash
-/// under a 100 MiB namespace of 1 MiB zones, the zn540-fdp's FTL and FDP.
+/// The zn540-fdp's scale model: 4 dies × 48 blocks of 768 KiB (one plane of
+/// 48 pages), 144 MiB of flash under a 100 MiB namespace, 2 handles.
 fn small(set: &[(&str, &str)]) -> Device {
     small_of(100, set)
 }
 
 /// [`small`] with a namespace of `zones` MiB.
 fn small_of(zones: u32, set: &[(&str, &str)]) -> Device {
-    let mut c = preset("zn540-fdp").unwrap();
-    for (path, value) in [
-        ("flash.channels", "4"),
-        ("flash.chips_per_channel", "1"),
-        ("flash.planes_per_die", "1"),
-        ("flash.blocks_per_plane", "48"),
-        ("flash.pages_per_block", "48"),
-        ("mapping.d_zone", "4"),
-        ("namespace.zone_size_bytes", "1m"),
-        ("namespace.zone_capacity_bytes", "1m"),
-        ("write_buffer.zone_buffer_bytes", "1m"),
-        ("conventional.gc_free_blocks_start", "3"),
-        ("fdp.handles", "2"),
-    ] {
-        c = set_parameter(&c, path, value).unwrap();
-    }
+    let mut c = fdp_scale_model();
     for (path, value) in set {
         c = set_parameter(&c, path, value).unwrap();
     }

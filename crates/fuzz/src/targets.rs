@@ -3,7 +3,6 @@
 //! `Err` is for a finding a target detects itself, e.g. a backend that
 //! turned a model panic into EIO.
 
-use zonelab_device::options::set_parameter;
 use zonelab_device::{preset, Command, Device, DeviceConfig, DeviceOptions, Payload};
 use zonelab_serve::nvme_tcp::session::{Output, Session};
 use zonelab_serve::nvme_tcp::Target;
@@ -25,27 +24,11 @@ fn small_device(zones: u32) -> Device {
     Device::new(opts.apply(preset("zn540").expect("zn540")).expect("small zn540")).expect("small device")
 }
 
-/// zn540-fdp cut to 4 dies of 48 blocks (144 MiB of flash) under a
-/// 100 MiB namespace with 2 reclaim unit handles: garbage collection and
-/// the FDP commands take effect within a fuzzer's input.
+/// The zn540-fdp's scale model (144 MiB of flash under a 100 MiB namespace,
+/// 2 reclaim unit handles): garbage collection and the FDP commands take
+/// effect within a fuzzer's input.
 fn small_fdp_device() -> Device {
-    let small = [
-        ("flash.channels", "4"),
-        ("flash.chips_per_channel", "1"),
-        ("flash.planes_per_die", "1"),
-        ("flash.blocks_per_plane", "48"),
-        ("flash.pages_per_block", "48"),
-        ("mapping.d_zone", "4"),
-        ("namespace.zones", "100"),
-        ("namespace.conventional_zones", "100"),
-        ("namespace.zone_size_bytes", "1m"),
-        ("namespace.zone_capacity_bytes", "1m"),
-        ("write_buffer.zone_buffer_bytes", "1m"),
-        ("fdp.handles", "2"),
-    ];
-    let base = preset("zn540-fdp").expect("zn540-fdp");
-    let config = small.iter().fold(base, |c, (path, value)| set_parameter(&c, path, value).expect("an override"));
-    Device::new(config).expect("small FDP device")
+    Device::new(zonelab_device::fdp_scale_model()).expect("the FDP scale model")
 }
 
 /// Whether an input names Flexible Data Placement (trace ops and fields,
@@ -292,27 +275,11 @@ pub fn nvme_tcp_fdp_replies(input: &str) -> Vec<u8> {
     session_on(fdp_device(), input).1
 }
 
-/// The zn540-fdp cut to 4 dies of 48 blocks of 768 KiB, a 100 MiB NVM
-/// namespace with 4 reclaim unit handles, data kept.
+/// The zn540-fdp's scale model with 4 reclaim unit handles, data kept.
 pub fn fdp_device() -> zonelab_device::DeviceConfig {
-    let mut c = preset("zn540-fdp").expect("zn540-fdp");
-    for (path, value) in [
-        ("flash.channels", "4"),
-        ("flash.chips_per_channel", "1"),
-        ("flash.planes_per_die", "1"),
-        ("flash.blocks_per_plane", "48"),
-        ("flash.pages_per_block", "48"),
-        ("mapping.d_zone", "4"),
-        ("namespace.zone_size_bytes", "1m"),
-        ("namespace.zone_capacity_bytes", "1m"),
-        ("write_buffer.zone_buffer_bytes", "1m"),
-        ("conventional.gc_free_blocks_start", "3"),
-        ("fdp.handles", "4"),
-        ("mode", "data"),
-    ] {
-        c = zonelab_device::options::set_parameter(&c, path, value).expect("a small FDP device");
-    }
-    (c.namespace.zones, c.namespace.conventional_zones) = (100, 100);
+    let mut c = zonelab_device::fdp_scale_model();
+    c.fdp.as_mut().expect("FDP").handles = 4;
+    c.mode = zonelab_device::Mode::Data;
     c
 }
 

@@ -1252,25 +1252,9 @@ mod tests {
         }
     }
 
-    /// The zn540-fdp cut to 4 dies of 48 blocks under a 100 MiB namespace, 2 handles.
+    /// The zn540-fdp's scale model: 100 MiB over 144 MiB of flash, 2 handles.
     fn fdp_device() -> Device {
-        let small = [
-            ("flash.channels", "4"),
-            ("flash.chips_per_channel", "1"),
-            ("flash.planes_per_die", "1"),
-            ("flash.blocks_per_plane", "48"),
-            ("flash.pages_per_block", "48"),
-            ("mapping.d_zone", "4"),
-            ("namespace.zones", "100"),
-            ("namespace.conventional_zones", "100"),
-            ("namespace.zone_size_bytes", "1m"),
-            ("namespace.zone_capacity_bytes", "1m"),
-            ("write_buffer.zone_buffer_bytes", "1m"),
-            ("fdp.handles", "2"),
-        ];
-        let base = preset("zn540-fdp").unwrap();
-        let config = small.iter().fold(base, |c, (p, v)| zonelab_device::options::set_parameter(&c, p, v).unwrap());
-        Device::new(config).unwrap()
+        Device::new(zonelab_device::fdp_scale_model()).unwrap()
     }
 
     #[test]

@@ -5,35 +5,16 @@
 //! data kept apart lower the write amplification the FDP statistics log
 //! reports, and what fio refuses is refused where it was written.
 
-use zonelab_device::options::set_parameter;
 use zonelab_device::{preset, CmdResult, Command, Device, DeviceConfig};
 use zonelab_workload::fio::device_report;
 use zonelab_workload::fio::job::JobSet;
 use zonelab_workload::fio::parse::{parse_job_file, parse_run};
 use zonelab_workload::fio::run::{Engine, RunOptions, RunResult};
 
-/// The device options examples/fio/fdp-hot-cold.fio names: the zn540-fdp
-/// cut down to 4 dies of 48 blocks (144 MiB of flash) under a 100 MiB
-/// namespace, 2 reclaim unit handles.
-const SMALL_FDP: [(&str, &str); 13] = [
-    ("flash.channels", "4"),
-    ("flash.chips_per_channel", "1"),
-    ("flash.planes_per_die", "1"),
-    ("flash.blocks_per_plane", "48"),
-    ("flash.pages_per_block", "48"),
-    ("mapping.d_zone", "4"),
-    ("namespace.zones", "100"),
-    ("namespace.conventional_zones", "100"),
-    ("namespace.zone_size_bytes", "1m"),
-    ("namespace.zone_capacity_bytes", "1m"),
-    ("write_buffer.zone_buffer_bytes", "1m"),
-    ("conventional.gc_free_blocks_start", "3"),
-    ("fdp.handles", "2"),
-];
-
+/// The device examples/fio/fdp-hot-cold.fio names: the zn540-fdp's scale
+/// model, 144 MiB of flash under a 100 MiB namespace, 2 reclaim unit handles.
 fn small_config() -> DeviceConfig {
-    let base = preset("zn540-fdp").expect("the preset");
-    SMALL_FDP.iter().fold(base, |c, (path, value)| set_parameter(&c, path, value).expect("a valid override"))
+    zonelab_device::fdp_scale_model()
 }
 
 fn example(name: &str) -> (String, String) {

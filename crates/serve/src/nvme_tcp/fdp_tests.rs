@@ -7,31 +7,11 @@ use super::target::NamespaceBackend as Backend;
 use super::tests::{alone, backend, identify, sqe, start_with, u64_at, Completion, Host, NQN};
 use crate::backend::Pace;
 use std::net::SocketAddr;
-use zonelab_device::options::set_parameter;
-use zonelab_device::preset;
 
-/// The zn540-fdp cut to 4 dies of 48 blocks of 768 KiB (as the device's
-/// own FDP tests), a 100 MiB NVM namespace, 2 handles, data kept.
+/// The zn540-fdp's scale model (as the device's own FDP tests), data kept.
 fn fdp_backend() -> Backend {
-    let mut c = preset("zn540-fdp").unwrap();
-    for (path, value) in [
-        ("flash.channels", "4"),
-        ("flash.chips_per_channel", "1"),
-        ("flash.planes_per_die", "1"),
-        ("flash.blocks_per_plane", "48"),
-        ("flash.pages_per_block", "48"),
-        ("mapping.d_zone", "4"),
-        ("namespace.zone_size_bytes", "1m"),
-        ("namespace.zone_capacity_bytes", "1m"),
-        ("write_buffer.zone_buffer_bytes", "1m"),
-        ("conventional.gc_free_blocks_start", "3"),
-        ("fdp.handles", "2"),
-        ("mode", "data"),
-    ] {
-        c = set_parameter(&c, path, value).unwrap();
-    }
-    c.namespace.zones = 100;
-    c.namespace.conventional_zones = 100;
+    let mut c = zonelab_device::fdp_scale_model();
+    c.mode = zonelab_device::Mode::Data;
     Backend::new(alone(c), Pace::Asap).unwrap()
 }
 
