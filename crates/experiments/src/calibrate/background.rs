@@ -191,8 +191,11 @@ fn job(phrase: &str) -> Result<Job> {
         "randread" => IoOp::RandRead,
         _ => return Err(unknown()),
     };
-    // Unstated sizes are those of seed 003's victims: 8 KiB at QD 1, one job.
-    let (mut bs, mut qd, mut jobs) = (8192, 1, 1);
+    // Unstated sizes are those of seed 003's victims: 8 KiB at QD 1, one job;
+    // but its interfering appender is one job at QD 8 (appends scale within a
+    // zone by queue depth, and the pairs that state its size say QD 8).
+    let qd_unstated = if op == IoOp::Append { 8 } else { 1 };
+    let (mut bs, mut qd, mut jobs) = (8192, qd_unstated, 1);
     for (i, w) in rest.iter().enumerate() {
         if let Some(b) = kib(w) {
             bs = b;
@@ -284,6 +287,9 @@ mod tests {
             io(IoOp::Append, 8192, 8, 1, Intensity(10.0))
         );
         assert_eq!(parse("randread 1% intensity").unwrap().other, io(IoOp::RandRead, 8192, 1, 1, Intensity(1.0)));
+        // Seed 003's interfering appender is one job at QD 8 unless the phrase says otherwise.
+        assert_eq!(parse("append 10% intensity").unwrap().other, io(IoOp::Append, 8192, 8, 1, Intensity(10.0)));
+        assert_eq!(parse("append 8KiB QD1").unwrap().other, io(IoOp::Append, 8192, 1, 1, Unthrottled));
         let unthrottled = parse("reset full zones unthrottled (1 job QD1, 53.2 resets/s)").unwrap();
         assert_eq!(unthrottled.other, Some(Job::Mgmt { kind: Mgmt::Reset, throttle: Unthrottled }));
     }

@@ -20,7 +20,7 @@ use zonelab_host::HostConfig;
 use zonelab_sim::MS;
 use zonelab_workload::fio::job::{Scheduler, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 use zonelab_workload::fio::run::RunOptions;
-use zonelab_workload::fio::stats::JobStats;
+use zonelab_workload::fio::stats::{DirStats, JobStats, LatStat};
 
 /// How long runs last, and on how many threads they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,10 +64,33 @@ pub enum Outcome {
         job_file: String,
         /// The measured job's throttle, when it is a management job held to a rate.
         throttle: Option<Throttle>,
+        /// For an I/O job beside a finish or reset job held to a rate its window
+        /// over-represents: how the job runs over a long run ([`LongRun`]).
+        long_run: Option<LongRun>,
     },
     /// Latency lists of a command sequence, in µs.
     Lists(Vec<Vec<f64>>),
 }
+
+/// An I/O job measured beside a finish or reset job held to a low rate. The
+/// drive ran such pairs for minutes, so a finish every 10-100 s was under way
+/// for a few percent of the run; a window of at most a few seconds starts
+/// with an operation and, if it holds one at all, gives it a far larger share
+/// (one finish of 1-4 s in 8 s). Over a long run the I/O job runs beside
+/// management for `rate × latency` of the time and alone for the rest, so
+/// its numbers are the window's and the job-alone run's, mixed in time:
+/// the window stands for `window_share` of the long run.
+#[derive(Debug, Clone)]
+pub struct LongRun {
+    /// The same I/O job with nothing beside it.
+    pub alone: Box<JobStats>,
+    /// Share of the long run's time the window stands for, in (0, 1).
+    pub window_share: f64,
+}
+
+/// Below this share the window is mixed with the job alone; above it the
+/// window's management share is the long run's, near enough.
+const LONG_RUN_SHARE_MAX: f64 = 0.95;
 
 /// A management job held to a rate: `jobs` clones (as the job file's
 /// `numjobs`), each with one operation in flight and asked for `rate_per_s`.
@@ -254,7 +277,8 @@ fn conventional_namespace(config: &DeviceConfig, lba_bytes: u32) -> Result<Devic
 fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], settings: Settings) -> Result<Outcome> {
     let layout = config.validate()?;
     let zone_bytes = [layout.zone_lbas * layout.lba_bytes, layout.zcap_lbas * layout.lba_bytes];
-    let text = job_file(run, rates, &frame(zone_bytes, run, rates, settings));
+    let frame = frame(zone_bytes, run, rates, settings);
+    let text = job_file(run, rates, &frame);
     // The job file names its scheduler, so that it reruns as it ran.
     let mut host = HostConfig::machine(run.host.name()).expect("every Host names a known machine");
     if let Some(zinc) = run.zinc {
@@ -269,7 +293,41 @@ fn run_fio(config: &DeviceConfig, run: &FioRun, rates: [Option<f64>; 2], setting
         (Work::Mgmt { jobs, .. }, Some(rate_per_s)) => Some(Throttle { rate_per_s, jobs }),
         _ => None,
     };
-    Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), other, job_file: text, throttle })
+    let long_run = match window_share(run, rates[1], other.as_deref(), frame.window_ms * MS) {
+        Some(window_share) => {
+            let alone = FioRun { other: None, ..run.clone() };
+            let Outcome::Fio { stats, .. } = run_fio(config, &alone, [rates[0], None], settings)? else {
+                unreachable!("fio runs give fio statistics")
+            };
+            Some(LongRun { alone: stats, window_share })
+        }
+        None => None,
+    };
+    Ok(Outcome::Fio { stats: Box::new(result.entry("main")?.clone()), other, job_file: text, throttle, long_run })
+}
+
+/// The share of a long run that `run`'s window of `window_ns` stands for,
+/// when its I/O job runs beside a finish or reset job held to `rate_per_s`
+/// (per clone) whose operations (`other`'s) took more of the window than
+/// they take of a long run; `None` when the window's share is the long
+/// run's (or the pair is not one of these).
+fn window_share(run: &FioRun, rate_per_s: Option<f64>, other: Option<&JobStats>, window_ns: u64) -> Option<f64> {
+    let (Work::Io { .. }, Some(FioJob { work: Work::Mgmt { kind: Mgmt::Finish | Mgmt::Reset, jobs }, .. })) =
+        (run.main.work, run.other)
+    else {
+        return None;
+    };
+    let ops = &other?.dirs[DDIR_TRIM];
+    let (rate_per_s, latency_ns) = (rate_per_s?, ops.lat.mean());
+    if ops.total_ios == 0 || latency_ns <= 0.0 || window_ns == 0 {
+        return None;
+    }
+    // One operation in flight per clone: busy time is operations × latency.
+    let window_busy = (ops.total_ios as f64 * latency_ns / (f64::from(jobs.max(1)) * window_ns as f64)).min(1.0);
+    let long_run_busy = (rate_per_s * latency_ns / 1e9).min(1.0);
+    let share = long_run_busy / window_busy;
+    debug_assert!(share > 0.0);
+    (share < LONG_RUN_SHARE_MAX).then_some(share)
 }
 
 /// The zones and windows of `run`'s job file: `zone_bytes` are the zone's
@@ -325,6 +383,13 @@ fn window_ms(run: &FioRun, rates: [Option<f64>; 2], base: u64) -> u64 {
 pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> Result<f64> {
     use super::plan::Source;
     match (outcome, source) {
+        (Outcome::Fio { stats, long_run: Some(long_run), .. }, Source::FioDir { dir, total }) => {
+            let (window, alone) = (&stats.dirs[dir], &long_run.alone.dirs[dir]);
+            if window.total_ios == 0 || alone.total_ios == 0 {
+                return Err(Error::Failed("the measured job completed no operation in its window".into()));
+            }
+            Ok(Mix::new(window, alone, long_run.window_share, total).value(metric))
+        }
         (Outcome::Fio { stats, throttle, .. }, Source::FioDir { dir, total }) => {
             let d = &stats.dirs[dir];
             if d.total_ios == 0 {
@@ -363,6 +428,94 @@ pub fn value(outcome: &Outcome, source: super::plan::Source, metric: Metric) -> 
             })
         }
         _ => Err(Error::Failed("the run's result does not hold this row's number".into())),
+    }
+}
+
+/// A job's numbers over a long run made of its window (a share of the time)
+/// and its run alone (the rest): rates mix by time, latencies by the
+/// operations each part completes per second.
+struct Mix<'a> {
+    parts: [(&'a DirStats, f64); 2],
+    total: bool,
+}
+
+impl<'a> Mix<'a> {
+    fn new(window: &'a DirStats, alone: &'a DirStats, window_share: f64, total: bool) -> Self {
+        assert!((0.0..=1.0).contains(&window_share));
+        Mix { parts: [(window, window_share), (alone, 1.0 - window_share)], total }
+    }
+
+    fn hist(&self, d: &'a DirStats) -> &'a LatStat {
+        if self.total {
+            &d.lat
+        } else {
+            &d.clat
+        }
+    }
+
+    /// Each part's weight per recorded latency: its operations per second of the long run.
+    fn sample_weights(&self) -> [f64; 2] {
+        self.parts.map(|(d, share)| {
+            let samples = self.hist(d).samples;
+            if samples == 0 {
+                0.0
+            } else {
+                share * d.iops_value() / samples as f64
+            }
+        })
+    }
+
+    fn rate(&self, of: impl Fn(&DirStats) -> f64) -> f64 {
+        self.parts.iter().map(|&(d, share)| share * of(d)).sum()
+    }
+
+    fn mean_ns(&self) -> f64 {
+        let w = self.sample_weights();
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for (&(d, _), w) in self.parts.iter().zip(w) {
+            let h = self.hist(d);
+            sum += w * h.samples as f64 * h.mean();
+            weight += w * h.samples as f64;
+        }
+        if weight > 0.0 {
+            sum / weight
+        } else {
+            0.0
+        }
+    }
+
+    /// fio's rule (the first bucket where the running count reaches p%) on
+    /// the weighted buckets of both parts.
+    fn percentile_ns(&self, p: f64) -> f64 {
+        let w = self.sample_weights();
+        let mut bins: Vec<(u64, f64)> = Vec::new();
+        for (&(d, _), w) in self.parts.iter().zip(w) {
+            bins.extend(self.hist(d).bins().map(|(value, count)| (value, w * count as f64)));
+        }
+        bins.sort_by_key(|&(value, _)| value);
+        let total: f64 = bins.iter().map(|&(_, w)| w).sum();
+        let mut sum = 0.0;
+        for &(value, weight) in &bins {
+            sum += weight;
+            if weight > 0.0 && sum >= p / 100.0 * total {
+                return value as f64;
+            }
+        }
+        bins.last().map_or(0.0, |&(value, _)| value as f64)
+    }
+
+    fn value(&self, metric: Metric) -> f64 {
+        match metric {
+            Metric::Kiops => self.rate(DirStats::iops_value) / 1e3,
+            Metric::Mibs => self.rate(|d| d.bw_bytes_per_s() as f64) / 1048576.0,
+            Metric::PerS => self.rate(DirStats::iops_value),
+            Metric::LatMeanUs => self.mean_ns() / 1e3,
+            Metric::LatP50Us => self.percentile_ns(50.0) / 1e3,
+            Metric::LatP95Us => self.percentile_ns(95.0) / 1e3,
+            Metric::LatP99Us => self.percentile_ns(99.0) / 1e3,
+            Metric::MsMean => self.mean_ns() / 1e6,
+            Metric::MsP95 => self.percentile_ns(95.0) / 1e6,
+        }
     }
 }
 
