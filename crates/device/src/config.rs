@@ -124,6 +124,25 @@ pub struct ConventionalConfig {
     /// `gc_free_blocks_start = 0`; otherwise 1 to 64.
     #[serde(default)]
     pub gc_units_per_host_unit_max: u32,
+    /// Which full block a die collects: `greedy` (the default: fewest valid
+    /// LBAs) or `cost_benefit` (Rosenblum and Ousterhout's LFS cleaner: most
+    /// free space per unit of copying, weighted by the block's age).
+    #[serde(default)]
+    pub gc_victim: VictimPolicy,
+}
+
+/// How garbage collection picks its victim among a die's full blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VictimPolicy {
+    /// The block with the fewest valid LBAs: least copying now.
+    #[default]
+    Greedy,
+    /// The block with the highest (1 − u) · age / (1 + u), u its valid share
+    /// and age the units programmed on the FTL since it was last written:
+    /// a cold block is collected at a higher u than a hot one, whose
+    /// remaining data is about to be invalidated anyway.
+    CostBenefit,
 }
 
 /// How a TL_opened zone's skipped valid blocks reach its LogFBG (seed 002 §3.2.2).

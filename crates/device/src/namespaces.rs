@@ -546,6 +546,7 @@ mod tests {
             gc_free_blocks_target: 4,
             gc_free_blocks_start: 5,
             gc_units_per_host_unit_max: 8,
+            gc_victim: crate::VictimPolicy::Greedy,
         };
         config.namespaces = vec![
             crate::NamespaceEntry { zones: Some(4), ..Default::default() },

@@ -354,6 +354,7 @@ fn sn640_ftl() -> ConventionalConfig {
         gc_free_blocks_target: 4,
         gc_free_blocks_start: GC_FREE_BLOCKS_START,
         gc_units_per_host_unit_max: GC_UNITS_PER_HOST_UNIT_MAX,
+        gc_victim: VictimPolicy::Greedy,
     }
 }
 

@@ -55,7 +55,8 @@ impl Conventional {
             .expect("validation: the flash holds fewer than 2^32 LBAs");
         let units_per_block = g.pages_per_block / g.oneshot_pages;
         let streams = device.fdp.as_ref().map_or((1, 1), |f| (f.handles, f.gc_streams()));
-        let ftl = Ftl::new(g.dies_total(), g.blocks_per_plane, lbas_per_unit, units_per_block, user_lbas, streams);
+        let blocks = g.blocks_per_plane;
+        let ftl = Ftl::new(g.dies_total(), blocks, lbas_per_unit, units_per_block, user_lbas, streams, c.gc_victim);
         Conventional {
             ftl,
             placement: Placement::new(device),

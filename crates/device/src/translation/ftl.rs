@@ -11,6 +11,7 @@
 //! stream has its own open block on every die, and a block holds one
 //! stream's data.
 
+use crate::config::VictimPolicy;
 use std::collections::VecDeque;
 
 /// LBAs per segment of the lazily allocated logical-to-physical table.
@@ -70,6 +71,11 @@ pub struct Ftl {
     gc_block: Vec<bool>,
     /// Per die block: the handle whose data it holds ([`OWNER_MIXED`]: any).
     owner: Vec<u16>,
+    /// Per die block: units programmed on the FTL (host and GC) when it
+    /// took its last unit, the clock of [`VictimPolicy::CostBenefit`]'s age.
+    written_at: Vec<u64>,
+    /// How [`Ftl::victim`] chooses.
+    policy: VictimPolicy,
     free: Vec<VecDeque<u32>>,
     /// Host streams; GC streams follow them in `open`.
     host_streams: u16,
@@ -96,6 +102,7 @@ impl Ftl {
         units_per_block: u32,
         user_lbas: u64,
         streams: (u16, u16),
+        policy: VictimPolicy,
     ) -> Self {
         let slots = u64::from(dies) * u64::from(blocks) * u64::from(lbas_per_unit) * u64::from(units_per_block);
         assert!(slots < u64::from(UNMAPPED), "physical slots fit 32 bits");
@@ -114,6 +121,8 @@ impl Ftl {
             valid: vec![0; die_blocks],
             gc_block: vec![false; die_blocks],
             owner: vec![OWNER_MIXED; die_blocks],
+            written_at: vec![0; die_blocks],
+            policy,
             free: (0..dies).map(|_| (0..blocks).collect()).collect(),
             host_streams,
             open: vec![vec![None; dies as usize]; usize::from(host_streams) + usize::from(gc_streams)],
@@ -232,6 +241,7 @@ impl Ftl {
             self.set_l2p(lba, index);
         }
         self.valid[db] += u32::try_from(lbas.len()).expect("at most lbas_per_unit LBAs (asserted above)");
+        self.written_at[db] = self.host_units + self.gc_units;
         if gc {
             self.gc_units += 1;
             self.gc_lbas += lbas.len() as u64;
@@ -241,14 +251,34 @@ impl Ftl {
         UnitSlot { die, block, unit }
     }
 
-    /// The full block of `die` with the fewest valid LBAs (greedy), if any
-    /// has fewer than a whole block.
+    /// The full block of `die` to collect next, by the policy: one with
+    /// fewer valid LBAs than a whole block, if any.
     pub fn victim(&self, die: u32) -> Option<u32> {
         let open: Vec<u32> = self.open.iter().filter_map(|o| o[die as usize].map(|(b, _)| b)).collect();
-        (0..self.blocks)
-            .filter(|b| !open.contains(b) && self.p2l[self.die_block(die, *b)].is_some())
-            .min_by_key(|&b| (self.valid[self.die_block(die, b)], b))
-            .filter(|&b| self.valid[self.die_block(die, b)] < self.lbas_per_block())
+        let per_block = self.lbas_per_block();
+        let candidates = (0..self.blocks).filter(|b| {
+            let db = self.die_block(die, *b);
+            !open.contains(b) && self.p2l[db].is_some() && self.valid[db] < per_block
+        });
+        match self.policy {
+            VictimPolicy::Greedy => candidates.min_by_key(|&b| (self.valid[self.die_block(die, b)], b)),
+            VictimPolicy::CostBenefit => {
+                let now = self.host_units + self.gc_units;
+                // Highest (P − v) · age / (P + v), compared exactly in integers;
+                // the lower block number wins a tie (`max_by` keeps the last maximum).
+                let score = |b: u32| {
+                    let db = self.die_block(die, b);
+                    let (p, v) = (u128::from(per_block), u128::from(self.valid[db]));
+                    // Age 1 at least, so that a block just written still ranks by its free space.
+                    let age = u128::from(now - self.written_at[db]).max(1);
+                    ((p - v) * age, p + v)
+                };
+                candidates.rev().max_by(|&a, &b| {
+                    let ((na, da), (nb, db)) = (score(a), score(b));
+                    (na * db).cmp(&(nb * da))
+                })
+            }
+        }
     }
 
     /// The valid LBAs of block `block` of `die`, by offset.
@@ -333,5 +363,40 @@ impl Ftl {
                 assert!(self.p2l[self.die_block(die, b)].is_none(), "free block {die}/{b} holds data");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One die of 8 blocks of two 2-LBA units: block 0 (LBAs 0-3) written
+    /// first, two blocks of other data, block 3 (LBAs 4-7), then LBAs 0, 4
+    /// and 5 rewritten: block 0 is old with 3 valid LBAs of 4, block 3
+    /// young with 2.
+    fn old_fuller_and_young_emptier(policy: VictimPolicy) -> Ftl {
+        let mut ftl = Ftl::new(1, 8, 2, 2, 24, (1, 1), policy);
+        let host = Stream::Host(0);
+        for pair in [[0, 1], [2, 3], [8, 9], [10, 11], [12, 13], [14, 15], [4, 5], [6, 7]] {
+            ftl.place(0, host, &pair);
+        }
+        for lba in [0, 4, 5] {
+            ftl.invalidate(lba);
+        }
+        ftl.place(0, host, &[0, 4]);
+        ftl.place(0, host, &[5, 16]);
+        assert_eq!((ftl.valid_count(0, 0), ftl.valid_count(0, 3)), (3, 2));
+        ftl
+    }
+
+    #[test]
+    fn greedy_collects_the_block_with_least_valid_data() {
+        assert_eq!(old_fuller_and_young_emptier(VictimPolicy::Greedy).victim(0), Some(3));
+    }
+
+    #[test]
+    fn cost_benefit_collects_an_old_block_before_a_young_emptier_one() {
+        // Block 0: (4 − 3) · age 8 / (4 + 3) = 1.14; block 3: (4 − 2) · age 2 / (4 + 2) = 0.67.
+        assert_eq!(old_fuller_and_young_emptier(VictimPolicy::CostBenefit).victim(0), Some(0));
     }
 }
