@@ -604,6 +604,30 @@ mod tests {
         assert_eq!(c.status, Status::InvalidZoneOperation, "an NVM namespace's zones are conventional");
     }
 
+    #[test]
+    fn a_page_mapped_namespace_with_more_spare_blocks_copies_less() {
+        // NSID 2's over-provisioning is its own setting; by default it would
+        // take half of what the namespaces' zones leave.
+        let overwritten = |spare: u32| {
+            let mut config = zoned_beside_page_mapped();
+            config.flash.blocks_per_plane = 16;
+            config.namespaces[1].spare_blocks_per_plane = Some(spare);
+            let mut dev = Namespaces::new(config).unwrap();
+            let nvm = dev.namespace(2).unwrap().front.core().layout.nsze_lbas;
+            let mut rng = zonelab_sim::SimRng::new(7);
+            let (mut t, units) = (0, nvm / 32);
+            for _ in 0..3 * units {
+                let c = dev.submit_in(2, t, &write(rng.below(units) * 32, 32), None);
+                assert_eq!(c.status, Status::Success);
+                t = c.complete_ns;
+            }
+            with_front!(&dev.namespace(2).unwrap().front, f => f.ftl_counters()).unwrap().write_amplification
+        };
+        let (tight, roomy) = (overwritten(0), overwritten(4));
+        eprintln!("write amplification of NSID 2: no spare block {tight:.3}, 4 spare blocks per plane {roomy:.3}");
+        assert!(tight > 1.1 && roomy < tight, "no spare {tight}, 4 spare {roomy}");
+    }
+
     /// Mean latency of 4 KiB reads at queue depth 1 over namespace 1's
     /// zone 0 (written, in flash) for `window_ns`, while `writers` zones of
     /// `other`'s namespace 2 take 128 KiB writes back to back.

@@ -50,6 +50,12 @@ pub struct NamespaceEntry {
     /// FTL its `conventional` gives or else the drive's (`nvm_ftl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_set: Option<CommandSet>,
+    /// Blocks per plane this namespace takes beyond what its zones need: a
+    /// page-mapped namespace's over-provisioning (its garbage collection's
+    /// room), a zoned one's spare block groups. Unset: an even share of the
+    /// blocks the namespaces that set it leave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spare_blocks_per_plane: Option<u32>,
 }
 
 /// A namespace's I/O command set (its CSI in Identify and Namespace Management).
@@ -196,16 +202,33 @@ pub fn namespace_configs(config: &DeviceConfig) -> Result<Vec<(DeviceConfig, Lay
             each.join(", ")
         )));
     }
-    // The spare blocks (LogFBGs, dynamic mapping, GC room) are split evenly.
-    let spare_each = (blocks_per_plane - needed) / count as u64;
+    // The spare blocks (LogFBGs, dynamic mapping, GC room): what an entry
+    // asks for, the rest split evenly among the others.
+    let spares = spare_shares(config, blocks_per_plane - needed)?;
     let mut out = Vec::with_capacity(configs.len());
-    for (i, (mut ns, need)) in configs.into_iter().zip(needs).enumerate() {
-        let share = u32::try_from(need + spare_each).expect("at most flash.blocks_per_plane");
+    for (i, ((mut ns, need), spare)) in configs.into_iter().zip(needs).zip(spares).enumerate() {
+        let share = u32::try_from(need + spare).expect("at most flash.blocks_per_plane");
         ns.flash.blocks_per_plane = share;
         let layout = ns.validate_with(true).map_err(|e| in_namespace(i, e))?;
         out.push((ns, layout));
     }
     Ok(out)
+}
+
+/// Each namespace's spare blocks per plane out of `spare`, the blocks per
+/// plane left once every namespace has what its zones need: an entry's
+/// `spare_blocks_per_plane`, or an even share of what those leave.
+fn spare_shares(config: &DeviceConfig, spare: u64) -> Result<Vec<u64>, ConfigError> {
+    let asked: u64 = config.namespaces.iter().filter_map(|e| e.spare_blocks_per_plane).map(u64::from).sum();
+    if asked > spare {
+        return Err(ConfigError(format!(
+            "the namespaces' spare_blocks_per_plane add up to {asked}, but {spare} blocks per plane are left once \
+             their zones have theirs: lower them, or raise flash.blocks_per_plane"
+        )));
+    }
+    let unset = config.namespaces.iter().filter(|e| e.spare_blocks_per_plane.is_none()).count() as u64;
+    let each = (spare - asked).checked_div(unset).unwrap_or(0);
+    Ok(config.namespaces.iter().map(|e| e.spare_blocks_per_plane.map_or(each, u64::from)).collect())
 }
 
 /// The configuration of the namespace `entry` describes on the drive
@@ -336,6 +359,27 @@ mod tests {
         assert!(shares <= config.flash.blocks_per_plane);
         assert_eq!(configs[1].0.namespace.max_open_zones, 2);
         assert_eq!(configs[1].0.namespace.mdts_bytes, config.namespace.mdts_bytes, "MDTS is the controller's");
+    }
+
+    #[test]
+    fn a_namespace_takes_the_spare_blocks_it_asks_for_and_the_others_share_the_rest() {
+        let even = namespace_configs(&two_namespaces()).unwrap();
+        let need = |configs: &[(DeviceConfig, Layout)], i: usize| blocks_per_plane_needed(&configs[i].0).unwrap();
+        let spare = |configs: &[(DeviceConfig, Layout)], i: usize| {
+            u64::from(configs[i].0.flash.blocks_per_plane) - need(configs, i)
+        };
+        let left = spare(&even, 0) + spare(&even, 1);
+        let mut config = two_namespaces();
+        config.namespaces[1].spare_blocks_per_plane = Some(3);
+        let asked = namespace_configs(&config).unwrap();
+        assert_eq!((spare(&asked, 1), spare(&asked, 0)), (3, left - 3), "NSID 1 takes what NSID 2 leaves");
+        config.namespaces[0].spare_blocks_per_plane = Some(1);
+        let both = namespace_configs(&config).unwrap();
+        assert_eq!((spare(&both, 0), spare(&both, 1)), (1, 3), "blocks nobody asked for stay unused");
+        let total = u32::try_from(left + need(&even, 0) + need(&even, 1)).unwrap();
+        config.namespaces[0].spare_blocks_per_plane = Some(total);
+        let e = config.validate().unwrap_err().0;
+        assert!(e.contains("spare_blocks_per_plane add up to") && e.contains("left"), "{e}");
     }
 
     #[test]
