@@ -7,6 +7,9 @@ use crate::plot::{Axis, BarSeries, Bars, Figure};
 use zonelab_device::{preset, Command, Completion, Device, Payload, Started, ZoneAction, ZonedDevice};
 use zonelab_sim::{Nanos, SimRng, MS, SEC, US};
 
+/// The reset costs set from CLUSTER'23 Fig 5's resets by occupancy.
+const RESET_FIT: &str = "management.reset_ns and reset.unmap_per_lba_ns (resets by occupancy)";
+
 fn zn540() -> Device {
     Device::with_tracking(preset("zn540").expect("zn540 preset"), zonelab_device::Tracking::NONE)
         .expect("zn540 is valid")
@@ -76,28 +79,31 @@ pub fn open_close(_scale: Scale) -> Result<Outcome> {
         vec!["append".into(), format!("{:.2}", us(&next_a))],
     ];
     let findings = vec![
-        Finding::number("Obs 9", "explicit open", "µs", 9.56, us(&open)),
+        Finding::number("Obs 9", "explicit open", "µs", 9.56, us(&open)).fitted("management.open_ns"),
         Finding::number(
             "Obs 9",
             "close of an empty opened zone (the artifact's closes after a write: 14.9-15.2 µs)",
             "µs",
             11.01,
             us(&close),
-        ),
+        )
+        .fitted("management.close_ns"),
         Finding::number(
             "Obs 9",
             "first write into an implicitly opened zone, extra",
             "µs",
             2.02,
             us(&first_w) - us(&next_w),
-        ),
+        )
+        .fitted("controller.implicit_open_write_ns"),
         Finding::number(
             "Obs 9",
             "first append into an implicitly opened zone, extra",
             "µs",
             2.83,
             us(&first_a) - us(&next_a),
-        ),
+        )
+        .fitted("controller.implicit_open_append_ns"),
     ];
     let lat: Vec<f64> = [&open, &close, &first_w, &next_w, &first_a, &next_a].iter().map(|c| us(c)).collect();
     // One bar per operation, in its operation's colour.
@@ -175,11 +181,13 @@ pub fn reset_finish(_scale: Scale) -> Result<Outcome> {
     reset_pts.push((100.0, us(&full) / 1e3));
     let half = at["50%"];
     let findings = vec![
-        Finding::number("Obs 10", "reset, half-full zone", "ms", 11.60, half.0),
-        Finding::number("Obs 10", "reset, full zone", "ms", 16.19, us(&full) / 1e3),
-        Finding::number("Obs 10", "reset saving when finished first, half full", "ms", 3.08, half.0 - half.2),
+        Finding::number("Obs 10", "reset, half-full zone", "ms", 11.60, half.0).fitted(RESET_FIT),
+        Finding::number("Obs 10", "reset, full zone", "ms", 16.19, us(&full) / 1e3).fitted(RESET_FIT),
+        Finding::number("Obs 10", "reset saving when finished first, half full", "ms", 3.08, half.0 - half.2)
+            .fitted("management.reset.active_ns"),
         Finding::number("Obs 10", "finish, one page written", "ms", 907.51, at["1 page"].1),
-        Finding::number("Obs 10", "finish, all but one page written", "ms", 3.07, at["all but one page"].1),
+        Finding::number("Obs 10", "finish, all but one page written", "ms", 3.07, at["all but one page"].1)
+            .fitted("management.finish_ns"),
         Finding::direction(
             "Obs 10",
             "reset latency grows with occupancy",
@@ -339,7 +347,7 @@ pub fn reset_interference(scale: Scale) -> Result<Outcome> {
     let p95_alone = p95(&alone) / 1e3;
     rows.push(vec!["none".into(), format!("{p95_alone:.3}"), String::new(), String::new()]);
     bars[0] = p95_alone;
-    findings.push(Finding::number("Obs 13", "p95 reset latency alone", "ms", 17.94, p95_alone));
+    findings.push(Finding::number("Obs 13", "p95 reset latency alone", "ms", 17.94, p95_alone).fitted(RESET_FIT));
     for (i, (io, paper)) in [("read", 28.00), ("write", 32.00), ("append", 31.48)].into_iter().enumerate() {
         let (reset_us, io_us) = reset_run(io, resets)?;
         let base = io_alone(io)?;

@@ -43,6 +43,10 @@ pub struct Finding {
     /// For a finding not reproduced: the mechanism the model lacks for it,
     /// where it is known.
     pub mechanism: Option<String>,
+    /// The zn540's parameters that were set from this very number (or the
+    /// measurement it comes from): reproducing it checks the fit, not a
+    /// prediction.
+    pub fitted: Option<String>,
 }
 
 impl Finding {
@@ -59,6 +63,7 @@ impl Finding {
             error: Some(error),
             verdict: verdict.into(),
             mechanism: None,
+            fitted: None,
         }
     }
 
@@ -73,6 +78,7 @@ impl Finding {
             error: None,
             verdict: if holds { "direction holds" } else { "direction differs" }.into(),
             mechanism: None,
+            fitted: None,
         }
     }
 
@@ -99,7 +105,14 @@ impl Finding {
             error: None,
             verdict,
             mechanism,
+            fitted: None,
         }
+    }
+
+    /// Marks a number the preset's `parameters` were set from.
+    pub fn fitted(mut self, parameters: &str) -> Self {
+        self.fitted = Some(parameters.into());
+        self
     }
 
     /// Names the mechanism the model lacks if this finding is not reproduced.
@@ -177,6 +190,8 @@ mod stored_findings {
         error: Option<f64>,
         verdict: String,
         mechanism: Option<String>,
+        #[serde(default)]
+        fitted: Option<String>,
     }
 
     pub fn serialize<S: Serializer>(v: &[Finding], s: S) -> Result<S::Ok, S::Error> {
@@ -191,6 +206,7 @@ mod stored_findings {
                 error: f.error,
                 verdict: f.verdict.clone(),
                 mechanism: f.mechanism.clone(),
+                fitted: f.fitted.clone(),
             })
             .collect();
         stored.serialize(s)
@@ -209,6 +225,7 @@ mod stored_findings {
                 error: f.error,
                 verdict: f.verdict,
                 mechanism: f.mechanism,
+                fitted: f.fitted,
             })
             .collect())
     }
@@ -358,14 +375,16 @@ pub fn summary_records(outcomes: &[Record]) -> String {
     let mut s = String::from(
         "| experiment | observation | quantity | unit | paper | zonelab | error | verdict |\n|---|---|---|---|---|---|---|---|\n",
     );
-    let (mut passed, mut total) = (0, 0);
+    let (mut passed, mut total, mut fitted) = (0, 0, 0);
     for o in outcomes {
         for f in &o.findings {
             total += 1;
             passed += usize::from(f.passed());
+            fitted += usize::from(f.passed() && f.fitted.is_some());
             let error = f.error.map_or("—".into(), |e| format!("{:+.1}%", e * 100.0));
-            let verdict = match &f.mechanism {
-                Some(m) if !f.verdict.starts_with("not reproduced") => format!("{} (lacks {m})", f.verdict),
+            let verdict = match (&f.mechanism, &f.fitted) {
+                (Some(m), _) if !f.verdict.starts_with("not reproduced") => format!("{} (lacks {m})", f.verdict),
+                (_, Some(p)) => format!("{} (fitted: {p})", f.verdict),
                 _ => f.verdict.clone(),
             };
             let _ = writeln!(
@@ -382,7 +401,11 @@ pub fn summary_records(outcomes: &[Record]) -> String {
             );
         }
     }
-    let _ = writeln!(s, "\n{passed} of {total} findings reproduced (numbers within ±10%, directions as stated).");
+    let _ = writeln!(
+        s,
+        "\n{passed} of {total} findings reproduced (numbers within ±10%, directions as stated); {fitted} of them are \
+         numbers the preset's parameters were set from, the others predictions."
+    );
     s
 }
 
@@ -402,6 +425,34 @@ mod tests {
         let off = Finding::number("o", "q", "ms", 10.0, 20.0).lacking("a read path");
         assert_eq!(off.mechanism.as_deref(), Some("a read path"));
         assert_eq!(Finding::number("o", "q", "ms", 10.0, 10.0).lacking("a read path").mechanism, None);
+    }
+
+    #[test]
+    fn the_summary_tells_fitted_numbers_from_predictions() {
+        let record = |findings| Record {
+            name: "e".into(),
+            title: "t".into(),
+            columns: Vec::new(),
+            rows: Vec::new(),
+            findings,
+            figure: Figure::Panels(plot::Panels {
+                title: String::new(),
+                columns: 1,
+                panel: (1, 1),
+                panels: Vec::new(),
+            }),
+            jobs: Vec::new(),
+        };
+        let fitted = Finding::number("o", "fit", "ms", 10.0, 10.1).fitted("a.b_ns");
+        let predicted = Finding::number("o", "prediction", "ms", 10.0, 10.2);
+        let missed = Finding::number("o", "missed fit", "ms", 10.0, 20.0).fitted("c.d_ns");
+        let summary = summary_records(&[record(vec![fitted, predicted, missed])]);
+        assert!(summary.contains("| reproduced (fitted: a.b_ns) |"), "{summary}");
+        assert!(summary.contains("| off (fitted: c.d_ns) |"), "{summary}");
+        assert!(
+            summary.contains("2 of 3 findings reproduced") && summary.contains("; 1 of them are numbers"),
+            "{summary}"
+        );
     }
 
     /// The calibration rows that come from the device alone, end to end.

@@ -7,6 +7,14 @@ use crate::plot::{Axis, BarSeries, Bars, Figure, Marker, Plot, Series};
 use zonelab_device::{preset, DeviceOptions};
 use zonelab_workload::fio::job::Scheduler;
 
+/// What the zn540's parameters were set from, for findings that check a fit
+/// rather than a prediction ([`Finding::fitted`]).
+const STACK_FIT: &str = "the host stack costs and controller.write_ns";
+const APPEND_FIT: &str = "controller.append_partial_unit_ns and append_ftl_ns (4 KiB appends stop at 132-138 K/s)";
+const WRITE_FTL_FIT: &str = "controller.write_ftl_ns (4 KiB writes to several zones stop at 180-186 K/s)";
+pub(super) const PROGRAM_FIT: &str = "flash_timing.program_ns (the write limit)";
+pub(super) const READ_FIT: &str = "flash_timing.read_ns and read_step_ns (QD-1 read latencies)";
+
 fn vars(pairs: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
     pairs.to_vec()
 }
@@ -70,7 +78,9 @@ pub fn qd1(scale: Scale) -> Result<Outcome> {
             format!("{kiops:.2}"),
             format!("{mib:.1}"),
         ]);
-        findings.push(Finding::number("Obs 2", &format!("4 KiB write latency, {label}"), "µs", paper, lat));
+        findings.push(
+            Finding::number("Obs 2", &format!("4 KiB write latency, {label}"), "µs", paper, lat).fitted(STACK_FIT),
+        );
     }
     let sizes: &[u64] = if scale.quick { &[4, 8, 32, 128] } else { &[4, 8, 16, 32, 64, 128] };
     let mut by_op = Vec::new();
@@ -91,19 +101,25 @@ pub fn qd1(scale: Scale) -> Result<Outcome> {
         by_op.push(points);
     }
     let at = |op: usize, bs: f64| by_op[op].iter().find(|p| p.0 == bs).copied().expect("size in the sweep");
-    findings.push(Finding::number("Obs 3", "4 KiB write throughput, QD 1", "KIOPS", 85.0, at(0, 4.0).1));
-    findings.push(Finding::number("Obs 3", "8 KiB write throughput, QD 1", "KIOPS", 85.0, at(0, 8.0).1));
+    findings
+        .push(Finding::number("Obs 3", "4 KiB write throughput, QD 1", "KIOPS", 85.0, at(0, 4.0).1).fitted(STACK_FIT));
+    findings
+        .push(Finding::number("Obs 3", "8 KiB write throughput, QD 1", "KIOPS", 85.0, at(0, 8.0).1).fitted(STACK_FIT));
     findings.push(
         Finding::number("Obs 3", "4 KiB append throughput, QD 1", "KIOPS", 66.0, at(1, 4.0).1)
             .lacking("a firmware append path that costs more than a write at every size"),
     );
     findings.push(
         Finding::number("Obs 3", "8 KiB append throughput, QD 1", "KIOPS", 69.0, at(1, 8.0).1)
-            .lacking("a firmware append path that costs more than a write at every size"),
+            .lacking("a firmware append path that costs more than a write at every size")
+            .fitted("controller.append_ns"),
     );
     let best = by_op[0].iter().max_by(|a, b| a.3.total_cmp(&b.3)).expect("sizes").0;
     findings.push(Finding::direction("Obs 3", "bytes/s highest for requests >= 32 KiB", best >= 32.0, Some(best)));
-    findings.push(Finding::number("Obs 4", "8 KiB append latency, spdk", "µs", 14.02, at(1, 8.0).2));
+    findings.push(
+        Finding::number("Obs 4", "8 KiB append latency, spdk", "µs", 14.02, at(1, 8.0).2)
+            .fitted("controller.append_ns"),
+    );
     let slower = by_op[1].iter().zip(&by_op[0]).all(|(a, w)| a.2 > w.2);
     findings.push(
         Finding::direction("Obs 4", "write latency below append latency at every size", slower, None)
@@ -220,8 +236,8 @@ pub fn intra_zone(scale: Scale) -> Result<Outcome> {
             .map_or(0.0, |s| s.points.iter().map(|p| p.1).fold(0.0, f64::max))
     };
     let findings = vec![
-        Finding::number("Obs 6-7", "append, one zone, QD 4", "KIOPS", 132.0, value("append", 4.0)),
-        Finding::number("Obs 6-7", "append, one zone, peak", "KIOPS", 132.0, peak("append")),
+        Finding::number("Obs 6-7", "append, one zone, QD 4", "KIOPS", 132.0, value("append", 4.0)).fitted(APPEND_FIT),
+        Finding::number("Obs 6-7", "append, one zone, peak", "KIOPS", 132.0, peak("append")).fitted(APPEND_FIT),
         Finding::number("Obs 7", "write mq-deadline, one zone, QD 32", "KIOPS", 293.0, value("write", 32.0)),
         Finding::number("Obs 7", "writes merged at QD 16", "%", 92.35, merged_qd16),
         Finding::number("Obs 7", "random read, one zone, QD 128", "KIOPS", 424.0, value("randread", 128.0)),
@@ -280,17 +296,21 @@ pub fn inter_zone(scale: Scale) -> Result<Outcome> {
     let max_mib =
         |label: &str| bw.iter().find(|b| b.0 == label).map_or(0.0, |b| b.1.iter().map(|p| p.2).fold(0.0, f64::max));
     let findings = vec![
-        Finding::number("Obs 7", "4 KiB writes, 14 zones at QD 1", "KIOPS", 186.0, get("write 4k", 14.0).1),
+        Finding::number("Obs 7", "4 KiB writes, 14 zones at QD 1", "KIOPS", 186.0, get("write 4k", 14.0).1)
+            .fitted(WRITE_FTL_FIT),
         Finding::direction(
             "Obs 7",
             "write IOPS flat beyond 4 zones (within 10%)",
             get("write 4k", 14.0).1 < get("write 4k", 4.0).1 * 1.1,
             Some(get("write 4k", 4.0).1),
         ),
-        Finding::number("Obs 6", "4 KiB appends, 14 zones at QD 1", "KIOPS", 132.0, get("append 4k", 14.0).1),
-        Finding::number("Obs 8", "4 KiB writes, best bandwidth", "MiB/s", 726.74, max_mib("write 4k")),
-        Finding::number("Obs 8", "8 KiB writes, 4 zones", "MiB/s", 1155.0, get("write 8k", 4.0).2),
-        Finding::number("Obs 8", "16 KiB writes, 4 zones", "MiB/s", 1155.0, get("write 16k", 4.0).2),
+        Finding::number("Obs 6", "4 KiB appends, 14 zones at QD 1", "KIOPS", 132.0, get("append 4k", 14.0).1)
+            .fitted(APPEND_FIT),
+        Finding::number("Obs 8", "4 KiB writes, best bandwidth", "MiB/s", 726.74, max_mib("write 4k"))
+            .fitted(WRITE_FTL_FIT),
+        Finding::number("Obs 8", "8 KiB writes, 4 zones", "MiB/s", 1155.0, get("write 8k", 4.0).2).fitted(PROGRAM_FIT),
+        Finding::number("Obs 8", "16 KiB writes, 4 zones", "MiB/s", 1155.0, get("write 16k", 4.0).2)
+            .fitted(PROGRAM_FIT),
     ];
     Ok(Outcome {
         name: "obs06-08-inter-zone",
@@ -425,8 +445,8 @@ pub fn gc_interference(scale: Scale) -> Result<Outcome> {
         row("sn640", "4 x 128 KiB random writes, 1155 MiB/s", conv),
     ];
     let findings = vec![
-        Finding::number("Obs 11", "4 KiB random read p95 alone, zn540", "µs", 81.41, zns_alone.0),
-        Finding::number("Obs 11", "4 KiB random read p95 alone, sn640", "µs", 81.41, conv_alone.0),
+        Finding::number("Obs 11", "4 KiB random read p95 alone, zn540", "µs", 81.41, zns_alone.0).fitted(READ_FIT),
+        Finding::number("Obs 11", "4 KiB random read p95 alone, sn640", "µs", 81.41, conv_alone.0).fitted(READ_FIT),
         Finding::number("Obs 11", "read p95 under writes, zn540", "ms", 98.04, zns.0 / 1e3)
             .lacking("reads queued behind tens of ms of writes: the model's reads go ahead of queued programs (read priority, which ConfZNS++'s reads beside appends and finishes ask for) and wait for one suspend, so its p95 stays near 0.5 ms"),
         Finding::number("Obs 11", "read p95 under writes, sn640", "ms", 299.89, conv.0 / 1e3).lacking(

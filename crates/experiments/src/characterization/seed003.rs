@@ -2,6 +2,7 @@
 //! and softFinish, are in `seed003_remedies`.
 
 use super::fio_runs::{self as fio, FINISH};
+use super::seed000::{PROGRAM_FIT, READ_FIT};
 use super::{Finding, Outcome, Scale};
 use crate::error::Result;
 use crate::plot::{Axis, Figure, Marker, Plot, Series};
@@ -98,9 +99,10 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome> {
         (b.1 / a.1 - 1.0).abs() <= 0.05
     });
     let findings = vec![
-        Finding::number("S003 setup", "8 KiB writes, CL 3, no finish", "KIOPS", 149.3, w3.0),
+        Finding::number("S003 setup", "8 KiB writes, CL 3, no finish", "KIOPS", 149.3, w3.0).fitted(PROGRAM_FIT),
         Finding::number("S003 setup", "8 KiB writes, CL 3, no finish, p95", "µs", 25.7, w3.1)
-            .lacking("firmware service-time variation: at CL 3 the firmware sets the pace, and only flash times vary in the model, so its p95 stays at the mode"),
+            .lacking("firmware service-time variation: at CL 3 the firmware sets the pace, and only flash times vary in the model, so its p95 stays at the mode")
+            .fitted("controller.unit_commit_ns (three QD-1 writers' p95)"),
         Finding::direction(
             "S003 Obs 1",
             "no write interference up to the saturation point (CL <= 3, p95 within 5%)",
@@ -114,10 +116,11 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome> {
             .lacking(WRITE_TAIL_ALONE),
         Finding::number("S003 Obs 2", "p95 rise at CL 7 from finish 50%", "%", 20.7, (w7f.1 / w7.1 - 1.0) * 100.0)
             .lacking(WRITE_TAIL_ALONE),
-        Finding::number("S003 Obs 3", "random 8 KiB reads, CL 1, no finish", "KIOPS", 11.3, r1.0),
-        Finding::number("S003 Obs 3", "random reads, CL 1, no finish, p95", "µs", 95.7, r1.1),
+        Finding::number("S003 Obs 3", "random 8 KiB reads, CL 1, no finish", "KIOPS", 11.3, r1.0).fitted(READ_FIT),
+        Finding::number("S003 Obs 3", "random reads, CL 1, no finish, p95", "µs", 95.7, r1.1).fitted(READ_FIT),
         Finding::number("S003 Obs 3", "random reads, CL 1, finish 50%", "KIOPS", 7.8, r1f.0)
-            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its 16 reads per program are)"),
+            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its 16 reads per program are)")
+            .fitted("flash_timing.suspend.per_op_max"),
         Finding::number("S003 Obs 3", "random reads, CL 1, finish 50%, p95", "µs", 272.4, r1f.1)
             .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its 16 reads per program are)"),
     ];
