@@ -36,3 +36,14 @@ def test_a_spec_outside_the_study_is_refused():
     spec = dict(small_plan()[0], utilization_pct=20)
     with pytest.raises(ZonelabError, match="50 to 95"):
         sweep.run_serial([spec])
+
+
+def test_the_device_ftl_can_collect_by_cost_benefit():
+    specs = [s for s in placement.plan(quick=True, utilizations=[70], gc_victim="cost_benefit")
+             if s["workload"] == "skewed" and s["interface"] == {"fdp": 2}]
+    for s in specs:
+        s.update(blocks_per_plane=64, pages_per_block=48, windows=4)
+    frame = placement.table(sweep.run_serial(specs))
+    assert list(frame.gc_victim) == ["cost_benefit"]
+    with pytest.raises(ValueError, match="greedy or cost_benefit"):
+        placement.plan(quick=True, gc_victim="oldest")

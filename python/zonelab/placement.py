@@ -15,7 +15,10 @@ the p99 write latency (docs/placement.md):
 * workloads: ``skewed`` (eight bands, band i taking 2^-(i+1) of the
   writes), ``cache`` (a CacheLib-like small-object region and large-object
   log) and ``lsm`` (a leveled LSM tree's log and files);
-* utilization: the workload's share of the conventional namespace.
+* utilization: the workload's share of the conventional namespace;
+* the device FTL's garbage collection victim: ``greedy`` (the default) or
+  ``cost_benefit`` (the conventional and FDP interfaces; with ZNS the host
+  collects).
 
 :func:`plan` lists the runs, :func:`table` and :func:`windows` turn stored
 runs into frames, :func:`plot` draws the figure.
@@ -48,10 +51,13 @@ def plan(
     utilizations: Optional[Sequence[int]] = None,
     blocks_per_plane: Optional[int] = None,
     seed: int = 1,
+    gc_victim: str = "greedy",
 ) -> List[Dict[str, Any]]:
     """The study's run specifications (for :func:`zonelab.sweep.run`). Quick:
     a flash of 96 blocks of 96 pages per plane (9 GiB) and two utilizations;
     otherwise the zn540's blocks, 128 per plane (144 GiB)."""
+    if gc_victim not in ("greedy", "cost_benefit"):
+        raise ValueError(f"gc_victim '{gc_victim}': use greedy or cost_benefit")
     utilizations = list(utilizations or ((60, 90) if quick else (50, 60, 70, 80, 90)))
     specs = []
     for workload in WORKLOADS:
@@ -68,6 +74,7 @@ def plan(
                     "queue_depth": 8,
                     "windows": 8 if quick else 24,
                     "seed": seed,
+                    "gc_victim": gc_victim,
                 })
     return specs
 
@@ -85,6 +92,7 @@ def table(runs: Sequence[Mapping[str, Any]]) -> "pandas.DataFrame":  # noqa: F82
             "interface": _name(spec["interface"]),
             "workload": spec["workload"],
             "utilization_pct": spec["utilization_pct"],
+            "gc_victim": spec.get("gc_victim", "greedy"),
             "space_gib": result["space_gib"],
             "write_amplification": result["write_amplification"],
             "throughput_mib_s": result["throughput_mib_s"],

@@ -13,7 +13,7 @@ pub mod workload;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 pub use workload::Workload;
-use zonelab_device::{preset, Device, DeviceConfig, FdpConfig, HandleType, Tracking};
+use zonelab_device::{preset, Device, DeviceConfig, FdpConfig, HandleType, Tracking, VictimPolicy};
 
 /// The interface the host writes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +62,10 @@ pub struct PlacementRun {
     pub windows: u32,
     /// Seed of the workload's random numbers.
     pub seed: u64,
+    /// How the device's FTL picks its garbage collection victims (the
+    /// conventional and FDP interfaces; with ZNS the host collects).
+    #[serde(default)]
+    pub gc_victim: VictimPolicy,
 }
 
 /// One window of a run's measured part.
@@ -95,7 +99,11 @@ pub struct PlacementResult {
 impl PlacementRun {
     /// Its label in progress lines.
     pub fn label(&self) -> String {
-        format!("placement {} {} {}%", self.interface.name(), self.workload.name(), self.utilization_pct)
+        let victim = match self.gc_victim {
+            VictimPolicy::Greedy => "",
+            VictimPolicy::CostBenefit => " cost-benefit",
+        };
+        format!("placement {} {} {}%{victim}", self.interface.name(), self.workload.name(), self.utilization_pct)
     }
 
     /// The device this run's interface gets: the zn540's flash with
@@ -137,6 +145,9 @@ impl PlacementRun {
         }
         if let Interface::Fdp(handles) = self.interface {
             c.fdp = Some(FdpConfig { reclaim_groups: 1, handles, handle_type: HandleType::InitiallyIsolated });
+        }
+        if let Some(ftl) = c.conventional.as_mut() {
+            ftl.gc_victim = self.gc_victim;
         }
         c.validate().map_err(|e| Error::Invalid(format!("{}: {}", self.label(), e.0)))?;
         Ok(c)
@@ -219,6 +230,7 @@ pub fn plan(quick: bool) -> Vec<PlacementRun> {
                     queue_depth: 8,
                     windows: if quick { 8 } else { 24 },
                     seed: 1,
+                    gc_victim: VictimPolicy::Greedy,
                 });
             }
         }

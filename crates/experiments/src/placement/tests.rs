@@ -13,6 +13,7 @@ fn small(interface: Interface, workload: Workload, utilization_pct: u32) -> Plac
         queue_depth: 8,
         windows: 4,
         seed: 1,
+        gc_victim: VictimPolicy::Greedy,
     }
 }
 
@@ -75,4 +76,16 @@ fn specs_outside_the_study_are_refused() {
     run.queue_depth = 8;
     run.blocks_per_plane = 8;
     assert!(run.run().unwrap_err().to_string().contains("does not fit"));
+}
+
+#[test]
+fn the_collectors_victim_policy_reaches_the_device_ftl() {
+    let cost_benefit =
+        PlacementRun { gc_victim: VictimPolicy::CostBenefit, ..small(Interface::Fdp(2), Workload::Skewed, 80) };
+    let ftl = cost_benefit.device().unwrap().conventional.unwrap();
+    assert_eq!(ftl.gc_victim, VictimPolicy::CostBenefit);
+    let greedy = small(Interface::Fdp(2), Workload::Skewed, 80).run().unwrap();
+    let aged = cost_benefit.run().unwrap();
+    assert_ne!(greedy.write_amplification, aged.write_amplification, "the policy changes which blocks are copied");
+    assert!(cost_benefit.label().ends_with("cost-benefit"), "{}", cost_benefit.label());
 }
