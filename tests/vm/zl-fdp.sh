@@ -2,9 +2,10 @@
 # initially isolated reclaim unit handles) cut to 4 dies of 48 blocks (a 100 MiB namespace, 3 MiB reclaim units)
 # (144 MiB of flash) is attached with Linux's nvme-tcp; nvme-cli's fdp plugin reads the configuration, handle usage, statistics,
 # events and handle status, updates handles and enables events; fio's io_uring_cmd engine writes with fdp=1 on
-# the generic character device and the handle status must show the placement. fio 3.33 (the host's, in the
-# guest) has no FDP options: that step runs with /usr/local/bin/fio-fdp (fio 3.34 or later, shipped by
-# scripts/vm-test when ZONELAB_VM_FIO is set) and is skipped otherwise. Needs the helpers of zl-nvmetcp.sh.
+# the generic character device and the handle status must show the placement; fio's own FDP test,
+# t/nvmept_fdp.py, runs against it. fio 3.33 (the host's, in the guest) has no FDP options: those steps run with
+# /usr/local/bin/fio-fdp (fio 3.41, built by scripts/vm/zoned-vm, or the fio ZONELAB_VM_FIO names) and are
+# skipped without it. Needs the helpers of zl-nvmetcp.sh.
 
 # The small zn540-fdp: 4 dies of 48 blocks of 768 KiB (144 MiB of flash), 100 zones of 1 MiB (the namespace's
 # size), all conventional. All by --set: --zones would size the flash to the zones.
@@ -58,8 +59,8 @@ zl_fdp_cli() {
     zl_equal "block writes (no directive) go to handle 0" $((full - 64)) "$(zl_fdp_ruamw $ZL_NT_DEV 0)"
     zl_check "fdp set-events: RU Not Fully Written on handle 0" nvme fdp set-events $ZL_NT_DEV -p 0 -e -t 0
     zl_check "fdp update -p 0" nvme fdp update $ZL_NT_DEV -p 0
-    # The 4 LBAs still in the write buffer go to the fresh unit.
-    zl_equal "the update gave handle 0 a fresh reclaim unit" $((full - 4)) "$(zl_fdp_ruamw $ZL_NT_DEV 0)"
+    # The 4 LBAs still in the write buffer went, padded, to the old unit.
+    zl_equal "the update gave handle 0 a fresh reclaim unit" "$full" "$(zl_fdp_ruamw $ZL_NT_DEV 0)"
     nvme fdp events $1 -e 1 -E > /tmp/zl-fdp-events 2>&1
     zl_equal "fdp events -E: RU Not Fully Written, PID 0" "1 1" \
         "$(grep -c 'Reclaim Unit Not Fully Written' /tmp/zl-fdp-events) $(grep -c 'PID): 0x0$' /tmp/zl-fdp-events)"
@@ -86,7 +87,7 @@ zl_fdp_directives() {
 # handle status list) take the writes, the others none.
 zl_fdp_fio() {
     if ! command -v fio-fdp > /dev/null; then
-        echo "SKIP: fio with FDP ($(fio --version) has no fdp option; set ZONELAB_VM_FIO to a fio with FDP, e.g. 3.42)"
+        echo "SKIP: fio with FDP ($(fio --version) has no fdp option; the guest has no fio-fdp)"
         return
     fi
     before0=$(zl_fdp_ruamw $ZL_NT_DEV 0); before1=$(zl_fdp_ruamw $ZL_NT_DEV 1); before2=$(zl_fdp_ruamw $ZL_NT_DEV 2)
@@ -102,6 +103,23 @@ zl_fdp_fio() {
         --iodepth=4 --verify=crc32c --do_verify=1
     zl_equal "fdp usage still shows 8 host-specified handles" 8 "$(nvme fdp usage $1 -e 1 2>&1 | grep -c 'Host Specified')"
     zl_fdp_gc "$1"
+    zl_fdp_nvmept
+}
+
+# fio's own FDP test (t/nvmept_fdp.py of fio 3.41: 41 tests of fio's placement options, each checked against the
+# handle status nvme-cli reads; it updates every handle before and after each test). Every test must pass.
+zl_fdp_nvmept() {
+    local t=/opt/fio-3.41/t/nvmept_fdp.py
+    if [ ! -e $t ] || ! command -v python3 > /dev/null; then
+        echo "SKIP: fio's t/nvmept_fdp.py (the guest lacks it or Python)"
+        return
+    fi
+    rm -rf /tmp/zl-nvmept
+    (cd /tmp && python3 $t --dut $ZL_NT_NG -f "$(command -v fio-fdp)" -a /tmp/zl-nvmept) > /tmp/zl-nvmept.log 2>&1
+    grep -E '^Test [0-9]+ (FAILED|SKIPPED)|ERROR' /tmp/zl-nvmept.log | head -20
+    summary=$(grep -E '^[0-9]+ test\(s\) passed' /tmp/zl-nvmept.log)
+    echo "nvmept_fdp: ${summary:-no summary (see the lines above)}"
+    zl_equal "fio's t/nvmept_fdp.py: every test passes" "0 failed" "$(echo "$summary" | grep -o '[0-9]* failed')"
 }
 
 # Random overwrites of the whole namespace through handles 0 and 1 make garbage collection run: Media

@@ -518,7 +518,7 @@ impl<P: DataPath> Front<P> {
     /// the link, then the firmware moves the handles.
     fn ruh_update(&mut self, ssd: &mut Ssd, ready_ns: Nanos, pids: &[u16]) -> (Status, Nanos, CmdResult) {
         let listed_ns = ssd.link_reserve_to_device(ready_ns, 2 * pids.len() as u64);
-        let status = self.path.ruh_update(pids, listed_ns);
+        let status = self.path.ruh_update(&self.core, ssd, pids, listed_ns);
         if !status.is_success() {
             return self.core.fail(ssd, listed_ns, status);
         }

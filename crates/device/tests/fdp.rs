@@ -129,14 +129,19 @@ fn handle_status_counts_down_the_reclaim_unit_and_an_update_starts_another() {
     let list = status(&mut dev, t);
     assert_eq!((list[0].ruamw_lbas, list[1].ruamw_lbas), (full, full - 64));
     dev.set_fdp_events(1, &[FdpEventKind::RuNotFullyWritten], true).unwrap();
+    let media_bytes = dev.fdp_logs().unwrap().stats.media_bytes;
     let c = dev.submit(t, &Command::ReclaimUnitHandleUpdate { pids: &[1] }, None);
     assert_eq!(c.status, Status::Success);
-    assert_eq!(status(&mut dev, c.complete_ns)[1].ruamw_lbas, full - 4, "a fresh unit, the 4 LBAs still to come");
+    // The 4 buffered LBAs went, padded, to the old unit: the new one has all its room.
+    assert_eq!(status(&mut dev, c.complete_ns)[1].ruamw_lbas, full, "a fresh unit");
+    assert_eq!(dev.fdp_logs().unwrap().stats.media_bytes, media_bytes + 12 * 4096, "one unit programmed");
     let events = dev.fdp_logs().unwrap().host_events;
     assert_eq!(events.len(), 1);
     assert_eq!((events[0].kind, events[0].pid, events[0].ruhid), (FdpEventKind::RuNotFullyWritten, Some(1), Some(1)));
+    let t = write(&mut dev, c.complete_ns, 64, 4, Some(1));
+    assert_eq!(status(&mut dev, t)[1].ruamw_lbas, full - 4);
     // An update of a handle with nothing written raises no event; a bad list changes nothing.
-    let c = dev.submit(c.complete_ns, &Command::ReclaimUnitHandleUpdate { pids: &[1] }, None);
+    let c = dev.submit(t, &Command::ReclaimUnitHandleUpdate { pids: &[0] }, None);
     assert_eq!((c.status, dev.fdp_logs().unwrap().host_events.len()), (Status::Success, 1));
     let c = dev.submit(c.complete_ns, &Command::ReclaimUnitHandleUpdate { pids: &[0, 2] }, None);
     assert_eq!(c.status, Status::InvalidPlacementHandleList);

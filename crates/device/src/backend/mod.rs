@@ -89,7 +89,7 @@ pub(crate) trait DataPath {
         Err(Status::FdpDisabled)
     }
     /// Reclaim Unit Handle Update (FDP) of the handles `pids` name.
-    fn ruh_update(&mut self, _pids: &[u16], _at_ns: Nanos) -> Status {
+    fn ruh_update(&mut self, _core: &Backend, _ssd: &mut Ssd, _pids: &[u16], _at_ns: Nanos) -> Status {
         Status::FdpDisabled
     }
     /// The FDP logs; `None` without FDP.

@@ -5,6 +5,7 @@
 use super::{Conventional, Stream};
 use crate::backend::Backend;
 use crate::fdp::{FdpEvent, FdpEventKind, FdpLogs, FdpStats, RuhAttributes, RuhStatus};
+use crate::ssd::Ssd;
 use crate::status::Status;
 use crate::translation::ftl::OWNER_MIXED;
 use zonelab_sim::Nanos;
@@ -29,10 +30,15 @@ pub(super) fn ruh_status(c: &Conventional, core: &Backend) -> Result<Box<[RuhSta
 }
 
 /// Reclaim Unit Handle Update: each named handle's next unit starts an
-/// empty reclaim unit. A reclaim unit written in part is closed as it is
-/// (its unwritten pages stay erased until garbage collection takes it) and
-/// raises RU Not Fully Written. Nothing changes if a placement identifier is invalid.
-pub(super) fn ruh_update(c: &mut Conventional, pids: &[u16], at_ns: Nanos) -> Status {
+/// empty reclaim unit. What the host wrote before belongs to the reclaim
+/// unit it was written to: a unit still filling in the write buffer is
+/// programmed there now, padded, as a drive flushes before it switches
+/// units (so the new unit has its whole size left, as QEMU and fio's
+/// t/nvmept_fdp.py expect). A reclaim unit written in part is closed as it
+/// is (its unwritten pages stay erased until garbage collection takes it)
+/// and raises RU Not Fully Written. Nothing changes if a placement
+/// identifier is invalid.
+pub(super) fn ruh_update(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, pids: &[u16], at_ns: Nanos) -> Status {
     let Some(fdp) = c.placement.fdp.as_ref() else { return Status::FdpDisabled };
     let d = fdp.descriptor;
     let Some(targets) = pids.iter().map(|&p| d.parse_pid(p).map(|gh| (p, gh))).collect::<Option<Vec<_>>>() else {
@@ -40,13 +46,17 @@ pub(super) fn ruh_update(c: &mut Conventional, pids: &[u16], at_ns: Nanos) -> St
     };
     for (pid, (group, handle)) in targets {
         let stream = usize::from(group) * usize::from(c.placement.handles) + usize::from(handle);
-        let first_die = c.placement.first_die(stream);
+        if !c.placement.units[stream].lbas.is_empty() {
+            super::program_host_unit(c, core, ssd, stream, at_ns);
+        }
+        debug_assert!(c.placement.units[stream].lbas.is_empty(), "the handle's buffered unit went to flash");
         // Units in the current reclaim unit: it is started and not full.
         if c.placement.units[stream].ru_units > 0 {
             let kind = FdpEventKind::RuNotFullyWritten;
             let event = FdpEvent { kind, at_ns, pid: Some(pid), group, ruhid: Some(handle), lbas_moved: 0 };
             c.placement.fdp.as_mut().expect("checked above").log(event);
         }
+        let first_die = c.placement.first_die(stream);
         for die in first_die..first_die + c.placement.dies_per_group {
             c.ftl.close(die, Stream::Host(handle));
         }

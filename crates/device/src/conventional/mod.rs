@@ -97,8 +97,8 @@ impl DataPath for Conventional {
     fn ruh_status(&self, core: &Backend) -> Result<Box<[crate::fdp::RuhStatus]>, crate::status::Status> {
         fdp::ruh_status(self, core)
     }
-    fn ruh_update(&mut self, pids: &[u16], at_ns: Nanos) -> crate::status::Status {
-        fdp::ruh_update(self, pids, at_ns)
+    fn ruh_update(&mut self, core: &Backend, ssd: &mut Ssd, pids: &[u16], at_ns: Nanos) -> crate::status::Status {
+        fdp::ruh_update(self, core, ssd, pids, at_ns)
     }
     fn fdp_logs(&self, core: &Backend) -> Option<crate::fdp::FdpLogs> {
         fdp::logs(self, core)
@@ -229,7 +229,7 @@ fn drop_read_ahead(core: &mut Backend, slba: u64, end: u64) {
 
 /// Programs `stream`'s full unit on the next die of its reclaim group,
 /// into the handle's open block there, collecting garbage first as needed.
-fn program_host_unit(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, stream: usize, at_ns: Nanos) {
+pub(super) fn program_host_unit(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, stream: usize, at_ns: Nanos) {
     let (_, handle) = c.placement.group_handle(stream);
     let first_die = c.placement.first_die(stream);
     let unit = &mut c.placement.units[stream];

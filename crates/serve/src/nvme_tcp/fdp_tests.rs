@@ -132,7 +132,11 @@ fn an_update_starts_a_new_reclaim_unit_and_logs_its_event() {
     assert_eq!(write_placed(&mut io, 0, 32, Some(1)), sc::SUCCESS);
     assert_eq!(write_placed(&mut io, 32, 32, Some(1)), sc::SUCCESS);
     assert_eq!(ruh_update(&mut io, &[1]), sc::SUCCESS);
-    assert_eq!(handles(&ruh_status(&mut io, 1, 4096))[1], (1, 1, RU_LBAS - 4), "a fresh unit, 4 LBAs to come");
+    assert_eq!(
+        handles(&ruh_status(&mut io, 1, 4096))[1],
+        (1, 1, RU_LBAS),
+        "a fresh unit: the 4 buffered LBAs went to the old one"
+    );
     let events = fdp_log(&mut admin, 0x23, 1, 1, 0, 4096);
     assert_eq!((events.status, u32_at(&events.data, 0)), (sc::SUCCESS, 1));
     let e = &events.data[64..128];
