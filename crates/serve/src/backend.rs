@@ -802,7 +802,7 @@ mod image_tests {
 mod submit_image_tests {
     use super::tests::{backend, zone_sector};
     use super::*;
-    use zonelab_device::{SourceRange, Status};
+    use zonelab_device::{SourceRange, Status, ZoneAction, ZoneState};
 
     #[test]
     fn nvme_commands_survive_a_restart() {
@@ -839,6 +839,75 @@ mod submit_image_tests {
         assert_eq!(read(lba(4), 4), data);
         assert_eq!(read(lba(5), 2), data[4096..3 * 4096]);
         assert!(read(lba(3) + 4, 2).iter().all(|&b| b == 0));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The suite's device with a Zone Random Write Area of 16 LBAs committed
+    /// 4 at a time (explicitly too), on every zone that may be active.
+    fn zrwa_backend() -> Backend {
+        let mut config = backend(Pace::Asap).device().config().clone();
+        config.namespace.zrwa = Some(zonelab_device::config::zrwa::ZrwaConfig {
+            size_bytes: 16 * 4096,
+            flush_granularity_bytes: 4 * 4096,
+            ..Default::default()
+        });
+        Backend::new(Device::new(config).unwrap(), Pace::Asap).unwrap()
+    }
+
+    #[test]
+    fn a_zones_random_write_area_survives_a_restart() {
+        let dir = std::env::temp_dir().join(format!("zonelab-image-{}-zrwa", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("device.img");
+        let (z3, z4) = (zone_sector(3) / 8, zone_sector(4) / 8);
+        let block = |byte: u8| vec![byte; 4096];
+        let ok = |c: Result<Completion, Refusal>| assert_eq!(c.unwrap().status, Status::Success);
+        let write = |b: &mut Backend, slba: u64, byte: u8| {
+            let data = block(byte);
+            let cmd = Command::Write { slba, nlb: 1, payload: Payload::Bytes(&data), fua: false, placement: None };
+            ok(b.submit(0, &cmd, None));
+        };
+        let zone = |b: &mut Backend, action, slba| {
+            ok(b.submit(0, &Command::ZoneMgmtSend { action, slba, select_all: false }, None));
+        };
+        let mut first = zrwa_backend().with_image(&path).unwrap();
+        // Zone 3: written, reset, written again with a ZRWA: only the new window counts.
+        for lba in 0..12 {
+            write(&mut first, z3 + lba, 1);
+        }
+        zone(&mut first, ZoneAction::Reset, z3);
+        zone(&mut first, ZoneAction::OpenZrwa, z3);
+        write(&mut first, z3 + 1, 2);
+        write(&mut first, z3 + 9, 3);
+        // A commit of 4 LBAs over the first write, then a write at the new pointer.
+        zone(&mut first, ZoneAction::FlushZrwa, z3 + 3);
+        write(&mut first, z3 + 4, 4);
+        // Zone 4: a window write, then closed (it keeps its ZRWA).
+        zone(&mut first, ZoneAction::OpenZrwa, z4);
+        write(&mut first, z4 + 2, 5);
+        zone(&mut first, ZoneAction::Close, z4);
+        drop(first); // as after kill -9
+        let mut second = zrwa_backend().with_image(&path).unwrap();
+        let read = |b: &mut Backend, slba: u64| {
+            let mut out = vec![0xEEu8; 4096];
+            ok(b.submit(0, &Command::Read { slba, nlb: 1 }, Some(&mut out)));
+            out[0]
+        };
+        let z3_blocks: Vec<u8> = (0..12).map(|lba| read(&mut second, z3 + lba)).collect();
+        assert_eq!(z3_blocks, [0, 2, 0, 0, 4, 0, 0, 0, 0, 3, 0, 0], "committed, window and never written blocks");
+        assert_eq!(read(&mut second, z4 + 2), 5);
+        let zones = second.device().zones();
+        assert_eq!((zones.wp(3), zones.has_zrwa(3), zones.state(3)), (z3 + 4, true, ZoneState::ExplicitlyOpened));
+        assert_eq!((zones.wp(4), zones.has_zrwa(4), zones.state(4)), (z4, true, ZoneState::Closed));
+        // The host goes on where it stopped: a random write in the window, then a commit past it.
+        write(&mut second, z3 + 7, 6);
+        zone(&mut second, ZoneAction::FlushZrwa, z3 + 11);
+        drop(second);
+        let mut third = zrwa_backend().with_image(&path).unwrap();
+        let z3_blocks: Vec<u8> = (4..12).map(|lba| read(&mut third, z3 + lba)).collect();
+        assert_eq!(z3_blocks, [4, 0, 0, 6, 0, 3, 0, 0]);
+        assert_eq!(third.device().zones().wp(3), z3 + 12);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

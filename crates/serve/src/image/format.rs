@@ -7,9 +7,12 @@
 //! Header: magic `ZLIMAGE\0`, version (u32, 2), checksum kind (u32, 1: CRC32C
 //! per LBA), LBA bytes (u64), zones (u32), conventional zones (u32), zone
 //! LBAs (u64), zone capacity in LBAs (u64), 12 reserved zero bytes, and the
-//! CRC32C of the 60 bytes before it. Record: state code (u8), three zero
-//! bytes, the CRC32C of the zone's index and the record's other 12 bytes,
-//! the write pointer (u64, absolute LBA).
+//! CRC32C of the 60 bytes before it. Record: state code (u8), flags (u8:
+//! bit 0, the zone holds a Zone Random Write Area; readers before the flag
+//! refuse a record that has it), two zero bytes, the CRC32C of the zone's
+//! index and the record's other 12 bytes, the write pointer (u64, absolute
+//! LBA). Blocks above the write pointer of a zone holding a ZRWA that have
+//! a checksum are its window's data, not yet committed.
 //!
 //! A block's checksum is the CRC32C of its LBA and its bytes, so a block
 //! found at another LBA's place fails too. Two values are reserved and never
@@ -191,8 +194,12 @@ pub fn decode_header(h: &[u8]) -> Header {
     Header::Image(Geometry { lba_bytes, zones, conventional_zones, zone_lbas: u64_at(32), zcap_lbas: u64_at(40) })
 }
 
-/// A zone's saved state and write pointer (absolute LBA).
-pub type Record = (ZoneState, u64);
+/// A zone's saved state, write pointer (absolute LBA) and whether it holds
+/// a Zone Random Write Area.
+pub type Record = (ZoneState, u64, bool);
+
+/// Record flag: the zone holds a ZRWA.
+const FLAG_ZRWA: u8 = 1;
 
 fn state_code(state: ZoneState) -> u8 {
     ZoneState::SEQUENTIAL.iter().position(|&s| s == state).map_or(0xff, |i| i as u8)
@@ -211,9 +218,10 @@ fn record_crc(zone: u32, r: &[u8; RECORD_BYTES as usize]) -> u32 {
 }
 
 /// Zone `zone`'s record, with its checksum.
-pub fn encode_record(zone: u32, (state, wp): Record) -> [u8; RECORD_BYTES as usize] {
+pub fn encode_record(zone: u32, (state, wp, zrwa): Record) -> [u8; RECORD_BYTES as usize] {
     let mut r = [0u8; RECORD_BYTES as usize];
     r[0] = state_code(state);
+    r[1] = if zrwa { FLAG_ZRWA } else { 0 };
     r[8..].copy_from_slice(&wp.to_le_bytes());
     let crc = record_crc(zone, &r);
     r[4..8].copy_from_slice(&crc.to_le_bytes());
@@ -229,9 +237,11 @@ pub fn decode_record(
     checked: bool,
 ) -> Result<Record, String> {
     let crc = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
-    if checked && (crc != record_crc(zone, r) || r[1..4] != [0, 0, 0]) {
+    if checked && (crc != record_crc(zone, r) || r[1] & !FLAG_ZRWA != 0 || r[2..4] != [0, 0]) {
         return Err("the zone record's checksum does not match it".into());
     }
+    // Format 1 had no flags.
+    let zrwa = checked && r[1] & FLAG_ZRWA != 0;
     let state = state_of_code(r[0]).ok_or_else(|| format!("state code {} is no zone state", r[0]))?;
     let wp = u64::from_le_bytes(r[8..].try_into().expect("8 bytes"));
     let (zslba, end) = (g.zslba(zone), g.zslba(zone) + g.zcap_lbas);
@@ -244,8 +254,10 @@ pub fn decode_record(
         format!("empty, but its write pointer {wp} is not the zone start {zslba}")
     } else if (state.is_active()) && wp == end {
         format!("{}, but its write pointer {wp} is at the zone's capacity", state.name())
+    } else if zrwa && !state.is_active() {
+        format!("{}, but it holds a ZRWA (only an open or closed zone does)", state.name())
     } else {
-        return Ok((state, wp));
+        return Ok((state, wp, zrwa));
     };
     Err(why)
 }
@@ -372,15 +384,23 @@ mod tests {
 
     #[test]
     fn records_check_their_checksum_and_the_zone_rules() {
-        let r = encode_record(2, (ZoneState::Closed, 2 * 256 + 5));
-        assert_eq!(decode_record(&G, 2, &r, true), Ok((ZoneState::Closed, 517)));
+        let r = encode_record(2, (ZoneState::Closed, 2 * 256 + 5, false));
+        assert_eq!(decode_record(&G, 2, &r, true), Ok((ZoneState::Closed, 517, false)));
         assert!(decode_record(&G, 3, &r, true).is_err(), "a record in another zone's place");
+        let z = encode_record(2, (ZoneState::ExplicitlyOpened, 2 * 256 + 8, true));
+        assert_eq!(decode_record(&G, 2, &z, true), Ok((ZoneState::ExplicitlyOpened, 520, true)));
+        assert_eq!(z[1], FLAG_ZRWA);
+        let mut unknown = z;
+        unknown[1] = 2;
+        assert!(decode_record(&G, 2, &unknown, true).is_err(), "a flag this format does not define");
         let bad = |zone, record: Record| decode_record(&G, zone, &encode_record(zone, record), true).unwrap_err();
-        assert!(bad(1, (ZoneState::Empty, 257)).contains("not the zone start"));
-        assert!(bad(1, (ZoneState::Full, 256 + 129)).contains("outside"));
-        assert!(bad(0, (ZoneState::Empty, 0)).contains("conventional"));
-        assert!(bad(1, (ZoneState::NotWritePointer, 256)).contains("sequential"));
-        assert!(bad(1, (ZoneState::ImplicitlyOpened, 256 + 128)).contains("capacity"));
+        assert!(bad(1, (ZoneState::Empty, 257, false)).contains("not the zone start"));
+        assert!(bad(1, (ZoneState::Full, 256 + 129, false)).contains("outside"));
+        assert!(bad(0, (ZoneState::Empty, 0, false)).contains("conventional"));
+        assert!(bad(1, (ZoneState::NotWritePointer, 256, false)).contains("sequential"));
+        assert!(bad(1, (ZoneState::ImplicitlyOpened, 256 + 128, false)).contains("capacity"));
+        assert!(bad(1, (ZoneState::Full, 256 + 128, true)).contains("ZRWA"));
+        assert!(bad(0, (ZoneState::NotWritePointer, 0, true)).contains("ZRWA"));
     }
 
     #[test]

@@ -38,7 +38,7 @@ use crate::ServeError;
 use files::{length, zones_path, Pair};
 use format::{
     block_sum, bytes_of, decode_header, decode_record, encode_record, sums_of, verify, Header, Record, Sums, Verdict,
-    HEADER_BYTES, RECORD_BYTES, SUM_BYTES,
+    HEADER_BYTES, RECORD_BYTES, SUM_BYTES, SUM_NONE, SUM_ZEROS,
 };
 pub use format::{Damage, Geometry, VERSION};
 use std::collections::BTreeSet;
@@ -70,11 +70,17 @@ fn chunk_lbas(g: &Geometry) -> u64 {
 /// The LBAs of `zone` whose blocks hold data to check or replay: a
 /// conventional zone's whole capacity, a sequential zone's up to its write
 /// pointer, none of an offline zone's (which cannot be read).
-fn written_end(g: &Geometry, zone: u32, (state, wp): Record) -> u64 {
+fn written_end(g: &Geometry, zone: u32, (state, wp, _): Record) -> u64 {
     match state {
         ZoneState::NotWritePointer => g.zslba(zone) + g.zcap_lbas,
         _ => wp,
     }
+}
+
+/// `from..to` in replay chunks: (first LBA, LBAs).
+fn chunks(g: &Geometry, from: u64, to: u64) -> impl Iterator<Item = (u64, u64)> {
+    let per = chunk_lbas(g);
+    (from..to).step_by(per as usize).map(move |lba| (lba, per.min(to - lba)))
 }
 
 /// Reads up to `n` bytes from the start of `file` (fewer if it is shorter).
@@ -186,7 +192,7 @@ impl Image {
         let mut image = Image::new(path, pair, geometry, records);
         let end_ns = image.replay(device, &saved)?;
         image.records = records_of(device);
-        if image.records != saved {
+        if image.records.iter().zip(&saved).any(|(&restored, &saved)| !restored_as_saved(saved, restored)) {
             return Err(ImageError::Differs { path: path.to_path_buf() }.into());
         }
         Ok((image, end_ns))
@@ -331,17 +337,32 @@ impl Image {
     /// first, so stale bytes there are never taken for data; one that went
     /// back (Reset) forgets the damage past it.
     pub fn update_zones<D: ZonedDevice + ?Sized>(&mut self, device: &D) -> Result<(), ServeError> {
+        self.update_records(device, true)
+    }
+
+    /// [`Image::update_zones`]; `forget`: a zone that took a ZRWA forgets
+    /// the checksums above its write pointer ([`Image::save`] did it first).
+    fn update_records<D: ZonedDevice + ?Sized>(&mut self, device: &D, forget: bool) -> Result<(), ServeError> {
         let fresh = std::mem::take(&mut self.fresh);
         let g = self.geometry;
         let zones = device.zones();
         for zone in 0..g.zones {
-            let now = (zones.state(zone), zones.wp(zone));
-            let (_, old_wp) = self.records[zone as usize];
+            let now = (zones.state(zone), zones.wp(zone), zones.has_zrwa(zone));
+            let (_, old_wp, old_zrwa) = self.records[zone as usize];
             if now == self.records[zone as usize] {
                 continue;
             }
+            // A zone's ZRWA holds writes above its write pointer, which a
+            // commit or finish then passes: of the blocks it passes, those
+            // no write gave since the ZRWA was taken have no checksum.
             if now.1 > old_wp && zone >= g.conventional_zones {
-                self.mark_skipped(old_wp, now.1, &fresh)?;
+                match old_zrwa {
+                    false => self.mark_skipped(old_wp, now.1, &fresh)?,
+                    true => self.mark_unwritten(old_wp, now.1)?,
+                }
+            }
+            if forget && now.2 && !old_zrwa {
+                self.forget_above(now.1, g.zslba(zone) + g.zcap_lbas)?;
             }
             if now.1 < old_wp {
                 let gone: Vec<u64> = self.damaged.range(now.1..g.zslba(zone) + g.zone_lbas).copied().collect();
@@ -351,6 +372,30 @@ impl Image {
             }
             self.records[zone as usize] = now;
             self.write_record(zone)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets the checksums of blocks `from..to` (above a zone's write
+    /// pointer, where a ZRWA is taken): stale blocks of the zone's data before
+    /// its last reset must not pass for its window's. Bounded by a zone's capacity.
+    fn forget_above(&self, from: u64, to: u64) -> Result<(), ImageError> {
+        for (lba, nlb) in chunks(&self.geometry, from, to) {
+            self.write_sums(lba, &vec![Sums::NONE; nlb as usize])?;
+        }
+        Ok(())
+    }
+
+    /// Marks the blocks of `from..to` that have no checksum as reading zeros.
+    fn mark_unwritten(&self, from: u64, to: u64) -> Result<(), ImageError> {
+        for (lba, nlb) in chunks(&self.geometry, from, to) {
+            let mut sums = self.read_sums(lba, nlb)?;
+            if sums.iter().any(|s| s.latest == SUM_NONE) {
+                for s in sums.iter_mut().filter(|s| s.latest == SUM_NONE) {
+                    *s = Sums::ZEROS;
+                }
+                self.write_sums(lba, &sums)?;
+            }
         }
         Ok(())
     }
@@ -381,9 +426,17 @@ impl Image {
         assert_eq!(geometry_of(device), g, "an image is saved from the device it was opened with");
         let per = chunk_lbas(&g);
         let mut got = vec![0u8; (per * g.lba_bytes) as usize];
+        let zrwa_lbas = device.zones().zrwa_limits().lbas;
         for zone in 0..g.zones {
-            let record = (device.zones().state(zone), device.zones().wp(zone));
-            let end = if record.0 == ZoneState::Offline { g.zslba(zone) } else { written_end(&g, zone, record) };
+            let record = (device.zones().state(zone), device.zones().wp(zone), device.zones().has_zrwa(zone));
+            let mut end = if record.0 == ZoneState::Offline { g.zslba(zone) } else { written_end(&g, zone, record) };
+            if record.2 {
+                // The window too: its blocks read as written or as zeros.
+                if !self.records[zone as usize].2 {
+                    self.forget_above(record.1, g.zslba(zone) + g.zcap_lbas)?;
+                }
+                end = (record.1 + zrwa_lbas).min(g.zslba(zone) + g.zcap_lbas);
+            }
             let mut lba = g.zslba(zone);
             while lba < end {
                 let nlb = per.min(end - lba);
@@ -399,7 +452,7 @@ impl Image {
             // Every block up to the write pointer was just saved: none is skipped.
             self.fresh.push((g.zslba(zone), end));
         }
-        self.update_zones(device)?;
+        self.update_records(device, false)?;
         self.sync().map_err(|e| self.io_error(e).into())
     }
 
@@ -473,13 +526,13 @@ impl Image {
         &mut self,
         device: &mut D,
         zone: u32,
-        (state, wp): Record,
+        (state, wp, zrwa): Record,
         mut t: Nanos,
     ) -> Result<Nanos, ServeError> {
         let g = self.geometry;
         let zslba = g.zslba(zone);
         let conventional = state == ZoneState::NotWritePointer;
-        let end = written_end(&g, zone, (state, wp));
+        let end = written_end(&g, zone, (state, wp, zrwa));
         let per = chunk_lbas(&g);
         let mut buf = vec![0u8; (per * g.lba_bytes) as usize];
         let mut lba = zslba;
@@ -504,6 +557,9 @@ impl Image {
             }
             lba += nlb;
         }
+        if zrwa {
+            return self.replay_zrwa(device, zone, (state, wp), t);
+        }
         let action = match state {
             ZoneState::Closed => Some(ZoneAction::Close),
             ZoneState::Full | ZoneState::ReadOnly if wp < zslba + g.zcap_lbas => Some(ZoneAction::Finish),
@@ -523,6 +579,67 @@ impl Image {
             })?;
         }
         Ok(t)
+    }
+
+    /// The rest of a zone that holds a ZRWA, its data up to the write
+    /// pointer replayed: Open with ZRWA Allocate, the window's blocks that
+    /// have a checksum written back uncommitted (within the ZRWA, so no
+    /// write commits), and the state it was saved in.
+    fn replay_zrwa<D: ZonedDevice + ?Sized>(
+        &mut self,
+        device: &mut D,
+        zone: u32,
+        (state, wp): (ZoneState, u64),
+        mut t: Nanos,
+    ) -> Result<Nanos, ServeError> {
+        let g = self.geometry;
+        let zslba = g.zslba(zone);
+        let window_end = (wp + device.zones().zrwa_limits().lbas).min(zslba + g.zcap_lbas);
+        let runs = self.window_runs(wp, window_end)?;
+        let zone_cmd = |action| Command::ZoneMgmtSend { action, slba: zslba, select_all: false };
+        t = self.replay_command(device, t, &zone_cmd(ZoneAction::OpenZrwa), zone)?;
+        // A write opens a closed zone implicitly.
+        let implicit = state == ZoneState::ImplicitlyOpened && !runs.is_empty();
+        if implicit {
+            t = self.replay_command(device, t, &zone_cmd(ZoneAction::Close), zone)?;
+        }
+        let mut buf = Vec::new();
+        for (slba, end) in runs {
+            buf.resize(((end - slba) * g.lba_bytes) as usize, 0);
+            let damaged = self.read_checked(slba, &mut buf)?;
+            self.damaged.extend(damaged.into_iter().map(|(lba, _)| lba));
+            let cmd = Command::Write {
+                slba,
+                nlb: u32::try_from(end - slba).expect("a window's LBAs fit a command"),
+                payload: Payload::Bytes(&buf),
+                fua: false,
+                placement: None,
+            };
+            t = self.replay_command(device, t, &cmd, zone)?;
+        }
+        if state == ZoneState::Closed {
+            t = self.replay_command(device, t, &zone_cmd(ZoneAction::Close), zone)?;
+        }
+        Ok(t)
+    }
+
+    /// The runs of blocks in `from..to` that hold written data (a checksum
+    /// of a write, not "never written" or "reads as zeros"), each at most a
+    /// replay chunk.
+    fn window_runs(&self, from: u64, to: u64) -> Result<Vec<(u64, u64)>, ImageError> {
+        let per = chunk_lbas(&self.geometry);
+        let sums = self.read_sums(from, to.saturating_sub(from))?;
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for (lba, s) in (from..to).zip(sums) {
+            if matches!(s.latest, SUM_NONE | SUM_ZEROS) {
+                continue;
+            }
+            match runs.last_mut() {
+                Some((start, end)) if *end == lba && lba - *start < per => *end += 1,
+                _ => runs.push((lba, lba + 1)),
+            }
+        }
+        Ok(runs)
     }
 
     fn replay_command<D: ZonedDevice + ?Sized>(
@@ -557,5 +674,16 @@ fn create(pair: &Pair, path: &Path, g: &Geometry, records: &[Record]) -> Result<
 
 fn records_of<D: ZonedDevice + ?Sized>(device: &D) -> Vec<Record> {
     let z = device.zones();
-    (0..z.len()).map(|zone| (z.state(zone), z.wp(zone))).collect()
+    (0..z.len()).map(|zone| (z.state(zone), z.wp(zone), z.has_zrwa(zone))).collect()
+}
+
+/// Whether a zone restored as `restored` is the one saved as `saved`: an
+/// implicitly opened zone holding a ZRWA (a write to it or a commit opened
+/// it) comes back opened explicitly when its window holds no data, since
+/// only a write can open a zone implicitly.
+fn restored_as_saved(saved: Record, restored: Record) -> bool {
+    saved == restored
+        || (saved.0 == ZoneState::ImplicitlyOpened
+            && saved.2
+            && (restored.0, restored.1, restored.2) == (ZoneState::ExplicitlyOpened, saved.1, true))
 }
