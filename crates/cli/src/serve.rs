@@ -172,18 +172,32 @@ fn serve_nvme_tcp(args: &ServeArgs) -> Result<(), UserError> {
         config = zonelab_device::config::namespaces::split(&config, count).map_err(|e| UserError(e.0))?;
     }
     let mut backends = Vec::new();
+    // What Namespace Management made of the drive before a restart.
+    let listed = match &args.backing {
+        Some(base) => zonelab_serve::nvme_tcp::persist::load(base).map_err(|e| UserError(e.to_string()))?,
+        None => None,
+    };
     // The first device's drive: Namespace Management creates on its free blocks.
-    let drive = namespace_backends(config, args, &mut backends)?;
+    let drive = namespace_backends(config, args, listed.as_deref(), &mut backends)?;
     for name in &args.namespaces {
         let config =
             zonelab_device::load_device(name).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
         let options = zonelab_device::DeviceOptions { data: true, ..Default::default() };
         let config = options.apply(config).map_err(|e| UserError(format!("--namespace {name}: {}", e.0)))?;
-        namespace_backends(config, args, &mut backends)?;
+        namespace_backends(config, args, listed.as_deref(), &mut backends)?;
     }
     let mut target = Target::new(args.nqn.clone(), backends).with_limits(limits).with_drive(drive);
     if let Some(recorder) = recorder(args)? {
         target = target.with_recorder(recorder);
+    }
+    if let Some(base) = &args.backing {
+        target = target.with_backing(base.clone());
+    }
+    if let Some(entries) = &listed {
+        target.restore_namespaces(entries).map_err(|e| {
+            let base = args.backing.as_deref().unwrap_or(std::path::Path::new("")).display();
+            UserError(format!("--backing {base}: its namespace list cannot be restored: {e}"))
+        })?;
     }
     let options = NvmeTcpOptions { listen: args.listen, stats_path: args.stats.clone() };
     serve_nvme_tcp(target, options).map_err(|e| UserError(e.to_string()))
@@ -202,10 +216,12 @@ fn recorder(args: &ServeArgs) -> Result<Option<std::sync::Arc<zonelab_serve::rec
 
 /// A backend for each namespace of the device `config` describes (they share
 /// it), numbered on from `backends.len() + 1`; with --backing, namespace N
-/// above 1 keeps its image in FILE.nsN. Returns the device's drive.
+/// above 1 keeps its image in FILE.nsN, unless the namespace list `listed`
+/// says Namespace Management deleted it. Returns the device's drive.
 fn namespace_backends(
     config: zonelab_device::DeviceConfig,
     args: &ServeArgs,
+    listed: Option<&[zonelab_serve::nvme_tcp::persist::Entry]>,
     backends: &mut Vec<zonelab_serve::nvme_tcp::target::NamespaceBackend>,
 ) -> Result<zonelab_device::namespaces::Drive, UserError> {
     let namespaces = zonelab_device::Namespaces::new(config).map_err(|e| UserError(e.0))?;
@@ -220,14 +236,10 @@ fn namespace_backends(
         }
         let mut backend =
             zonelab_serve::Backend::new(namespace, args.pace.into()).map_err(|e| UserError(e.to_string()))?;
-        let backing = args.backing.as_ref().map(|p| {
-            let mut path = p.clone().into_os_string();
-            if nsid > 1 {
-                path.push(format!(".ns{nsid}"));
-            }
-            PathBuf::from(path)
-        });
-        if let Some(path) = backing {
+        let nsid = u32::try_from(nsid).expect("at most NAMESPACES_MAX");
+        let kept = listed.is_none_or(|l| l.iter().any(|e| e.nsid == nsid && e.created.is_none()));
+        let backing = args.backing.as_ref().filter(|_| kept);
+        if let Some(path) = backing.map(|base| zonelab_serve::nvme_tcp::persist::image_path(base, nsid)) {
             backend = backend.with_image(&path).map_err(|e| UserError(e.to_string()))?;
         }
         backends.push(backend);

@@ -215,6 +215,12 @@ impl<D: ZonedDevice> Backend<D> {
     /// Blocks that fail their checksums are said on stderr, and reads of
     /// them fail (Unrecovered Read Error, EIO) until they are rewritten.
     pub fn with_image(mut self, path: &std::path::Path) -> Result<Self, ServeError> {
+        self.attach_image(path)?;
+        Ok(self)
+    }
+
+    /// [`Backend::with_image`] in place: on an error the backend is as it was.
+    pub fn attach_image(&mut self, path: &std::path::Path) -> Result<(), ServeError> {
         assert!(self.image.is_none() && self.stats.refused == 0, "an image is attached before serving");
         let (image, end_ns) = Image::open(path, &mut self.device)?;
         if let Some(first) = image.damaged().first() {
@@ -230,7 +236,7 @@ impl<D: ZonedDevice> Backend<D> {
         self.offset_ns = end_ns;
         self.last_submit_ns = end_ns;
         self.asap_now_ns = end_ns;
-        Ok(self)
+        Ok(())
     }
 
     /// Makes the image durable (on a clean stop); nothing without one.

@@ -111,6 +111,15 @@ pub enum ImageError {
         /// What is wrong.
         what: String,
     },
+    /// The `--backing` namespace list is not one zonelab wrote, or a file
+    /// beside it is in the way.
+    #[error("{}: {what}", path.display())]
+    NamespaceList {
+        /// The file concerned.
+        path: PathBuf,
+        /// What is wrong, with the line.
+        what: String,
+    },
     /// The image belongs to a namespace of another shape than the device options give.
     #[error("{}: the image is of another geometry ({saved}); the device options give {expected}", path.display())]
     Geometry {

@@ -12,6 +12,7 @@
 
 use crate::backend::Backend;
 use crate::nvme_tcp::command::{put_u16, put_u32, sc, Reply, Sqe};
+use crate::nvme_tcp::persist;
 use crate::nvme_tcp::target::{lock, NsSlot, Target};
 use std::sync::Arc;
 use zonelab_device::config::namespaces::{CommandSet, NamespaceRequest};
@@ -129,6 +130,24 @@ fn check_controller_list(target: &Target, data: &[u8]) -> Result<(), AdminError>
 impl Target {
     /// Creates a namespace on the drive, detached, with the lowest free NSID.
     pub fn create_namespace(&self, request: &NamespaceRequest) -> Result<u32, AdminError> {
+        let nsid = {
+            let slots = self.slots_mut();
+            let Some(index) = slots.iter().position(Option::is_none) else {
+                let detail = format!("all {NAMESPACES_MAX} NSIDs are allocated");
+                return Err(AdminError::new(AdminStatus::IdUnavailable, detail));
+            };
+            u32::try_from(index + 1).expect("at most NAMESPACES_MAX")
+        };
+        self.create_at(nsid, request, false)?;
+        self.persist_namespaces();
+        Ok(nsid)
+    }
+
+    /// Creates namespace `nsid` (free) on the drive, detached. With
+    /// `--backing` it keeps an image: a new, empty one (an image left there
+    /// by a namespace deleted before is removed), or with `restore` the one
+    /// a namespace created before the restart left.
+    fn create_at(&self, nsid: u32, request: &NamespaceRequest, restore: bool) -> Result<(), AdminError> {
         let Some(drive) = &self.drive else {
             return Err(AdminError::new(AdminStatus::InvalidField, "no Namespace Management on this target"));
         };
@@ -137,25 +156,38 @@ impl Target {
             return Err(drive_error("the drive keeps no data (metadata mode): a server needs data mode".into()));
         }
         let mut slots = self.slots_mut();
-        let Some(index) = slots.iter().position(Option::is_none) else {
-            let detail = format!("all {NAMESPACES_MAX} NSIDs are allocated");
-            return Err(AdminError::new(AdminStatus::IdUnavailable, detail));
-        };
-        let nsid = u32::try_from(index + 1).expect("at most NAMESPACES_MAX");
+        let index = nsid as usize - 1;
+        assert!(slots[index].is_none(), "NSID {nsid} is free");
         let namespace = drive.create(nsid, request)?;
         let mut backend = Backend::new(namespace, self.pace())
             .map_err(|e| drive_error(format!("the new namespace cannot be served: {e}")))?;
+        if let Some(base) = &self.backing {
+            let image = persist::image_path(base, nsid);
+            let kept = if restore { Ok(()) } else { persist::remove_image(base, nsid) };
+            if let Err(e) = kept.and_then(|()| backend.attach_image(&image)) {
+                // Nothing was made: the drive takes its blocks back.
+                drive.delete(backend.device(), backend.device_time_ns(self.wall_ns()));
+                return Err(drive_error(format!("its image {}: {e}", image.display())));
+            }
+        }
         if let Some(recorder) = self.recorder() {
             backend.record_to(Arc::clone(recorder), nsid);
         }
         let generation = self.created.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        slots[index] = Some(NsSlot::new(backend, false, generation));
-        Ok(nsid)
+        slots[index] = Some(NsSlot::new(backend, false, generation, Some(*request)));
+        Ok(())
     }
 
     /// Deletes namespace `nsid` (0xFFFFFFFF: every one): its commands that
     /// arrive later find no namespace, its blocks go back to the drive.
     pub fn delete_namespace(&self, nsid: u32) -> Result<(), AdminError> {
+        self.delete_at(nsid, false)
+    }
+
+    /// [`Target::delete_namespace`]; `restoring`: the namespace list and the
+    /// images are left alone ([`Target::restore_namespaces`] saves the list
+    /// once at its end, and the NSID's image may be a created namespace's).
+    fn delete_at(&self, nsid: u32, restoring: bool) -> Result<(), AdminError> {
         let Some(drive) = &self.drive else {
             return Err(AdminError::new(AdminStatus::InvalidField, "no Namespace Management on this target"));
         };
@@ -170,6 +202,7 @@ impl Target {
             taken.collect()
         };
         let wall_ns = self.wall_ns();
+        let nsids: Vec<u32> = removed.iter().map(|(nsid, _)| *nsid).collect();
         for (nsid, slot) in removed {
             {
                 // The backend's lock waits for a command running on it to end.
@@ -184,6 +217,20 @@ impl Target {
             // Deleting an attached namespace detaches it.
             if slot.attached() {
                 self.namespace_changed(nsid);
+            }
+        }
+        drop(drive);
+        if restoring {
+            return Ok(());
+        }
+        self.persist_namespaces();
+        // The list no longer names them: their images go (never before, so
+        // that a crash between the two cannot lose a namespace the list keeps).
+        if let Some(base) = &self.backing {
+            for nsid in nsids {
+                if let Err(e) = persist::remove_image(base, nsid) {
+                    self.log(format_args!("deleted namespace {nsid}: {e}"));
+                }
             }
         }
         Ok(())
@@ -206,6 +253,51 @@ impl Target {
             };
         }
         self.namespace_changed(nsid);
+        self.persist_namespaces();
+        Ok(())
+    }
+
+    /// With `--backing`: the namespace list as it is now. A failure is
+    /// logged, not answered: the change it records has been made.
+    fn persist_namespaces(&self) {
+        let Some(base) = &self.backing else { return };
+        let entries: Vec<persist::Entry> = self
+            .slots()
+            .into_iter()
+            .map(|(nsid, slot)| persist::Entry { nsid, attached: slot.attached(), created: slot.request })
+            .collect();
+        if let Err(e) = persist::save(base, &entries) {
+            self.log(format_args!("the namespace list: {e}"));
+        }
+    }
+
+    /// Brings back the namespaces `entries` lists (a `--backing` list; call
+    /// before serving): the configuration's it does not name are deleted,
+    /// the created ones made again at their NSIDs with their images, and
+    /// each attached or not as listed. The error says which entry failed.
+    pub fn restore_namespaces(&self, entries: &[persist::Entry]) -> Result<(), String> {
+        let listed = |nsid: u32| entries.iter().find(|e| e.nsid == nsid);
+        for (nsid, _) in self.slots() {
+            if listed(nsid).is_none_or(|e| e.created.is_some()) {
+                self.delete_at(nsid, true).map_err(|e| format!("NSID {nsid}: {e}"))?;
+            }
+        }
+        let configured = self.slots();
+        for e in entries {
+            match (&e.created, configured.iter().any(|(nsid, _)| *nsid == e.nsid)) {
+                (None, false) => {
+                    return Err(format!("NSID {} is listed as the configuration's, which has none", e.nsid))
+                }
+                (Some(request), _) => {
+                    self.create_at(e.nsid, request, true).map_err(|x| format!("NSID {}: {x}", e.nsid))?
+                }
+                (None, true) => {}
+            }
+        }
+        for (nsid, slot) in self.slots() {
+            slot.set_attached(listed(nsid).is_some_and(|e| e.attached));
+        }
+        self.persist_namespaces();
         Ok(())
     }
 

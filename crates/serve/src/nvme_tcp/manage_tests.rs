@@ -13,6 +13,18 @@ use zonelab_device::{preset, DeviceOptions, Namespaces};
 /// MiB capacity), its one namespace of 4 zones holding them all, served
 /// with Namespace Management.
 fn start_managed() -> (SocketAddr, Arc<Target>) {
+    let (drive, namespaces) = Namespaces::new(managed_config()).unwrap().into_parts();
+    let backends: Vec<Backend> = namespaces.into_iter().map(|ns| Backend::new(ns, Pace::Asap).unwrap()).collect();
+    let target = Arc::new(Target::new(NQN.into(), backends).with_drive(drive));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let t = Arc::clone(&target);
+    std::thread::spawn(move || super::accept_loop(&listener, &t));
+    (addr, target)
+}
+
+/// The drive [`start_managed`] serves.
+fn managed_config() -> zonelab_device::DeviceConfig {
     let opts = DeviceOptions {
         zones: Some(4),
         zone_size_bytes: Some(64 << 20),
@@ -22,14 +34,7 @@ fn start_managed() -> (SocketAddr, Arc<Target>) {
     };
     let mut config = opts.apply(preset("zn540").unwrap()).unwrap();
     config.flash.blocks_per_plane = 24;
-    let (drive, namespaces) = Namespaces::new(config).unwrap().into_parts();
-    let backends: Vec<Backend> = namespaces.into_iter().map(|ns| Backend::new(ns, Pace::Asap).unwrap()).collect();
-    let target = Arc::new(Target::new(NQN.into(), backends).with_drive(drive));
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let t = Arc::clone(&target);
-    std::thread::spawn(move || super::accept_loop(&listener, &t));
-    (addr, target)
+    config
 }
 
 const ROW: u64 = 1152 << 20;
@@ -247,4 +252,81 @@ fn attaching_and_detaching_raise_the_namespace_attribute_notice() {
     assert_eq!(done[&904].0, sc::SUCCESS);
     assert_eq!(done[&902], (sc::SUCCESS, 0x04_0002));
     assert_eq!(ids32(&log(&mut admin)), [1]);
+}
+
+/// The managed zn540 of [`start_managed`] as a target keeping `--backing base`
+/// (not served: the test drives it directly), its namespace list restored.
+fn backed_target(base: &std::path::Path) -> Target {
+    let listed = super::persist::load(base).unwrap();
+    let (drive, namespaces) = Namespaces::new(managed_config()).unwrap().into_parts();
+    let kept = listed.as_ref().is_none_or(|l| l.iter().any(|e| e.nsid == 1 && e.created.is_none()));
+    let backends: Vec<Backend> = namespaces
+        .into_iter()
+        .map(|ns| {
+            let backend = Backend::new(ns, Pace::Asap).unwrap();
+            if kept {
+                backend.with_image(&super::persist::image_path(base, 1)).unwrap()
+            } else {
+                backend
+            }
+        })
+        .collect();
+    let target = Target::new(NQN.into(), backends).with_drive(drive).with_backing(base.to_path_buf());
+    if let Some(entries) = listed {
+        target.restore_namespaces(&entries).unwrap();
+    }
+    target
+}
+
+#[test]
+fn created_namespaces_their_data_and_attachment_survive_a_restart() {
+    use zonelab_device::config::namespaces::{CommandSet, NamespaceRequest};
+    use zonelab_device::{Command, Payload, Status};
+    let dir = std::env::temp_dir().join(format!("zonelab-nsmgmt-backing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = dir.join("drive.img");
+    let nvm = NamespaceRequest { nsze: 16384, ncap: 16384, lba_bytes: 512, command_set: CommandSet::Nvm };
+    let data: Vec<u8> = (0..8 * 512).map(|i| (i % 251) as u8).collect();
+    let slot = |t: &Target, nsid: u32| t.slots().into_iter().find(|(n, _)| *n == nsid).map(|(_, s)| s);
+    {
+        let first = backed_target(&base);
+        // NSID 1 (the configuration's, on every block) written, then deleted.
+        let write = Command::Write { slba: 100, nlb: 8, payload: Payload::Bytes(&data), fua: false, placement: None };
+        let s = slot(&first, 1).unwrap();
+        let zoned = Command::Write { slba: 0, nlb: 1, payload: Payload::Bytes(&data), fua: false, placement: None };
+        assert_eq!(s.backend.lock().unwrap().submit(0, &zoned, None).unwrap().status, Status::Success);
+        first.delete_namespace(1).unwrap();
+        // Two created: NSID 1 again (detached), and 2, attached and written.
+        assert_eq!(first.create_namespace(&nvm).unwrap(), 1);
+        assert_eq!(first.create_namespace(&nvm).unwrap(), 2);
+        first.set_attached(2, true).unwrap();
+        let s = slot(&first, 2).unwrap();
+        assert_eq!(s.backend.lock().unwrap().submit(0, &write, None).unwrap().status, Status::Success);
+    } // as after kill -9: nothing more is written
+    let listed = std::fs::read_to_string(dir.join("drive.img.namespaces")).unwrap();
+    assert_eq!(
+        listed,
+        "zonelab-namespaces 1\n1 created detached nvm 512 16384 16384\n2 created attached nvm 512 16384 16384\n"
+    );
+    let second = backed_target(&base);
+    assert_eq!(second.nsids(false), [1, 2]);
+    assert_eq!(second.nsids(true), [2], "attachment as it was");
+    let mut out = vec![0u8; 8 * 512];
+    let read = Command::Read { slba: 0, nlb: 8 };
+    let s = slot(&second, 1).unwrap();
+    assert_eq!(s.backend.lock().unwrap().submit(0, &read, Some(&mut out)).unwrap().status, Status::Success);
+    assert!(out.iter().all(|&b| b == 0), "NSID 1 is the new, empty namespace, not the deleted one");
+    let read = Command::Read { slba: 100, nlb: 8 };
+    let s = slot(&second, 2).unwrap();
+    assert_eq!(s.backend.lock().unwrap().submit(0, &read, Some(&mut out)).unwrap().status, Status::Success);
+    assert_eq!(out, data, "the created namespace's data");
+    // A deleted namespace's image goes; its NSID stays free after a restart.
+    second.delete_namespace(2).unwrap();
+    assert!(!dir.join("drive.img.ns2").exists() && !dir.join("drive.img.ns2.zones").exists());
+    drop(second);
+    let third = backed_target(&base);
+    assert_eq!(third.nsids(false), [1]);
+    drop(third);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

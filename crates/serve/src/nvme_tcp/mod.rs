@@ -22,6 +22,7 @@ pub mod manage;
 #[cfg(test)]
 mod manage_tests;
 pub mod pdu;
+pub mod persist;
 #[cfg(test)]
 mod record_tests;
 pub mod server;

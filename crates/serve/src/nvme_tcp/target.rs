@@ -13,6 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
+use zonelab_device::config::namespaces::NamespaceRequest;
 use zonelab_device::namespaces::Drive;
 use zonelab_device::{Namespace, ZonedDevice, NAMESPACES_MAX};
 use zonelab_sim::Nanos;
@@ -140,11 +141,20 @@ pub struct NsSlot {
     /// creates for a created one, so that its UUID is new (a namespace's
     /// identifiers are never reused, NVMe Base 2.0, §4.7.1).
     pub generation: u64,
+    /// What Namespace Management was asked for, for a created one (kept in
+    /// the `--backing` namespace list); `None` for the configuration's.
+    pub request: Option<NamespaceRequest>,
 }
 
 impl NsSlot {
-    pub(crate) fn new(backend: NamespaceBackend, attached: bool, generation: u64) -> Arc<Self> {
+    pub(crate) fn new(
+        backend: NamespaceBackend,
+        attached: bool,
+        generation: u64,
+        request: Option<NamespaceRequest>,
+    ) -> Arc<Self> {
         Arc::new(NsSlot {
+            request,
             backend: Mutex::new(backend),
             offline: AtomicBool::new(false),
             attached: AtomicBool::new(attached),
@@ -213,6 +223,9 @@ pub struct Target {
     stopping: AtomicBool,
     /// `serve --record`: the recording every namespace writes to.
     recorder: Option<Arc<Recorder>>,
+    /// `--backing FILE`: namespaces created later keep their images beside
+    /// FILE, and the namespace list lasts ([`super::persist`]).
+    pub(crate) backing: Option<std::path::PathBuf>,
 }
 
 impl Target {
@@ -227,7 +240,7 @@ impl Target {
         let transfer_bytes_max = namespaces.iter().map(|ns| ns.geometry().io_bytes_max).min().unwrap_or(0);
         let zasl_bytes = namespaces.iter().map(|ns| ns.device().identify().zasl_bytes).min().unwrap_or(0);
         let mut slots: Vec<Option<Arc<NsSlot>>> =
-            namespaces.into_iter().map(|b| Some(NsSlot::new(b, true, 0))).collect();
+            namespaces.into_iter().map(|b| Some(NsSlot::new(b, true, 0, None))).collect();
         slots.resize(NAMESPACES_MAX as usize, None);
         Target {
             subnqn,
@@ -248,6 +261,7 @@ impl Target {
             stopping: AtomicBool::new(false),
             recorder: None,
             faults: Faults::default(),
+            backing: None,
         }
     }
 
@@ -298,6 +312,14 @@ impl Target {
     /// creates namespaces on its free blocks and deletes them.
     pub fn with_drive(mut self, drive: Drive) -> Self {
         self.drive = Some(Mutex::new(drive));
+        self
+    }
+
+    /// The same target keeping what Namespace Management does in `--backing`
+    /// `base`'s namespace list and images (call before serving; see
+    /// [`Target::restore_namespaces`]).
+    pub fn with_backing(mut self, base: std::path::PathBuf) -> Self {
+        self.backing = Some(base);
         self
     }
 
