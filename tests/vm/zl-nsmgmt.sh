@@ -2,8 +2,9 @@
 # WD ZN540: the drive ships with one zoned namespace holding all its capacity; nvme delete-ns removes it, nvme
 # create-ns makes a 4 GiB conventional (NVM command set, 512-byte blocks) namespace and a 100 GiB zoned one, nvme
 # attach-ns brings both up under the controller (Linux rescans on the Namespace Attribute Changed notice; nvme
-# ns-rescan too), and fio runs on both at once. Needs the helpers of
-# zl-nvmetcp.sh (zl_nt_start, zl_nt_connect, zl_nt_stop).
+# ns-rescan too), and fio runs on both at once. The server keeps an image (--backing): after a restart both
+# namespaces are there, attached, with their data. Needs the helpers of zl-nvmetcp.sh (zl_nt_start,
+# zl_nt_connect, zl_nt_stop).
 
 # zl_ns_dev CTRL NSID: the block device of namespace NSID of controller CTRL (e.g. nvme1), waiting for it to appear.
 zl_ns_dev() {
@@ -33,7 +34,10 @@ zl_part_nsmgmt() {
     ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
     zl_check "modprobe nvme-tcp" modprobe nvme-tcp || return
     # The zn540 as it ships: 2 GiB zones (1077 MiB capacity), one namespace over all of its flash.
-    zl_nt_start 4425 --device zn540 --zones 64 --pace asap || { zl_fail "serve --nvme-tcp starts (nsmgmt)"; return; }
+    rm -f /tmp/zl-nsm.img*
+    ZL_NSM_ARGS="--device zn540 --zones 64 --pace asap --backing /tmp/zl-nsm.img"
+    # shellcheck disable=SC2086
+    zl_nt_start 4425 $ZL_NSM_ARGS || { zl_fail "serve --nvme-tcp starts (nsmgmt)"; return; }
     if ! zl_nt_connect 4425; then zl_nt_stop; return; fi
     ctrl=$(echo ${ZL_NT_DEV#/dev/} | sed 's/^\(nvme[0-9]*\).*/\1/')
     cdev=/dev/$ctrl
@@ -77,6 +81,7 @@ zl_part_nsmgmt() {
     wait $fio_nvm
     zl_equal "fio randwrite with verification on $nvm" 0 "$?"
     grep -E 'err=|WRITE:' /tmp/zl-ns-fio-nvm
+    zl_nsmgmt_restart || return
     zl_check "nvme detach-ns -n 2" nvme detach-ns $cdev -n 2 -c $cntlid
     zl_check_fails "detach-ns twice fails (Namespace Not Attached)" nvme detach-ns $cdev -n 2 -c $cntlid
     zl_check "nvme delete-ns -n 2" nvme delete-ns $cdev -n 2
@@ -84,4 +89,30 @@ zl_part_nsmgmt() {
     nvme ns-rescan $cdev > /dev/null 2>&1
     zl_equal "id-ctrl: all capacity free again" "$tnvmcap" "$(zl_ns_field $cdev unvmcap)"
     zl_nt_stop
+    zl_equal "the deleted namespaces' images are gone, the list stays" "/tmp/zl-nsm.img.namespaces" \
+        "$(ls /tmp/zl-nsm.img*)"
+}
+
+# The server stopped and started again on its image: both created namespaces come back attached with their data
+# (what fio wrote), NSID 2 still zoned. Sets ctrl, cdev and cntlid for the new controller.
+zl_nsmgmt_restart() {
+    sum1=$(dd if=$nvm bs=1M count=64 iflag=direct 2>/dev/null | md5sum)
+    sum2=$(dd if=$zoned bs=1M count=256 iflag=direct 2>/dev/null | md5sum)
+    zl_nt_stop
+    zl_equal "the namespace list names both" 2 "$(grep -c ' created attached ' /tmp/zl-nsm.img.namespaces)"
+    # shellcheck disable=SC2086
+    zl_nt_start 4425 $ZL_NSM_ARGS || { zl_fail "serve --nvme-tcp starts again on its image"; return 1; }
+    if ! zl_nt_connect 4425; then zl_nt_stop; return 1; fi
+    ctrl=$(echo ${ZL_NT_DEV#/dev/} | sed 's/^\(nvme[0-9]*\).*/\1/')
+    cdev=/dev/$ctrl
+    cntlid=$(( $(zl_ns_field $cdev cntlid) ))
+    zl_equal "after a restart: list-ns lists both, attached" 2 "$(nvme list-ns $cdev 2>/dev/null | grep -c '^\[')"
+    nvm=$(zl_ns_dev $ctrl 1); zoned=$(zl_ns_dev $ctrl 2)
+    [ -n "$nvm" ] && [ -n "$zoned" ] || { zl_fail "after a restart: NSIDs 1 and 2 appear"; zl_nt_stop; return 1; }
+    zl_equal "after a restart: NSID 1 holds what fio wrote" "$sum1" \
+        "$(dd if=$nvm bs=1M count=64 iflag=direct 2>/dev/null | md5sum)"
+    zl_equal "after a restart: NSID 2 holds what fio wrote" "$sum2" \
+        "$(dd if=$zoned bs=1M count=256 iflag=direct 2>/dev/null | md5sum)"
+    zl_equal "after a restart: NSID 2 is zoned with 50 zones" "host-managed 50" \
+        "$(cat /sys/block/${zoned#/dev/}/queue/zoned) $(cat /sys/block/${zoned#/dev/}/queue/nr_zones)"
 }
