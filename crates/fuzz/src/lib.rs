@@ -34,7 +34,7 @@ pub struct Target {
 }
 
 /// Every target, in the order `all` fuzzes them.
-pub const TARGETS: [Target; 11] = [
+pub const TARGETS: [Target; 12] = [
     Target { name: "trace", run: targets::trace, generate: None },
     Target { name: "fio", run: targets::fio, generate: None },
     Target { name: "iolog", run: targets::iolog, generate: None },
@@ -46,6 +46,7 @@ pub const TARGETS: [Target; 11] = [
     Target { name: "znsplus", run: znsplus::run_text, generate: Some(znsplus::generate) },
     Target { name: "nsmgmt", run: nsmgmt::run_text, generate: Some(nsmgmt::generate) },
     Target { name: "zrwa", run: zrwa::run_text, generate: Some(zrwa::generate) },
+    Target { name: "nslist", run: targets::nslist, generate: None },
 ];
 
 /// The target called `name`, if there is one.

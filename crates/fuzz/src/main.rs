@@ -8,7 +8,7 @@ use std::time::Duration;
 use zonelab_fuzz::{fuzz, install_quiet_panic_hook, run_one, target, Budget, Finding, Target, TARGETS};
 
 const USAGE: &str =
-    "usage: zonelab-fuzz [trace|fio|iolog|recording|config|ublk|nvme-tcp|nvme-tcp-fdp|znsplus|nsmgmt|all] [--seconds N (per target, default 10)] \
+    "usage: zonelab-fuzz [trace|fio|iolog|recording|config|ublk|nvme-tcp|nvme-tcp-fdp|znsplus|nsmgmt|zrwa|nslist|all] [--seconds N (per target, default 10)] \
                      [--seed S (default 1)] [--limit-ms L (a slower input is a hang, default 2000)] \
                      [--out DIR (default fuzz-findings)] | zonelab-fuzz TARGET --replay FILE";
 

@@ -141,6 +141,15 @@ pub fn recording(input: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The `--backing` namespace list parser (`serve --nvme-tcp`): what parses
+/// must come back the same through its text.
+pub fn nslist(input: &str) -> Result<(), Failure> {
+    use zonelab_serve::nvme_tcp::persist::{format, parse};
+    let Ok(entries) = parse(input) else { return Ok(()) };
+    assert_eq!(parse(&format(&entries)).as_deref(), Ok(&entries[..]), "a list reads back as written");
+    Ok(())
+}
+
 /// The configuration loader: TOML text (or `#preset NAME`), `#set
 /// PATH=VALUE` lines and a `#capacity SIZE` line (TOML comments) → validate
 /// → `Device::new` → identify and a few commands.

@@ -69,7 +69,8 @@ pub fn load(base: &Path) -> Result<Option<Vec<Entry>>, ServeError> {
     parse(&text).map(Some).map_err(|why| damaged(&path, why))
 }
 
-fn parse(text: &str) -> Result<Vec<Entry>, String> {
+/// The entries of a namespace list's text; the error names the line.
+pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
     let mut lines = text.lines();
     if lines.next() != Some(HEADER) {
         return Err(format!("line 1: expected \"{HEADER}\""));
@@ -119,7 +120,8 @@ fn parse_entry(line: &str) -> Result<Entry, String> {
     Ok(Entry { nsid, attached, created })
 }
 
-fn format(entries: &[Entry]) -> String {
+/// The text of a namespace list of `entries`.
+pub fn format(entries: &[Entry]) -> String {
     let mut text = format!("{HEADER}\n");
     for e in entries {
         let state = if e.attached { "attached" } else { "detached" };
