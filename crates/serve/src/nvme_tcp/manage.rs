@@ -130,40 +130,40 @@ fn check_controller_list(target: &Target, data: &[u8]) -> Result<(), AdminError>
 impl Target {
     /// Creates a namespace on the drive, detached, with the lowest free NSID.
     pub fn create_namespace(&self, request: &NamespaceRequest) -> Result<u32, AdminError> {
-        let nsid = {
-            let slots = self.slots_mut();
-            let Some(index) = slots.iter().position(Option::is_none) else {
-                let detail = format!("all {NAMESPACES_MAX} NSIDs are allocated");
-                return Err(AdminError::new(AdminStatus::IdUnavailable, detail));
-            };
-            u32::try_from(index + 1).expect("at most NAMESPACES_MAX")
-        };
-        self.create_at(nsid, request, false)?;
-        self.persist_namespaces();
-        Ok(nsid)
+        self.create_at(None, request)
     }
 
-    /// Creates namespace `nsid` (free) on the drive, detached. With
-    /// `--backing` it keeps an image: a new, empty one (an image left there
-    /// by a namespace deleted before is removed), or with `restore` the one
-    /// a namespace created before the restart left.
-    fn create_at(&self, nsid: u32, request: &NamespaceRequest, restore: bool) -> Result<(), AdminError> {
+    /// Creates a namespace on the drive, detached: with the lowest free NSID
+    /// and, with `--backing`, a new, empty image (an image left there by a
+    /// namespace deleted before is removed), the namespace list saved; or at
+    /// `restore`'s NSID (free) with the image a namespace created before a
+    /// restart left ([`Target::restore_namespaces`] saves the list).
+    fn create_at(&self, restore: Option<u32>, request: &NamespaceRequest) -> Result<u32, AdminError> {
         let Some(drive) = &self.drive else {
             return Err(AdminError::new(AdminStatus::InvalidField, "no Namespace Management on this target"));
         };
+        // The drive's lock orders every change of the namespaces (and the saves of their list).
         let mut drive = lock(drive);
         if drive.config().mode != zonelab_device::Mode::Data {
             return Err(drive_error("the drive keeps no data (metadata mode): a server needs data mode".into()));
         }
         let mut slots = self.slots_mut();
-        let index = nsid as usize - 1;
-        assert!(slots[index].is_none(), "NSID {nsid} is free");
+        let index = match restore {
+            Some(nsid) => nsid as usize - 1,
+            None => slots.iter().position(Option::is_none).ok_or_else(|| {
+                AdminError::new(AdminStatus::IdUnavailable, format!("all {NAMESPACES_MAX} NSIDs are allocated"))
+            })?,
+        };
+        if slots[index].is_some() {
+            return Err(AdminError::new(AdminStatus::IdUnavailable, format!("NSID {} is allocated", index + 1)));
+        }
+        let nsid = u32::try_from(index + 1).expect("at most NAMESPACES_MAX");
         let namespace = drive.create(nsid, request)?;
         let mut backend = Backend::new(namespace, self.pace())
             .map_err(|e| drive_error(format!("the new namespace cannot be served: {e}")))?;
         if let Some(base) = &self.backing {
             let image = persist::image_path(base, nsid);
-            let kept = if restore { Ok(()) } else { persist::remove_image(base, nsid) };
+            let kept = if restore.is_some() { Ok(()) } else { persist::remove_image(base, nsid) };
             if let Err(e) = kept.and_then(|()| backend.attach_image(&image)) {
                 // Nothing was made: the drive takes its blocks back.
                 drive.delete(backend.device(), backend.device_time_ns(self.wall_ns()));
@@ -175,7 +175,11 @@ impl Target {
         }
         let generation = self.created.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         slots[index] = Some(NsSlot::new(backend, false, generation, Some(*request)));
-        Ok(())
+        drop(slots);
+        if restore.is_none() {
+            self.persist_namespaces();
+        }
+        Ok(nsid)
     }
 
     /// Deletes namespace `nsid` (0xFFFFFFFF: every one): its commands that
@@ -219,11 +223,11 @@ impl Target {
                 self.namespace_changed(nsid);
             }
         }
-        drop(drive);
         if restoring {
             return Ok(());
         }
         self.persist_namespaces();
+        drop(drive);
         // The list no longer names them: their images go (never before, so
         // that a crash between the two cannot lose a namespace the list keeps).
         if let Some(base) = &self.backing {
@@ -238,6 +242,8 @@ impl Target {
 
     /// Attaches (or detaches) namespace `nsid`.
     pub fn set_attached(&self, nsid: u32, attach: bool) -> Result<(), AdminError> {
+        // The drive's lock orders it with creates and deletes (and the list's saves).
+        let _drive = self.drive.as_ref().map(lock);
         let slot = {
             let slots = self.slots_mut();
             let index = allocated_index(&slots, nsid)?;
@@ -257,7 +263,8 @@ impl Target {
         Ok(())
     }
 
-    /// With `--backing`: the namespace list as it is now. A failure is
+    /// With `--backing`: the namespace list as it is now (the caller holds
+    /// the drive's lock, so saves follow the changes in order). A failure is
     /// logged, not answered: the change it records has been made.
     fn persist_namespaces(&self) {
         let Some(base) = &self.backing else { return };
@@ -289,11 +296,12 @@ impl Target {
                     return Err(format!("NSID {} is listed as the configuration's, which has none", e.nsid))
                 }
                 (Some(request), _) => {
-                    self.create_at(e.nsid, request, true).map_err(|x| format!("NSID {}: {x}", e.nsid))?
+                    self.create_at(Some(e.nsid), request).map_err(|x| format!("NSID {}: {x}", e.nsid))?;
                 }
                 (None, true) => {}
             }
         }
+        let _drive = self.drive.as_ref().map(lock);
         for (nsid, slot) in self.slots() {
             slot.set_attached(listed(nsid).is_some_and(|e| e.attached));
         }
