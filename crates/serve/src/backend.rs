@@ -894,6 +894,11 @@ mod submit_image_tests {
         write(&mut first, z4 + 2, 5);
         zone(&mut first, ZoneAction::Close, z4);
         drop(first); // as after kill -9
+                     // `zonelab image check` verifies the windows' written blocks too.
+        let report = crate::image::check::check(&path).unwrap();
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+        // The 2 conventional zones' capacity, zone 3's 4 committed blocks and 2 in its window, 1 in zone 4's.
+        assert_eq!(report.blocks_checked, 2 * 12288 + 4 + 2 + 1);
         let mut second = zrwa_backend().with_image(&path).unwrap();
         let read = |b: &mut Backend, slba: u64| {
             let mut out = vec![0xEEu8; 4096];

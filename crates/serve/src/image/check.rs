@@ -5,7 +5,7 @@
 use super::files::{length, zones_path, Pair};
 use super::format::{
     block_sum, bytes_of, decode_header, decode_record, encode_record, sums_of, verify, Damage, Geometry, Header,
-    Record, Sums, Verdict, HEADER_BYTES, RECORD_BYTES, SUM_BYTES,
+    Record, Sums, Verdict, HEADER_BYTES, RECORD_BYTES, SUM_BYTES, SUM_NONE, SUM_ZEROS,
 };
 use super::{check_lengths, chunk_lbas, read_header, read_records, written_end};
 use crate::error::ImageError;
@@ -48,7 +48,7 @@ impl fmt::Display for CheckReport {
         if let Some(g) = &self.geometry {
             writeln!(f, "zone records: {} of {} sound", self.zones_ok, g.zones)?;
         }
-        writeln!(f, "blocks checked (up to each write pointer): {}", self.blocks_checked)?;
+        writeln!(f, "blocks checked (up to each write pointer, and those written in a ZRWA): {}", self.blocks_checked)?;
         for problem in &self.problems {
             writeln!(f, "damage: {problem}")?;
         }
@@ -104,7 +104,10 @@ fn check_blocks(
     if record.0 == ZoneState::Offline {
         return Ok(());
     }
-    let end = written_end(g, zone, record);
+    // A zone holding a ZRWA has its window's blocks above the write pointer:
+    // those with a checksum are written data too.
+    let (wp, zrwa) = (record.1, record.2);
+    let end = if zrwa { g.zslba(zone) + g.zcap_lbas } else { written_end(g, zone, record) };
     let per = chunk_lbas(g);
     let mut data = vec![0u8; (per * g.lba_bytes) as usize];
     let mut sums = vec![0u8; (per * SUM_BYTES) as usize];
@@ -118,6 +121,9 @@ fn check_blocks(
         let at = g.sums_offset() + lba * SUM_BYTES;
         pair.zones.read_exact_at(stored, at).map_err(|e| ImageError::io(&zones_path(path), e))?;
         for ((block, at), sum) in bytes.chunks_exact(g.lba_bytes as usize).zip(lba..).zip(sums_of(stored)) {
+            if zrwa && at >= wp && matches!(sum.latest, SUM_NONE | SUM_ZEROS) {
+                continue;
+            }
             report.blocks_checked += 1;
             let Verdict::Damaged(damage) = verify(at, block, sum) else { continue };
             match &mut run {
