@@ -713,10 +713,7 @@ mod image_tests {
     use zonelab_device::{preset, DeviceOptions};
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("zonelab-image-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join("device.img")
+        crate::scratch_dir(&format!("image-{name}")).join("device.img")
     }
 
     fn report(b: &mut Backend) -> Vec<u8> {
@@ -812,9 +809,7 @@ mod submit_image_tests {
 
     #[test]
     fn nvme_commands_survive_a_restart() {
-        let dir = std::env::temp_dir().join(format!("zonelab-image-{}-submit", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("image-submit");
         let path = dir.join("device.img");
         let lba = |zone: u64| zone_sector(zone) / 8;
         let data: Vec<u8> = (0..4 * 4096).map(|i| (i % 253) as u8).collect();
@@ -862,9 +857,7 @@ mod submit_image_tests {
 
     #[test]
     fn a_zones_random_write_area_survives_a_restart() {
-        let dir = std::env::temp_dir().join(format!("zonelab-image-{}-zrwa", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("image-zrwa");
         let path = dir.join("device.img");
         let (z3, z4) = (zone_sector(3) / 8, zone_sector(4) / 8);
         let block = |byte: u8| vec![byte; 4096];

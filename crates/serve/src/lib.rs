@@ -30,3 +30,13 @@ pub use image::Image;
 pub use stats_file::StatsFile;
 #[cfg(feature = "ublk")]
 pub use ublk::{serve, ServeOptions};
+
+/// A fresh, empty directory for a test's files: `zonelab-NAME-PID` under the
+/// temporary directory (left over from an earlier run: emptied).
+#[cfg(test)]
+pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("zonelab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

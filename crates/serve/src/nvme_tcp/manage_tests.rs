@@ -282,9 +282,7 @@ fn backed_target(base: &std::path::Path) -> Target {
 fn created_namespaces_their_data_and_attachment_survive_a_restart() {
     use zonelab_device::config::namespaces::{CommandSet, NamespaceRequest};
     use zonelab_device::{Command, Payload, Status};
-    let dir = std::env::temp_dir().join(format!("zonelab-nsmgmt-backing-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("nsmgmt-backing");
     let base = dir.join("drive.img");
     let nvm = NamespaceRequest { nsze: 16384, ncap: 16384, lba_bytes: 512, command_set: CommandSet::Nvm };
     let data: Vec<u8> = (0..8 * 512).map(|i| (i % 251) as u8).collect();

@@ -207,9 +207,7 @@ mod tests {
 
     #[test]
     fn only_a_list_or_an_image_zonelab_wrote_is_replaced_or_removed() {
-        let dir = std::env::temp_dir().join(format!("zonelab-nslist-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("nslist");
         let base = dir.join("dev.img");
         assert_eq!(load(&base).unwrap(), None);
         let entries = [Entry { nsid: 1, attached: false, created: None }];

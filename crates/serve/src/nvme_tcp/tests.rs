@@ -649,9 +649,7 @@ fn namespaces_of_one_device_are_identified_and_addressed_by_nsid() {
 #[test]
 fn a_damaged_image_block_is_an_unrecovered_read_error() {
     use std::os::unix::fs::FileExt;
-    let dir = std::env::temp_dir().join(format!("zonelab-nvme-image-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("nvme-image");
     let path = dir.join("dev.img");
     let mut first = backend().with_image(&path).unwrap();
     let data = vec![0x3Cu8; 4 * 4096];
