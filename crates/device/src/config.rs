@@ -244,6 +244,9 @@ pub struct MappingConfig {
     /// The die of its chip group a zone's first chunk lands on.
     #[serde(default)]
     pub start_die: StartDie,
+    /// How a die's chunks fill a program unit's pages and planes.
+    #[serde(default)]
+    pub chunk_order: ChunkOrder,
 }
 
 fn default_stripe_chunks() -> u32 {
@@ -262,6 +265,27 @@ pub enum StartDie {
     /// that did so before it, so zones written together program different
     /// dies at any moment instead of queueing on the same one.
     Rotate,
+}
+
+/// How a die's consecutive chunks of a zone fill a program unit (planes ×
+/// one-shot pages): across the planes first, or down a plane's one-shot
+/// pages first. Programs take the whole unit either way; reads differ. (A
+/// page-mapped namespace's FTL fills its units planes first whatever this
+/// says: its read-ahead reads pages, not page rows.) With
+/// `flash_timing.plane_interleave_bytes`, a sensed page row stays in the
+/// planes' registers for every chunk in that row: planes first puts
+/// consecutive chunks in one row, pages first puts them in different rows,
+/// so that a sequential reader without read-ahead senses once per chunk
+/// (ZNS-Study's ZN540: readers sharing its one read-ahead context take a
+/// quarter of their 4 KiB reads at a sense's cost, one per 16 KiB page).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChunkOrder {
+    /// Chunk i of a unit on plane i mod planes, page i / planes.
+    #[default]
+    PlanesFirst,
+    /// Chunk i of a unit on page i mod one-shot pages, plane i / one-shot pages.
+    PagesFirst,
 }
 
 /// How zones get flash block groups (seed 003).
@@ -341,6 +365,13 @@ pub struct ControllerConfig {
     /// Controller memory for read-ahead data (at least `read_ahead_bytes`).
     #[serde(default)]
     pub read_buffer_bytes: u64,
+    /// Sequential streams the controller reads ahead of at once (1 to 32):
+    /// a read of another stream takes the context of the one read least
+    /// recently, whose buffered pages it no longer finds, and reads its own
+    /// pages whole before the context reads ahead of it (docs/device-model.md,
+    /// "The read buffer and read-ahead").
+    #[serde(default = "default_read_ahead_streams")]
+    pub read_ahead_streams: u32,
     /// With LBAs smaller than 4 KiB (the 512 B format) the FTL still maps
     /// data in units of `small_lba_map_unit_bytes`. A write that ends inside
     /// a unit leaves it partly filled, and the controller merges the unit's
@@ -516,6 +547,10 @@ fn default_true() -> bool {
 }
 fn default_slice_ns() -> Nanos {
     5_000
+}
+
+fn default_read_ahead_streams() -> u32 {
+    crate::controller::read_ahead::READ_AHEAD_STREAMS_MAX
 }
 
 /// The order in which a queue's waiting commands are served.
@@ -731,6 +766,8 @@ pub struct Layout {
     pub stripe_chunks: u64,
     /// Which die a zone's stripe starts on.
     pub start_die: StartDie,
+    /// How a die's chunks fill a program unit.
+    pub chunk_order: ChunkOrder,
     /// Flash chip groups (dies / D_zone).
     pub fcgs: u32,
     /// Blocks per plane in one flash block group.
@@ -959,6 +996,13 @@ impl DeviceConfig {
                 c.read_ahead_bytes, c.read_buffer_bytes
             ));
         }
+        let streams_max = crate::controller::read_ahead::READ_AHEAD_STREAMS_MAX;
+        if !(1..=streams_max).contains(&c.read_ahead_streams) {
+            return err(format!(
+                "controller.read_ahead_streams = {} must be from 1 to {streams_max}",
+                c.read_ahead_streams
+            ));
+        }
         let unit = c.small_lba_map_unit_bytes;
         if unit != 0 && (!unit.is_power_of_two() || !(4096..=u64::from(self.flash.page_bytes)).contains(&unit)) {
             return err(format!(
@@ -1052,6 +1096,7 @@ impl DeviceConfig {
             d_zone: self.mapping.d_zone,
             stripe_chunks: u64::from(self.mapping.stripe_chunks),
             start_die: self.mapping.start_die,
+            chunk_order: self.mapping.chunk_order,
             fcgs: 0,
             fbg_blocks: 0,
             fbgs_per_fcg: 0,

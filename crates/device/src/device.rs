@@ -13,6 +13,7 @@
 
 use crate::backend::{Accepted, Arrival, Backend, DataPath, Source, Zoned};
 use crate::config::{DeviceConfig, Layout};
+use crate::controller::read_ahead::StreamRead;
 use crate::conventional::{Conventional, FtlCounters};
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
 use crate::data::DataStore;
@@ -848,15 +849,15 @@ impl<P: DataPath> Front<P> {
         let mut data_ready = fw_end;
         let per_chunk = self.core.layout.lbas_per_chunk;
         let (mut lba, end) = (slba, slba + u64::from(nlb));
-        let sequential = self.core.controller.note_read(slba, end);
+        let stream = self.core.controller.note_read(slba, end);
         while lba < end {
             let offset_lbas = self.core.layout.offset_in_chunk(lba);
             let piece_end = end.min(lba - offset_lbas + per_chunk);
-            data_ready = data_ready.max(self.read_piece(ssd, fw_end, lba, offset_lbas, piece_end - lba, sequential));
+            data_ready = data_ready.max(self.read_piece(ssd, fw_end, lba, offset_lbas, piece_end - lba, stream));
             lba = piece_end;
         }
-        if sequential {
-            self.read_ahead(ssd, end, fw_end);
+        if let StreamRead::Continues(context) = stream {
+            self.read_ahead(ssd, context, end, fw_end);
         }
         let bytes = u64::from(nlb) * self.core.layout.lba_bytes;
         self.core.counters.host_read_bytes += bytes;
@@ -873,7 +874,8 @@ impl<P: DataPath> Front<P> {
     /// Times the read of `lbas` LBAs within one chunk, from `lba`,
     /// `offset_lbas` into it: nothing for unwritten blocks, controller memory
     /// for data not yet programmed or read ahead for a stream this read
-    /// continues, else flash.
+    /// continues, the whole chunk into the read buffer for a stream that
+    /// takes a read-ahead context, else flash.
     fn read_piece(
         &mut self,
         ssd: &mut Ssd,
@@ -881,19 +883,43 @@ impl<P: DataPath> Front<P> {
         lba: u64,
         offset_lbas: u64,
         lbas: u64,
-        sequential: bool,
+        stream: StreamRead,
     ) -> Nanos {
         // Only a stream's reads look in the read buffer: random reads, the
         // common case, skip the lookup.
-        let buffered = sequential
-            .then(|| self.read_ahead_chunk(lba))
-            .flatten()
-            .and_then(|(zone, chunk)| self.core.controller.read_buffer_lookup(zone, chunk));
-        if let Some(ready_ns) = buffered {
-            return at_ns.max(ready_ns);
+        match stream {
+            StreamRead::Random => {}
+            StreamRead::Continues(context) => {
+                let buffered = self
+                    .read_ahead_chunk(lba)
+                    .and_then(|(zone, chunk)| self.core.controller.read_buffer_lookup(context, zone, chunk));
+                if let Some(ready_ns) = buffered {
+                    return at_ns.max(ready_ns);
+                }
+            }
+            StreamRead::Starts(context) => {
+                if let Some(in_ns) = self.read_chunk_into_buffer(ssd, context, lba, at_ns) {
+                    return in_ns;
+                }
+            }
         }
         let bytes = u32::try_from(lbas * self.core.layout.lba_bytes).expect("a piece is within one page");
         self.core.fetch(&self.path, ssd, lba, offset_lbas, at_ns, bytes)
+    }
+
+    /// Reads the chunk holding `lba` whole into read-ahead context
+    /// `context`'s buffer, if it is in flash and read-ahead covers it; when
+    /// it is in.
+    fn read_chunk_into_buffer(&mut self, ssd: &mut Ssd, context: u8, lba: u64, at_ns: Nanos) -> Option<Nanos> {
+        let (zone, chunk) = self.read_ahead_chunk(lba)?;
+        let in_ns = if P::ONE_SPACE {
+            let per_chunk = self.core.layout.lbas_per_chunk;
+            self.read_ahead_mapped(ssd, lba - lba % per_chunk, at_ns)
+        } else {
+            self.read_ahead_page(ssd, lba, at_ns)
+        }?;
+        self.core.controller.read_buffer_insert(context, zone, chunk, in_ns);
+        Some(in_ns)
     }
 
     /// The (zone, chunk) the read buffer would hold `lba` under: read-ahead
@@ -911,8 +937,9 @@ impl<P: DataPath> Front<P> {
     }
 
     /// Reads the pages of the read-ahead window after `end` that are in
-    /// flash and not buffered yet into the read buffer, from `at_ns` on.
-    fn read_ahead(&mut self, ssd: &mut Ssd, end: u64, at_ns: Nanos) {
+    /// flash and not buffered yet into context `context`'s buffer, from
+    /// `at_ns` on.
+    fn read_ahead(&mut self, ssd: &mut Ssd, context: u8, end: u64, at_ns: Nanos) {
         let per_chunk = self.core.layout.lbas_per_chunk;
         let window_end = end.saturating_add(self.core.controller.read_ahead_window_chunks() * per_chunk);
         let window_end = window_end.min(self.core.layout.zone_lbas * u64::from(self.core.layout.zones));
@@ -923,17 +950,36 @@ impl<P: DataPath> Front<P> {
                 return;
             }
             let Some((zone, chunk)) = self.read_ahead_chunk(lba) else { return };
-            if self.core.controller.read_buffer_lookup(zone, chunk).is_none() {
-                let in_ns = if P::ONE_SPACE {
-                    self.read_ahead_mapped(ssd, lba - lba % per_chunk, at_ns)
-                } else {
-                    self.read_ahead_page(ssd, lba, at_ns)
-                };
-                if let Some(in_ns) = in_ns {
-                    self.core.controller.read_buffer_insert(zone, chunk, in_ns);
-                }
+            // A chunk not in flash (unwritten, or still in the write buffer) is not read ahead.
+            if self.core.controller.read_buffer_lookup(context, zone, chunk).is_none()
+                && self.read_chunk_into_buffer(ssd, context, lba, at_ns).is_some()
+                && !P::ONE_SPACE
+            {
+                self.read_row_into_buffer(ssd, context, zone, chunk, at_ns);
             }
             lba = (lba / per_chunk + 1) * per_chunk;
+        }
+    }
+
+    /// Takes the chunks after `chunk` in its page row, which its read just
+    /// sensed, into context `context`'s buffer from the planes' registers: a
+    /// stream's read-ahead reads whole rows, whatever order the chunks of a
+    /// program unit are in (`mapping.chunk_order`).
+    fn read_row_into_buffer(&mut self, ssd: &mut Ssd, context: u8, zone: u32, chunk: u64, at_ns: Nanos) {
+        let per_chunk = self.core.layout.lbas_per_chunk;
+        let zone_chunks = self.core.layout.zcap_lbas.div_ceil(per_chunk);
+        for k in 0..self.core.translation.mapping.row_len() {
+            let mate = self.core.translation.mapping.row_chunk(chunk, k);
+            if mate <= chunk
+                || mate >= zone_chunks
+                || self.core.controller.read_buffer_lookup(context, zone, mate).is_some()
+            {
+                continue;
+            }
+            let lba = self.core.zones.zslba(zone) + mate * per_chunk;
+            if let Some(in_ns) = self.read_ahead_page(ssd, lba, at_ns) {
+                self.core.controller.read_buffer_insert(context, zone, mate, in_ns);
+            }
         }
     }
 

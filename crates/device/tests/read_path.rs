@@ -125,3 +125,50 @@ fn a_read_from_a_free_die_crosses_the_link_before_one_still_queued_on_its_plane(
     // The link sends what is ready: the later read's data is in first.
     assert!(elsewhere_ns + 50_000 < queued_ns, "queued {queued_ns} ns, elsewhere {elsewhere_ns} ns");
 }
+
+/// Two sequential QD-1 readers of zones 0 and 3, taking turns read by read
+/// (as two psync jobs do), 4 KiB each: their latencies (µs), sorted.
+fn two_streams_us(sets: &[(&str, &str)]) -> Vec<f64> {
+    let mut dev = device(sets);
+    let zl = dev.layout().zone_lbas;
+    let zcap = dev.layout().zcap_lbas;
+    let mut t = 0;
+    for zone in [0, 3] {
+        let mut lba = 0;
+        while lba < 4096 {
+            let write =
+                Command::Write { slba: zone * zl + lba, nlb: 32, payload: Payload::None, fua: false, placement: None };
+            t = dev.submit(t, &write, None).complete_ns;
+            lba += 32;
+        }
+    }
+    assert!(4096 < zcap);
+    t += 1_000 * MS;
+    let mut latencies = Vec::new();
+    for i in 0..1024 {
+        for zone in [0, 3] {
+            let c = dev.submit(t, &Command::Read { slba: zone * zl + i, nlb: 1 }, None);
+            assert!(c.status.is_success(), "{:?}", c.status);
+            latencies.push((c.complete_ns - c.submit_ns) as f64 / 1e3);
+            t = c.complete_ns;
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    latencies
+}
+
+#[test]
+fn readers_taking_turns_on_one_read_ahead_context_read_each_page_whole() {
+    // The zn540 reads ahead of one stream: each reader's read takes the
+    // context from the other, so every read brings its whole 16 KiB page in
+    // (no read is served from the buffer alone) and the first of a page's
+    // four reads senses it (ZNS-Study's two readers: none under 26 µs, a
+    // quarter in 50-100 µs).
+    let one = two_streams_us(&[]);
+    let sensed = one.iter().filter(|&&us| us > 60.0).count() as f64 / one.len() as f64;
+    assert!(one[0] > 20.0, "fastest read {:.1} µs", one[0]);
+    assert!((0.2..0.3).contains(&sensed), "{:.0}% of reads sensed their page", sensed * 100.0);
+    // With a context each, both streams are read ahead: most reads come from the buffer.
+    let two = two_streams_us(&[("controller.read_ahead_streams", "2")]);
+    assert!(two[two.len() / 2] < 15.0, "median {:.1} µs with two contexts", two[two.len() / 2]);
+}

@@ -4,7 +4,7 @@
 use crate::{Geometry, Timing};
 use std::collections::{BTreeMap, VecDeque};
 use std::num::NonZeroU32;
-use zonelab_sim::{transfer_ns, Bandwidth, Nanos, TimeSeries, Timeline, MS};
+use zonelab_sim::{transfer_ns, Bandwidth, Nanos, SlotTimeline, TimeSeries, Timeline, MS};
 
 /// Interval of the chip utilization series: 100 ms of simulated time.
 pub const UTILIZATION_INTERVAL_NS: Nanos = 100 * MS;
@@ -162,6 +162,8 @@ pub struct FlashArray {
     read_divisors: [NonZeroU32; 3],
     /// A channel's bandwidth for reads, which mostly move the same size again.
     read_channel: Bandwidth,
+    /// The controller's read data path (`Timing::read_decode_bytes_per_s`), if limited.
+    decoder: Option<(SlotTimeline, Bandwidth)>,
     /// Copybacks the data of a page went through since it last crossed the
     /// controller (which checks ECC), by (die, plane, block, page); absent = 0.
     /// Bit errors accumulate along such chains, so the device bounds them.
@@ -259,6 +261,8 @@ impl FlashArray {
                 .map(|p| timing.read_ns_of(p, geometry.oneshot_pages))
                 .collect(),
             read_channel: Bandwidth::new(timing.channel_bytes_per_s),
+            decoder: (timing.read_decode_bytes_per_s > 0)
+                .then(|| (SlotTimeline::new(), Bandwidth::new(timing.read_decode_bytes_per_s))),
             read_divisors: [geometry.oneshot_pages, geometry.planes_per_die, geometry.channels]
                 .map(|n| NonZeroU32::new(n).expect("validate checks the geometry's counts are nonzero")),
             copyback_chains: BTreeMap::new(),
@@ -454,7 +458,10 @@ impl FlashArray {
         let channel = (die % self.read_divisors[2]) as usize;
         debug_assert_eq!(channel, self.geometry.channel_of_die(die) as usize);
         let xfer_ns = self.read_channel.transfer_ns(u64::from(bytes));
-        let done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
+        let mut done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
+        if let Some((decoder, rate)) = &mut self.decoder {
+            done_ns = decoder.reserve(done_ns, rate.transfer_ns(u64::from(bytes)));
+        }
         self.counters.page_reads += 1;
         self.counters.channel_bytes += u64::from(bytes);
         done_ns
@@ -840,6 +847,7 @@ mod tests {
             program_spread_ns: 0,
             read_step_ns: 0,
             plane_interleave_bytes: 0,
+            read_decode_bytes_per_s: 0,
         };
         FlashArray::new(g, t)
     }
@@ -879,6 +887,23 @@ mod tests {
         assert_eq!(f.read_chunk(0, chunk_read(2, 4096, 4096)), 102_500);
         // A whole chunk takes every plane: after the third read.
         assert_eq!(f.read_chunk(0, chunk_read(3, 0, 16384)), 160_000);
+    }
+
+    #[test]
+    fn read_data_passes_the_decoder_one_read_after_another_in_the_order_it_arrives() {
+        // 16 KiB pages cross a channel in 10 µs and the decoder in 4 µs.
+        let t = Timing { read_decode_bytes_per_s: 4_096_000_000, ..array().timing().clone() };
+        let mut f = FlashArray::new(array().geometry().clone(), t);
+        // Dies 0 and 1 (channels 0 and 1) sense together: both pages reach
+        // the controller after the channels, one decoded after the other.
+        assert_eq!(f.read(0, 0, 0, 16384), 64_000);
+        assert_eq!(f.read(0, 1, 0, 16384), 68_000);
+        // Plane 0 of die 0 again, sensed after its first read: its data comes
+        // later, yet a page reserved after it whose data is in first is decoded first.
+        assert_eq!(f.read(0, 0, 0, 16384), 114_000);
+        assert_eq!(f.read(20_000, 1, 1, 16384), 84_000);
+        // Without a decoder limit the channel ends the read.
+        assert_eq!(array().read(0, 0, 0, 16384), 60_000);
     }
 
     #[test]
@@ -1158,6 +1183,7 @@ mod tests {
             program_spread_ns: 0,
             read_step_ns: 0,
             plane_interleave_bytes: 0,
+            read_decode_bytes_per_s: 0,
         };
         FlashArray::new(g, t)
     }

@@ -44,6 +44,11 @@ pub struct Timing {
     /// (13 psync jobs: 130 K/s) as over about 64.
     #[serde(default)]
     pub plane_interleave_bytes: u32,
+    /// What the controller takes read data in at, all channels together
+    /// (ECC decode and the move into controller memory): every read's bytes
+    /// pass it after their channel, one read after another. 0: no limit.
+    #[serde(default)]
+    pub read_decode_bytes_per_s: u64,
 }
 
 /// Program and erase suspend: a read that finds its die programming or
@@ -195,6 +200,7 @@ mod tests {
             program_spread_ns: 0,
             read_step_ns: 0,
             plane_interleave_bytes: 0,
+            read_decode_bytes_per_s: 0,
         }
     }
 

@@ -191,6 +191,7 @@ impl Backend {
                 ReadAhead::new(
                     config.controller.read_ahead_bytes / u64::from(config.flash.page_bytes),
                     config.controller.read_buffer_bytes / u64::from(config.flash.page_bytes),
+                    config.controller.read_ahead_streams,
                 ),
             ),
             translation: Translation { mapping, tl: BTreeMap::new() },

@@ -14,7 +14,7 @@ mod window;
 pub mod write_cache;
 
 use buffer::{DevicePool, ZoneBuffer};
-use read_ahead::ReadAhead;
+use read_ahead::{ReadAhead, StreamRead};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use write_cache::{WriteCache, ZoneDurability};
@@ -62,22 +62,25 @@ impl Controller {
         self.read_ahead.window_chunks()
     }
 
-    /// Notes a read of LBAs `slba..end`; true when it continues a stream.
+    /// Notes a read of LBAs `slba..end`: whether it continues a stream, and
+    /// which read-ahead context reads for it.
     #[inline]
-    pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> bool {
+    pub(crate) fn note_read(&mut self, slba: u64, end: u64) -> StreamRead {
         self.read_ahead.note_read(slba, end)
     }
 
-    /// When `chunk` of `zone` is in the read buffer, if it is there.
+    /// When `chunk` of `zone` is in read-ahead context `context`'s part of
+    /// the read buffer, if it is there.
     #[inline]
-    pub(crate) fn read_buffer_lookup(&self, zone: u32, chunk: u64) -> Option<Nanos> {
-        self.read_ahead.lookup(zone, chunk)
+    pub(crate) fn read_buffer_lookup(&self, context: u8, zone: u32, chunk: u64) -> Option<Nanos> {
+        self.read_ahead.lookup(context, zone, chunk)
     }
 
-    /// Reads `chunk` of `zone` ahead into the read buffer, in from `ready_ns`.
+    /// Reads `chunk` of `zone` into the read buffer for read-ahead context
+    /// `context`, in from `ready_ns`.
     #[inline]
-    pub(crate) fn read_buffer_insert(&mut self, zone: u32, chunk: u64, ready_ns: Nanos) {
-        self.read_ahead.insert(zone, chunk, ready_ns);
+    pub(crate) fn read_buffer_insert(&mut self, context: u8, zone: u32, chunk: u64, ready_ns: Nanos) {
+        self.read_ahead.insert(context, zone, chunk, ready_ns);
     }
 
     /// Drops `zone`'s chunks `chunks` from the read buffer (a page-mapped

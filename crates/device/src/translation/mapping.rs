@@ -17,7 +17,7 @@
 //! on FBG `z / N_FCG` of its FCG, and threaded logging (TL_open) moves it to
 //! a LogFBG taken from the FCG's spare block groups, releasing the old one.
 
-use crate::config::{Layout, StartDie};
+use crate::config::{ChunkOrder, Layout, StartDie};
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use zonelab_flash::{BlockAddr, Geometry};
@@ -51,6 +51,7 @@ pub struct Mapping {
     /// Die of its group each zone's stripe starts on (`StartDie::Rotate`).
     zone_first_die: Vec<u32>,
     start_die: StartDie,
+    chunk_order: ChunkOrder,
     /// First die of the next zone to start (`StartDie::Rotate`).
     next_first_die: u32,
     /// Block groups no zone uses, per FCG, oldest released first.
@@ -68,6 +69,7 @@ struct Divisors {
     stripe_chunks: NonZeroU32,
     d_zone: NonZeroU32,
     planes: NonZeroU32,
+    oneshot_pages: NonZeroU32,
     /// Chunks of one program unit (planes × one-shot pages).
     unit_chunks: NonZeroU32,
     pages_per_block: NonZeroU32,
@@ -83,6 +85,7 @@ impl Divisors {
             stripe_chunks: nonzero(stripe_chunks),
             d_zone: nonzero(u64::from(d_zone)),
             planes: nonzero(u64::from(planes)),
+            oneshot_pages: nonzero(u64::from(oneshot_pages)),
             unit_chunks: nonzero(u64::from(planes) * u64::from(oneshot_pages)),
             pages_per_block: nonzero(u64::from(pages_per_block)),
             fcgs: nonzero(u64::from(fcgs)),
@@ -119,6 +122,7 @@ impl Mapping {
             zone_fbg,
             free_fbgs,
             start_die: layout.start_die,
+            chunk_order: layout.chunk_order,
             next_first_die: 0,
             div: Divisors::new(
                 layout.stripe_chunks,
@@ -269,10 +273,16 @@ impl Mapping {
         // Both below D_zone: one subtraction wraps the rotation.
         let rotated = die_in_group + self.zone_first_die[zone as usize];
         let die_in_fcg = if rotated >= self.d_zone { rotated - self.d_zone } else { rotated };
-        let page_in_fbg = index / v.planes;
+        let (page_in_fbg, plane) = match self.chunk_order {
+            ChunkOrder::PlanesFirst => (index / v.planes, index % v.planes),
+            ChunkOrder::PagesFirst => {
+                let (unit_on_die, i) = (index / v.unit_chunks, index % v.unit_chunks);
+                (unit_on_die * v.oneshot_pages.get() + i % v.oneshot_pages, i / v.oneshot_pages)
+            }
+        };
         let loc = ChunkLocation {
             die: (zone % v.fcgs) * self.d_zone + die_in_fcg,
-            plane: index % v.planes,
+            plane,
             block: fbg * self.fbg_blocks + page_in_fbg / v.pages_per_block,
             page: page_in_fbg % v.pages_per_block,
         };
@@ -285,10 +295,17 @@ impl Mapping {
     #[inline(never)]
     fn place_wide(&self, zone: u32, fbg: u32, chunk: u64) -> (u64, ChunkLocation) {
         let index = self.index_on_die(chunk);
-        let page_in_fbg = index / u64::from(self.planes);
+        let (planes, oneshot) = (u64::from(self.planes), u64::from(self.oneshot_pages));
+        let (page_in_fbg, plane) = match self.chunk_order {
+            ChunkOrder::PlanesFirst => (index / planes, index % planes),
+            ChunkOrder::PagesFirst => {
+                let i = index % self.unit_chunks_len();
+                ((index / self.unit_chunks_len()) * oneshot + i % oneshot, i / oneshot)
+            }
+        };
         let loc = ChunkLocation {
             die: self.die_of_chunk(zone, chunk),
-            plane: u32::try_from(index % u64::from(self.planes)).expect("below planes_per_die, a u32"),
+            plane: u32::try_from(plane).expect("below planes_per_die, a u32"),
             block: fbg * self.fbg_blocks + self.block_in_fbg(page_in_fbg),
             page: u32::try_from(page_in_fbg % u64::from(self.pages_per_block)).expect("below pages_per_block, a u32"),
         };
@@ -313,6 +330,28 @@ impl Mapping {
             self.chunk_at(die_in_group, first_index),
             self.chunk_at(die_in_group, first_index + self.unit_chunks_len() - 1),
         )
+    }
+
+    /// Chunks in one page row of a die (the same page on every plane).
+    pub fn row_len(&self) -> u32 {
+        self.planes
+    }
+
+    /// The `k`-th chunk (`k` below [`Mapping::row_len`]) of the page row
+    /// holding `chunk`: the chunks one multi-plane sense brings into the
+    /// planes' registers together, in zone order.
+    pub fn row_chunk(&self, chunk: u64, k: u32) -> u64 {
+        debug_assert!(k < self.planes);
+        let index = self.index_on_die(chunk);
+        let die_in_group = self.stripe_of(chunk) % u64::from(self.d_zone);
+        let (unit_chunks, planes, oneshot) =
+            (self.unit_chunks_len(), u64::from(self.planes), u64::from(self.oneshot_pages));
+        let (base, i) = (index - index % unit_chunks, index % unit_chunks);
+        let (first, step) = match self.chunk_order {
+            ChunkOrder::PlanesFirst => (base + i - i % planes, 1),
+            ChunkOrder::PagesFirst => (base + i % oneshot, oneshot),
+        };
+        self.chunk_at(die_in_group, first + u64::from(k) * step)
     }
 
     /// The chunks of unit `unit`, in zone order.
@@ -383,6 +422,7 @@ mod tests {
             free_fbgs: vec![VecDeque::new(); 2],
             zone_first_die: vec![0; 8],
             start_die: StartDie::First,
+            chunk_order: ChunkOrder::PlanesFirst,
             next_first_die: 0,
             div: Divisors::new(1, 4, 1, 1, 8, 2),
         }
@@ -411,6 +451,7 @@ mod tests {
             free_fbgs: vec![VecDeque::new()],
             zone_first_die: vec![0],
             start_die: StartDie::First,
+            chunk_order: ChunkOrder::PlanesFirst,
             next_first_die: 0,
             div: Divisors::new(stripe_chunks, 2, 2, 3, 6, 1),
         }
@@ -418,10 +459,14 @@ mod tests {
 
     #[test]
     fn units_cover_super_rows_die_by_die() {
-        for (stripe, start_die) in [1, 2, 3, 6].into_iter().flat_map(|s| [(s, StartDie::First), (s, StartDie::Rotate)])
+        let orders = [ChunkOrder::PlanesFirst, ChunkOrder::PagesFirst];
+        for (stripe, start_die, order) in [1, 2, 3, 6]
+            .into_iter()
+            .flat_map(|s| [StartDie::First, StartDie::Rotate].into_iter().flat_map(move |d| orders.map(|o| (s, d, o))))
         {
             let mut m = two_dies(stripe);
             m.start_die = start_die;
+            m.chunk_order = order;
             // The second zone started under Rotate begins on die 1.
             m.start_zone(0);
             m.start_zone(0);
@@ -448,9 +493,45 @@ mod tests {
     }
 
     #[test]
+    fn a_page_row_holds_one_chunk_per_plane_and_pages_first_puts_neighbours_in_other_rows() {
+        for (stripe, order) in [(2, ChunkOrder::PlanesFirst), (6, ChunkOrder::PlanesFirst), (6, ChunkOrder::PagesFirst)]
+        {
+            let mut m = two_dies(stripe);
+            m.chunk_order = order;
+            for chunk in 0..48u64 {
+                let loc = m.locate(0, chunk);
+                let row: Vec<u64> = (0..m.row_len()).map(|k| m.row_chunk(chunk, k)).collect();
+                assert!(
+                    row.contains(&chunk) && row.windows(2).all(|w| w[0] < w[1]),
+                    "{order:?}: chunk {chunk} row {row:?}"
+                );
+                let planes: Vec<u32> = row.iter().map(|&c| m.locate(0, c).plane).collect();
+                assert_eq!(planes, [0, 1], "{order:?}: one chunk on each plane");
+                for &mate in &row {
+                    let l = m.locate(0, mate);
+                    assert_eq!(
+                        (l.die, l.block, l.page),
+                        (loc.die, loc.block, loc.page),
+                        "{order:?}: {chunk} and {mate}"
+                    );
+                }
+                // The next chunk on the same die shares the row only when the planes fill first.
+                if m.die_of_chunk(0, chunk + 1) == loc.die {
+                    assert_eq!(
+                        row.contains(&(chunk + 1)),
+                        order == ChunkOrder::PlanesFirst && chunk % 2 == 0,
+                        "{order:?} {chunk}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_chunk_placed_in_u32_lands_where_the_u64_arithmetic_puts_it() {
         // Three dies a group (not a power of two), two groups, rotated start dies, two block groups.
-        for stripe in [1, 2, 3, 6] {
+        let orders = [ChunkOrder::PlanesFirst, ChunkOrder::PagesFirst];
+        for (stripe, chunk_order) in [1, 2, 3, 6].into_iter().flat_map(|s| orders.map(|o| (s, o))) {
             let mut m = Mapping {
                 d_zone: 3,
                 stripe_chunks: stripe,
@@ -463,6 +544,7 @@ mod tests {
                 free_fbgs: vec![VecDeque::new(); 2],
                 zone_first_die: vec![0; 4],
                 start_die: StartDie::Rotate,
+                chunk_order,
                 next_first_die: 0,
                 div: Divisors::new(stripe, 3, 2, 3, 6, 2),
             };

@@ -18,11 +18,19 @@ pub const ZONES_PER_WRITER: u64 = 4;
 pub const RANDWRITE_ZONES: u64 = 50;
 const READS_ZONE: u64 = 200;
 const READ_ZONES: u64 = 4;
-/// Several sequential readers each read their own zone from here (ZNS-Study's
-/// readers were 3 zones apart), so each is a stream of its own.
+/// Several sequential readers each read their own zone from here, as
+/// ZNS-Study's did (`concur_read_seq`: psync jobs with `size=3z`,
+/// `offset_increment=3z`), so each is a stream of its own.
 const STREAM_READS_ZONE: u64 = 180;
-/// Readers that get a zone of their own (zones 180-195); more share the read range.
+/// Zones from one stream reader's zone to the next's, as ZNS-Study's.
+const STREAM_READS_STEP: u64 = 3;
+/// Readers that get a zone of their own (zones 180-225, every third); more
+/// share the read range.
 const STREAM_READERS_MAX: u32 = 16;
+/// Idle time between the stream readers' pre-fill and their reads: the
+/// study read in a fio run of its own after filling the namespace, so no
+/// program of the fill was still running.
+const STREAM_READS_START_DELAY_MS: u64 = 20;
 const RESETS_ZONE: u64 = 210;
 /// Full zones the reset jobs may use in all (zones 210-809).
 const RESET_ZONES_MAX: u64 = 600;
@@ -52,12 +60,14 @@ pub fn job_file(run: &FioRun, rates: [Option<f64>; 2], frame: &Frame) -> String 
     let mut text = header(run, true);
     let jobs: Vec<(&str, FioJob, Option<f64>)> =
         std::iter::once(("main", run.main, rates[0])).chain(run.other.map(|o| ("other", o, rates[1]))).collect();
-    let reads = jobs.iter().any(|(_, j, _)| matches!(j.work, Work::Io { op: IoOp::Read | IoOp::RandRead, .. }));
+    let reads = jobs.iter().any(|(_, j, _)| {
+        matches!(j.work, Work::Io { op: IoOp::Read | IoOp::RandRead, .. }) && stream_readers(j).is_none()
+    });
     if reads {
         prefill(&mut text, "prefill-reads", READS_ZONE, READ_ZONES, frame);
     }
     if let Some(n) = jobs.iter().find_map(|(_, j, _)| stream_readers(j)) {
-        prefill(&mut text, "prefill-streams", STREAM_READS_ZONE, u64::from(n), frame);
+        prefill_streams(&mut text, n, frame);
     }
     for (i, (_, job, _)) in jobs.iter().enumerate() {
         if let Work::Io { op, jobs: n, zones, overwrite: true, .. } = job.work {
@@ -175,6 +185,17 @@ fn writer_zones(op: IoOp, zones: u32, frame: &Frame) -> u64 {
     }
 }
 
+/// One job per stream reader, each filling its reader's zone (so the zones
+/// take their first writes, and their start dies, in the readers' order).
+fn prefill_streams(text: &mut String, readers: u32, frame: &Frame) {
+    let _ = writeln!(
+        text,
+        "\n[prefill-streams]\nrw=write\nbs=128k\niodepth=8\nnumjobs={readers}\noffset={STREAM_READS_ZONE}z\nsize=1z\n\
+         offset_increment={STREAM_READS_STEP}z\nio_size={}",
+        frame.zcap_bytes
+    );
+}
+
 /// 128 KiB writes at QD 8 that fill `zones` zones to capacity.
 fn prefill(text: &mut String, name: &str, first: u64, zones: u64, frame: &Frame) {
     let _ = writeln!(
@@ -199,7 +220,11 @@ fn section(text: &mut String, job: &FioJob, rate: Option<f64>, writes_zone: u64,
                 text.push_str("zone_append=1\n");
             }
             if stream_readers(job).is_some() {
-                let _ = writeln!(text, "offset={STREAM_READS_ZONE}z\nsize=1z\noffset_increment=1z");
+                let _ = writeln!(
+                    text,
+                    "offset={STREAM_READS_ZONE}z\nsize=1z\noffset_increment={STREAM_READS_STEP}z\n\
+                     startdelay={STREAM_READS_START_DELAY_MS}ms"
+                );
             } else if read {
                 let _ = writeln!(text, "offset={READS_ZONE}z\nsize={READ_ZONES}z");
             } else {
@@ -386,10 +411,14 @@ mod tests {
             host: Host::ZnsStudy,
             namespace: Default::default(),
         };
-        // ZNS-Study's N sequential readers were zones apart: N streams, N pre-filled zones.
+        // ZNS-Study's N sequential readers were three zones apart: N streams, N pre-filled zones.
         let text = job_file(&readers(IoOp::Read, 5), [None, None], &frame);
-        assert!(text.contains("offset=180z\nsize=1z\noffset_increment=1z\n"), "{text}");
-        assert!(text.contains("[prefill-streams]") && text.contains(&format!("io_size={}\n", 5 * frame.zcap_bytes)));
+        assert!(text.contains("offset=180z\nsize=1z\noffset_increment=3z\nstartdelay=20ms\n"), "{text}");
+        assert!(
+            text.contains("[prefill-streams]")
+                && text.contains("numjobs=5\noffset=180z\nsize=1z\noffset_increment=3z\n")
+        );
+        assert!(text.contains(&format!("io_size={}\n", frame.zcap_bytes)) && !text.contains("prefill-reads"), "{text}");
         // One reader, or random readers, keep the shared read range.
         for (op, jobs) in [(IoOp::Read, 1), (IoOp::RandRead, 5)] {
             let text = job_file(&readers(op, jobs), [None, None], &frame);
