@@ -98,6 +98,8 @@ impl Ssd {
     #[inline]
     pub(crate) fn forget_link_to_host_until(&mut self, now_ns: Nanos) {
         self.link_to_host.forget_until(now_ns);
+        // Reads start no earlier than the command that makes them, or the management step they serve.
+        self.flash.forget_decoded_until(now_ns);
     }
 }
 

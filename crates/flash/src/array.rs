@@ -352,6 +352,16 @@ impl FlashArray {
         first..first + self.geometry.planes_per_die as usize
     }
 
+    /// Nothing read from now on reaches the controller's read data path
+    /// before `now_ns` (every read starts at or after it): what it did by
+    /// then can be forgotten.
+    #[inline]
+    pub fn forget_decoded_until(&mut self, now_ns: Nanos) {
+        if let Some((decoder, _)) = &mut self.decoder {
+            decoder.forget_until(now_ns);
+        }
+    }
+
     /// Time at which every plane of `die` is idle.
     pub fn die_free_at_ns(&self, die: u32) -> Nanos {
         self.planes[self.die_planes(die)].iter().map(Timeline::free_at_ns).max().unwrap_or(0)
