@@ -160,11 +160,17 @@ impl ReadAhead {
     }
 
     /// The context for a stream read of `slba..end`: the one following its
-    /// stream, else the least recently used, which takes the stream.
+    /// stream (or that has just read these blocks: readers of the same
+    /// blocks, side by side, are one stream to it), else the least recently
+    /// used, which takes the stream.
     #[inline(never)]
     fn assign_context(&mut self, slba: u64, end: u64) -> StreamRead {
         self.stream_reads += 1;
         let now = self.stream_reads;
+        if let Some(k) = self.contexts.iter().position(|c| c.end == end) {
+            self.contexts[k].used = now;
+            return StreamRead::Continues(u8::try_from(k).expect("at most 32 contexts"));
+        }
         if let Some(k) = self.contexts.iter().position(|c| c.end == slba) {
             let c = &mut self.contexts[k];
             (c.end, c.used) = (end, now);
@@ -294,6 +300,21 @@ mod tests {
         assert_eq!(ra.note_read(20, 21), StreamRead::Starts(0));
         assert_eq!(ra.note_read(21, 22), StreamRead::Continues(0));
         assert_eq!(ra.note_read(22, 23), StreamRead::Continues(0));
+    }
+
+    #[test]
+    fn readers_of_the_same_blocks_side_by_side_share_their_context() {
+        let mut ra = ReadAhead::new(4, 8, 1);
+        for reader in 0..3 {
+            assert_eq!(ra.note_read(0, 8), StreamRead::Random, "reader {reader} starts");
+        }
+        for k in 1..10 {
+            let (slba, end) = (8 * k, 8 * k + 8);
+            assert!(matches!(ra.note_read(slba, end), StreamRead::Starts(0) | StreamRead::Continues(0)));
+            for reader in 1..3 {
+                assert_eq!(ra.note_read(slba, end), StreamRead::Continues(0), "reader {reader} at {slba}");
+            }
+        }
     }
 
     #[test]
