@@ -466,6 +466,8 @@ mod tests {
             ("write_buffer.zone_buffer_bytes", "1m", "super word line"),
             ("flash.pages_per_block", "1000", "oneshot_pages"),
             ("flash_timing.plane_interleave_bytes", "3000", "divide flash.page_bytes"),
+            ("controller.read_ahead_streams", "0", "must be from 1 to 32"),
+            ("controller.read_ahead_streams", "33", "must be from 1 to 32"),
         ];
         for (path, value, needle) in cases {
             let e = set_parameter(&base, path, value).and_then(|c| c.validate().map(|_| ())).unwrap_err().0;
