@@ -14,7 +14,7 @@ zl_nt_start() {
     rm -f /tmp/zl-nt.out /tmp/zl-nt.err
     zonelab serve --nvme-tcp --listen 127.0.0.1:$zl_nt_port --nqn $ZL_NT_NQN "$@" > /tmp/zl-nt.out 2> /tmp/zl-nt.err &
     ZL_NT_PID=$!
-    zl_wait_for 60 $ZL_NT_PID grep -q "^zonelab: serving" /tmp/zl-nt.out && return 0
+    zl_wait_for "${ZL_NT_WAIT_S:-60}" $ZL_NT_PID grep -q "^zonelab: serving" /tmp/zl-nt.out && return 0
     echo "zonelab serve --nvme-tcp did not come up:"; cat /tmp/zl-nt.out /tmp/zl-nt.err
     return 1
 }
