@@ -898,7 +898,10 @@ impl<P: DataPath> Front<P> {
                 }
             }
             StreamRead::Starts(context) => {
-                if let Some(in_ns) = self.read_chunk_into_buffer(ssd, context, lba, at_ns) {
+                let read = self
+                    .read_ahead_chunk(lba)
+                    .and_then(|key| self.read_chunk_into_buffer(ssd, context, key, lba, at_ns));
+                if let Some(in_ns) = read {
                     return in_ns;
                 }
             }
@@ -907,11 +910,17 @@ impl<P: DataPath> Front<P> {
         self.core.fetch(&self.path, ssd, lba, offset_lbas, at_ns, bytes)
     }
 
-    /// Reads the chunk holding `lba` whole into read-ahead context
-    /// `context`'s buffer, if it is in flash and read-ahead covers it; when
-    /// it is in.
-    fn read_chunk_into_buffer(&mut self, ssd: &mut Ssd, context: u8, lba: u64, at_ns: Nanos) -> Option<Nanos> {
-        let (zone, chunk) = self.read_ahead_chunk(lba)?;
+    /// Reads the chunk holding `lba`, buffered under `(zone, chunk)`
+    /// (`read_ahead_chunk`), whole into read-ahead context `context`'s
+    /// buffer, if it is in flash; when it is in.
+    fn read_chunk_into_buffer(
+        &mut self,
+        ssd: &mut Ssd,
+        context: u8,
+        (zone, chunk): (u32, u64),
+        lba: u64,
+        at_ns: Nanos,
+    ) -> Option<Nanos> {
         let in_ns = if P::ONE_SPACE {
             let per_chunk = self.core.layout.lbas_per_chunk;
             self.read_ahead_mapped(ssd, lba - lba % per_chunk, at_ns)
@@ -952,7 +961,7 @@ impl<P: DataPath> Front<P> {
             let Some((zone, chunk)) = self.read_ahead_chunk(lba) else { return };
             // A chunk not in flash (unwritten, or still in the write buffer) is not read ahead.
             if self.core.controller.read_buffer_lookup(context, zone, chunk).is_none()
-                && self.read_chunk_into_buffer(ssd, context, lba, at_ns).is_some()
+                && self.read_chunk_into_buffer(ssd, context, (zone, chunk), lba, at_ns).is_some()
                 && !P::ONE_SPACE
             {
                 self.read_row_into_buffer(ssd, context, zone, chunk, at_ns);
