@@ -340,3 +340,25 @@ fn an_overwrite_cut_short_keeps_the_old_block_readable() {
     assert_eq!(check(&path).unwrap().problems.len(), 1);
     cleanup(&path);
 }
+
+/// A restart replays only the chunks of a conventional zone where the data
+/// file or the checksums hold something; damage in a chunk never written
+/// (a stray byte in the data's hole, or in the checksums' hole) is still found.
+#[test]
+fn damage_in_a_never_written_part_of_a_conventional_zone_is_found_after_a_restart() {
+    let path = scratch("hole");
+    let mut b = backend().with_image(&path).unwrap();
+    ok(&mut b, BlockOp::Write, 3, 1, 0xA5); // chunk 0 of the conventional zone
+    drop(b);
+    flip(&path, 100 * 4096 + 9); // LBA 100, chunk 3: data where the file had a hole
+    flip(&zones_of(&path), G.sums_offset() + 70 * SUM_BYTES); // LBA 70, chunk 2: a checksum where none was
+    let report = check(&path).unwrap();
+    assert_eq!(report.problems.len(), 2, "{report}");
+    let mut b = backend().with_image(&path).unwrap();
+    assert_eq!(ok(&mut b, BlockOp::Read, 3, 1, 0), vec![0xA5; 4096], "the written block came back");
+    assert_eq!(io(&mut b, BlockOp::Read, 100, 1, 0).0, -errno::EIO, "the stray data byte is damage");
+    assert_eq!(io(&mut b, BlockOp::Read, 70, 1, 0).0, -errno::EIO, "the stray checksum is damage");
+    assert_eq!(ok(&mut b, BlockOp::Read, 40, 1, 0), vec![0; 4096], "chunk 1, holes in both files, reads zeros");
+    drop(b);
+    cleanup(&path);
+}

@@ -152,3 +152,63 @@ impl Pair {
 pub fn length(file: &File, path: &Path) -> Result<u64, ImageError> {
     file.metadata().map(|m| m.len()).map_err(|e| ImageError::io(path, e))
 }
+
+/// The parts of `file` between byte `from` and `to` that may hold data,
+/// as byte ranges in order: everything else is a hole, which reads as
+/// zeros. A file system that cannot tell holes gives the whole range.
+/// A restart of a large conventional namespace reads only these instead
+/// of gigabytes of zeros.
+pub fn data_ranges(file: &File, from: u64, to: u64) -> std::io::Result<Vec<(u64, u64)>> {
+    use rustix::fs::{seek, SeekFrom};
+    use rustix::io::Errno;
+    // The offset it moves is not used: the image reads and writes at positions.
+    let seek_to = |pos| match seek(file, pos) {
+        Ok(at) => Ok(Some(at)),
+        // No data (or hole) at or after the position.
+        Err(Errno::NXIO) => Ok(None),
+        Err(e) => Err(std::io::Error::from(e)),
+    };
+    let mut ranges = Vec::new();
+    let mut at = from;
+    // Bound: each pass moves `at` past one data range.
+    while at < to {
+        let Some(start) = seek_to(SeekFrom::Data(at))? else { break };
+        if start >= to {
+            break;
+        }
+        let end = seek_to(SeekFrom::Hole(start))?.unwrap_or(to).min(to);
+        debug_assert!(end > start, "a data range ends after it starts");
+        ranges.push((start, end));
+        at = end;
+    }
+    Ok(ranges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data_ranges;
+    use std::os::unix::fs::{FileExt, MetadataExt};
+
+    #[test]
+    fn data_ranges_cover_what_was_written_and_skip_holes_the_file_system_reports() {
+        let dir = crate::scratch_dir("data-ranges");
+        let path = dir.join("sparse");
+        let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).unwrap();
+        let len: u64 = 64 << 20;
+        file.set_len(len).unwrap();
+        file.write_all_at(&[1; 4096], 4096).unwrap();
+        file.write_all_at(&[2; 4096], 32 << 20).unwrap();
+        let ranges = data_ranges(&file, 0, len).unwrap();
+        let covered = |at: u64| ranges.iter().any(|&(s, e)| s <= at && at < e);
+        assert!(covered(4096) && covered(4096 + 4095) && covered(32 << 20), "{ranges:?}");
+        assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0) && ranges.iter().all(|&(s, e)| s < e && e <= len));
+        // Where the file system keeps the file sparse (allocated far below its
+        // length), the untouched middle is a hole and left out.
+        if file.metadata().unwrap().blocks() * 512 < len / 2 {
+            assert!(!covered(16 << 20), "{ranges:?}");
+        }
+        let inside = data_ranges(&file, 8 << 20, 40 << 20).unwrap();
+        assert!(inside.iter().all(|&(s, e)| (8 << 20) <= s && e <= (40 << 20)), "{inside:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -504,6 +504,38 @@ impl Image {
         self.pair.zones.sync_data()
     }
 
+    /// The runs of whole replay chunks in LBAs `from..to` where the data
+    /// file or the checksums may hold something (not holes in both), in
+    /// order and apart.
+    fn chunks_holding_data(&self, from: u64, to: u64) -> Result<Vec<(u64, u64)>, ImageError> {
+        let g = self.geometry;
+        let per = chunk_lbas(&g);
+        let sums_at = g.sums_offset();
+        let data =
+            files::data_ranges(&self.pair.data, from * g.lba_bytes, to * g.lba_bytes).map_err(|e| self.io_error(e))?;
+        let sums = files::data_ranges(&self.pair.zones, sums_at + from * SUM_BYTES, sums_at + to * SUM_BYTES)
+            .map_err(|e| self.zones_io_error(e))?;
+        let lbas_of =
+            |(start, end): (u64, u64), base: u64, unit: u64| ((start - base) / unit, (end - base).div_ceil(unit));
+        let mut runs: Vec<(u64, u64)> = data
+            .into_iter()
+            .map(|r| lbas_of(r, 0, g.lba_bytes))
+            .chain(sums.into_iter().map(|r| lbas_of(r, sums_at, SUM_BYTES)))
+            // Whole chunks, as a full replay takes them.
+            .map(|(start, end)| (from + (start - from) / per * per, (from + (end - from).div_ceil(per) * per).min(to)))
+            .collect();
+        runs.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(runs.len());
+        for (start, end) in runs {
+            match merged.last_mut() {
+                Some((_, last_end)) if start <= *last_end => *last_end = (*last_end).max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        debug_assert!(merged.iter().all(|&(s, e)| from <= s && s < e && e <= to));
+        Ok(merged)
+    }
+
     /// Rebuilds the saved zones on `device`; returns its clock afterwards.
     fn replay<D: ZonedDevice + ?Sized>(&mut self, device: &mut D, saved: &[Record]) -> Result<Nanos, ServeError> {
         let mut t: Nanos = 0;
@@ -535,9 +567,18 @@ impl Image {
         let end = written_end(&g, zone, (state, wp, zrwa));
         let per = chunk_lbas(&g);
         let mut buf = vec![0u8; (per * g.lba_bytes) as usize];
-        let mut lba = zslba;
-        while lba < end {
-            let nlb = per.min(end - lba);
+        // A conventional zone's chunks that are holes in both files read as
+        // zeros with no checksum: nothing to check or replay there.
+        let mut todo = match conventional {
+            true => self.chunks_holding_data(zslba, end)?,
+            false => (zslba < end).then_some((zslba, end)).into_iter().collect(),
+        };
+        todo.reverse();
+        while let Some((lba, run_end)) = todo.pop() {
+            let nlb = per.min(run_end - lba);
+            if lba + nlb < run_end {
+                todo.push((lba + nlb, run_end));
+            }
             let bytes = &mut buf[..(nlb * g.lba_bytes) as usize];
             let damaged = self.read_checked(lba, bytes)?;
             // An offline zone cannot be read: its blocks need no answer.
@@ -555,7 +596,6 @@ impl Image {
                 };
                 t = self.replay_command(device, t, &cmd, zone)?;
             }
-            lba += nlb;
         }
         if zrwa {
             return self.replay_zrwa(device, zone, (state, wp), t);
