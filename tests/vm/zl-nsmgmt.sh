@@ -101,7 +101,7 @@ zl_nsmgmt_restart() {
     zl_nt_stop
     zl_equal "the namespace list names both" 2 "$(grep -c ' created attached ' /tmp/zl-nsm.img.namespaces)"
     # shellcheck disable=SC2086
-    ZL_NT_WAIT_S=600 zl_nt_start 4425 $ZL_NSM_ARGS || { zl_fail "serve --nvme-tcp starts again on its image"; return 1; }
+    zl_nt_start 4425 $ZL_NSM_ARGS || { zl_fail "serve --nvme-tcp starts again on its image"; return 1; }
     if ! zl_nt_connect 4425; then zl_nt_stop; return 1; fi
     ctrl=$(echo ${ZL_NT_DEV#/dev/} | sed 's/^\(nvme[0-9]*\).*/\1/')
     cdev=/dev/$ctrl
