@@ -569,16 +569,8 @@ impl Image {
         let mut buf = vec![0u8; (per * g.lba_bytes) as usize];
         // A conventional zone's chunks that are holes in both files read as
         // zeros with no checksum: nothing to check or replay there.
-        let mut todo = match conventional {
-            true => self.chunks_holding_data(zslba, end)?,
-            false => (zslba < end).then_some((zslba, end)).into_iter().collect(),
-        };
-        todo.reverse();
-        while let Some((lba, run_end)) = todo.pop() {
-            let nlb = per.min(run_end - lba);
-            if lba + nlb < run_end {
-                todo.push((lba + nlb, run_end));
-            }
+        let runs = if conventional { self.chunks_holding_data(zslba, end)? } else { vec![(zslba, end)] };
+        for (lba, nlb) in runs.into_iter().flat_map(|(from, to)| chunks(&g, from, to)) {
             let bytes = &mut buf[..(nlb * g.lba_bytes) as usize];
             let damaged = self.read_checked(lba, bytes)?;
             // An offline zone cannot be read: its blocks need no answer.
