@@ -667,6 +667,17 @@ pub struct ResetConfig {
     /// or with less than a unit in the buffer, resets for the base cost
     /// (CLUSTER'23 Fig 5).
     pub active_ns: Nanos,
+    /// The write path starts no program while the reset unmaps the zone
+    /// (for as long as the unmapping's work, `unmap_per_lba_ns` per written
+    /// LBA, from when the reset's work starts): the flash-write pipeline
+    /// waits for the mapping the reset rewrites. Programs already queued at
+    /// the dies go on, reads are not held, and host data keeps coming into
+    /// the write buffer, so writers stall only once it is full (ConfZNS++
+    /// C2/C3: a QD-1 writer beside back-to-back resets keeps its rate and
+    /// p95; two or more lose about 11 ms of the flash's write rate per reset,
+    /// in few long stalls). The reset completes no earlier than the hold ends.
+    #[serde(default)]
+    pub unmap_holds_programs: bool,
     /// With `erase_at = "async"`: host I/O goes first (erases fill idle die
     /// time); false issues the erases when the reset is accepted, queued at
     /// the dies with host work.
@@ -681,6 +692,7 @@ impl Default for ResetConfig {
             erase_at: EraseAt::Async,
             unmap_per_lba_ns: 0,
             active_ns: 0,
+            unmap_holds_programs: false,
             erase_preempt: true,
         }
     }

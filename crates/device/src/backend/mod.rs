@@ -401,6 +401,7 @@ impl Backend {
             self.cache_programmed(zone, unit, ready_ns);
             return ready_ns;
         }
+        let ready_ns = self.scheduler.background.after_dispatch_hold(ready_ns);
         let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
         self.erase_before_program(ssd, addr, ready_ns);
         let done = ssd

@@ -219,6 +219,12 @@ impl Controller {
         self.zone_io[zone as usize] = ZoneIo::default();
     }
 
+    /// When the next unit commit not yet on the FTL core comes due.
+    #[inline]
+    pub(crate) fn next_unit_commit_ns(&self) -> Option<Nanos> {
+        self.unit_commits.peek().map(|&Reverse(done_ns)| done_ns)
+    }
+
     /// A program unit of host data ends at `done_ns`: its commit is due then.
     pub(crate) fn note_unit_commit(&mut self, done_ns: Nanos) {
         self.unit_commits.push(Reverse(done_ns));

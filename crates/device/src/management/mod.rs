@@ -7,9 +7,12 @@
 //! Firmware work runs on the write path's FTL core, which also updates the
 //! mapping for each write (`controller.write_ftl_ns`): while a task has
 //! firmware work left the core takes turns, one management slice
-//! (`management.slice_ns`) before each write (`ftl_turn`), so management
-//! takes throughput from writers and appenders but not from readers (seed
-//! 003). Padding and erases are reserved on the same dies as host I/O. One
+//! (`management.slice_ns`) before each write (`ftl_turn`), and management
+//! also takes the core's idle time up to each write's FTL work
+//! (`idle_core_slices`), so it takes core time from writers and appenders
+//! but not from readers (seed 003). A reset's unmapping may also hold the
+//! write path's programs (`Phase::Hold`, `reset.unmap_holds_programs`).
+//! Padding and erases are reserved on the same dies as host I/O. One
 //! task runs at a time (the firmware's management thread), in submission
 //! order or, with `management.order = "rounds"`, in rounds: the tasks
 //! waiting when a round starts, in an order drawn from the device's seed
@@ -92,7 +95,7 @@ fn advance_busy(core: &mut Backend, ssd: &mut Ssd, until_ns: Nanos) {
         if next.start_ns() >= until_ns {
             return;
         }
-        take_step(core, ssd, next);
+        take_step(core, ssd, next, until_ns);
     }
     panic!("management work did not settle within the {steps_max} steps it can take");
 }
@@ -108,7 +111,7 @@ fn management_steps_left_max(core: &Backend) -> u64 {
     let phase_steps = |phase: &Phase| match *phase {
         Phase::Firmware { left_ns } => left_ns.div_ceil(slice_ns).max(1),
         Phase::Pad { units_end, .. } => units_end.max(1),
-        Phase::Erase { .. } => 1,
+        Phase::Erase { .. } | Phase::Hold { .. } => 1,
     };
     let tasks: u64 =
         core.scheduler.background.queue.iter().map(|t| 1 + t.phases.iter().map(phase_steps).sum::<u64>()).sum();
@@ -136,7 +139,7 @@ pub(crate) fn run_until_completed(core: &mut Backend, ssd: &mut Ssd, tag: Tag) -
             return core.scheduler.background.completed.remove(i).1;
         }
         let next = head_next(core, ssd).expect("a pending command has a task");
-        take_step(core, ssd, next);
+        take_step(core, ssd, next, TIME_NS_MAX);
     }
     panic!("management task {tag} did not complete within the {steps_max} steps it can take");
 }
@@ -205,7 +208,7 @@ fn head_start_ns(core: &Backend, ssd: &Ssd) -> Option<Nanos> {
                 .unwrap_or(0);
             task.next_ns.max(idle_ns)
         }
-        Some(Phase::Erase { .. }) => task.next_ns,
+        Some(Phase::Erase { .. } | Phase::Hold { .. }) => task.next_ns,
     };
     Some(start_ns)
 }
@@ -222,7 +225,7 @@ pub(crate) fn take_pad_turns(core: &mut Backend, ssd: &mut Ssd) {
                 task.host_priority && task.next_ns <= at_ns && matches!(task.phases.front(), Some(Phase::Pad { .. }))
             });
         if padding {
-            head_step(core, ssd, at_ns);
+            head_step(core, ssd, at_ns, at_ns);
         }
     }
 }
@@ -244,7 +247,8 @@ fn background_erase(core: &Backend, ssd: &Ssd) -> Option<Next> {
         .min_by_key(|n| n.start_ns())
 }
 
-fn take_step(core: &mut Backend, ssd: &mut Ssd, next: Next) {
+/// Takes the step `next`; no host command arrives before `until_ns`.
+fn take_step(core: &mut Backend, ssd: &mut Ssd, next: Next, until_ns: Nanos) {
     match next {
         Next::Round(start_ns) => core.scheduler.background.start_round(start_ns),
         Next::Erase { key: (die, fbg), start_ns } => {
@@ -256,7 +260,7 @@ fn take_step(core: &mut Backend, ssd: &mut Ssd, next: Next) {
             {
                 core.scheduler.background.round_zones.clear();
             }
-            head_step(core, ssd, start_ns)
+            head_step(core, ssd, start_ns, until_ns)
         }
         Next::Plug { zone, unit, start_ns } => {
             crate::znsplus::threaded_logging::plug_unit_ahead(core, ssd, zone, unit, start_ns)
@@ -264,22 +268,15 @@ fn take_step(core: &mut Backend, ssd: &mut Ssd, next: Next) {
     }
 }
 
-/// Runs one step of the head task from `start_ns`; completes the task
-/// when it has no phase left.
-fn head_step(core: &mut Backend, ssd: &mut Ssd, start_ns: Nanos) {
-    let slice_ns = core.config.management.slice_ns;
+/// Runs one step of the head task from `start_ns` (no host command
+/// arrives before `until_ns`); completes the task when it has no phase left.
+fn head_step(core: &mut Backend, ssd: &mut Ssd, start_ns: Nanos, until_ns: Nanos) {
     let task = core.scheduler.background.queue.front_mut().expect("a head task");
     let Some(phase) = task.phases.front_mut() else {
         return complete_head(core);
     };
     let (end_ns, next_ns, phase_done) = match phase {
-        Phase::Firmware { left_ns } => {
-            let slice = (*left_ns).min(slice_ns);
-            *left_ns -= slice;
-            let done = *left_ns == 0;
-            let end = core.controller.reserve_ftl(start_ns, slice, core.config.controller.unit_commit_ns);
-            (end, end, done)
-        }
+        Phase::Firmware { .. } => firmware_slices(core, start_ns, until_ns),
         &mut Phase::Pad { zone, units_end, per_request, pause_ns } => {
             // The next request may go `pause_ns` after this one.
             let end = finish::pad_request(core, ssd, zone, units_end, per_request, start_ns);
@@ -293,15 +290,50 @@ fn head_step(core: &mut Backend, ssd: &mut Ssd, start_ns: Nanos) {
             }
             (end, end, true)
         }
+        &mut Phase::Hold { ns } => {
+            let hold_end_ns = start_ns.saturating_add(ns);
+            core.scheduler.background.hold_dispatch(start_ns, hold_end_ns, core.last_submit_ns);
+            (start_ns, start_ns, true)
+        }
     };
+    end_step(core, start_ns, end_ns, next_ns, phase_done);
+}
+
+/// The head task's firmware slices from `start_ns` on the FTL core (idle
+/// then) that start before `until_ns`, when a host command may take the
+/// core, and before the next unit commit comes due (it takes the core
+/// between two slices): back to back, they are one reservation. Returns
+/// when they end, when the next step may start, and whether the phase is done.
+fn firmware_slices(core: &mut Backend, start_ns: Nanos, until_ns: Nanos) -> (Nanos, Nanos, bool) {
+    let slice_ns = core.config.management.slice_ns;
+    let from_ns = start_ns.max(core.controller.ftl_free_at_ns());
+    let span_end_ns = until_ns.min(core.controller.next_unit_commit_ns().unwrap_or(TIME_NS_MAX));
+    let slices = span_end_ns.saturating_sub(from_ns).div_ceil(slice_ns).max(1);
+    let task = core.scheduler.background.queue.front_mut().expect("a head task");
+    let Some(Phase::Firmware { left_ns }) = task.phases.front_mut() else {
+        unreachable!("the head task's phase is firmware work")
+    };
+    let work_ns = (*left_ns).min(slices.saturating_mul(slice_ns));
+    *left_ns -= work_ns;
+    let done = *left_ns == 0;
+    let end = core.controller.reserve_ftl(start_ns, work_ns, core.config.controller.unit_commit_ns);
+    (end, end, done)
+}
+
+/// Books a step of the head task that ran from `start_ns` to `end_ns`;
+/// completes the task when it has no phase left.
+fn end_step(core: &mut Backend, start_ns: Nanos, end_ns: Nanos, next_ns: Nanos, phase_done: bool) {
     let task = core.scheduler.background.queue.front_mut().expect("a head task");
     debug_assert!(end_ns >= start_ns && next_ns >= start_ns);
     task.end_ns = task.end_ns.max(end_ns);
     task.next_ns = next_ns;
     if phase_done {
-        // A phase starts once everything before it is done.
+        // A phase starts once everything before it is done, but for a
+        // hold, which runs beside the phases after it.
         task.next_ns = task.next_ns.max(task.end_ns);
-        task.phases.pop_front();
+        if let Some(Phase::Hold { ns }) = task.phases.pop_front() {
+            task.end_ns = task.end_ns.max(start_ns.saturating_add(ns));
+        }
     }
     if task.phases.is_empty() {
         complete_head(core);
@@ -350,6 +382,7 @@ pub(crate) fn ftl_turn(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> N
 #[inline(never)]
 fn ftl_turn_beside_tasks(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
     let slice_max_ns = core.config.management.slice_ns;
+    idle_core_slices(core, ready_ns);
     // A round due by now starts before its first task takes a turn; one due
     // later leaves the core to the write.
     let round_due_ns = core.scheduler.background.round_due_ns();
@@ -368,6 +401,35 @@ fn ftl_turn_beside_tasks(core: &mut Backend, ready_ns: Nanos, work_ns: Nanos) ->
     }
     debug_assert!(end_ns >= ready_ns + work_ns);
     end_ns
+}
+
+/// Takes the head task's firmware slices that start on the idle FTL core
+/// before `until_ns`, when a write's FTL work is ready: the management
+/// thread runs whenever the core is idle, so the write finds at most one
+/// slice in progress. (Steps are otherwise reserved only up to the write's
+/// submission, which leaves the core idle until its FTL work.)
+fn idle_core_slices(core: &mut Backend, until_ns: Nanos) {
+    // Bound: each pass takes one slice of the head task's firmware phase.
+    let slices_max = match core.scheduler.background.queue.front().and_then(|t| t.phases.front()) {
+        Some(&Phase::Firmware { left_ns }) => left_ns.div_ceil(core.config.management.slice_ns),
+        _ => return,
+    };
+    for _ in 0..slices_max {
+        let background = &core.scheduler.background;
+        if background.round_due_ns().is_some() {
+            return;
+        }
+        let Some(task) = background.queue.front().filter(|t| t.host_priority) else { return };
+        if !matches!(task.phases.front(), Some(&Phase::Firmware { left_ns }) if left_ns > 0) {
+            return;
+        }
+        let start_ns = task.next_ns.max(core.controller.ftl_free_at_ns());
+        if start_ns >= until_ns {
+            return;
+        }
+        let (end_ns, next_ns, phase_done) = firmware_slices(core, start_ns, until_ns);
+        end_step(core, start_ns, end_ns, next_ns, phase_done);
+    }
 }
 
 /// The head task's slice that ran in a write's turn ended at `slice_end_ns`.

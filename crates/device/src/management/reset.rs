@@ -34,7 +34,9 @@ pub(crate) fn reset_phases(
         return vec![Phase::Firmware { left_ns: 0 }];
     }
     let map_units = core.config.map_units(&core.layout, written_lbas);
-    let mut left_ns = m.reset_ns + m.reset.unmap_per_lba_ns.saturating_mul(map_units);
+    let unmap_ns = m.reset.unmap_per_lba_ns.saturating_mul(map_units);
+    let hold_ns = if m.reset.unmap_holds_programs { unmap_ns } else { 0 };
+    let mut left_ns = m.reset_ns + unmap_ns;
     // Open blocks exist once a unit went to flash: with less in the buffer
     // the reset costs what a finished zone's does (1.63-1.67 ms either way).
     if old_state.is_active() && core.controller.flushed_units(zone) > 0 {
@@ -42,7 +44,11 @@ pub(crate) fn reset_phases(
     }
     let sync = m.reset.erase_at == EraseAt::Sync;
     let fbg = release_blocks(core, ssd, zone, ready_ns);
-    let mut phases = vec![Phase::Firmware { left_ns }];
+    let mut phases = Vec::with_capacity(3);
+    if hold_ns > 0 {
+        phases.push(Phase::Hold { ns: hold_ns });
+    }
+    phases.push(Phase::Firmware { left_ns });
     if sync {
         phases.push(Phase::Erase { zone, fbg });
     }

@@ -27,6 +27,9 @@ pub(crate) enum Phase {
     Pad { zone: u32, units_end: u64, per_request: u64, pause_ns: Nanos },
     /// Erasing block group `fbg` of `zone`'s chip group where still pending.
     Erase { zone: u32, fbg: u32 },
+    /// The write path starts no program for `ns` from the step's start
+    /// (`reset.dispatch_hold_per_lba_ns`); the next phase starts at once.
+    Hold { ns: Nanos },
 }
 
 #[derive(Debug, Clone)]
@@ -65,6 +68,56 @@ pub(crate) struct Management {
     /// takes them after the host command that brought them, and before the
     /// next one).
     pub(crate) pad_turns_due: Vec<Nanos>,
+    /// Spans in which the write path starts no program (`Phase::Hold`).
+    dispatch_holds: DispatchHolds,
+}
+
+/// Spans `[start, end)` in which the write path starts no program, kept
+/// disjoint (overlapping holds merge), by start. A task submitted after an
+/// earlier one completed may start before that one's end, so holds can come
+/// out of order.
+#[derive(Debug, Clone, Default)]
+struct DispatchHolds {
+    spans: BTreeMap<Nanos, Nanos>,
+    /// Spans kept before the next pass forgets the ended ones (twice what
+    /// the last pass kept, so a reset of every zone stays linear).
+    prune_len: usize,
+}
+
+impl DispatchHolds {
+    fn add(&mut self, start_ns: Nanos, end_ns: Nanos, now_ns: Nanos) {
+        if end_ns <= start_ns {
+            return;
+        }
+        let (mut start, mut end) = (start_ns, end_ns);
+        if let Some((&s, &e)) = self.spans.range(..=start).next_back() {
+            if e >= start {
+                (start, end) = (s, end.max(e));
+            }
+        }
+        // Bound: each pass removes one span.
+        while let Some((&s, &e)) = self.spans.range(start..=end).next() {
+            self.spans.remove(&s);
+            end = end.max(e);
+        }
+        self.spans.insert(start, end);
+        if self.spans.len() > self.prune_len.max(16) {
+            self.spans.retain(|_, &mut e| e > now_ns);
+            self.prune_len = self.spans.len() * 2;
+        }
+        debug_assert!(self.spans.iter().zip(self.spans.iter().skip(1)).all(|(a, b)| a.1 < b.0), "disjoint");
+    }
+
+    #[inline]
+    fn after(&self, ready_ns: Nanos) -> Nanos {
+        if self.spans.is_empty() {
+            return ready_ns;
+        }
+        match self.spans.range(..=ready_ns).next_back() {
+            Some((_, &end_ns)) if end_ns > ready_ns => end_ns,
+            _ => ready_ns,
+        }
+    }
 }
 
 /// The management thread's rounds (`ServiceOrder::Rounds`): the tasks
@@ -85,6 +138,20 @@ pub(crate) struct Rounds {
 const STREAM_MANAGEMENT_ORDER: u64 = 1;
 
 impl Management {
+    /// The write path starts no program in `[start_ns, end_ns)`; holds that
+    /// ended by `now_ns` are forgotten (no program still to be issued is
+    /// ready before the latest submission).
+    pub(crate) fn hold_dispatch(&mut self, start_ns: Nanos, end_ns: Nanos, now_ns: Nanos) {
+        self.dispatch_holds.add(start_ns, end_ns, now_ns);
+    }
+
+    /// When a program whose data is in at `ready_ns` may start: at the end
+    /// of a hold it falls in, else at once.
+    #[inline]
+    pub(crate) fn after_dispatch_hold(&self, ready_ns: Nanos) -> Nanos {
+        self.dispatch_holds.after(ready_ns)
+    }
+
     /// An empty queue for the management design of `config`.
     pub(crate) fn new(config: &DeviceConfig) -> Self {
         let rounds = (config.management.order == ServiceOrder::Rounds).then(|| Rounds {
@@ -219,5 +286,37 @@ impl Next {
         match self {
             Next::Round(t) | Next::Head(t) | Next::Erase { start_ns: t, .. } | Next::Plug { start_ns: t, .. } => t,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DispatchHolds;
+
+    #[test]
+    fn holds_in_any_order_merge_and_push_programs_past_their_end() {
+        let mut holds = DispatchHolds::default();
+        holds.add(500, 800, 0);
+        // A task submitted earlier than the last one's end runs its hold first.
+        holds.add(100, 300, 0);
+        holds.add(250, 550, 0);
+        assert_eq!(holds.spans.len(), 1, "overlapping holds are one span: {:?}", holds.spans);
+        assert_eq!(holds.after(99), 99);
+        assert_eq!(holds.after(100), 800, "a program ready in a hold starts at its end");
+        assert_eq!(holds.after(799), 800);
+        assert_eq!(holds.after(800), 800);
+        holds.add(900, 1_000, 0);
+        assert_eq!(holds.after(850), 850, "between holds a program starts at once");
+        assert_eq!(holds.after(950), 1_000);
+    }
+
+    #[test]
+    fn holds_that_ended_are_forgotten_in_passes() {
+        let mut holds = DispatchHolds::default();
+        for i in 0..100u64 {
+            holds.add(i * 10, i * 10 + 5, i * 10);
+        }
+        assert!(holds.spans.len() <= 34, "{} spans kept", holds.spans.len());
+        assert_eq!(holds.after(992), 995, "the latest hold is kept");
     }
 }
