@@ -113,7 +113,7 @@ pub fn run_one(target: Target, input: &str, limit: Duration) -> Result<Duration,
     let (tx, rx) = mpsc::channel();
     let text = input.to_string();
     let start = Instant::now();
-    std::thread::Builder::new()
+    let worker = std::thread::Builder::new()
         .name(format!("fuzz-{}", target.name))
         .stack_size(64 << 20)
         .spawn(move || {
@@ -123,6 +123,18 @@ pub fn run_one(target: Target, input: &str, limit: Duration) -> Result<Duration,
         .expect("a worker thread starts");
     let outcome = rx.recv_timeout(limit * 2);
     let took = start.elapsed();
+    // Join a worker that answered; never detach one. Dropping the handle
+    // detaches the thread, and glibc's detach can read the thread's
+    // descriptor after the exiting thread unmapped its stack (64 MiB is
+    // over glibc's stack cache): a segmentation fault under load (CI,
+    // 2026-11-29, in `pthread_detach`). A hung worker is left running
+    // until the process exits, which it does on the finding.
+    match outcome {
+        Ok(_) => {
+            let _ = worker.join();
+        }
+        Err(_) => std::mem::forget(worker),
+    }
     match outcome {
         Err(_) => Err(Finding::Hang(took)),
         Ok(Err(_)) => Err(Finding::Crash(last_panic())),
