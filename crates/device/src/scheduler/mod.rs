@@ -28,7 +28,7 @@ pub(crate) enum Phase {
     /// Erasing block group `fbg` of `zone`'s chip group where still pending.
     Erase { zone: u32, fbg: u32 },
     /// The write path starts no program for `ns` from the step's start
-    /// (`reset.dispatch_hold_per_lba_ns`); the next phase starts at once.
+    /// (`reset.unmap_holds_programs`); the next phase starts at once.
     Hold { ns: Nanos },
 }
 
