@@ -635,8 +635,8 @@ fn device_before_reset(sets: &[(&str, &str)], lbas: u64) -> (Device, Nanos) {
     (dev, t)
 }
 
-fn write_128k(slba: u64) -> Command<'static> {
-    Command::Write { slba, nlb: 32, payload: Payload::None, fua: false, placement: None }
+fn write(slba: u64, nlb: u32) -> Command<'static> {
+    Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None }
 }
 
 /// A reset of zone 0 (1,024 LBAs at 10 µs of unmapping each: 10.24 ms)
@@ -658,7 +658,7 @@ fn read_and_writes_beside_unmapping(holds: &str) -> (Nanos, Nanos) {
     // 64 writes of 128 KiB: more than the 6 MiB write buffer holds.
     for i in 0..64 {
         dev.advance(t);
-        let c = dev.submit(t, &write_128k(zl + i * 32), None);
+        let c = dev.submit(t, &write(zl + i * 32, 32), None);
         assert!(c.status.is_success(), "{:?}", c.status);
         t = c.complete_ns;
     }
@@ -697,11 +697,7 @@ fn reset_beside_qd1_writer_ms(writer: bool) -> f64 {
         if let Some((_, c)) = dev.take_completed().into_iter().find(|&(done, _)| done == tag) {
             return latency_ms(&c);
         }
-        let c = dev.submit(
-            t,
-            &Command::Write { slba: zl + i * 2, nlb: 2, payload: Payload::None, fua: false, placement: None },
-            None,
-        );
+        let c = dev.submit(t, &write(zl + i * 2, 2), None);
         assert!(c.status.is_success(), "{:?}", c.status);
         t = c.complete_ns;
     }

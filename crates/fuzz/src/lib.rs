@@ -126,14 +126,13 @@ pub fn run_one(target: Target, input: &str, limit: Duration) -> Result<Duration,
     // Join a worker that answered; never detach one. Dropping the handle
     // detaches the thread, and glibc's detach can read the thread's
     // descriptor after the exiting thread unmapped its stack (64 MiB is
-    // over glibc's stack cache): a segmentation fault under load (CI,
-    // 2026-11-29, in `pthread_detach`). A hung worker is left running
-    // until the process exits, which it does on the finding.
-    match outcome {
-        Ok(_) => {
-            let _ = worker.join();
-        }
-        Err(_) => std::mem::forget(worker),
+    // over glibc's stack cache): a segmentation fault in libc under load
+    // (CI, 2026-11-29, in what looks like `pthread_detach`). A hung worker
+    // is left running until the process exits, which it does on the finding.
+    if outcome.is_ok() {
+        let _ = worker.join();
+    } else {
+        std::mem::forget(worker);
     }
     match outcome {
         Err(_) => Err(Finding::Hang(took)),
