@@ -151,18 +151,19 @@ fn zn540() -> DeviceConfig {
             channel_bytes_per_s: 1_200_000_000,
             // Reads suspend programs and erases (seed 003: reads under a
             // finish's padding lose far less than a program's worth), at the
-            // end of the current 150 µs pulse-and-verify loop (ConfZNS++ C2:
-            // 8 KiB reads at QD 1 beside appends at 10-50% intensity have a
-            // p95 of 198-232 µs against 98 µs alone). Reads also go ahead of
-            // programs queued behind (a die always has some under a
-            // unit-wide stripe at the flash's limit). Up to one suspension per
-            // loop of a 2.5 ms program: 16 (reads at QD 16-64 beside appends
-            // keep a p95 under 1.3 ms, not a whole program's wait).
+            // end of the current 200 µs pulse-and-verify loop (ConfZNS++ C3:
+            // 8 KiB reads at QD 1-4 beside unthrottled finishes, whose padding
+            // keeps every die programming, have a p95 of 346-379 µs against
+            // 98 µs alone; beside appends at 10-50% intensity 198-232 µs).
+            // Reads also go ahead of programs queued behind (a die always has
+            // some under a unit-wide stripe at the flash's limit). Up to 16
+            // suspensions per program (reads at QD 16-64 beside appends keep
+            // a p95 under 1.3 ms, not a whole program's wait).
             suspend: Suspend {
                 suspend_ns: 25 * US,
                 resume_ns: 25 * US,
                 per_op_max: 16,
-                step_ns: 150 * US,
+                step_ns: 200 * US,
                 read_priority: true,
                 batch_reads: true,
             },

@@ -92,7 +92,8 @@ fn reads_under_a_finish_suspend_padding_programs_instead_of_waiting_them_out() {
     let (waiting, none) = reads_under_finish_us(&[("flash_timing.suspend.per_op_max", "0")]);
     assert_eq!(none, 0);
     assert!(suspensions > 1000, "{suspensions} suspensions");
-    assert!(suspending < waiting / 3.0, "with suspend {suspending:.1} µs, without {waiting:.1} µs");
+    // A read waits out at most one loop (200 µs on the zn540) instead of the rest of a 2.5 ms program.
+    assert!(suspending < waiting / 2.0, "with suspend {suspending:.1} µs, without {waiting:.1} µs");
     // A read waits at most the rest of a program loop and the suspend.
     let suspend = preset("zn540").unwrap().flash_timing.suspend;
     let wait_max_us = (suspend.step_ns + suspend.suspend_ns) as f64 / 1e3;

@@ -119,10 +119,11 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome> {
         Finding::number("S003 Obs 3", "random 8 KiB reads, CL 1, no finish", "KIOPS", 11.3, r1.0).fitted(READ_FIT),
         Finding::number("S003 Obs 3", "random reads, CL 1, no finish, p95", "µs", 95.7, r1.1).fitted(READ_FIT),
         Finding::number("S003 Obs 3", "random reads, CL 1, finish 50%", "KIOPS", 7.8, r1f.0)
-            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its 16 reads per program are)")
+            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its loop length and 16 reads per program are)")
             .fitted("flash_timing.suspend.per_op_max"),
         Finding::number("S003 Obs 3", "random reads, CL 1, finish 50%, p95", "µs", 272.4, r1f.1)
-            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its 16 reads per program are)"),
+            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its loop length and 16 reads per program are)")
+            .fitted("flash_timing.suspend.step_ns (reads' p95 under a finish's padding)"),
     ];
     Ok(Outcome {
         name: "s003-finish-interference",
