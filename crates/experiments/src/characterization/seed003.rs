@@ -21,6 +21,10 @@ enum Background {
 /// as ~1 per second).
 const THINK_50: &str = "1s";
 
+/// What the reads' rate and p95 under a finish's padding lack when off.
+const SUSPEND_COSTS: &str = "suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs \
+    resume are not fitted; its loop length and 16 reads per program are)";
+
 /// Why saturated writers' p95 rises too much beside finishes.
 const WRITE_TAIL_ALONE: &str = "write tails that are long without finishes already (ConfZNS++ C2 Fig 4a at CL 6: the \
     drive's p95 is 84.5 µs alone and 106 µs beside finishes, the model's 64 and 125 µs): firmware service-time \
@@ -119,10 +123,10 @@ pub fn finish_interference(scale: Scale) -> Result<Outcome> {
         Finding::number("S003 Obs 3", "random 8 KiB reads, CL 1, no finish", "KIOPS", 11.3, r1.0).fitted(READ_FIT),
         Finding::number("S003 Obs 3", "random reads, CL 1, no finish, p95", "µs", 95.7, r1.1).fitted(READ_FIT),
         Finding::number("S003 Obs 3", "random reads, CL 1, finish 50%", "KIOPS", 7.8, r1f.0)
-            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its loop length and 16 reads per program are)")
+            .lacking(SUSPEND_COSTS)
             .fitted("flash_timing.suspend.per_op_max"),
         Finding::number("S003 Obs 3", "random reads, CL 1, finish 50%, p95", "µs", 272.4, r1f.1)
-            .lacking("suspend costs fitted to reads under padding (the model's 25 µs suspend and 25 µs resume are not fitted; its loop length and 16 reads per program are)")
+            .lacking(SUSPEND_COSTS)
             .fitted("flash_timing.suspend.step_ns (reads' p95 under a finish's padding)"),
     ];
     Ok(Outcome {
