@@ -410,6 +410,22 @@ pub struct ControllerConfig {
     /// the few writes queued then wait for the commit too. 0 turns this off.
     #[serde(default)]
     pub unit_commit_ns: Nanos,
+    /// The program data path from buffer memory to the flash channels
+    /// (through the encoder), in bytes per second: programs of buffered data
+    /// cross it one after another, in the order they are dispatched, before
+    /// their channel transfer. A finish's padding does not cross it. 0 (the
+    /// default): unlimited, a program starts as soon as its channel and die
+    /// allow. See docs/device-model.md, "The write path".
+    #[serde(default)]
+    pub program_path_bytes_per_s: u64,
+    /// After every this many programs over the program data path, the
+    /// controller writes out its mapping journal, holding the path for
+    /// `journal_ns`. 0 (the default): no journal.
+    #[serde(default)]
+    pub journal_units: u32,
+    /// How long each journal write holds the program data path.
+    #[serde(default)]
+    pub journal_ns: Nanos,
 }
 
 /// The controller's write buffer.
@@ -896,8 +912,19 @@ impl DeviceConfig {
         (lbas * layout.lba_bytes).div_ceil(unit_bytes)
     }
 
+    /// Time one program unit takes to cross the program data path (0 when unlimited).
+    fn program_path_unit_ns(&self) -> Nanos {
+        match self.controller.program_path_bytes_per_s {
+            0 => 0,
+            bytes_per_s => {
+                let ns = u128::from(self.flash.program_unit_bytes()) * 1_000_000_000 / u128::from(bytes_per_s);
+                Nanos::try_from(ns).unwrap_or(Nanos::MAX)
+            }
+        }
+    }
+
     /// Every duration parameter, by TOML path.
-    fn durations(&self) -> [(&'static str, Nanos); 23] {
+    fn durations(&self) -> [(&'static str, Nanos); 24] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
         [
             ("flash_timing.read_ns", t.read_ns),
@@ -920,6 +947,7 @@ impl DeviceConfig {
             ("controller.append_partial_unit_ns", c.append_partial_unit_ns),
             ("controller.append_ftl_ns", c.append_ftl_ns),
             ("controller.unit_commit_ns", c.unit_commit_ns),
+            ("controller.journal_ns", c.journal_ns),
             ("management.open_ns", m.open_ns),
             ("management.finish_ns", m.finish_ns),
             ("management.reset_ns", m.reset_ns),
@@ -970,6 +998,8 @@ impl DeviceConfig {
             ("znsplus.copy_ns", z.copy_ns),
             ("znsplus.copy_per_block_ns", z.copy_per_block_ns),
             ("znsplus.tl_open_ns", z.tl_open_ns),
+            // A program unit's crossing of the program data path.
+            ("controller.program_path_bytes_per_s (one program unit's crossing)", self.program_path_unit_ns()),
         ];
         for (name, ns) in self.durations().into_iter().chain(extra) {
             if ns > DURATION_NS_MAX {

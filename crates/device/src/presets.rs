@@ -142,11 +142,12 @@ fn zn540() -> DeviceConfig {
             page_bytes: 16384,
             oneshot_pages: 3,
         },
-        // 16 dies × 192 KiB per 2.5 ms one-shot program = 1.2 GiB/s, the
-        // device's write limit (seed 000 Obs 8).
+        // 16 dies × 192 KiB per 2.3 ms one-shot program = 1.37 GB/s: the
+        // dies keep up with the program data path (controller, below),
+        // which sets the device's write limit (seed 000 Obs 8).
         flash_timing: Timing {
             read_ns: 70 * US,
-            program_ns: 2_500 * US,
+            program_ns: 2_300 * US,
             erase_ns: 3_500 * US,
             channel_bytes_per_s: 1_200_000_000,
             // Reads suspend programs and erases (seed 003: reads under a
@@ -167,7 +168,7 @@ fn zn540() -> DeviceConfig {
                 read_priority: true,
                 batch_reads: true,
             },
-            program_spread_ns: 150 * US,
+            program_spread_ns: 60 * US,
             read_step_ns: 6 * US,
             // 8 KiB random reads saturate as over 32 servers of one tR, 4 KiB
             // ones as over about 64 (ConfZNS++ C2, ZNS-Study): 4 KiB slices
@@ -212,16 +213,26 @@ fn zn540() -> DeviceConfig {
             // or so waits for a commit (ConfZNS++ C2: three QD-1 writers or
             // QD-3 appends have a p95 of 30-33 µs against 19 µs at QD 1).
             unit_commit_ns: 12 * US,
+            // Programs start one 192 KiB crossing (142 µs) apart, and every
+            // 30 units the mapping journal holds the path 600 µs: 1.21 GB/s
+            // (measured 1146-1147 MiB/s, seed 000 Fig 8). Room in the buffer
+            // comes back at that even pace, so 4-9 QD-1 writers at the limit
+            // each wait a little, often (ConfZNS++ C2: p95 2.1-2.4 times the
+            // mean), and one zone's appends at QD 16-128 see the journal's
+            // pause (seed 000 Fig 8: p95 1.5-2.3 times the mean).
+            program_path_bytes_per_s: 1_380_000_000,
+            journal_units: 30,
+            journal_ns: 600 * US,
         },
         // 6 MiB per zone, drawn from 6 MiB the zones share.
         write_buffer: WriteBufferConfig { device_buffer_bytes: 6 * MIB, ..WriteBufferConfig::plp(6 * MIB) },
         // Finish pads the rest of the zone one program unit (192 KiB) at a
         // time, each once its die is idle or when its turn among the zones
         // being programmed comes (beside N writers at the flash's limit it
-        // gets 1/(N+1) of it, ConfZNS++ C2 Fig 4a): 970 ms for a zone
-        // holding one page (measured: 907.51), 3.07 ms (the last unit's
-        // program plus the 400 µs mapping update) for one holding all but
-        // one (seed 000 Obs 10); a zone opened with nothing written only
+        // gets 1/(N+1) of it, ConfZNS++ C2 Fig 4a): 890 ms for a zone
+        // holding one page (measured: 907.51), 3.1 ms (the last unit's
+        // program plus the 600 µs mapping update) for one holding all but
+        // one (seed 000 Obs 10: 3.07); a zone opened with nothing written only
         // changes state (14 µs). Reset unmaps 53 ns per written LBA after
         // a 1.55 ms base (CLUSTER'23 Fig 5: finished zones reset in 1.59 ms
         // empty to 15.3 ms at all but one LBA, a full one in 16.19 ms), plus
@@ -238,7 +249,7 @@ fn zn540() -> DeviceConfig {
             open_ns: 4_640,
             close_ns: 6_090,
             close_written_ns: 4_100,
-            finish_ns: 400 * US,
+            finish_ns: 600 * US,
             reset_ns: 1_550 * US,
             offline_ns: 10 * US,
             host_priority: true,
@@ -435,6 +446,9 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             append_partial_unit_ns: 0,
             append_ftl_ns: 0,
             unit_commit_ns: 0,
+            program_path_bytes_per_s: 0,
+            journal_units: 0,
+            journal_ns: 0,
         },
         write_buffer: WriteBufferConfig::plp(512 * KIB),
         management: ManagementConfig {

@@ -14,6 +14,7 @@
 //! them on the array.
 
 use crate::config::DeviceConfig;
+use crate::controller::program_path::ProgramPath;
 use crate::tracking::Tracking;
 use zonelab_flash::{BlockAddr, ChunkRead, FlashArray};
 use zonelab_sim::{Bandwidth, Nanos, ServerPool, SlotTimeline, Timeline};
@@ -27,6 +28,8 @@ pub(crate) struct Ssd {
     link_to_host: SlotTimeline,
     /// The link's bandwidth (both directions).
     link: Bandwidth,
+    /// The controller's program data path and mapping journal.
+    program_path: ProgramPath,
     /// The latest submission to any namespace: commands enter the drive in
     /// arrival order, and one that comes with an earlier time enters at this.
     last_submit_ns: Nanos,
@@ -44,6 +47,11 @@ impl Ssd {
             link_to_device: Timeline::new(),
             link_to_host: SlotTimeline::new(),
             link: Bandwidth::new(config.link.bytes_per_s()),
+            program_path: ProgramPath::new(
+                config.controller.program_path_bytes_per_s,
+                config.controller.journal_units,
+                config.controller.journal_ns,
+            ),
             last_submit_ns: 0,
         }
     }
@@ -66,6 +74,14 @@ impl Ssd {
     #[inline]
     pub(crate) fn reserve_firmware(&mut self, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
         self.firmware.reserve(ready_ns, work_ns)
+    }
+
+    /// A program of `bytes` of buffered data, ready from `ready_ns` on,
+    /// crosses the program data path; returns when its data starts out to
+    /// the die's channel.
+    #[inline]
+    pub(crate) fn hand_program_over(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
+        self.program_path.hand_over(ready_ns, bytes)
     }
 
     /// Moves `bytes` from the host over the link, from `ready_ns` on;

@@ -96,8 +96,11 @@ fn appends_that_end_inside_a_mapping_unit_are_limited_device_wide() {
 
 #[test]
 fn unit_commits_hold_the_ftl_core_so_appends_at_the_flashs_limit_spread() {
-    let commit = [("controller.unit_commit_ns", "12us")];
-    let no_commit = [("controller.unit_commit_ns", "0ns")];
+    // Die-bound, without the program data path's even pace (and its
+    // journal's pauses), where commits are what spreads the tail.
+    let no_path = [("controller.program_path_bytes_per_s", "0"), ("controller.journal_units", "0")];
+    let commit = [no_path[0], no_path[1], ("controller.unit_commit_ns", "12us")];
+    let no_commit = [no_path[0], no_path[1], ("controller.unit_commit_ns", "0ns")];
     // Three 8 KiB appends in flight to one zone keep the flash at its limit.
     let (rate, mut latencies_ns) = appends(&mut device(&commit), 1, 2, 3, 30_000);
     let (rate_free, mut latencies_free_ns) = appends(&mut device(&no_commit), 1, 2, 3, 30_000);

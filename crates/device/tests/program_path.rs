@@ -1,0 +1,93 @@
+//! The controller's program data path (`controller.program_path_bytes_per_s`)
+//! and its mapping journal (`controller.journal_units`, `journal_ns`): host
+//! data reaches flash no faster than the path, a finish's padding does not
+//! cross it, and the journal stops it for `journal_ns` every so many units.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use zonelab_device::options::set_parameter;
+use zonelab_device::*;
+use zonelab_sim::Nanos;
+
+/// The zn540 with `sets` applied.
+fn device(sets: &[(&str, &str)]) -> Device {
+    let mut config = preset("zn540").unwrap();
+    for (path, value) in sets {
+        config = set_parameter(&config, path, value).unwrap();
+    }
+    Device::new(config).unwrap()
+}
+
+/// Bytes per second of `count` appends of 128 KiB to zone 0, 32 in flight,
+/// each resubmitted when one completes.
+fn deep_append_bytes_per_s(dev: &mut Device, count: usize) -> f64 {
+    const NLB: u32 = 32;
+    let mut in_flight: BinaryHeap<Reverse<Nanos>> = (0..32).map(|_| Reverse(0)).collect();
+    let mut last_ns = 0;
+    for _ in 0..count {
+        let Reverse(t) = in_flight.pop().expect("commands in flight");
+        let c = dev.submit(t, &Command::Append { zslba: 0, nlb: NLB, payload: Payload::None, fua: false }, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        last_ns = last_ns.max(c.complete_ns);
+        in_flight.push(Reverse(c.complete_ns));
+    }
+    let bytes = count as f64 * f64::from(NLB) * dev.layout().lba_bytes as f64;
+    bytes / (last_ns as f64 / 1e9)
+}
+
+/// Without a path or journal (`0`), the flash's rate; with the path, no more than it.
+const UNLIMITED: [(&str, &str); 2] = [("controller.program_path_bytes_per_s", "0"), ("controller.journal_units", "0")];
+
+#[test]
+fn host_data_reaches_flash_no_faster_than_the_program_path() {
+    // 256 MiB: the 6 MiB write buffer lets the first writes in free, a few percent of the run.
+    let count = 2048;
+    let free = deep_append_bytes_per_s(&mut device(&UNLIMITED), count);
+    assert!(free > 1.0e9, "the flash's rate without a path: {free}");
+    let path_bytes_per_s = 400_000_000.0;
+    let mut dev = device(&[("controller.program_path_bytes_per_s", "400000000"), ("controller.journal_units", "0")]);
+    let paced = deep_append_bytes_per_s(&mut dev, count);
+    assert!(paced <= path_bytes_per_s * 1.03, "{paced} over the path's {path_bytes_per_s}");
+    assert!(paced >= path_bytes_per_s * 0.95, "{paced}: the path, not something else, sets the rate");
+}
+
+#[test]
+fn a_finishs_padding_does_not_cross_the_program_path() {
+    let finish_ns = |sets: &[(&str, &str)]| {
+        let mut dev = device(sets);
+        let w = dev.submit(
+            0,
+            &Command::Write { slba: 0, nlb: 1, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
+        let f = dev.submit(
+            w.complete_ns,
+            &Command::ZoneMgmtSend { action: ZoneAction::Finish, slba: 0, select_all: false },
+            None,
+        );
+        assert!(f.status.is_success(), "{:?}", f.status);
+        f.latency_ns()
+    };
+    let free_ns = finish_ns(&UNLIMITED);
+    // At 100 MB/s the 1077 MiB of padding would take over 11 s; the one
+    // unit holding the written LBA crosses (2 ms).
+    let slow = [("controller.program_path_bytes_per_s", "100000000"), ("controller.journal_units", "0")];
+    let slow_ns = finish_ns(&slow);
+    assert!(slow_ns <= free_ns + 2_000_000, "padding crossed the path: {slow_ns} ns against {free_ns} ns");
+}
+
+#[test]
+fn the_mapping_journal_holds_the_path_every_n_programs() {
+    let count = 2048;
+    let free = deep_append_bytes_per_s(&mut device(&UNLIMITED), count);
+    // Eight 192 KiB units, then 2 ms of journal: at most 786 MB/s.
+    let journal = [
+        ("controller.program_path_bytes_per_s", "0"),
+        ("controller.journal_units", "8"),
+        ("controller.journal_ns", "2ms"),
+    ];
+    let held = deep_append_bytes_per_s(&mut device(&journal), count);
+    let bound = 8.0 * 196_608.0 / 2e-3;
+    assert!(held <= bound * 1.03, "{held} over the journal's bound {bound}");
+    assert!(held >= bound * 0.9 && held < free * 0.75, "{held} against {free} without a journal");
+}
