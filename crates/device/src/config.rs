@@ -415,7 +415,8 @@ pub struct ControllerConfig {
     /// cross it one after another, in the order they are dispatched, before
     /// their channel transfer. A finish's padding does not cross it. 0 (the
     /// default): unlimited, a program starts as soon as its channel and die
-    /// allow. See docs/device-model.md, "The write path".
+    /// allow. See docs/device-model.md, "The program data path and the
+    /// mapping journal".
     #[serde(default)]
     pub program_path_bytes_per_s: u64,
     /// After every this many programs over the program data path, the

@@ -91,3 +91,13 @@ fn the_mapping_journal_holds_the_path_every_n_programs() {
     assert!(held <= bound * 1.03, "{held} over the journal's bound {bound}");
     assert!(held >= bound * 0.9 && held < free * 0.75, "{held} against {free} without a journal");
 }
+
+#[test]
+fn a_path_too_slow_to_carry_a_unit_within_an_hour_is_refused() {
+    let config = |rate: &str| set_parameter(&preset("zn540").unwrap(), "controller.program_path_bytes_per_s", rate);
+    // 192 KiB at 50 B/s: 65 min for one unit.
+    let e = Device::new(config("50").unwrap()).err().expect("refused").to_string();
+    assert!(e.contains("controller.program_path_bytes_per_s") && e.contains("one hour"), "{e}");
+    // At 100 B/s a unit crosses in 33 min: slow, but bounded.
+    assert!(Device::new(config("100").unwrap()).is_ok());
+}
