@@ -913,12 +913,15 @@ impl DeviceConfig {
         (lbas * layout.lba_bytes).div_ceil(unit_bytes)
     }
 
-    /// Time one program unit takes to cross the program data path (0 when unlimited).
-    fn program_path_unit_ns(&self) -> Nanos {
+    /// Time one program unit takes to cross the program data path (0 when
+    /// unlimited), rounded up as `zonelab_sim::transfer_ns` does; saturates
+    /// instead of failing, so that validation can refuse it.
+    pub(crate) fn program_path_unit_ns(&self) -> Nanos {
         match self.controller.program_path_bytes_per_s {
             0 => 0,
             bytes_per_s => {
-                let ns = u128::from(self.flash.program_unit_bytes()) * 1_000_000_000 / u128::from(bytes_per_s);
+                let ns =
+                    (u128::from(self.flash.program_unit_bytes()) * 1_000_000_000).div_ceil(u128::from(bytes_per_s));
                 Nanos::try_from(ns).unwrap_or(Nanos::MAX)
             }
         }

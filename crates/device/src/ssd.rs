@@ -48,7 +48,7 @@ impl Ssd {
             link_to_host: SlotTimeline::new(),
             link: Bandwidth::new(config.link.bytes_per_s()),
             program_path: ProgramPath::new(
-                config.controller.program_path_bytes_per_s,
+                config.program_path_unit_ns(),
                 config.controller.journal_units,
                 config.controller.journal_ns,
             ),
@@ -76,12 +76,12 @@ impl Ssd {
         self.firmware.reserve(ready_ns, work_ns)
     }
 
-    /// A program of `bytes` of buffered data, ready from `ready_ns` on,
-    /// crosses the program data path; returns when its data starts out to
-    /// the die's channel.
+    /// A program unit of buffered data, ready from `ready_ns` on, crosses
+    /// the program data path; returns when its data starts out to the
+    /// die's channel.
     #[inline]
-    pub(crate) fn hand_program_over(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
-        self.program_path.hand_over(ready_ns, bytes)
+    pub(crate) fn hand_program_over(&mut self, ready_ns: Nanos) -> Nanos {
+        self.program_path.hand_over(ready_ns)
     }
 
     /// Moves `bytes` from the host over the link, from `ready_ns` on;

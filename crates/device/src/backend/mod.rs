@@ -405,7 +405,7 @@ impl Backend {
         let (addr, first_page) = self.translation.mapping.unit_target(zone, unit);
         self.erase_before_program(ssd, addr, ready_ns);
         // A finish's padding (no data) does not cross the program data path.
-        let ready_ns = if data_bytes > 0 { ssd.hand_program_over(ready_ns, self.program_unit_bytes) } else { ready_ns };
+        let ready_ns = if data_bytes > 0 { ssd.hand_program_over(ready_ns) } else { ready_ns };
         let done = ssd
             .flash_mut()
             .program(ready_ns, self.partition.addr(addr), first_page)

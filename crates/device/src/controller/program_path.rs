@@ -16,7 +16,7 @@
 //! Drive-wide hardware: it belongs to the `Ssd`, which every namespace
 //! shares.
 
-use zonelab_sim::{Bandwidth, Nanos, Timeline};
+use zonelab_sim::{Nanos, Timeline};
 
 /// The program data path and its journal.
 #[derive(Debug, Clone)]
@@ -24,8 +24,8 @@ pub(crate) struct ProgramPath {
     /// The path, in the order programs are handed to it (firmware hands
     /// them over in dispatch order; no program overtakes another on it).
     timeline: Timeline,
-    /// Its rate; `None` when unlimited.
-    bandwidth: Option<Bandwidth>,
+    /// Time one program unit takes to cross; 0 when the path is unlimited.
+    unit_ns: Nanos,
     /// Programs handed over since the last journal write.
     units_since_journal: u64,
     /// A journal write after every this many programs; 0: none.
@@ -34,13 +34,13 @@ pub(crate) struct ProgramPath {
 }
 
 impl ProgramPath {
-    /// A path of `bytes_per_s` (0: unlimited) whose journal holds it
-    /// `journal_ns` after every `journal_units` programs (0: no journal):
-    /// `controller.program_path_bytes_per_s`, `journal_units`, `journal_ns`.
-    pub(crate) fn new(bytes_per_s: u64, journal_units: u32, journal_ns: Nanos) -> Self {
+    /// A path a program unit crosses in `unit_ns` (0: unlimited;
+    /// `DeviceConfig::program_path_unit_ns`) whose journal holds it
+    /// `journal_ns` after every `journal_units` programs (0: no journal).
+    pub(crate) fn new(unit_ns: Nanos, journal_units: u32, journal_ns: Nanos) -> Self {
         Self {
             timeline: Timeline::new(),
-            bandwidth: (bytes_per_s > 0).then(|| Bandwidth::new(bytes_per_s)),
+            unit_ns,
             units_since_journal: 0,
             journal_units: u64::from(journal_units),
             journal_ns,
@@ -51,19 +51,19 @@ impl ProgramPath {
     /// either, programs go to their channel as soon as their data is in.
     #[inline]
     pub(crate) fn enabled(&self) -> bool {
-        self.bandwidth.is_some() || (self.journal_units > 0 && self.journal_ns > 0)
+        self.unit_ns > 0 || (self.journal_units > 0 && self.journal_ns > 0)
     }
 
-    /// A program of `bytes` whose data is in the buffer from `ready_ns` on:
+    /// A program unit whose data is in the buffer from `ready_ns` on:
     /// returns when its data starts out to the die's channel, once the
     /// programs handed over before it (and the journal after every
     /// `journal_units`-th of them) have crossed.
     #[inline]
-    pub(crate) fn hand_over(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
+    pub(crate) fn hand_over(&mut self, ready_ns: Nanos) -> Nanos {
         if !self.enabled() {
             return ready_ns;
         }
-        let cross_ns = self.bandwidth.as_mut().map_or(0, |b| b.transfer_ns(bytes));
+        let cross_ns = self.unit_ns;
         self.units_since_journal += 1;
         let journal_ns = if self.journal_units > 0 && self.units_since_journal >= self.journal_units {
             self.units_since_journal = 0;
@@ -83,8 +83,11 @@ impl ProgramPath {
 mod tests {
     use super::*;
 
-    fn path(bytes_per_s: u64, journal_units: u32, journal_ns: Nanos) -> ProgramPath {
-        ProgramPath::new(bytes_per_s, journal_units, journal_ns)
+    /// 192 KiB at 1.536 GB/s: 128 µs a unit.
+    const UNIT_NS: Nanos = 128_000;
+
+    fn path(unit_ns: Nanos, journal_units: u32, journal_ns: Nanos) -> ProgramPath {
+        ProgramPath::new(unit_ns, journal_units, journal_ns)
     }
 
     #[test]
@@ -92,30 +95,29 @@ mod tests {
         let mut p = path(0, 0, 0);
         assert!(!p.enabled());
         for t in [0, 0, 5, 5, 1_000] {
-            assert_eq!(p.hand_over(t, 192 << 10), t);
+            assert_eq!(p.hand_over(t), t);
         }
     }
 
     #[test]
     fn programs_ready_together_start_one_crossing_apart() {
-        // 192 KiB at 1.536 GB/s: 128 µs each.
-        let mut p = path(1_536_000_000, 0, 0);
-        let starts: Vec<Nanos> = (0..4).map(|_| p.hand_over(0, 192 << 10)).collect();
+        let mut p = path(UNIT_NS, 0, 0);
+        let starts: Vec<Nanos> = (0..4).map(|_| p.hand_over(0)).collect();
         assert_eq!(starts, [0, 128_000, 256_000, 384_000]);
         // One ready after the path has gone idle starts at once.
-        assert_eq!(p.hand_over(10_000_000, 192 << 10), 10_000_000);
+        assert_eq!(p.hand_over(10_000_000), 10_000_000);
     }
 
     #[test]
     fn the_journal_holds_the_path_after_every_nth_program() {
-        let mut p = path(1_536_000_000, 3, 500_000);
-        let starts: Vec<Nanos> = (0..7).map(|_| p.hand_over(0, 192 << 10)).collect();
+        let mut p = path(UNIT_NS, 3, 500_000);
+        let starts: Vec<Nanos> = (0..7).map(|_| p.hand_over(0)).collect();
         // Three crossings, the journal, three more, the journal, then the seventh.
         assert_eq!(starts, [0, 128_000, 256_000, 884_000, 1_012_000, 1_140_000, 1_768_000]);
         // A journal alone (no rate limit) also holds the path.
         let mut j = path(0, 2, 500_000);
         assert!(j.enabled());
-        let starts: Vec<Nanos> = (0..3).map(|_| j.hand_over(0, 192 << 10)).collect();
+        let starts: Vec<Nanos> = (0..3).map(|_| j.hand_over(0)).collect();
         assert_eq!(starts, [0, 0, 500_000]);
     }
 }

@@ -264,7 +264,7 @@ pub(super) fn program_host_unit(c: &mut Conventional, core: &Backend, ssd: &mut 
 fn program_slot(c: &mut Conventional, core: &Backend, ssd: &mut Ssd, slot: UnitSlot, at_ns: Nanos) -> Nanos {
     let oneshot = core.config.flash.oneshot_pages;
     let addr = BlockAddr { die: slot.die, block: slot.block };
-    let at_ns = ssd.hand_program_over(at_ns, core.config.flash.program_unit_bytes());
+    let at_ns = ssd.hand_program_over(at_ns);
     let done = ssd
         .flash_mut()
         .program(at_ns, core.partition.addr(addr), slot.unit * oneshot)

@@ -359,7 +359,7 @@ pub(crate) fn plug_unit_ahead(core: &mut Backend, ssd: &mut Ssd, zone: u32, unit
             ready_ns = ready_ns.max(ssd.flash_mut().read(start_ns, loc.die, loc.plane, chunk_bytes));
         }
         // The data came into the controller: it goes back out over the program data path.
-        let ready_ns = ssd.hand_program_over(ready_ns, core.config.flash.program_unit_bytes());
+        let ready_ns = ssd.hand_program_over(ready_ns);
         ssd.flash_mut()
             .program(ready_ns, core.partition.addr(addr), first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
