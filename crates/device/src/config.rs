@@ -383,9 +383,15 @@ pub struct ControllerConfig {
     #[serde(default)]
     pub small_lba_map_unit_bytes: u64,
     /// FTL-core time of merging a partly filled mapping unit (see
-    /// `small_lba_map_unit_bytes`).
+    /// `small_lba_map_unit_bytes`), before copying the write's bytes in.
     #[serde(default)]
     pub partial_unit_ns: Nanos,
+    /// The rate at which that merge copies the bytes the write brought into
+    /// the partly filled unit, so that a 512 B write's merge costs less than
+    /// a 4 KiB one's. 0 (the default): the merge costs `partial_unit_ns`
+    /// whatever the write brought.
+    #[serde(default)]
+    pub partial_unit_bytes_per_s: u64,
     /// FTL-core time a Zone Append that ends inside a mapping unit
     /// (`small_lba_map_unit_bytes`) with 4 KiB LBAs leaves behind: the
     /// controller merges the unit's pieces after the append completes, so it
@@ -927,6 +933,19 @@ impl DeviceConfig {
         }
     }
 
+    /// Time the merge of a partly filled mapping unit takes to copy a whole
+    /// unit's bytes (0 without a copy rate); saturates instead of failing,
+    /// so that validation can refuse it.
+    fn partial_unit_copy_ns_max(&self) -> Nanos {
+        match self.controller.partial_unit_bytes_per_s {
+            0 => 0,
+            bytes_per_s => {
+                let bytes = u128::from(self.controller.small_lba_map_unit_bytes);
+                Nanos::try_from((bytes * 1_000_000_000).div_ceil(u128::from(bytes_per_s))).unwrap_or(Nanos::MAX)
+            }
+        }
+    }
+
     /// Every duration parameter, by TOML path.
     fn durations(&self) -> [(&'static str, Nanos); 24] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
@@ -1004,6 +1023,8 @@ impl DeviceConfig {
             ("znsplus.tl_open_ns", z.tl_open_ns),
             // A program unit's crossing of the program data path.
             ("controller.program_path_bytes_per_s (one program unit's crossing)", self.program_path_unit_ns()),
+            // The largest partial-unit merge copies all but one LBA of a unit.
+            ("controller.partial_unit_bytes_per_s (one mapping unit's copy)", self.partial_unit_copy_ns_max()),
         ];
         for (name, ns) in self.durations().into_iter().chain(extra) {
             if ns > DURATION_NS_MAX {

@@ -764,7 +764,7 @@ impl<P: DataPath> Front<P> {
         };
         // Work after the command (merging a partly filled mapping unit): it
         // holds the FTL core, not the command.
-        let after_ns = firmware.ftl_after_ns + self.partial_unit_merge_ns(slba + nlb);
+        let after_ns = firmware.ftl_after_ns + self.partial_unit_merge_ns(slba, slba + nlb);
         if after_ns > 0 {
             let commit_ns = self.core.config.controller.unit_commit_ns;
             self.core.controller.reserve_ftl(fw_end, after_ns, commit_ns);
@@ -825,16 +825,25 @@ impl<P: DataPath> Front<P> {
         }
     }
 
-    /// FTL-core time a write ending before LBA `end_lba` adds by leaving a
-    /// mapping unit partly filled (LBA formats below 4 KiB only).
-    fn partial_unit_merge_ns(&self, end_lba: u64) -> Nanos {
+    /// FTL-core time a write of LBAs `slba..end_lba` adds by leaving a
+    /// mapping unit partly filled (LBA formats below 4 KiB only): the merge,
+    /// and the copy of the bytes the write brought into that unit.
+    fn partial_unit_merge_ns(&self, slba: u64, end_lba: u64) -> Nanos {
         let c = &self.core.config.controller;
         let unit_bytes = c.small_lba_map_unit_bytes;
         let lba_bytes = self.core.layout.lba_bytes;
-        if unit_bytes == 0 || lba_bytes >= 4096 || (end_lba * lba_bytes).is_multiple_of(unit_bytes) {
+        let end_in_unit_bytes = if unit_bytes == 0 { 0 } else { (end_lba * lba_bytes) % unit_bytes };
+        if lba_bytes >= 4096 || end_in_unit_bytes == 0 {
             return 0;
         }
-        c.partial_unit_ns
+        let copy_ns = match c.partial_unit_bytes_per_s {
+            0 => 0,
+            bytes_per_s => {
+                let brought_bytes = end_in_unit_bytes.min((end_lba - slba) * lba_bytes);
+                zonelab_sim::transfer_ns(brought_bytes, bytes_per_s)
+            }
+        };
+        c.partial_unit_ns + copy_ns
     }
 
     /// Out of line so that the read path (the checks, read-ahead's stream

@@ -1579,3 +1579,46 @@ fn a_partly_filled_unit_is_merged_after_its_write_completes() {
     assert!(cycle_ns >= merge_ns, "{cycle_ns} ns per write, merge {merge_ns} ns");
     assert!(cycle_ns < alone_ns as f64 + merge_ns * 0.9, "{cycle_ns} ns per write: the merge overlaps the next write");
 }
+
+#[test]
+fn a_merge_copies_the_bytes_its_write_brought_into_the_unit() {
+    // A slow copy makes the per-byte part stand out against the merge's base.
+    let mut c = preset("zn540").unwrap();
+    c.namespace.lba_bytes = 512;
+    c.controller.partial_unit_bytes_per_s = 100_000_000;
+    let base_ns = c.controller.partial_unit_ns;
+    let copy_ns = |bytes: u64| zonelab_sim::transfer_ns(bytes, 100_000_000);
+    // QD-1 streams into one zone, each write's next waiting for its merge.
+    let cycle_ns = |c: &DeviceConfig, nlb: u32, writes: u64| {
+        let mut dev = Device::new(c.clone()).unwrap();
+        let mut t = 0;
+        for i in 0..writes {
+            let cmd =
+                Command::Write { slba: i * u64::from(nlb), nlb, payload: Payload::None, fua: false, placement: None };
+            t = dev.submit(t, &cmd, None).complete_ns;
+        }
+        t as f64 / writes as f64
+    };
+    // Every 512 B write but one in 16 leaves the unit partly filled.
+    let small = cycle_ns(&c, 1, 320);
+    assert!(small >= (base_ns + copy_ns(512)) as f64 * 15.0 / 16.0, "{small} ns per 512 B write");
+    // Every other 4 KiB write leaves a half unit: a pair takes the bigger copy.
+    let pair = 2.0 * cycle_ns(&c, 8, 320);
+    assert!(pair >= (base_ns + copy_ns(4096)) as f64, "{pair} ns per two 4 KiB writes");
+    assert!(pair - small > (copy_ns(4096) - copy_ns(512)) as f64 / 2.0, "{pair} against {small} ns");
+    // Without the copy rate every merge costs the base alone.
+    c.controller.partial_unit_bytes_per_s = 0;
+    let flat = cycle_ns(&c, 1, 320);
+    assert!(flat < small - copy_ns(512) as f64 * 0.8, "{flat} against {small} ns");
+}
+
+#[test]
+fn a_merge_copy_too_slow_to_end_within_an_hour_is_refused() {
+    let config = |rate: &str| {
+        zonelab_device::options::set_parameter(&preset("zn540").unwrap(), "controller.partial_unit_bytes_per_s", rate)
+    };
+    // An 8 KiB unit at 2 B/s: 68 min.
+    let e = Device::new(config("2").unwrap()).err().expect("refused").to_string();
+    assert!(e.contains("controller.partial_unit_bytes_per_s") && e.contains("one hour"), "{e}");
+    assert!(Device::new(config("3").unwrap()).is_ok());
+}
