@@ -366,11 +366,15 @@ pub fn reset_interference(scale: Scale) -> Result<Outcome> {
         findings.push(
             Finding::number("Obs 13", &format!("p95 reset latency with concurrent 4 KiB {io}s"), "ms", paper, p)
                 .lacking(if io == "read" {
-                    "reset work that reads slow down (the ZN540's resets take 28 ms beside reads; the model's \
-                     resets share no resource with reads)"
+                    "the few resets that take twice as long beside reads: the measured mean and median do not move \
+                     (CLUSTER'23 Fig 7: 16.31 and 15.08 ms beside reads, 16.19 ms alone; p95 28, p99 32), nor do \
+                     resets beside random readers at QD 1-128 (ConfZNS++ C3: 15.8-17.7 ms), so reads share no \
+                     resource with resets on average, and the model's resets share none at all"
                 } else {
-                    "resets that wait longer behind writes (beside a QD-1 writer the model's reset takes about 1.4 \
-                     times as long as alone, the ZN540's about 1.8 times)"
+                    "resets that double beside a fast QD-1 writer: every reset beside 4 KiB SPDK writes takes 32 ms \
+                     (CLUSTER'23 Fig 7: p50, p95 and p99 all 32.0), while beside an 8 KiB writer it takes 20.6 \
+                     (ConfZNS++ C3, which the model's FTL-core share gives, 19.8); the model's 4 KiB writer takes \
+                     the core 30% of the time and stretches a reset 1.4 times"
                 }),
         );
         let change = with / base - 1.0;
