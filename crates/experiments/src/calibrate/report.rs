@@ -43,6 +43,8 @@ pub struct Summary {
     pub others: Share,
     /// The latency rows as distributions: per level and per job.
     pub distributions: Distributions,
+    /// The drive against itself: quantities the file holds from more than one run.
+    pub repeats: Repeats,
     /// Each group's errors.
     pub groups: Vec<GroupStats>,
     /// Skip reason → row ids.
@@ -126,6 +128,84 @@ pub struct JobShape {
     pub spread_error: f64,
     /// Mean |ln(predicted / measured)| over the job's latency rows.
     pub distance: f64,
+}
+
+/// The drive against itself: quantities (one run's operation and metric)
+/// that the measurements file holds more than once with different values,
+/// from different runs of the drive, and how close those runs came to each
+/// other. No model can agree with every single run better than the runs
+/// agree among themselves, so this is a scale for the rows' errors.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Repeats {
+    /// Quantities measured more than once with different values.
+    pub quantities: usize,
+    /// Pairs of their tail measurements (p90 and above).
+    pub tails: PairShare,
+    /// Pairs of their other measurements.
+    pub others: PairShare,
+    /// The model on the same rows: its tail rows' errors.
+    pub model_tails: Share,
+    /// The model on the same rows: its other rows' errors.
+    pub model_others: Share,
+}
+
+/// Pairs of measurements of one quantity.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PairShare {
+    /// Pairs compared.
+    pub pairs: usize,
+    /// Share of pairs whose two values are each within ±25% of the other.
+    pub within_25_pct: Option<f64>,
+}
+
+/// Values of one quantity compared pairwise: at most this many each (the
+/// file has two or three).
+const REPEATS_MAX: usize = 8;
+
+/// One quantity's distinct measured values, and its rows' |errors|.
+#[derive(Default)]
+struct Measurements {
+    values: Vec<f64>,
+    errors: Vec<f64>,
+}
+
+fn repeats(results: &[RowResult]) -> Repeats {
+    // Keyed by run, operation and metric.
+    let mut by_quantity: BTreeMap<(&str, &str, &str), Measurements> = BTreeMap::new();
+    for r in results {
+        let (Some(run), Some(error)) = (r.run.as_deref(), r.error) else { continue };
+        let m = by_quantity.entry((run, r.op.as_str(), r.metric)).or_default();
+        // The same number cited twice (a figure and its extra) is one measurement.
+        if m.values.len() < REPEATS_MAX && !m.values.contains(&r.measured) {
+            m.values.push(r.measured);
+        }
+        m.errors.push(error.abs());
+    }
+    let (mut quantities, mut tails, mut others) = (0, (0, 0), (0, 0));
+    let (mut model_tails, mut model_others) = (Vec::new(), Vec::new());
+    for ((_, _, metric), Measurements { values, errors }) in by_quantity.into_iter().filter(|(_, m)| m.values.len() > 1)
+    {
+        quantities += 1;
+        if is_tail(metric) { &mut model_tails } else { &mut model_others }.extend(errors);
+        let counts = if is_tail(metric) { &mut tails } else { &mut others };
+        for (i, a) in values.iter().enumerate() {
+            for b in &values[i + 1..] {
+                counts.0 += 1;
+                counts.1 += usize::from(a.max(*b) <= a.min(*b) * (1.0 + CLOSE));
+            }
+        }
+    }
+    let share = |(pairs, within): (usize, usize)| PairShare {
+        pairs,
+        within_25_pct: (pairs > 0).then(|| within as f64 / pairs as f64),
+    };
+    Repeats {
+        quantities,
+        tails: share(tails),
+        others: share(others),
+        model_tails: Share::of(model_tails),
+        model_others: Share::of(model_others),
+    }
 }
 
 /// Jobs listed in [`Distributions::worst`].
@@ -231,6 +311,7 @@ pub fn summarize(results: &[RowResult]) -> Summary {
     };
     let (tails, others) = (Share::of(errors_where(true)), Share::of(errors_where(false)));
     let distributions = distributions(results);
+    let repeats = repeats(results);
     let mut by_group: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut skipped_reasons: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in results {
@@ -258,6 +339,7 @@ pub fn summarize(results: &[RowResult]) -> Summary {
         tails,
         others,
         distributions,
+        repeats,
         groups,
         skipped_reasons,
     }
@@ -311,6 +393,7 @@ pub fn markdown(title: &str, summary: &Summary, extra: &str) -> String {
             pct(share.median_abs_error)
         );
     }
+    repeats_markdown(&mut s, &summary.repeats);
     s.push('\n');
     distributions_markdown(&mut s, &summary.distributions);
     s.push_str(extra);
@@ -335,6 +418,26 @@ pub fn markdown(title: &str, summary: &Summary, extra: &str) -> String {
         let _ = writeln!(s, "| {} | {} | {}{} |", reason.replace('|', "/"), ids.len(), shown.join(" "), more);
     }
     s
+}
+
+fn repeats_markdown(s: &mut String, r: &Repeats) {
+    if r.quantities == 0 {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "- the drive against itself: {} quantities were measured in more than one run; {} of {} tail pairs and {} of \
+         {} other pairs are within ±25% of each other (the model on their rows: {} of {} tail rows, {} of {} others)",
+        r.quantities,
+        pct(r.tails.within_25_pct),
+        r.tails.pairs,
+        pct(r.others.within_25_pct),
+        r.others.pairs,
+        pct(r.model_tails.within_25_pct),
+        r.model_tails.compared,
+        pct(r.model_others.within_25_pct),
+        r.model_others.compared
+    );
 }
 
 fn distributions_markdown(s: &mut String, d: &Distributions) {
@@ -505,5 +608,33 @@ mod tests {
         let md = markdown("t", &summarize(&results), "");
         assert!(md.contains("- p99 rows: 0.0% within ±25% of 1"), "{md}");
         assert!(md.contains("| run-1 | S / Fig 1 | write | lat_p99_us / lat_p50_us | 3.00 | 1.00 | -66.7% |"), "{md}");
+    }
+
+    #[test]
+    fn repeated_measurements_of_one_quantity_are_compared_pairwise() {
+        let results = [
+            // One run's p95 measured twice 20% apart, its mean twice 50% apart.
+            latency("a", "run-1", "lat_p95_us", 100.0, 110.0),
+            latency("b", "run-1", "lat_p95_us", 120.0, 110.0),
+            latency("c", "run-1", "lat_mean_us", 10.0, 10.0),
+            latency("d", "run-1", "lat_mean_us", 15.0, 10.0),
+            // The same number cited twice is one measurement; a lone one has no pair.
+            latency("e", "run-2", "lat_p95_us", 50.0, 50.0),
+            latency("f", "run-2", "lat_p95_us", 50.0, 50.0),
+            latency("g", "run-3", "lat_p99_us", 70.0, 50.0),
+        ];
+        let r = summarize(&results).repeats;
+        assert_eq!(r.quantities, 2);
+        assert_eq!(r.tails, PairShare { pairs: 1, within_25_pct: Some(1.0) });
+        assert_eq!(r.others, PairShare { pairs: 1, within_25_pct: Some(0.0) });
+        // The model's rows of those quantities: p95 +10% and -8.3%; mean 0% and -33%.
+        assert_eq!((r.model_tails.compared, r.model_tails.within_25_pct), (2, Some(1.0)));
+        assert_eq!((r.model_others.compared, r.model_others.within_25_pct), (2, Some(0.5)));
+        let md = markdown("t", &summarize(&results), "");
+        assert!(
+            md.contains("2 quantities were measured in more than one run; 100.0% of 1 tail pairs and 0.0% of 1 other"),
+            "{md}"
+        );
+        assert_eq!(summarize(&results[4..]).repeats.quantities, 0);
     }
 }
