@@ -837,6 +837,16 @@ impl Layout {
     }
 }
 
+/// Time `bytes` take at `bytes_per_s` (0 when the rate is 0, unlimited),
+/// rounded up as `zonelab_sim::transfer_ns` does; saturates instead of
+/// failing, so that validation can refuse a rate too slow.
+fn crossing_ns(bytes: u64, bytes_per_s: u64) -> Nanos {
+    match bytes_per_s {
+        0 => 0,
+        rate => Nanos::try_from((u128::from(bytes) * 1_000_000_000).div_ceil(u128::from(rate))).unwrap_or(Nanos::MAX),
+    }
+}
+
 impl DeviceConfig {
     /// Parses and validates a TOML device file; the error names the field.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
@@ -923,27 +933,13 @@ impl DeviceConfig {
     /// unlimited), rounded up as `zonelab_sim::transfer_ns` does; saturates
     /// instead of failing, so that validation can refuse it.
     pub(crate) fn program_path_unit_ns(&self) -> Nanos {
-        match self.controller.program_path_bytes_per_s {
-            0 => 0,
-            bytes_per_s => {
-                let ns =
-                    (u128::from(self.flash.program_unit_bytes()) * 1_000_000_000).div_ceil(u128::from(bytes_per_s));
-                Nanos::try_from(ns).unwrap_or(Nanos::MAX)
-            }
-        }
+        crossing_ns(self.flash.program_unit_bytes(), self.controller.program_path_bytes_per_s)
     }
 
     /// Time the merge of a partly filled mapping unit takes to copy a whole
-    /// unit's bytes (0 without a copy rate); saturates instead of failing,
-    /// so that validation can refuse it.
+    /// unit's bytes (0 without a copy rate), saturating as above.
     fn partial_unit_copy_ns_max(&self) -> Nanos {
-        match self.controller.partial_unit_bytes_per_s {
-            0 => 0,
-            bytes_per_s => {
-                let bytes = u128::from(self.controller.small_lba_map_unit_bytes);
-                Nanos::try_from((bytes * 1_000_000_000).div_ceil(u128::from(bytes_per_s))).unwrap_or(Nanos::MAX)
-            }
-        }
+        crossing_ns(self.controller.small_lba_map_unit_bytes, self.controller.partial_unit_bytes_per_s)
     }
 
     /// Every duration parameter, by TOML path.
@@ -1023,7 +1019,7 @@ impl DeviceConfig {
             ("znsplus.tl_open_ns", z.tl_open_ns),
             // A program unit's crossing of the program data path.
             ("controller.program_path_bytes_per_s (one program unit's crossing)", self.program_path_unit_ns()),
-            // The largest partial-unit merge copies all but one LBA of a unit.
+            // A partial-unit merge copies less than a unit's bytes.
             ("controller.partial_unit_bytes_per_s (one mapping unit's copy)", self.partial_unit_copy_ns_max()),
         ];
         for (name, ns) in self.durations().into_iter().chain(extra) {
