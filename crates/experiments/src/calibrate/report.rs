@@ -186,8 +186,9 @@ fn repeats(results: &[RowResult]) -> Repeats {
     for ((_, _, metric), Measurements { values, errors }) in by_quantity.into_iter().filter(|(_, m)| m.values.len() > 1)
     {
         quantities += 1;
-        if is_tail(metric) { &mut model_tails } else { &mut model_others }.extend(errors);
-        let counts = if is_tail(metric) { &mut tails } else { &mut others };
+        let (counts, model) =
+            if is_tail(metric) { (&mut tails, &mut model_tails) } else { (&mut others, &mut model_others) };
+        model.extend(errors);
         for (i, a) in values.iter().enumerate() {
             for b in &values[i + 1..] {
                 counts.0 += 1;
