@@ -433,6 +433,15 @@ pub struct ControllerConfig {
     /// How long each journal write holds the program data path.
     #[serde(default)]
     pub journal_ns: Nanos,
+    /// Every this many journal writes, the controller checkpoints its whole
+    /// mapping table instead, holding the path `checkpoint_ns`. 0 (the
+    /// default): no checkpoint; without a journal (`journal_units = 0`)
+    /// there is none either.
+    #[serde(default)]
+    pub checkpoint_journals: u32,
+    /// How long each checkpoint holds the program data path.
+    #[serde(default)]
+    pub checkpoint_ns: Nanos,
 }
 
 /// The controller's write buffer.
@@ -943,7 +952,7 @@ impl DeviceConfig {
     }
 
     /// Every duration parameter, by TOML path.
-    fn durations(&self) -> [(&'static str, Nanos); 24] {
+    fn durations(&self) -> [(&'static str, Nanos); 25] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
         [
             ("flash_timing.read_ns", t.read_ns),
@@ -967,6 +976,7 @@ impl DeviceConfig {
             ("controller.append_ftl_ns", c.append_ftl_ns),
             ("controller.unit_commit_ns", c.unit_commit_ns),
             ("controller.journal_ns", c.journal_ns),
+            ("controller.checkpoint_ns", c.checkpoint_ns),
             ("management.open_ns", m.open_ns),
             ("management.finish_ns", m.finish_ns),
             ("management.reset_ns", m.reset_ns),

@@ -14,7 +14,7 @@
 //! them on the array.
 
 use crate::config::DeviceConfig;
-use crate::controller::program_path::ProgramPath;
+use crate::controller::program_path::{Journal, ProgramPath};
 use crate::tracking::Tracking;
 use zonelab_flash::{BlockAddr, ChunkRead, FlashArray};
 use zonelab_sim::{Bandwidth, Nanos, ServerPool, SlotTimeline, Timeline};
@@ -49,8 +49,12 @@ impl Ssd {
             link: Bandwidth::new(config.link.bytes_per_s()),
             program_path: ProgramPath::new(
                 config.program_path_unit_ns(),
-                config.controller.journal_units,
-                config.controller.journal_ns,
+                Journal {
+                    units: config.controller.journal_units,
+                    ns: config.controller.journal_ns,
+                    checkpoint_journals: config.controller.checkpoint_journals,
+                    checkpoint_ns: config.controller.checkpoint_ns,
+                },
             ),
             last_submit_ns: 0,
         }

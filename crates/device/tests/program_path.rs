@@ -1,7 +1,8 @@
 //! The controller's program data path (`controller.program_path_bytes_per_s`)
 //! and its mapping journal (`controller.journal_units`, `journal_ns`): host
 //! data reaches flash no faster than the path, a finish's padding does not
-//! cross it, and the journal stops it for `journal_ns` every so many units.
+//! cross it, and the journal stops it for `journal_ns` every so many units
+//! (every `checkpoint_journals`-th time for `checkpoint_ns`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -85,11 +86,35 @@ fn the_mapping_journal_holds_the_path_every_n_programs() {
         ("controller.program_path_bytes_per_s", "0"),
         ("controller.journal_units", "8"),
         ("controller.journal_ns", "2ms"),
+        ("controller.checkpoint_journals", "0"),
     ];
     let held = deep_append_bytes_per_s(&mut device(&journal), count);
     let bound = 8.0 * 196_608.0 / 2e-3;
     assert!(held <= bound * 1.03, "{held} over the journal's bound {bound}");
     assert!(held >= bound * 0.9 && held < free * 0.75, "{held} against {free} without a journal");
+}
+
+#[test]
+fn every_nth_journal_write_is_a_checkpoint_that_holds_the_path_longer() {
+    let count = 2048;
+    let free = deep_append_bytes_per_s(&mut device(&UNLIMITED), count);
+    // Journal writes that cost nothing after every 8 units, every other one a
+    // 4 ms checkpoint: 16 units per 4 ms, at most 786 MB/s.
+    let checkpoint = [
+        ("controller.program_path_bytes_per_s", "0"),
+        ("controller.journal_units", "8"),
+        ("controller.journal_ns", "0"),
+        ("controller.checkpoint_journals", "2"),
+        ("controller.checkpoint_ns", "4ms"),
+    ];
+    let held = deep_append_bytes_per_s(&mut device(&checkpoint), count);
+    let bound = 16.0 * 196_608.0 / 4e-3;
+    assert!(held <= bound * 1.03, "{held} over the checkpoint's bound {bound}");
+    assert!(held >= bound * 0.9 && held < free * 0.75, "{held} against {free} without a checkpoint");
+    // Without a journal there is no checkpoint either.
+    let none = [UNLIMITED[0], UNLIMITED[1], checkpoint[3], checkpoint[4]];
+    let free_again = deep_append_bytes_per_s(&mut device(&none), count);
+    assert!((free_again - free).abs() <= free * 0.01, "{free_again} against {free}");
 }
 
 #[test]
