@@ -143,12 +143,96 @@ impl std::fmt::Display for FlashError {
 }
 impl std::error::Error for FlashError {}
 
+/// Programs booked ahead that a [`Channel`] remembers for reads to pass.
+const CHANNEL_PROGRAMS_MAX: usize = 256;
+
+/// One channel between the controller and its dies. Reads cross it in the
+/// order their data is asked for, programs in the order the firmware hands
+/// them over and after the reads booked before them; a read takes the first
+/// gap long enough for it before the programs booked to cross later (the
+/// flash scheduler sends what is ready, reads first).
+///
+/// Bound: it remembers the last `CHANNEL_PROGRAMS_MAX` programs ahead of
+/// the reads; no read crosses before the end of one it forgot.
+#[derive(Debug, Clone, Default)]
+struct Channel {
+    /// Programs' transfers (start, end) that end after the last read's:
+    /// sorted, disjoint.
+    programs: VecDeque<(Nanos, Nanos)>,
+    /// End of the last program it forgot.
+    floor_ns: Nanos,
+    busy_ns: Nanos,
+    /// End of the last read's transfer: reads keep their order.
+    reads_free_at_ns: Nanos,
+    /// End of the last program's transfer.
+    programs_free_at_ns: Nanos,
+}
+
+impl Channel {
+    /// A read's transfer from `ready_ns` on, in the first gap before the
+    /// programs ahead that holds it; returns its end. With no program
+    /// ahead, one comparison.
+    #[inline]
+    fn reserve_read(&mut self, ready_ns: Nanos, xfer_ns: Nanos) -> Nanos {
+        let mut start_ns = ready_ns.max(self.reads_free_at_ns).max(self.floor_ns);
+        if !self.programs.is_empty() {
+            start_ns = self.gap_before_programs(start_ns, xfer_ns);
+        }
+        let end_ns = start_ns + xfer_ns;
+        self.reads_free_at_ns = end_ns;
+        self.busy_ns += xfer_ns;
+        end_ns
+    }
+
+    /// Where a read of `xfer_ns` ready at `start_ns` starts among the
+    /// programs ahead; forgets those that end before it does.
+    #[inline(never)]
+    fn gap_before_programs(&mut self, mut start_ns: Nanos, xfer_ns: Nanos) -> Nanos {
+        // Bound: each step passes one remembered program.
+        for &(busy_start_ns, busy_end_ns) in &self.programs {
+            if start_ns + xfer_ns <= busy_start_ns {
+                break;
+            }
+            start_ns = start_ns.max(busy_end_ns);
+        }
+        // Programs that end before this read can hold back no later read.
+        let end_ns = start_ns + xfer_ns;
+        while self.programs.front().is_some_and(|&(_, busy_end_ns)| busy_end_ns <= end_ns) {
+            self.programs.pop_front();
+        }
+        start_ns
+    }
+
+    /// A program's transfer from `ready_ns` on, after the programs and the
+    /// reads booked before it; returns its end.
+    #[inline]
+    fn reserve_program(&mut self, ready_ns: Nanos, xfer_ns: Nanos) -> Nanos {
+        let start_ns = ready_ns.max(self.programs_free_at_ns).max(self.reads_free_at_ns);
+        let end_ns = start_ns + xfer_ns;
+        self.programs_free_at_ns = end_ns;
+        self.busy_ns += xfer_ns;
+        if xfer_ns > 0 {
+            self.programs.push_back((start_ns, end_ns));
+            if self.programs.len() > CHANNEL_PROGRAMS_MAX {
+                let (_, forgotten_end_ns) = self.programs.pop_front().expect("over the bound");
+                self.floor_ns = self.floor_ns.max(forgotten_end_ns);
+            }
+        }
+        end_ns
+    }
+
+    /// Time the channel has been reserved for.
+    fn busy_ns(&self) -> Nanos {
+        self.busy_ns
+    }
+}
+
 /// The dies, planes and channels of one device as timelines, with each block's
 /// erase and program counts and its next programmable page.
 pub struct FlashArray {
     geometry: Geometry,
     timing: Timing,
-    channels: Vec<Timeline>,
+    channels: Vec<Channel>,
     /// Indexed by die * planes_per_die + plane.
     planes: Vec<Timeline>,
     /// Indexed by (die * planes_per_die + plane) * blocks_per_plane + block.
@@ -234,7 +318,7 @@ pub struct ChunkRead {
 /// commands queue on the same dies.
 #[derive(Debug, Clone)]
 pub struct SharedTime {
-    channels: Vec<Timeline>,
+    channels: Vec<Channel>,
     planes: Vec<Timeline>,
     die_busy_series: Option<TimeSeries>,
     suspendable: Vec<VecDeque<Suspendable>>,
@@ -249,7 +333,7 @@ impl FlashArray {
         let planes_total = (geometry.dies_total() * geometry.planes_per_die) as usize;
         let page_transfer_ns = transfer_ns(u64::from(geometry.page_bytes), timing.channel_bytes_per_s);
         Self {
-            channels: vec![Timeline::new(); geometry.channels as usize],
+            channels: vec![Channel::default(); geometry.channels as usize],
             planes: vec![Timeline::new(); planes_total],
             blocks: vec![
                 BlockState::default();
@@ -468,7 +552,7 @@ impl FlashArray {
         let channel = (die % self.read_divisors[2]) as usize;
         debug_assert_eq!(channel, self.geometry.channel_of_die(die) as usize);
         let xfer_ns = self.read_channel.transfer_ns(u64::from(bytes));
-        let mut done_ns = self.channels[channel].reserve(sensed_ns, xfer_ns);
+        let mut done_ns = self.channels[channel].reserve_read(sensed_ns, xfer_ns);
         if let Some((decoder, rate)) = &mut self.decoder {
             done_ns = decoder.reserve(done_ns, rate.transfer_ns(u64::from(bytes)));
         }
@@ -635,7 +719,8 @@ impl FlashArray {
         let pages = self.geometry.planes_per_die * self.geometry.oneshot_pages;
         let page_bytes = self.geometry.page_bytes;
         let channel = self.geometry.channel_of_die(addr.die) as usize;
-        let transfer_end_ns = self.channels[channel].reserve(ready_ns, self.page_transfer_ns * Nanos::from(pages));
+        let transfer_end_ns =
+            self.channels[channel].reserve_program(ready_ns, self.page_transfer_ns * Nanos::from(pages));
         let idle_from_ns = self.die_free_at_ns(addr.die);
         let program_ns = self.timing.program_ns_of(addr.die, addr.block, first_page);
         let done_ns = self.reserve_die(addr.die, transfer_end_ns, program_ns);
@@ -1142,6 +1227,27 @@ mod tests {
         assert_eq!(done.done_ns, 1_060_000);
         assert_eq!(f.pages_written(0, 1, 1), 3);
         assert_eq!(f.program_count(0, 0, 1), 1);
+    }
+
+    #[test]
+    fn a_read_takes_the_channel_before_a_program_whose_data_crosses_later() {
+        // Two dies on one channel.
+        let g = Geometry { channels: 1, chips_per_channel: 2, ..*array().geometry() };
+        let mut f = FlashArray::new(g, array().timing().clone());
+        let xfer_ns = f.read_channel.transfer_ns(4096);
+        // Die 0's program is handed over for 10 ms from now: its data crosses then.
+        let p = f.program(10_000_000, BlockAddr { die: 0, block: 0 }, 0).unwrap();
+        assert!(p.transfer_end_ns > 10_000_000);
+        // A read on die 1 now is sensed and crosses at once, in the gap before it.
+        assert_eq!(f.read(0, 1, 0, 4096), 50_000 + xfer_ns);
+        // Reads keep their order: one asked for later, sensed earlier, crosses after.
+        let first = f.read(100_000, 1, 0, 4096);
+        let second = f.read(0, 1, 1, 4096);
+        assert_eq!(first, 150_000 + xfer_ns);
+        assert_eq!(second, first + xfer_ns, "a later read crosses after an earlier one");
+        // Programs keep theirs: one ready now crosses after the one handed over before it.
+        let q = f.program(0, BlockAddr { die: 1, block: 1 }, 0).unwrap();
+        assert!(q.transfer_end_ns > p.transfer_end_ns, "programs cross in the order they were handed over");
     }
 
     #[test]

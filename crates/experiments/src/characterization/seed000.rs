@@ -457,7 +457,7 @@ pub fn gc_interference(scale: Scale) -> Result<Outcome> {
         Finding::number("Obs 11", "4 KiB random read p95 alone, zn540", "µs", 81.41, zns_alone.0).fitted(READ_FIT),
         Finding::number("Obs 11", "4 KiB random read p95 alone, sn640", "µs", 81.41, conv_alone.0).fitted(READ_FIT),
         Finding::number("Obs 11", "read p95 under writes, zn540", "ms", 98.04, zns.0 / 1e3)
-            .lacking("reads queued behind tens of ms of writes: the model's reads go ahead of queued programs (read priority, which ConfZNS++'s reads beside appends and finishes ask for) and wait for one suspend, so its p95 stays near 0.5 ms"),
+            .lacking("reads queued behind tens of ms of writes: the model's reads go ahead of queued programs (read priority, which ConfZNS++'s reads beside appends and finishes ask for) and wait for one suspend, so its p95 stays under half a millisecond"),
         Finding::number("Obs 11", "read p95 under writes, sn640", "ms", 299.89, conv.0 / 1e3).lacking(
             "the SN640's own GC thresholds and pace (not published: zonelab's are chosen, not fitted) and the firmware-time variation the zn540 lacks too",
         ),
