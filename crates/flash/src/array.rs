@@ -148,16 +148,17 @@ const CHANNEL_PROGRAMS_MAX: usize = 256;
 
 /// One channel between the controller and its dies. Reads cross it in the
 /// order their data is asked for, programs in the order the firmware hands
-/// them over and after the reads booked before them; a read takes the first
-/// gap long enough for it before the programs booked to cross later (the
-/// flash scheduler sends what is ready, reads first).
+/// them over and after the reads booked before them. With `reads_first`
+/// (`Suspend::read_priority`: a flash scheduler that prefers reads) a read
+/// takes the first gap long enough for it before the programs booked to
+/// cross later; without it the channel is one queue in booking order.
 ///
 /// Bound: it remembers the last `CHANNEL_PROGRAMS_MAX` programs ahead of
 /// the reads; no read crosses before the end of one it forgot.
 #[derive(Debug, Clone, Default)]
 struct Channel {
-    /// Programs' transfers (start, end) that end after the last read's:
-    /// sorted, disjoint.
+    /// With `reads_first`, programs' transfers (start, end) that end after
+    /// the last read's: sorted, disjoint.
     programs: VecDeque<(Nanos, Nanos)>,
     /// End of the last program it forgot.
     floor_ns: Nanos,
@@ -170,12 +171,14 @@ struct Channel {
 
 impl Channel {
     /// A read's transfer from `ready_ns` on, in the first gap before the
-    /// programs ahead that holds it; returns its end. With no program
-    /// ahead, one comparison.
+    /// programs ahead that holds it (after them without `reads_first`);
+    /// returns its end. With no program ahead, one comparison.
     #[inline]
-    fn reserve_read(&mut self, ready_ns: Nanos, xfer_ns: Nanos) -> Nanos {
+    fn reserve_read(&mut self, ready_ns: Nanos, xfer_ns: Nanos, reads_first: bool) -> Nanos {
         let mut start_ns = ready_ns.max(self.reads_free_at_ns).max(self.floor_ns);
-        if !self.programs.is_empty() {
+        if !reads_first {
+            start_ns = start_ns.max(self.programs_free_at_ns);
+        } else if !self.programs.is_empty() {
             start_ns = self.gap_before_programs(start_ns, xfer_ns);
         }
         let end_ns = start_ns + xfer_ns;
@@ -206,12 +209,12 @@ impl Channel {
     /// A program's transfer from `ready_ns` on, after the programs and the
     /// reads booked before it; returns its end.
     #[inline]
-    fn reserve_program(&mut self, ready_ns: Nanos, xfer_ns: Nanos) -> Nanos {
+    fn reserve_program(&mut self, ready_ns: Nanos, xfer_ns: Nanos, reads_first: bool) -> Nanos {
         let start_ns = ready_ns.max(self.programs_free_at_ns).max(self.reads_free_at_ns);
         let end_ns = start_ns + xfer_ns;
         self.programs_free_at_ns = end_ns;
         self.busy_ns += xfer_ns;
-        if xfer_ns > 0 {
+        if reads_first && xfer_ns > 0 {
             self.programs.push_back((start_ns, end_ns));
             if self.programs.len() > CHANNEL_PROGRAMS_MAX {
                 let (_, forgotten_end_ns) = self.programs.pop_front().expect("over the bound");
@@ -552,7 +555,8 @@ impl FlashArray {
         let channel = (die % self.read_divisors[2]) as usize;
         debug_assert_eq!(channel, self.geometry.channel_of_die(die) as usize);
         let xfer_ns = self.read_channel.transfer_ns(u64::from(bytes));
-        let mut done_ns = self.channels[channel].reserve_read(sensed_ns, xfer_ns);
+        let reads_first = self.timing.suspend.read_priority;
+        let mut done_ns = self.channels[channel].reserve_read(sensed_ns, xfer_ns, reads_first);
         if let Some((decoder, rate)) = &mut self.decoder {
             done_ns = decoder.reserve(done_ns, rate.transfer_ns(u64::from(bytes)));
         }
@@ -719,8 +723,9 @@ impl FlashArray {
         let pages = self.geometry.planes_per_die * self.geometry.oneshot_pages;
         let page_bytes = self.geometry.page_bytes;
         let channel = self.geometry.channel_of_die(addr.die) as usize;
+        let reads_first = self.timing.suspend.read_priority;
         let transfer_end_ns =
-            self.channels[channel].reserve_program(ready_ns, self.page_transfer_ns * Nanos::from(pages));
+            self.channels[channel].reserve_program(ready_ns, self.page_transfer_ns * Nanos::from(pages), reads_first);
         let idle_from_ns = self.die_free_at_ns(addr.die);
         let program_ns = self.timing.program_ns_of(addr.die, addr.block, first_page);
         let done_ns = self.reserve_die(addr.die, transfer_end_ns, program_ns);
@@ -1230,10 +1235,16 @@ mod tests {
     }
 
     #[test]
-    fn a_read_takes_the_channel_before_a_program_whose_data_crosses_later() {
+    fn with_read_priority_a_read_takes_the_channel_before_a_program_whose_data_crosses_later() {
         // Two dies on one channel.
         let g = Geometry { channels: 1, chips_per_channel: 2, ..*array().geometry() };
-        let mut f = FlashArray::new(g, array().timing().clone());
+        let mut t = array().timing().clone();
+        t.suspend.read_priority = true;
+        // Without read priority the channel is one queue: the read waits for the program's data.
+        let mut fifo = FlashArray::new(g.clone(), array().timing().clone());
+        let p = fifo.program(10_000_000, BlockAddr { die: 0, block: 0 }, 0).unwrap();
+        assert!(fifo.read(0, 1, 0, 4096) > p.transfer_end_ns);
+        let mut f = FlashArray::new(g, t);
         let xfer_ns = f.read_channel.transfer_ns(4096);
         // Die 0's program is handed over for 10 ms from now: its data crosses then.
         let p = f.program(10_000_000, BlockAddr { die: 0, block: 0 }, 0).unwrap();

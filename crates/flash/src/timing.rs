@@ -75,7 +75,9 @@ pub struct Suspend {
     /// Reads go ahead of the programs and erases queued on their die, not
     /// only of the one running (a flash scheduler that prefers reads): a read
     /// then waits for a suspend, or for the running operation's end once it
-    /// allows no more suspensions, never for the queue behind it.
+    /// allows no more suspensions, never for the queue behind it. On its
+    /// channel a read likewise goes before program transfers booked to cross
+    /// later; without it a channel is one queue in booking order.
     #[serde(default)]
     pub read_priority: bool,
     /// Reads that reach a die while it is suspended for earlier reads are
