@@ -77,10 +77,20 @@ fn a_finishs_padding_does_not_cross_the_program_path() {
     assert!(slow_ns <= free_ns + 2_000_000, "padding crossed the path: {slow_ns} ns against {free_ns} ns");
 }
 
-#[test]
-fn the_mapping_journal_holds_the_path_every_n_programs() {
+/// Appends held by `sets` (the path unlimited otherwise) reach at most
+/// `bound` bytes/s and at least 90% of it, well below the free rate; returns
+/// the free rate.
+fn assert_held_to(sets: &[(&str, &str)], bound: f64, what: &str) -> f64 {
     let count = 2048;
     let free = deep_append_bytes_per_s(&mut device(&UNLIMITED), count);
+    let held = deep_append_bytes_per_s(&mut device(sets), count);
+    assert!(held <= bound * 1.03, "{held} over the {what}'s bound {bound}");
+    assert!(held >= bound * 0.9 && held < free * 0.75, "{held} against {free} without a {what}");
+    free
+}
+
+#[test]
+fn the_mapping_journal_holds_the_path_every_n_programs() {
     // Eight 192 KiB units, then 2 ms of journal: at most 786 MB/s.
     let journal = [
         ("controller.program_path_bytes_per_s", "0"),
@@ -88,16 +98,11 @@ fn the_mapping_journal_holds_the_path_every_n_programs() {
         ("controller.journal_ns", "2ms"),
         ("controller.checkpoint_journals", "0"),
     ];
-    let held = deep_append_bytes_per_s(&mut device(&journal), count);
-    let bound = 8.0 * 196_608.0 / 2e-3;
-    assert!(held <= bound * 1.03, "{held} over the journal's bound {bound}");
-    assert!(held >= bound * 0.9 && held < free * 0.75, "{held} against {free} without a journal");
+    assert_held_to(&journal, 8.0 * 196_608.0 / 2e-3, "journal");
 }
 
 #[test]
 fn every_nth_journal_write_is_a_checkpoint_that_holds_the_path_longer() {
-    let count = 2048;
-    let free = deep_append_bytes_per_s(&mut device(&UNLIMITED), count);
     // Journal writes that cost nothing after every 8 units, every other one a
     // 4 ms checkpoint: 16 units per 4 ms, at most 786 MB/s.
     let checkpoint = [
@@ -107,13 +112,10 @@ fn every_nth_journal_write_is_a_checkpoint_that_holds_the_path_longer() {
         ("controller.checkpoint_journals", "2"),
         ("controller.checkpoint_ns", "4ms"),
     ];
-    let held = deep_append_bytes_per_s(&mut device(&checkpoint), count);
-    let bound = 16.0 * 196_608.0 / 4e-3;
-    assert!(held <= bound * 1.03, "{held} over the checkpoint's bound {bound}");
-    assert!(held >= bound * 0.9 && held < free * 0.75, "{held} against {free} without a checkpoint");
+    let free = assert_held_to(&checkpoint, 16.0 * 196_608.0 / 4e-3, "checkpoint");
     // Without a journal there is no checkpoint either.
     let none = [UNLIMITED[0], UNLIMITED[1], checkpoint[3], checkpoint[4]];
-    let free_again = deep_append_bytes_per_s(&mut device(&none), count);
+    let free_again = deep_append_bytes_per_s(&mut device(&none), 2048);
     assert!((free_again - free).abs() <= free * 0.01, "{free_again} against {free}");
 }
 
