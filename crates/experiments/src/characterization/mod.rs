@@ -10,6 +10,7 @@
 
 pub(crate) mod device_runs;
 pub(crate) mod fio_runs;
+mod reset_bench;
 mod seed000;
 mod seed003;
 mod seed003_remedies;
