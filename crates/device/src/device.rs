@@ -854,6 +854,11 @@ impl<P: DataPath> Front<P> {
         if let Err(status) = self.check_read(slba, nlb) {
             return (status, self.core.fail_ns(ssd, ready_ns));
         }
+        let ready_ns = if self.core.config.controller.in_order {
+            ready_ns.max(self.core.controller.room_wait_until_ns())
+        } else {
+            ready_ns
+        };
         let fw_end = ssd.reserve_firmware(ready_ns, self.core.config.controller.read_ns);
         let mut data_ready = fw_end;
         let per_chunk = self.core.layout.lbas_per_chunk;

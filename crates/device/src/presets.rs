@@ -218,6 +218,10 @@ fn zn540() -> DeviceConfig {
             // or so waits for a commit (ConfZNS++ C2: three QD-1 writers or
             // QD-3 appends have a p95 of 30-33 µs against 19 µs at QD 1).
             unit_commit_ns: 12 * US,
+            // A write waiting for buffer room holds up the commands behind
+            // it: reads sent behind 128 MiB of queued appends take 95 ms
+            // (seed 000 Obs 11, the study's fio output).
+            in_order: true,
             // Programs start one 192 KiB crossing (140 µs) apart, every 30
             // units the mapping journal holds the path 600 µs, and every 25th
             // journal write is a checkpoint of the whole table that holds it
@@ -457,6 +461,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             append_partial_unit_ns: 0,
             append_ftl_ns: 0,
             unit_commit_ns: 0,
+            in_order: false,
             program_path_bytes_per_s: 0,
             journal_units: 0,
             journal_ns: 0,

@@ -2,7 +2,8 @@
 //! and its mapping journal (`controller.journal_units`, `journal_ns`): host
 //! data reaches flash no faster than the path, a finish's padding does not
 //! cross it, and the journal stops it for `journal_ns` every so many units
-//! (every `checkpoint_journals`-th time for `checkpoint_ns`).
+//! (every `checkpoint_journals`-th time for `checkpoint_ns`); with
+//! `controller.in_order`, a read waits behind the writes that wait for room.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -127,4 +128,37 @@ fn a_path_too_slow_to_carry_a_unit_within_an_hour_is_refused() {
     assert!(e.contains("controller.program_path_bytes_per_s") && e.contains("one hour"), "{e}");
     // At 100 B/s a unit crosses in 33 min: slow, but bounded.
     assert!(Device::new(config("100").unwrap()).is_ok());
+}
+
+/// Completion times of 256 appends of 128 KiB sent to zone 0 at once (32 MiB,
+/// several times the zone's 6 MiB buffer) and of a 4 KiB read of zone 0 sent
+/// just after them.
+fn read_behind_queued_appends(in_order: &str) -> (Nanos, Nanos) {
+    let mut dev = device(&[("controller.in_order", in_order)]);
+    let last_append_ns = (0..256)
+        .map(|_| {
+            let c = dev.submit(0, &Command::Append { zslba: 0, nlb: 32, payload: Payload::None, fua: false }, None);
+            assert!(c.status.is_success(), "{:?}", c.status);
+            c.complete_ns
+        })
+        .max()
+        .expect("appends");
+    let read = dev.submit(1_000, &Command::Read { slba: 0, nlb: 1 }, None);
+    assert!(read.status.is_success(), "{:?}", read.status);
+    (last_append_ns, read.complete_ns)
+}
+
+#[test]
+fn with_commands_taken_in_order_a_read_waits_for_the_writes_ahead_to_have_room() {
+    let (last_append_ns, read_ns) = read_behind_queued_appends("true");
+    // The last append has its room when all but the buffer's 6 MiB of the 32
+    // MiB are programmed, tens of ms in; its data then crosses the link.
+    assert!(last_append_ns > 15_000_000, "the appends wait for room: {last_append_ns} ns");
+    assert!(read_ns >= last_append_ns - 200_000, "the read waits for the appends' room: {read_ns} ns");
+    let (_, passing_ns) = read_behind_queued_appends("false");
+    // Without, it waits at most for the program of the unit it reads.
+    assert!(
+        passing_ns < 3_000_000 && passing_ns * 5 < read_ns,
+        "without, the read passes the appends: {passing_ns} ns"
+    );
 }

@@ -36,6 +36,9 @@ pub(crate) struct Controller {
     /// Ends of the programs whose unit commits (`controller.unit_commit_ns`)
     /// are not on the FTL core yet, earliest first.
     unit_commits: BinaryHeap<Reverse<Nanos>>,
+    /// Until when a write waiting for room in the buffer holds up the
+    /// commands taken after it (`controller.in_order`).
+    room_wait_until_ns: Nanos,
 }
 
 impl Controller {
@@ -47,6 +50,7 @@ impl Controller {
             read_ahead,
             write_cache: WriteCache::new(zones),
             unit_commits: BinaryHeap::new(),
+            room_wait_until_ns: 0,
         }
     }
 
@@ -193,7 +197,18 @@ impl Controller {
     #[inline(always)]
     pub(crate) fn admit_piece(&mut self, zone: u32, ready_ns: Nanos, bytes: u64, zone_capacity: u64) -> Nanos {
         let admitted = self.zone_io[zone as usize].buffer.admit(ready_ns, bytes, zone_capacity);
-        self.pool.admit(zone, admitted, bytes)
+        let admitted = self.pool.admit(zone, admitted, bytes);
+        if admitted > ready_ns {
+            self.room_wait_until_ns = self.room_wait_until_ns.max(admitted);
+        }
+        admitted
+    }
+
+    /// When the writes taken so far stop waiting for room in the buffer:
+    /// with commands taken in order, a later read starts no earlier.
+    #[inline]
+    pub(crate) fn room_wait_until_ns(&self) -> Nanos {
+        self.room_wait_until_ns
     }
 
     /// Unit `unit` (of the current lap) of `zone` holds `data_bytes` of
