@@ -420,8 +420,9 @@ pub struct ControllerConfig {
     /// waits for room in the write buffer holds up the commands taken after
     /// it, so a read sent behind writes at the flash's limit waits until the
     /// writes ahead of it have their room (seed 000 Obs 11: with 128 MiB of
-    /// appends queued, 4 KiB reads at QD 1 take 95 ms). Off: reads pass
-    /// writes that wait for room.
+    /// appends queued, 4 KiB reads at QD 1 take 95 ms). Writes wait for
+    /// room in turn either way; management commands are not held. Off:
+    /// reads pass writes that wait for room.
     #[serde(default)]
     pub in_order: bool,
     /// The program data path from buffer memory to the flash channels
