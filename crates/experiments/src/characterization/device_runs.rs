@@ -1,7 +1,7 @@
 //! Seed 000 Obs 9, 10, 12 and 13: zone state transitions, by command
 //! sequences sent straight to the device (as the paper's SPDK benchmarks do).
 
-use super::reset_bench::{self, SharedCpu};
+use super::reset_bench::{self, io_command, SharedCpu, IO_ZONE, READ_ZONE};
 use super::{Finding, Outcome, Scale};
 use crate::error::{Error, Result};
 use crate::plot::{Axis, BarSeries, Bars, Figure};
@@ -299,18 +299,12 @@ fn io_alone(io: &str) -> Result<Vec<f64>> {
     let mut dev = zn540();
     let zl = dev.layout().zone_lbas;
     let zcap = dev.layout().zcap_lbas;
-    let mut t = fill(&mut dev, 500, zcap, 0)? + SEC;
+    let mut t = fill(&mut dev, READ_ZONE, zcap, 0)? + SEC;
     let mut rng = SimRng::new(13);
     let mut lat = Vec::new();
     for i in 0..2000u64 {
-        let cmd = match io {
-            "read" => Command::Read { slba: 500 * zl + rng.below(zcap), nlb: 1 },
-            "write" => {
-                Command::Write { slba: 600 * zl + i, nlb: 1, payload: Payload::None, fua: false, placement: None }
-            }
-            _ => Command::Append { zslba: 600 * zl, nlb: 1, payload: Payload::None, fua: false },
-        };
-        let c = submit(&mut dev, t, &cmd)?;
+        let lba = if io == "read" { READ_ZONE * zl + rng.below(zcap) } else { IO_ZONE * zl + i };
+        let c = submit(&mut dev, t, &io_command(io, lba, zl))?;
         lat.push(us(&c));
         t = c.complete_ns;
     }

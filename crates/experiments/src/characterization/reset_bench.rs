@@ -22,8 +22,8 @@ use zonelab_sim::{Nanos, SimRng, MS, SEC, US};
 
 /// The zone the reads go to (written first); writes and appends start at
 /// [`IO_ZONE`] and go on zone by zone. Resets take zones 0, 1, ...
-const READ_ZONE: u64 = 500;
-const IO_ZONE: u64 = 600;
+pub(super) const READ_ZONE: u64 = 500;
+pub(super) const IO_ZONE: u64 = 600;
 
 /// One CPU that two always-runnable threads share in slices of `slice_ns`,
 /// the I/O thread first.
@@ -157,7 +157,7 @@ pub(crate) fn reset_beside_io(mut dev: Device, io: &str, resets: u64, cpu: Share
 }
 
 /// One 4 KiB `io` at `lba` (an append goes to its zone).
-fn io_command(io: &str, lba: u64, zone_lbas: u64) -> Command<'static> {
+pub(super) fn io_command(io: &str, lba: u64, zone_lbas: u64) -> Command<'static> {
     match io {
         "read" => Command::Read { slba: lba, nlb: 1 },
         "write" => Command::Write { slba: lba, nlb: 1, payload: Payload::None, fua: false, placement: None },
