@@ -721,8 +721,8 @@ impl<P: DataPath> Front<P> {
     }
 
     /// How an append of `nlb` LBAs at `lba` (in the zone at `zslba`) with `firmware_ns` of firmware
-    /// work uses the cores: its FTL stage, and the merge it leaves behind
-    /// when it ends inside a mapping unit.
+    /// work uses the cores: its FTL stage, and the merge of a mapping unit it
+    /// covers only part of (it starts or ends inside one).
     fn append_firmware(&self, firmware_ns: Nanos, zslba: u64, lba: u64, nlb: u32) -> Firmware {
         let c = &self.core.config.controller;
         debug_assert_eq!(self.core.zones.zslba(self.core.zones.zone_of(lba)), zslba);
@@ -730,9 +730,23 @@ impl<P: DataPath> Front<P> {
         let unit_bytes = c.small_lba_map_unit_bytes;
         // Below 4 KiB LBAs every write merges its partial unit in its own time.
         let small_lbas = self.core.layout.lba_bytes < 4096;
-        let partial = unit_bytes > 0 && !small_lbas && !end_bytes.is_multiple_of(unit_bytes);
-        let ftl_after_ns = if partial { c.append_partial_unit_ns } else { 0 };
-        Firmware { ns: firmware_ns, pipelined_ftl_ns: c.append_ftl_ns, ftl_after_ns }
+        let start_bytes = (lba - zslba) * self.core.layout.lba_bytes;
+        // A unit the append covers only part of, at either end, is merged.
+        let partial = unit_bytes > 0
+            && !small_lbas
+            && !(start_bytes.is_multiple_of(unit_bytes) && end_bytes.is_multiple_of(unit_bytes));
+        if !partial {
+            return Firmware { ns: firmware_ns, pipelined_ftl_ns: c.append_ftl_ns, ftl_after_ns: 0 };
+        }
+        // The FTL records the partial unit before the append completes (on
+        // the FTL core, after the firmware core let go) and merges it after.
+        let held_ns = c.append_partial_unit_held_ns;
+        debug_assert!(held_ns <= c.append_partial_unit_ns, "validation bounds the held part");
+        Firmware {
+            ns: firmware_ns + held_ns,
+            pipelined_ftl_ns: c.append_ftl_ns + held_ns,
+            ftl_after_ns: c.append_partial_unit_ns - held_ns,
+        }
     }
 
     /// Times an accepted write of `nlb` blocks at `slba` and applies it:
