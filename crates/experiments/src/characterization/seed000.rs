@@ -117,7 +117,7 @@ pub fn qd1(scale: Scale) -> Result<Outcome> {
     findings.push(
         Finding::number("Obs 3", "4 KiB append throughput, QD 1", "KIOPS", 66.0, at(1, 4.0).1)
             .lacking(
-                "an append that ends inside a mapping unit waiting for the part of its merge that records the unit",
+                "an append that covers part of a mapping unit waiting for the part of its merge that records the unit",
             )
             .fitted("controller.append_partial_unit_held_ns (4 KiB appends at QD 1)"),
     );
