@@ -463,6 +463,24 @@ pub struct ControllerConfig {
     /// How long each checkpoint holds the program data path.
     #[serde(default)]
     pub checkpoint_ns: Nanos,
+    /// Idle-time housekeeping on the firmware cores (log pages, media and
+    /// temperature checks): once no firmware work has run for
+    /// `housekeeping_idle_ns`, a task of `housekeeping_ns` runs every
+    /// `housekeeping_period_ns`, and a command that arrives during one waits
+    /// for it to end (a core takes it whole). Its phase has nothing to do
+    /// with the host's timing, so it is drawn from `[spread]` for each idle
+    /// command; with `spread.on = false` no command meets it. 0 (the
+    /// default): no housekeeping. See docs/device-model.md, "Housekeeping
+    /// while idle".
+    #[serde(default)]
+    pub housekeeping_ns: Nanos,
+    /// The housekeeping task's period while the firmware is idle: at least
+    /// `housekeeping_ns`.
+    #[serde(default)]
+    pub housekeeping_period_ns: Nanos,
+    /// How long the firmware must have been idle before housekeeping runs.
+    #[serde(default)]
+    pub housekeeping_idle_ns: Nanos,
 }
 
 /// The controller's write buffer.
@@ -973,7 +991,7 @@ impl DeviceConfig {
     }
 
     /// Every duration parameter, by TOML path.
-    fn durations(&self) -> [(&'static str, Nanos); 26] {
+    fn durations(&self) -> [(&'static str, Nanos); 29] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
         [
             ("flash_timing.read_ns", t.read_ns),
@@ -999,6 +1017,9 @@ impl DeviceConfig {
             ("controller.unit_commit_ns", c.unit_commit_ns),
             ("controller.journal_ns", c.journal_ns),
             ("controller.checkpoint_ns", c.checkpoint_ns),
+            ("controller.housekeeping_ns", c.housekeeping_ns),
+            ("controller.housekeeping_period_ns", c.housekeeping_period_ns),
+            ("controller.housekeeping_idle_ns", c.housekeeping_idle_ns),
             ("management.open_ns", m.open_ns),
             ("management.finish_ns", m.finish_ns),
             ("management.reset_ns", m.reset_ns),
@@ -1110,6 +1131,13 @@ impl DeviceConfig {
                 "controller.append_partial_unit_held_ns = {} must be at most controller.append_partial_unit_ns = {} \
                  (it is the part of that merge the append waits for)",
                 c.append_partial_unit_held_ns, c.append_partial_unit_ns
+            ));
+        }
+        if c.housekeeping_ns > c.housekeeping_period_ns {
+            return err(format!(
+                "controller.housekeeping_ns = {} must be at most controller.housekeeping_period_ns = {} \
+                 (a task runs once per period; 0 turns housekeeping off)",
+                c.housekeeping_ns, c.housekeeping_period_ns
             ));
         }
         if self.controller.firmware_cores == 0 || self.controller.firmware_cores > 64 {

@@ -422,6 +422,10 @@ impl<P: DataPath> Front<P> {
         self.core.counters.commands += 1;
         self.core.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.core.config.controller.submit_ns;
+        // A command that finds the drive idle may meet its housekeeping.
+        if self.core.scheduler.background.queue.is_empty() {
+            ssd.housekeeping_before(ready_ns, self.core.last_complete_ns());
+        }
         let (status, complete_ns, result) = match *cmd {
             // Writes, the most frequent commands, return no result: their
             // completion is made in place.
@@ -483,6 +487,7 @@ impl<P: DataPath> Front<P> {
         }
         let complete_ns = done_ns + self.core.config.controller.complete_ns;
         debug_assert!(complete_ns > submit_ns);
+        self.core.note_complete(complete_ns);
         Completion { status, submit_ns, complete_ns, result }
     }
 

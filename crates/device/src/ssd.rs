@@ -14,6 +14,7 @@
 //! them on the array.
 
 use crate::config::DeviceConfig;
+use crate::controller::housekeeping::Housekeeping;
 use crate::controller::program_path::{Journal, ProgramPath};
 use crate::tracking::Tracking;
 use zonelab_flash::{BlockAddr, ChunkRead, FlashArray};
@@ -33,6 +34,8 @@ pub(crate) struct Ssd {
     /// The latest submission to any namespace: commands enter the drive in
     /// arrival order, and one that comes with an earlier time enters at this.
     last_submit_ns: Nanos,
+    /// What the firmware does while idle (`controller.housekeeping_*`).
+    housekeeping: Option<Housekeeping>,
 }
 
 impl Ssd {
@@ -57,6 +60,12 @@ impl Ssd {
                 },
             ),
             last_submit_ns: 0,
+            housekeeping: Housekeeping::new(
+                config.controller.housekeeping_ns,
+                config.controller.housekeeping_period_ns,
+                config.controller.housekeeping_idle_ns,
+                config.spread.on.then_some(config.spread.seed),
+            ),
         }
     }
 
@@ -78,6 +87,20 @@ impl Ssd {
     #[inline]
     pub(crate) fn reserve_firmware(&mut self, ready_ns: Nanos, work_ns: Nanos) -> Nanos {
         self.firmware.reserve(ready_ns, work_ns)
+    }
+
+    /// A command reaches the firmware at `ready_ns`, the last one having
+    /// completed at `last_complete_ns`: if the drive has been idle long
+    /// enough, a housekeeping task in progress holds a core to its end
+    /// (`controller.housekeeping_*`).
+    #[inline]
+    pub(crate) fn housekeeping_before(&mut self, ready_ns: Nanos, last_complete_ns: Nanos) {
+        let Some(h) = self.housekeeping.as_mut() else { return };
+        let idle_from_ns = last_complete_ns.max(self.firmware.all_free_at_ns());
+        let wait_ns = h.wait_ns(ready_ns, idle_from_ns);
+        if wait_ns > 0 {
+            self.firmware.reserve(ready_ns, wait_ns);
+        }
     }
 
     /// A program unit of buffered data, ready from `ready_ns` on, crosses

@@ -321,6 +321,11 @@ impl ServerPool {
     pub fn free_at_ns(&self) -> Nanos {
         self.servers.iter().map(Timeline::free_at_ns).min().expect("at least one server")
     }
+
+    /// When the last server frees up: from then on the whole pool is idle.
+    pub fn all_free_at_ns(&self) -> Nanos {
+        self.servers.iter().map(Timeline::free_at_ns).max().expect("at least one server")
+    }
 }
 
 #[cfg(test)]
@@ -333,6 +338,14 @@ mod tests {
         for bytes in [4096, 4096, 512, 0, 4096, 131_072, 131_072, 1] {
             assert_eq!(link.transfer_ns(bytes), transfer_ns(bytes, 3_000_000_001), "{bytes} B");
         }
+    }
+
+    #[test]
+    fn a_pool_is_all_free_once_its_last_server_is() {
+        let mut pool = ServerPool::new(2);
+        assert_eq!(pool.reserve(0, 100), 100);
+        assert_eq!(pool.reserve(0, 30), 30, "the second server takes it");
+        assert_eq!((pool.free_at_ns(), pool.all_free_at_ns()), (30, 100));
     }
 
     #[test]

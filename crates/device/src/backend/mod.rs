@@ -164,6 +164,9 @@ pub(crate) struct Backend {
     pub(crate) data: Option<DataStore>,
     pub(crate) counters: DeviceCounters,
     pub(crate) last_submit_ns: Nanos,
+    /// The latest completion of any command so far: the firmware is idle
+    /// from then on, unless management work is queued (housekeeping).
+    last_complete_ns: Nanos,
     program_unit_bytes: u64,
     pub(crate) znsplus: ZnsPlusCounters,
     /// Latest program end since the current command started (copies complete
@@ -200,6 +203,7 @@ impl Backend {
             data,
             counters: DeviceCounters::default(),
             last_submit_ns: 0,
+            last_complete_ns: 0,
             program_unit_bytes: config.flash.program_unit_bytes(),
             znsplus: ZnsPlusCounters::default(),
             op_done_max_ns: 0,
@@ -430,6 +434,18 @@ impl Backend {
 
     pub(crate) fn program_unit_bytes(&self) -> u64 {
         self.program_unit_bytes
+    }
+
+    /// A command completes at `complete_ns`.
+    #[inline]
+    pub(crate) fn note_complete(&mut self, complete_ns: Nanos) {
+        self.last_complete_ns = self.last_complete_ns.max(complete_ns);
+    }
+
+    /// The latest completion so far: no command has been in the drive since.
+    #[inline]
+    pub(crate) fn last_complete_ns(&self) -> Nanos {
+        self.last_complete_ns
     }
 
     pub(crate) fn count_pad_bytes(&mut self, bytes: u64) {

@@ -9,6 +9,7 @@
 //! shares (readers never wait for it).
 
 pub mod buffer;
+pub(crate) mod housekeeping;
 pub(crate) mod program_path;
 pub mod read_ahead;
 mod window;

@@ -345,6 +345,7 @@ fn complete_head(core: &mut Backend) {
     core.scheduler.background.note_completed(task.end_ns);
     let complete_ns = task.end_ns + core.config.controller.complete_ns;
     assert!(complete_ns > task.submit_ns, "a task completes after it was sent");
+    core.note_complete(complete_ns);
     let completion =
         Completion { status: Status::Success, submit_ns: task.submit_ns, complete_ns, result: CmdResult::None };
     core.scheduler.background.completed.push((task.tag, completion));
