@@ -392,6 +392,11 @@ pub struct ControllerConfig {
     /// whatever the write brought.
     #[serde(default)]
     pub partial_unit_bytes_per_s: u64,
+    /// The rate at which the merge takes in the bytes the unit held before
+    /// the write (its earlier pieces), so that a small write's merge costs
+    /// more the fuller its unit. 0 (the default): they cost nothing.
+    #[serde(default)]
+    pub partial_unit_held_bytes_per_s: u64,
     /// FTL-core time of merging a mapping unit (`small_lba_map_unit_bytes`)
     /// that a Zone Append with 4 KiB LBAs covers only part of (it starts or
     /// ends inside the unit): the controller merges the unit's pieces after
@@ -1074,6 +1079,10 @@ impl DeviceConfig {
             ("controller.program_path_bytes_per_s (one program unit's crossing)", self.program_path_unit_ns()),
             // A partial-unit merge copies less than a unit's bytes.
             ("controller.partial_unit_bytes_per_s (one mapping unit's copy)", self.partial_unit_copy_ns_max()),
+            (
+                "controller.partial_unit_held_bytes_per_s (one mapping unit's earlier pieces)",
+                crossing_ns(self.controller.small_lba_map_unit_bytes, self.controller.partial_unit_held_bytes_per_s),
+            ),
         ];
         for (name, ns) in self.durations().into_iter().chain(extra) {
             if ns > DURATION_NS_MAX {

@@ -855,14 +855,17 @@ impl<P: DataPath> Front<P> {
         if lba_bytes >= 4096 || end_in_unit_bytes == 0 {
             return 0;
         }
+        let brought_bytes = end_in_unit_bytes.min((end_lba - slba) * lba_bytes);
         let copy_ns = match c.partial_unit_bytes_per_s {
             0 => 0,
-            bytes_per_s => {
-                let brought_bytes = end_in_unit_bytes.min((end_lba - slba) * lba_bytes);
-                zonelab_sim::transfer_ns(brought_bytes, bytes_per_s)
-            }
+            bytes_per_s => zonelab_sim::transfer_ns(brought_bytes, bytes_per_s),
         };
-        c.partial_unit_ns + copy_ns
+        // The unit's earlier pieces, merged with the write's.
+        let held_ns = match c.partial_unit_held_bytes_per_s {
+            0 => 0,
+            bytes_per_s => zonelab_sim::transfer_ns(end_in_unit_bytes - brought_bytes, bytes_per_s),
+        };
+        c.partial_unit_ns + copy_ns + held_ns
     }
 
     /// Out of line so that the read path (the checks, read-ahead's stream

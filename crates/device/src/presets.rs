@@ -202,12 +202,16 @@ fn zn540() -> DeviceConfig {
             // zones read no 4 KiB block in under 26 µs (one reader: 98% in 10-20 µs).
             read_ahead_streams: 1,
             small_lba_map_unit_bytes: 8 * KIB,
-            // The merge of a partly filled unit, then the copy of what the
-            // write brought in: 22 µs after a 512 B write, 27 after a 4 KiB
-            // one (CLUSTER'23 Fig 2: 512 B-2 KiB writes at QD 1 run at 40-42
-            // K/s; ZNS-Study: 4 KiB ones in the 512 B format at 39-50 K/s).
-            partial_unit_ns: 21_300,
-            partial_unit_bytes_per_s: 720_000_000,
+            // The merge of a partly filled unit takes in what the write
+            // brought and what the unit held before: 27 µs after a 4 KiB
+            // write into an empty unit (ZNS-Study: 4 KiB writes in the 512 B
+            // format at 39-50 K/s), 12.9-31.1 µs after a 512 B one as the
+            // unit fills, 22 on average (CLUSTER'23 Fig 2: 512 B-2 KiB
+            // writes at QD 1 run at 40-42 K/s; the SPDK run's 512 B writes
+            // spread from 13 to 29 µs between their p10 and p80).
+            partial_unit_ns: 10_900,
+            partial_unit_bytes_per_s: 254_000_000,
+            partial_unit_held_bytes_per_s: 394_000_000,
             // Every 4 KiB append merges its half of a unit: 4 KiB appends stop
             // at 132-138 K/s in one zone or eight, 8 KiB ones at the flash's
             // limit with bursts a few µs apart (seed 000 Fig 8, ConfZNS++ C2:
@@ -473,6 +477,7 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             small_lba_map_unit_bytes: 0,
             partial_unit_ns: 0,
             partial_unit_bytes_per_s: 0,
+            partial_unit_held_bytes_per_s: 0,
             append_partial_unit_ns: 0,
             append_partial_unit_held_ns: 0,
             append_ftl_ns: 0,

@@ -1555,7 +1555,7 @@ fn writes_that_leave_a_mapping_unit_partly_filled_are_limited_device_wide_in_the
 fn a_partly_filled_unit_is_merged_after_its_write_completes() {
     let mut c = preset("zn540").unwrap();
     c.namespace.lba_bytes = 512;
-    let merge_ns = c.controller.partial_unit_ns as f64;
+    let merge_ns = mean_512_byte_merge_ns(&c.controller);
     let gap_ns = 1_000_000; // long enough for every merge to end
     let mut dev = Device::new(c).unwrap();
     let write = |slba| Command::Write { slba, nlb: 1, payload: Payload::None, fua: false, placement: None };
@@ -1580,11 +1580,59 @@ fn a_partly_filled_unit_is_merged_after_its_write_completes() {
     assert!(cycle_ns < alone_ns as f64 + merge_ns * 0.9, "{cycle_ns} ns per write: the merge overlaps the next write");
 }
 
+/// The mean merge of a stream of 512 B writes: 15 of each unit's 16 leave it
+/// partly filled, the k-th holding k - 1 earlier pieces.
+fn mean_512_byte_merge_ns(c: &zonelab_device::config::ControllerConfig) -> f64 {
+    let rate = |bytes: u64, per_s: u64| if per_s == 0 { 0 } else { zonelab_sim::transfer_ns(bytes, per_s) };
+    let merges: Vec<u64> = (0..15)
+        .map(|k| {
+            c.partial_unit_ns + rate(512, c.partial_unit_bytes_per_s) + rate(512 * k, c.partial_unit_held_bytes_per_s)
+        })
+        .collect();
+    merges.iter().sum::<u64>() as f64 / 15.0
+}
+
 #[test]
-fn a_merge_copies_the_bytes_its_write_brought_into_the_unit() {
-    // A slow copy makes the per-byte part stand out against the merge's base.
+fn a_small_writes_merge_takes_longer_the_more_its_unit_held_before() {
     let mut c = preset("zn540").unwrap();
     c.namespace.lba_bytes = 512;
+    let held_per_s = c.controller.partial_unit_held_bytes_per_s;
+    assert!(held_per_s > 0, "the zn540 merges a unit's earlier pieces");
+    let mut dev = Device::new(c).unwrap();
+    // QD-1 512 B writes: each waits for the merge its predecessor left, which
+    // grows with the pieces that unit held, and the write after a unit's
+    // last piece (no merge) does not wait.
+    let mut t = 0;
+    let mut latency_ns = Vec::new();
+    for lba in 0..16 * 20 {
+        let c = dev.submit(
+            t,
+            &Command::Write { slba: lba, nlb: 1, payload: Payload::None, fua: false, placement: None },
+            None,
+        );
+        latency_ns.push(c.complete_ns - t);
+        t = c.complete_ns;
+    }
+    let step_ns = zonelab_sim::transfer_ns(512, held_per_s);
+    for unit in 2..20 {
+        let l = &latency_ns[unit * 16..unit * 16 + 16];
+        // l[0] follows the previous unit's last piece: no merge to wait for.
+        assert!(l[0] < l[2], "unit {unit}: {l:?}");
+        // From the second piece on, each waits one earlier piece's worth longer.
+        for k in 2..16 {
+            let grew = l[k] as i64 - l[k - 1] as i64;
+            assert!((grew - step_ns as i64).abs() <= 2, "unit {unit}, piece {k}: +{grew} ns, a piece is {step_ns} ns");
+        }
+    }
+}
+
+#[test]
+fn a_merge_copies_the_bytes_its_write_brought_into_the_unit() {
+    // A slow copy makes the per-byte part stand out against the merge's base;
+    // without the unit's earlier pieces, which cost nothing here.
+    let mut c = preset("zn540").unwrap();
+    c.namespace.lba_bytes = 512;
+    c.controller.partial_unit_held_bytes_per_s = 0;
     c.controller.partial_unit_bytes_per_s = 100_000_000;
     let base_ns = c.controller.partial_unit_ns;
     let copy_ns = |bytes: u64| zonelab_sim::transfer_ns(bytes, 100_000_000);
