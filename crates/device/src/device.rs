@@ -423,7 +423,7 @@ impl<P: DataPath> Front<P> {
         self.core.op_done_max_ns = 0;
         let ready_ns = submit_ns + self.core.config.controller.submit_ns;
         // A command that finds the drive idle may meet its housekeeping.
-        if self.core.scheduler.background.queue.is_empty() {
+        if self.core.housekeeping_may_run(ready_ns) && self.core.scheduler.background.queue.is_empty() {
             ssd.housekeeping_before(ready_ns, self.core.last_complete_ns());
         }
         let (status, complete_ns, result) = match *cmd {
@@ -847,12 +847,22 @@ impl<P: DataPath> Front<P> {
     /// FTL-core time a write of LBAs `slba..end_lba` adds by leaving a
     /// mapping unit partly filled (LBA formats below 4 KiB only): the merge,
     /// and the copy of the bytes the write brought into that unit.
+    #[inline]
     fn partial_unit_merge_ns(&self, slba: u64, end_lba: u64) -> Nanos {
+        if self.core.layout.lba_bytes >= 4096 {
+            return 0;
+        }
+        self.small_lba_merge_ns(slba, end_lba)
+    }
+
+    /// [`Self::partial_unit_merge_ns`] with LBAs below 4 KiB.
+    #[inline(never)]
+    fn small_lba_merge_ns(&self, slba: u64, end_lba: u64) -> Nanos {
         let c = &self.core.config.controller;
         let unit_bytes = c.small_lba_map_unit_bytes;
         let lba_bytes = self.core.layout.lba_bytes;
         let end_in_unit_bytes = if unit_bytes == 0 { 0 } else { (end_lba * lba_bytes) % unit_bytes };
-        if lba_bytes >= 4096 || end_in_unit_bytes == 0 {
+        if end_in_unit_bytes == 0 {
             return 0;
         }
         let brought_bytes = end_in_unit_bytes.min((end_lba - slba) * lba_bytes);

@@ -93,7 +93,7 @@ impl Ssd {
     /// completed at `last_complete_ns`: if the drive has been idle long
     /// enough, a housekeeping task in progress holds a core to its end
     /// (`controller.housekeeping_*`).
-    #[inline]
+    #[inline(never)]
     pub(crate) fn housekeeping_before(&mut self, ready_ns: Nanos, last_complete_ns: Nanos) {
         let Some(h) = self.housekeeping.as_mut() else { return };
         let idle_from_ns = last_complete_ns.max(self.firmware.all_free_at_ns());

@@ -164,9 +164,13 @@ pub(crate) struct Backend {
     pub(crate) data: Option<DataStore>,
     pub(crate) counters: DeviceCounters,
     pub(crate) last_submit_ns: Nanos,
-    /// The latest completion of any command so far: the firmware is idle
-    /// from then on, unless management work is queued (housekeeping).
-    last_complete_ns: Nanos,
+    /// From when on a command would find the drive idle long enough for its
+    /// housekeeping: `housekeeping_idle_ns` after the latest completion of
+    /// any command (unless management work is queued); never without
+    /// housekeeping. One comparison per command.
+    housekeeping_due_ns: Nanos,
+    /// `controller.housekeeping_idle_ns`, or 0 without housekeeping.
+    housekeeping_idle_ns: Nanos,
     program_unit_bytes: u64,
     pub(crate) znsplus: ZnsPlusCounters,
     /// Latest program end since the current command started (copies complete
@@ -186,6 +190,7 @@ impl Backend {
         let mapping = Mapping::new(&layout, &config.flash);
         let zones = ZoneTable::of(&config, &layout);
         let data = (config.mode == Mode::Data).then(|| DataStore::of(&layout));
+        let housekeeping = config.controller.housekeeping_ns > 0 && config.spread.on;
         Self {
             zones,
             controller: Controller::new(
@@ -203,7 +208,8 @@ impl Backend {
             data,
             counters: DeviceCounters::default(),
             last_submit_ns: 0,
-            last_complete_ns: 0,
+            housekeeping_due_ns: if housekeeping { config.controller.housekeeping_idle_ns } else { Nanos::MAX },
+            housekeeping_idle_ns: if housekeeping { config.controller.housekeeping_idle_ns } else { 0 },
             program_unit_bytes: config.flash.program_unit_bytes(),
             znsplus: ZnsPlusCounters::default(),
             op_done_max_ns: 0,
@@ -439,13 +445,24 @@ impl Backend {
     /// A command completes at `complete_ns`.
     #[inline]
     pub(crate) fn note_complete(&mut self, complete_ns: Nanos) {
-        self.last_complete_ns = self.last_complete_ns.max(complete_ns);
+        // Without housekeeping the due time stays at its maximum.
+        self.housekeeping_due_ns = self.housekeeping_due_ns.max(complete_ns.saturating_add(self.housekeeping_idle_ns));
     }
 
-    /// The latest completion so far: no command has been in the drive since.
+    /// Whether a command reaching the firmware at `ready_ns` may find the
+    /// drive idle long enough for housekeeping (the firmware's own state and
+    /// queued management work decide then).
+    #[inline]
+    pub(crate) fn housekeeping_may_run(&self, ready_ns: Nanos) -> bool {
+        ready_ns >= self.housekeeping_due_ns
+    }
+
+    /// The latest completion so far (with housekeeping): no command has
+    /// been in the drive since.
     #[inline]
     pub(crate) fn last_complete_ns(&self) -> Nanos {
-        self.last_complete_ns
+        debug_assert!(self.housekeeping_due_ns != Nanos::MAX, "tracked with housekeeping only");
+        self.housekeeping_due_ns - self.housekeeping_idle_ns
     }
 
     pub(crate) fn count_pad_bytes(&mut self, bytes: u64) {
