@@ -469,8 +469,9 @@ pub struct ControllerConfig {
     #[serde(default)]
     pub checkpoint_ns: Nanos,
     /// Idle-time housekeeping on the firmware cores (log pages, media and
-    /// temperature checks): once no firmware work has run for
-    /// `housekeeping_idle_ns`, a task of `housekeeping_ns` runs every
+    /// temperature checks): once no command has been in the drive for
+    /// `housekeeping_idle_ns` (and no management work is queued, no firmware
+    /// core busy), a task of `housekeeping_ns` runs every
     /// `housekeeping_period_ns`, and a command that arrives during one waits
     /// for it to end (a core takes it whole). Its phase has nothing to do
     /// with the host's timing, so it is drawn from `[spread]` for each idle
@@ -483,7 +484,7 @@ pub struct ControllerConfig {
     /// `housekeeping_ns`.
     #[serde(default)]
     pub housekeeping_period_ns: Nanos,
-    /// How long the firmware must have been idle before housekeeping runs.
+    /// How long the drive must have been idle before housekeeping runs.
     #[serde(default)]
     pub housekeeping_idle_ns: Nanos,
 }

@@ -169,7 +169,10 @@ pub(crate) struct Backend {
     /// any command (unless management work is queued); never without
     /// housekeeping. One comparison per command.
     housekeeping_due_ns: Nanos,
-    /// `controller.housekeeping_idle_ns`, or 0 without housekeeping.
+    /// `controller.housekeeping_idle_ns`, or 0 without housekeeping: kept
+    /// here so that each completion moves the due time without reaching
+    /// into the configuration (the hot path); `Housekeeping` checks the
+    /// firmware's own idleness when a command is due.
     housekeeping_idle_ns: Nanos,
     program_unit_bytes: u64,
     pub(crate) znsplus: ZnsPlusCounters,
