@@ -424,7 +424,7 @@ impl<P: DataPath> Front<P> {
         let ready_ns = submit_ns + self.core.config.controller.submit_ns;
         // A command that finds the drive idle may meet its housekeeping.
         if self.core.housekeeping_may_run(ready_ns) && self.core.scheduler.background.queue.is_empty() {
-            ssd.housekeeping_before(ready_ns, self.core.last_complete_ns());
+            ssd.housekeeping_before(ready_ns);
         }
         let (status, complete_ns, result) = match *cmd {
             // Writes, the most frequent commands, return no result: their

@@ -63,7 +63,6 @@ impl Ssd {
             housekeeping: Housekeeping::new(
                 config.controller.housekeeping_ns,
                 config.controller.housekeeping_period_ns,
-                config.controller.housekeeping_idle_ns,
                 config.spread.on.then_some(config.spread.seed),
             ),
         }
@@ -89,15 +88,17 @@ impl Ssd {
         self.firmware.reserve(ready_ns, work_ns)
     }
 
-    /// A command reaches the firmware at `ready_ns`, the last one having
-    /// completed at `last_complete_ns`: if the drive has been idle long
-    /// enough, a housekeeping task in progress holds a core to its end
+    /// A command that finds the drive idle long enough (the backend judges
+    /// that) reaches the firmware at `ready_ns`: unless a core is still busy,
+    /// a housekeeping task in progress holds one to its end
     /// (`controller.housekeeping_*`).
     #[inline(never)]
-    pub(crate) fn housekeeping_before(&mut self, ready_ns: Nanos, last_complete_ns: Nanos) {
+    pub(crate) fn housekeeping_before(&mut self, ready_ns: Nanos) {
         let Some(h) = self.housekeeping.as_mut() else { return };
-        let idle_from_ns = last_complete_ns.max(self.firmware.all_free_at_ns());
-        let wait_ns = h.wait_ns(ready_ns, idle_from_ns);
+        if ready_ns < self.firmware.all_free_at_ns() {
+            return;
+        }
+        let wait_ns = h.wait_ns();
         if wait_ns > 0 {
             self.firmware.reserve(ready_ns, wait_ns);
         }

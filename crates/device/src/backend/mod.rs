@@ -169,10 +169,8 @@ pub(crate) struct Backend {
     /// any command (unless management work is queued); never without
     /// housekeeping. One comparison per command.
     housekeeping_due_ns: Nanos,
-    /// `controller.housekeeping_idle_ns`, or 0 without housekeeping: kept
-    /// here so that each completion moves the due time without reaching
-    /// into the configuration (the hot path); `Housekeeping` checks the
-    /// firmware's own idleness when a command is due.
+    /// `controller.housekeeping_idle_ns`, or 0 without housekeeping: the
+    /// one place the idle threshold is judged.
     housekeeping_idle_ns: Nanos,
     program_unit_bytes: u64,
     pub(crate) znsplus: ZnsPlusCounters,
@@ -458,14 +456,6 @@ impl Backend {
     #[inline]
     pub(crate) fn housekeeping_may_run(&self, ready_ns: Nanos) -> bool {
         ready_ns >= self.housekeeping_due_ns
-    }
-
-    /// The latest completion so far (with housekeeping): no command has
-    /// been in the drive since.
-    #[inline]
-    pub(crate) fn last_complete_ns(&self) -> Nanos {
-        debug_assert!(self.housekeeping_due_ns != Nanos::MAX, "tracked with housekeeping only");
-        self.housekeeping_due_ns - self.housekeeping_idle_ns
     }
 
     pub(crate) fn count_pad_bytes(&mut self, bytes: u64) {

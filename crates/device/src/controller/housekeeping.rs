@@ -23,37 +23,27 @@ const STREAM_HOUSEKEEPING: u64 = 2;
 pub(crate) struct Housekeeping {
     task_ns: Nanos,
     period_ns: Nanos,
-    idle_ns: Nanos,
     phase: SimRng,
 }
 
 impl Housekeeping {
-    /// Housekeeping of `task_ns` every `period_ns` once the firmware has been
-    /// idle `idle_ns`, its phase drawn from `seed`; `None` when there is no
-    /// task (`task_ns = 0`) or spread is off.
-    pub(crate) fn new(task_ns: Nanos, period_ns: Nanos, idle_ns: Nanos, spread: Option<u64>) -> Option<Self> {
+    /// Housekeeping of `task_ns` every `period_ns` while the drive is idle
+    /// (how long idle is the caller's to judge: the backend keeps when the
+    /// threshold is next reached), its phase drawn from `seed`; `None` when
+    /// there is no task (`task_ns = 0`) or spread is off.
+    pub(crate) fn new(task_ns: Nanos, period_ns: Nanos, spread: Option<u64>) -> Option<Self> {
         let seed = spread?;
         if task_ns == 0 {
             return None;
         }
         assert!(task_ns <= period_ns, "validation keeps a task within its period");
-        Some(Self { task_ns, period_ns, idle_ns, phase: SimRng::fork(seed, STREAM_HOUSEKEEPING) })
+        Some(Self { task_ns, period_ns, phase: SimRng::fork(seed, STREAM_HOUSEKEEPING) })
     }
 
-    /// A command reaches the firmware at `ready_ns`, which has had no work
-    /// since `idle_from_ns`: how long it waits for a task in progress.
-    #[inline]
-    pub(crate) fn wait_ns(&mut self, ready_ns: Nanos, idle_from_ns: Nanos) -> Nanos {
-        if ready_ns < idle_from_ns.saturating_add(self.idle_ns) {
-            return 0;
-        }
-        self.draw_wait_ns()
-    }
-
-    /// Where in its period the command arrives, uniformly: inside the task
-    /// (`task_ns / period_ns` of the time) it waits for the rest of it.
-    #[inline(never)]
-    fn draw_wait_ns(&mut self) -> Nanos {
+    /// A command finds the drive idle long enough: where in its period it
+    /// arrives is uniform, and inside the task (`task_ns / period_ns` of the
+    /// time) it waits for the rest of it.
+    pub(crate) fn wait_ns(&mut self) -> Nanos {
         let at_ns = self.phase.below(self.period_ns);
         let wait_ns = self.task_ns.saturating_sub(at_ns);
         debug_assert!(wait_ns <= self.task_ns);
@@ -66,18 +56,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_command_after_the_idle_time_can_meet_the_task() {
-        let mut h = Housekeeping::new(10_000, 10_000, 1_000_000, Some(7)).expect("a task");
-        // The task fills its whole period: every idle command waits for part of it.
-        assert_eq!(h.wait_ns(999_999, 0), 0, "not idle long enough");
-        let waits: Vec<Nanos> = (0..100).map(|_| h.wait_ns(2_000_000, 1_000_000)).collect();
+    fn a_task_that_fills_its_period_always_holds_an_idle_command() {
+        let mut h = Housekeeping::new(10_000, 10_000, Some(7)).expect("a task");
+        let waits: Vec<Nanos> = (0..100).map(|_| h.wait_ns()).collect();
         assert!(waits.iter().all(|&w| w > 0 && w <= 10_000), "{waits:?}");
     }
 
     #[test]
     fn an_idle_command_meets_the_task_in_its_share_of_the_period() {
-        let mut h = Housekeeping::new(14_000, 410_000, 1_000_000, Some(1)).expect("a task");
-        let waits: Vec<Nanos> = (0..200_000).map(|_| h.wait_ns(5_000_000, 0)).collect();
+        let mut h = Housekeeping::new(14_000, 410_000, Some(1)).expect("a task");
+        let waits: Vec<Nanos> = (0..200_000).map(|_| h.wait_ns()).collect();
         let met = waits.iter().filter(|&&w| w > 0).count() as f64 / waits.len() as f64;
         assert!((met - 14.0 / 410.0).abs() < 0.003, "met {met}");
         // The rest of the task is uniform: about half of the waits are over half of it.
@@ -89,7 +77,7 @@ mod tests {
 
     #[test]
     fn no_task_without_spread_or_length() {
-        assert!(Housekeeping::new(14_000, 410_000, 0, None).is_none());
-        assert!(Housekeeping::new(0, 410_000, 0, Some(1)).is_none());
+        assert!(Housekeeping::new(14_000, 410_000, None).is_none());
+        assert!(Housekeeping::new(0, 410_000, Some(1)).is_none());
     }
 }
