@@ -417,6 +417,7 @@ impl<P: DataPath> Front<P> {
         assert!(submit_ns >= self.core.last_submit_ns, "commands must be submitted in time order");
         assert!(submit_ns <= TIME_NS_MAX, "submission past the simulation horizon");
         self.core.last_submit_ns = submit_ns;
+        self.core.controller.note_command_start(submit_ns);
         // Nothing from now on reaches the link before this command is submitted.
         ssd.forget_link_to_host_until(submit_ns);
         self.core.counters.commands += 1;

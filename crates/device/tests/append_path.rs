@@ -140,3 +140,58 @@ fn unit_commits_hold_the_ftl_core_so_appends_at_the_flashs_limit_spread() {
     let (lone_ns, lone_free_ns) = (lone(&commit), lone(&no_commit));
     assert!(lone_ns >= lone_free_ns && lone_ns < 1.05 * lone_free_ns, "QD 1: {lone_ns:.0} vs {lone_free_ns:.0} ns");
 }
+
+/// Latencies (ns) of `count` QD-1 writes of `nlb` LBAs to zone 0, each sent
+/// `gap_ns` after the one before completes.
+fn qd1_write_latencies_ns(dev: &mut Device, nlb: u32, count: u64, gap_ns: Nanos) -> Vec<Nanos> {
+    let (mut t, mut slba) = (0, 0);
+    let mut latencies_ns = Vec::new();
+    for _ in 0..count {
+        let c = dev.submit(t, &Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None }, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        latencies_ns.push(c.complete_ns - t);
+        (t, slba) = (c.complete_ns + gap_ns, slba + u64::from(nlb));
+    }
+    latencies_ns
+}
+
+#[test]
+fn a_unit_commit_runs_after_the_command_that_finds_it_due() {
+    // The firmware takes a commit up between commands: the write whose FTL
+    // work finds one due passes it, and a QD-1 stream's next write waits
+    // only for what is left of the commit when its FTL work starts.
+    let commit_ns = 12_000;
+    let commit = [("controller.unit_commit_ns", "12us")];
+    let no_commit = [("controller.unit_commit_ns", "0ns")];
+    // 4 KiB writes, each sent as the one before ends (a command is always in
+    // the drive); 48 fill a unit. The first write opens the zone implicitly:
+    // it is left out.
+    let with = &qd1_write_latencies_ns(&mut device(&commit), 1, 4_801, 0)[1..];
+    let free = &qd1_write_latencies_ns(&mut device(&no_commit), 1, 4_801, 0)[1..];
+    let (base_ns, worst_ns) = (*free.iter().max().unwrap(), *with.iter().max().unwrap());
+    assert_eq!(base_ns, *free.iter().min().unwrap(), "without commits every write alike");
+    let waited = with.iter().filter(|&&l| l > base_ns).count();
+    // Each unit's commit delays one write, by less than the whole commit: the
+    // next write's FTL work starts some µs after the write before it ended.
+    assert!((90..=110).contains(&waited), "one write in 48 waits: {waited} of 4800");
+    assert!(worst_ns > base_ns + 1_000, "the commit shows: {worst_ns} vs {base_ns} ns");
+    assert!(worst_ns < base_ns + commit_ns - 3_000, "never a whole commit: {worst_ns} vs {base_ns} ns");
+    // With the drive idle when a commit comes due, the firmware takes it up
+    // then: writes a while after its unit's program ends never wait for it
+    // (deferred to the first of them, it would hold up the second).
+    let after_idle = |sets: &[(&str, &str)]| {
+        let mut dev = device(sets);
+        // One unit: two writes of 96 KiB; 10 ms later, two of 4 KiB.
+        qd1_write_latencies_ns(&mut dev, 24, 2, 0);
+        let mut latencies_ns = Vec::new();
+        let mut t = 10_000_000;
+        for slba in [48, 49] {
+            let write = Command::Write { slba, nlb: 1, payload: Payload::None, fua: false, placement: None };
+            let c = dev.submit(t, &write, None);
+            latencies_ns.push(c.complete_ns - t);
+            t = c.complete_ns;
+        }
+        latencies_ns
+    };
+    assert_eq!(after_idle(&commit), after_idle(&no_commit), "with the drive idle, a commit costs no write anything");
+}

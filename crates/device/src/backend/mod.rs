@@ -446,6 +446,7 @@ impl Backend {
     /// A command completes at `complete_ns`.
     #[inline]
     pub(crate) fn note_complete(&mut self, complete_ns: Nanos) {
+        self.controller.note_command_done(complete_ns);
         // Without housekeeping the due time stays at its maximum.
         self.housekeeping_due_ns = self.housekeeping_due_ns.max(complete_ns.saturating_add(self.housekeeping_idle_ns));
     }

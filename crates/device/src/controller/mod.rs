@@ -40,6 +40,12 @@ pub(crate) struct Controller {
     /// Until when a write waiting for room in the buffer holds up the
     /// commands taken after it (`controller.in_order`).
     room_wait_until_ns: Nanos,
+    /// The latest completion of the commands taken before the current one,
+    /// and when the current one came: the drive held no command between the
+    /// two, and the idle firmware took up a unit commit as soon as it came
+    /// due then.
+    drive_empty_from_ns: Nanos,
+    drive_empty_until_ns: Nanos,
 }
 
 impl Controller {
@@ -52,6 +58,8 @@ impl Controller {
             write_cache: WriteCache::new(zones),
             unit_commits: BinaryHeap::new(),
             room_wait_until_ns: 0,
+            drive_empty_from_ns: 0,
+            drive_empty_until_ns: 0,
         }
     }
 
@@ -247,29 +255,75 @@ impl Controller {
         self.unit_commits.push(Reverse(done_ns));
     }
 
-    /// Reserves `work_ns` of the FTL core from `ready_ns` on, after the unit
-    /// commits (`commit_ns` each, from their program's end) that came due by
-    /// then; returns when the work is done. Bound: one commit per program in
-    /// flight.
+    /// A command comes in at `submit_ns` (no earlier than the one before).
+    #[inline]
+    pub(crate) fn note_command_start(&mut self, submit_ns: Nanos) {
+        self.drive_empty_until_ns = submit_ns;
+    }
+
+    /// A command taken so far completes at `complete_ns`.
+    #[inline]
+    pub(crate) fn note_command_done(&mut self, complete_ns: Nanos) {
+        self.drive_empty_from_ns = self.drive_empty_from_ns.max(complete_ns);
+    }
+
+    /// Reserves `work_ns` of the FTL core from `ready_ns` on, with the unit
+    /// commits (`commit_ns` each) that came due by then; returns when the
+    /// work is done. The firmware takes a commit up between commands: one
+    /// that came due with no command in the drive ran then, one that came
+    /// due while commands were in it follows this work (the command that
+    /// finds it due passes it, the next waits for what is left). Bound: one
+    /// commit per program in flight.
     #[inline]
     pub(crate) fn reserve_ftl(&mut self, ready_ns: Nanos, work_ns: Nanos, commit_ns: Nanos) -> Nanos {
         // Most writes find no commit due: one look at the earliest.
-        if self.unit_commits.peek().is_some_and(|&Reverse(done_ns)| done_ns <= ready_ns) {
-            self.take_unit_commits(ready_ns, commit_ns);
+        if self.unit_commits.peek().is_none_or(|&Reverse(done_ns)| done_ns > ready_ns) {
+            return self.ftl.reserve(ready_ns, work_ns);
         }
+        self.reserve_ftl_with_commits(ready_ns, work_ns, commit_ns)
+    }
+
+    /// Reserves a management slice of `work_ns` on the FTL core from
+    /// `ready_ns` on, after the unit commits that came due by then (from
+    /// their due time on: the slices stop where one comes due and leave the
+    /// core to it); returns when the slice is done.
+    #[inline]
+    pub(crate) fn reserve_ftl_slice(&mut self, ready_ns: Nanos, work_ns: Nanos, commit_ns: Nanos) -> Nanos {
+        let deferred = self.take_due_commits(ready_ns, commit_ns, false);
+        debug_assert_eq!(deferred, 0, "a slice defers no commit");
         self.ftl.reserve(ready_ns, work_ns)
     }
 
-    /// Puts the unit commits due by `ready_ns` on the FTL core.
+    /// [`Controller::reserve_ftl`] once a commit is due.
     #[inline(never)]
-    fn take_unit_commits(&mut self, ready_ns: Nanos, commit_ns: Nanos) {
+    fn reserve_ftl_with_commits(&mut self, ready_ns: Nanos, work_ns: Nanos, commit_ns: Nanos) -> Nanos {
+        let deferred = self.take_due_commits(ready_ns, commit_ns, true);
+        let end_ns = self.ftl.reserve(ready_ns, work_ns);
+        for _ in 0..deferred {
+            self.ftl.reserve(end_ns, commit_ns);
+        }
+        debug_assert!(end_ns >= ready_ns + work_ns, "the work runs whole after it is ready");
+        end_ns
+    }
+
+    /// Takes the unit commits due by `ready_ns` off the list: each runs on
+    /// the FTL core from its due time on, unless `defer` holds and it came
+    /// due with a command in the drive; returns how many were deferred.
+    fn take_due_commits(&mut self, ready_ns: Nanos, commit_ns: Nanos, defer: bool) -> u32 {
+        let mut deferred = 0;
+        // Bound: one commit per program in flight.
         while let Some(&Reverse(done_ns)) = self.unit_commits.peek() {
             if done_ns > ready_ns {
                 break;
             }
             self.unit_commits.pop();
-            self.ftl.reserve(done_ns, commit_ns);
+            if defer && !(self.drive_empty_from_ns..self.drive_empty_until_ns).contains(&done_ns) {
+                deferred += 1;
+            } else {
+                self.ftl.reserve(done_ns, commit_ns);
+            }
         }
+        deferred
     }
 }
 

@@ -316,7 +316,7 @@ fn firmware_slices(core: &mut Backend, start_ns: Nanos, until_ns: Nanos) -> (Nan
     let work_ns = (*left_ns).min(slices.saturating_mul(slice_ns));
     *left_ns -= work_ns;
     let done = *left_ns == 0;
-    let end = core.controller.reserve_ftl(start_ns, work_ns, core.config.controller.unit_commit_ns);
+    let end = core.controller.reserve_ftl_slice(start_ns, work_ns, core.config.controller.unit_commit_ns);
     (end, end, done)
 }
 
