@@ -164,13 +164,9 @@ pub(crate) struct Backend {
     pub(crate) data: Option<DataStore>,
     pub(crate) counters: DeviceCounters,
     pub(crate) last_submit_ns: Nanos,
-    /// From when on a command would find the drive idle long enough for its
-    /// housekeeping: `housekeeping_idle_ns` after the latest completion of
-    /// any command (unless management work is queued); never without
-    /// housekeeping. One comparison per command.
-    housekeeping_due_ns: Nanos,
-    /// `controller.housekeeping_idle_ns`, or 0 without housekeeping: the
-    /// one place the idle threshold is judged.
+    /// `controller.housekeeping_idle_ns`, or `Nanos::MAX` without
+    /// housekeeping: the one place the idle threshold is judged, against the
+    /// latest completion the controller keeps.
     housekeeping_idle_ns: Nanos,
     program_unit_bytes: u64,
     pub(crate) znsplus: ZnsPlusCounters,
@@ -209,8 +205,7 @@ impl Backend {
             data,
             counters: DeviceCounters::default(),
             last_submit_ns: 0,
-            housekeeping_due_ns: if housekeeping { config.controller.housekeeping_idle_ns } else { Nanos::MAX },
-            housekeeping_idle_ns: if housekeeping { config.controller.housekeeping_idle_ns } else { 0 },
+            housekeeping_idle_ns: if housekeeping { config.controller.housekeeping_idle_ns } else { Nanos::MAX },
             program_unit_bytes: config.flash.program_unit_bytes(),
             znsplus: ZnsPlusCounters::default(),
             op_done_max_ns: 0,
@@ -447,8 +442,6 @@ impl Backend {
     #[inline]
     pub(crate) fn note_complete(&mut self, complete_ns: Nanos) {
         self.controller.note_command_done(complete_ns);
-        // Without housekeeping the due time stays at its maximum.
-        self.housekeeping_due_ns = self.housekeeping_due_ns.max(complete_ns.saturating_add(self.housekeeping_idle_ns));
     }
 
     /// Whether a command reaching the firmware at `ready_ns` may find the
@@ -456,7 +449,8 @@ impl Backend {
     /// queued management work decide then).
     #[inline]
     pub(crate) fn housekeeping_may_run(&self, ready_ns: Nanos) -> bool {
-        ready_ns >= self.housekeeping_due_ns
+        // Without housekeeping the threshold saturates: never idle enough.
+        ready_ns >= self.controller.drive_empty_from_ns().saturating_add(self.housekeeping_idle_ns)
     }
 
     pub(crate) fn count_pad_bytes(&mut self, bytes: u64) {

@@ -267,6 +267,12 @@ impl Controller {
         self.drive_empty_from_ns = self.drive_empty_from_ns.max(complete_ns);
     }
 
+    /// The latest completion of the commands taken before the current one.
+    #[inline]
+    pub(crate) fn drive_empty_from_ns(&self) -> Nanos {
+        self.drive_empty_from_ns
+    }
+
     /// Reserves `work_ns` of the FTL core from `ready_ns` on, with the unit
     /// commits (`commit_ns` each) that came due by then; returns when the
     /// work is done. The firmware takes a commit up between commands: one
