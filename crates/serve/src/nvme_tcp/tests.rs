@@ -224,6 +224,23 @@ impl Host {
     /// Expects the target to end the connection after a C2HTermReq; returns its FES and FEI.
     pub(super) fn expect_term_req(&mut self) -> (u16, u32) {
         let pdu = self.recv();
+        self.expect_term_req_in(pdu)
+    }
+
+    /// [`Host::expect_term_req`] after at most `max` completions of commands
+    /// the target finished before it cut the host off.
+    pub(super) fn expect_term_req_after_completions(&mut self, max: usize) -> (u16, u32) {
+        let mut pdu = self.recv();
+        for _ in 0..max {
+            if !matches!(pdu, Pdu::CapsuleResp { .. }) {
+                break;
+            }
+            pdu = self.recv();
+        }
+        self.expect_term_req_in(pdu)
+    }
+
+    fn expect_term_req_in(&mut self, pdu: Pdu) -> (u16, u32) {
         let Pdu::C2HTermReq { fes, fei, .. } = pdu else { panic!("expected C2HTermReq, got {pdu:?}") };
         let mut rest = [0u8; 1];
         assert_eq!(self.stream.read(&mut rest).unwrap_or(0), 0, "the target closes the connection");
