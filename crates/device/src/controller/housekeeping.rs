@@ -28,9 +28,9 @@ pub(crate) struct Housekeeping {
 
 impl Housekeeping {
     /// Housekeeping of `task_ns` every `period_ns` while the drive is idle
-    /// (how long idle is the caller's to judge: the backend keeps when the
-    /// threshold is next reached), its phase drawn from `seed`; `None` when
-    /// there is no task (`task_ns = 0`) or spread is off.
+    /// (how long idle is the caller's to judge: the backend holds the
+    /// threshold), its phase drawn from the `spread` seed; `None` when there
+    /// is no task (`task_ns = 0`) or spread is off (`spread` is `None`).
     pub(crate) fn new(task_ns: Nanos, period_ns: Nanos, spread: Option<u64>) -> Option<Self> {
         let seed = spread?;
         if task_ns == 0 {
