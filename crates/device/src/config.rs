@@ -451,6 +451,17 @@ pub struct ControllerConfig {
     /// mapping journal".
     #[serde(default)]
     pub program_path_bytes_per_s: u64,
+    /// The fastest one write's data comes in from the host, in bytes per
+    /// second: the controller starts reading it over the link when it takes
+    /// the command, while its firmware runs, and one command's reads come
+    /// back no faster than this (their round trips, not the link, set the
+    /// pace). A write's data is in no sooner than its bytes at this rate
+    /// after the command reached the controller, however early its firmware
+    /// and buffer room are ready; small writes' data is in before their
+    /// firmware is done. 0 (the default): only the link limits it. See
+    /// docs/device-model.md, "A write's data transfer".
+    #[serde(default)]
+    pub write_dma_bytes_per_s: u64,
     /// After every this many programs over the program data path, the
     /// controller writes out its mapping journal, holding the path for
     /// `journal_ns`. 0 (the default): no journal.
@@ -1083,6 +1094,11 @@ impl DeviceConfig {
             (
                 "controller.partial_unit_held_bytes_per_s (one mapping unit's earlier pieces)",
                 crossing_ns(self.controller.small_lba_map_unit_bytes, self.controller.partial_unit_held_bytes_per_s),
+            ),
+            // The largest write's data at one command's DMA pace.
+            (
+                "controller.write_dma_bytes_per_s (one largest write's data)",
+                crossing_ns(self.namespace.mdts_bytes, self.controller.write_dma_bytes_per_s),
             ),
         ];
         for (name, ns) in self.durations().into_iter().chain(extra) {

@@ -629,6 +629,7 @@ impl<P: DataPath> Front<P> {
         old_wp: u64,
     ) -> Nanos {
         let zone = self.core.zones.zone_of(slba);
+        ssd.start_write_data(ready_ns);
         let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
         let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
         let fw_end = management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end);
@@ -770,6 +771,7 @@ impl<P: DataPath> Front<P> {
     ) -> Nanos {
         let zone = self.core.zones.zone_of(slba);
         let nlb = u64::from(nlb);
+        ssd.start_write_data(ready_ns);
         // The command's last `write_ftl_ns` of firmware work (the mapping
         // update) also needs the write path's FTL core; waiting for it does
         // not hold the firmware core.

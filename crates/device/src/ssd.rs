@@ -36,6 +36,16 @@ pub(crate) struct Ssd {
     last_submit_ns: Nanos,
     /// What the firmware does while idle (`controller.housekeeping_*`).
     housekeeping: Option<Housekeeping>,
+    /// One write's data pace (`controller.write_dma_bytes_per_s`), if bounded.
+    write_dma: Option<WriteDma>,
+}
+
+/// The data of the write in progress, read from the host at one command's
+/// pace: from when the command reached the controller, `bytes` so far.
+struct WriteDma {
+    pace: Bandwidth,
+    from_ns: Nanos,
+    bytes: u64,
 }
 
 impl Ssd {
@@ -65,6 +75,11 @@ impl Ssd {
                 config.controller.housekeeping_period_ns,
                 config.spread.on.then_some(config.spread.seed),
             ),
+            write_dma: (config.controller.write_dma_bytes_per_s > 0).then(|| WriteDma {
+                pace: Bandwidth::new(config.controller.write_dma_bytes_per_s),
+                from_ns: 0,
+                bytes: 0,
+            }),
         }
     }
 
@@ -118,6 +133,28 @@ impl Ssd {
     pub(crate) fn link_reserve_to_device(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
         let ns = self.link.transfer_ns(bytes);
         self.link_to_device.reserve(ready_ns, ns)
+    }
+
+    /// A host write reached the controller at `ready_ns`: its data starts
+    /// coming in then ([`Ssd::take_write_data`]).
+    #[inline]
+    pub(crate) fn start_write_data(&mut self, ready_ns: Nanos) {
+        if let Some(dma) = self.write_dma.as_mut() {
+            (dma.from_ns, dma.bytes) = (ready_ns, 0);
+        }
+    }
+
+    /// The next `bytes` of the write in progress, with room for them from
+    /// `ready_ns` on, cross the link; returns when they are in: no sooner
+    /// than the write's data so far takes at one command's pace
+    /// (`controller.write_dma_bytes_per_s`), counted from the command's
+    /// arrival, as the controller reads it while the firmware works.
+    #[inline]
+    pub(crate) fn take_write_data(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
+        let in_ns = self.link_reserve_to_device(ready_ns, bytes);
+        let Some(dma) = self.write_dma.as_mut() else { return in_ns };
+        dma.bytes += bytes;
+        in_ns.max(dma.from_ns + dma.pace.transfer_ns(dma.bytes))
     }
 
     /// Moves `bytes` to the host over the link, from `ready_ns` on (into

@@ -143,13 +143,14 @@ fn partial_erase_reset_grows_with_occupancy_and_full_erase_does_not() {
 /// Resets a full zone, then writes 4 super word lines into it; returns
 /// (reset latency, time to write them) in ms.
 fn reset_then_write(erase_at: &str) -> (f64, f64) {
-    // Die-bound writes: the program data path's pace would hide part of
-    // a die's erase behind the programs waiting for the path anyway.
+    // Die-bound writes: the program data path's pace (or one write's data
+    // pace) would hide part of a die's erase behind programs waiting anyway.
     let sets = [
         ("management.reset.erase_at", erase_at),
         ("namespace.zones", "4"),
         ("controller.program_path_bytes_per_s", "0"),
         ("controller.journal_units", "0"),
+        ("controller.write_dma_bytes_per_s", "0"),
     ];
     let mut dev = device("zn540", &sets);
     let zcap = dev.layout().zcap_lbas;

@@ -323,7 +323,7 @@ impl Backend {
     fn take_piece(&mut self, ssd: &mut Ssd, zone: u32, unit: u64, piece: u64, ready_ns: Nanos, link: bool) -> Nanos {
         let bytes = piece * self.layout.lba_bytes;
         let admitted = self.controller.admit_piece(zone, ready_ns, bytes, self.layout.zone_buffer_bytes);
-        let t = if link { ssd.link_reserve_to_device(admitted, bytes) } else { admitted };
+        let t = if link { ssd.take_write_data(admitted, bytes) } else { admitted };
         // A copy's source stays on flash: it counts from its command's submission.
         self.cache_fill(zone, piece, if link { t } else { self.last_submit_ns });
         self.fill_unit(ssd, zone, unit, piece, t);

@@ -168,7 +168,7 @@ fn ftl_take_in(
         // An LBA already in this unit is overwritten in place: no more room.
         let fresh = (lba..lba + piece).filter(|l| !in_unit(c, *l, stream)).count() as u64;
         let admitted = if fresh == 0 { t } else { c.buffer.admit(t, fresh * lba_bytes, capacity) };
-        t = if link { ssd.link_reserve_to_device(admitted, piece * lba_bytes) } else { admitted };
+        t = if link { ssd.take_write_data(admitted, piece * lba_bytes) } else { admitted };
         for l in lba..lba + piece {
             pend(c, l, stream, lba_bytes);
         }

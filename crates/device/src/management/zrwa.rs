@@ -35,7 +35,7 @@ pub(crate) fn window_write(
     let new_lbas = core.controller.window_write(zone, lbas.start, lbas.end);
     let admitted = core.admit_lbas(zone, new_lbas, ready_ns);
     let bytes = (lbas.end - lbas.start) * core.layout.lba_bytes;
-    let t = if link { ssd.link_reserve_to_device(admitted, bytes) } else { admitted };
+    let t = if link { ssd.take_write_data(admitted, bytes) } else { admitted };
     core.controller.window_note_ready(zone, t);
     let committed = core.zones.wp(zone).saturating_sub(old_wp);
     // A write that filled the zone released its ZRWA: its commit is the last.
