@@ -227,8 +227,16 @@ fn demo_runs() {
 }
 
 fn temp_path(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("zonelab-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // This process's directory, emptied once: a test process that died
+    // earlier with the same id may have left its files behind, and zonelab
+    // refuses to write over a report it did not create.
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("zonelab-cli-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    });
     dir.join(name)
 }
 

@@ -91,9 +91,11 @@ fn closed_and_open_loop_replay_the_same_ios() {
     let elapsed = |r: &RunResult| r.threads[0].stats.elapsed_ns;
     assert!(elapsed(&open) >= 31 * MS, "{}", elapsed(&open));
     assert!(elapsed(&closed) < 5 * MS, "{}", elapsed(&closed));
-    // Spaced out, each I/O has the device alone; queued 16 deep, they wait for each other.
+    // Spaced out, each write has the device alone; queued 16 deep, they wait
+    // for each other. (The reads are not compared: in the closed loop they
+    // come right after the writes, some while their data is still in the
+    // write buffer; spaced out they read it from flash.)
     let mean_clat = |r: &RunResult, ddir: usize| r.threads[0].stats.dirs[ddir].clat.mean();
-    assert!(mean_clat(&closed, DDIR_READ) > mean_clat(&open, DDIR_READ));
     assert!(mean_clat(&closed, DDIR_WRITE) > mean_clat(&open, DDIR_WRITE));
 }
 
