@@ -462,6 +462,11 @@ pub struct ControllerConfig {
     /// docs/device-model.md, "A write's data transfer".
     #[serde(default)]
     pub write_dma_bytes_per_s: u64,
+    /// How long after the controller takes a write its data starts coming
+    /// in at `write_dma_bytes_per_s` (the command's data pointers read and
+    /// the transfer set up); only with a pace.
+    #[serde(default)]
+    pub write_dma_start_ns: Nanos,
     /// After every this many programs over the program data path, the
     /// controller writes out its mapping journal, holding the path for
     /// `journal_ns`. 0 (the default): no journal.
@@ -1008,7 +1013,7 @@ impl DeviceConfig {
     }
 
     /// Every duration parameter, by TOML path.
-    fn durations(&self) -> [(&'static str, Nanos); 29] {
+    fn durations(&self) -> [(&'static str, Nanos); 30] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
         [
             ("flash_timing.read_ns", t.read_ns),
@@ -1033,6 +1038,7 @@ impl DeviceConfig {
             ("controller.append_ftl_ns", c.append_ftl_ns),
             ("controller.unit_commit_ns", c.unit_commit_ns),
             ("controller.journal_ns", c.journal_ns),
+            ("controller.write_dma_start_ns", c.write_dma_start_ns),
             ("controller.checkpoint_ns", c.checkpoint_ns),
             ("controller.housekeeping_ns", c.housekeeping_ns),
             ("controller.housekeeping_period_ns", c.housekeeping_period_ns),

@@ -44,6 +44,8 @@ pub(crate) struct Ssd {
 /// pace: from when the command reached the controller, `bytes` so far.
 struct WriteDma {
     pace: Bandwidth,
+    /// From the command's arrival until its data starts coming in.
+    start_ns: Nanos,
     from_ns: Nanos,
     bytes: u64,
 }
@@ -77,6 +79,7 @@ impl Ssd {
             ),
             write_dma: (config.controller.write_dma_bytes_per_s > 0).then(|| WriteDma {
                 pace: Bandwidth::new(config.controller.write_dma_bytes_per_s),
+                start_ns: config.controller.write_dma_start_ns,
                 from_ns: 0,
                 bytes: 0,
             }),
@@ -154,7 +157,7 @@ impl Ssd {
         let in_ns = self.link_reserve_to_device(ready_ns, bytes);
         let Some(dma) = self.write_dma.as_mut() else { return in_ns };
         dma.bytes += bytes;
-        in_ns.max(dma.from_ns + dma.pace.transfer_ns(dma.bytes))
+        in_ns.max(dma.from_ns + dma.start_ns + dma.pace.transfer_ns(dma.bytes))
     }
 
     /// Moves `bytes` to the host over the link, from `ready_ns` on (into

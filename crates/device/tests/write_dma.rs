@@ -1,23 +1,26 @@
-//! A write's data transfer (`controller.write_dma_bytes_per_s`): one
-//! command's data comes in no faster than this pace, counted from when the
-//! controller takes the command, so a large write's data sets its latency
-//! while a small one's is in before its firmware is done.
+//! A write's data transfer (`controller.write_dma_bytes_per_s`,
+//! `write_dma_start_ns`): one command's data comes in no faster than this
+//! pace, from a set time after the controller takes the command, so a large
+//! write's data sets its latency while a small one's is in before its
+//! firmware is done.
 
 use zonelab_device::options::set_parameter;
 use zonelab_device::*;
 use zonelab_sim::Nanos;
 
-/// The zn540 with one command's data pace set to `bytes_per_s` (0: the link only).
-fn device(bytes_per_s: &str) -> Device {
+/// The zn540 with one command's data pace set to `bytes_per_s` (0: the link
+/// only), starting `start` after the command's arrival.
+fn device(bytes_per_s: &str, start: &str) -> Device {
     let config = preset("zn540").unwrap();
-    Device::new(set_parameter(&config, "controller.write_dma_bytes_per_s", bytes_per_s).unwrap()).unwrap()
+    let config = set_parameter(&config, "controller.write_dma_bytes_per_s", bytes_per_s).unwrap();
+    Device::new(set_parameter(&config, "controller.write_dma_start_ns", start).unwrap()).unwrap()
 }
 
 /// Latency (ns) of a write of `nlb` LBAs at the write pointer of zone 0 of an
 /// idle device, after a first write opened the zone and a pause long enough
 /// for every program and housekeeping task to be over.
-fn idle_write_ns(bytes_per_s: &str, nlb: u32) -> Nanos {
-    let mut dev = device(bytes_per_s);
+fn idle_write_ns(bytes_per_s: &str, start: &str, nlb: u32) -> Nanos {
+    let mut dev = device(bytes_per_s, start);
     let write = |slba, nlb| Command::Write { slba, nlb, payload: Payload::None, fua: false, placement: None };
     let first = dev.submit(0, &write(0, 1), None);
     assert!(first.status.is_success(), "{:?}", first.status);
@@ -30,9 +33,10 @@ fn idle_write_ns(bytes_per_s: &str, nlb: u32) -> Nanos {
 
 #[test]
 fn a_small_writes_data_is_in_before_its_firmware_is_done() {
-    // 4 and 8 KiB at 1.6 GB/s: 2.6 and 5.1 µs, less than the write's firmware.
+    // 4 and 8 KiB at 2.35 GB/s from 3 µs on: in by 4.7 and 6.5 µs, before
+    // the write's firmware is done (as the ZN540's: 10.7 and 10.4 µs at QD 1).
     for nlb in [1, 2] {
-        assert_eq!(idle_write_ns("1600000000", nlb), idle_write_ns("0", nlb), "{nlb} LBAs");
+        assert_eq!(idle_write_ns("2350000000", "3us", nlb), idle_write_ns("0", "0ns", nlb), "{nlb} LBAs");
     }
 }
 
@@ -40,9 +44,9 @@ fn a_small_writes_data_is_in_before_its_firmware_is_done() {
 fn a_large_writes_data_comes_in_at_one_commands_pace() {
     // 128 KiB: 81.9 µs at 1.6 GB/s, more than the firmware and the link take.
     let bytes = 128 * 1024;
-    let link_only = idle_write_ns("0", 32);
-    let fast = idle_write_ns("1600000000", 32);
-    let slow = idle_write_ns("400000000", 32);
+    let link_only = idle_write_ns("0", "0ns", 32);
+    let fast = idle_write_ns("1600000000", "0ns", 32);
+    let slow = idle_write_ns("400000000", "0ns", 32);
     assert!(fast > link_only, "the pace, not the link, sets it: {fast} vs {link_only} ns");
     assert!(fast >= bytes * 1_000_000_000 / 1_600_000_000, "no sooner than its bytes at the pace: {fast} ns");
     // From then on the latency follows the pace: 4 times slower, 3 times as
@@ -50,4 +54,7 @@ fn a_large_writes_data_comes_in_at_one_commands_pace() {
     let extra_ns = slow - fast;
     let expected_ns = bytes * 1_000_000_000 / 400_000_000 - bytes * 1_000_000_000 / 1_600_000_000;
     assert!(extra_ns.abs_diff(expected_ns) < 2_000, "{extra_ns} ns more, {expected_ns} expected");
+    // A later start delays the data by as much.
+    let late = idle_write_ns("1600000000", "10us", 32);
+    assert!((late - fast).abs_diff(10_000) < 1_000, "a start 10 µs later: {} ns later", late - fast);
 }
