@@ -41,13 +41,14 @@ pub(crate) struct Ssd {
 }
 
 /// The data of the write in progress, read from the host at one command's
-/// pace: from when the command reached the controller, `bytes` so far.
+/// pace from `start_ns` after the command reached the controller.
 struct WriteDma {
     pace: Bandwidth,
     /// From the command's arrival until its data starts coming in.
     start_ns: Nanos,
-    from_ns: Nanos,
-    bytes: u64,
+    /// When the data taken so far is in at the pace. Piece by piece, so
+    /// that pieces of one size (a chunk) reuse their transfer time.
+    paced_ns: Nanos,
 }
 
 impl Ssd {
@@ -80,8 +81,7 @@ impl Ssd {
             write_dma: (config.controller.write_dma_bytes_per_s > 0).then(|| WriteDma {
                 pace: Bandwidth::new(config.controller.write_dma_bytes_per_s),
                 start_ns: config.controller.write_dma_start_ns,
-                from_ns: 0,
-                bytes: 0,
+                paced_ns: 0,
             }),
         }
     }
@@ -139,25 +139,25 @@ impl Ssd {
     }
 
     /// A host write reached the controller at `ready_ns`: its data starts
-    /// coming in then ([`Ssd::take_write_data`]).
+    /// coming in `controller.write_dma_start_ns` later ([`Ssd::take_write_data`]).
     #[inline]
     pub(crate) fn start_write_data(&mut self, ready_ns: Nanos) {
         if let Some(dma) = self.write_dma.as_mut() {
-            (dma.from_ns, dma.bytes) = (ready_ns, 0);
+            dma.paced_ns = ready_ns + dma.start_ns;
         }
     }
 
     /// The next `bytes` of the write in progress, with room for them from
     /// `ready_ns` on, cross the link; returns when they are in: no sooner
     /// than the write's data so far takes at one command's pace
-    /// (`controller.write_dma_bytes_per_s`), counted from the command's
-    /// arrival, as the controller reads it while the firmware works.
+    /// (`controller.write_dma_bytes_per_s`), counted from its start, as the
+    /// controller reads it while the firmware works.
     #[inline]
     pub(crate) fn take_write_data(&mut self, ready_ns: Nanos, bytes: u64) -> Nanos {
         let in_ns = self.link_reserve_to_device(ready_ns, bytes);
         let Some(dma) = self.write_dma.as_mut() else { return in_ns };
-        dma.bytes += bytes;
-        in_ns.max(dma.from_ns + dma.start_ns + dma.pace.transfer_ns(dma.bytes))
+        dma.paced_ns += dma.pace.transfer_ns(bytes);
+        in_ns.max(dma.paced_ns)
     }
 
     /// Moves `bytes` to the host over the link, from `ready_ns` on (into
