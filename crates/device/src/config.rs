@@ -456,10 +456,10 @@ pub struct ControllerConfig {
     /// the command, while its firmware runs, and one command's reads come
     /// back no faster than this (their round trips, not the link, set the
     /// pace). A write's data is in no sooner than its bytes at this rate
-    /// after the command reached the controller, however early its firmware
-    /// and buffer room are ready; small writes' data is in before their
-    /// firmware is done. 0 (the default): only the link limits it. See
-    /// docs/device-model.md, "A write's data transfer".
+    /// after its start (`write_dma_start_ns` past the command's arrival),
+    /// however early its firmware and buffer room are ready; small writes'
+    /// data is in before their firmware is done. 0 (the default): only the
+    /// link limits it. See docs/device-model.md, "A write's data transfer".
     #[serde(default)]
     pub write_dma_bytes_per_s: u64,
     /// How long after the controller takes a write its data starts coming

@@ -251,7 +251,8 @@ fn zn540() -> DeviceConfig {
             // takes the command, while its firmware runs, at 2.35 GB/s: the
             // ZN540's SPDK writes at QD 1 have a median of 15.2, 21.9, 36.6
             // and 64.3 µs at 16, 32, 64 and 128 KiB (CLUSTER'23's artifact),
-            // 5 µs of completion after their data. From 32 KiB on a QD-1
+            // about 8 µs plus their bytes at that pace (here 3 µs before the
+            // data, 5 µs of completion after it). From 32 KiB on a QD-1
             // stream comes faster than the flash takes it and waits for room
             // now and then, as the drive's does (p95 34, 125 and 268 µs).
             write_dma_bytes_per_s: 2_350_000_000,
