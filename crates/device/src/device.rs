@@ -148,6 +148,9 @@ struct Firmware {
     pipelined_ftl_ns: Nanos,
     /// FTL-core work left behind once the command is done.
     ftl_after_ns: Nanos,
+    /// The data starts coming in only once the firmware is done
+    /// (`controller.append_data_after_firmware`), not while it runs.
+    data_after_firmware: bool,
 }
 impl Device {
     /// A device for `config`, validated first (the error names the field to
@@ -565,7 +568,8 @@ impl<P: DataPath> Front<P> {
         match self.accept_write(slba, nlb, data.is_zeroes()) {
             Err(status) => (status, self.core.fail_ns(ssd, ready_ns)),
             Ok((firmware_ns, window)) => {
-                let firmware = Firmware { ns: firmware_ns, pipelined_ftl_ns: 0, ftl_after_ns: 0 };
+                let firmware =
+                    Firmware { ns: firmware_ns, pipelined_ftl_ns: 0, ftl_after_ns: 0, data_after_firmware: false };
                 let mut done = match window {
                     None => self.write_data(ssd, ready_ns, firmware, slba, nlb, data),
                     Some(old_wp) => self.write_window(ssd, ready_ns, firmware, slba, nlb, data, old_wp),
@@ -743,7 +747,12 @@ impl<P: DataPath> Front<P> {
             && !small_lbas
             && !(start_bytes.is_multiple_of(unit_bytes) && end_bytes.is_multiple_of(unit_bytes));
         if !partial {
-            return Firmware { ns: firmware_ns, pipelined_ftl_ns: c.append_ftl_ns, ftl_after_ns: 0 };
+            return Firmware {
+                ns: firmware_ns,
+                pipelined_ftl_ns: c.append_ftl_ns,
+                ftl_after_ns: 0,
+                data_after_firmware: c.append_data_after_firmware,
+            };
         }
         // The FTL records the partial unit before the append completes (on
         // the FTL core, after the firmware core let go) and merges it after.
@@ -753,6 +762,7 @@ impl<P: DataPath> Front<P> {
             ns: firmware_ns + held_ns,
             pipelined_ftl_ns: c.append_ftl_ns + held_ns,
             ftl_after_ns: c.append_partial_unit_ns - held_ns,
+            data_after_firmware: c.append_data_after_firmware,
         }
     }
 
@@ -784,6 +794,9 @@ impl<P: DataPath> Front<P> {
             let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
             management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
         };
+        if firmware.data_after_firmware {
+            ssd.delay_write_data(fw_end);
+        }
         // Work after the command (merging a partly filled mapping unit): it
         // holds the FTL core, not the command.
         let after_ns = firmware.ftl_after_ns + self.partial_unit_merge_ns(slba, slba + nlb);

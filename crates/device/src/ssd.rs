@@ -147,6 +147,14 @@ impl Ssd {
         }
     }
 
+    /// The write in progress moves no data before `until_ns`.
+    #[inline]
+    pub(crate) fn delay_write_data(&mut self, until_ns: Nanos) {
+        if let Some(dma) = self.write_dma.as_mut() {
+            dma.paced_ns = dma.paced_ns.max(until_ns);
+        }
+    }
+
     /// The next `bytes` of the write in progress, with room for them from
     /// `ready_ns` on, cross the link; returns when they are in: no sooner
     /// than the write's data so far takes at one command's pace

@@ -135,7 +135,7 @@ pub fn qd1(scale: Scale) -> Result<Outcome> {
     let slower = by_op[1].iter().zip(&by_op[0]).all(|(a, w)| a.2 > w.2);
     findings.push(
         Finding::direction("Obs 4", "write latency below append latency at every size", slower, None)
-            .lacking("an append that costs more than a write once the flash bounds both; the measured data disagree with \"every size\" (CLUSTER'23 Fig 3: at 64 KiB QD 1 appends run at 18.34 K/s, writes at 18.29 K/s), and the model follows them: from 32 KiB on both wait for the same programs, so the two latencies are equal within nanoseconds and either may be the lower; at 32 KiB the drive's appends still cost more (SPDK: 27.91 µs against 26.42), where the model's append firmware runs while the data comes in (`controller.write_dma_bytes_per_s`) and hides under it"),
+            .lacking("an append that costs more than a write once the flash bounds both; the measured data disagree with \"every size\" (CLUSTER'23 Fig 3: at 64 KiB QD 1 appends run at 18.34 K/s, writes at 18.29 K/s), and the model follows them: from 64 KiB on both wait for the same programs, so their means are equal within nanoseconds and either may be the lower (up to 32 KiB an append's data waits for its firmware, `controller.append_data_after_firmware`, and the append costs about 4 µs more, as the drive's)"),
     );
     findings.push(lba_format_finding(scale)?);
     Ok(Outcome {
