@@ -633,7 +633,7 @@ impl<P: DataPath> Front<P> {
         old_wp: u64,
     ) -> Nanos {
         let zone = self.core.zones.zone_of(slba);
-        ssd.start_write_data(ready_ns);
+        ssd.start_write_data(ready_ns, 0);
         let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
         let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
         let fw_end = management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end);
@@ -781,7 +781,6 @@ impl<P: DataPath> Front<P> {
     ) -> Nanos {
         let zone = self.core.zones.zone_of(slba);
         let nlb = u64::from(nlb);
-        ssd.start_write_data(ready_ns);
         // The command's last `write_ftl_ns` of firmware work (the mapping
         // update) also needs the write path's FTL core; waiting for it does
         // not hold the firmware core.
@@ -794,9 +793,7 @@ impl<P: DataPath> Front<P> {
             let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
             management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
         };
-        if firmware.data_after_firmware {
-            ssd.delay_write_data(fw_end);
-        }
+        ssd.start_write_data(ready_ns, if firmware.data_after_firmware { fw_end } else { 0 });
         // Work after the command (merging a partly filled mapping unit): it
         // holds the FTL core, not the command.
         let after_ns = firmware.ftl_after_ns + self.partial_unit_merge_ns(slba, slba + nlb);

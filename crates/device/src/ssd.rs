@@ -139,19 +139,12 @@ impl Ssd {
     }
 
     /// A host write reached the controller at `ready_ns`: its data starts
-    /// coming in `controller.write_dma_start_ns` later ([`Ssd::take_write_data`]).
+    /// coming in `controller.write_dma_start_ns` later, and not before
+    /// `not_before_ns` (an append's firmware end) ([`Ssd::take_write_data`]).
     #[inline]
-    pub(crate) fn start_write_data(&mut self, ready_ns: Nanos) {
+    pub(crate) fn start_write_data(&mut self, ready_ns: Nanos, not_before_ns: Nanos) {
         if let Some(dma) = self.write_dma.as_mut() {
-            dma.paced_ns = ready_ns + dma.start_ns;
-        }
-    }
-
-    /// The write in progress moves no data before `until_ns`.
-    #[inline]
-    pub(crate) fn delay_write_data(&mut self, until_ns: Nanos) {
-        if let Some(dma) = self.write_dma.as_mut() {
-            dma.paced_ns = dma.paced_ns.max(until_ns);
+            dma.paced_ns = (ready_ns + dma.start_ns).max(not_before_ns);
         }
     }
 
