@@ -545,6 +545,47 @@ pub struct WriteBufferConfig {
     /// (nothing of a write that had not completed survives).
     #[serde(default)]
     pub power_cut_in_flight: InFlight,
+    /// Which waiting write the pool's released room serves: `arrival` (the
+    /// default: the one that has waited longest) or `random` (one of the
+    /// zones waiting, each as likely, drawn from `[spread]`; a zone's own
+    /// writes keep their order). Only with a pool (`device_buffer_bytes`).
+    #[serde(default)]
+    pub room_order: RoomOrder,
+    /// When a program unit's data leaves the pool: `programmed` (the
+    /// default: when its program ends) or `crossed` (page by page as it
+    /// crosses the program path to its die, whose page registers hold it
+    /// from then on). Only with a pool.
+    #[serde(default)]
+    pub pool_release: PoolRelease,
+}
+
+/// Which waiting write released room in the device pool serves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoomOrder {
+    /// First come, first served: a write waits until the writes that waited
+    /// before it have their room.
+    #[default]
+    Arrival,
+    /// Each piece of released room goes to one of the zones waiting, each as
+    /// likely (arrival order with `spread.on = false`): a write that comes
+    /// later can have its room before one that waits already. In a closed
+    /// loop at the pool's limit, waits spread like a floor plus an
+    /// exponential instead of each being the mean.
+    Random,
+}
+
+/// When a program unit's data leaves the device pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolRelease {
+    /// When the unit's program ends: room comes back a unit at a time.
+    #[default]
+    Programmed,
+    /// Page by page, as the unit's data crosses the program path
+    /// (`controller.program_path_bytes_per_s`): room comes back at the
+    /// path's pace.
+    Crossed,
 }
 
 impl WriteBufferConfig {
@@ -557,6 +598,8 @@ impl WriteBufferConfig {
             flush_ns: default_flush_ns(),
             partial_unit_flush_ns: default_partial_unit_flush_ns(),
             power_cut_in_flight: InFlight::Torn,
+            room_order: RoomOrder::Arrival,
+            pool_release: PoolRelease::Programmed,
         }
     }
 }
@@ -1455,6 +1498,13 @@ impl DeviceConfig {
                 "write_buffer.device_buffer_bytes = {pool_bytes} cannot hold the first program unit of each of the {} active zones ({pool_min_bytes} bytes), so writers could wait for each other for ever: use 0 (no device-wide limit) or at least {pool_min_bytes}",
                 self.namespace.max_active_zones.max(1)
             ));
+        }
+        let wb = &self.write_buffer;
+        let pool_options = wb.room_order != RoomOrder::Arrival || wb.pool_release != PoolRelease::Programmed;
+        if pool_bytes == 0 && pool_options {
+            return err(
+                "write_buffer.room_order and write_buffer.pool_release shape the device pool: set write_buffer.device_buffer_bytes (a pool) or leave them at \"arrival\" and \"programmed\"".to_string(),
+            );
         }
         layout.fcgs = fcgs;
         layout.fbg_blocks = u32::try_from(fbg_blocks).expect("fbg blocks fit the blocks per plane");

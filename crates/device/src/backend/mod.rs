@@ -21,7 +21,8 @@
 
 pub mod durability;
 
-use crate::config::{DeviceConfig, Layout, Mode};
+use crate::config::{DeviceConfig, Layout, Mode, PoolRelease, RoomOrder};
+use crate::controller::pool::{Crossing, PoolConfig};
 use crate::controller::read_ahead::ReadAhead;
 use crate::controller::Controller;
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
@@ -169,6 +170,8 @@ pub(crate) struct Backend {
     /// latest completion the controller keeps.
     housekeeping_idle_ns: Nanos,
     program_unit_bytes: u64,
+    /// Time a program unit's data takes to cross the program path.
+    program_path_unit_ns: Nanos,
     pub(crate) znsplus: ZnsPlusCounters,
     /// Latest program end since the current command started (copies complete
     /// when their data is programmed).
@@ -176,6 +179,18 @@ pub(crate) struct Backend {
     /// Whether the write cache's durability is kept (`backend::durability`):
     /// a volatile cache times Flush and FUA by it, a power cut reads it.
     durability_kept: bool,
+}
+
+/// The device pool `config` describes (`[write_buffer]`).
+fn pool_config(config: &DeviceConfig) -> PoolConfig {
+    let wb = &config.write_buffer;
+    let random = wb.room_order == RoomOrder::Random && config.spread.on;
+    let crossed = wb.pool_release == PoolRelease::Crossed;
+    PoolConfig {
+        capacity_bytes: wb.device_buffer_bytes,
+        random_seed: random.then_some(config.spread.seed),
+        crossed_page_bytes: crossed.then_some(u64::from(config.flash.page_bytes)),
+    }
 }
 
 impl Backend {
@@ -192,7 +207,7 @@ impl Backend {
             zones,
             controller: Controller::new(
                 layout.zones,
-                config.write_buffer.device_buffer_bytes,
+                pool_config(&config),
                 ReadAhead::new(
                     config.controller.read_ahead_bytes / u64::from(config.flash.page_bytes),
                     config.controller.read_buffer_bytes / u64::from(config.flash.page_bytes),
@@ -207,6 +222,7 @@ impl Backend {
             last_submit_ns: 0,
             housekeeping_idle_ns: if housekeeping { config.controller.housekeeping_idle_ns } else { Nanos::MAX },
             program_unit_bytes: config.flash.program_unit_bytes(),
+            program_path_unit_ns: config.program_path_unit_ns(),
             znsplus: ZnsPlusCounters::default(),
             op_done_max_ns: 0,
             durability_kept,
@@ -412,13 +428,15 @@ impl Backend {
         self.erase_before_program(ssd, addr, ready_ns);
         // A finish's padding (no data) does not cross the program data path.
         let ready_ns = if data_bytes > 0 { ssd.hand_program_over(ready_ns) } else { ready_ns };
+        let cross_ns = if data_bytes > 0 { self.program_path_unit_ns } else { 0 };
         let done = ssd
             .flash_mut()
             .program(ready_ns, self.partition.addr(addr), first_page)
             .unwrap_or_else(|e| panic!("zone {zone} unit {unit}: {e}"));
         self.op_done_max_ns = self.op_done_max_ns.max(done.done_ns);
         self.cache_programmed(zone, unit, done.done_ns);
-        self.controller.release_programmed(zone, unit, data_bytes, done.done_ns);
+        let crossing = Crossing { start_ns: ready_ns, cross_ns };
+        self.controller.release_programmed(zone, unit, data_bytes, done.done_ns, crossing);
         if data_bytes > 0 && self.config.controller.unit_commit_ns > 0 {
             self.controller.note_unit_commit(done.done_ns);
         }

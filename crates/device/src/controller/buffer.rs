@@ -107,102 +107,6 @@ impl ZoneBuffer {
     }
 }
 
-/// Controller memory all zones' write buffers draw from (`write_buffer.
-/// device_buffer_bytes`): a write waits for room here as well as in its
-/// zone's share, and room comes back as any zone's program ends, so writers
-/// of different zones wait for the same program completions.
-#[derive(Debug, Clone, Default)]
-pub struct DevicePool {
-    capacity_bytes: u64,
-    occupied_bytes: u64,
-    /// Bytes each zone holds, so that a reset or power cut can return them.
-    zone_bytes: Vec<u64>,
-    pending: BinaryHeap<Reverse<(Nanos, u32, u64)>>,
-}
-
-impl DevicePool {
-    /// A pool of `capacity_bytes` shared by `zones` zones; 0 means no
-    /// device-wide limit (each zone has only its own share).
-    pub fn new(capacity_bytes: u64, zones: u32) -> Self {
-        let zone_bytes = if capacity_bytes == 0 { Vec::new() } else { vec![0; zones as usize] };
-        Self { capacity_bytes, occupied_bytes: 0, zone_bytes, pending: BinaryHeap::new() }
-    }
-
-    #[inline]
-    fn enabled(&self) -> bool {
-        self.capacity_bytes > 0
-    }
-
-    fn free(&mut self, zone: u32, bytes: u64) {
-        self.occupied_bytes -= bytes;
-        self.zone_bytes[zone as usize] -= bytes;
-    }
-
-    /// `bytes` of `zone` arriving from `ready_ns` on; returns when the pool has room.
-    #[inline]
-    pub fn admit(&mut self, zone: u32, ready_ns: Nanos, bytes: u64) -> Nanos {
-        if !self.enabled() {
-            return ready_ns;
-        }
-        assert!(bytes <= self.capacity_bytes, "one piece must fit the pool");
-        // As in a zone's buffer: room, and no program ended since the last piece.
-        let room = self.occupied_bytes + bytes <= self.capacity_bytes;
-        if room && self.pending.peek().is_none_or(|&Reverse((done_ns, _, _))| done_ns > ready_ns) {
-            self.occupied_bytes += bytes;
-            self.zone_bytes[zone as usize] += bytes;
-            return ready_ns;
-        }
-        self.admit_after_programs(zone, ready_ns, bytes)
-    }
-
-    /// [`DevicePool::admit`] once programs have ended or the pool is full.
-    #[inline(never)]
-    fn admit_after_programs(&mut self, zone: u32, ready_ns: Nanos, bytes: u64) -> Nanos {
-        let mut at_ns = ready_ns;
-        // Bound: each pass frees one program's bytes, and the pool holds finitely many.
-        while let Some(&Reverse((done_ns, z, freed))) = self.pending.peek() {
-            let full = self.occupied_bytes + bytes > self.capacity_bytes;
-            if done_ns > at_ns && !full {
-                break;
-            }
-            at_ns = at_ns.max(done_ns);
-            self.pending.pop();
-            self.free(z, freed);
-        }
-        assert!(self.occupied_bytes + bytes <= self.capacity_bytes, "validation keeps a program able to start");
-        self.occupied_bytes += bytes;
-        self.zone_bytes[zone as usize] += bytes;
-        at_ns
-    }
-
-    /// `bytes` of `zone`'s data leave the pool when its program ends at `done_ns`.
-    pub fn programmed(&mut self, zone: u32, bytes: u64, done_ns: Nanos) {
-        if self.enabled() {
-            self.pending.push(Reverse((done_ns, zone, bytes)));
-        }
-    }
-
-    /// `bytes` of `zone`'s data not handed to a program yet are dropped.
-    pub fn release_unissued(&mut self, zone: u32, bytes: u64) {
-        if !self.enabled() {
-            return;
-        }
-        let issued: u64 = self.pending.iter().filter(|r| r.0 .1 == zone).map(|r| r.0 .2).sum();
-        let unissued = self.zone_bytes[zone as usize].saturating_sub(issued);
-        self.free(zone, bytes.min(unissued));
-    }
-
-    /// `zone` was reset: everything it held is free.
-    pub fn clear_zone(&mut self, zone: u32) {
-        if !self.enabled() {
-            return;
-        }
-        self.pending.retain(|r| r.0 .1 != zone);
-        let held = self.zone_bytes[zone as usize];
-        self.free(zone, held);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,24 +139,5 @@ mod tests {
         assert_eq!(b.unit_pending_until(3, 100), Some(500));
         assert_eq!(b.unit_pending_until(3, 500), None);
         assert_eq!(b.unit_pending_until(4, 100), None);
-    }
-
-    #[test]
-    fn a_device_pool_makes_zones_wait_for_each_others_programs() {
-        let mut pool = DevicePool::new(100, 2);
-        assert_eq!(pool.admit(0, 0, 60), 0);
-        pool.programmed(0, 60, 1_000);
-        assert_eq!(pool.admit(1, 10, 40), 10, "zone 1 fits beside zone 0");
-        assert_eq!(pool.admit(1, 20, 30), 1_000, "zone 1 waits for zone 0's program");
-        pool.clear_zone(1);
-        assert_eq!(pool.admit(0, 1_100, 100), 1_100, "a reset zone's bytes are free again");
-    }
-
-    #[test]
-    fn a_pool_of_zero_bytes_adds_no_limit() {
-        let mut pool = DevicePool::new(0, 2);
-        assert_eq!(pool.admit(0, 5, 1 << 40), 5);
-        pool.programmed(0, 1 << 40, 10);
-        pool.clear_zone(0);
     }
 }

@@ -4,18 +4,21 @@
 //! the link every namespace shares are the drive's (`ssd::Ssd`).
 //!
 //! Host data crosses the link into a zone's buffer, which is released as
-//! its program units finish. Writes also
+//! its program units finish, and into the pool all zones share (`pool`).
+//! Writes also
 //! take the write path's FTL core, which zone management's firmware work
 //! shares (readers never wait for it).
 
 pub mod buffer;
 pub(crate) mod housekeeping;
+pub mod pool;
 pub(crate) mod program_path;
 pub mod read_ahead;
 mod window;
 pub mod write_cache;
 
-use buffer::{DevicePool, ZoneBuffer};
+use buffer::ZoneBuffer;
+use pool::{Crossing, DevicePool, PoolConfig};
 use read_ahead::{ReadAhead, StreamRead};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
@@ -49,11 +52,11 @@ pub(crate) struct Controller {
 }
 
 impl Controller {
-    pub(crate) fn new(zones: u32, pool_bytes: u64, read_ahead: ReadAhead) -> Self {
+    pub(crate) fn new(zones: u32, pool: PoolConfig, read_ahead: ReadAhead) -> Self {
         Self {
             ftl: ServerPool::new(1),
             zone_io: vec![ZoneIo::default(); zones as usize],
-            pool: DevicePool::new(pool_bytes, zones),
+            pool: DevicePool::new(pool, zones),
             read_ahead,
             write_cache: WriteCache::new(zones),
             unit_commits: BinaryHeap::new(),
@@ -221,13 +224,21 @@ impl Controller {
     }
 
     /// Unit `unit` (of the current lap) of `zone` holds `data_bytes` of
-    /// buffered data and is programmed at `done_ns`: the zone's buffer and
-    /// the shared pool release them then.
+    /// buffered data, crosses the program path (`crossing`) and is
+    /// programmed at `done_ns`: the zone's buffer releases them then, the
+    /// shared pool then or as they cross (`write_buffer.pool_release`).
     #[inline]
-    pub(crate) fn release_programmed(&mut self, zone: u32, unit: u64, data_bytes: u64, done_ns: Nanos) {
+    pub(crate) fn release_programmed(
+        &mut self,
+        zone: u32,
+        unit: u64,
+        data_bytes: u64,
+        done_ns: Nanos,
+        crossing: Crossing,
+    ) {
         let io = &mut self.zone_io[zone as usize];
         io.buffer.programmed(io.lap_units + unit, data_bytes, done_ns);
-        self.pool.programmed(zone, data_bytes, done_ns);
+        self.pool.unit_programmed(zone, data_bytes, done_ns, crossing);
     }
 
     /// `bytes` of `zone`'s buffered data, in units not issued yet, are lost

@@ -1,0 +1,87 @@
+//! The device pool's service order (`write_buffer.room_order`) and release
+//! point (`write_buffer.pool_release`): QD-1 writers of their own zones,
+//! each sending its next write 0.5 µs after the last completes, at the
+//! pool's limit.
+
+use zonelab_device::options::set_parameter;
+use zonelab_device::*;
+use zonelab_sim::Nanos;
+
+/// The zn540 with its pool's data leaving as it crosses the program path,
+/// two firmware cores (so the pool, not the firmware, sets the pace) and
+/// `settings`.
+fn device(settings: &[(&str, &str)]) -> Device {
+    let mut config = preset("zn540").unwrap();
+    let base = [("write_buffer.pool_release", "crossed"), ("controller.firmware_cores", "2")];
+    for (path, value) in base.iter().chain(settings) {
+        config = set_parameter(&config, path, value).unwrap();
+    }
+    Device::new(config).unwrap()
+}
+
+/// Latencies (ns, sorted) of `writers` closed-loop QD-1 8 KiB writers over
+/// `duration_ns`, the first 2 ms left out.
+fn closed_loop(dev: &mut Device, writers: u64, duration_ns: Nanos) -> Vec<Nanos> {
+    let zone_lbas = dev.layout().zone_lbas;
+    let mut next: Vec<(Nanos, u64)> = (0..writers).map(|w| (w * 1_000, w * zone_lbas)).collect();
+    let mut latencies = Vec::new();
+    // Bound: each pass submits one write and moves its writer on in time.
+    loop {
+        let (i, &(at_ns, lba)) = next.iter().enumerate().min_by_key(|(_, (t, _))| *t).unwrap();
+        if at_ns > duration_ns {
+            break;
+        }
+        let cmd = Command::Write { slba: lba, nlb: 2, payload: Payload::None, fua: false, placement: None };
+        let c = dev.submit(at_ns, &cmd, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        if at_ns > 2_000_000 {
+            latencies.push(c.complete_ns - at_ns);
+        }
+        next[i] = (c.complete_ns + 500, lba + 2);
+    }
+    latencies.sort_unstable();
+    latencies
+}
+
+fn pct(sorted: &[Nanos], p: usize) -> Nanos {
+    sorted[(sorted.len() - 1) * p / 100]
+}
+
+fn mean(v: &[Nanos]) -> f64 {
+    v.iter().sum::<Nanos>() as f64 / v.len() as f64
+}
+
+#[test]
+fn in_random_order_writers_at_the_pools_limit_wait_a_floor_plus_a_spread() {
+    let duration_ns = 30_000_000;
+    let arrival = closed_loop(&mut device(&[]), 6, duration_ns);
+    let random = closed_loop(&mut device(&[("write_buffer.room_order", "random")]), 6, duration_ns);
+    // The same room comes back at the same pace: the same number of writes.
+    let (a, r) = (arrival.len() as f64, random.len() as f64);
+    assert!((a - r).abs() < 0.02 * a, "{a} writes in arrival order, {r} in random order");
+    // In arrival order most writes wait about as long (lockstep, p30 to
+    // p95 alike), from a floor after the program path's pauses.
+    let (p30, p95) = (pct(&arrival, 30), pct(&arrival, 95));
+    assert!(p95 < p30 * 11 / 10, "arrival: p30 {p30} p95 {p95}");
+    // In random order some find room at once and some are passed over again and again.
+    let m = mean(&random);
+    assert!((pct(&random, 10) as f64) < 0.6 * m, "random: p10 {} against a mean of {m}", pct(&random, 10));
+    assert!((pct(&random, 95) as f64) > 1.5 * m, "random: p95 {} against a mean of {m}", pct(&random, 95));
+}
+
+#[test]
+fn random_room_order_is_arrival_order_without_spread() {
+    let off = [("write_buffer.room_order", "random"), ("spread.on", "false")];
+    let duration_ns = 10_000_000;
+    assert_eq!(closed_loop(&mut device(&off), 6, duration_ns), closed_loop(&mut device(&[]), 6, duration_ns));
+}
+
+#[test]
+fn the_pools_options_need_a_pool() {
+    let config = preset("zn540").unwrap();
+    let config = set_parameter(&config, "write_buffer.device_buffer_bytes", "0").unwrap();
+    let config = set_parameter(&config, "write_buffer.room_order", "random").unwrap();
+    let Err(err) = Device::new(config) else { panic!("a pool option without a pool was accepted") };
+    let err = err.to_string();
+    assert!(err.contains("write_buffer.device_buffer_bytes"), "{err}");
+}
