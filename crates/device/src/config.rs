@@ -358,6 +358,18 @@ pub struct ControllerConfig {
     /// throughput but not readers (seed 003).
     #[serde(default)]
     pub write_ftl_ns: Nanos,
+    /// A write's FTL stage (`write_ftl_ns`) holds only the FTL core: the
+    /// firmware core lets the write go after the rest of `write_ns`, as it
+    /// does an append after the rest of `append_ns`. false (the default):
+    /// the firmware core is held for the whole `write_ns`.
+    #[serde(default)]
+    pub write_ftl_pipelined: bool,
+    /// FTL-core time after a write (4 KiB LBAs and larger) that ends inside
+    /// a mapping unit (`small_lba_map_unit_bytes`): the controller merges
+    /// the unit's pieces after the write completes, as it does an append's
+    /// (`append_partial_unit_ns`). 0 (the default): no merge.
+    #[serde(default)]
+    pub write_partial_unit_ns: Nanos,
     /// How far ahead of a sequential read stream the controller reads whole
     /// pages into its read buffer; 0 turns read-ahead off.
     #[serde(default)]
@@ -552,9 +564,9 @@ pub struct WriteBufferConfig {
     #[serde(default)]
     pub room_order: RoomOrder,
     /// When a program unit's data leaves the pool: `programmed` (the
-    /// default: when its program ends) or `crossed` (page by page as it
-    /// crosses the program path to its die, whose page registers hold it
-    /// from then on). Only with a pool.
+    /// default: when its program ends) or `crossed` (a page of each of the
+    /// die's planes at a time, as it crosses the program path to the die,
+    /// whose page registers hold it from then on). Only with a pool.
     #[serde(default)]
     pub pool_release: PoolRelease,
 }
@@ -582,7 +594,8 @@ pub enum PoolRelease {
     /// When the unit's program ends: room comes back a unit at a time.
     #[default]
     Programmed,
-    /// Page by page, as the unit's data crosses the program path
+    /// A multi-plane page at a time (`planes_per_die` × `page_bytes`), as
+    /// the unit's data crosses the program path
     /// (`controller.program_path_bytes_per_s`): room comes back at the
     /// path's pace.
     Crossed,
@@ -1065,7 +1078,7 @@ impl DeviceConfig {
     }
 
     /// Every duration parameter, by TOML path.
-    fn durations(&self) -> [(&'static str, Nanos); 30] {
+    fn durations(&self) -> [(&'static str, Nanos); 31] {
         let (t, c, m) = (&self.flash_timing, &self.controller, &self.management);
         [
             ("flash_timing.read_ns", t.read_ns),
@@ -1084,6 +1097,7 @@ impl DeviceConfig {
             ("controller.report_per_zone_ns", c.report_per_zone_ns),
             ("controller.error_ns", c.error_ns),
             ("controller.write_ftl_ns", c.write_ftl_ns),
+            ("controller.write_partial_unit_ns", c.write_partial_unit_ns),
             ("controller.partial_unit_ns", c.partial_unit_ns),
             ("controller.append_partial_unit_ns", c.append_partial_unit_ns),
             ("controller.append_partial_unit_held_ns", c.append_partial_unit_held_ns),

@@ -568,8 +568,7 @@ impl<P: DataPath> Front<P> {
         match self.accept_write(slba, nlb, data.is_zeroes()) {
             Err(status) => (status, self.core.fail_ns(ssd, ready_ns)),
             Ok((firmware_ns, window)) => {
-                let firmware =
-                    Firmware { ns: firmware_ns, pipelined_ftl_ns: 0, ftl_after_ns: 0, data_after_firmware: false };
+                let firmware = self.write_firmware(firmware_ns, slba, nlb);
                 let mut done = match window {
                     None => self.write_data(ssd, ready_ns, firmware, slba, nlb, data),
                     Some(old_wp) => self.write_window(ssd, ready_ns, firmware, slba, nlb, data, old_wp),
@@ -581,6 +580,27 @@ impl<P: DataPath> Front<P> {
                 (Status::Success, done)
             }
         }
+    }
+
+    /// How a write of `nlb` LBAs at `slba` with `firmware_ns` of firmware
+    /// work uses the cores: its FTL stage on the FTL core alone
+    /// (`controller.write_ftl_pipelined`), and the merge of a mapping unit
+    /// it ends inside (`controller.write_partial_unit_ns`).
+    #[inline]
+    fn write_firmware(&self, firmware_ns: Nanos, slba: u64, nlb: u32) -> Firmware {
+        let c = &self.core.config.controller;
+        let pipelined_ftl_ns = if c.write_ftl_pipelined { c.write_ftl_ns } else { 0 };
+        let unit_bytes = c.small_lba_map_unit_bytes;
+        let lba_bytes = self.core.layout.lba_bytes;
+        // Below 4 KiB LBAs every write merges its partial unit in its own
+        // time (`partial_unit_ns`); the unit's offset counts from LBA 0,
+        // zones being whole units.
+        let ends_inside = c.write_partial_unit_ns > 0
+            && unit_bytes > 0
+            && lba_bytes >= 4096
+            && !((slba + u64::from(nlb)) * lba_bytes).is_multiple_of(unit_bytes);
+        let ftl_after_ns = if ends_inside { c.write_partial_unit_ns } else { 0 };
+        Firmware { ns: firmware_ns, pipelined_ftl_ns, ftl_after_ns, data_after_firmware: false }
     }
 
     /// The checks and zone state change of a Write or Write Zeroes; returns

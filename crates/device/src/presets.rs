@@ -196,6 +196,18 @@ fn zn540() -> DeviceConfig {
             report_per_zone_ns: 100,
             error_ns: 1_000,
             write_ftl_ns: 3_500,
+            // The firmware core lets a write go once its FTL stage starts,
+            // so a write holds the firmware core 1.9 µs and the FTL core
+            // 3.5 µs: 8 KiB writers at the flash's limit (147-150 K/s) wait
+            // for buffer room, not for a core (ConfZNS++ C2: five to nine
+            // QD-1 writers have a p10 of 17-22 µs, near one writer's 15).
+            write_ftl_pipelined: true,
+            // A 4 KiB write fills half an 8 KiB mapping unit, which the FTL
+            // merges after it (as it does a 4 KiB append's, below): 4 KiB
+            // writes to several zones stop at 180-186 K/s (seed 000 Obs 7,
+            // CLUSTER'23 Fig 4b), every other one paying 3.2 µs more of the
+            // FTL core than an 8 KiB one.
+            write_partial_unit_ns: 3_200,
             read_ahead_bytes: 256 * KIB,
             read_buffer_bytes: 8 * MIB,
             // One stream at a time: ZNS-Study's 2-14 QD-1 readers of their own
@@ -277,8 +289,18 @@ fn zn540() -> DeviceConfig {
             housekeeping_period_ns: 410 * US,
             housekeeping_idle_ns: 10 * MS,
         },
-        // 6 MiB per zone, drawn from 6 MiB the zones share.
-        write_buffer: WriteBufferConfig { device_buffer_bytes: 6 * MIB, ..WriteBufferConfig::plp(6 * MIB) },
+        // 6 MiB per zone, drawn from 6 MiB the zones share. A 64 KiB page
+        // (one per plane) leaves the shared pool as it crosses to its die,
+        // and the zones waiting for room take it in no particular order:
+        // N QD-1 8 KiB writers at the flash's limit wait like a floor plus
+        // an exponential (ConfZNS++ C2, N = 6: p10 17.8, p50 25.5, p95 84.5
+        // µs), not each the mean, nor a floor plus one unit's wait.
+        write_buffer: WriteBufferConfig {
+            device_buffer_bytes: 6 * MIB,
+            room_order: RoomOrder::Random,
+            pool_release: PoolRelease::Crossed,
+            ..WriteBufferConfig::plp(6 * MIB)
+        },
         // Finish pads the rest of the zone one program unit (192 KiB) at a
         // time, each once its die is idle or when its turn among the zones
         // being programmed comes (beside N writers at the flash's limit it
@@ -491,6 +513,8 @@ fn znsplus(name: &str, flash_timing: Timing) -> DeviceConfig {
             report_per_zone_ns: 100,
             error_ns: 1_000,
             write_ftl_ns: 0,
+            write_ftl_pipelined: false,
+            write_partial_unit_ns: 0,
             read_ahead_bytes: 0,
             read_buffer_bytes: 0,
             read_ahead_streams: 32,

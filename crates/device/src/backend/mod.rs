@@ -189,7 +189,9 @@ fn pool_config(config: &DeviceConfig) -> PoolConfig {
     PoolConfig {
         capacity_bytes: wb.device_buffer_bytes,
         random_seed: random.then_some(config.spread.seed),
-        crossed_page_bytes: crossed.then_some(u64::from(config.flash.page_bytes)),
+        // A multi-plane program moves a page of each of the die's planes at a time.
+        crossed_page_bytes: crossed
+            .then_some(u64::from(config.flash.page_bytes) * u64::from(config.flash.planes_per_die)),
     }
 }
 

@@ -25,8 +25,9 @@ pub struct PoolConfig {
     pub capacity_bytes: u64,
     /// Some: waiting zones take released room in a random order of this seed.
     pub random_seed: Option<u64>,
-    /// Some: a unit's data leaves page by page (of this many bytes) as it
-    /// crosses the program path; None: when its program ends.
+    /// Some: a unit's data leaves in pieces of this many bytes (a page of
+    /// each of the die's planes) as it crosses the program path; None: when
+    /// its program ends.
     pub crossed_page_bytes: Option<u64>,
 }
 
