@@ -560,13 +560,14 @@ pub struct WriteBufferConfig {
     /// Which waiting write the pool's released room serves: `arrival` (the
     /// default: the one that has waited longest) or `random` (one of the
     /// zones waiting, each as likely, drawn from `[spread]`; a zone's own
-    /// writes keep their order). Only with a pool (`device_buffer_bytes`).
+    /// writes keep their order). Without a pool (`device_buffer_bytes` 0)
+    /// there is no shared room and this does nothing.
     #[serde(default)]
     pub room_order: RoomOrder,
     /// When a program unit's data leaves the pool: `programmed` (the
     /// default: when its program ends) or `crossed` (a page of each of the
     /// die's planes at a time, as it crosses the program path to the die,
-    /// whose page registers hold it from then on). Only with a pool.
+    /// whose page registers hold it from then on). Nothing without a pool.
     #[serde(default)]
     pub pool_release: PoolRelease,
 }
@@ -1512,13 +1513,6 @@ impl DeviceConfig {
                 "write_buffer.device_buffer_bytes = {pool_bytes} cannot hold the first program unit of each of the {} active zones ({pool_min_bytes} bytes), so writers could wait for each other for ever: use 0 (no device-wide limit) or at least {pool_min_bytes}",
                 self.namespace.max_active_zones.max(1)
             ));
-        }
-        let wb = &self.write_buffer;
-        let pool_options = wb.room_order != RoomOrder::Arrival || wb.pool_release != PoolRelease::Programmed;
-        if pool_bytes == 0 && pool_options {
-            return err(
-                "write_buffer.room_order and write_buffer.pool_release shape the device pool: set write_buffer.device_buffer_bytes (a pool) or leave them at \"arrival\" and \"programmed\"".to_string(),
-            );
         }
         layout.fcgs = fcgs;
         layout.fbg_blocks = u32::try_from(fbg_blocks).expect("fbg blocks fit the blocks per plane");

@@ -593,13 +593,15 @@ impl<P: DataPath> Front<P> {
         let unit_bytes = c.small_lba_map_unit_bytes;
         let lba_bytes = self.core.layout.lba_bytes;
         // Below 4 KiB LBAs every write merges its partial unit in its own
-        // time (`partial_unit_ns`); the unit's offset counts from LBA 0,
+        // time (`partial_unit_ns`). As with appends, a unit the write covers
+        // only part of, at either end, is merged; units start at LBA 0,
         // zones being whole units.
-        let ends_inside = c.write_partial_unit_ns > 0
+        let (start_bytes, end_bytes) = (slba * lba_bytes, (slba + u64::from(nlb)) * lba_bytes);
+        let partial = c.write_partial_unit_ns > 0
             && unit_bytes > 0
             && lba_bytes >= 4096
-            && !((slba + u64::from(nlb)) * lba_bytes).is_multiple_of(unit_bytes);
-        let ftl_after_ns = if ends_inside { c.write_partial_unit_ns } else { 0 };
+            && !(start_bytes.is_multiple_of(unit_bytes) && end_bytes.is_multiple_of(unit_bytes));
+        let ftl_after_ns = if partial { c.write_partial_unit_ns } else { 0 };
         Firmware { ns: firmware_ns, pipelined_ftl_ns, ftl_after_ns, data_after_firmware: false }
     }
 

@@ -205,9 +205,9 @@ fn zn540() -> DeviceConfig {
             // A 4 KiB write fills half an 8 KiB mapping unit, which the FTL
             // merges after it (as it does a 4 KiB append's, below): 4 KiB
             // writes to several zones stop at 180-186 K/s (seed 000 Obs 7,
-            // CLUSTER'23 Fig 4b), every other one paying 3.2 µs more of the
-            // FTL core than an 8 KiB one.
-            write_partial_unit_ns: 3_200,
+            // CLUSTER'23 Fig 4b), each taking 1.6 µs more of the FTL core
+            // than an 8 KiB one.
+            write_partial_unit_ns: 1_600,
             read_ahead_bytes: 256 * KIB,
             read_buffer_bytes: 8 * MIB,
             // One stream at a time: ZNS-Study's 2-14 QD-1 readers of their own

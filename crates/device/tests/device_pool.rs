@@ -1,5 +1,5 @@
-//! The device pool's service order (`write_buffer.room_order`) and release
-//! point (`write_buffer.pool_release`): QD-1 writers of their own zones,
+//! The device pool's service order (`write_buffer.room_order`): QD-1
+//! writers of their own zones,
 //! each sending its next write 0.5 µs after the last completes, at the
 //! pool's limit.
 
@@ -8,8 +8,8 @@ use zonelab_device::*;
 use zonelab_sim::Nanos;
 
 /// The zn540 with its pool's data leaving as it crosses the program path,
-/// two firmware cores (so the pool, not the firmware, sets the pace) and
-/// `settings`.
+/// two firmware cores (so the pool, not the firmware, sets the pace, whatever
+/// the preset's write firmware) and `settings`.
 fn device(settings: &[(&str, &str)]) -> Device {
     let mut config = preset("zn540").unwrap();
     let base = [("write_buffer.pool_release", "crossed"), ("controller.firmware_cores", "2")];
@@ -54,18 +54,19 @@ fn mean(v: &[Nanos]) -> f64 {
 #[test]
 fn in_random_order_writers_at_the_pools_limit_wait_a_floor_plus_a_spread() {
     let duration_ns = 30_000_000;
-    let arrival = closed_loop(&mut device(&[]), 6, duration_ns);
+    let arrival = closed_loop(&mut device(&[("write_buffer.room_order", "arrival")]), 6, duration_ns);
     let random = closed_loop(&mut device(&[("write_buffer.room_order", "random")]), 6, duration_ns);
     // The same room comes back at the same pace: the same number of writes.
     let (a, r) = (arrival.len() as f64, random.len() as f64);
     assert!((a - r).abs() < 0.02 * a, "{a} writes in arrival order, {r} in random order");
-    // In arrival order most writes wait about as long (lockstep, p30 to
-    // p95 alike), from a floor after the program path's pauses.
-    let (p30, p95) = (pct(&arrival, 30), pct(&arrival, 95));
-    assert!(p95 < p30 * 11 / 10, "arrival: p30 {p30} p95 {p95}");
-    // In random order some find room at once and some are passed over again and again.
+    // In arrival order the writes that wait all wait about as long
+    // (lockstep: p50 to p95 alike; the preset's room comes back 64 KiB at a
+    // time, so some find room at once).
+    let (p50, p95) = (pct(&arrival, 50), pct(&arrival, 95));
+    assert!(p95 < p50 * 11 / 10, "arrival: p50 {p50} p95 {p95}");
+    // In random order most find room soon and a few are passed over again and again.
     let m = mean(&random);
-    assert!((pct(&random, 10) as f64) < 0.6 * m, "random: p10 {} against a mean of {m}", pct(&random, 10));
+    assert!((pct(&random, 50) as f64) < 0.75 * m, "random: p50 {} against a mean of {m}", pct(&random, 50));
     assert!((pct(&random, 95) as f64) > 1.5 * m, "random: p95 {} against a mean of {m}", pct(&random, 95));
 }
 
@@ -73,15 +74,6 @@ fn in_random_order_writers_at_the_pools_limit_wait_a_floor_plus_a_spread() {
 fn random_room_order_is_arrival_order_without_spread() {
     let off = [("write_buffer.room_order", "random"), ("spread.on", "false")];
     let duration_ns = 10_000_000;
-    assert_eq!(closed_loop(&mut device(&off), 6, duration_ns), closed_loop(&mut device(&[]), 6, duration_ns));
-}
-
-#[test]
-fn the_pools_options_need_a_pool() {
-    let config = preset("zn540").unwrap();
-    let config = set_parameter(&config, "write_buffer.device_buffer_bytes", "0").unwrap();
-    let config = set_parameter(&config, "write_buffer.room_order", "random").unwrap();
-    let Err(err) = Device::new(config) else { panic!("a pool option without a pool was accepted") };
-    let err = err.to_string();
-    assert!(err.contains("write_buffer.device_buffer_bytes"), "{err}");
+    let arrival = [("write_buffer.room_order", "arrival")];
+    assert_eq!(closed_loop(&mut device(&off), 6, duration_ns), closed_loop(&mut device(&arrival), 6, duration_ns));
 }

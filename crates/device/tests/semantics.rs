@@ -1402,8 +1402,11 @@ fn zones_started_one_after_another_start_on_dies_far_apart() {
 /// Completion of an 8-LBA write to zone 1 after 14 program units went to
 /// zone 0, with a device-wide buffer of `pool_bytes`, and when the first of
 /// zone 0's programs ended.
-fn zone_1_write_after_zone_0_fills(pool_bytes: u64) -> (u64, u64) {
-    let (mut dev, zone_lbas) = unit_wide_zn540(|c| c.write_buffer.device_buffer_bytes = pool_bytes);
+fn zone_1_write_after_zone_0_fills(pool_bytes: u64, release: config::PoolRelease) -> (u64, u64) {
+    let (mut dev, zone_lbas) = unit_wide_zn540(|c| {
+        c.write_buffer.device_buffer_bytes = pool_bytes;
+        c.write_buffer.pool_release = release;
+    });
     let at_ns = write_in_turn(&mut dev, (0..14 * 48).step_by(24));
     // One unit per die: each die's program is the only one it has.
     let first_program_end_ns = (0..14).map(|die| dev.flash().die_free_at_ns(die)).min().unwrap();
@@ -1421,10 +1424,15 @@ fn zone_1_write_after_zone_0_fills(pool_bytes: u64) -> (u64, u64) {
 fn writers_of_different_zones_wait_for_the_same_programs_in_a_shared_buffer() {
     // 14 active zones × one 192 KiB unit: the smallest pool validation allows.
     let pool_bytes = 14 * 192 * 1024;
-    let (alone_ns, first_end_ns) = zone_1_write_after_zone_0_fills(0);
+    let programmed = config::PoolRelease::Programmed;
+    let (alone_ns, first_end_ns) = zone_1_write_after_zone_0_fills(0, programmed);
     assert!(alone_ns < first_end_ns, "zone 1's own buffer is empty");
-    let (shared_ns, first_end_ns) = zone_1_write_after_zone_0_fills(pool_bytes);
+    let (shared_ns, first_end_ns) = zone_1_write_after_zone_0_fills(pool_bytes, programmed);
     assert!(shared_ns >= first_end_ns, "zone 1 waits for zone 0's first program: {shared_ns} < {first_end_ns}");
+    // With data leaving the pool as it crosses to its die, the room is back
+    // long before any of zone 0's programs ends.
+    let (crossed_ns, first_end_ns) = zone_1_write_after_zone_0_fills(pool_bytes, config::PoolRelease::Crossed);
+    assert!(crossed_ns < first_end_ns, "{crossed_ns} >= {first_end_ns}");
     let mut config = preset("zn540").unwrap();
     config.mapping.stripe_chunks = 12;
     config.write_buffer.device_buffer_bytes = pool_bytes - 1;
