@@ -27,10 +27,10 @@ const SUSPEND_COSTS: &str = "suspend costs fitted to reads under padding (the mo
 
 /// Why saturated writers' p95 at CL 7 is off beside finishes.
 const WRITE_TAIL_ALONE: &str = "a write tail at CL 7 alone as short as the drive's (the text's 20.7% rise puts it at \
-    84.4 µs; the model's is 99.8 µs, where its writers wait for room longer than the drive's) and a steady rise beside \
-    finishes: the model's writers at the flash's limit move their p95 by up to a third with where the padding falls \
-    against their wait for room (CL 5, 6 and 7: 55, 76 and 100 µs alone, 78, 114 and 91 beside finishes), where the \
-    drive's rise by a quarter (ConfZNS++ C2 Fig 4a at CL 6: 84.5 µs alone, 106 beside finishes)";
+    84.4 µs; the model's is 95.7 µs) and a rise beside finishes: beside the padding the model's writers lose rate \
+    (CL 5 and 6: 140 and 142 K/s against 146 alone) and so wait less for room, and their p95 falls (CL 5, 6 and 7: 69, \
+    81 and 96 µs alone, 49, 56 and 94 beside finishes), where the drive's rises by a quarter (ConfZNS++ C2 Fig 4a at \
+    CL 6: 84.5 µs alone, 106 beside finishes)";
 
 /// (KIOPS, p95 µs) of the foreground at concurrency `cl`.
 fn finish_point(rw: &str, cl: u32, background: Background, scale: Scale) -> Result<(f64, f64)> {
