@@ -172,7 +172,7 @@ impl DevicePool {
     }
 
     /// Releases due by `at_ns` become free room.
-    #[inline]
+    #[inline(never)]
     fn settle(&mut self, at_ns: Nanos) {
         // Bound: each pass removes one release.
         while let Some(&Release { done_ns, zone, bytes }) = self.releases.front() {
@@ -194,21 +194,30 @@ impl DevicePool {
         }
         // Usually there is room, no release came due since the last piece
         // and nobody else waits.
-        let due = self.releases.front().is_some_and(|r| r.done_ns <= ready_ns);
-        if !due && self.free_bytes >= bytes && self.random.is_none() {
-            self.free_bytes -= bytes;
-            self.zone_bytes[zone as usize] += bytes;
-            return ready_ns;
+        if self.releases.front().is_some_and(|r| r.done_ns <= ready_ns) {
+            self.settle(ready_ns);
         }
-        self.admit_slow(zone, ready_ns, bytes)
+        if self.free_bytes < bytes {
+            return self.admit_slow(zone, ready_ns, bytes);
+        }
+        if let Some(order) = self.random.as_deref_mut() {
+            // Room free now goes to whoever asks, but not ahead of the zone's own waiting write.
+            let admitted_ns = &mut order.zone_admitted_ns[zone as usize];
+            if *admitted_ns > ready_ns {
+                return self.admit_slow(zone, ready_ns, bytes);
+            }
+            *admitted_ns = ready_ns;
+        }
+        self.free_bytes -= bytes;
+        self.zone_bytes[zone as usize] += bytes;
+        ready_ns
     }
 
-    /// [`DevicePool::admit`] when releases came due, the write may wait, or
-    /// others are waiting.
+    /// [`DevicePool::admit`] when the write may wait for room (the releases
+    /// due by `ready_ns` settled).
     #[inline(never)]
     fn admit_slow(&mut self, zone: u32, ready_ns: Nanos, bytes: u64) -> Nanos {
         assert!(bytes <= self.capacity_bytes, "one piece must fit the pool");
-        self.settle(ready_ns);
         let (from_ns, passed) = match self.random.as_deref_mut() {
             None => (ready_ns, 0),
             Some(order) => {
@@ -258,8 +267,12 @@ impl DevicePool {
             last_ns = r.done_ns;
             emptied += usize::from(r.bytes == 0);
         }
+        // Usually the first ones empty (always in arrival order); in random order any may.
+        while emptied > 0 && self.releases.front().is_some_and(|r| r.bytes == 0) {
+            self.releases.pop_front();
+            emptied -= 1;
+        }
         if emptied > 0 {
-            // In arrival order only the first ones empty; in random order any may.
             self.releases.retain(|r| r.bytes > 0);
         }
         debug_assert_eq!(wanted, 0, "the caller checked the room");
@@ -287,8 +300,14 @@ impl DevicePool {
     /// `bytes` of `zone`'s data leave the pool at `done_ns`.
     fn release_at(&mut self, zone: u32, bytes: u64, done_ns: Nanos) {
         if self.enabled() && bytes > 0 {
-            let at = self.releases.partition_point(|r| (r.done_ns, r.zone) <= (done_ns, zone));
-            self.releases.insert(at, Release { done_ns, zone, bytes });
+            let release = Release { done_ns, zone, bytes };
+            // Programs mostly end in the order they start: most go at the back.
+            if self.releases.back().is_none_or(|r| (r.done_ns, r.zone) <= (done_ns, zone)) {
+                self.releases.push_back(release);
+            } else {
+                let at = self.releases.partition_point(|r| (r.done_ns, r.zone) <= (done_ns, zone));
+                self.releases.insert(at, release);
+            }
             self.coming_bytes += bytes;
         }
     }
