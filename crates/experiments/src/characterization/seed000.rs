@@ -13,8 +13,7 @@ const STACK_FIT: &str = "the host stack costs and controller.write_ns";
 const APPEND_FIT: &str = "controller.append_partial_unit_ns and append_ftl_ns (4 KiB appends stop at 132-138 K/s)";
 const MERGE_FIT: &str =
     "controller.partial_unit_ns and partial_unit_bytes_per_s (512 B-2 KiB writes at QD 1 run at 40-42 K/s)";
-const WRITE_FTL_FIT: &str =
-    "controller.write_partial_unit_ns (4 KiB writes to several zones stop at 180-186 K/s)";
+const WRITE_FTL_FIT: &str = "controller.write_partial_unit_ns (4 KiB writes to several zones stop at 180-186 K/s)";
 pub(super) const PROGRAM_FIT: &str =
     "controller.program_path_bytes_per_s, journal_units and journal_ns (the write limit)";
 pub(super) const READ_FIT: &str = "flash_timing.read_ns and read_step_ns (QD-1 read latencies)";
