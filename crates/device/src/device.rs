@@ -585,24 +585,31 @@ impl<P: DataPath> Front<P> {
     /// How a write of `nlb` LBAs at `slba` with `firmware_ns` of firmware
     /// work uses the cores: its FTL stage on the FTL core alone
     /// (`controller.write_ftl_pipelined`), and the merge of a mapping unit
-    /// it ends inside (`controller.write_partial_unit_ns`).
+    /// it covers only part of (`controller.write_partial_unit_ns`).
     #[inline]
     fn write_firmware(&self, firmware_ns: Nanos, slba: u64, nlb: u32) -> Firmware {
         let c = &self.core.config.controller;
         let pipelined_ftl_ns = if c.write_ftl_pipelined { c.write_ftl_ns } else { 0 };
-        let unit_bytes = c.small_lba_map_unit_bytes;
-        let lba_bytes = self.core.layout.lba_bytes;
-        // Below 4 KiB LBAs every write merges its partial unit in its own
-        // time (`partial_unit_ns`). As with appends, a unit the write covers
-        // only part of, at either end, is merged; units start at LBA 0,
-        // zones being whole units.
-        let (start_bytes, end_bytes) = (slba * lba_bytes, (slba + u64::from(nlb)) * lba_bytes);
-        let partial = c.write_partial_unit_ns > 0
-            && unit_bytes > 0
-            && lba_bytes >= 4096
-            && !(start_bytes.is_multiple_of(unit_bytes) && end_bytes.is_multiple_of(unit_bytes));
+        let partial = c.write_partial_unit_ns > 0 && self.covers_part_of_a_unit(slba, slba + u64::from(nlb));
         let ftl_after_ns = if partial { c.write_partial_unit_ns } else { 0 };
         Firmware { ns: firmware_ns, pipelined_ftl_ns, ftl_after_ns, data_after_firmware: false }
+    }
+
+    /// Whether data at LBAs `slba..end` (4 KiB LBAs or larger) covers only
+    /// part of a mapping unit (`controller.small_lba_map_unit_bytes`) at
+    /// either end, leaving it to merge. Below 4 KiB LBAs every write merges
+    /// its partial unit in its own time (`partial_unit_ns`) instead. Units
+    /// count from the zone's start.
+    #[inline]
+    fn covers_part_of_a_unit(&self, slba: u64, end: u64) -> bool {
+        let unit_bytes = self.core.config.controller.small_lba_map_unit_bytes;
+        let lba_bytes = self.core.layout.lba_bytes;
+        if unit_bytes == 0 || lba_bytes < 4096 {
+            return false;
+        }
+        let zslba = self.core.zones.zslba(self.core.zones.zone_of(slba));
+        let (start_bytes, end_bytes) = ((slba - zslba) * lba_bytes, (end - zslba) * lba_bytes);
+        !(start_bytes.is_multiple_of(unit_bytes) && end_bytes.is_multiple_of(unit_bytes))
     }
 
     /// The checks and zone state change of a Write or Write Zeroes; returns
@@ -656,9 +663,7 @@ impl<P: DataPath> Front<P> {
     ) -> Nanos {
         let zone = self.core.zones.zone_of(slba);
         ssd.start_write_data(ready_ns, 0);
-        let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
-        let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
-        let fw_end = management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end);
+        let fw_end = self.place_firmware(ssd, ready_ns, firmware);
         let end = slba + u64::from(nlb);
         if let Some(d) = self.core.data.as_mut() {
             d.write_window(slba, u64::from(nlb), data.payload());
@@ -759,16 +764,7 @@ impl<P: DataPath> Front<P> {
     fn append_firmware(&self, firmware_ns: Nanos, zslba: u64, lba: u64, nlb: u32) -> Firmware {
         let c = &self.core.config.controller;
         debug_assert_eq!(self.core.zones.zslba(self.core.zones.zone_of(lba)), zslba);
-        let end_bytes = (lba + u64::from(nlb) - zslba) * self.core.layout.lba_bytes;
-        let unit_bytes = c.small_lba_map_unit_bytes;
-        // Below 4 KiB LBAs every write merges its partial unit in its own time.
-        let small_lbas = self.core.layout.lba_bytes < 4096;
-        let start_bytes = (lba - zslba) * self.core.layout.lba_bytes;
-        // A unit the append covers only part of, at either end, is merged.
-        let partial = unit_bytes > 0
-            && !small_lbas
-            && !(start_bytes.is_multiple_of(unit_bytes) && end_bytes.is_multiple_of(unit_bytes));
-        if !partial {
+        if !self.covers_part_of_a_unit(lba, lba + u64::from(nlb)) {
             return Firmware {
                 ns: firmware_ns,
                 pipelined_ftl_ns: c.append_ftl_ns,
@@ -803,18 +799,7 @@ impl<P: DataPath> Front<P> {
     ) -> Nanos {
         let zone = self.core.zones.zone_of(slba);
         let nlb = u64::from(nlb);
-        // The command's last `write_ftl_ns` of firmware work (the mapping
-        // update) also needs the write path's FTL core; waiting for it does
-        // not hold the firmware core.
-        let fw_end = if firmware.pipelined_ftl_ns > 0 {
-            let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
-            let core_end = ssd.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
-            management::ftl_turn(&mut self.core, core_end, ftl_ns)
-        } else {
-            let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
-            let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
-            management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
-        };
+        let fw_end = self.place_firmware(ssd, ready_ns, firmware);
         ssd.start_write_data(ready_ns, if firmware.data_after_firmware { fw_end } else { 0 });
         // Work after the command (merging a partly filled mapping unit): it
         // holds the FTL core, not the command.
@@ -847,6 +832,23 @@ impl<P: DataPath> Front<P> {
             self.after_wp_moved(ssd, zone, t);
         }
         t
+    }
+
+    /// Places a write's firmware from `ready_ns` on; returns when it is
+    /// done. The command's last `write_ftl_ns` of firmware work (the mapping
+    /// update) also needs the write path's FTL core; waiting for it does not
+    /// hold the firmware core, and a pipelined stage (`pipelined_ftl_ns`)
+    /// holds only the FTL core.
+    #[inline(always)]
+    fn place_firmware(&mut self, ssd: &mut Ssd, ready_ns: Nanos, firmware: Firmware) -> Nanos {
+        if firmware.pipelined_ftl_ns > 0 {
+            let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
+            let core_end = ssd.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
+            return management::ftl_turn(&mut self.core, core_end, ftl_ns);
+        }
+        let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
+        let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
+        management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
     }
 
     /// When the data of a write at `slba` into sequential `zone` can enter

@@ -192,8 +192,8 @@ impl DevicePool {
         if !self.enabled() {
             return ready_ns;
         }
-        // Usually there is room, no release came due since the last piece
-        // and nobody else waits.
+        // Usually there is room now (once the releases due are settled) and
+        // the zone has no write waiting: the piece goes in at once.
         if self.releases.front().is_some_and(|r| r.done_ns <= ready_ns) {
             self.settle(ready_ns);
         }
