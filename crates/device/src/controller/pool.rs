@@ -14,8 +14,7 @@
 //! an exponential, not every write waiting the mean). A zone's own writes
 //! take room in their order either way.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use zonelab_sim::{Nanos, SimRng};
 
 /// How the device pool is built (`[write_buffer]`).
@@ -48,15 +47,20 @@ const STREAM_ROOM_ORDER: u64 = 3;
 const SLOTS_PASSED_MAX: u64 = 1 << 20;
 
 /// Random service order: which zones have a write waiting for room.
+///
+/// A zone's waits end in the order its writes take room, so the zone waits
+/// until its latest wait ends: one time per zone, and a short list of the
+/// zones whose latest wait has not been seen to end.
 #[derive(Debug, Clone)]
 struct RandomOrder {
     rng: SimRng,
-    /// Admissions granted for later than their write was ready, by when.
-    waiting: BinaryHeap<Reverse<(Nanos, u32)>>,
-    /// Per zone: its writes in `waiting`.
-    zone_waiting: Vec<u32>,
-    /// Zones with a write in `waiting`.
-    zones_waiting: u32,
+    /// Per zone: when its latest wait for room ends; 0 once that is past
+    /// (or it never waited), which is when it is not in `waiting_zones`.
+    wait_until_ns: Vec<Nanos>,
+    /// Zones with a wait not yet seen to end, each once.
+    waiting_zones: Vec<u32>,
+    /// No wait in `waiting_zones` ends before this (`Nanos::MAX` when none).
+    first_end_ns: Nanos,
     /// Per zone: its latest admission (a zone's writes take room in order).
     zone_admitted_ns: Vec<Nanos>,
 }
@@ -65,34 +69,45 @@ impl RandomOrder {
     fn new(seed: u64, zones: u32) -> Self {
         Self {
             rng: SimRng::fork(seed, STREAM_ROOM_ORDER),
-            waiting: BinaryHeap::new(),
-            zone_waiting: vec![0; zones as usize],
-            zones_waiting: 0,
+            wait_until_ns: vec![0; zones as usize],
+            waiting_zones: Vec::new(),
+            first_end_ns: Nanos::MAX,
             zone_admitted_ns: vec![0; zones as usize],
         }
     }
 
-    /// Forgets the waits that ended by `at_ns`.
+    /// Forgets the zones whose waits ended by `at_ns`.
+    #[inline]
     fn settle(&mut self, at_ns: Nanos) {
-        // Bound: each pass removes one admission.
-        while let Some(&Reverse((until_ns, zone))) = self.waiting.peek() {
-            if until_ns > at_ns {
-                break;
-            }
-            self.waiting.pop();
-            let n = &mut self.zone_waiting[zone as usize];
-            *n -= 1;
-            if *n == 0 {
-                self.zones_waiting -= 1;
-            }
+        if at_ns < self.first_end_ns {
+            return;
         }
+        let until = &mut self.wait_until_ns;
+        let mut first_end_ns = Nanos::MAX;
+        // Bound: the zones waiting, each visited once.
+        self.waiting_zones.retain(|&zone| {
+            let end_ns = &mut until[zone as usize];
+            if *end_ns <= at_ns {
+                *end_ns = 0;
+                return false;
+            }
+            first_end_ns = first_end_ns.min(*end_ns);
+            true
+        });
+        self.first_end_ns = first_end_ns;
+    }
+
+    /// Zones with a write waiting (as of the latest `settle`).
+    fn zones_waiting(&self) -> usize {
+        self.waiting_zones.len()
     }
 
     /// How many slots of room this write of `zone` lets go to others before
     /// it takes one: each release serves one of the zones waiting, this one
     /// among them, with equal chance (a geometric number of misses).
     fn slots_passed(&mut self, zone: u32) -> u64 {
-        let others = self.zones_waiting - u32::from(self.zone_waiting[zone as usize] > 0);
+        let listed = usize::from(self.wait_until_ns[zone as usize] > 0);
+        let others = u32::try_from(self.zones_waiting() - listed).expect("zones fit a u32");
         if others == 0 {
             return 0;
         }
@@ -110,11 +125,13 @@ impl RandomOrder {
         let z = zone as usize;
         self.zone_admitted_ns[z] = self.zone_admitted_ns[z].max(admitted_ns);
         if admitted_ns > ready_ns {
-            self.waiting.push(Reverse((admitted_ns, zone)));
-            if self.zone_waiting[z] == 0 {
-                self.zones_waiting += 1;
+            let end_ns = &mut self.wait_until_ns[z];
+            if *end_ns == 0 {
+                self.waiting_zones.push(zone);
             }
-            self.zone_waiting[z] += 1;
+            debug_assert!(admitted_ns >= *end_ns, "a zone's waits end in order");
+            *end_ns = admitted_ns;
+            self.first_end_ns = self.first_end_ns.min(admitted_ns);
         }
     }
 }
@@ -405,6 +422,25 @@ mod tests {
         // Zone 2 lets each release go with chance 1/2 (zone 1 waits too), and
         // zone 3 takes the one it let go with chance 1/3 or more.
         assert!((30..=120).contains(&overtaken), "zone 3 first in {overtaken} of 200");
+    }
+
+    #[test]
+    fn a_zone_waits_until_its_latest_wait_ends() {
+        let mut order = RandomOrder::new(0, 3);
+        order.note_admitted(1, 0, 100);
+        order.note_admitted(1, 5, 200);
+        order.note_admitted(2, 0, 150);
+        order.note_admitted(0, 10, 10); // room at once: no wait
+        assert_eq!(order.zones_waiting(), 2);
+        order.settle(120);
+        assert_eq!(order.zones_waiting(), 2, "zone 1's second write still waits");
+        order.settle(150);
+        assert_eq!(order.zones_waiting(), 1, "zone 2's wait ended at 150");
+        order.note_admitted(2, 160, 300);
+        order.settle(250);
+        assert_eq!((order.zones_waiting(), order.wait_until_ns[1], order.wait_until_ns[2]), (1, 0, 300));
+        order.settle(300);
+        assert_eq!(order.zones_waiting(), 0);
     }
 
     #[test]
