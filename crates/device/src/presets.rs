@@ -70,6 +70,7 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 read_step_ns: 0,
                 plane_interleave_bytes: 0,
                 read_decode_bytes_per_s: 0,
+                die_sense_ns: 0,
             },
         )),
         "mlc" => Some(znsplus(
@@ -84,6 +85,7 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 read_step_ns: 0,
                 plane_interleave_bytes: 0,
                 read_decode_bytes_per_s: 0,
+                die_sense_ns: 0,
             },
         )),
         "znand" => Some(znsplus(
@@ -98,6 +100,7 @@ pub fn preset(name: &str) -> Option<DeviceConfig> {
                 read_step_ns: 0,
                 plane_interleave_bytes: 0,
                 read_decode_bytes_per_s: 0,
+                die_sense_ns: 0,
             },
         )),
         _ => None,
@@ -179,6 +182,15 @@ fn zn540() -> DeviceConfig {
             // whole 16 KiB page per 4 KiB read, lose 2.1 µs per read for
             // each reader added (mean 44.4 µs with two, 69.9 with fourteen).
             read_decode_bytes_per_s: 4_000_000_000,
+            // A die starts a sense at most every 33 µs (of tR's 70): near
+            // the firmware core's limit (416 K/s) reads queue on the die they
+            // land on, and their latencies spread (CLUSTER'23 Fig 4a, 4 KiB
+            // random reads at QD 64, 128, 256: p95 387, 766, 1204 µs against
+            // means of 175, 301, 585). Fitted over the QD sweep: at 36 µs the
+            // p95s fit and the rate falls to 344 K/s (the drive's 425), at 28
+            // it is 414 K/s and the QD-128 p95 537 µs (docs/device-model.md).
+            // Reads inside a program's suspension keep its own order (`suspend`).
+            die_sense_ns: 33 * US,
         },
         link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
         controller: ControllerConfig {

@@ -1,6 +1,7 @@
 //! The controller's read path: read-ahead serves sequential reads from the
 //! read buffer (ZNS-Study: sequential 4 KiB reads at QD 1 several times
-//! faster than random ones), and turning it off makes them equal.
+//! faster than random ones), and turning it off makes them equal; random
+//! reads near the limit queue on their dies (CLUSTER'23 Fig 4a).
 
 use zonelab_device::options::set_parameter;
 use zonelab_device::*;
@@ -172,4 +173,57 @@ fn readers_taking_turns_on_one_read_ahead_context_read_each_page_whole() {
     // With a context each, both streams are read ahead: most reads come from the buffer.
     let two = two_streams_us(&[("controller.read_ahead_streams", "2")]);
     assert!(two[two.len() / 2] < 15.0, "median {:.1} µs with two contexts", two[two.len() / 2]);
+}
+
+/// A fixed, well-mixed function of `i`: LBAs with no pattern a mapping could follow.
+fn splitmix64(i: u64) -> u64 {
+    let mut x = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// 4 KiB reads at random LBAs of a full zone, `qd` of them always in the
+/// drive (each sent when one completes): (reads per second, mean µs, p95 µs).
+fn random_reads_at_depth(sets: &[(&str, &str)], qd: usize) -> (f64, f64, f64) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut dev = device(sets);
+    let start_ns = fill_zone(&mut dev);
+    let zcap = dev.layout().zcap_lbas;
+    let mut in_flight: BinaryHeap<Reverse<Nanos>> = (0..qd).map(|_| Reverse(start_ns)).collect();
+    let (reads, mut latencies_ns) = (20_000_u64, Vec::new());
+    let mut end_ns = start_ns;
+    for i in 0..reads {
+        let Reverse(t) = in_flight.pop().expect("qd reads in flight");
+        let slba = splitmix64(i) % zcap;
+        let c = dev.submit(t, &Command::Read { slba, nlb: 1 }, None);
+        assert!(c.status.is_success(), "{:?}", c.status);
+        latencies_ns.push(c.complete_ns - c.submit_ns);
+        end_ns = end_ns.max(c.complete_ns);
+        in_flight.push(Reverse(c.complete_ns));
+    }
+    // The first reads all start together: leave them out.
+    let steady = &mut latencies_ns[qd * 4..];
+    steady.sort_unstable();
+    let mean_us = steady.iter().sum::<Nanos>() as f64 / steady.len() as f64 / 1e3;
+    let p95_us = steady[steady.len() * 95 / 100] as f64 / 1e3;
+    (reads as f64 / ((end_ns - start_ns) as f64 / 1e9), mean_us, p95_us)
+}
+
+#[test]
+fn random_reads_near_the_limit_queue_on_their_dies_and_spread() {
+    // With the dies' serial part of a sense, reads at random LBAs near the
+    // limit wait on whichever die they land on: the p95 is twice the mean
+    // (CLUSTER'23 Fig 4a, QD 128: 766 µs against 301). Without it the
+    // firmware core sets the limit, and its queue serves in order.
+    let (rate, mean_us, p95_us) = random_reads_at_depth(&[], 128);
+    assert!(p95_us > 1.8 * mean_us, "p95 {p95_us:.0} µs, mean {mean_us:.0} µs at {rate:.0}/s");
+    let (fifo_rate, fifo_mean_us, fifo_p95_us) = random_reads_at_depth(&[("flash_timing.die_sense_ns", "0us")], 128);
+    assert!(fifo_p95_us < 1.5 * fifo_mean_us, "p95 {fifo_p95_us:.0} µs, mean {fifo_mean_us:.0} µs");
+    assert!(rate > 0.85 * fifo_rate, "{rate:.0}/s with the serial part, {fifo_rate:.0}/s without");
+    // At QD 1 the serial part is within the sense: nothing to wait for.
+    let (_, qd1_us, _) = random_reads_at_depth(&[], 1);
+    let (_, fifo_qd1_us, _) = random_reads_at_depth(&[("flash_timing.die_sense_ns", "0us")], 1);
+    assert!((qd1_us - fifo_qd1_us).abs() < 0.5, "QD 1: {qd1_us:.1} µs, {fifo_qd1_us:.1} µs without");
 }

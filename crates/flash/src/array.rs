@@ -251,6 +251,8 @@ pub struct FlashArray {
     read_channel: Bandwidth,
     /// The controller's read data path (`Timing::read_decode_bytes_per_s`), if limited.
     decoder: Option<(SlotTimeline, Bandwidth)>,
+    /// When each die runs the serial part of a sense (`Timing::die_sense_ns`), if it has one.
+    die_sense: Option<DieSense>,
     /// Copybacks the data of a page went through since it last crossed the
     /// controller (which checks ECC), by (die, plane, block, page); absent = 0.
     /// Bit errors accumulate along such chains, so the device bounds them.
@@ -266,6 +268,89 @@ pub struct FlashArray {
     /// Per plane: the page row its register holds and when it was sensed
     /// there (`Timing::plane_interleave_bytes`).
     registers: Vec<Register>,
+}
+
+/// Serial parts of senses one die keeps booked ahead, at most: past that
+/// the earliest is forgotten and no later one may start before it ends.
+const DIE_SENSES_BOOKED_MAX: usize = 16;
+
+/// The dies' serial parts of their senses (`Timing::die_sense_ns`), all of
+/// one length: per die, the starts of those booked, in order, so a read
+/// whose planes are free early takes an idle stretch before one booked by
+/// a read that waits for its plane.
+#[derive(Debug, Clone)]
+struct DieSense {
+    dies: Vec<DieSenses>,
+    /// No read from now on is ready before this (`forget_decoded_until`).
+    now_ns: Nanos,
+}
+
+/// One die's booked serial parts of senses: a ring of their starts, in order.
+#[derive(Debug, Clone, Copy, Default)]
+struct DieSenses {
+    starts_ns: [Nanos; DIE_SENSES_BOOKED_MAX],
+    /// Ring index of the earliest.
+    head: usize,
+    booked: usize,
+    /// End of the latest one forgotten while still ahead: nothing starts before it.
+    floor_ns: Nanos,
+}
+
+impl DieSenses {
+    #[inline]
+    fn start_ns(&self, k: usize) -> Nanos {
+        self.starts_ns[(self.head + k) % DIE_SENSES_BOOKED_MAX]
+    }
+
+    /// Books `serial_ns` in the first idle stretch from `ready_ns` on, having
+    /// forgotten those over by `now_ns`; returns when it starts.
+    #[inline]
+    fn book(&mut self, now_ns: Nanos, ready_ns: Nanos, serial_ns: Nanos) -> Nanos {
+        // Bound: each step forgets one booked sense.
+        while self.booked > 0 && self.start_ns(0) + serial_ns <= now_ns {
+            (self.head, self.booked) = ((self.head + 1) % DIE_SENSES_BOOKED_MAX, self.booked - 1);
+        }
+        if self.booked == DIE_SENSES_BOOKED_MAX {
+            // Full with every one still ahead: the earliest goes, and nothing may start before it ends.
+            self.floor_ns = self.floor_ns.max(self.start_ns(0) + serial_ns);
+            (self.head, self.booked) = ((self.head + 1) % DIE_SENSES_BOOKED_MAX, self.booked - 1);
+        }
+        let mut start_ns = ready_ns.max(self.floor_ns);
+        let mut at = 0;
+        // Bound: each step passes one booked sense.
+        while at < self.booked {
+            let booked_ns = self.start_ns(at);
+            if start_ns + serial_ns <= booked_ns {
+                break;
+            }
+            start_ns = start_ns.max(booked_ns + serial_ns);
+            at += 1;
+        }
+        // Those after the new one move one place on, the last first.
+        for k in (at..self.booked).rev() {
+            self.starts_ns[(self.head + k + 1) % DIE_SENSES_BOOKED_MAX] = self.start_ns(k);
+        }
+        self.starts_ns[(self.head + at) % DIE_SENSES_BOOKED_MAX] = start_ns;
+        self.booked += 1;
+        debug_assert!((1..self.booked).all(|k| self.start_ns(k - 1) + serial_ns <= self.start_ns(k)), "one at a time");
+        start_ns
+    }
+}
+
+impl DieSense {
+    fn new(dies: u32) -> Self {
+        Self { dies: vec![DieSenses::default(); dies as usize], now_ns: 0 }
+    }
+
+    /// Books `serial_ns` of `die` in its first idle stretch from `ready_ns`
+    /// on; returns when the sense starts.
+    #[inline]
+    fn reserve(&mut self, die: u32, ready_ns: Nanos, serial_ns: Nanos) -> Nanos {
+        debug_assert!(ready_ns >= self.now_ns, "a read ready before the promised time");
+        let start_ns = self.dies[die as usize].book(self.now_ns, ready_ns, serial_ns);
+        debug_assert!(start_ns >= ready_ns);
+        start_ns
+    }
 }
 
 /// The page row a plane's register holds after a read sensed it.
@@ -315,8 +400,8 @@ pub struct ChunkRead {
     pub bytes: u32,
 }
 
-/// The flash time the namespaces of one device share: channel and plane
-/// timelines, the die busy series and what a read may suspend. Each
+/// The flash time the namespaces of one device share: channel, plane and
+/// die-sense timelines, the die busy series and what a read may suspend. Each
 /// namespace keeps its own blocks; this moves between them so that their
 /// commands queue on the same dies.
 #[derive(Debug, Clone)]
@@ -326,6 +411,7 @@ pub struct SharedTime {
     die_busy_series: Option<TimeSeries>,
     suspendable: Vec<VecDeque<Suspendable>>,
     registers: Vec<Register>,
+    die_sense: Option<DieSense>,
 }
 
 impl FlashArray {
@@ -350,6 +436,7 @@ impl FlashArray {
             read_channel: Bandwidth::new(timing.channel_bytes_per_s),
             decoder: (timing.read_decode_bytes_per_s > 0)
                 .then(|| (SlotTimeline::new(), Bandwidth::new(timing.read_decode_bytes_per_s))),
+            die_sense: (timing.die_sense_ns > 0).then(|| DieSense::new(geometry.dies_total())),
             read_divisors: [geometry.oneshot_pages, geometry.planes_per_die, geometry.channels]
                 .map(|n| NonZeroU32::new(n).expect("validate checks the geometry's counts are nonzero")),
             copyback_chains: BTreeMap::new(),
@@ -390,6 +477,7 @@ impl FlashArray {
             die_busy_series: self.die_busy_series.clone(),
             suspendable: self.suspendable.clone(),
             registers: self.registers.clone(),
+            die_sense: self.die_sense.clone(),
         }
     }
 
@@ -402,6 +490,7 @@ impl FlashArray {
         std::mem::swap(&mut self.die_busy_series, &mut time.die_busy_series);
         std::mem::swap(&mut self.suspendable, &mut time.suspendable);
         std::mem::swap(&mut self.registers, &mut time.registers);
+        std::mem::swap(&mut self.die_sense, &mut time.die_sense);
     }
 
     /// Copies the timelines of `time` (not the busy series), so that reads
@@ -412,6 +501,7 @@ impl FlashArray {
         self.planes.clone_from(&time.planes);
         self.suspendable.clone_from(&time.suspendable);
         self.registers.clone_from(&time.registers);
+        self.die_sense.clone_from(&time.die_sense);
     }
     /// The operation latencies this array charges.
     pub fn timing(&self) -> &Timing {
@@ -446,6 +536,10 @@ impl FlashArray {
     pub fn forget_decoded_until(&mut self, now_ns: Nanos) {
         if let Some((decoder, _)) = &mut self.decoder {
             decoder.forget_until(now_ns);
+        }
+        if let Some(dies) = &mut self.die_sense {
+            // Handed to a die's timeline when a read reserves on it: one store per command, not one per die.
+            dies.now_ns = now_ns;
         }
     }
 
@@ -536,7 +630,11 @@ impl FlashArray {
                 return sensed_ns;
             }
         }
-        let start_ns = planes.iter().map(|i| self.planes[i].free_at_ns()).fold(ready_ns, Nanos::max);
+        let mut start_ns = planes.iter().map(|i| self.planes[i].free_at_ns()).fold(ready_ns, Nanos::max);
+        if let Some(dies) = &mut self.die_sense {
+            // The first idle stretch of the die's serial part from when the planes are free.
+            start_ns = dies.reserve(die, start_ns, self.timing.die_sense_ns);
+        }
         for i in planes.iter() {
             self.planes[i].occupy_until(start_ns, start_ns + read_ns);
             self.registers[i] = Register { row, sensed_ns: start_ns + read_ns };
@@ -948,6 +1046,7 @@ mod tests {
             read_step_ns: 0,
             plane_interleave_bytes: 0,
             read_decode_bytes_per_s: 0,
+            die_sense_ns: 0,
         };
         FlashArray::new(g, t)
     }
@@ -987,6 +1086,25 @@ mod tests {
         assert_eq!(f.read_chunk(0, chunk_read(2, 4096, 4096)), 102_500);
         // A whole chunk takes every plane: after the third read.
         assert_eq!(f.read_chunk(0, chunk_read(3, 0, 16384)), 160_000);
+    }
+
+    #[test]
+    fn a_die_runs_the_serial_part_of_one_sense_at_a_time() {
+        // Two dies on two channels, 4 planes each, 20 µs of every 50 µs sense serial on the die.
+        let g = Geometry { planes_per_die: 4, ..*array().geometry() };
+        let t = Timing { plane_interleave_bytes: 4096, die_sense_ns: 20_000, ..array().timing().clone() };
+        let mut f = FlashArray::new(g, t);
+        // Planes 0-1 in one multi-plane sense: one serial part, 0-20 µs.
+        assert_eq!(f.read_chunk(0, chunk_read(0, 0, 8192)), 55_000);
+        // Plane 2 is free at once, the die's serial part at 20 µs: sensed at 70.
+        assert_eq!(f.read_chunk(0, chunk_read(1, 8192, 4096)), 72_500);
+        // Plane 3 waits for the die again: 40-90 µs.
+        assert_eq!(f.read_chunk(0, chunk_read(2, 12288, 4096)), 92_500);
+        // The other die senses at once.
+        assert_eq!(f.read_chunk(0, ChunkRead { die: 1, ..chunk_read(0, 0, 4096) }), 52_500);
+        // A read ready later takes the die's first idle stretch: plane 0 is free at 50 µs,
+        // the die from 60 µs on (its serial part was busy 0-60).
+        assert_eq!(f.read_chunk(45_000, chunk_read(3, 0, 4096)), 112_500);
     }
 
     #[test]
@@ -1311,6 +1429,7 @@ mod tests {
             read_step_ns: 0,
             plane_interleave_bytes: 0,
             read_decode_bytes_per_s: 0,
+            die_sense_ns: 0,
         };
         FlashArray::new(g, t)
     }
