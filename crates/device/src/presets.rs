@@ -182,15 +182,15 @@ fn zn540() -> DeviceConfig {
             // whole 16 KiB page per 4 KiB read, lose 2.1 µs per read for
             // each reader added (mean 44.4 µs with two, 69.9 with fourteen).
             read_decode_bytes_per_s: 4_000_000_000,
-            // A die starts a sense at most every 33 µs (of tR's 70): near
+            // A die starts a sense at most every 32 µs (of tR's 70): near
             // the firmware core's limit (416 K/s) reads queue on the die they
             // land on, and their latencies spread (CLUSTER'23 Fig 4a, 4 KiB
             // random reads at QD 64, 128, 256: p95 387, 766, 1204 µs against
-            // means of 175, 301, 585). Fitted over the QD sweep: at 36 µs the
-            // p95s fit and the rate falls to 344 K/s (the drive's 425), at 28
-            // it is 414 K/s and the QD-128 p95 537 µs (docs/device-model.md).
+            // means of 175, 301, 585). The most the rate allows: past half
+            // the shortest tR (32 µs) the rate steps down to 384 K/s, and
+            // seed 000 Obs 7's 424 K/s at QD 128 is lost (docs/device-model.md).
             // Reads inside a program's suspension keep its own order (`suspend`).
-            die_sense_ns: 33 * US,
+            die_sense_ns: 32 * US,
         },
         link: LinkConfig { lanes: 4, lane_bytes_per_s: 985_000_000 },
         controller: ControllerConfig {

@@ -214,14 +214,15 @@ fn random_reads_at_depth(sets: &[(&str, &str)], qd: usize) -> (f64, f64, f64) {
 #[test]
 fn random_reads_near_the_limit_queue_on_their_dies_and_spread() {
     // With the dies' serial part of a sense, reads at random LBAs near the
-    // limit wait on whichever die they land on: the p95 is twice the mean
-    // (CLUSTER'23 Fig 4a, QD 128: 766 µs against 301). Without it the
-    // firmware core sets the limit, and its queue serves in order.
+    // limit wait on whichever die they land on, and the p95 moves well off
+    // the mean (the drive's: 2.5 times it, CLUSTER'23 Fig 4a at QD 128; the
+    // zn540's 1.8). Without it the firmware core sets the limit, and its
+    // queue serves in order (1.3).
     let (rate, mean_us, p95_us) = random_reads_at_depth(&[], 128);
-    assert!(p95_us > 1.8 * mean_us, "p95 {p95_us:.0} µs, mean {mean_us:.0} µs at {rate:.0}/s");
+    assert!(p95_us > 1.6 * mean_us, "p95 {p95_us:.0} µs, mean {mean_us:.0} µs at {rate:.0}/s");
     let (fifo_rate, fifo_mean_us, fifo_p95_us) = random_reads_at_depth(&[("flash_timing.die_sense_ns", "0us")], 128);
-    assert!(fifo_p95_us < 1.5 * fifo_mean_us, "p95 {fifo_p95_us:.0} µs, mean {fifo_mean_us:.0} µs");
-    assert!(rate > 0.85 * fifo_rate, "{rate:.0}/s with the serial part, {fifo_rate:.0}/s without");
+    assert!(fifo_p95_us < 1.45 * fifo_mean_us, "p95 {fifo_p95_us:.0} µs, mean {fifo_mean_us:.0} µs");
+    assert!(rate > 0.9 * fifo_rate, "{rate:.0}/s with the serial part, {fifo_rate:.0}/s without");
     // At QD 1 the serial part is within the sense: nothing to wait for.
     let (_, qd1_us, _) = random_reads_at_depth(&[], 1);
     let (_, fifo_qd1_us, _) = random_reads_at_depth(&[("flash_timing.die_sense_ns", "0us")], 1);
