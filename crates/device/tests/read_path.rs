@@ -175,14 +175,6 @@ fn readers_taking_turns_on_one_read_ahead_context_read_each_page_whole() {
     assert!(two[two.len() / 2] < 15.0, "median {:.1} µs with two contexts", two[two.len() / 2]);
 }
 
-/// A fixed, well-mixed function of `i`: LBAs with no pattern a mapping could follow.
-fn splitmix64(i: u64) -> u64 {
-    let mut x = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 /// 4 KiB reads at random LBAs of a full zone, `qd` of them always in the
 /// drive (each sent when one completes): (reads per second, mean µs, p95 µs).
 fn random_reads_at_depth(sets: &[(&str, &str)], qd: usize) -> (f64, f64, f64) {
@@ -194,9 +186,11 @@ fn random_reads_at_depth(sets: &[(&str, &str)], qd: usize) -> (f64, f64, f64) {
     let mut in_flight: BinaryHeap<Reverse<Nanos>> = (0..qd).map(|_| Reverse(start_ns)).collect();
     let (reads, mut latencies_ns) = (20_000_u64, Vec::new());
     let mut end_ns = start_ns;
-    for i in 0..reads {
+    // Seeded LBAs with no pattern a mapping could follow.
+    let mut rng = zonelab_sim::SimRng::new(1);
+    for _ in 0..reads {
         let Reverse(t) = in_flight.pop().expect("qd reads in flight");
-        let slba = splitmix64(i) % zcap;
+        let slba = rng.below(zcap);
         let c = dev.submit(t, &Command::Read { slba, nlb: 1 }, None);
         assert!(c.status.is_success(), "{:?}", c.status);
         latencies_ns.push(c.complete_ns - c.submit_ns);
