@@ -1024,7 +1024,7 @@ fn io_uring_passthrough_pays_its_host_cost_on_the_jobs_cpu() {
 }
 
 #[test]
-fn a_polled_ring_left_idle_past_a_second_wakes_its_thread_first() {
+fn a_polled_ring_left_idle_past_a_second_wakes_its_thread_first_and_a_shorter_long_idle_finds_the_cpu_cold() {
     let wakeup_ns = zonelab_host::HostConfig::default().sq_poll.wakeup_ns as f64;
     assert!(wakeup_ns > 0.0);
     // Four writes, `think` apart, as total latencies (min, max).
@@ -1041,10 +1041,17 @@ fn a_polled_ring_left_idle_past_a_second_wakes_its_thread_first() {
     };
     // Two seconds apart: every write (the first too) wakes the sleeping thread.
     let (idle_min, _) = lats("io_uring_cmd", "--sqthread_poll=1", "2s");
-    // A tenth of a second apart: the thread polls on, only the first write wakes it.
-    let (polled_min, polled_max) = lats("io_uring_cmd", "--sqthread_poll=1", "100ms");
+    // A hundredth of a second apart: the thread polls on, only the first write wakes it.
+    let (polled_min, polled_max) = lats("io_uring_cmd", "--sqthread_poll=1", "10ms");
     assert!(idle_min >= polled_min + wakeup_ns * 0.9, "{idle_min} ns idle against {polled_min} ns polled");
     assert!(within(polled_max - polled_min, wakeup_ns, 0.1), "only the first write wakes the thread");
+    // Half a second apart: the thread still polls, but the job's CPU slept too
+    // and every write after the first pays its way out of the deep state.
+    let sq_poll = zonelab_host::HostConfig::default().sq_poll;
+    assert!(sq_poll.cold_after_ns < 500_000_000 && sq_poll.cold_ns > 0);
+    let (cold_min, cold_max) = lats("io_uring_cmd", "--sqthread_poll=1", "500ms");
+    assert!(within(cold_min - polled_min, sq_poll.cold_ns as f64, 0.1), "{cold_min} ns cold against {polled_min} ns");
+    assert!(within(cold_max, polled_max, 0.02), "the first write wakes the thread, and pays nothing more");
     // Without the option, or without a ring, there is no polling thread to wake.
     let (_, unpolled_max) = lats("io_uring_cmd", "", "2s");
     let (_, spdk_max) = lats("spdk", "--sqthread_poll=1", "2s");

@@ -467,7 +467,8 @@ fn sync_call_ns(thread: &Thread, host: &HostConfig, kind: IoKind) -> Nanos {
     }
 }
 
-/// The wait for a sleeping submission-queue polling thread, for a request
+/// The wait for a sleeping submission-queue polling thread (or, after a
+/// shorter idle, for the job's CPU to leave a deep idle state), for a request
 /// of `kind` the thread submits at `ready_ns`.
 fn ring_wakeup_ns(thread: &mut Thread, host: &HostConfig, kind: IoKind, ready_ns: Nanos) -> Nanos {
     if !thread.options.sq_poll || beside_ring(kind) {
@@ -479,7 +480,7 @@ fn ring_wakeup_ns(thread: &mut Thread, host: &HostConfig, kind: IoKind, ready_ns
     // every operation, the first too (the fastest of 15 took 167 µs).
     let cost_ns = match thread.ring_last_ns {
         None => host.sq_poll.wakeup_ns,
-        Some(last_ns) => host.sq_poll.wakeup_cost_ns(last_ns.min(ready_ns), ready_ns),
+        Some(last_ns) => host.sq_poll.idle_cost_ns(last_ns.min(ready_ns), ready_ns),
     };
     thread.ring_last_ns = Some(ready_ns);
     cost_ns
