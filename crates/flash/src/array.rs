@@ -740,8 +740,10 @@ impl FlashArray {
             return Some(sensed_ns);
         }
         let (sensed_ns, delay_ns, start_delay_ns) = {
-            // The operation works on to the end of its loop: that time is not lost to it.
-            let step_ns = suspend.to_step_end_ns(op.start_ns, ready_ns).min(op.end_ns - ready_ns);
+            // The operation works on to the end of its loop: that time is not
+            // lost to it. Its loops go on from its latest resume, if any.
+            let loops_from_ns = if op.reads_end_ns > 0 { op.reads_end_ns + suspend.resume_ns } else { op.start_ns };
+            let step_ns = suspend.to_suspend_point_ns(loops_from_ns, ready_ns).min(op.end_ns - ready_ns);
             (ready_ns + step_ns + suspend.suspend_ns + read_ns, suspend.suspend_ns + read_ns + suspend.resume_ns, 0)
         };
         self.delay_die_ops(die, start_delay_ns, delay_ns);
@@ -1195,6 +1197,22 @@ mod tests {
         let mut g = programming_in_loops(1, false);
         g.read(500_000, 0, 0, 16384);
         assert_eq!(g.read(520_000, 0, 1, 16384), 1_140_000 + 50_000 + 10_000);
+    }
+
+    #[test]
+    fn after_a_resume_the_loops_go_on_from_the_resume() {
+        let mut f = programming_in_loops(3, false);
+        // The first read suspends at the end of the loop it comes in (560 µs,
+        // the loops counted from the program's start at 60 µs) and is sensed
+        // at 630 µs; the program resumes 10 µs later.
+        assert_eq!(f.read(500_000, 0, 0, 16384), 630_000 + 10_000);
+        // The next read waits for a whole loop from the resume (640 µs), not
+        // for 760 µs as if the program had never stopped.
+        assert_eq!(f.read(700_000, 0, 0, 16384), 740_000 + 20_000 + 50_000 + 10_000);
+        // One that comes while the program resumes (the suspension sensed at
+        // 810 µs, resumed at 820 µs) waits for the first loop after it.
+        assert_eq!(f.read(815_000, 0, 0, 16384), 920_000 + 20_000 + 50_000 + 10_000);
+        assert_eq!(f.suspensions(), 3);
     }
 
     #[test]

@@ -70,7 +70,8 @@ pub struct Timing {
 /// so a stream of reads cannot starve it. A program or erase runs as a
 /// series of pulse-and-verify loops of `step_ns` each and stops only at the
 /// end of a loop, so a read waits out the rest of the loop it arrives in:
-/// between nothing and `step_ns`, by its arrival's phase.
+/// between nothing and `step_ns`, by its arrival's phase. After a resume the
+/// loops go on from the resume: the next read waits for at least the first.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Suspend {
@@ -105,6 +106,20 @@ impl Suspend {
     /// Suspend disabled: programs and erases always run to completion.
     pub const OFF: Suspend =
         Suspend { suspend_ns: 0, resume_ns: 0, per_op_max: 0, step_ns: 0, read_priority: false, batch_reads: false };
+
+    /// How long an operation whose loops run from `loops_from_ns` (its start,
+    /// or the end of its latest resume) runs on after a suspend asked at
+    /// `asked_ns`: to the end of its current loop, and asked before its first
+    /// loop from there has ended (or while it resumes), to the end of that one.
+    #[inline]
+    pub fn to_suspend_point_ns(&self, loops_from_ns: Nanos, asked_ns: Nanos) -> Nanos {
+        let first_end_ns = loops_from_ns + self.step_ns;
+        if asked_ns < first_end_ns {
+            first_end_ns - asked_ns
+        } else {
+            self.to_step_end_ns(loops_from_ns, asked_ns)
+        }
+    }
 
     /// How long an operation that started at `start_ns` runs on after a
     /// suspend asked at `asked_ns`: to the end of its current loop.
