@@ -49,7 +49,7 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
         let zone_locked = zone.filter(|&z| op != RequestOp::Read && space.zones.is_sequential(z));
         let ready_ns = zone_locked.map_or(now, |z| now.max(space.zone_submit_ns[z as usize]));
         let thread = &mut self.threads[t as usize];
-        let host_ns = ring_wakeup_ns(thread, &self.host, kind, ready_ns) + sync_call_ns(thread, &self.host, kind);
+        let host_ns = ring_idle_cost_ns(thread, &self.host, kind, ready_ns) + sync_call_ns(thread, &self.host, kind);
         let submit_ns = thread.cpu.reserve(ready_ns, thread.submit_cost_ns + host_ns);
         if let Some(z) = zone_locked {
             space.zone_submit_ns[z as usize] = submit_ns;
@@ -470,7 +470,7 @@ fn sync_call_ns(thread: &Thread, host: &HostConfig, kind: IoKind) -> Nanos {
 /// The wait for a sleeping submission-queue polling thread (or, after a
 /// shorter idle, for the job's CPU to leave a deep idle state), for a request
 /// of `kind` the thread submits at `ready_ns`.
-fn ring_wakeup_ns(thread: &mut Thread, host: &HostConfig, kind: IoKind, ready_ns: Nanos) -> Nanos {
+fn ring_idle_cost_ns(thread: &mut Thread, host: &HostConfig, kind: IoKind, ready_ns: Nanos) -> Nanos {
     if !thread.options.sq_poll || beside_ring(kind) {
         return 0;
     }
