@@ -179,6 +179,10 @@ struct Planned {
 enum Next {
     Io(Planned),
     Wait(Nanos),
+    /// Ahead of its rate until then: fio waits for the thread's I/Os in
+    /// flight to complete, then sleeps what it was ahead by (see
+    /// [`Hold::Quiesce`]).
+    Ahead(Nanos),
     /// Quiesce, then reset this zone (fio's reset of a full zone before writing it).
     Reset(u32),
     /// Nothing until a request completes (a replayed sync waits for those before it).
@@ -431,6 +435,10 @@ enum Hold {
     /// A reset of this zone (full, to be written again): fio resets with a
     /// blocking ioctl, so writes resume once it completes.
     Reset(u32),
+    /// Ahead of its rate by this much: fio (`rate_ddir`, inline submission)
+    /// waits for every I/O the thread has in flight, then sleeps the time
+    /// it was ahead by when it stopped, however long the wait took.
+    Quiesce(Nanos),
 }
 
 impl Thread {
@@ -452,7 +460,7 @@ impl Thread {
         if let Stage::Issuing(hold) = self.stage {
             let reset = match hold {
                 Hold::Reset(zone) => Some(zone),
-                Hold::Free | Hold::Think => None,
+                Hold::Free | Hold::Think | Hold::Quiesce(_) => None,
             };
             self.enter(Stage::Draining { reset });
         }

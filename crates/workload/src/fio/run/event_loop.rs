@@ -194,6 +194,15 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
                     self.wake_at(t, at);
                     return;
                 }
+                Next::Ahead(at) => {
+                    let thread = &mut self.threads[t as usize];
+                    if thread.inflight == 0 {
+                        self.wake_at(t, at);
+                    } else {
+                        thread.enter(Stage::Issuing(Hold::Quiesce(at - now)));
+                    }
+                    return;
+                }
                 Next::Blocked => return,
                 Next::Reset(zone) => self.threads[t as usize].enter(Stage::Issuing(Hold::Reset(zone))),
                 Next::End => self.threads[t as usize].stop_issuing(),
@@ -212,6 +221,10 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
         }
         let reset = match thread.stage {
             Stage::Issuing(Hold::Think) => return self.think(now, t),
+            Stage::Issuing(Hold::Quiesce(sleep_ns)) => {
+                thread.enter(Stage::Issuing(Hold::Free));
+                return self.wake_at(t, now.saturating_add(sleep_ns));
+            }
             Stage::Issuing(Hold::Reset(zone)) => {
                 thread.enter(Stage::Issuing(Hold::Free));
                 Some(zone)

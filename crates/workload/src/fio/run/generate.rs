@@ -28,7 +28,7 @@ impl<D: ZonedDevice + ?Sized, const MULTI: bool> Engine<'_, D, MULTI> {
             }
         };
         if now < thread.rate_next_ns[ddir] {
-            return Next::Wait(thread.rate_next_ns[ddir]);
+            return Next::Ahead(thread.rate_next_ns[ddir]);
         }
         let bs = options.bs[ddir];
         let time_based = options.time_based;
