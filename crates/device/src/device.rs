@@ -11,6 +11,7 @@
 //! conventional device's writes to [`crate::conventional`], Flush, FUA and
 //! power cuts to [`crate::power`]. None of them calls back into `Device`.
 
+use crate::backend::write_queue::{QueuedWrite, WriteQueue};
 use crate::backend::{Accepted, Arrival, Backend, DataPath, Source, Zoned};
 use crate::config::{DeviceConfig, Layout};
 use crate::controller::read_ahead::StreamRead;
@@ -259,7 +260,7 @@ impl Device {
     /// The device must have been built with [`Tracking::power_cuts`] (as
     /// [`Device::new`] builds it).
     pub fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
-        with_front!(&mut self.front, f => f.power_cut(at_ns))
+        with_front!(&mut self.front, f => f.power_cut(&mut self.ssd, at_ns))
     }
     /// The FDP logs of a page-mapped namespace with `[fdp]`; `None` otherwise.
     pub fn fdp_logs(&self) -> Option<crate::fdp::FdpLogs> {
@@ -316,6 +317,7 @@ impl<P: DataPath> Front<P> {
         cmd: &Command<'_>,
         read_out: Option<&mut [u8]>,
     ) -> Started {
+        self.serve_waiting_writes(ssd, submit_ns);
         management::advance(&mut self.core, ssd, submit_ns);
         let completion = self.execute(ssd, submit_ns, cmd, read_out);
         match self.core.scheduler.background.queued.take() {
@@ -340,18 +342,29 @@ impl<P: DataPath> Front<P> {
     ) -> Completion {
         match self.start(ssd, submit_ns, cmd, read_out) {
             Started::Done(c) => c,
-            Started::Pending(tag) => management::run_until_completed(&mut self.core, ssd, tag),
+            Started::Pending(tag) => {
+                if self.path.write_queue().is_some_and(|q| q.holds(tag)) {
+                    // Nothing else comes: the waiting writes are served in turn.
+                    self.serve_waiting_writes(ssd, TIME_NS_MAX);
+                }
+                management::run_until_completed(&mut self.core, ssd, tag)
+            }
         }
     }
 
     /// When the next management step could start if no host command came
     /// first; `None` when there is no management work.
     pub(crate) fn next_event_ns(&self, ssd: &Ssd) -> Option<Nanos> {
-        management::next_event_ns(&self.core, ssd)
+        let management = management::next_event_ns(&self.core, ssd);
+        match self.next_queued_write_ns() {
+            Some(w) => Some(management.map_or(w, |m| m.min(w))),
+            None => management,
+        }
     }
 
     /// Reserves every management step that starts before `until_ns`.
     pub(crate) fn advance(&mut self, ssd: &mut Ssd, until_ns: Nanos) {
+        self.serve_waiting_writes(ssd, until_ns);
         management::advance(&mut self.core, ssd, until_ns);
     }
 
@@ -362,11 +375,12 @@ impl<P: DataPath> Front<P> {
 
     /// Management tasks accepted but not completed.
     pub(crate) fn pending_tasks(&self) -> usize {
-        management::pending_tasks(&self.core)
+        management::pending_tasks(&self.core) + self.path.write_queue().map_or(0, |q| q.len())
     }
 
     /// Reserves all management work, as if the device were left alone.
     pub(crate) fn drain(&mut self, ssd: &mut Ssd) {
+        self.serve_waiting_writes(ssd, TIME_NS_MAX);
         management::drain(&mut self.core, ssd);
     }
 
@@ -374,7 +388,10 @@ impl<P: DataPath> Front<P> {
     /// comes back: every zone keeps what survives, as [`crate::power`] describes.
     /// The device must have been built with [`Tracking::power_cuts`] (as
     /// [`Device::new`] builds it).
-    pub(crate) fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
+    pub(crate) fn power_cut(&mut self, ssd: &mut Ssd, at_ns: Nanos) -> PowerCutReport {
+        // Writes waiting for the FTL core were accepted: they are in flight
+        // at the cut, served (and timed) as if the power held.
+        self.serve_waiting_writes(ssd, TIME_NS_MAX);
         power::power_cut(&mut self.core, at_ns)
     }
 
@@ -569,6 +586,9 @@ impl<P: DataPath> Front<P> {
             Err(status) => (status, self.core.fail_ns(ssd, ready_ns)),
             Ok((firmware_ns, window)) => {
                 let firmware = self.write_firmware(firmware_ns, slba, nlb);
+                if window.is_none() && firmware.pipelined_ftl_ns > 0 && self.path.write_queue().is_some() {
+                    return (Status::Success, self.write_queued(ssd, ready_ns, firmware, slba, nlb, data, fua));
+                }
                 let mut done = match window {
                     None => self.write_data(ssd, ready_ns, firmware, slba, nlb, data),
                     Some(old_wp) => self.write_window(ssd, ready_ns, firmware, slba, nlb, data, old_wp),
@@ -832,6 +852,105 @@ impl<P: DataPath> Front<P> {
             self.after_wp_moved(ssd, zone, t);
         }
         t
+    }
+
+    /// An accepted write on a path whose FTL core takes waiting writes in
+    /// an order of its own (`conventional.write_order_window`): its
+    /// firmware-core stage now, then the FTL core at once if it is free and
+    /// no write waits, or a place among the waiting writes (the command is
+    /// pending). Returns when it is done, or when it reached the controller
+    /// if it waits (its completion comes later, [`Self::serve_waiting_writes`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn write_queued(
+        &mut self,
+        ssd: &mut Ssd,
+        ready_ns: Nanos,
+        firmware: Firmware,
+        slba: u64,
+        nlb: u32,
+        data: WriteData<'_>,
+        fua: bool,
+    ) -> Nanos {
+        let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
+        let core_end = ssd.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
+        // Accepted: the data and the counters are the command's from now on.
+        if let Some(d) = self.core.data.as_mut() {
+            d.write(slba, u64::from(nlb), data.payload());
+        }
+        self.core.counters.host_write_bytes += u64::from(nlb) * self.core.layout.lba_bytes;
+        let after_ns = firmware.ftl_after_ns + self.partial_unit_merge_ns(slba, slba + u64::from(nlb));
+        let arrival = Arrival { link: data.crosses_link(), placement: data.placement() };
+        let tag = self.core.scheduler.background.next_tag;
+        let write = QueuedWrite {
+            tag,
+            submit_ns: self.core.last_submit_ns,
+            arrived_ns: ready_ns,
+            ready_ns: core_end,
+            slba,
+            nlb,
+            ftl_ns,
+            after_ns,
+            arrival,
+            fua,
+        };
+        let queue = self.path.write_queue().expect("the caller checked the queue");
+        let core_free = self.core.controller.ftl_free_at_ns() <= core_end;
+        if (queue.is_empty() && core_free) || !queue.has_room() {
+            return self.serve_write(ssd, write, core_end);
+        }
+        let m = &mut self.core.scheduler.background;
+        m.next_tag += 1;
+        m.queued = Some(tag);
+        self.path.write_queue_mut().expect("checked").push(write);
+        ready_ns
+    }
+
+    /// The FTL core takes `write` at `start_ns`: its stage, the work after
+    /// it, then its data into the buffer, as [`Self::write_data`] does;
+    /// returns when it is done.
+    fn serve_write(&mut self, ssd: &mut Ssd, write: QueuedWrite, start_ns: Nanos) -> Nanos {
+        debug_assert!(start_ns >= write.ready_ns, "the core takes a write once its firmware stage is done");
+        let ftl_end = management::ftl_turn(&mut self.core, start_ns, write.ftl_ns);
+        if write.after_ns > 0 {
+            let commit_ns = self.core.config.controller.unit_commit_ns;
+            self.core.controller.reserve_ftl(ftl_end, write.after_ns, commit_ns);
+        }
+        ssd.start_write_data(write.arrived_ns, 0);
+        let (slba, end) = (write.slba, write.slba + u64::from(write.nlb));
+        let zone = self.core.zones.zone_of(slba);
+        let mut done = self.path.take_in(&mut self.core, ssd, zone, slba..end, ftl_end, write.arrival);
+        if write.fua {
+            done = power::fua_done(&mut self.core, ssd, slba, write.nlb, done);
+        }
+        self.core.cache_write_issued(slba, done);
+        done
+    }
+
+    /// When the FTL core takes its next waiting write; `None` with none.
+    fn next_queued_write_ns(&self) -> Option<Nanos> {
+        self.path.write_queue()?.next_start_ns(self.core.controller.ftl_free_at_ns())
+    }
+
+    /// Serves the waiting writes the FTL core takes before `until_ns`, each
+    /// completing as a pending command.
+    fn serve_waiting_writes(&mut self, ssd: &mut Ssd, until_ns: Nanos) {
+        let Some(waiting) = self.path.write_queue().map(WriteQueue::len) else { return };
+        // Bound: each turn serves one waiting write.
+        for _ in 0..waiting {
+            let Some(start_ns) = self.next_queued_write_ns().filter(|&s| s < until_ns) else { return };
+            let write = self.path.write_queue_mut().expect("checked").take(start_ns);
+            let done_ns = self.serve_write(ssd, write, start_ns);
+            let complete_ns = done_ns + self.core.config.controller.complete_ns;
+            self.core.note_complete(complete_ns);
+            let completion = Completion {
+                status: Status::Success,
+                submit_ns: write.submit_ns,
+                complete_ns,
+                result: CmdResult::None,
+            };
+            self.core.scheduler.background.completed.push((write.tag, completion));
+        }
     }
 
     /// Places a write's firmware from `ready_ns` on; returns when it is

@@ -125,7 +125,8 @@ impl ZonedDevice for Namespace {
         with_front!(&mut self.front, f => f.set_zone_state(&mut ssd, slba, state))
     }
     fn power_cut(&mut self, at_ns: Nanos) -> PowerCutReport {
-        with_front!(&mut self.front, f => f.power_cut(at_ns))
+        let mut ssd = self.ssd.lock().unwrap_or_else(PoisonError::into_inner);
+        with_front!(&mut self.front, f => f.power_cut(&mut ssd, at_ns))
     }
     fn fdp_logs(&self) -> Option<FdpLogs> {
         with_front!(&self.front, f => f.fdp_logs())
@@ -547,6 +548,7 @@ mod tests {
             gc_free_blocks_start: 5,
             gc_units_per_host_unit_max: 8,
             gc_victim: crate::VictimPolicy::Greedy,
+            write_order_window: 0,
         };
         config.namespaces = vec![
             crate::NamespaceEntry { zones: Some(4), ..Default::default() },

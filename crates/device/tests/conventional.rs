@@ -307,3 +307,84 @@ fn a_page_mapped_namespace_reads_streams_ahead_and_forgets_rewritten_chunks() {
     let (kept, rewritten) = (next_read_us(false), next_read_us(true));
     assert!(rewritten > 2.0 * kept, "rewritten chunk {rewritten:.1} µs, buffered {kept:.1} µs");
 }
+
+/// Sixteen 8 KiB writes (whole mapping units, so each costs the FTL core
+/// the same) submitted together, 8 KiB apart in LBAs; returns each one's
+/// completion time, in submission order, and whether each waited (was
+/// pending).
+fn sixteen_writes_at_once(set: &[(&str, &str)]) -> (Vec<Nanos>, Vec<bool>, Device) {
+    let mut dev = small_with(16, true, set);
+    let mut done: Vec<Option<Nanos>> = vec![None; 16];
+    let mut waited = vec![false; 16];
+    let mut tags = HashMap::new();
+    for i in 0..16u64 {
+        let cmd =
+            Command::Write { slba: i * 2, nlb: 2, payload: Payload::Pattern(i as u8 + 1), fua: false, placement: None };
+        match dev.start(0, &cmd, None) {
+            Started::Done(c) => done[i as usize] = Some(c.complete_ns),
+            Started::Pending(tag) => {
+                waited[i as usize] = true;
+                tags.insert(tag, i as usize);
+            }
+        }
+    }
+    // Bound: one step per waiting write.
+    for _ in 0..=16 {
+        for (tag, c) in dev.take_completed() {
+            assert!(c.status.is_success());
+            done[tags[&tag]] = Some(c.complete_ns);
+        }
+        match dev.next_event_ns() {
+            Some(t) => dev.advance(t + 1),
+            None => break,
+        }
+    }
+    (done.into_iter().map(|d| d.expect("every write completes")).collect(), waited, dev)
+}
+
+#[test]
+fn waiting_writes_are_taken_from_the_window_in_random_order_at_the_same_pace() {
+    let (fifo, fifo_waited, _) = sixteen_writes_at_once(&[("conventional.write_order_window", "0")]);
+    assert!(fifo_waited.iter().all(|w| !w), "arrival order: no write is pending");
+    assert!(fifo.windows(2).all(|w| w[0] < w[1]), "arrival order: {fifo:?}");
+    let (random, waited, mut dev) = sixteen_writes_at_once(&[("conventional.write_order_window", "32")]);
+    // The first finds the core free; the others wait for it.
+    assert!(!waited[0] && waited[1..].iter().all(|&w| w), "{waited:?}");
+    assert_ne!(random, fifo, "the core takes waiting writes out of their order");
+    assert!(random.windows(2).any(|w| w[0] > w[1]), "{random:?}");
+    // Equal work in another order: the same completion times, handed out
+    // differently (the core's pace does not change).
+    let (mut a, mut b) = (fifo.clone(), random.clone());
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b);
+    // Every write landed.
+    let mut out = vec![0u8; 2 * 4096];
+    for i in 0..16u64 {
+        let c = dev.submit(b[15] + MS, &Command::Read { slba: i * 2, nlb: 2 }, Some(&mut out));
+        assert!(c.status.is_success());
+        assert!(out.iter().all(|&x| x == i as u8 + 1), "write {i}");
+    }
+    // Without spread the window keeps arrival order, time for time.
+    let (ordered, _, _) = sixteen_writes_at_once(&[("conventional.write_order_window", "32"), ("spread.on", "false")]);
+    assert_eq!(ordered, fifo);
+    // A window of 4 takes only among the 4 first waiting: the last write
+    // submitted cannot be served before 12 others.
+    let (narrow, _, _) = sixteen_writes_at_once(&[("conventional.write_order_window", "4")]);
+    let rank = narrow.iter().filter(|&&t| t < narrow[15]).count();
+    assert!(rank >= 12, "rank {rank}: {narrow:?}");
+}
+
+#[test]
+fn a_write_order_window_of_one_or_beyond_the_limit_is_refused() {
+    let c = preset("sn640").unwrap();
+    for bad in ["1", "1025"] {
+        let err = set_parameter(&c, "conventional.write_order_window", bad).map(Device::new);
+        let msg = match err {
+            Err(e) => e.to_string(),
+            Ok(Err(e)) => e.to_string(),
+            Ok(Ok(_)) => panic!("window {bad} accepted"),
+        };
+        assert!(msg.contains("write_order_window"), "{msg}");
+    }
+}

@@ -20,6 +20,7 @@
 //!   write cache's bookkeeping, called as data is taken in and programmed).
 
 pub mod durability;
+pub(crate) mod write_queue;
 
 use crate::config::{DeviceConfig, Layout, Mode, PoolRelease, RoomOrder};
 use crate::controller::pool::{Crossing, PoolConfig};
@@ -85,6 +86,17 @@ pub(crate) trait DataPath {
     }
     /// Checks a page-mapped path's map (a test aid).
     fn check_ftl(&self) {}
+    /// The writes waiting for the FTL core in an order of its own
+    /// (`conventional.write_order_window`); `None`: arrival order, no queue.
+    #[inline(always)]
+    fn write_queue(&self) -> Option<&write_queue::WriteQueue> {
+        None
+    }
+    /// [`Self::write_queue`], to change.
+    #[inline(always)]
+    fn write_queue_mut(&mut self) -> Option<&mut write_queue::WriteQueue> {
+        None
+    }
     /// Reclaim Unit Handle Status (FDP).
     fn ruh_status(&self, _core: &Backend) -> Result<Box<[crate::fdp::RuhStatus]>, Status> {
         Err(Status::FdpDisabled)

@@ -91,6 +91,14 @@ impl DataPath for Conventional {
     fn ftl_holds(&self, lba: u64) -> bool {
         self.holds(lba)
     }
+    #[inline]
+    fn write_queue(&self) -> Option<&crate::backend::write_queue::WriteQueue> {
+        self.write_queue.as_ref()
+    }
+    #[inline]
+    fn write_queue_mut(&mut self) -> Option<&mut crate::backend::write_queue::WriteQueue> {
+        self.write_queue.as_mut()
+    }
     fn check_ftl(&self) {
         self.check();
     }

@@ -44,6 +44,9 @@ pub(crate) struct Conventional {
     pub(crate) gc_foreground_units: u64,
     /// The most GC units moved before one host unit.
     pub(crate) gc_units_before_host_unit_max: u64,
+    /// Writes waiting for the FTL core in an order of its own; `None`:
+    /// arrival order (`conventional.write_order_window` 0).
+    pub(crate) write_queue: Option<crate::backend::write_queue::WriteQueue>,
 }
 
 impl Conventional {
@@ -71,6 +74,9 @@ impl Conventional {
             victims: vec![None; g.dies_total() as usize],
             gc_foreground_units: 0,
             gc_units_before_host_unit_max: 0,
+            write_queue: (c.write_order_window > 0).then(|| {
+                crate::backend::write_queue::WriteQueue::new(c.write_order_window, device.spread.seed, device.spread.on)
+            }),
         }
     }
 }

@@ -478,7 +478,9 @@ pub fn gc_interference(scale: Scale) -> Result<Outcome> {
         ),
         Finding::direction(
             "Obs 11",
-            "write bandwidth fluctuates more on the conventional drive",
+            "write bandwidth fluctuates more on the conventional drive (stddev of the writers' 500 ms samples, MiB/s; \
+             zonelab's from the order its FTL core takes their writes in, not the drive's GC in bursts, which swing it \
+             from a few MiB/s to 1200)",
             conv.2 > zns.2,
             Some(conv.2),
         )
