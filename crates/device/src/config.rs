@@ -580,9 +580,10 @@ pub struct WriteBufferConfig {
     #[serde(default)]
     pub room_order: RoomOrder,
     /// When a program unit's data leaves the pool: `programmed` (the
-    /// default: when its program ends) or `crossed` (a page of each of the
+    /// default: when its program ends), `crossed` (a page of each of the
     /// die's planes at a time, as it crosses the program path to the die,
-    /// whose page registers hold it from then on). Nothing without a pool.
+    /// whose page registers hold it from then on) or `unit_crossed` (the
+    /// whole unit once its last page has crossed). Nothing without a pool.
     #[serde(default)]
     pub pool_release: PoolRelease,
 }
@@ -615,6 +616,11 @@ pub enum PoolRelease {
     /// (`controller.program_path_bytes_per_s`): room comes back at the
     /// path's pace.
     Crossed,
+    /// The whole unit once its last page has crossed the program path: the
+    /// unit's data is one allocation of buffer memory, freed when its
+    /// transfer to the die is done. Room comes back at the path's pace, a
+    /// unit at a time.
+    UnitCrossed,
 }
 
 impl WriteBufferConfig {

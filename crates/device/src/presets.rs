@@ -301,16 +301,18 @@ fn zn540() -> DeviceConfig {
             housekeeping_period_ns: 410 * US,
             housekeeping_idle_ns: 10 * MS,
         },
-        // 6 MiB per zone, drawn from 6 MiB the zones share. A 64 KiB page
-        // (one per plane) leaves the shared pool as it crosses to its die,
-        // and the zones waiting for room take it in no particular order:
-        // N QD-1 8 KiB writers at the flash's limit wait like a floor plus
-        // an exponential (ConfZNS++ C2, N = 6: p10 17.8, p50 25.5, p95 84.5
-        // µs), not each the mean, nor a floor plus one unit's wait.
+        // 6 MiB per zone, drawn from 6 MiB the zones share. A program
+        // unit's data (192 KiB) leaves the shared pool once it has crossed
+        // to its die, and the zones waiting for room take it in no
+        // particular order: N QD-1 8 KiB writers at the flash's limit wait
+        // like a floor plus an exponential (ConfZNS++ C2, N = 6: p10 17.8,
+        // p50 25.5, p95 84.5 µs), not each the mean; room coming back a
+        // unit at a time gives the drive's step from N = 3 to 4 (p95 30 to
+        // 63 µs), which a page at a time smooths out (28 to 49).
         write_buffer: WriteBufferConfig {
             device_buffer_bytes: 6 * MIB,
             room_order: RoomOrder::Random,
-            pool_release: PoolRelease::Crossed,
+            pool_release: PoolRelease::UnitCrossed,
             ..WriteBufferConfig::plp(6 * MIB)
         },
         // Finish pads the rest of the zone one program unit (192 KiB) at a

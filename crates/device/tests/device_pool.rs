@@ -22,6 +22,11 @@ fn device(settings: &[(&str, &str)]) -> Device {
 /// Latencies (ns, sorted) of `writers` closed-loop QD-1 8 KiB writers over
 /// `duration_ns`, the first 2 ms left out.
 fn closed_loop(dev: &mut Device, writers: u64, duration_ns: Nanos) -> Vec<Nanos> {
+    closed_loop_with_gap(dev, writers, duration_ns, 500)
+}
+
+/// [`closed_loop`] with each writer's next write `gap_ns` after the last completes.
+fn closed_loop_with_gap(dev: &mut Device, writers: u64, duration_ns: Nanos, gap_ns: Nanos) -> Vec<Nanos> {
     let zone_lbas = dev.layout().zone_lbas;
     let mut next: Vec<(Nanos, u64)> = (0..writers).map(|w| (w * 1_000, w * zone_lbas)).collect();
     let mut latencies = Vec::new();
@@ -37,7 +42,7 @@ fn closed_loop(dev: &mut Device, writers: u64, duration_ns: Nanos) -> Vec<Nanos>
         if at_ns > 2_000_000 {
             latencies.push(c.complete_ns - at_ns);
         }
-        next[i] = (c.complete_ns + 500, lba + 2);
+        next[i] = (c.complete_ns + gap_ns, lba + 2);
     }
     latencies.sort_unstable();
     latencies
@@ -76,4 +81,29 @@ fn random_room_order_is_arrival_order_without_spread() {
     let duration_ns = 10_000_000;
     let arrival = [("write_buffer.room_order", "arrival")];
     assert_eq!(closed_loop(&mut device(&off), 6, duration_ns), closed_loop(&mut device(&arrival), 6, duration_ns));
+}
+
+/// The zn540 as shipped with its pool's release set to `release`.
+fn zn540_releasing(release: &str) -> Device {
+    let config = set_parameter(&preset("zn540").unwrap(), "write_buffer.pool_release", release).unwrap();
+    Device::new(config).unwrap()
+}
+
+#[test]
+fn room_that_comes_back_a_unit_at_a_time_makes_a_fourth_writer_double_the_tail() {
+    // The drive's QD-1 8 KiB writers at the flash's limit: p95 26-30 µs at
+    // N = 3, 62-63 at N = 4 (ConfZNS++ C2). Writers faster than the program
+    // path use up a unit's room and wait for the next: a fourth writer
+    // about doubles that wait (here 26.7 → 63.6 µs). Page by page the step
+    // is smaller (24.4 → 46.9).
+    let duration_ns = 40_000_000;
+    // A host that sends each writer's next write 2 µs after the last completes.
+    let gap_ns = 2_000;
+    let p95_us = |release: &str, writers: u64| {
+        pct(&closed_loop_with_gap(&mut zn540_releasing(release), writers, duration_ns, gap_ns), 95) as f64 / 1e3
+    };
+    let unit = [p95_us("unit_crossed", 3), p95_us("unit_crossed", 4)];
+    let page = [p95_us("crossed", 3), p95_us("crossed", 4)];
+    assert!(unit[1] > 1.8 * unit[0], "a unit at a time: {unit:?}");
+    assert!(unit[1] / unit[0] > page[1] / page[0] + 0.2, "unit {unit:?}, page {page:?}");
 }

@@ -1433,6 +1433,9 @@ fn writers_of_different_zones_wait_for_the_same_programs_in_a_shared_buffer() {
     // long before any of zone 0's programs ends.
     let (crossed_ns, first_end_ns) = zone_1_write_after_zone_0_fills(pool_bytes, config::PoolRelease::Crossed);
     assert!(crossed_ns < first_end_ns, "{crossed_ns} >= {first_end_ns}");
+    // A unit freed whole once it has crossed: no earlier than page by page, still before the program ends.
+    let (unit_ns, first_end_ns) = zone_1_write_after_zone_0_fills(pool_bytes, config::PoolRelease::UnitCrossed);
+    assert!(crossed_ns <= unit_ns && unit_ns < first_end_ns, "{crossed_ns} {unit_ns} {first_end_ns}");
     let mut config = preset("zn540").unwrap();
     config.mapping.stripe_chunks = 12;
     config.write_buffer.device_buffer_bytes = pool_bytes - 1;

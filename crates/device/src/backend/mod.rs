@@ -23,7 +23,7 @@ pub mod durability;
 pub(crate) mod write_queue;
 
 use crate::config::{DeviceConfig, Layout, Mode, PoolRelease, RoomOrder};
-use crate::controller::pool::{Crossing, PoolConfig};
+use crate::controller::pool::{Crossing, PoolConfig, WHOLE_UNIT};
 use crate::controller::read_ahead::ReadAhead;
 use crate::controller::Controller;
 use crate::counters::{DeviceCounters, ZnsPlusCounters};
@@ -197,13 +197,16 @@ pub(crate) struct Backend {
 fn pool_config(config: &DeviceConfig) -> PoolConfig {
     let wb = &config.write_buffer;
     let random = wb.room_order == RoomOrder::Random && config.spread.on;
-    let crossed = wb.pool_release == PoolRelease::Crossed;
+    let crossed_piece_bytes = match wb.pool_release {
+        PoolRelease::Programmed => None,
+        // A multi-plane program moves a page of each of the die's planes at a time.
+        PoolRelease::Crossed => Some(u64::from(config.flash.page_bytes) * u64::from(config.flash.planes_per_die)),
+        PoolRelease::UnitCrossed => Some(WHOLE_UNIT),
+    };
     PoolConfig {
         capacity_bytes: wb.device_buffer_bytes,
         random_seed: random.then_some(config.spread.seed),
-        // A multi-plane program moves a page of each of the die's planes at a time.
-        crossed_page_bytes: crossed
-            .then_some(u64::from(config.flash.page_bytes) * u64::from(config.flash.planes_per_die)),
+        crossed_piece_bytes,
     }
 }
 

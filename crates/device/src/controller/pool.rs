@@ -25,10 +25,14 @@ pub struct PoolConfig {
     /// Some: waiting zones take released room in a random order of this seed.
     pub random_seed: Option<u64>,
     /// Some: a unit's data leaves in pieces of this many bytes (a page of
-    /// each of the die's planes) as it crosses the program path; None: when
-    /// its program ends.
-    pub crossed_page_bytes: Option<u64>,
+    /// each of the die's planes, or [`WHOLE_UNIT`]) as it crosses the
+    /// program path, each when it has crossed; None: when its program ends.
+    pub crossed_piece_bytes: Option<u64>,
 }
+
+/// A piece as large as any unit: the unit's data leaves the pool in one
+/// piece, when its last byte has crossed the program path.
+pub const WHOLE_UNIT: u64 = u64::MAX;
 
 /// When a program unit's data crosses the program path: from `start_ns`, for `cross_ns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,8 +165,8 @@ pub struct DevicePool {
     coming_bytes: u64,
     /// None: waiting writes take room in arrival order.
     random: Option<Box<RandomOrder>>,
-    /// See [`PoolConfig::crossed_page_bytes`].
-    crossed_page_bytes: Option<u64>,
+    /// See [`PoolConfig::crossed_piece_bytes`].
+    crossed_piece_bytes: Option<u64>,
 }
 
 impl DevicePool {
@@ -179,7 +183,7 @@ impl DevicePool {
             releases: VecDeque::new(),
             coming_bytes: 0,
             random: config.random_seed.map(|seed| Box::new(RandomOrder::new(seed, zones))),
-            crossed_page_bytes: config.crossed_page_bytes,
+            crossed_piece_bytes: config.crossed_piece_bytes,
         }
     }
 
@@ -299,19 +303,21 @@ impl DevicePool {
 
     /// A unit of `zone` holding `bytes` of data crossed the program path
     /// (`crossing`) and is programmed at `done_ns`: its data leaves the pool
-    /// then, or page by page as it crosses (`pool_release = "crossed"`).
+    /// then, or piece by piece as it crosses (`pool_release = "crossed"` or
+    /// `"unit_crossed"`).
     pub fn unit_programmed(&mut self, zone: u32, bytes: u64, done_ns: Nanos, crossing: Crossing) {
-        let Some(page_bytes) = self.crossed_page_bytes else {
+        let Some(piece_bytes) = self.crossed_piece_bytes else {
             return self.release_at(zone, bytes, done_ns);
         };
-        let pages = bytes.div_ceil(page_bytes);
+        let pieces = bytes.div_ceil(piece_bytes);
         let mut left = bytes;
         // Bound: a unit's pages.
-        for page in 1..=pages {
-            let page_data = page_bytes.min(left);
-            left -= page_data;
-            self.release_at(zone, page_data, crossing.start_ns + crossing.cross_ns * page / pages);
+        for piece in 1..=pieces {
+            let piece_data = piece_bytes.min(left);
+            left -= piece_data;
+            self.release_at(zone, piece_data, crossing.start_ns + crossing.cross_ns * piece / pieces);
         }
+        debug_assert_eq!(left, 0, "every byte of the unit leaves");
     }
 
     /// `bytes` of `zone`'s data leave the pool at `done_ns`.
@@ -366,7 +372,7 @@ mod tests {
     const NO_CROSSING: Crossing = Crossing { start_ns: 0, cross_ns: 0 };
 
     fn fifo(capacity_bytes: u64) -> PoolConfig {
-        PoolConfig { capacity_bytes, random_seed: None, crossed_page_bytes: None }
+        PoolConfig { capacity_bytes, random_seed: None, crossed_piece_bytes: None }
     }
 
     #[test]
@@ -459,7 +465,7 @@ mod tests {
 
     #[test]
     fn crossed_data_leaves_the_pool_page_by_page() {
-        let crossed = PoolConfig { crossed_page_bytes: Some(25), ..fifo(100) };
+        let crossed = PoolConfig { crossed_piece_bytes: Some(25), ..fifo(100) };
         let crossing = Crossing { start_ns: 1_000, cross_ns: 400 };
         let mut pool = DevicePool::new(crossed, 2);
         pool.admit(0, 0, 100);
@@ -471,5 +477,17 @@ mod tests {
         at_end.admit(0, 0, 100);
         at_end.unit_programmed(0, 100, 50_000, crossing);
         assert_eq!(at_end.admit(1, 10, 25), 50_000, "by default room comes back when the program ends");
+    }
+
+    #[test]
+    fn a_unit_crossed_whole_leaves_the_pool_once_its_last_page_crossed() {
+        let whole = PoolConfig { crossed_piece_bytes: Some(WHOLE_UNIT), ..fifo(100) };
+        let crossing = Crossing { start_ns: 1_000, cross_ns: 400 };
+        let mut pool = DevicePool::new(whole, 2);
+        pool.admit(0, 0, 100);
+        pool.unit_programmed(0, 100, 50_000, crossing);
+        // Nothing comes back page by page: all 100 bytes at 1400.
+        assert_eq!(pool.admit(1, 10, 25), 1_400);
+        assert_eq!(pool.admit(1, 20, 75), 1_400, "the rest of the unit came back with it");
     }
 }
