@@ -824,10 +824,7 @@ impl<P: DataPath> Front<P> {
         // Work after the command (merging a partly filled mapping unit): it
         // holds the FTL core, not the command.
         let after_ns = firmware.ftl_after_ns + self.partial_unit_merge_ns(slba, slba + nlb);
-        if after_ns > 0 {
-            let commit_ns = self.core.config.controller.unit_commit_ns;
-            self.core.controller.reserve_ftl(fw_end, after_ns, commit_ns);
-        }
+        self.reserve_ftl_after(fw_end, after_ns);
         let sequential = self.core.zones.zone_type(zone) == ZoneType::SeqWriteRequired;
         let mut data_ready_ns = fw_end;
         if sequential {
@@ -838,10 +835,7 @@ impl<P: DataPath> Front<P> {
             }
             self.core.zones.advance_wp(zone, slba + nlb - wp);
         }
-        if let Some(d) = self.core.data.as_mut() {
-            d.write(slba, nlb, data.payload());
-        }
-        self.core.counters.host_write_bytes += nlb * self.core.layout.lba_bytes;
+        self.accept_write_data(slba, nlb, data);
         // Write Zeroes moves no data over the link.
         let arrival = Arrival { link: data.crosses_link(), placement: data.placement() };
         let t = self.path.take_in(&mut self.core, ssd, zone, slba..slba + nlb, data_ready_ns, arrival);
@@ -872,13 +866,9 @@ impl<P: DataPath> Front<P> {
         data: WriteData<'_>,
         fua: bool,
     ) -> Nanos {
-        let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
-        let core_end = ssd.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
+        let (core_end, ftl_ns) = Self::firmware_core_stage(ssd, ready_ns, firmware);
         // Accepted: the data and the counters are the command's from now on.
-        if let Some(d) = self.core.data.as_mut() {
-            d.write(slba, u64::from(nlb), data.payload());
-        }
-        self.core.counters.host_write_bytes += u64::from(nlb) * self.core.layout.lba_bytes;
+        self.accept_write_data(slba, u64::from(nlb), data);
         let after_ns = firmware.ftl_after_ns + self.partial_unit_merge_ns(slba, slba + u64::from(nlb));
         let arrival = Arrival { link: data.crosses_link(), placement: data.placement() };
         let tag = self.core.scheduler.background.next_tag;
@@ -912,10 +902,7 @@ impl<P: DataPath> Front<P> {
     fn serve_write(&mut self, ssd: &mut Ssd, write: QueuedWrite, start_ns: Nanos) -> Nanos {
         debug_assert!(start_ns >= write.ready_ns, "the core takes a write once its firmware stage is done");
         let ftl_end = management::ftl_turn(&mut self.core, start_ns, write.ftl_ns);
-        if write.after_ns > 0 {
-            let commit_ns = self.core.config.controller.unit_commit_ns;
-            self.core.controller.reserve_ftl(ftl_end, write.after_ns, commit_ns);
-        }
+        self.reserve_ftl_after(ftl_end, write.after_ns);
         ssd.start_write_data(write.arrived_ns, 0);
         let (slba, end) = (write.slba, write.slba + u64::from(write.nlb));
         let zone = self.core.zones.zone_of(slba);
@@ -961,13 +948,41 @@ impl<P: DataPath> Front<P> {
     #[inline(always)]
     fn place_firmware(&mut self, ssd: &mut Ssd, ready_ns: Nanos, firmware: Firmware) -> Nanos {
         if firmware.pipelined_ftl_ns > 0 {
-            let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
-            let core_end = ssd.reserve_firmware(ready_ns, firmware.ns - ftl_ns);
+            let (core_end, ftl_ns) = Self::firmware_core_stage(ssd, ready_ns, firmware);
             return management::ftl_turn(&mut self.core, core_end, ftl_ns);
         }
         let ftl_ns = self.core.config.controller.write_ftl_ns.min(firmware.ns);
         let fw_end = ssd.reserve_firmware(ready_ns, firmware.ns);
         management::ftl_turn(&mut self.core, fw_end - ftl_ns, ftl_ns).max(fw_end)
+    }
+
+    /// A pipelined write's stage on the firmware core, from `ready_ns` on:
+    /// when it ends, and the FTL core's stage that follows it.
+    #[inline]
+    fn firmware_core_stage(ssd: &mut Ssd, ready_ns: Nanos, firmware: Firmware) -> (Nanos, Nanos) {
+        debug_assert!(firmware.pipelined_ftl_ns > 0, "only a pipelined write has two stages");
+        let ftl_ns = firmware.pipelined_ftl_ns.min(firmware.ns);
+        (ssd.reserve_firmware(ready_ns, firmware.ns - ftl_ns), ftl_ns)
+    }
+
+    /// The FTL core's work after a write's stage (merging a partly filled
+    /// mapping unit), from `from_ns` on: it holds the core, not the command.
+    #[inline]
+    fn reserve_ftl_after(&mut self, from_ns: Nanos, after_ns: Nanos) {
+        if after_ns > 0 {
+            let commit_ns = self.core.config.controller.unit_commit_ns;
+            self.core.controller.reserve_ftl(from_ns, after_ns, commit_ns);
+        }
+    }
+
+    /// An accepted write's `nlb` LBAs at `slba`: its data (when kept) and
+    /// the host-write counter are the command's from now on.
+    #[inline]
+    fn accept_write_data(&mut self, slba: u64, nlb: u64, data: WriteData<'_>) {
+        if let Some(d) = self.core.data.as_mut() {
+            d.write(slba, nlb, data.payload());
+        }
+        self.core.counters.host_write_bytes += nlb * self.core.layout.lba_bytes;
     }
 
     /// When the data of a write at `slba` into sequential `zone` can enter
