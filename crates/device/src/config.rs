@@ -829,6 +829,20 @@ pub enum EraseAt {
     Deferred,
 }
 
+/// How long a reset holds the write path's programs
+/// (`reset.unmap_holds_programs`), counted in firmware work from when the
+/// reset's work starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldSpan {
+    /// The unmapping's work: `unmap_per_lba_ns` per written LBA.
+    #[default]
+    Unmap,
+    /// The reset's whole firmware work: its base (`management.reset_ns`),
+    /// the unmapping and an unfinished zone's teardown (`active_ns`).
+    Work,
+}
+
 /// The reset design and its parameters (seed 003).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -858,6 +872,11 @@ pub struct ResetConfig {
     /// in few long stalls). The reset completes no earlier than the hold ends.
     #[serde(default)]
     pub unmap_holds_programs: bool,
+    /// With `unmap_holds_programs`, how long the hold lasts: `unmap` (the
+    /// default) or `work`, the reset's whole firmware work, while which the
+    /// firmware's mapping of new programs waits as well.
+    #[serde(default)]
+    pub hold_span: HoldSpan,
     /// With `erase_at = "async"`: host I/O goes first (erases fill idle die
     /// time); false issues the erases when the reset is accepted, queued at
     /// the dies with host work.
@@ -873,6 +892,7 @@ impl Default for ResetConfig {
             unmap_per_lba_ns: 0,
             active_ns: 0,
             unmap_holds_programs: false,
+            hold_span: HoldSpan::Unmap,
             erase_preempt: true,
         }
     }

@@ -53,9 +53,9 @@ pub use command::{
 pub use config::fdp::{FdpConfig, HandleType};
 pub use config::namespaces::{CommandSet, NamespaceEntry, NAMESPACES_MAX};
 pub use config::{
-    ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, InFlight, Layout,
-    ManagementConfig, Mode, Plugging, PoolRelease, ResetConfig, RoomOrder, StartDie, VictimPolicy, WriteBufferConfig,
-    WriteCache, ZnsPlusConfig, ZoneMapping,
+    ConfigError, ConventionalConfig, DeviceConfig, EraseAt, EraseScope, FinishConfig, FinishDesign, HoldSpan, InFlight,
+    Layout, ManagementConfig, Mode, Plugging, PoolRelease, ResetConfig, RoomOrder, StartDie, VictimPolicy,
+    WriteBufferConfig, WriteCache, ZnsPlusConfig, ZoneMapping,
 };
 pub use conventional::FtlCounters;
 pub use counters::DeviceCounters;

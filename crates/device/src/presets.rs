@@ -330,10 +330,13 @@ fn zn540() -> DeviceConfig {
         // reset is free. Erases wait for the next program; host commands slow
         // resets down by taking the FTL core (Obs 13), management taking its
         // idle time in 1 µs slices (a QD-1 writer keeps its rate beside
-        // resets, ConfZNS++ C3). While a reset unmaps, the write path starts
-        // no program: writers lose the flash's rate in few long stalls once
-        // the buffer is full (two or more 8 KiB writers: about 11 ms of it
-        // per reset, p95 unchanged below the flash's limit).
+        // resets, ConfZNS++ C3). While a reset's firmware works (base,
+        // unmapping, teardown: 16.2 ms of work for a full zone), the write
+        // path starts no program: writers lose the flash's rate in few long
+        // stalls once the buffer is full. Three to seven 8 KiB writers beside
+        // back-to-back resets (22.5 ms each) run at 74 K/s (ConfZNS++ C3): the
+        // 6.3 ms left of each plus the 6 MiB the buffer takes in; a hold of
+        // the unmapping alone (14.6 ms) would leave them 87 K/s.
         management: ManagementConfig {
             open_ns: 4_640,
             close_ns: 6_090,
@@ -363,6 +366,7 @@ fn zn540() -> DeviceConfig {
                 unmap_per_lba_ns: 53,
                 active_ns: 3_000 * US,
                 unmap_holds_programs: true,
+                hold_span: HoldSpan::Work,
                 erase_preempt: true,
             },
         },

@@ -12,7 +12,7 @@
 
 use super::Phase;
 use crate::backend::Backend;
-use crate::config::{EraseAt, EraseScope, ZoneMapping};
+use crate::config::{EraseAt, EraseScope, HoldSpan, ZoneMapping};
 use crate::ssd::Ssd;
 use crate::zone::ZoneState;
 use zonelab_sim::Nanos;
@@ -35,13 +35,18 @@ pub(crate) fn reset_phases(
     }
     let map_units = core.config.map_units(&core.layout, written_lbas);
     let unmap_ns = m.reset.unmap_per_lba_ns.saturating_mul(map_units);
-    let hold_ns = if m.reset.unmap_holds_programs { unmap_ns } else { 0 };
     let mut left_ns = m.reset_ns + unmap_ns;
     // Open blocks exist once a unit went to flash: with less in the buffer
     // the reset costs what a finished zone's does (1.63-1.67 ms either way).
     if old_state.is_active() && core.controller.flushed_units(zone) > 0 {
         left_ns += m.reset.active_ns;
     }
+    let hold_ns = match (m.reset.unmap_holds_programs, m.reset.hold_span) {
+        (false, _) => 0,
+        (true, HoldSpan::Unmap) => unmap_ns,
+        (true, HoldSpan::Work) => left_ns,
+    };
+    debug_assert!(hold_ns <= left_ns, "a hold lasts no longer than the reset's work");
     let sync = m.reset.erase_at == EraseAt::Sync;
     let fbg = release_blocks(core, ssd, zone, ready_ns);
     let mut phases = Vec::with_capacity(3);
