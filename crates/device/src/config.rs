@@ -862,8 +862,9 @@ pub struct ResetConfig {
     /// (CLUSTER'23 Fig 5).
     pub active_ns: Nanos,
     /// The write path starts no program while the reset unmaps the zone
-    /// (for as long as the unmapping's work, `unmap_per_lba_ns` per written
-    /// LBA, from when the reset's work starts): the flash-write pipeline
+    /// (for as long as `hold_span` says: the unmapping's work,
+    /// `unmap_per_lba_ns` per written LBA, or the reset's whole work, from
+    /// when the reset's work starts): the flash-write pipeline
     /// waits for the mapping the reset rewrites. Programs already queued at
     /// the dies go on, reads are not held, and host data keeps coming into
     /// the write buffer, so writers stall only once it is full (ConfZNS++
